@@ -1,0 +1,57 @@
+"""Answer extraction (SPEC section 2): the sentence to score, kept beside the raw output.
+
+Rules, by the model entry's `answer_extraction`:
+- plain: the raw text, stripped of surrounding whitespace (the paper scored raw outputs).
+- think (DeepSeek-R1 style): the text after the last `</think>`. Without `</think>`, an output
+  that opened a think block (or whose prompt already opened one) is a failed answer.
+- marco_o1: the text inside the last `<Output>`, up to `</Output>` if present. An output with a
+  `<Thought>` but no `<Output>` is a failed answer; one with neither tag is taken as plain.
+A failed answer is None with a status saying why: counted, never scored as a sentence.
+"""
+
+from __future__ import annotations
+
+import re
+
+OK, EMPTY, UNCLOSED_THINK, NO_OUTPUT = "ok", "empty", "unclosed_think", "no_output"
+FAILED = (UNCLOSED_THINK, NO_OUTPUT)
+
+_THINK_OPEN = re.compile(r"<think>", re.IGNORECASE)
+_THINK_CLOSE = re.compile(r"</think>", re.IGNORECASE)
+_OUTPUT_OPEN = re.compile(r"<Output>", re.IGNORECASE)
+_OUTPUT_CLOSE = re.compile(r"</Output>", re.IGNORECASE)
+_THOUGHT = re.compile(r"<Thought>", re.IGNORECASE)
+
+
+def _result(text: str) -> tuple[str | None, str]:
+    text = text.strip()
+    return (text, OK) if text else (text, EMPTY)
+
+
+def extract_answer(raw: str, rule: str = "plain", prompt_opens_think: bool = False
+                   ) -> tuple[str | None, str]:
+    """(answer, status) for one raw output."""
+    if rule == "plain":
+        return _result(raw)
+    if rule == "think":
+        closes = list(_THINK_CLOSE.finditer(raw))
+        if closes:
+            return _result(raw[closes[-1].end():])
+        if prompt_opens_think or _THINK_OPEN.search(raw):
+            return None, UNCLOSED_THINK
+        return _result(raw)
+    if rule == "marco_o1":
+        opens = list(_OUTPUT_OPEN.finditer(raw))
+        if opens:
+            rest = raw[opens[-1].end():]
+            close = _OUTPUT_CLOSE.search(rest)
+            return _result(rest[:close.start()] if close else rest)
+        if _THOUGHT.search(raw):
+            return None, NO_OUTPUT
+        return _result(raw)
+    raise ValueError(f"unknown answer_extraction rule {rule!r}")
+
+
+def prompt_opens_think(rendered_prompt: str) -> bool:
+    """True when the chat template itself opens a think block (e.g. DeepSeek-R1 distills)."""
+    return rendered_prompt.rstrip().lower().endswith("<think>")

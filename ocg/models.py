@@ -1,0 +1,152 @@
+"""The model registry (params/models.yaml): validated entries, errors naming model and field."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import yaml
+
+from .errors import OcgInputError
+from .paths import PARAMS_DIR
+
+MODELS_FILE = PARAMS_DIR / "models.yaml"
+
+BACKENDS = ("transformers", "openai")
+QUANTIZATIONS = ("none", "4bit", "8bit")
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+EXTRACTIONS = ("plain", "think", "marco_o1")
+API_FIELDS = {"base_url": str, "key_env": str, "concurrency": int, "timeout_s": (int, float),
+              "max_retries": int, "temperature": (int, float, type(None)), "backoff_s": (int, float),
+              "token_param": str}
+API_DEFAULTS = {"concurrency": 8, "timeout_s": 60, "max_retries": 6, "temperature": 0,
+                "backoff_s": 1.0, "token_param": "max_tokens"}
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str
+    id: str
+    backend: str = "transformers"
+    revision: str = "main"
+    quantization: str = "4bit"
+    dtype: str = "bfloat16"
+    trust_remote_code: bool = False
+    max_new_tokens: int = 128
+    batch_size: int = 32
+    seed: int = 42
+    answer_extraction: str = "plain"
+    paper_name: str | None = None
+    paper_id: str | None = None
+    base_model: str | None = None
+    api: dict = field(default_factory=dict)
+
+    @property
+    def paper_key(self) -> str:
+        """The id the paper's tables use for this model (Table 5), for the comparison join."""
+        return self.paper_id or self.id
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+FIELD_TYPES = {"id": str, "backend": str, "revision": str, "quantization": str, "dtype": str,
+               "trust_remote_code": bool, "max_new_tokens": int, "batch_size": int, "seed": int,
+               "answer_extraction": str, "paper_name": str, "paper_id": str, "base_model": str,
+               "api": dict}
+CHOICES = {"backend": BACKENDS, "quantization": QUANTIZATIONS, "dtype": DTYPES,
+           "answer_extraction": EXTRACTIONS}
+
+
+def _validate_value(where: str, key: str, value):
+    kind = FIELD_TYPES[key]
+    if value is None and key in ("paper_name", "paper_id", "base_model"):
+        return
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise OcgInputError(f"{where}.{key}", f"expected {kind.__name__}, got {value!r}")
+    if key in CHOICES and value not in CHOICES[key]:
+        raise OcgInputError(f"{where}.{key}", f"got {value!r}; expected one of {', '.join(CHOICES[key])}")
+    if key in ("max_new_tokens", "batch_size") and value < 1:
+        raise OcgInputError(f"{where}.{key}", f"got {value}; expected a positive integer")
+    if key == "id" and not value.strip():
+        raise OcgInputError(f"{where}.{key}", "empty id")
+
+
+def _validate_api(where: str, api: dict, backend: str) -> dict:
+    if backend != "openai":
+        if api:
+            raise OcgInputError(f"{where}.api", "only the openai backend takes an api block")
+        return {}
+    unknown = sorted(set(api) - set(API_FIELDS))
+    if unknown:
+        raise OcgInputError(f"{where}.api.{unknown[0]}", f"unknown field; known: {sorted(API_FIELDS)}")
+    for key in ("base_url", "key_env"):
+        if key not in api:
+            raise OcgInputError(f"{where}.api.{key}", "missing (required by the openai backend)")
+    merged = {**API_DEFAULTS, **api}
+    for key, value in merged.items():
+        if not isinstance(value, API_FIELDS[key]) or isinstance(value, bool):
+            raise OcgInputError(f"{where}.api.{key}", f"got {value!r}")
+    if not merged["base_url"].startswith(("http://", "https://")):
+        raise OcgInputError(f"{where}.api.base_url", f"got {merged['base_url']!r}; expected an http(s) URL")
+    if merged["concurrency"] < 1 or merged["max_retries"] < 0:
+        raise OcgInputError(f"{where}.api", "concurrency must be >= 1 and max_retries >= 0")
+    return merged
+
+
+def parse_models(raw: object, source: str) -> dict[str, ModelSpec]:
+    if not isinstance(raw, dict) or not isinstance(raw.get("models"), dict):
+        raise OcgInputError(source, "expected a mapping with a 'models' mapping")
+    extra = sorted(set(raw) - {"defaults", "models"})
+    if extra:
+        raise OcgInputError(source, f"unknown top-level key(s) {extra}; expected defaults, models")
+    defaults = raw.get("defaults") or {}
+    for key, value in defaults.items():
+        if key not in FIELD_TYPES or key == "id":
+            raise OcgInputError(f"{source}: defaults.{key}", "unknown or not defaultable field")
+        _validate_value(f"{source}: defaults", key, value)
+    specs = {}
+    for name, entry in raw["models"].items():
+        where = f"{source}: models.{name}"
+        if not isinstance(entry, dict):
+            raise OcgInputError(where, "expected a mapping of fields")
+        unknown = sorted(set(entry) - set(FIELD_TYPES))
+        if unknown:
+            raise OcgInputError(f"{where}.{unknown[0]}", f"unknown field; known: {sorted(FIELD_TYPES)}")
+        if "id" not in entry:
+            raise OcgInputError(f"{where}.id", "missing: every model needs an id")
+        merged = {**defaults, **entry}
+        if merged.get("backend") == "openai":  # weights and dtype are the provider's business
+            merged["quantization"] = entry.get("quantization", "none")
+            merged["dtype"] = entry.get("dtype", "auto")
+            if merged["quantization"] != "none":
+                raise OcgInputError(f"{where}.quantization", "an API model cannot be quantized here")
+        for key, value in merged.items():
+            _validate_value(where, key, value)
+        merged["api"] = _validate_api(where, merged.get("api") or {}, merged.get("backend", "transformers"))
+        specs[str(name)] = ModelSpec(name=str(name), **merged)
+    for spec in specs.values():
+        if spec.base_model and spec.base_model not in specs:
+            raise OcgInputError(f"{source}: models.{spec.name}.base_model",
+                                f"{spec.base_model!r} is not an entry of this file")
+    return specs
+
+
+def load_models(path: str | Path = MODELS_FILE) -> dict[str, ModelSpec]:
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise OcgInputError(str(path), f"invalid YAML: {exc}") from None
+    return parse_models(raw, str(path))
+
+
+def get_model(name: str, path: str | Path = MODELS_FILE) -> ModelSpec:
+    models = load_models(path)
+    if name not in models:
+        import difflib
+        close = difflib.get_close_matches(name, models, n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise OcgInputError(f"{path}", f"unknown model {name!r}{hint} (known: {len(models)} entries, "
+                                       "see params/models.yaml)")
+    return models[name]
