@@ -32,16 +32,30 @@ def _run_notebook(args) -> int:
     return 0
 
 
-def _demo(args) -> int:
-    """The main job: for now, the full dataset built by notebook 00 under papermill."""
-    from .notebooks import run_notebook
-    from .paths import outputs_dir
+def _generate(args) -> int:
+    from .generation import generate, read_generations
 
-    print("ocg demo: building the Ordered CommonGen dataset (notebooks/00_build_data.ipynb)")
-    executed = run_notebook("00_build_data", {"n_concepts": 4})
-    print(f"executed notebook: {executed}\n              html: {executed.with_suffix('.html')}")
-    print(f"dataset:           {outputs_dir() / 'data' / 'n4'}")
+    model_dir = generate(args.model, conditions=args.conditions, subset_k=args.subset_k,
+                         template_ids=args.templates, dataset=args.dataset, out_dir=args.out,
+                         batch_size=args.batch_size, models_file=args.models_file)
+    records = read_generations(model_dir, args.conditions)
+    print(f"{model_dir}: {len(records):,} records")
     return 0
+
+
+def _models(args) -> int:
+    from .models import load_models
+
+    for spec in load_models(args.models_file).values():
+        print(f"{spec.name:32s} {spec.backend:12s} {spec.quantization:5s} {spec.id}")
+    return 0
+
+
+def _demo(args) -> int:
+    """The main job (params/runs/demo.yaml): build the data, generate with the embedded model."""
+    from .pipeline import run_demo
+
+    return run_demo(args.run_file)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -56,6 +70,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, default=None, help="output directory")
     p.set_defaults(func=_build_data)
 
+    from .models import MODELS_FILE
+    p = sub.add_parser("generate", help="generate answers with one model (as notebook 01 does)")
+    p.add_argument("model", help="an entry of params/models.yaml")
+    p.add_argument("--conditions", nargs="+", default=["original", "ordered"])
+    p.add_argument("--subset-k", type=int, default=None)
+    p.add_argument("--templates", type=int, nargs="+", default=None, help="template ids (default all)")
+    p.add_argument("--dataset", type=Path, default=None, help="a built dataset directory")
+    p.add_argument("--batch-size", type=int, default=None)
+    p.add_argument("--out", type=Path, default=None, help="default outputs/generations")
+    p.add_argument("--models-file", type=Path, default=MODELS_FILE)
+    p.set_defaults(func=_generate)
+
+    p = sub.add_parser("models", help="list the entries of params/models.yaml")
+    p.add_argument("--models-file", type=Path, default=MODELS_FILE)
+    p.set_defaults(func=_models)
+
     p = sub.add_parser("run-notebook", help="execute a numbered notebook with papermill")
     p.add_argument("notebook", help="e.g. 00_build_data")
     p.add_argument("-p", "--param", action="append", help="KEY=VALUE (VALUE read as YAML)")
@@ -63,6 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_run_notebook)
 
     p = sub.add_parser("demo", help="the main job on the embedded default model")
+    p.add_argument("--run-file", type=Path, default=None, help="default params/runs/demo.yaml")
     p.set_defaults(func=_demo)
     return parser
 

@@ -135,6 +135,8 @@ class TransformersBackend:
             "backend": self.kind,
             "resolved_revision": resolved,
             "model_dtype": str(self.model.dtype).replace("torch.", ""),
+            "loaded_in_4bit": bool(getattr(self.model, "is_loaded_in_4bit", False)),
+            "loaded_in_8bit": bool(getattr(self.model, "is_loaded_in_8bit", False)),
             "device": str(self.model.device),
             "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
             "chat_template_sha256": self.chat_template_sha256,

@@ -1,0 +1,174 @@
+"""Generation with the real embedded SmolLM2 on the CPU: answers, determinism, 4-bit, resume."""
+
+import dataclasses
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from ocg.errors import OcgInputError
+from ocg.generation import generate, read_generations
+from ocg.generation.chat import detect_system_mode
+from ocg.generation.embedded import ensure_converted
+from ocg.models import get_model
+
+pytestmark = pytest.mark.slow
+
+# One small, fixed workload: 1 concept set x 24 orders x 2 templates, batches of 8.
+WORK = dict(conditions=["ordered"], subset_k=1, template_ids=[0, 1], batch_size=8)
+COMPARE = ["instance_id", "raw", "answer", "answer_status", "finish_reason", "prompt_tokens",
+           "completion_tokens", "batch_index"]
+
+
+def table(model_dir):
+    df = read_generations(model_dir)
+    return df.sort_values("instance_id")[COMPARE].reset_index(drop=True)
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """An uninterrupted run."""
+    return generate("smollm2-135m-instruct", out_dir=tmp_path_factory.mktemp("ref"),
+                    progress=False, **WORK)
+
+
+def test_real_answers(reference):
+    df = read_generations(reference)
+    assert len(df) == 48 and df.instance_id.is_unique
+    assert df.answer.str.len().gt(0).all()
+    words = set(df.concepts.iloc[0])
+    # a real model writes about its concepts: most answers use at least one of them
+    hits = df.apply(lambda r: any(w in r.answer.lower() for w in r.concepts), axis=1)
+    assert hits.mean() > 0.5, df.answer.head().tolist()
+    assert set(df.finish_reason) <= {"stop", "length"}
+    assert (df.completion_tokens <= 48).all() and (df.prompt_tokens > 20).all()
+    card = json.loads((reference / "run_card.json").read_text())
+    assert card["settings"]["decoding"] == "greedy" and card["settings"]["seed"] == 42
+    assert card["settings"]["system_mode"] == "system"
+    assert card["settings"]["resolved_revision"].startswith("gguf-sha256:")
+    assert len(card["settings"]["chat_template_sha256"]) == 64
+    assert card["runs"][-1]["status"] == "complete" and card["runs"][-1]["written"] == 48
+    for key in ("git", "packages", "host"):
+        assert key in card["provenance"]
+    assert words
+
+
+def test_two_runs_give_identical_records(reference, tmp_path):
+    again = generate("smollm2-135m-instruct", out_dir=tmp_path, progress=False, **WORK)
+    assert table(again).equals(table(reference))
+
+
+def test_rerun_skips_finished_instances(reference, tmp_path):
+    target = tmp_path / "smollm2-135m-instruct"
+    shutil.copytree(reference, target)
+    before = (target / "ordered.jsonl").read_bytes()
+    generate("smollm2-135m-instruct", out_dir=tmp_path, progress=False, **WORK)
+    assert (target / "ordered.jsonl").read_bytes() == before
+
+
+def test_changed_settings_are_refused(reference, tmp_path):
+    shutil.copytree(reference, tmp_path / "smollm2-135m-instruct")
+    spec = dataclasses.replace(get_model("smollm2-135m-instruct"), max_new_tokens=20)
+    with pytest.raises(OcgInputError, match="setting 'max_new_tokens' was 48, now 20"):
+        generate(spec, out_dir=tmp_path, progress=False, conditions=["ordered"], subset_k=2,
+                 template_ids=[0], batch_size=8)
+
+
+def test_kill_and_resume_equals_uninterrupted(reference, tmp_path):
+    out_file = tmp_path / "smollm2-135m-instruct" / "ordered.jsonl"
+    cmd = [sys.executable, "-m", "ocg.cli", "generate", "smollm2-135m-instruct",
+           "--conditions", "ordered", "--subset-k", "1", "--templates", "0", "1",
+           "--batch-size", "8", "--out", str(tmp_path)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 240
+    try:
+        while time.time() < deadline:
+            lines = out_file.read_text().count("\n") if out_file.exists() else 0
+            if lines >= 8:
+                break
+            assert proc.poll() is None, "generation ended before it could be killed"
+            time.sleep(0.02)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait()
+    killed_at = out_file.read_text().count("\n")
+    assert 8 <= killed_at < 48, killed_at
+    with out_file.open("a") as fh:
+        fh.write('{"instance_id": "ordered-t0-torn')  # as if killed in the middle of a write
+    generate("smollm2-135m-instruct", out_dir=tmp_path, progress=False, **WORK)
+    resumed = table(out_file.parent)
+    assert resumed.instance_id.is_unique and len(resumed) == 48
+    assert resumed.equals(table(reference))
+    card = json.loads((out_file.parent / "run_card.json").read_text())
+    assert card["runs"][-1]["repaired_torn_bytes"] == {"ordered": len('{"instance_id": "ordered-t0-torn')}
+
+
+def test_four_bit_path_runs_on_cpu(tmp_path):
+    spec = dataclasses.replace(get_model("smollm2-135m-instruct-4bit"), max_new_tokens=12)
+    model_dir = generate(spec, out_dir=tmp_path, progress=False, conditions=["ordered"],
+                         subset_k=1, template_ids=[0], batch_size=12)
+    df = read_generations(model_dir)
+    assert len(df) == 24 and df.raw.str.strip().str.len().gt(0).all()
+    card = json.loads((model_dir / "run_card.json").read_text())
+    assert card["backend"]["loaded_in_4bit"] is True
+    assert card["settings"]["quantization"] == "4bit"
+
+
+REJECTING_TEMPLATE = (
+    "{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}"
+    "{% endif %}{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
+    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+
+
+def test_system_role_rejected_falls_back_and_is_recorded(tmp_path):
+    from transformers import AutoTokenizer
+
+    source = ensure_converted("smollm2-135m-instruct")
+    local = tmp_path / "no-system-model"
+    local.mkdir()
+    for f in source.iterdir():
+        if f.suffix in (".safetensors",) or f.name in ("config.json", "generation_config.json"):
+            (local / f.name).symlink_to(f)
+    tok = AutoTokenizer.from_pretrained(source)
+    tok.chat_template = REJECTING_TEMPLATE
+    tok.save_pretrained(local)
+    assert detect_system_mode(AutoTokenizer.from_pretrained(local)) == "folded"
+
+    spec = dataclasses.replace(get_model("smollm2-135m-instruct"), name="no-system", id=str(local),
+                               max_new_tokens=8)
+    model_dir = generate(spec, out_dir=tmp_path / "gen", progress=False, conditions=["ordered"],
+                         subset_k=1, template_ids=[0], batch_size=24)
+    df = read_generations(model_dir)
+    assert len(df) == 24 and set(df.system_mode) == {"folded"}
+    card = json.loads((model_dir / "run_card.json").read_text())
+    assert card["settings"]["system_mode"] == "folded"
+
+
+def test_cuda_oom_halves_the_batch_and_records_it(tmp_path, monkeypatch):
+    import torch
+
+    from ocg.generation.hf_backend import TransformersBackend
+    real = TransformersBackend._generate_raw
+    sizes = []
+
+    def fake_oom(self, texts):
+        sizes.append(len(texts))
+        if len(texts) > 3:
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2 GiB")
+        return real(self, texts)
+
+    monkeypatch.setattr(TransformersBackend, "_generate_raw", fake_oom)
+    spec = dataclasses.replace(get_model("smollm2-135m-instruct"), max_new_tokens=6)
+    model_dir = generate(spec, out_dir=tmp_path, progress=False, conditions=["ordered"],
+                         subset_k=1, template_ids=[0], batch_size=12)
+    df = read_generations(model_dir)
+    assert len(df) == 24 and df.instance_id.is_unique
+    assert sizes[:3] == [12, 6, 3] and set(sizes[3:]) == {3}
+    assert set(df.batch_size) == {3} and set(df.planned_batch_size) == {12}
+    card = json.loads((model_dir / "run_card.json").read_text())
+    assert card["backend"]["working_batch_size"] == 3
