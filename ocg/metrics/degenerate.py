@@ -1,0 +1,35 @@
+"""Flags for answers that are not one plain sentence, so they are counted, not hidden."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+_MARKDOWN = re.compile(r"\*\*|__|^\s*#|^\s*[-*] |`|Answer\s*:", re.MULTILINE)
+_SENTENCE_BREAK = re.compile(r"[.!?][\"')\]]*\s+[\"'(]*[A-Z0-9]")
+OVERLONG_CHARS = 300
+
+
+def flags(answer) -> dict:
+    failed = not isinstance(answer, str)
+    text = "" if failed else answer.strip()
+    words = re.findall(r"\w+", text)
+    letters = [c for c in text if c.isalpha()]
+    non_ascii = sum(ord(c) > 127 for c in letters) / len(letters) if letters else 0.0
+    return {
+        "failed": failed,
+        "empty": not failed and not text,
+        "one_word": len(words) == 1,
+        "markdown": bool(_MARKDOWN.search(text)),
+        "multi_sentence": bool(_SENTENCE_BREAK.search(text)),
+        "overlong": len(text) > OVERLONG_CHARS,
+        "non_ascii": non_ascii > 0.2,
+    }
+
+
+FLAG_COLUMNS = list(flags("x"))
+
+
+def flag_answers(answers: pd.Series) -> pd.DataFrame:
+    return pd.DataFrame([flags(a) for a in answers], index=answers.index)
