@@ -199,6 +199,8 @@ def score_model(model_dir: str | Path, metrics=None, out_dir: str | Path | None 
             else math.nan
         timings["pbleurt"] = time.perf_counter() - t
 
+    if "diverse_rate" in groups:  # a group's value is given to each of its permutations (Table 2)
+        answers = answers.merge(groups[GROUP_KEYS + ["diverse_rate"]], on=GROUP_KEYS, how="left")
     summary = summarise(answers, groups)
     if "pbleurt" in metrics and signature["pbleurt"]["status"] == "missing":
         summary["pbleurt_missing_reason"] = signature["pbleurt"]["reason"]

@@ -2,6 +2,8 @@ import os
 
 import pytest
 
+import sys, pathlib; sys.path.insert(0, str(pathlib.Path(__file__).parent))
+
 from ocg.paths import PROJECT_ROOT
 
 # The converted embedded model is a cache shared by all tests (converting takes ~25 s).

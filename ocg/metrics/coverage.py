@@ -42,9 +42,10 @@ def load_nlp(name: str = "auto"):
 
 
 @lru_cache(maxsize=1)
-def lemma_lookup() -> dict[str, str]:
+def lemma_lookup():
+    """spaCy's English lemma lookup table (a spacy Table: string keys are hashed on access)."""
     from spacy.lookups import load_lookups
-    return dict(load_lookups("en", ["lemma_lookup"]).get_table("lemma_lookup").items())
+    return load_lookups("en", ["lemma_lookup"]).get_table("lemma_lookup")
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,7 @@ class Tokens:
 def analyse(texts: list[str], nlp, batch_size: int = 256, use_lookup: bool = True) -> dict[str, Tokens]:
     """Token forms of each distinct text (identical answers are lemmatised once)."""
     unique = list(dict.fromkeys(texts))
-    table = lemma_lookup() if use_lookup else {}
+    table = lemma_lookup() if use_lookup else None
     out = {}
     for text, doc in zip(unique, nlp.pipe(unique, batch_size=batch_size)):
         forms = []
@@ -65,8 +66,9 @@ def analyse(texts: list[str], nlp, batch_size: int = 256, use_lookup: bool = Tru
                 continue
             low = tok.lower_
             f = {tok.lemma_.lower(), low}
-            if use_lookup and low in table:
-                f.add(table[low].lower())
+            looked_up = table.get(low) if table is not None else None
+            if looked_up:
+                f.add(looked_up.lower())
             forms.append(frozenset(f))
         out[text] = Tokens(tuple(forms))
     return out

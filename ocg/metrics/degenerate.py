@@ -15,8 +15,6 @@ def flags(answer) -> dict:
     failed = not isinstance(answer, str)
     text = "" if failed else answer.strip()
     words = re.findall(r"\w+", text)
-    letters = [c for c in text if c.isalpha()]
-    non_ascii = sum(ord(c) > 127 for c in letters) / len(letters) if letters else 0.0
     return {
         "failed": failed,
         "empty": not failed and not text,
@@ -24,7 +22,7 @@ def flags(answer) -> dict:
         "markdown": bool(_MARKDOWN.search(text)),
         "multi_sentence": bool(_SENTENCE_BREAK.search(text)),
         "overlong": len(text) > OVERLONG_CHARS,
-        "non_ascii": non_ascii > 0.2,
+        "non_ascii": any(c.isalpha() and ord(c) > 127 for c in text),  # often not English
     }
 
 

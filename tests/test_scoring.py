@@ -1,0 +1,172 @@
+"""Scoring end to end: BLEURT and perplexity code paths offline, degenerate answers, re-runs."""
+
+import itertools
+import json
+import math
+import random
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from helpers import write_generations
+from ocg.metrics import bleurt, perplexity
+from ocg.scoring import load_scores, score_model
+
+SETS = {"s2n2v": [("dog", "N"), ("catch", "V"), ("frisbee", "N"), ("throw", "V")],
+        "s3n1v": [("boy", "N"), ("ride", "V"), ("bike", "N"), ("street", "N")]}
+POOL = ["The dog caught the frisbee that the boy threw.", "A boy rides a bike down the street.",
+        "The dog runs.", "Dog frisbee throw catch.", "", "  ", "frisbee",
+        "**Answer:** The dog catches the frisbee.", "The boy rode. Then he stopped. The end.",
+        "Der Hund fängt die Frisbee und wirft sie zurück, très bien.", "word " * 450, None]
+
+
+def rows_for(rng, templates=(0, 1)):
+    rows = []
+    for set_id, concepts in SETS.items():
+        for t in templates:
+            for p, order in enumerate(itertools.permutations(concepts)):
+                rows.append({"set_id": set_id, "template_id": t, "perm_index": p,
+                             "concepts": [w for w, _ in order],
+                             "pos_pattern": "".join(pos for _, pos in order),
+                             "answer": rng.choice(POOL) if rng.random() < 0.5 else
+                             " ".join(w for w, _ in order).capitalize() + "."})
+    return rows
+
+
+@pytest.fixture(scope="module")
+def tiny_bleurt(tmp_path_factory):
+    """A random tiny BLEURT with a sentencepiece model trained here: the real code path, no hub."""
+    import sentencepiece as spm
+    import torch
+    from bleurt_pytorch import BleurtConfig, BleurtForSequenceClassification
+    from bleurt_pytorch.bleurt.tokenization_bleurt_sp import BleurtSPTokenizer
+
+    d = tmp_path_factory.mktemp("bleurt")
+    rng = random.Random(0)
+    words = " ".join(POOL[:4]).lower().replace(".", "").split()
+    (d / "toy.txt").write_text("\n".join(" ".join(rng.choice(words) for _ in range(8)) for _ in range(300)))
+    spm.SentencePieceTrainer.train(input=str(d / "toy.txt"), model_prefix=str(d / "spm"), vocab_size=60,
+                                   hard_vocab_limit=False, minloglevel=2,
+                                   user_defined_symbols=["[CLS]", "[SEP]", "[MASK]"], pad_id=0,
+                                   unk_id=1, bos_id=-1, eos_id=-1, pad_piece="[PAD]", unk_piece="[UNK]")
+    ckpt = d / "tiny-bleurt"
+    tok = BleurtSPTokenizer(vocab_file=str(d / "spm.model"), do_lower_case=False)
+    tok.save_pretrained(ckpt)
+    torch.manual_seed(0)
+    config = BleurtConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                          intermediate_size=64, max_position_embeddings=512, embedding_size=32)
+    BleurtForSequenceClassification(config).save_pretrained(ckpt)
+    return ckpt
+
+
+@pytest.fixture(scope="module")
+def scored(tmp_path_factory, tiny_bleurt):
+    root = tmp_path_factory.mktemp("gen")
+    model_dir = write_generations(root, "synthetic", rows_for(random.Random(1)))
+    out = score_model(model_dir, out_dir=root / "scores", progress=False,
+                      bleurt_checkpoint=str(tiny_bleurt), perplexity_batch_size=8)
+    return model_dir, out
+
+
+def test_degenerate_answers_are_scored_and_counted(scored):
+    _, out = scored
+    answers = pd.read_parquet(out / "answers.parquet")
+    summary = pd.read_parquet(out / "summary.parquet")
+    assert len(answers) == 2 * 2 * 24 and len(summary) == 2
+    assert answers.failed.sum() == summary.n_failed.sum() > 0
+    for flag in ("empty", "one_word", "markdown", "multi_sentence", "overlong", "non_ascii"):
+        assert summary[f"n_{flag}"].sum() == answers[flag].sum() > 0, flag
+    assert answers.loc[answers.failed, "coverage_frac"].eq(0).all()
+    assert answers.loc[answers.empty | answers.failed, "ppl_status"].eq("empty").all()
+    ok = answers.ppl_status == "ok"
+    assert np.isfinite(answers.loc[ok, "perplexity"]).all() and (answers.loc[ok, "perplexity"] > 1).all()
+    for col in ("coverage_wo_order", "coverage_w_order", "ordered_rate", "pbleu", "pbleurt",
+                "distinct_2", "diverse_rate", "perplexity"):
+        assert summary[col].notna().all(), col
+
+
+def test_pbleurt_matches_the_pair_loop(scored, tiny_bleurt):
+    _, out = scored
+    groups = pd.read_parquet(out / "groups.parquet")
+    answers = pd.read_parquet(out / "answers.parquet")
+    tok, model = bleurt.load_bleurt(str(tiny_bleurt), device="cpu")
+    row = groups.iloc[0]
+    g = answers[(answers.set_id == row.set_id) & (answers.template_id == row.template_id)]
+    texts = [a if isinstance(a, str) else "" for a in g.answer]
+    assert len(set(texts)) < len(texts)  # the group has duplicates
+    assert row.pbleurt == pytest.approx(bleurt.pairwise_bleurt_loop(texts, tok, model), abs=1e-4)
+    cache = pd.read_parquet(out / "bleurt_cache.parquet")
+    assert not cache.duplicated(["reference", "candidate"]).any()  # each distinct pair scored once
+    sig = json.loads((out / "signature.json").read_text())
+    assert sig["pbleurt"]["status"] == "ok" and sig["pbleurt"]["checkpoint"] == str(tiny_bleurt)
+
+
+def test_missing_bleurt_is_reported_not_zero(scored, tmp_path):
+    model_dir, _ = scored
+    out = score_model(model_dir, out_dir=tmp_path, progress=False, metrics=["pbleu", "pbleurt"],
+                      bleurt_checkpoint=str(tmp_path / "no-such-checkpoint"))
+    summary = pd.read_parquet(out / "summary.parquet")
+    assert summary.pbleurt.isna().all()
+    assert summary.pbleurt_missing_reason.str.contains("no-such-checkpoint").all()
+    sig = json.loads((out / "signature.json").read_text())
+    assert sig["pbleurt"]["status"] == "missing" and "no-such-checkpoint" in sig["pbleurt"]["reason"]
+
+
+def test_signature_says_how_metrics_were_computed(scored):
+    _, out = scored
+    sig = json.loads((out / "signature.json").read_text())
+    assert sig["pbleu"]["sacrebleu"].startswith("nrefs:1|case:mixed|eff:yes|tok:13a|smooth:exp|version:")
+    assert sig["coverage"]["spacy_model"].startswith("en_core_web_sm")
+    assert sig["perplexity"]["used"] == "embedded:smollm2-135m-instruct"
+    assert "unreachable" in sig["perplexity"]["fallback_reason"] or sig["perplexity"]["requested"] == sig["perplexity"]["used"]
+    assert sig["provenance"]["git"]["commit"] and "sacrebleu" in sig["provenance"]["packages"]
+
+
+def test_table2_property_diverse_rate_ties_within_noun_verb_classes(scored):
+    _, out = scored
+    answers = pd.read_parquet(out / "answers.parquet")
+    by_pattern = answers.groupby("pos_pattern").diverse_rate.mean()
+    classes = by_pattern.groupby(lambda p: p.count("N"))
+    for n_nouns, values in classes:
+        assert values.max() - values.min() < 1e-12, (n_nouns, values.to_dict())
+    assert len(by_pattern) == 6 + 4  # 2N2V patterns and 3N1V patterns
+
+
+def test_rerun_skips_and_redo_recomputes(scored, tiny_bleurt):
+    model_dir, out = scored
+    stamp = (out / "summary.parquet").stat().st_mtime_ns
+    score_model(model_dir, out_dir=out.parent, progress=False, bleurt_checkpoint=str(tiny_bleurt))
+    assert (out / "summary.parquet").stat().st_mtime_ns == stamp
+    score_model(model_dir, out_dir=out.parent, progress=False, metrics=["pbleu"], redo=True)
+    assert (out / "summary.parquet").stat().st_mtime_ns != stamp
+    assert "coverage_wo_order" not in pd.read_parquet(out / "summary.parquet")
+    tables = load_scores(out.parent)
+    assert set(tables) == {"answers", "groups", "summary"} and len(tables["summary"]) == 2
+
+
+def test_perplexity_with_the_embedded_model():
+    _, path, _ = perplexity.resolve_model("embedded:smollm2-135m-instruct", None)
+    lm = perplexity.load_lm(path)
+    texts = ["", "Hi", "The dog caught the frisbee in the park.", "A boy rides a bike.",
+             "The chef cut the onion with a sharp knife before dinner was served."]
+    ppl, status = perplexity.score_perplexity(texts, lm, batch_size=3)
+    assert status[""] == "empty" and math.isnan(ppl[""])
+    short = [t for t in texts if t and len(lm.tokenizer(t)["input_ids"]) < 2]
+    assert all(status[t] == "too_short" and math.isnan(ppl[t]) for t in short)
+    scored_texts = texts[2:]
+    # right padding: batched values equal one-at-a-time values
+    single = {t: lm.get_perplexity([t], batch_size=1)[0] for t in scored_texts}
+    for t in scored_texts:
+        assert status[t] == "ok" and ppl[t] == pytest.approx(single[t], rel=1e-3)
+    # and they equal exp(mean NLL of tokens after the first), computed here directly
+    import torch
+    ids = lm.tokenizer(scored_texts[0], return_tensors="pt")["input_ids"]
+    with torch.no_grad():
+        logits = lm.model(ids).logits[0, :-1]
+    nll = torch.nn.functional.cross_entropy(logits.float(), ids[0, 1:])
+    assert ppl[scored_texts[0]] == pytest.approx(math.exp(nll.item()), rel=1e-3)
+    assert ppl["A boy rides a bike."] < 1e4
+    lm.tokenizer.model_max_length = 6
+    ppl2, status2 = perplexity.score_perplexity([texts[-1]], lm, batch_size=2)
+    assert status2[texts[-1]] == "truncated" and math.isfinite(ppl2[texts[-1]])
