@@ -43,6 +43,15 @@ def _generate(args) -> int:
     return 0
 
 
+def _score(args) -> int:
+    from .scoring import score_all
+
+    for path in score_all(args.generations, models=args.models, metrics=args.metrics,
+                          redo=args.redo, out_dir=args.out):
+        print(path)
+    return 0
+
+
 def _models(args) -> int:
     from .models import load_models
 
@@ -81,6 +90,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, default=None, help="default outputs/generations")
     p.add_argument("--models-file", type=Path, default=MODELS_FILE)
     p.set_defaults(func=_generate)
+
+    p = sub.add_parser("score", help="score generations (as notebook 02 does)")
+    p.add_argument("--generations", type=Path, default=None, help="default outputs/generations")
+    p.add_argument("--models", nargs="+", default=None, help="default: every model there")
+    p.add_argument("--metrics", nargs="+", default=None, help="default: params/scoring.yaml")
+    p.add_argument("--redo", action="store_true", help="recompute even if up to date")
+    p.add_argument("--out", type=Path, default=None, help="default outputs/scores")
+    p.set_defaults(func=_score)
 
     p = sub.add_parser("models", help="list the entries of params/models.yaml")
     p.add_argument("--models-file", type=Path, default=MODELS_FILE)

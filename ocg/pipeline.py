@@ -43,6 +43,9 @@ def run_demo(run_file: str | Path | None = None) -> int:
         run_notebook("01_generate", {"model": model, "conditions": run["conditions"],
                                      "subset_k": run["subset_k"], "dataset": str(dataset)},
                      out_dir=nb_dir / model, progress=True)
+    print(f"[3] score {run['models']}")
+    run_notebook("02_score", {"models": run["models"]}, out_dir=nb_dir, progress=True)
     print(f"executed notebooks and HTML: {nb_dir}")
     print(f"generations:                 {out / 'generations'}")
+    print(f"scores:                      {out / 'scores'}")
     return 0
