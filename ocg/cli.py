@@ -60,11 +60,11 @@ def _models(args) -> int:
     return 0
 
 
-def _demo(args) -> int:
-    """The main job (params/runs/demo.yaml): build the data, generate with the embedded model."""
-    from .pipeline import run_demo
+def _report(args) -> int:
+    """The main job: every notebook, 00 to 09, as a run file says (default: the demo)."""
+    from .pipeline import run_pipeline
 
-    return run_demo(args.run_file)
+    return run_pipeline(args.run_file)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -109,9 +109,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, default=None, help="directory for the executed copy")
     p.set_defaults(func=_run_notebook)
 
-    p = sub.add_parser("demo", help="the main job on the embedded default model")
-    p.add_argument("--run-file", type=Path, default=None, help="default params/runs/demo.yaml")
-    p.set_defaults(func=_demo)
+    for name, text in (("demo", "the main job on the embedded default model (params/runs/demo.yaml)"),
+                       ("report", "run notebooks 00-09 as a run file says and write an index.html")):
+        p = sub.add_parser(name, help=text)
+        p.add_argument("run_file", nargs="?", type=Path, default=None,
+                       help="default params/runs/demo.yaml")
+        p.set_defaults(func=_report)
     return parser
 
 

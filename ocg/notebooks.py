@@ -51,7 +51,7 @@ def to_html(executed: Path) -> Path:
 
 
 def run_notebook(name: str, parameters: dict | None = None, out_dir: str | Path | None = None,
-                 html: bool = True, progress: bool = False) -> Path:
+                 html: bool = True, progress: bool = False, out_name: str | None = None) -> Path:
     """Execute one notebook to `out_dir` (default outputs/notebooks); returns the executed copy.
 
     A failing cell raises papermill's PapermillExecutionError naming the cell and error; the
@@ -62,7 +62,7 @@ def run_notebook(name: str, parameters: dict | None = None, out_dir: str | Path 
     source = find_notebook(name)
     out_dir = Path(out_dir) if out_dir else executed_notebooks_dir()
     out_dir.mkdir(parents=True, exist_ok=True)
-    executed = out_dir / source.name
+    executed = out_dir / f"{out_name or source.stem}.ipynb"
     try:
         pm.execute_notebook(str(source), str(executed), parameters=parameters or {},
                             kernel_name=kernel_for_papermill(), cwd=str(source.parent),

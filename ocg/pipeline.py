@@ -1,7 +1,14 @@
-"""The main job: the numbered notebooks run in order with papermill, as a run file says."""
+"""The main job: the numbered notebooks run in order with papermill, as a run file says.
+
+00 builds the data, 01 generates with each model, 02 scores, 03-09 analyse. Every executed
+notebook and its HTML land in outputs/reports/<run name>/, with tables/, figures/ and an
+index.html linking them. A failing notebook stops the run; its partial executed copy (with
+the error shown) is kept, and the failing notebook, cell and error are printed.
+"""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import yaml
@@ -12,40 +19,78 @@ from .paths import PARAMS_DIR, outputs_dir
 
 DEMO_RUN = PARAMS_DIR / "runs" / "demo.yaml"
 RUN_KEYS = {"name": str, "n_concepts": int, "subset_k": (int, type(None)), "conditions": list,
-            "models": list}
+            "models": list, "table7_pairs": (dict, type(None)), "table7_note": str}
+OPTIONAL = {"table7_pairs": None, "table7_note": ""}
+ANALYSES = ["03_main_results", "04_pos_patterns", "05_templates", "06_priming",
+            "07_reasoning_models", "08_concept_difficulty", "09_cases"]
 
 
 def load_run(path: str | Path = DEMO_RUN) -> dict:
     path = Path(path)
-    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise OcgInputError(str(path), f"invalid YAML: {exc}") from None
     if not isinstance(raw, dict):
         raise OcgInputError(str(path), "expected a mapping")
-    for key, kind in RUN_KEYS.items():
-        if key not in raw:
-            raise OcgInputError(f"{path}: {key}", "missing")
-        if not isinstance(raw[key], kind):
-            raise OcgInputError(f"{path}: {key}", f"got {raw[key]!r}")
     extra = sorted(set(raw) - set(RUN_KEYS))
     if extra:
         raise OcgInputError(f"{path}: {extra[0]}", f"unknown key; known: {sorted(RUN_KEYS)}")
-    return raw
-
-
-def run_demo(run_file: str | Path | None = None) -> int:
-    run = load_run(run_file or DEMO_RUN)
-    out = outputs_dir()
-    nb_dir = out / "notebooks" / run["name"]
-    dataset = out / "data" / f"n{run['n_concepts']}"
-    print(f"[1] build the dataset -> {dataset}")
-    run_notebook("00_build_data", {"n_concepts": run["n_concepts"]}, out_dir=nb_dir, progress=True)
+    run = {**OPTIONAL, **raw}
+    for key, kind in RUN_KEYS.items():
+        if key not in run:
+            raise OcgInputError(f"{path}: {key}", "missing")
+        if not isinstance(run[key], kind):
+            raise OcgInputError(f"{path}: {key}", f"got {run[key]!r}")
+    from .models import get_model
     for model in run["models"]:
-        print(f"[2] generate with {model} ({run['subset_k']} concept sets, {run['conditions']})")
-        run_notebook("01_generate", {"model": model, "conditions": run["conditions"],
+        get_model(model)  # an unknown name fails before any work
+    return run
+
+
+def steps(run: dict, report_dir: Path) -> list[tuple[str, dict, str]]:
+    """(notebook, parameters, name of the executed copy) in order."""
+    out = outputs_dir()
+    dataset = out / "data" / f"n{run['n_concepts']}"
+    plan = [("00_build_data", {"n_concepts": run["n_concepts"]}, "00_build_data")]
+    for model in run["models"]:
+        plan.append(("01_generate", {"model": model, "conditions": run["conditions"],
                                      "subset_k": run["subset_k"], "dataset": str(dataset)},
-                     out_dir=nb_dir / model, progress=True)
-    print(f"[3] score {run['models']}")
-    run_notebook("02_score", {"models": run["models"]}, out_dir=nb_dir, progress=True)
-    print(f"executed notebooks and HTML: {nb_dir}")
-    print(f"generations:                 {out / 'generations'}")
-    print(f"scores:                      {out / 'scores'}")
+                     f"01_generate-{model}"))
+    plan.append(("02_score", {"models": run["models"]}, "02_score"))
+    common = {"models": run["models"], "out_dir": str(report_dir)}
+    for nb in ANALYSES:
+        params = dict(common)
+        if nb == "07_reasoning_models" and run["table7_pairs"]:
+            params.update(pairs=run["table7_pairs"], pairs_note=run["table7_note"])
+        plan.append((nb, params, nb))
+    return plan
+
+
+def run_pipeline(run_file: str | Path | None = None) -> int:
+    import papermill
+
+    from .analysis.report import write_index
+
+    run = load_run(run_file or DEMO_RUN)
+    report_dir = outputs_dir() / "reports" / run["name"]
+    report_dir.mkdir(parents=True, exist_ok=True)
+    pages = []
+    plan = steps(run, report_dir)
+    for i, (notebook, params, name) in enumerate(plan, start=1):
+        print(f"[{i}/{len(plan)}] {name}", flush=True)
+        try:
+            executed = run_notebook(notebook, params, out_dir=report_dir, out_name=name, progress=True)
+        except papermill.PapermillExecutionError as exc:
+            partial = report_dir / f"{name}.ipynb"
+            print(f"\nocg: notebook {notebook} failed in cell {exc.exec_count} "
+                  f"(cell index {exc.cell_index}): {exc.ename}: {exc.evalue}\n"
+                  f"     partial executed copy, error shown: {partial}\n"
+                  f"     rendered: {partial.with_suffix('.html')}", file=sys.stderr)
+            return 1
+        pages.append((name, executed.with_suffix(".html").name))
+    index = write_index(report_dir, f"ocg report: {run['name']}", pages, notes=[
+        f"models: {', '.join(run['models'])}; conditions: {', '.join(run['conditions'])}; "
+        f"concept sets: {run['subset_k'] or 'all'} of {run['n_concepts']} concepts"])
+    print(f"\nreport: {index}")
     return 0

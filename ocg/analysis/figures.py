@@ -1,0 +1,41 @@
+"""Figures 3 and 4 of the paper with seaborn."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")  # headless under papermill; notebooks still display the returned figure
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+import seaborn as sns  # noqa: E402
+
+
+def figure3(data: pd.DataFrame, n_models: int):
+    """Bars: ordered concept lists per number of models that composed them; line: cumulative %."""
+    sns.set_theme(style="whitegrid", context="paper")
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    sns.barplot(data=data, x="n_models", y="cumulative_percent", color="#9ecae1", ax=ax)
+    ax.set_xlabel(f"Number of models (of {n_models}) that composed the ordered concept list")
+    ax.set_ylabel("Cumulative percentage of lists")
+    ax.set_ylim(0, 100)
+    twin = ax.twinx()
+    twin.plot(range(len(data)), data["n_lists"], color="#d62728", marker="o", lw=1.5)
+    twin.set_ylabel("Lists in bin", color="#d62728")
+    twin.grid(False)
+    ax.set_title("Figure 3: ordered concept lists composed, by number of models")
+    fig.tight_layout()
+    return fig
+
+
+def figure4(data: pd.DataFrame):
+    """Heatmap: concept sets by permutations composed (rows) and model threshold (columns)."""
+    sns.set_theme(style="white", context="paper")
+    height = max(3.0, 0.22 * len(data) + 1)
+    fig, ax = plt.subplots(figsize=(max(4.0, 0.45 * data.shape[1] + 2), height))
+    sns.heatmap(data.iloc[::-1], annot=True, fmt="d", cmap="Blues", cbar_kws={"label": "concept sets"},
+                ax=ax, annot_kws={"size": 6})
+    ax.set_xlabel("Composed by at least k models")
+    ax.set_ylabel("Permutations composed (of 24)")
+    ax.set_title("Figure 4: permutations composed per concept set")
+    fig.tight_layout()
+    return fig

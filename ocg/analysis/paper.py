@@ -1,0 +1,75 @@
+"""The paper's published numbers (shipped in ocg/data/paper/) beside a reproduction."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..models import MODELS_FILE, load_models
+from ..paths import PAPER_TABLES_DIR
+
+PAPER_FILES = {"table1": "paper_table1_zero_shot.csv", "table2": "paper_table2_pos_patterns.csv",
+               "table3": "paper_table3_templates.csv", "table4": "paper_table4_one_shot_priming.csv",
+               "table7": "paper_table7_reasoning.csv"}
+
+
+def paper_table(name: str) -> pd.DataFrame:
+    return pd.read_csv(PAPER_TABLES_DIR / PAPER_FILES[name])
+
+
+def model_keys(models: list[str], models_file=MODELS_FILE) -> pd.DataFrame:
+    """Our model names with the id the paper prints for them (Table 5) and their paper name."""
+    specs = load_models(models_file)
+    return pd.DataFrame({"model": models,
+                         "hf_id": [specs[m].paper_key if m in specs else None for m in models],
+                         "paper_name": [specs[m].paper_name if m in specs else None for m in models]})
+
+
+def compare(ours: pd.DataFrame, name: str, models_file=MODELS_FILE) -> pd.DataFrame:
+    """Ours beside the paper's value and delta, and the difference (ours minus paper).
+
+    Tables 1 and 4 join on hub id; Table 7 on the paper's model name (its CSV has no ids);
+    Tables 2 and 3 (means over models) on POS pattern or template and condition.
+    """
+    paper = paper_table(name)
+    delta = [c for c in paper.columns if c.startswith("delta_")]
+    value_col = "value" if "value" in paper else "mean_over_llms"
+    renamed = paper.rename(columns={value_col: "paper_value", **{d: "paper_delta" for d in delta},
+                                    "sd_over_llms": "paper_sd"})
+    if name in ("table1", "table4", "table7"):
+        keys = model_keys(sorted(ours["model"].unique()), models_file)
+        ours = ours.merge(keys, on="model", how="left")
+        on = ["hf_id", "metric"] if name != "table7" else ["paper_name", "metric"]
+        right = renamed.drop(columns=[c for c in ("model", "role") if c in renamed and c not in on])
+        if name == "table7":
+            right = renamed.rename(columns={"model": "paper_name"}).drop(columns=["role"])
+        out = ours.merge(right, on=on, how="left")
+    else:
+        on = ["pos_pattern", "metric"] if name == "table2" else ["template_id", "condition", "metric"]
+        out = ours.merge(renamed, on=on, how="left")
+    ours_value = "value" if "value" in out else "mean_over_llms"
+    out["diff_vs_paper"] = out[ours_value] - out["paper_value"]
+    return out
+
+
+def side_by_side(compared: pd.DataFrame, index) -> pd.DataFrame:
+    """Display form: per metric, ours / paper / ours minus paper."""
+    from .tables import wide
+    index = [index] if isinstance(index, str) else list(index)
+    value = "value" if "value" in compared else "mean_over_llms"
+    parts = {"ours": wide(compared, index, value), "paper": wide(compared, index, "paper_value"),
+             "diff": wide(compared, index, "diff_vs_paper")}
+    table = pd.concat(parts, axis=1).swaplevel(axis=1)
+    metrics = list(dict.fromkeys(m for m, _ in table.columns))
+    return table[[(m, k) for m in metrics for k in ("ours", "paper", "diff")]]
+
+
+def paper_wide(name: str) -> pd.DataFrame:
+    """The paper's own table, for reference when no model of a reproduction is in it."""
+    from .tables import wide
+    t = paper_table(name)
+    if "value" in t:
+        index = ["model", "role"] if name == "table7" else ["model"]
+        delta = [c for c in t.columns if c.startswith("delta_")][0]
+        return wide(t, index, "value", delta)
+    index = ["pos_pattern"] if name == "table2" else ["template_id", "condition"]
+    return wide(t, index, "mean_over_llms", "sd_over_llms")

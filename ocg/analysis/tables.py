@@ -1,0 +1,126 @@
+"""The paper's tables from score tables (ocg.scoring), as tidy long DataFrames.
+
+Long format, one row per (row key, metric), with the same columns as the paper's published
+CSVs in ocg/data/paper/, so a reproduction and the paper join on their keys.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .metrics import PAPER_METRICS, POS_METRICS, CONDITION_LABELS
+
+
+def _template_average(summary: pd.DataFrame, condition: str, template_ids=None) -> pd.DataFrame:
+    """Per model: the metrics of `condition` averaged over templates; Ordered Rate pooled."""
+    s = summary[summary["condition"] == condition]
+    if template_ids is not None:
+        s = s[s["template_id"].isin(list(template_ids))]
+    rows = []
+    for model, g in s.groupby("model", sort=True):
+        row = {"model": model}
+        for metric in PAPER_METRICS:
+            if metric == "ordered_rate" and "n_in_order" in g:
+                n_all = g["n_all_present"].sum()
+                row[metric] = 100.0 * g["n_in_order"].sum() / n_all if n_all else np.nan
+            elif metric in g:
+                row[metric] = g[metric].mean() if g[metric].notna().any() else np.nan
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("model") if rows else pd.DataFrame()
+
+
+def _with_delta(value: pd.DataFrame, base: pd.DataFrame, delta_name: str) -> pd.DataFrame:
+    rows = []
+    for model in value.index:
+        for metric in value.columns:
+            v = value.at[model, metric]
+            b = base.at[model, metric] if model in base.index and metric in base.columns else np.nan
+            rows.append({"model": model, "metric": metric, "value": v, delta_name: v - b})
+    return pd.DataFrame(rows, columns=["model", "metric", "value", delta_name])
+
+
+def table1(summary: pd.DataFrame) -> pd.DataFrame:
+    """Zero-shot `ordered`, template-averaged, with the difference from `original`."""
+    return _with_delta(_template_average(summary, "ordered"), _template_average(summary, "original"),
+                       "delta_vs_original_commongen")
+
+
+def table4(summary: pd.DataFrame) -> pd.DataFrame:
+    """One-shot priming vs zero-shot `ordered` (difference = one-shot minus zero-shot)."""
+    return _with_delta(_template_average(summary, "ordered_one_shot"),
+                       _template_average(summary, "ordered"), "delta_vs_zero_shot_ordered")
+
+
+def table7(summary: pd.DataFrame, pairs: dict[str, str]) -> pd.DataFrame:
+    """Reasoning models beside their base models: template 0, coverage metrics vs `original`.
+
+    `pairs` maps a reasoning model to its base model (params/models.yaml `base_model`).
+    """
+    value = _template_average(summary, "ordered", [0])
+    base = _template_average(summary, "original", [0])
+    rows = []
+    for reasoning, base_model in pairs.items():
+        for model, role in ((base_model, "base"), (reasoning, "reasoning")):
+            if model not in value.index:
+                continue
+            for metric in ["coverage_wo_order", "coverage_w_order", "ordered_rate"]:
+                v = value.at[model, metric]
+                b = base.at[model, metric] if model in base.index else np.nan
+                rows.append({"model": model, "role": role, "pair": reasoning, "metric": metric,
+                             "value": v, "delta_vs_original_commongen": v - b})
+    return pd.DataFrame(rows, columns=["model", "role", "pair", "metric", "value",
+                                       "delta_vs_original_commongen"])
+
+
+def _mean_sd(per_model: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Mean and SD (ddof=1, as over the paper's 36 models) of per-model values."""
+    long = per_model.melt(id_vars=["model"] + keys, value_vars=[m for m in POS_METRICS if m in per_model],
+                          var_name="metric", value_name="value")
+    out = long.groupby(keys + ["metric"], sort=False)["value"].agg(
+        mean_over_llms="mean", sd_over_llms="std", n_models="count").reset_index()
+    return out
+
+
+def table2(answers: pd.DataFrame, condition: str = "ordered") -> pd.DataFrame:
+    """Per POS pattern: mean +- SD over models of w/o, w/, Ordered Rate and Diverse Rate.
+
+    Each answer carries its group's Diverse Rate, which is why patterns with the same noun/verb
+    counts show identical Diverse Rates (SPEC section 3).
+    """
+    a = answers[answers["condition"] == condition]
+    rows = []
+    for (model, pattern), g in a.groupby(["model", "pos_pattern"], sort=True):
+        n_all = g["all_present"].sum()
+        rows.append({"model": model, "pos_pattern": pattern,
+                     "coverage_wo_order": 100.0 * g["all_present"].mean(),
+                     "coverage_w_order": 100.0 * g["in_order"].mean(),
+                     "ordered_rate": 100.0 * g["in_order"].sum() / n_all if n_all else np.nan,
+                     "diverse_rate": 100.0 * g["diverse_rate"].mean()})
+    out = _mean_sd(pd.DataFrame(rows), ["pos_pattern"])
+    return out.sort_values(["pos_pattern", "metric"], key=lambda c: c.map(POS_METRICS.index)
+                           if c.name == "metric" else c).reset_index(drop=True)
+
+
+def table3(summary: pd.DataFrame) -> pd.DataFrame:
+    """Per template and condition: mean +- SD over models of the four Table 2 metrics."""
+    s = summary[summary["condition"].isin(CONDITION_LABELS)].copy()
+    s["condition"] = s["condition"].map(CONDITION_LABELS)
+    per_model = s[["model", "template_id", "condition"] + [m for m in POS_METRICS if m in s]]
+    out = _mean_sd(per_model, ["template_id", "condition"])
+    return out.sort_values(["template_id", "condition"], key=lambda c: c.map(
+        {"without_phrase": 0, "with_phrase": 1}) if c.name == "condition" else c).reset_index(drop=True)
+
+
+def wide(long: pd.DataFrame, index, value: str = "value", sub: str | None = None) -> pd.DataFrame:
+    """Display form: one row per key (in first-appearance order), one column per metric (and
+    its delta or SD beside it). All-NaN metrics (e.g. a missing pBLEURT) are kept."""
+    index = [index] if isinstance(index, str) else list(index)
+    order = [m for m in PAPER_METRICS if m in set(long["metric"])]
+    rows = pd.MultiIndex.from_frame(long[index].drop_duplicates()) if len(index) > 1 else \
+        pd.Index(long[index[0]].drop_duplicates(), name=index[0])
+    table = long.pivot(index=index, columns="metric", values=value).reindex(rows)[order]
+    if sub:
+        subs = long.pivot(index=index, columns="metric", values=sub).reindex(rows)[order]
+        table = pd.concat({value: table, sub: subs}, axis=1).swaplevel(axis=1)[order]
+    return table
