@@ -67,9 +67,24 @@ def steps(run: dict, report_dir: Path) -> list[tuple[str, dict, str]]:
     return plan
 
 
-def run_pipeline(run_file: str | Path | None = None) -> int:
+class StepFailed(RuntimeError):
+    """A notebook of the pipeline failed; the message names notebook, cell, error and copy."""
+
+
+def run_step(notebook: str, params: dict, report_dir: Path, name: str) -> Path:
     import papermill
 
+    try:
+        return run_notebook(notebook, params, out_dir=report_dir, out_name=name, progress=True)
+    except papermill.PapermillExecutionError as exc:
+        partial = report_dir / f"{name}.ipynb"
+        raise StepFailed(f"notebook {notebook} failed in cell {exc.exec_count} (cell index "
+                         f"{exc.cell_index}): {exc.ename}: {exc.evalue}\n"
+                         f"     partial executed copy, error shown: {partial}\n"
+                         f"     rendered: {partial.with_suffix('.html')}") from exc
+
+
+def run_pipeline(run_file: str | Path | None = None) -> int:
     from .analysis.report import write_index
 
     run = load_run(run_file or DEMO_RUN)
@@ -80,13 +95,9 @@ def run_pipeline(run_file: str | Path | None = None) -> int:
     for i, (notebook, params, name) in enumerate(plan, start=1):
         print(f"[{i}/{len(plan)}] {name}", flush=True)
         try:
-            executed = run_notebook(notebook, params, out_dir=report_dir, out_name=name, progress=True)
-        except papermill.PapermillExecutionError as exc:
-            partial = report_dir / f"{name}.ipynb"
-            print(f"\nocg: notebook {notebook} failed in cell {exc.exec_count} "
-                  f"(cell index {exc.cell_index}): {exc.ename}: {exc.evalue}\n"
-                  f"     partial executed copy, error shown: {partial}\n"
-                  f"     rendered: {partial.with_suffix('.html')}", file=sys.stderr)
+            executed = run_step(notebook, params, report_dir, name)
+        except StepFailed as exc:
+            print(f"\nocg: {exc}", file=sys.stderr)
             return 1
         pages.append((name, executed.with_suffix(".html").name))
     index = write_index(report_dir, f"ocg report: {run['name']}", pages, notes=[

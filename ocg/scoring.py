@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import yaml
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from .errors import OcgInputError
 from .generation.run import generations_dir, read_generations

@@ -112,6 +112,10 @@ def table3(summary: pd.DataFrame) -> pd.DataFrame:
         {"without_phrase": 0, "with_phrase": 1}) if c.name == "condition" else c).reset_index(drop=True)
 
 
+SHORT = {"value": "value", "mean_over_llms": "mean", "sd_over_llms": "SD",
+         "delta_vs_original_commongen": "Δ vs original", "delta_vs_zero_shot_ordered": "Δ vs zero-shot"}
+
+
 def wide(long: pd.DataFrame, index, value: str = "value", sub: str | None = None) -> pd.DataFrame:
     """Display form: one row per key (in first-appearance order), one column per metric (and
     its delta or SD beside it). All-NaN metrics (e.g. a missing pBLEURT) are kept."""
@@ -122,5 +126,6 @@ def wide(long: pd.DataFrame, index, value: str = "value", sub: str | None = None
     table = long.pivot(index=index, columns="metric", values=value).reindex(rows)[order]
     if sub:
         subs = long.pivot(index=index, columns="metric", values=sub).reindex(rows)[order]
-        table = pd.concat({value: table, sub: subs}, axis=1).swaplevel(axis=1)[order]
+        table = pd.concat({SHORT.get(value, value): table, SHORT.get(sub, sub): subs},
+                          axis=1).swaplevel(axis=1)[order]
     return table

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from ..data import build_instances, load_concept_sets, load_dataset, load_templates
 from ..data.concepts import select_covering_subset

@@ -38,7 +38,7 @@ def score_pairs(pairs: list[tuple[str, str]], tokenizer, model, batch_size: int 
                 progress: bool = False) -> dict[tuple[str, str], float]:
     """BLEURT x 100 of each distinct (reference, candidate) pair."""
     import torch
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     unique = sorted(set(pairs), key=lambda p: (len(p[0]) + len(p[1]), p))
     out: dict[tuple[str, str], float] = {}

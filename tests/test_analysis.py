@@ -1,0 +1,199 @@
+"""Table-building functions on hand-made score tables; LaTeX structure; paper join; statistics."""
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ocg.analysis import difficulty, latex, paper, tables, uncertainty
+from ocg.analysis.paper import paper_table
+
+
+def summary_row(model, condition, template, **values):
+    row = {"model": model, "condition": condition, "template_id": template}
+    row.update(values)
+    return row
+
+
+def hand_summary():
+    rows = []
+    for model, base in (("m1", 0.0), ("m2", 10.0)):
+        for cond, shift in (("original", 0.0), ("ordered", 5.0)):
+            for t, n_all, n_ord in ((0, 40, 10), (1, 10, 10)):
+                rows.append(summary_row(
+                    model, cond, t, n_answers=48, n_all_present=n_all + int(shift), n_in_order=n_ord,
+                    coverage_wo_order=base + 50 + t * 10 + shift, coverage_w_order=base + 20 + shift,
+                    ordered_rate=100 * n_ord / (n_all + int(shift)), pbleu=30 - shift + t, pbleurt=np.nan,
+                    distinct_2=90 + t, diverse_rate=80 + shift, perplexity=50 + t * 10))
+    return pd.DataFrame(rows)
+
+
+def test_table1_averages_templates_and_takes_differences():
+    t = tables.table1(hand_summary())
+    v = t.set_index(["model", "metric"])
+    assert v.loc[("m1", "coverage_wo_order"), "value"] == pytest.approx(60.0)  # (55 + 65) / 2
+    assert v.loc[("m1", "coverage_wo_order"), "delta_vs_original_commongen"] == pytest.approx(5.0)
+    assert v.loc[("m2", "coverage_w_order"), "value"] == pytest.approx(35.0)
+    assert v.loc[("m1", "pbleu"), "delta_vs_original_commongen"] == pytest.approx(-5.0)
+    assert np.isnan(v.loc[("m1", "pbleurt"), "value"])  # missing stays missing, never 0
+    # Ordered Rate pooled over templates: (10 + 10) / (45 + 15), not the mean of 22.2 and 66.7
+    assert v.loc[("m1", "ordered_rate"), "value"] == pytest.approx(100 * 20 / 60)
+    assert v.loc[("m1", "ordered_rate"), "delta_vs_original_commongen"] == pytest.approx(100 * 20 / 60 - 100 * 20 / 50)
+    assert len(t) == 2 * 8
+
+
+def test_table4_is_one_shot_minus_zero_shot():
+    s = hand_summary()
+    shot = s[s.condition == "ordered"].assign(condition="ordered_one_shot", coverage_wo_order=lambda d: d.coverage_wo_order + 3)
+    t = tables.table4(pd.concat([s, shot])).set_index(["model", "metric"])
+    assert t.loc[("m2", "coverage_wo_order"), "delta_vs_zero_shot_ordered"] == pytest.approx(3.0)
+
+
+def test_table3_mean_and_sd_over_models():
+    t = tables.table3(hand_summary()).set_index(["template_id", "condition", "metric"])
+    row = t.loc[(1, "with_phrase", "coverage_wo_order")]
+    assert row.mean_over_llms == pytest.approx(70.0)  # m1: 0 + 50 + 10 + 5, m2: 10 + 50 + 10 + 5
+    assert row.sd_over_llms == pytest.approx(np.std([65, 75], ddof=1))
+    assert list(t.index.get_level_values("condition")[:8]) == ["without_phrase"] * 4 + ["with_phrase"] * 4
+
+
+def test_table2_diverse_rates_tie_within_noun_verb_classes():
+    rng = np.random.default_rng(0)
+    rows = []
+    sets = {"a": "NNVV", "b": "NNNV", "c": "NVVV"}
+    import itertools
+    for model in ("m1", "m2"):
+        for set_id, pos in sets.items():
+            dr = rng.uniform(0.3, 1.0)  # one Diverse Rate per group...
+            for p, perm in enumerate(itertools.permutations(pos)):
+                rows.append({"model": model, "condition": "ordered", "set_id": set_id, "perm_index": p,
+                             "pos_pattern": "".join(perm), "all_present": rng.random() < 0.7,
+                             "in_order": rng.random() < 0.3, "diverse_rate": dr})  # ...given to each permutation
+    answers = pd.DataFrame(rows)
+    answers["in_order"] &= answers["all_present"]
+    t = tables.table2(answers)
+    dr = t[t.metric == "diverse_rate"].set_index("pos_pattern")
+    for n_nouns, g in dr.groupby(lambda p: p.count("N")):
+        assert g.mean_over_llms.max() - g.mean_over_llms.min() < 1e-9
+        assert g.sd_over_llms.max() - g.sd_over_llms.min() < 1e-9
+    assert list(dr.index) == sorted(dr.index)
+
+
+def test_table7_pairs_reasoning_with_base_on_template_0():
+    s = hand_summary()
+    t = tables.table7(s, {"m2": "m1"})
+    assert list(t.drop_duplicates("model").role) == ["base", "reasoning"]
+    v = t.set_index(["model", "metric"])
+    assert v.loc[("m1", "coverage_wo_order"), "value"] == pytest.approx(55.0)  # template 0 only
+    assert set(t.metric) == {"coverage_wo_order", "coverage_w_order", "ordered_rate"}
+
+
+def test_paper_join_by_hub_id():
+    pub = paper_table("table1")
+    qwen = pub[pub.hf_id == "Qwen/Qwen2.5-7B-Instruct"].set_index("metric")
+    ours = pd.DataFrame({"model": "qwen2.5-7b", "metric": ["coverage_wo_order", "pbleu"],
+                         "value": [90.0, 20.0], "delta_vs_original_commongen": [1.0, 2.0]})
+    c = paper.compare(ours, "table1").set_index("metric")
+    assert c.loc["coverage_wo_order", "paper_value"] == qwen.loc["coverage_wo_order", "value"]
+    assert c.loc["pbleu", "paper_delta"] == qwen.loc["pbleu", "delta_vs_original_commongen"]
+    assert c.loc["coverage_wo_order", "diff_vs_paper"] == pytest.approx(90.0 - qwen.loc["coverage_wo_order", "value"])
+    olmo = paper.compare(ours.assign(model="olmo2-7b"), "table1")  # paper_id differs from the id we load
+    assert olmo.paper_value.notna().all()
+    unknown = paper.compare(ours.assign(model="smollm2-135m-instruct"), "table1")
+    assert unknown.paper_value.isna().all() and len(unknown) == 2
+
+
+def test_paper_join_tables_2_3_and_7():
+    t2 = pd.DataFrame({"pos_pattern": ["NNNN"], "metric": ["coverage_w_order"], "mean_over_llms": [50.0],
+                       "sd_over_llms": [1.0], "n_models": [2]})
+    assert paper.compare(t2, "table2").paper_value.iloc[0] == pytest.approx(40.92)
+    t3 = pd.DataFrame({"template_id": [0], "condition": ["with_phrase"], "metric": ["coverage_wo_order"],
+                       "mean_over_llms": [80.0], "sd_over_llms": [1.0], "n_models": [2]})
+    assert paper.compare(t3, "table3").paper_value.iloc[0] == pytest.approx(85.05)
+    t7 = pd.DataFrame({"model": ["marco-o1"], "role": ["reasoning"], "pair": ["marco-o1"],
+                       "metric": ["coverage_wo_order"], "value": [70.0], "delta_vs_original_commongen": [1.0]})
+    assert paper.compare(t7, "table7").paper_value.iloc[0] == pytest.approx(79.88)
+
+
+def parse_tabular(tex: str) -> tuple[int, list[int]]:
+    """(declared columns, cells per row) of a booktabs tabular; fails on unbalanced structure."""
+    m = re.fullmatch(r"\\begin\{tabular\}\{([lcr]+)\}\n\\toprule\n(.*)\\bottomrule\n\\end\{tabular\}\n", tex, re.S)
+    assert m, tex
+    body = m.group(2).replace("\\midrule\n", "")
+    rows = [r for r in body.split("\\\\\n") if r.strip()]
+    cells = [len(re.split(r"(?<!\\)&", r)) for r in rows]
+    for r in rows:
+        assert r.count("{") == r.count("}") and r.count("$") % 2 == 0, r
+    return len(m.group(1)), cells
+
+
+def test_latex_bold_best_and_underline_second_by_direction():
+    values = pd.DataFrame({"coverage_w_order": [30.0, 50.0, 40.0], "pbleu": [10.0, 30.0, 20.0]},
+                          index=pd.Index(["a_1", "b", "c"], name="model"))
+    deltas = values * 0 + 1.5
+    tex = latex.latex_table(values, deltas)
+    lines = {l.split(" & ")[0]: l for l in tex.splitlines() if " & " in l and "order" not in l}
+    assert r"\textbf{50.00}_{+1.50}" in lines["b"] and r"\underline{40.00}" in lines["c"]
+    assert r"\textbf{10.00}" in lines[r"a\_1"] and r"\underline{20.00}" in lines["c"]  # lower pBLEU is better
+    n_cols, cells = parse_tabular(tex)
+    assert n_cols == 3 and cells == [3, 3, 3, 3]  # header + 3 rows
+
+
+def test_latex_from_tables_has_one_row_per_key():
+    s = hand_summary()
+    tex = latex.latex_from_long(tables.table1(s), "model", "value", "delta_vs_original_commongen", "delta")
+    n_cols, cells = parse_tabular(tex)
+    assert n_cols == 9 and cells == [9] * 3
+    t3 = tables.table3(s)
+    tex3 = latex.latex_from_long(t3, ["template_id", "condition"], "mean_over_llms", "sd_over_llms", "sd")
+    n_cols, cells = parse_tabular(tex3)
+    assert n_cols == 6 and len(cells) == 1 + 4 and r"_{\pm " in tex3
+
+
+def set_answers(n_sets, p_ordered, p_original, seed):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for cond, p in (("ordered", p_ordered), ("original", p_original)):
+        for s in range(n_sets):
+            for i in range(24):
+                ok = rng.random() < p
+                rows.append({"model": "m", "condition": cond, "set_id": f"s{s}", "all_present": True,
+                             "in_order": ok, "distinct_2": 0.9})
+    answers = pd.DataFrame(rows)
+    groups = answers.groupby(["model", "condition", "set_id"]).size().rename("n").reset_index()
+    groups["diverse_rate"] = 0.8
+    return answers, groups
+
+
+def test_bootstrap_interval_and_paired_test():
+    answers, groups = set_answers(40, 0.6, 0.3, 0)
+    ci = uncertainty.bootstrap_ci(answers, groups, "m", n_boot=500).set_index("metric")
+    row = ci.loc["coverage_w_order"]
+    assert row.ci_low < row.value < row.ci_high and row.ci_high - row.ci_low < 10
+    assert row.value == pytest.approx(100 * answers[answers.condition == "ordered"].in_order.mean())
+    strong = uncertainty.paired_test(answers, groups, "m", n_perm=2000).set_index("metric")
+    assert strong.loc["coverage_w_order", "p_value"] < 0.01
+    assert strong.loc["coverage_w_order", "difference"] == pytest.approx(30, abs=6)
+    null_answers, null_groups = set_answers(40, 0.4, 0.4, 1)
+    null = uncertainty.paired_test(null_answers, null_groups, "m", n_perm=2000).set_index("metric")
+    assert null.loc["coverage_w_order", "p_value"] > 0.05
+
+
+def test_concept_difficulty_counts():
+    rows = []
+    for model, composed in (("m1", {("a", 0), ("a", 1)}), ("m2", {("a", 0)})):
+        for set_id in ("a", "b"):
+            for p in range(2):
+                for t in (0, 1):
+                    rows.append({"model": model, "condition": "ordered", "set_id": set_id, "perm_index": p,
+                                 "template_id": t, "concepts": ["x", "y"], "pos_pattern": "NV",
+                                 "in_order": (set_id, p) in composed and t == 1})
+    c = difficulty.composed_by(pd.DataFrame(rows)).set_index(["set_id", "perm_index"]).n_models
+    assert c.to_dict() == {("a", 0): 2, ("a", 1): 1, ("b", 0): 0, ("b", 1): 0}
+    comp = difficulty.composed_by(pd.DataFrame(rows))
+    assert difficulty.figure3_data(comp, 2).n_lists.tolist() == [2, 1, 1]
+    assert difficulty.set_summary(comp)["all_permutations_composed"] == 1
+    assert difficulty.set_summary(comp)["no_permutation_composed"] == 1
+    f4 = difficulty.figure4_data(comp, 2)
+    assert f4.loc[2, 1] == 1 and f4.loc[0, 1] == 1 and f4.loc[1, 2] == 1

@@ -1,0 +1,123 @@
+"""Notebooks 03-09 execute under papermill on a small scored fixture and write their tables."""
+
+import itertools
+import random
+
+import pandas as pd
+import pytest
+
+from helpers import write_generations
+from ocg.notebooks import run_notebook
+from ocg.pipeline import StepFailed, run_step
+from ocg.scoring import score_model
+
+pytestmark = pytest.mark.slow
+
+SETS = {"s2n2v": [("dog", "N"), ("catch", "V"), ("frisbee", "N"), ("throw", "V")],
+        "s3n1v": [("boy", "N"), ("ride", "V"), ("bike", "N"), ("street", "N")]}
+MODELS = ["smollm2-135m-instruct", "qwen2.5-7b"]  # the second is in the paper: the join finds it
+
+
+@pytest.fixture(scope="module")
+def scored(tmp_path_factory):
+    root = tmp_path_factory.mktemp("fixture")
+    rng = random.Random(0)
+    for model in MODELS:
+        for cond in ("original", "ordered", "ordered_one_shot"):
+            rows = []
+            for set_id, concepts in SETS.items():
+                for t in range(6):
+                    for p, order in enumerate(itertools.permutations(concepts)):
+                        words = [w for w, _ in order]
+                        if rng.random() < 0.3:
+                            rng.shuffle(words)
+                        answer = "The " + " and ".join(words) + "." if rng.random() < 0.8 else "The dog runs."
+                        rows.append({"set_id": set_id, "template_id": t, "perm_index": p,
+                                     "concepts": [w for w, _ in order], "answer": answer,
+                                     "pos_pattern": "".join(pos for _, pos in order)})
+            write_generations(root / "generations", model, rows, condition=cond)
+        score_model(root / "generations" / model, out_dir=root / "scores", progress=False,
+                    metrics=["coverage", "pbleu", "distinct", "diverse"])
+    return root
+
+
+def run(nb, scored, **params):
+    out = scored / "reports"
+    run_notebook(nb, {"results_dir": str(scored / "scores"), "out_dir": str(out), **params},
+                 out_dir=out)
+    return out
+
+
+def test_03_main_results(scored):
+    out = run("03_main_results", scored, n_boot=100)
+    t1 = pd.read_csv(out / "tables" / "table1.csv")
+    assert set(t1.model) == set(MODELS)
+    assert len(t1) == 2 * 6  # six metrics scored here (no pBLEURT, no perplexity)
+    assert {"value", "delta_vs_original_commongen", "paper_value", "paper_delta", "diff_vs_paper"} <= set(t1)
+    assert t1[t1.model == "qwen2.5-7b"].paper_value.notna().all()
+    assert t1[t1.model == "smollm2-135m-instruct"].paper_value.isna().all()
+    assert (out / "tables" / "table1.tex").read_text().count(r"\\") == 1 + 2
+    ci = pd.read_csv(out / "tables" / "table1_bootstrap_ci.csv")
+    assert len(ci) == 2 * 6 and (ci.ci_low <= ci.value).all() and (ci.value <= ci.ci_high).all()
+    paired = pd.read_csv(out / "tables" / "table1_paired_test.csv")
+    assert len(paired) == 2 * 6 and paired.p_value.between(0, 1).all()
+    html = (out / "03_main_results.html").read_text()
+    assert "Table 1" in html and "diff" in html
+
+
+def test_04_pos_patterns(scored):
+    out = run("04_pos_patterns", scored)
+    t2 = pd.read_csv(out / "tables" / "table2.csv")
+    assert t2.pos_pattern.nunique() == 6 + 4 and len(t2) == 10 * 4
+    assert t2.n_models.eq(2).all() and t2.paper_value.notna().all()
+
+
+def test_05_templates(scored):
+    out = run("05_templates", scored)
+    t3 = pd.read_csv(out / "tables" / "table3.csv")
+    assert len(t3) == 6 * 2 * 4 and set(t3.condition) == {"without_phrase", "with_phrase"}
+    assert t3.paper_value.notna().all()
+
+
+def test_06_priming(scored):
+    out = run("06_priming", scored)
+    t4 = pd.read_csv(out / "tables" / "table4.csv")
+    assert len(t4) == 2 * 6 and "delta_vs_zero_shot_ordered" in t4
+    assert t4[t4.model == "qwen2.5-7b"].paper_value.notna().all()
+
+
+def test_07_reasoning_models(scored):
+    out = run("07_reasoning_models", scored, pairs={"qwen2.5-7b": "smollm2-135m-instruct"},
+              pairs_note="test pairing")
+    t7 = pd.read_csv(out / "tables" / "table7.csv")
+    assert len(t7) == 2 * 3 and list(t7.drop_duplicates("model").role) == ["base", "reasoning"]
+    assert "test pairing" in (out / "07_reasoning_models.html").read_text()
+
+
+def test_08_concept_difficulty(scored):
+    out = run("08_concept_difficulty", scored)
+    for ext in ("png", "pdf"):
+        assert (out / "figures" / f"figure3.{ext}").stat().st_size > 5000
+        assert (out / "figures" / f"figure4.{ext}").stat().st_size > 5000
+    f3 = pd.read_csv(out / "tables" / "figure3_data.csv")
+    assert f3.n_lists.sum() == 2 * 24 and f3.cumulative_percent.iloc[-1] == pytest.approx(100)
+    f4 = pd.read_csv(out / "tables" / "figure4_data.csv")
+    assert list(f4.columns) == ["permutations_composed", "1", "2"] and f4["1"].sum() == 2
+
+
+def test_09_cases(scored):
+    out = run("09_cases", scored)
+    html = (out / "09_cases.html").read_text()
+    assert "Identical answers across permutations" in html and "The dog runs." in html
+    assert "another order" in html
+
+
+def test_failing_notebook_names_cell_and_keeps_partial_copy(scored, tmp_path):
+    with pytest.raises(StepFailed) as info:
+        run_step("03_main_results", {"results_dir": str(tmp_path / "empty")}, tmp_path, "03_main_results")
+    message = str(info.value)
+    assert "notebook 03_main_results failed in cell" in message and "AssertionError" in message
+    assert "no scored models" in message
+    partial = tmp_path / "03_main_results.ipynb"
+    assert partial.exists() and "no scored models" in partial.read_text()
+    assert (tmp_path / "03_main_results.html").exists()
