@@ -52,6 +52,13 @@ def _score(args) -> int:
     return 0
 
 
+def _sweep(args) -> int:
+    from .sweep import run_sweep
+
+    return run_sweep(args.file, executor=args.executor, wait=args.wait, status=args.status,
+                     task=args.task, analysis=args.analysis, dry_run=args.dry_run)
+
+
 def _models(args) -> int:
     from .models import load_models
 
@@ -98,6 +105,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--redo", action="store_true", help="recompute even if up to date")
     p.add_argument("--out", type=Path, default=None, help="default outputs/scores")
     p.set_defaults(func=_score)
+
+    p = sub.add_parser("sweep", help="many models: notebooks 01-02 per model, then 03-09 (local or Slurm)")
+    p.add_argument("file", type=Path, help="a sweep file, e.g. params/sweeps/paper.yaml")
+    p.add_argument("--executor", choices=["local", "slurm"], default="local")
+    p.add_argument("--wait", action="store_true", help="slurm: follow the jobs to the end")
+    p.add_argument("--status", action="store_true", help="per model: done / running / failed / missing")
+    p.add_argument("--dry-run", action="store_true", help="slurm: write the scripts, submit nothing")
+    p.add_argument("--task", default=None, help=argparse.SUPPRESS)  # one model's task (both executors)
+    p.add_argument("--analysis", action="store_true", help=argparse.SUPPRESS)
+    p.set_defaults(func=_sweep)
 
     p = sub.add_parser("models", help="list the entries of params/models.yaml")
     p.add_argument("--models-file", type=Path, default=MODELS_FILE)

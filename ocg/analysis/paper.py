@@ -31,6 +31,8 @@ def compare(ours: pd.DataFrame, name: str, models_file=MODELS_FILE) -> pd.DataFr
     Tables 2 and 3 (means over models) on POS pattern or template and condition.
     """
     paper = paper_table(name)
+    if ours.empty:
+        return ours.assign(paper_value=pd.Series(dtype=float), diff_vs_paper=pd.Series(dtype=float))
     delta = [c for c in paper.columns if c.startswith("delta_")]
     value_col = "value" if "value" in paper else "mean_over_llms"
     renamed = paper.rename(columns={value_col: "paper_value", **{d: "paper_delta" for d in delta},

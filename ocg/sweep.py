@@ -1,0 +1,476 @@
+"""Sweeps: many models, each running notebooks 01 and 02, then the analyses once over all.
+
+One plan, two executors. Every model task is the same command,
+`python -m ocg.cli sweep FILE --task MODEL`, run one after another here (local) or as one Slurm
+array task per model (slurm). Each task writes a completion marker per notebook, or a
+failed.json saying why; `--status` reads those and Slurm's queue. A re-run submits only the
+models that are neither done nor running; a failing model never stops the others.
+
+Layout under the sweep's `outputs` directory:
+  generations/<model>/, scores/<model>/        what notebooks 01 and 02 write
+  notebooks/<model>/<notebook>.{ipynb,html}    executed notebooks of each model
+  status/<model>/<notebook>.done, failed.json  completion markers
+  logs/<model>.log, logs/slurm-<job>_<index>.out, logs/analysis.log
+  reports/                                     analyses 03-09, tables, figures, index.html
+  slurm/array.sbatch, analysis.sbatch, manifest.json
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import yaml
+
+from .errors import OcgInputError
+from .io import atomic_path, read_json, write_json
+from .models import MODELS_FILE, load_models
+from .paths import PROJECT_ROOT
+from .pipeline import ANALYSES
+
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+MODEL_NOTEBOOKS = ("01_generate", "02_score")
+RESOURCE_KEYS = {"gpus": int, "cpus": int, "mem": str, "time": str}
+SWEEP_KEYS = {"name": str, "models": list, "models_file": (str, type(None)), "conditions": list,
+              "subset_k": (int, type(None)), "template_ids": (list, type(None)),
+              "metrics": (list, type(None)), "notebooks": list, "analysis": list, "outputs": str,
+              "resources": dict, "slurm": dict}
+SLURM_KEYS = {"partition": (str, type(None)), "account": (str, type(None)), "throttle": int,
+              "extra_args": list, "analysis": dict}
+ACTIVE_STATES = {"PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "REQUEUED", "RESIZING",
+                 "SUSPENDED", "REQUEUE_HOLD", "REQUEUE_FED"}
+FAILED_STATES = {"FAILED", "TIMEOUT", "CANCELLED", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED",
+                 "BOOT_FAIL", "DEADLINE"}
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+# -- the sweep file --------------------------------------------------------------------------------
+
+def _check_resources(where: str, res: object) -> dict:
+    if not isinstance(res, dict):
+        raise OcgInputError(where, "expected a mapping of gpus, cpus, mem, time")
+    for key, value in res.items():
+        if key not in RESOURCE_KEYS:
+            raise OcgInputError(f"{where}.{key}", f"unknown resource; known: {sorted(RESOURCE_KEYS)}")
+        if not isinstance(value, RESOURCE_KEYS[key]) or isinstance(value, bool):
+            raise OcgInputError(f"{where}.{key}", f"got {value!r}")
+    return res
+
+
+def load_sweep(path: str | Path) -> dict:
+    path = Path(path).resolve()
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise OcgInputError(str(path), f"cannot read sweep file: {exc}") from None
+    if not isinstance(raw, dict):
+        raise OcgInputError(str(path), "expected a mapping")
+    defaults = {"models_file": None, "subset_k": None, "template_ids": None, "metrics": None,
+                "notebooks": list(MODEL_NOTEBOOKS), "analysis": list(ANALYSES),
+                "resources": {}, "slurm": {}}
+    sweep = {**defaults, **raw}
+    for key in sweep:
+        if key not in SWEEP_KEYS:
+            raise OcgInputError(f"{path}: {key}", f"unknown key; known: {sorted(SWEEP_KEYS)}")
+        if not isinstance(sweep[key], SWEEP_KEYS[key]):
+            raise OcgInputError(f"{path}: {key}", f"got {sweep[key]!r}")
+    for key in ("name", "models", "conditions", "outputs"):
+        if key not in raw:
+            raise OcgInputError(f"{path}: {key}", "missing")
+    if not NAME_RE.match(sweep["name"]):
+        raise OcgInputError(f"{path}: name", "letters, digits, '.', '_' and '-' only")
+    unknown_nb = [n for n in sweep["notebooks"] if n not in MODEL_NOTEBOOKS]
+    unknown_an = [n for n in sweep["analysis"] if n not in ANALYSES]
+    if unknown_nb or unknown_an:
+        raise OcgInputError(f"{path}: notebooks/analysis", f"unknown notebook(s) {unknown_nb + unknown_an}")
+    models_file = Path(sweep["models_file"]) if sweep["models_file"] else MODELS_FILE
+    if not models_file.is_absolute():
+        models_file = (path.parent / models_file).resolve()
+    sweep["models_file"] = str(models_file)
+    known = load_models(models_file)
+    for i, model in enumerate(sweep["models"]):
+        if not isinstance(model, str) or model not in known:
+            raise OcgInputError(f"{path}: models[{i}]", f"{model!r} is not an entry of {models_file}")
+        if not NAME_RE.match(model):
+            raise OcgInputError(f"{path}: models[{i}]", "model names must be letters, digits, '.', '_', '-'")
+    if len(set(sweep["models"])) != len(sweep["models"]):
+        raise OcgInputError(f"{path}: models", "a model is listed twice")
+    res = sweep["resources"]
+    _check_resources(f"{path}: resources.default", res.get("default", {}))
+    for model, r in (res.get("models") or {}).items():
+        if model not in sweep["models"]:
+            raise OcgInputError(f"{path}: resources.models.{model}", "not a model of this sweep")
+        _check_resources(f"{path}: resources.models.{model}", r)
+    extra = sorted(set(res) - {"default", "models"})
+    if extra:
+        raise OcgInputError(f"{path}: resources.{extra[0]}", "unknown key; known: default, models")
+    slurm = {"partition": None, "account": None, "throttle": 8, "extra_args": [],
+             "analysis": {"cpus": 2, "mem": "8G", "time": "02:00:00", "gpus": 0}, **sweep["slurm"]}
+    for key, value in slurm.items():
+        if key not in SLURM_KEYS or not isinstance(value, SLURM_KEYS[key]):
+            raise OcgInputError(f"{path}: slurm.{key}", f"unknown key or bad value {value!r}")
+    _check_resources(f"{path}: slurm.analysis", slurm["analysis"])
+    sweep["slurm"] = slurm
+    out = Path(sweep["outputs"])
+    sweep["outputs"] = str(out if out.is_absolute() else (PROJECT_ROOT / out).resolve())
+    sweep["file"] = str(path)
+    return sweep
+
+
+def resources_for(sweep: dict, model: str) -> dict:
+    base = {"gpus": 0, "cpus": 1, "mem": "4G", "time": "01:00:00"}
+    res = sweep["resources"]
+    return {**base, **res.get("default", {}), **(res.get("models") or {}).get(model, {})}
+
+
+# -- paths and markers -----------------------------------------------------------------------------
+
+def out_dir(sweep: dict) -> Path:
+    return Path(sweep["outputs"])
+
+
+def status_dir(sweep: dict, model: str) -> Path:
+    return out_dir(sweep) / "status" / model
+
+
+def notebook_params(sweep: dict, model: str, notebook: str) -> dict:
+    out = out_dir(sweep)
+    if notebook == "01_generate":
+        return {"model": model, "conditions": sweep["conditions"], "subset_k": sweep["subset_k"],
+                "template_ids": sweep["template_ids"], "out_dir": str(out / "generations"),
+                "models_file": sweep["models_file"]}
+    return {"generations_dir": str(out / "generations"), "models": [model],
+            "metrics": sweep["metrics"], "out_dir": str(out / "scores")}
+
+
+def task_command(sweep: dict, model: str = "$MODEL") -> list[str]:
+    """The command every model task runs, here or on a Slurm node."""
+    return [sys.executable, "-m", "ocg.cli", "sweep", sweep["file"], "--task", model]
+
+
+# -- one model task (the same under both executors) ------------------------------------------------
+
+def run_model_task(sweep: dict, model: str) -> int:
+    """Run the model's notebooks in order; mark each done, or write failed.json and stop."""
+    from .notebooks import run_notebook
+
+    if model not in sweep["models"]:
+        raise OcgInputError(sweep["file"], f"{model!r} is not a model of this sweep")
+    status = status_dir(sweep, model)
+    status.mkdir(parents=True, exist_ok=True)
+    (status / "failed.json").unlink(missing_ok=True)
+    job = {k: os.environ.get(k) for k in ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID")
+           if os.environ.get(k)}
+    for notebook in sweep["notebooks"]:
+        marker = status / f"{notebook}.done"
+        if marker.exists():
+            print(f"[{model}] {notebook}: done already", flush=True)
+            continue
+        print(f"[{model}] {notebook}: running", flush=True)
+        t0 = time.time()
+        try:
+            executed = run_notebook(notebook, notebook_params(sweep, model, notebook),
+                                    out_dir=out_dir(sweep) / "notebooks" / model)
+        except Exception as exc:  # noqa: BLE001 - any failure is recorded for --status
+            reason = f"{getattr(exc, 'ename', type(exc).__name__)}: {getattr(exc, 'evalue', exc)}"
+            cell = getattr(exc, "exec_count", None)
+            write_json(status / "failed.json", {
+                "model": model, "notebook": notebook, "cell": cell, "reason": reason.strip()[:2000],
+                "executed_notebook": str(out_dir(sweep) / "notebooks" / model / f"{notebook}.ipynb"),
+                "log": str(out_dir(sweep) / "logs" / f"{model}.log"), "time_utc": _now(),
+                "host": socket.gethostname(), **job})
+            print(f"[{model}] {notebook}: FAILED in cell {cell}: {reason}", flush=True)
+            traceback.print_exc()
+            return 1
+        write_json(marker, {"model": model, "notebook": notebook, "executed_notebook": str(executed),
+                            "seconds": round(time.time() - t0, 1), "time_utc": _now(),
+                            "host": socket.gethostname(), **job})
+    print(f"[{model}] done", flush=True)
+    return 0
+
+
+def run_analysis(sweep: dict) -> int:
+    """Notebooks 03-09 once over every model whose scoring is done."""
+    from .analysis.report import write_index
+    from .pipeline import StepFailed, run_step
+
+    done = [m for m in sweep["models"] if model_state(sweep, m)[0] == "done"]
+    marker = out_dir(sweep) / "status" / "analysis.json"
+    if not done:
+        print("no finished model to analyse", flush=True)
+        write_json(marker, {"state": "failed", "reason": "no finished model", "time_utc": _now()})
+        return 1
+    reports = out_dir(sweep) / "reports"
+    pages = []
+    for notebook in sweep["analysis"]:
+        print(f"[analysis] {notebook} over {done}", flush=True)
+        try:
+            executed = run_step(notebook, {"results_dir": str(out_dir(sweep) / "scores"),
+                                           "models": done, "out_dir": str(reports)}, reports, notebook)
+        except StepFailed as exc:
+            print(f"[analysis] {exc}", flush=True)
+            write_json(marker, {"state": "failed", "reason": str(exc), "models": done, "time_utc": _now()})
+            return 1
+        pages.append((notebook, executed.with_suffix(".html").name))
+    index = write_index(reports, f"ocg sweep: {sweep['name']}", pages,
+                        notes=[f"models: {', '.join(done)}"])
+    write_json(marker, {"state": "done", "report": str(index), "models": done, "time_utc": _now()})
+    print(f"[analysis] report: {index}", flush=True)
+    return 0
+
+
+# -- state -----------------------------------------------------------------------------------------
+
+def model_state(sweep: dict, model: str, jobs: dict[str, str] | None = None) -> tuple[str, str]:
+    """(done | running | failed | missing, detail) from markers, and Slurm states if given."""
+    status = status_dir(sweep, model)
+    if all((status / f"{nb}.done").exists() for nb in sweep["notebooks"]):
+        return "done", "all notebooks finished"
+    state = (jobs or {}).get(model)
+    if state in ACTIVE_STATES:
+        return "running", f"slurm {state}"
+    if (status / "failed.json").exists():
+        f = read_json(status / "failed.json")
+        return "failed", f"{f['notebook']} cell {f.get('cell')}: {f['reason'][:300]} (log: {f['log']})"
+    if state in FAILED_STATES or state == "COMPLETED":
+        return "failed", f"slurm {state} without a completion marker (see {out_dir(sweep) / 'logs'})"
+    return "missing", "not run yet"
+
+
+def manifest_path(sweep: dict) -> Path:
+    return out_dir(sweep) / "slurm" / "manifest.json"
+
+
+def slurm_states(sweep: dict) -> dict[str, str]:
+    """Latest Slurm state of each model's array task (squeue; needs finished jobs kept visible,
+    or sacct where accounting is on)."""
+    path = manifest_path(sweep)
+    if not path.exists():
+        return {}
+    manifest = read_json(path)
+    latest: dict[str, tuple[str, int]] = {}
+    for sub in manifest["submissions"]:
+        for index, model in sub["tasks"].items():
+            latest[model] = (sub["job_id"], int(index))
+    states = {}
+    for job_id in sorted({j for j, _ in latest.values()}):
+        found = _job_states(job_id)
+        for model, (jid, index) in latest.items():
+            if jid == job_id and index in found:
+                states[model] = found[index]
+    return states
+
+
+def _job_states(job_id: str) -> dict[int, str]:
+    out = subprocess.run(["squeue", "-h", "-r", "-t", "all", "-j", job_id, "-o", "%K|%T"],
+                         capture_output=True, text=True, timeout=30)
+    states = {}
+    for line in out.stdout.splitlines():
+        index, _, state = line.partition("|")
+        if index.strip().isdigit():
+            states[int(index)] = state.strip()
+    if states:
+        return states
+    acct = subprocess.run(["sacct", "-n", "-P", "-X", "-j", job_id, "-o", "JobID,State"],
+                          capture_output=True, text=True, timeout=30)
+    for line in acct.stdout.splitlines():
+        jid, _, state = line.partition("|")
+        if "_" in jid and jid.split("_")[1].isdigit():
+            states[int(jid.split("_")[1])] = state.split()[0] if state else state
+    return states
+
+
+def status_table(sweep: dict, with_slurm: bool = True) -> list[tuple[str, str, str]]:
+    jobs = {}
+    if with_slurm:
+        try:
+            jobs = slurm_states(sweep)
+        except (OSError, subprocess.SubprocessError):
+            jobs = {}
+    return [(m, *model_state(sweep, m, jobs)) for m in sweep["models"]]
+
+
+def print_status(sweep: dict) -> None:
+    rows = status_table(sweep)
+    width = max(len(m) for m, _, _ in rows)
+    for model, state, detail in rows:
+        print(f"{model:<{width}}  {state:<8} {detail}")
+    counts = {s: sum(1 for _, st, _ in rows if st == s) for s in ("done", "running", "failed", "missing")}
+    print("  ".join(f"{k}: {v}" for k, v in counts.items()))
+    marker = out_dir(sweep) / "status" / "analysis.json"
+    if marker.exists():
+        a = read_json(marker)
+        detail = a.get("report") or a.get("reason", "").splitlines()[0]
+        print(f"analysis: {a['state']} over {len(a.get('models', []))} model(s): {detail}")
+    else:
+        print("analysis: not run yet")
+
+
+# -- executors -------------------------------------------------------------------------------------
+
+def to_run(sweep: dict, with_slurm: bool) -> list[str]:
+    return [m for m, state, _ in status_table(sweep, with_slurm) if state in ("missing", "failed")]
+
+
+def run_local(sweep: dict) -> int:
+    """Each pending model's task as a subprocess, one after another; then the analyses."""
+    logs = out_dir(sweep) / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    pending = to_run(sweep, with_slurm=False)
+    print(f"sweep {sweep['name']}: {len(pending)} model(s) to run: {pending}", flush=True)
+    for model in pending:
+        with (logs / f"{model}.log").open("a") as log:
+            code = subprocess.call(task_command(sweep, model), stdout=log, stderr=subprocess.STDOUT,
+                                   cwd=PROJECT_ROOT)
+        outcome = "done" if code == 0 else f"FAILED (exit {code}), see {logs / model}.log"
+        print(f"  {model}: {outcome}", flush=True)
+    if sweep["analysis"]:
+        with (logs / "analysis.log").open("a") as log:
+            subprocess.call([sys.executable, "-m", "ocg.cli", "sweep", sweep["file"], "--analysis"],
+                            stdout=log, stderr=subprocess.STDOUT, cwd=PROJECT_ROOT)
+    print_status(sweep)
+    return 0
+
+
+def _sbatch_resources(res: dict) -> list[str]:
+    args = [f"--cpus-per-task={res['cpus']}", f"--mem={res['mem']}", f"--time={res['time']}"]
+    if res["gpus"]:
+        args.append(f"--gres=gpu:{res['gpus']}")
+    return args
+
+
+def write_array_script(sweep: dict) -> Path:
+    out = out_dir(sweep)
+    models = " ".join(sweep["models"])
+    cmd = " ".join(task_command(sweep, '"$MODEL"'))
+    script = f"""#!/bin/bash
+# ocg sweep {sweep['name']}: one array task per model (index = position in the sweep's model list).
+# Resources are given per submission on the sbatch command line (see manifest.json).
+#SBATCH --job-name=ocg-{sweep['name']}
+#SBATCH --output={out}/logs/slurm-%A_%a.out
+#SBATCH --requeue
+#SBATCH --open-mode=append
+set -uo pipefail
+MODELS=({models})
+MODEL="${{MODELS[$SLURM_ARRAY_TASK_ID]}}"
+cd {PROJECT_ROOT}
+echo "[$(date -u +%FT%TZ)] task $SLURM_ARRAY_TASK_ID: $MODEL on $(hostname) (job $SLURM_JOB_ID)" >> "{out}/logs/$MODEL.log"
+{cmd} >> "{out}/logs/$MODEL.log" 2>&1
+"""
+    path = out / "slurm" / "array.sbatch"
+    with atomic_path(path) as tmp:
+        tmp.write_text(script)
+    os.chmod(path, 0o755)
+    analysis = f"""#!/bin/bash
+# ocg sweep {sweep['name']}: the analyses (03-09) once over every finished model.
+#SBATCH --job-name=ocg-{sweep['name']}-analysis
+#SBATCH --output={out}/logs/analysis.log
+#SBATCH --open-mode=append
+set -uo pipefail
+cd {PROJECT_ROOT}
+{sys.executable} -m ocg.cli sweep {sweep['file']} --analysis
+"""
+    apath = out / "slurm" / "analysis.sbatch"
+    with atomic_path(apath) as tmp:
+        tmp.write_text(analysis)
+    os.chmod(apath, 0o755)
+    return path
+
+
+def _sbatch(args: list[str]) -> str:
+    proc = subprocess.run(["sbatch", "--parsable", *args], capture_output=True, text=True, timeout=60)
+    if proc.returncode != 0:
+        raise RuntimeError(f"sbatch {' '.join(args)} failed: {proc.stderr.strip()}")
+    return proc.stdout.strip().split(";")[0]
+
+
+def submit_slurm(sweep: dict, dry_run: bool = False) -> dict:
+    """Submit the models that are neither done nor running, grouped by resources; then the
+    analyses as a job that depends on them (afterany: a failed model does not block it)."""
+    out = out_dir(sweep)
+    (out / "logs").mkdir(parents=True, exist_ok=True)
+    pending = to_run(sweep, with_slurm=True)
+    script = write_array_script(sweep)
+    manifest = read_json(manifest_path(sweep)) if manifest_path(sweep).exists() else \
+        {"sweep": sweep["name"], "file": sweep["file"], "submissions": [], "analysis_jobs": []}
+    common = [f"--{k}={sweep['slurm'][k]}" for k in ("partition", "account") if sweep["slurm"][k]]
+    common += list(sweep["slurm"]["extra_args"])
+    groups: dict[tuple, list[str]] = {}
+    for model in pending:
+        groups.setdefault(tuple(sorted(resources_for(sweep, model).items())), []).append(model)
+    job_ids = []
+    for key, models in groups.items():
+        res = dict(key)
+        indices = {sweep["models"].index(m): m for m in models}
+        array = ",".join(str(i) for i in sorted(indices)) + f"%{sweep['slurm']['throttle']}"
+        args = [f"--array={array}", *_sbatch_resources(res), *common, str(script)]
+        for m in models:
+            (status_dir(sweep, m)).mkdir(parents=True, exist_ok=True)
+        job_id = "DRY-RUN" if dry_run else _sbatch(args)
+        job_ids.append(job_id)
+        manifest["submissions"].append({"job_id": job_id, "time_utc": _now(), "resources": res,
+                                        "tasks": {str(i): m for i, m in sorted(indices.items())},
+                                        "sbatch_args": args})
+    if sweep["analysis"] and (job_ids or not manifest["analysis_jobs"]):
+        deps = [f"--dependency=afterany:{':'.join(job_ids)}"] if job_ids and not dry_run else []
+        args = [*deps, *_sbatch_resources({**{"gpus": 0, "cpus": 1, "mem": "4G", "time": "01:00:00"},
+                                           **sweep["slurm"]["analysis"]}), *common,
+                str(out / "slurm" / "analysis.sbatch")]
+        analysis_id = "DRY-RUN" if dry_run else _sbatch(args)
+        manifest["analysis_jobs"].append({"job_id": analysis_id, "after": job_ids, "time_utc": _now(),
+                                          "sbatch_args": args})
+    if not dry_run:
+        write_json(manifest_path(sweep), manifest)
+    print(f"sweep {sweep['name']}: submitted {len(pending)} model(s) {pending} as job(s) {job_ids}",
+          flush=True)
+    return manifest
+
+
+def wait_slurm(sweep: dict, timeout_s: float = 24 * 3600, poll_s: float = 5.0) -> bool:
+    """Follow the sweep's jobs (model arrays and analyses) until none is queued or running."""
+    manifest = read_json(manifest_path(sweep))
+    ids = sorted({s["job_id"] for s in manifest["submissions"]} |
+                 {a["job_id"] for a in manifest["analysis_jobs"]})
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        proc = subprocess.run(["squeue", "-h", "-r", "-j", ",".join(ids), "-o", "%i|%T"],
+                              capture_output=True, text=True, timeout=30)
+        active = [l for l in proc.stdout.splitlines() if l.split("|")[-1] in ACTIVE_STATES]
+        if not active:
+            return True
+        time.sleep(poll_s)
+    return False
+
+
+def run_sweep(path: str | Path, executor: str = "local", wait: bool = False, status: bool = False,
+              task: str | None = None, analysis: bool = False, dry_run: bool = False,
+              wait_timeout_s: float = 24 * 3600) -> int:
+    sweep = load_sweep(path)
+    if task:
+        return run_model_task(sweep, task)
+    if analysis:
+        return run_analysis(sweep)
+    if status:
+        print_status(sweep)
+        return 0
+    if executor == "local":
+        return run_local(sweep)
+    if executor == "slurm":
+        submit_slurm(sweep, dry_run=dry_run)
+        if wait and not dry_run:
+            finished = wait_slurm(sweep, timeout_s=wait_timeout_s)
+            print_status(sweep)
+            return 0 if finished else 124
+        return 0
+    raise OcgInputError("--executor", f"got {executor!r}; expected local or slurm")
