@@ -1,0 +1,136 @@
+"""Sweeps: the local executor, and the Slurm executor on a real single-node Slurm."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from ocg.errors import OcgInputError
+from ocg.models import MODELS_FILE
+from ocg.sweep import load_sweep, resources_for, status_table
+from slurm_cluster import SlurmCluster, missing_binaries
+
+SECRET = "sk-sweep-secret-81bd3"
+
+
+def models_file(tmp_path, broken: bool) -> str:
+    """Three cheap entries of the embedded model; `broken` points one at a missing directory."""
+    entry = {"id": "embedded:smollm2-135m-instruct", "quantization": "none", "max_new_tokens": 12,
+             "batch_size": 24}
+    models = {"good-a": entry, "good-b": dict(entry, max_new_tokens=10),
+              "flaky": dict(entry, id=str(tmp_path / "no-such-model")) if broken else entry}
+    path = tmp_path / "models.yaml"
+    path.write_text(yaml.safe_dump({"models": models}))
+    return str(path)
+
+
+def sweep_file(tmp_path, models, models_path, analysis=("03_main_results",)) -> str:
+    sweep = {"name": "t", "models": models, "models_file": models_path, "conditions": ["ordered"],
+             "subset_k": 1, "template_ids": [0], "metrics": ["coverage", "pbleu", "diverse"],
+             "analysis": list(analysis), "outputs": str(tmp_path / "out"),
+             "resources": {"default": {"gpus": 0, "cpus": 1, "mem": "200M", "time": "00:20:00"}},
+             "slurm": {"throttle": 2, "analysis": {"gpus": 0, "cpus": 1, "mem": "200M", "time": "00:20:00"}}}
+    path = tmp_path / "sweep.yaml"
+    path.write_text(yaml.safe_dump(sweep))
+    return str(path)
+
+
+def ocg(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "ocg.cli", *args], capture_output=True, text=True,
+                          env=env or os.environ.copy(), timeout=900)
+
+
+def test_sweep_file_validation(tmp_path):
+    paper = load_sweep("params/sweeps/paper.yaml")
+    assert len(paper["models"]) == 36
+    assert resources_for(paper, "llama3.1-405b")["gpus"] == 8
+    assert resources_for(paper, "qwen2.5-7b") == {"gpus": 1, "cpus": 8, "mem": "64G", "time": "12:00:00"}
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump({"name": "x", "models": ["nope"], "conditions": ["ordered"], "outputs": "o"}))
+    with pytest.raises(OcgInputError, match=r"bad.yaml: models\[0\]: 'nope' is not an entry of"):
+        load_sweep(bad)
+    bad.write_text(yaml.safe_dump({"name": "x", "models": ["gpt-4o"], "conditions": ["ordered"],
+                                   "outputs": "o", "resources": {"default": {"gpu": 1}}}))
+    with pytest.raises(OcgInputError, match=r"resources.default.gpu: unknown resource"):
+        load_sweep(bad)
+
+
+@pytest.mark.slow
+def test_local_executor_two_entries_of_the_embedded_model(tmp_path):
+    path = sweep_file(tmp_path, ["good-a", "good-b"], models_file(tmp_path, broken=False))
+    env = dict(os.environ, OPENAI_API_KEY=SECRET)
+    result = ocg("sweep", path, env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    out = tmp_path / "out"
+    for model in ("good-a", "good-b"):
+        assert (out / "status" / model / "01_generate.done").exists()
+        assert (out / "status" / model / "02_score.done").exists()
+        assert (out / "scores" / model / "summary.parquet").exists()
+        assert (out / "notebooks" / model / "01_generate.html").exists()
+        assert (out / "logs" / f"{model}.log").stat().st_size > 0
+    assert json.loads((out / "status" / "analysis.json").read_text())["state"] == "done"
+    assert (out / "reports" / "index.html").exists() and (out / "reports" / "tables" / "table1.csv").exists()
+    status = ocg("sweep", path, "--status")
+    assert "good-a  done" in status.stdout and "done: 2" in status.stdout
+    rerun = ocg("sweep", path, env=env)
+    assert "0 model(s) to run" in rerun.stdout
+    for f in out.rglob("*"):
+        if f.is_file() and f.suffix in (".json", ".log", ".ipynb", ".html", ".jsonl", ".csv"):
+            assert SECRET not in f.read_text(errors="replace"), f
+
+
+@pytest.fixture
+def slurm(tmp_path, monkeypatch):
+    missing = missing_binaries()
+    if missing and os.environ.get("CI") == "true":
+        pytest.fail(f"Slurm binaries missing in CI: {missing} (.ci/run installs them)")
+    if missing:
+        pytest.skip(f"Slurm binaries missing: {missing} (CI installs slurmctld slurmd slurm-client munge)")
+    cluster = SlurmCluster(tmp_path / "cluster")
+    try:
+        cluster.start()
+        monkeypatch.setenv("SLURM_CONF", str(cluster.conf))
+        yield cluster
+    finally:
+        cluster.stop()  # by PID, also when the test failed
+
+
+@pytest.mark.slow
+def test_slurm_array_with_a_broken_model_then_a_rerun_of_only_it(tmp_path, slurm):
+    mpath = models_file(tmp_path, broken=True)
+    path = sweep_file(tmp_path, ["good-a", "flaky", "good-b"], mpath)
+    first = ocg("sweep", path, "--executor", "slurm", "--wait")
+    assert first.returncode == 0, first.stdout + first.stderr[-3000:] + slurm.logs()
+    out = tmp_path / "out"
+    manifest = json.loads((out / "slurm" / "manifest.json").read_text())
+    assert len(manifest["submissions"]) == 1
+    sub = manifest["submissions"][0]
+    assert sub["tasks"] == {"0": "good-a", "1": "flaky", "2": "good-b"}
+    assert any(a.startswith("--array=0,1,2%2") for a in sub["sbatch_args"])
+    assert "--mem=200M" in sub["sbatch_args"] and "--requeue" in (out / "slurm" / "array.sbatch").read_text()
+    assert manifest["analysis_jobs"][0]["sbatch_args"][0] == f"--dependency=afterany:{sub['job_id']}"
+
+    states = {m: (s, d) for m, s, d in status_table(load_sweep(path))}
+    assert states["good-a"][0] == "done" and states["good-b"][0] == "done"
+    assert states["flaky"][0] == "failed" and "no-such-model" in states["flaky"][1]
+    failed = json.loads((out / "status" / "flaky" / "failed.json").read_text())
+    assert failed["notebook"] == "01_generate" and failed["SLURM_ARRAY_TASK_ID"] == "1"
+    assert "no-such-model" in (out / "notebooks" / "flaky" / "01_generate.ipynb").read_text()
+    assert (out / f"logs/slurm-{sub['job_id']}_1.out").exists() and (out / "logs" / "flaky.log").exists()
+    for model in ("good-a", "good-b"):
+        assert (out / "scores" / model / "summary.parquet").exists()
+    analysis = json.loads((out / "status" / "analysis.json").read_text())
+    assert analysis["state"] == "done" and analysis["models"] == ["good-a", "good-b"]
+    status = ocg("sweep", path, "--status")
+    assert "flaky" in status.stdout and "failed" in status.stdout and "done: 2" in status.stdout
+
+    models_file(tmp_path, broken=False)  # fix the entry, run again: only it is submitted
+    second = ocg("sweep", path, "--executor", "slurm", "--wait")
+    assert second.returncode == 0, second.stdout + second.stderr[-3000:]
+    manifest = json.loads((out / "slurm" / "manifest.json").read_text())
+    assert len(manifest["submissions"]) == 2 and manifest["submissions"][1]["tasks"] == {"1": "flaky"}
+    assert all(s == "done" for _, s, _ in status_table(load_sweep(path)))
+    assert json.loads((out / "status" / "analysis.json").read_text())["models"] == ["good-a", "flaky", "good-b"]
