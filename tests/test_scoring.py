@@ -170,3 +170,18 @@ def test_perplexity_with_the_embedded_model():
     lm.tokenizer.model_max_length = 6
     ppl2, status2 = perplexity.score_perplexity([texts[-1]], lm, batch_size=2)
     assert status2[texts[-1]] == "truncated" and math.isfinite(ppl2[texts[-1]])
+
+
+def test_lmppl_connectivity_check_cannot_hang(monkeypatch):
+    """lmppl opens http://google.com with no timeout; load_lm replaces that check."""
+    import time
+
+    import lmppl.ppl_recurrent_lm as recurrent
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    _, path, _ = perplexity.resolve_model("embedded:smollm2-135m-instruct", None)
+    perplexity.load_lm(path)
+    t0 = time.perf_counter()
+    assert recurrent.internet_connection() is False
+    assert time.perf_counter() - t0 < 1.0
+    used, _, reason = perplexity.resolve_model("gpt2-xl", "embedded:smollm2-135m-instruct")
+    assert used == "embedded:smollm2-135m-instruct" and "gpt2-xl" in reason
