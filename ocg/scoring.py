@@ -257,9 +257,8 @@ def score_all(gen_dir: str | Path | None = None, models: list[str] | None = None
     return [score_model(p, **kwargs) for p in dirs]
 
 
-def load_scores(scores_root: str | Path | None = None, models: list[str] | None = None
-                ) -> dict[str, pd.DataFrame]:
-    """answers, groups and summary of every scored model, concatenated."""
+def load_scores(scores_root: str | Path | None = None, models: list[str] | None = None) -> dict:
+    """answers, groups and summary of every scored model, concatenated; and their signatures."""
     root = Path(scores_root or scores_dir())
     dirs = sorted(p for p in root.iterdir() if (p / "signature.json").exists()) if root.exists() else []
     if models:
@@ -268,4 +267,6 @@ def load_scores(scores_root: str | Path | None = None, models: list[str] | None 
     for table in ("answers", "groups", "summary"):
         frames = [pd.read_parquet(p / f"{table}.parquet") for p in dirs]
         out[table] = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    out["signatures"] = {p.name: {k: v for k, v in read_json(p / "signature.json").items()
+                                  if k not in ("config",)} for p in dirs}
     return out

@@ -61,6 +61,10 @@ def test_03_main_results(scored):
     assert len(ci) == 2 * 6 and (ci.ci_low <= ci.value).all() and (ci.value <= ci.ci_high).all()
     paired = pd.read_csv(out / "tables" / "table1_paired_test.csv")
     assert len(paired) == 2 * 6 and paired.p_value.between(0, 1).all()
+    import json
+    prov = json.loads((out / "tables" / "table1.provenance.json").read_text())
+    assert prov["git"]["commit"] and set(prov["scored_models"]) == set(MODELS)
+    assert prov["scored_models"]["qwen2.5-7b"]["pbleu"]["sacrebleu"].startswith("nrefs:1")
     html = (out / "03_main_results.html").read_text()
     assert "Table 1" in html and "diff" in html
 

@@ -7,18 +7,27 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..io import atomic_path
+from ..io import atomic_path, write_json
 from ..paths import outputs_dir
+from ..provenance import provenance
 
 
 def reports_dir(out_dir: str | Path | None = None) -> Path:
     return Path(out_dir) if out_dir else outputs_dir() / "reports"
 
 
-def save_table(long: pd.DataFrame, name: str, out_dir=None, latex: str | None = None) -> list[Path]:
-    """tables/<name>.csv (tidy, full precision) and tables/<name>.tex when given."""
+def sources(scores: dict) -> dict:
+    """What a table was computed from: each model's scoring signature (inputs hash, metric
+    settings, package versions, git commit of the scoring run)."""
+    return {"scored_models": scores.get("signatures", {})}
+
+
+def save_table(long: pd.DataFrame, name: str, out_dir=None, latex: str | None = None,
+               meta: dict | None = None) -> list[Path]:
+    """tables/<name>.csv (tidy, full precision), tables/<name>.tex when given, and
+    tables/<name>.provenance.json (this run's provenance plus `meta`, e.g. `sources(scores)`)."""
     folder = reports_dir(out_dir) / "tables"
-    written = []
+    written = [write_json(folder / f"{name}.provenance.json", {"table": name, **provenance(), **(meta or {})})]
     with atomic_path(folder / f"{name}.csv") as tmp:
         long.to_csv(tmp, index=False)
     written.append(folder / f"{name}.csv")

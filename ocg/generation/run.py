@@ -148,7 +148,7 @@ def generate(model: str | ModelSpec, conditions=("original", "ordered"), subset_
         plan = plan_batches(list(rows["instance_id"]), backend.prompt_lengths(rendered),
                             backend.batch_size)
         for batch_index, positions in enumerate(plan):
-            missing = [p for p in positions if rows.at[p, "instance_id"] not in store.done]
+            missing = {rows.at[p, "instance_id"] for p in positions} - store.done
             if not missing:
                 continue
             outputs = backend.generate([rendered[p] for p in positions])
@@ -169,8 +169,7 @@ def generate(model: str | ModelSpec, conditions=("original", "ordered"), subset_
                 })
             n = store.append(records)
             written += n
-            new_tokens += sum(r["completion_tokens"] or 0 for r in records
-                              if r["instance_id"] in {rows.at[p, "instance_id"] for p in missing})
+            new_tokens += sum(r["completion_tokens"] or 0 for r in records if r["instance_id"] in missing)
             elapsed = max(time.perf_counter() - t_start, 1e-9)
             bar.update(n)
             bar.set_postfix(inst_s=f"{written / elapsed:.2f}", tok_s=f"{new_tokens / elapsed:.1f}")
