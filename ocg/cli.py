@@ -21,12 +21,13 @@ def _build_data(args) -> int:
 
 
 def _run_notebook(args) -> int:
+    import yaml
+
     from .notebooks import run_notebook
 
     params = {}
     for item in args.param or []:
         key, _, value = item.partition("=")
-        import yaml
         params[key] = yaml.safe_load(value)
     print(run_notebook(args.notebook, params, out_dir=args.out))
     return 0
