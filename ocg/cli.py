@@ -45,6 +45,9 @@ def _generate(args) -> int:
 
 
 def _score(args) -> int:
+    import os
+    if args.device == "cpu":  # before anything initialises CUDA
+        os.environ["CUDA_VISIBLE_DEVICES"] = ""
     from .scoring import score_all
 
     for path in score_all(args.generations, models=args.models, metrics=args.metrics,
@@ -105,6 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--metrics", nargs="+", default=None, help="default: params/scoring.yaml")
     p.add_argument("--redo", action="store_true", help="recompute even if up to date")
     p.add_argument("--out", type=Path, default=None, help="default outputs/scores")
+    p.add_argument("--device", choices=["auto", "cpu"], default="auto",
+                   help="auto: BLEURT and perplexity on a GPU when there is one")
     p.set_defaults(func=_score)
 
     p = sub.add_parser("sweep", help="many models: notebooks 01-02 per model, then 03-09 (local or Slurm)")

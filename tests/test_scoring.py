@@ -142,7 +142,8 @@ def test_rerun_skips_and_redo_recomputes(scored, tiny_bleurt):
     assert (out / "summary.parquet").stat().st_mtime_ns != stamp
     assert "coverage_wo_order" not in pd.read_parquet(out / "summary.parquet")
     tables = load_scores(out.parent)
-    assert set(tables) == {"answers", "groups", "summary"} and len(tables["summary"]) == 2
+    assert set(tables) == {"answers", "groups", "summary", "signatures"} and len(tables["summary"]) == 2
+    assert tables["signatures"]["synthetic"]["metrics"] == ["pbleu"]
 
 
 def test_perplexity_with_the_embedded_model():
