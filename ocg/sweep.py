@@ -335,7 +335,9 @@ def run_local(sweep: dict) -> int:
                                    cwd=PROJECT_ROOT)
         outcome = "done" if code == 0 else f"FAILED (exit {code}), see {logs / model}.log"
         print(f"  {model}: {outcome}", flush=True)
-    if sweep["analysis"]:
+    analysed = out_dir(sweep) / "status" / "analysis.json"
+    stale = not analysed.exists() or read_json(analysed)["state"] != "done"
+    if sweep["analysis"] and (pending or stale):
         with (logs / "analysis.log").open("a") as log:
             subprocess.call([sys.executable, "-m", "ocg.cli", "sweep", sweep["file"], "--analysis"],
                             stdout=log, stderr=subprocess.STDOUT, cwd=PROJECT_ROOT)
