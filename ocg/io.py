@@ -38,5 +38,16 @@ def write_parquet(path: str | Path, df) -> Path:
     return Path(path)
 
 
+def read_yaml(path: str | Path) -> Any:
+    """A parameter file's contents; unreadable or invalid YAML is an error naming the file."""
+    import yaml
+
+    from .errors import OcgInputError
+    try:
+        return yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise OcgInputError(str(path), f"cannot read YAML: {exc}") from None
+
+
 def read_json(path: str | Path) -> Any:
     return json.loads(Path(path).read_text())

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import yaml
 
 from .errors import OcgInputError
+from .io import read_yaml
 from .paths import PARAMS_DIR
 
 MODELS_FILE = PARAMS_DIR / "models.yaml"
@@ -134,11 +134,7 @@ def parse_models(raw: object, source: str) -> dict[str, ModelSpec]:
 
 def load_models(path: str | Path = MODELS_FILE) -> dict[str, ModelSpec]:
     path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise OcgInputError(str(path), f"invalid YAML: {exc}") from None
-    return parse_models(raw, str(path))
+    return parse_models(read_yaml(path), str(path))
 
 
 def get_model(name: str, path: str | Path = MODELS_FILE) -> ModelSpec:

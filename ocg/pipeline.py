@@ -11,9 +11,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import yaml
 
 from .errors import OcgInputError
+from .io import read_yaml
 from .notebooks import run_notebook
 from .paths import PARAMS_DIR, outputs_dir
 
@@ -27,10 +27,7 @@ ANALYSES = ["03_main_results", "04_pos_patterns", "05_templates", "06_priming",
 
 def load_run(path: str | Path = DEMO_RUN) -> dict:
     path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise OcgInputError(str(path), f"invalid YAML: {exc}") from None
+    raw = read_yaml(path)
     if not isinstance(raw, dict):
         raise OcgInputError(str(path), "expected a mapping")
     extra = sorted(set(raw) - set(RUN_KEYS))

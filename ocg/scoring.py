@@ -16,12 +16,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import yaml
 from tqdm import tqdm
 
 from .errors import OcgInputError
 from .generation.run import generations_dir, read_generations
-from .io import read_json, write_json, write_parquet
+from .io import read_json, read_yaml, write_json, write_parquet
 from .metrics import bleu, bleurt, coverage, degenerate, diversity, perplexity
 from .paths import PARAMS_DIR, outputs_dir
 from .provenance import provenance
@@ -41,7 +40,7 @@ def scores_dir() -> Path:
 
 def load_scoring_config(path: str | Path = SCORING_FILE, **overrides) -> dict:
     path = Path(path)
-    config = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    config = read_yaml(path) or {}
     config.update({k: v for k, v in overrides.items() if v is not None})
     for key in config:
         if key not in CONFIG_KEYS:

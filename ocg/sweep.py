@@ -18,7 +18,6 @@ Layout under the sweep's `outputs` directory:
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import os
 import re
 import socket
@@ -28,10 +27,9 @@ import time
 import traceback
 from pathlib import Path
 
-import yaml
 
 from .errors import OcgInputError
-from .io import atomic_path, read_json, write_json
+from .io import atomic_path, read_json, read_yaml, write_json
 from .models import MODELS_FILE, load_models
 from .paths import PROJECT_ROOT
 from .pipeline import ANALYSES
@@ -70,10 +68,7 @@ def _check_resources(where: str, res: object) -> dict:
 
 def load_sweep(path: str | Path) -> dict:
     path = Path(path).resolve()
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise OcgInputError(str(path), f"cannot read sweep file: {exc}") from None
+    raw = read_yaml(path)
     if not isinstance(raw, dict):
         raise OcgInputError(str(path), "expected a mapping")
     defaults = {"models_file": None, "subset_k": None, "template_ids": None, "metrics": None,

@@ -9,7 +9,6 @@ import pytest
 import yaml
 
 from ocg.errors import OcgInputError
-from ocg.models import MODELS_FILE
 from ocg.sweep import load_sweep, resources_for, status_table
 from slurm_cluster import SlurmCluster, missing_binaries
 

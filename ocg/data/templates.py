@@ -6,9 +6,9 @@ import string
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
 
 from ..errors import OcgInputError
+from ..io import read_yaml
 from ..paths import TEMPLATES_FILE
 
 PLACEHOLDERS = ("concepts",)
@@ -89,10 +89,7 @@ def _require(mapping: dict, key: str, kind: type, where: str):
 
 def load_templates(path: str | Path = TEMPLATES_FILE) -> TemplateConfig:
     path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise OcgInputError(str(path), f"invalid YAML: {exc}") from None
+    raw = read_yaml(path)
     src = str(path)
     if not isinstance(raw, dict):
         raise OcgInputError(src, "expected a mapping at the top level")
