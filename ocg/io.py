@@ -38,15 +38,52 @@ def write_parquet(path: str | Path, df) -> Path:
     return Path(path)
 
 
+def _unique_key_loader():
+    """A safe YAML loader that refuses a key given twice in one mapping (PyYAML keeps the last)."""
+    import yaml
+
+    class UniqueKeyLoader(yaml.SafeLoader):
+        pass
+
+    def construct_mapping(loader, node, deep=False):
+        seen = {}
+        for key_node, _ in node.value:
+            key = loader.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    "while constructing a mapping", node.start_mark,
+                    f"found duplicate key {key!r} (first on line {seen[key] + 1})", key_node.start_mark)
+            seen[key] = key_node.start_mark.line
+        return loader.construct_mapping(node, deep=deep)
+
+    UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
+    return UniqueKeyLoader
+
+
+def read_text(path: str | Path) -> str:
+    """A text file as UTF-8; anything else is an error naming the file and the byte offset."""
+    from .errors import OcgInputError
+    data = Path(path).read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise OcgInputError(str(path), f"not UTF-8 text: byte {exc.start} is 0x{data[exc.start]:02x}") from None
+
+
 def read_yaml(path: str | Path) -> Any:
-    """A parameter file's contents; unreadable or invalid YAML is an error naming the file."""
+    """A parameter file's contents; unreadable or invalid YAML (or a key given twice) is an error
+    naming the file and line."""
     import yaml
 
     from .errors import OcgInputError
     try:
-        return yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise OcgInputError(str(path), f"cannot read YAML: {exc}") from None
+        text = read_text(path)
+    except OSError as exc:
+        raise OcgInputError(str(path), f"cannot read: {exc.strerror or exc}") from None
+    try:
+        return yaml.load(text, Loader=_unique_key_loader())  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        raise OcgInputError(str(path), f"invalid YAML: {exc}") from None
 
 
 def read_json(path: str | Path) -> Any:

@@ -8,6 +8,8 @@ from pathlib import Path
 
 from .errors import OcgInputError
 from .io import read_yaml
+from .names import check_name
+from .embedded import EMBEDDED_MODELS, EMBEDDED_PREFIX
 from .paths import PARAMS_DIR
 
 MODELS_FILE = PARAMS_DIR / "models.yaml"
@@ -16,11 +18,17 @@ BACKENDS = ("transformers", "openai")
 QUANTIZATIONS = ("none", "4bit", "8bit")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 EXTRACTIONS = ("plain", "think", "marco_o1")
+SYSTEM_MODES = ("auto", "system", "folded")  # auto: probe the chat template (API models: system)
+DECODINGS = ("greedy", "model_defaults")  # see docs/METHODS.md, "Decoding"
+SYSTEM_PROMPTS = ("paper", "template_default")
+# The calendar date every chat template sees (Llama 3.x writes "Today Date: ..." into the system
+# turn). The Llama 3.1 template's own fallback date; pinned so a rerun asks the same prompt.
+DEFAULT_PROMPT_DATE = "2024-07-26"
 API_FIELDS = {"base_url": str, "key_env": str, "concurrency": int, "timeout_s": (int, float),
               "max_retries": int, "temperature": (int, float, type(None)), "backoff_s": (int, float),
-              "token_param": str}
-API_DEFAULTS = {"concurrency": 8, "timeout_s": 60, "max_retries": 6, "temperature": 0,
-                "backoff_s": 1.0, "token_param": "max_tokens"}
+              "token_param": str, "max_retry_wait_s": (int, float)}
+API_DEFAULTS = {"concurrency": 8, "timeout_s": 120, "max_retries": 6, "temperature": 0,
+                "backoff_s": 1.0, "token_param": "max_tokens", "max_retry_wait_s": 300}
 
 
 @dataclass(frozen=True)
@@ -36,6 +44,12 @@ class ModelSpec:
     batch_size: int = 32
     seed: int = 42
     answer_extraction: str = "plain"
+    system_mode: str = "auto"
+    system_prompt: str = "paper"
+    prompt_date: str = DEFAULT_PROMPT_DATE
+    decoding: str = "greedy"
+    generation_overrides: dict = field(default_factory=dict)
+    batch_check: int = 16
     paper_name: str | None = None
     paper_id: str | None = None
     base_model: str | None = None
@@ -52,10 +66,12 @@ class ModelSpec:
 
 FIELD_TYPES = {"id": str, "backend": str, "revision": str, "quantization": str, "dtype": str,
                "trust_remote_code": bool, "max_new_tokens": int, "batch_size": int, "seed": int,
-               "answer_extraction": str, "paper_name": str, "paper_id": str, "base_model": str,
-               "api": dict}
+               "answer_extraction": str, "system_mode": str, "system_prompt": str,
+               "prompt_date": str, "decoding": str, "generation_overrides": dict, "batch_check": int,
+               "paper_name": str, "paper_id": str, "base_model": str, "api": dict}
 CHOICES = {"backend": BACKENDS, "quantization": QUANTIZATIONS, "dtype": DTYPES,
-           "answer_extraction": EXTRACTIONS}
+           "answer_extraction": EXTRACTIONS, "system_mode": SYSTEM_MODES, "decoding": DECODINGS,
+           "system_prompt": SYSTEM_PROMPTS}
 
 
 def _validate_value(where: str, key: str, value):
@@ -70,6 +86,44 @@ def _validate_value(where: str, key: str, value):
         raise OcgInputError(f"{where}.{key}", f"got {value}; expected a positive integer")
     if key == "id" and not value.strip():
         raise OcgInputError(f"{where}.{key}", "empty id")
+    if key == "id" and value.startswith(EMBEDDED_PREFIX) and value[len(EMBEDDED_PREFIX):] not in EMBEDDED_MODELS:
+        raise OcgInputError(f"{where}.{key}", f"no embedded model {value[len(EMBEDDED_PREFIX):]!r}; "
+                                              f"known: {sorted(EMBEDDED_MODELS)}")
+    if key in ("seed", "batch_check") and value < 0:
+        raise OcgInputError(f"{where}.{key}", f"got {value}; expected an integer >= 0")
+    if key == "prompt_date":
+        _check_date(f"{where}.{key}", value)
+    if key == "generation_overrides":
+        _check_generation_overrides(f"{where}.{key}", value)
+
+
+def _check_date(where: str, value: str) -> None:
+    import datetime as _dt
+    try:
+        _dt.date.fromisoformat(value)
+    except ValueError:
+        raise OcgInputError(where, f"got {value!r}; expected an ISO date YYYY-MM-DD") from None
+
+
+# Settings that only stop generation or select tokens in ways a user may want to change on
+# purpose; anything else a GenerationConfig knows is accepted too, after a type check.
+_NEVER_OVERRIDE = {"max_new_tokens", "do_sample", "num_beams", "eos_token_id", "pad_token_id",
+                   "bos_token_id"}
+
+
+def _check_generation_overrides(where: str, overrides: dict) -> None:
+    from transformers import GenerationConfig
+    known = GenerationConfig().to_dict()
+    for key, value in overrides.items():
+        if key in _NEVER_OVERRIDE:
+            raise OcgInputError(f"{where}.{key}", "set through its own field (max_new_tokens, "
+                                "decoding) or fixed by ocg (greedy: do_sample false, one beam)")
+        if key not in known:
+            raise OcgInputError(f"{where}.{key}", "not a transformers GenerationConfig setting")
+        default = known[key]
+        if default is not None and not isinstance(value, type(default)) and not (
+                isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool)):
+            raise OcgInputError(f"{where}.{key}", f"got {value!r}; expected {type(default).__name__}")
 
 
 def _validate_api(where: str, api: dict, backend: str) -> dict:
@@ -89,8 +143,13 @@ def _validate_api(where: str, api: dict, backend: str) -> dict:
             raise OcgInputError(f"{where}.api.{key}", f"got {value!r}")
     if not merged["base_url"].startswith(("http://", "https://")):
         raise OcgInputError(f"{where}.api.base_url", f"got {merged['base_url']!r}; expected an http(s) URL")
-    if merged["concurrency"] < 1 or merged["max_retries"] < 0:
-        raise OcgInputError(f"{where}.api", "concurrency must be >= 1 and max_retries >= 0")
+    for key, low in (("concurrency", 1), ("max_retries", 0), ("timeout_s", 1e-9), ("backoff_s", 0),
+                     ("max_retry_wait_s", 0)):
+        if merged[key] < low:
+            raise OcgInputError(f"{where}.api.{key}", f"got {merged[key]!r}; expected a number "
+                                f"{'> 0' if low == 1e-9 else f'>= {low}'}")
+    if merged["temperature"] is not None and merged["temperature"] < 0:
+        raise OcgInputError(f"{where}.api.temperature", f"got {merged['temperature']!r}; expected >= 0 or null")
     return merged
 
 
@@ -108,6 +167,7 @@ def parse_models(raw: object, source: str) -> dict[str, ModelSpec]:
     specs = {}
     for name, entry in raw["models"].items():
         where = f"{source}: models.{name}"
+        check_name(where, name)
         if not isinstance(entry, dict):
             raise OcgInputError(where, "expected a mapping of fields")
         unknown = sorted(set(entry) - set(FIELD_TYPES))
@@ -119,8 +179,12 @@ def parse_models(raw: object, source: str) -> dict[str, ModelSpec]:
         if merged.get("backend") == "openai":  # weights and dtype are the provider's business
             merged["quantization"] = entry.get("quantization", "none")
             merged["dtype"] = entry.get("dtype", "auto")
+            merged["batch_check"] = entry.get("batch_check", 0)  # a server's batching is its own
             if merged["quantization"] != "none":
                 raise OcgInputError(f"{where}.quantization", "an API model cannot be quantized here")
+            if entry.get("generation_overrides") or entry.get("decoding", "greedy") != "greedy":
+                raise OcgInputError(f"{where}.generation_overrides", "API models decode as the "
+                                    "api block says (temperature); these fields are for transformers")
         for key, value in merged.items():
             _validate_value(where, key, value)
         merged["api"] = _validate_api(where, merged.get("api") or {}, merged.get("backend", "transformers"))

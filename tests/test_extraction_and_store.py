@@ -2,12 +2,14 @@
 
 import json
 import random
+import re
 
 import pytest
 
 from ocg.errors import OcgInputError
 from ocg.generation import GenerationStore, extract_answer, plan_batches
 from ocg.generation.extraction import prompt_opens_think
+from ocg.generation.store import repair_duplicates
 
 
 @pytest.mark.parametrize("raw, rule, expected", [
@@ -34,23 +36,38 @@ def test_think_opened_by_the_prompt():
     assert extract_answer("reasoning</think>The dog runs.", "think", True) == ("The dog runs.", "ok")
 
 
-def rec(i):
-    return {"instance_id": f"id{i}", "answer": f"answer {i}"}
+def rec(i, **extra):
+    return {"instance_id": f"id{i}", "condition": "ordered", "template_id": 0, "set_id": "s",
+            "perm_index": i, "concepts": ["dog", "run"], "pos_pattern": "NV", "answer": f"answer {i}",
+            "answer_status": "ok", **extra}
 
 
-def test_store_appends_once_and_survives_a_torn_tail(tmp_path):
+def test_store_appends_once_and_repairs_a_torn_tail_only_when_writing(tmp_path):
     path = tmp_path / "ordered.jsonl"
     store = GenerationStore(path)
     assert store.append([rec(0), rec(1)]) == 2
     assert store.append([rec(1), rec(2)]) == 1  # id1 is never written twice
+    torn = b'{"instance_id": "id3", "answ'
     with path.open("ab") as fh:
-        fh.write(b'{"instance_id": "id3", "answ')  # killed mid-write
+        fh.write(torn)  # killed mid-write
+    before = path.read_bytes()
     reopened = GenerationStore(path)
-    assert reopened.repaired_bytes == len(b'{"instance_id": "id3", "answ')
     assert reopened.done == {"id0", "id1", "id2"}
-    assert [r["instance_id"] for r in reopened.records()] == ["id0", "id1", "id2"]
+    assert path.read_bytes() == before  # reading never changes the file
+    assert reopened.prepare_for_append() == len(torn)
     assert reopened.append([rec(3)]) == 1
-    assert path.read_text().count("\n") == 4
+    assert [r["instance_id"] for r in GenerationStore(path).records()] == ["id0", "id1", "id2", "id3"]
+
+
+def test_a_complete_last_record_without_newline_is_kept(tmp_path):
+    path = tmp_path / "ordered.jsonl"
+    path.write_text(json.dumps(rec(0)) + "\n" + json.dumps(rec(1)))  # no final newline
+    store = GenerationStore(path)
+    assert store.done == {"id0", "id1"}
+    assert path.read_text().count("\n") == 1  # untouched by reading
+    assert store.prepare_for_append() == 0
+    store.append([rec(2)])
+    assert [r["instance_id"] for r in GenerationStore(path).records()] == ["id0", "id1", "id2"]
 
 
 def test_store_refuses_corruption_in_the_middle(tmp_path):
@@ -60,11 +77,32 @@ def test_store_refuses_corruption_in_the_middle(tmp_path):
         GenerationStore(path)
 
 
-def test_store_refuses_duplicate_ids(tmp_path):
+@pytest.mark.parametrize("line, what", [
+    ("{}", "record has no 'instance_id' field"),
+    ("42", "expected a JSON object"),
+    (json.dumps({k: v for k, v in rec(0).items() if k != "concepts"}), "no 'concepts' field"),
+    (json.dumps(rec(0, answer=7)), "field 'answer' must be str or null, got int"),
+    (json.dumps(rec(0, answer=["a", "b"])), "field 'answer' must be str or null, got list"),
+    (json.dumps(rec(0, template_id="0")), "field 'template_id' must be int"),
+])
+def test_records_of_the_wrong_shape_name_file_and_line(tmp_path, line, what):
     path = tmp_path / "ordered.jsonl"
-    path.write_text(json.dumps(rec(0)) + "\n" + json.dumps(rec(0)) + "\n")
-    with pytest.raises(OcgInputError, match=rf"{path}:2: instance id0 written twice"):
+    path.write_text(json.dumps(rec(1)) + "\n" + line + "\n")
+    with pytest.raises(OcgInputError, match=rf"{path}:2: .*{re.escape(what)}"):
         GenerationStore(path)
+
+
+def test_store_refuses_duplicate_ids_and_repair_keeps_the_first(tmp_path):
+    path = tmp_path / "ordered.jsonl"
+    path.write_text(json.dumps(rec(0)) + "\n" + json.dumps(rec(1)) + "\n"
+                    + json.dumps(rec(0, answer="second")) + "\n")
+    with pytest.raises(OcgInputError, match=rf"{path}:3: instance id0 written twice \(first on line 1\)"):
+        GenerationStore(path)
+    report = repair_duplicates(path)
+    assert report["kept"] == 2 and report["removed"] == [{"line": 3, "why": "second record of id0"}]
+    records = GenerationStore(path).records()
+    assert [(r["instance_id"], r["answer"]) for r in records] == [("id0", "answer 0"), ("id1", "answer 1")]
+    assert path.with_name("ordered.jsonl.bak").read_text().count("\n") == 3
 
 
 def test_batch_plan_is_fixed_by_the_instance_list():

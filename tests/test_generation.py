@@ -14,7 +14,7 @@ import pytest
 from ocg.errors import OcgInputError
 from ocg.generation import generate, read_generations
 from ocg.generation.chat import detect_system_mode
-from ocg.generation.embedded import ensure_converted
+from ocg.embedded import ensure_converted
 from ocg.models import get_model
 
 pytestmark = pytest.mark.slow

@@ -2,27 +2,45 @@
 
 Temperature 0 (or omitted where a model rejects it), the entry's seed, bounded concurrency,
 retries with exponential backoff that honour Retry-After on 429 and retry 5xx and timeouts.
-401/403/404 stop at once with a clear error. The key is read from the environment variable
-the entry names; it is sent in a header and never written anywhere.
+401/403/404 stop at once with a clear error; so does a 400 that rejects the system role (the
+entry's `system_mode: folded` is the fix). `timeout_s` bounds each attempt as a whole (connect,
+headers and body), so a server that trickles bytes cannot hold a request forever; the time one
+request may spend waiting on Retry-After is capped by `max_retry_wait_s`.
+
+The key is read from the environment variable the entry names, checked for characters that
+cannot go into an HTTP header, sent in a header and never written anywhere: every error
+message is scrubbed of it.
 """
 
 from __future__ import annotations
 
 import email.utils
+import json
 import os
+import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import requests
+from tqdm import tqdm
 
 from ..errors import OcgInputError
 from ..models import ModelSpec
+from .chat import apply_system_mode
 
-MAX_RETRY_AFTER_S = 300.0
+EXCERPT_CHARS = 300
 
 
 class ApiError(RuntimeError):
-    """A request that retrying cannot fix (bad key, unknown model, other 4xx)."""
+    """A request that retrying cannot fix (bad key, unknown model, malformed answer, other 4xx)."""
+
+
+class _Retryable(Exception):
+    """A failed attempt worth retrying; `wait` is the server's Retry-After, if it gave one."""
+
+    def __init__(self, what: str, wait: float | None = None):
+        super().__init__(what)
+        self.wait = wait
 
 
 def _retry_after_seconds(value: str | None) -> float | None:
@@ -38,6 +56,78 @@ def _retry_after_seconds(value: str | None) -> float | None:
         return max(0.0, when.timestamp() - time.time())
 
 
+def check_key(key: str, env: str, where: str) -> str:
+    """A key that can go into an HTTP header; the error never shows the key itself."""
+    bad = [c for c in key if not c.isprintable() or c.isspace()]
+    if bad:
+        raise OcgInputError(where, f"the key in ${env} contains {len(bad)} whitespace or control "
+                                   "character(s) (a copied newline?); fix the variable")
+    try:
+        key.encode("latin-1")
+    except UnicodeEncodeError:
+        raise OcgInputError(where, f"the key in ${env} contains non-Latin-1 characters") from None
+    return key
+
+
+def is_system_role_rejection(status: int, body: str) -> bool:
+    return status == 400 and re.search(r"system", body, re.I) is not None and \
+        re.search(r"role|not supported|unsupported|not allowed|invalid", body, re.I) is not None
+
+
+def parse_completion(status: int, content_type: str, body: str) -> dict:
+    """The answer of a chat completion: plain JSON, or an event stream of chunks (servers that
+    stream even when asked not to). Anything else is an ApiError with status and excerpt."""
+    excerpt = body[:EXCERPT_CHARS].replace("\n", " ")
+    if "text/event-stream" in content_type or body.lstrip().startswith("data:"):
+        return _parse_stream(status, body, excerpt)
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        raise ApiError(f"HTTP {status} but the body is not JSON ({content_type or 'no content type'}): "
+                       f"{excerpt!r}") from None
+    choices = payload.get("choices") if isinstance(payload, dict) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise ApiError(f"HTTP {status}: no choices in the answer: {excerpt!r}")
+    message = choices[0].get("message") or {}
+    content = message.get("content") if isinstance(message, dict) else None
+    if content is not None and not isinstance(content, str):
+        raise ApiError(f"HTTP {status}: message content is a {type(content).__name__}, not text: {excerpt!r}")
+    usage = payload.get("usage") or {}
+    return {"raw": content or "", "finish_reason": choices[0].get("finish_reason"),
+            "prompt_tokens": usage.get("prompt_tokens"), "completion_tokens": usage.get("completion_tokens"),
+            "response_model": payload.get("model"), "system_fingerprint": payload.get("system_fingerprint")}
+
+
+def _parse_stream(status: int, body: str, excerpt: str) -> dict:
+    parts, finish, model, usage, fingerprint, seen = [], None, None, {}, None, False
+    for line in body.splitlines():
+        if not line.startswith("data:"):
+            continue
+        data = line[5:].strip()
+        if data == "[DONE]":
+            break
+        try:
+            chunk = json.loads(data)
+        except ValueError:
+            raise ApiError(f"HTTP {status}: a streamed chunk is not JSON: {data[:EXCERPT_CHARS]!r}") from None
+        model = chunk.get("model", model)
+        fingerprint = chunk.get("system_fingerprint", fingerprint)
+        usage = chunk.get("usage") or usage
+        for choice in chunk.get("choices") or []:
+            seen = True
+            delta = choice.get("delta") or choice.get("message") or {}
+            text = delta.get("content")
+            if text is not None and not isinstance(text, str):
+                raise ApiError(f"HTTP {status}: streamed content is a {type(text).__name__}: {excerpt!r}")
+            parts.append(text or "")
+            finish = choice.get("finish_reason") or finish
+    if not seen:
+        raise ApiError(f"HTTP {status}: an event stream without choices: {excerpt!r}")
+    return {"raw": "".join(parts), "finish_reason": finish, "prompt_tokens": usage.get("prompt_tokens"),
+            "completion_tokens": usage.get("completion_tokens"), "response_model": model,
+            "system_fingerprint": fingerprint}
+
+
 class OpenAIBackend:
     kind = "openai"
 
@@ -46,86 +136,118 @@ class OpenAIBackend:
         self.api = spec.api
         self.batch_size = batch_size or spec.batch_size
         env = self.api["key_env"]
-        self._key = os.environ.get(env)
-        if not self._key:
-            raise OcgInputError(f"models.{spec.name}.api.key_env",
-                                f"environment variable {env} is not set (it must hold the API key)")
+        where = f"models.{spec.name}.api.key_env"
+        key = os.environ.get(env)
+        if not key:
+            raise OcgInputError(where, f"environment variable {env} is not set (it must hold the API key)")
+        self._key = check_key(key, env, where)
         self.url = self.api["base_url"].rstrip("/") + "/chat/completions"
-        self.system_mode = "system"
+        self.system_mode = "folded" if spec.system_mode == "folded" else "system"
         self.retries = 0  # total retried requests, for the run card
+        self.retry_wait_s = 0.0  # total time spent waiting before retries
+        self.server_models: set[str] = set()
         self._session = requests.Session()
 
     def _scrub(self, text: str) -> str:
         return text.replace(self._key, "***") if self._key else text
 
     def render(self, messages: list[dict]) -> list[dict]:
-        return messages
+        return apply_system_mode(messages, self.system_mode)
 
     def prompt_lengths(self, rendered: list[list[dict]]) -> list[int]:
         return [sum(len(m["content"]) for m in msgs) for msgs in rendered]
 
+    def prompt_settings(self) -> dict:
+        return {"chat_template_sha256": None, "system_mode": self.system_mode,
+                "template_default_system_prompt": None, "prompt_date": None, "bos": None}
+
+    def resolved_revision(self) -> str | None:
+        return None
+
     def _body(self, messages: list[dict]) -> dict:
         body = {"model": self.spec.id, "messages": messages, "seed": self.spec.seed,
-                self.api["token_param"]: self.spec.max_new_tokens}
+                self.api["token_param"]: self.spec.max_new_tokens, "stream": False}
         if self.api["temperature"] is not None:
             body["temperature"] = self.api["temperature"]
         return body
 
+    def _attempt(self, messages: list[dict]) -> dict:
+        """One request, bounded by timeout_s as a whole; raises _Retryable or ApiError."""
+        limit = float(self.api["timeout_s"])
+        t0 = time.perf_counter()
+        try:
+            resp = self._session.post(self.url, json=self._body(messages), stream=True,
+                                      headers={"Authorization": f"Bearer {self._key}"},
+                                      timeout=(min(limit, 30.0), limit))
+            with resp:
+                chunks = []
+                while True:
+                    if time.perf_counter() - t0 > limit:
+                        raise _Retryable(f"no complete answer within timeout_s={limit:g} s")
+                    chunk = resp.raw.read1(65536)
+                    if not chunk:
+                        break
+                    chunks.append(chunk)
+                body = b"".join(chunks).decode(resp.encoding or "utf-8", errors="replace")
+        except (requests.Timeout, requests.ConnectionError) as exc:
+            raise _Retryable(type(exc).__name__) from None
+        except requests.RequestException as exc:  # anything else: stop, without the key
+            raise ApiError(self._scrub(f"{type(exc).__name__}: {exc}")) from None
+        except OSError as exc:  # a connection dropped while reading the body
+            raise _Retryable(type(exc).__name__) from None
+        status, excerpt = resp.status_code, self._scrub(body[:EXCERPT_CHARS].replace("\n", " "))
+        if status == 200:
+            try:
+                out = parse_completion(status, resp.headers.get("Content-Type", ""), body)
+            except ApiError as exc:
+                raise ApiError(self._scrub(f"{self.url}: {exc}")) from None
+            out["seconds"] = round(time.perf_counter() - t0, 4)
+            return out
+        if status in (401, 403):
+            raise ApiError(f"{status} from {self.url}: the key in ${self.api['key_env']} was refused")
+        if status == 404:
+            raise ApiError(f"404 from {self.url}: unknown endpoint or model {self.spec.id!r}: {excerpt}")
+        if is_system_role_rejection(status, body):
+            raise ApiError(f"400 from {self.url}: the model rejects the system role ({excerpt}); set "
+                           f"`system_mode: folded` in its entry (models.{self.spec.name}) to put the "
+                           "system prompt in front of the first user turn")
+        if status == 429:
+            raise _Retryable("HTTP 429", _retry_after_seconds(resp.headers.get("Retry-After")))
+        if status >= 500:
+            raise _Retryable(f"HTTP {status}")
+        raise ApiError(f"{status} from {self.url}: {excerpt}")
+
     def _request(self, messages: list[dict]) -> dict:
         delay = float(self.api["backoff_s"])
-        last = "no attempt"
+        cap = float(self.api["max_retry_wait_s"])
+        waited, last = 0.0, "no attempt"
         for attempt in range(self.api["max_retries"] + 1):
-            t0 = time.perf_counter()
-            wait = None
             try:
-                resp = self._session.post(self.url, json=self._body(messages),
-                                          headers={"Authorization": f"Bearer {self._key}"},
-                                          timeout=self.api["timeout_s"])
-            except (requests.Timeout, requests.ConnectionError) as exc:
-                last = f"{type(exc).__name__}"
-            else:
-                if resp.status_code == 200:
-                    return self._parse(resp.json(), time.perf_counter() - t0)
-                if resp.status_code in (401, 403):
-                    raise ApiError(f"{resp.status_code} from {self.url}: the key in "
-                                   f"${self.api['key_env']} was refused")
-                if resp.status_code == 404:
-                    raise ApiError(f"404 from {self.url}: unknown endpoint or model "
-                                   f"{self.spec.id!r}: {self._scrub(resp.text[:300])}")
-                if resp.status_code == 429 or resp.status_code >= 500:
-                    last = f"HTTP {resp.status_code}"
-                    if resp.status_code == 429:
-                        wait = _retry_after_seconds(resp.headers.get("Retry-After"))
-                else:
-                    raise ApiError(f"{resp.status_code} from {self.url}: "
-                                   f"{self._scrub(resp.text[:300])}")
+                return self._attempt(messages)
+            except _Retryable as exc:
+                last, wait = str(exc), (exc.wait if exc.wait is not None else delay)
             if attempt == self.api["max_retries"]:
                 break
+            if waited + wait > cap:
+                raise ApiError(f"{self.url}: the server asks to wait {wait:g} s more after {waited:g} s "
+                               f"of waits ({last}); more than api.max_retry_wait_s={cap:g} allows")
+            if wait >= 5:
+                tqdm.write(f"[{self.spec.name}] {last}: waiting {wait:g} s before retrying "
+                           f"({waited + wait:g} of at most {cap:g} s for this request)")
             self.retries += 1
-            time.sleep(min(wait if wait is not None else delay, MAX_RETRY_AFTER_S))
+            self.retry_wait_s += wait
+            time.sleep(wait)
+            waited += wait
             delay *= 2
-        raise ApiError(f"{self.url}: gave up after {self.api['max_retries'] + 1} attempts "
-                       f"(last: {last})")
-
-    @staticmethod
-    def _parse(payload: dict, seconds: float) -> dict:
-        choice = payload["choices"][0]
-        usage = payload.get("usage") or {}
-        return {
-            "raw": (choice.get("message") or {}).get("content") or "",
-            "finish_reason": choice.get("finish_reason"),
-            "prompt_tokens": usage.get("prompt_tokens"),
-            "completion_tokens": usage.get("completion_tokens"),
-            "seconds": round(seconds, 4),
-            "response_model": payload.get("model"),
-            "system_fingerprint": payload.get("system_fingerprint"),
-        }
+        raise ApiError(f"{self.url}: gave up after {self.api['max_retries'] + 1} attempts (last: {last})")
 
     def generate(self, rendered: list[list[dict]]) -> list[dict]:
         with ThreadPoolExecutor(max_workers=min(self.api["concurrency"], len(rendered))) as pool:
             results = list(pool.map(self._request, rendered))
         for r in results:
             r["batch_size"] = len(rendered)
+            if r.get("response_model"):
+                self.server_models.add(r["response_model"])
         return results
 
     def card(self) -> dict:
@@ -136,7 +258,9 @@ class OpenAIBackend:
             "temperature": self.api["temperature"],
             "concurrency": self.api["concurrency"],
             "resolved_revision": None,
-            "system_mode": self.system_mode,
+            **self.prompt_settings(),
+            "models_reported_by_server": sorted(self.server_models),
             "retried_requests": self.retries,
+            "retry_wait_s": round(self.retry_wait_s, 2),
             "planned_batch_size": self.batch_size,
         }

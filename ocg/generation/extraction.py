@@ -1,4 +1,4 @@
-"""Answer extraction (SPEC section 2): the sentence to score, kept beside the raw output.
+"""Answer extraction (docs/METHODS.md, "Answers"): the sentence to score, kept beside the raw output.
 
 Rules, by the model entry's `answer_extraction`:
 - plain: the raw text, stripped of surrounding whitespace (the paper scored raw outputs).
@@ -50,6 +50,16 @@ def extract_answer(raw: str, rule: str = "plain", prompt_opens_think: bool = Fal
             return None, NO_OUTPUT
         return _result(raw)
     raise ValueError(f"unknown answer_extraction rule {rule!r}")
+
+
+def answer_source(raw: str, rule: str = "plain") -> str:
+    """Where the scored answer came from: 'output_tag' (Marco-o1's <Output>), 'after_think'
+    (text after </think>), or 'raw' (the whole output, stripped)."""
+    if rule == "marco_o1" and _OUTPUT_OPEN.search(raw):
+        return "output_tag"
+    if rule == "think" and _THINK_CLOSE.search(raw):
+        return "after_think"
+    return "raw"
 
 
 def prompt_opens_think(rendered_prompt: str) -> bool:

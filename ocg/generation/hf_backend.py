@@ -1,13 +1,23 @@
-"""transformers backend: any causal LM (hub id, local directory, or embedded), greedy, batched."""
+"""transformers backend: any causal LM (hub id, local directory, or embedded), greedy, batched.
+
+The tokenizer loads at once (prompts are rendered and checked before any weights load); the
+model loads on the first batch. Decoding is plain greedy unless the entry opts into the model's
+own generation_config.json (docs/METHODS.md, "Decoding"); the effective configuration is
+recorded in the run card.
+"""
 
 from __future__ import annotations
 
 import copy
+import json
+import os
 import time
 
+from ..embedded import EMBEDDED_PREFIX, ensure_converted
+from ..errors import OcgInputError
 from ..models import ModelSpec
-from .chat import chat_template_sha256, detect_system_mode, render
-from .embedded import EMBEDDED_PREFIX, ensure_converted
+from .chat import (bos_placement, chat_template_sha256, date_context, detect_system_mode, render,
+                   template_default_system_prompt, tokenizer_adds_bos)
 
 
 def _is_oom(exc: BaseException) -> bool:
@@ -15,36 +25,56 @@ def _is_oom(exc: BaseException) -> bool:
     return isinstance(exc, torch.cuda.OutOfMemoryError) or "out of memory" in str(exc).lower()
 
 
+def _looks_local(model_id: str) -> bool:
+    return model_id.startswith(("/", "./", "../", "~")) or os.path.isdir(os.path.expanduser(model_id))
+
+
 class TransformersBackend:
-    """Loads once; `generate` takes rendered prompts of one planned batch."""
+    """Tokenizer at once, model on first use; `generate` takes rendered prompts of one planned batch."""
 
     kind = "transformers"
 
     def __init__(self, spec: ModelSpec, batch_size: int | None = None, device: str | None = None):
         import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer, BitsAndBytesConfig
+        from transformers import AutoTokenizer
 
         self.spec = spec
         self.batch_size = batch_size or spec.batch_size
         self.max_working = self.batch_size  # lowered on CUDA out-of-memory, never raised again
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         self.embedded_source = None
-        source, revision = spec.id, spec.revision
+        self.source, self.revision = spec.id, spec.revision
         if spec.id.startswith(EMBEDDED_PREFIX):
             path = ensure_converted(spec.id[len(EMBEDDED_PREFIX):])
-            source, revision = str(path), None
-            import json
+            self.source, self.revision = str(path), None
             self.embedded_source = json.loads((path / "ocg_source.json").read_text())
-        common = {"revision": revision, "trust_remote_code": spec.trust_remote_code}
-        self.tokenizer = AutoTokenizer.from_pretrained(source, **common)
+        elif _looks_local(spec.id):
+            self.source, self.revision = os.path.expanduser(spec.id), None
+            if not os.path.isdir(self.source):
+                raise OcgInputError(f"models.{spec.name}.id", f"local model directory {spec.id} "
+                                    "does not exist")
+        self.tokenizer = AutoTokenizer.from_pretrained(self.source, revision=self.revision,
+                                                       trust_remote_code=spec.trust_remote_code)
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.chat_template_sha256 = chat_template_sha256(self.tokenizer)
-        self.system_mode = detect_system_mode(self.tokenizer)
+        self.system_mode = (detect_system_mode(self.tokenizer, spec.prompt_date)
+                            if spec.system_mode == "auto" else spec.system_mode)
+        self.default_system_prompt = template_default_system_prompt(self.tokenizer, spec.prompt_date)
+        self.adds_bos = tokenizer_adds_bos(self.tokenizer)
+        self.bos_mode = bos_placement(self.tokenizer, spec.prompt_date, self.adds_bos)
+        self.model = None
+        self.generation_config = None
+        self.eos_ids: set[int] = set()
 
+    def _load_model(self) -> None:
+        import torch
+        from transformers import AutoModelForCausalLM, BitsAndBytesConfig
+
+        spec = self.spec
         dtype = "auto" if spec.dtype == "auto" else getattr(torch, spec.dtype)
-        kwargs = dict(common, dtype=dtype)
+        kwargs = {"revision": self.revision, "trust_remote_code": spec.trust_remote_code, "dtype": dtype}
         if spec.quantization == "4bit":
             compute = torch.bfloat16 if spec.dtype == "auto" else dtype
             kwargs["quantization_config"] = BitsAndBytesConfig(
@@ -54,23 +84,36 @@ class TransformersBackend:
             kwargs["quantization_config"] = BitsAndBytesConfig(load_in_8bit=True)
         if self.device == "cuda":
             kwargs["device_map"] = "auto"
-        self.model = AutoModelForCausalLM.from_pretrained(source, **kwargs)
+        self.model = AutoModelForCausalLM.from_pretrained(self.source, **kwargs)
         if self.device != "cuda" and spec.quantization == "none":
             self.model.to(self.device)
         self.model.eval()
-
-        gc = copy.deepcopy(self.model.generation_config)
-        gc.update(do_sample=False, num_beams=1, temperature=None, top_p=None, top_k=None,
-                  max_new_tokens=spec.max_new_tokens, pad_token_id=self.tokenizer.pad_token_id)
-        if gc.eos_token_id is None:
-            gc.eos_token_id = self.tokenizer.eos_token_id
-        self.generation_config = gc
-        eos = gc.eos_token_id
+        self.generation_config = self._generation_config()
+        eos = self.generation_config.eos_token_id
         self.eos_ids = set(eos if isinstance(eos, list) else [eos])
+
+    def _generation_config(self):
+        """Plain greedy (nothing else changes the scores), or the model's own defaults on opt-in;
+        then the entry's overrides. Passed with use_model_defaults=False, so nothing is merged in."""
+        from transformers import GenerationConfig
+
+        own = self.model.generation_config
+        if self.spec.decoding == "model_defaults":
+            gc = copy.deepcopy(own)
+        else:
+            gc = GenerationConfig(do_sample=False, num_beams=1)
+        gc.update(**self.spec.generation_overrides)
+        gc.update(max_new_tokens=self.spec.max_new_tokens, pad_token_id=self.tokenizer.pad_token_id,
+                  eos_token_id=own.eos_token_id if own.eos_token_id is not None else self.tokenizer.eos_token_id,
+                  bos_token_id=own.bos_token_id)
+        if self.spec.decoding == "greedy":
+            gc.update(do_sample=False, num_beams=1, temperature=None, top_p=None, top_k=None)
+        gc.validate(strict=True)
+        return gc
 
     # -- prompts ---------------------------------------------------------------------------
     def render(self, messages: list[dict]) -> str:
-        return render(self.tokenizer, messages, self.system_mode)
+        return render(self.tokenizer, messages, self.system_mode, self.spec.prompt_date, self.adds_bos)
 
     def prompt_lengths(self, rendered: list[str]) -> list[int]:
         enc = self.tokenizer(rendered, add_special_tokens=False)
@@ -81,11 +124,14 @@ class TransformersBackend:
         import torch
         from transformers import set_seed
 
+        if self.model is None:
+            self._load_model()
         set_seed(self.spec.seed)
         enc = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False)
         enc = {k: v.to(self.model.device) for k, v in enc.items()}
         with torch.inference_mode():
-            out = self.model.generate(**enc, generation_config=self.generation_config)
+            out = self.model.generate(**enc, generation_config=self.generation_config,
+                                      use_model_defaults=False)
         new = out[:, enc["input_ids"].shape[1]:].tolist()
         prompt_tokens = enc["attention_mask"].sum(dim=1).tolist()
         results = []
@@ -125,24 +171,39 @@ class TransformersBackend:
         return results
 
     # -- provenance --------------------------------------------------------------------------
+    def resolved_revision(self) -> str | None:
+        if self.embedded_source:
+            return f"gguf-sha256:{self.embedded_source['gguf_sha256']}"
+        return getattr(self.tokenizer, "_commit_hash", None) or getattr(
+            getattr(self.model, "config", None), "_commit_hash", None)
+
+    def prompt_settings(self) -> dict:
+        """What shapes the prompts, known before any weights load (checked on resume)."""
+        return {"chat_template_sha256": self.chat_template_sha256, "system_mode": self.system_mode,
+                "template_default_system_prompt": self.default_system_prompt,
+                "prompt_date": self.spec.prompt_date,
+                "template_date_string": date_context(self.spec.prompt_date)["date_string"],
+                "bos": self.bos_mode}
+
     def card(self) -> dict:
         import torch
-        cfg = self.model.config
-        resolved = getattr(cfg, "_commit_hash", None)
-        if self.embedded_source:
-            resolved = f"gguf-sha256:{self.embedded_source['gguf_sha256']}"
-        return {
-            "backend": self.kind,
-            "resolved_revision": resolved,
-            "model_dtype": str(self.model.dtype).replace("torch.", ""),
-            "loaded_in_4bit": bool(getattr(self.model, "is_loaded_in_4bit", False)),
-            "loaded_in_8bit": bool(getattr(self.model, "is_loaded_in_8bit", False)),
-            "device": str(self.model.device),
-            "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
-            "chat_template_sha256": self.chat_template_sha256,
-            "system_mode": self.system_mode,
-            "eos_token_ids": sorted(self.eos_ids),
-            "embedded_source": self.embedded_source,
-            "planned_batch_size": self.batch_size,
-            "working_batch_size": self.max_working,
-        }
+        card = {"backend": self.kind, "resolved_revision": self.resolved_revision(),
+                **self.prompt_settings(), "embedded_source": self.embedded_source,
+                "planned_batch_size": self.batch_size, "working_batch_size": self.max_working,
+                "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None}
+        if self.model is not None:
+            card.update({
+                "model_dtype": str(self.model.dtype).replace("torch.", ""),
+                "loaded_in_4bit": bool(getattr(self.model, "is_loaded_in_4bit", False)),
+                "loaded_in_8bit": bool(getattr(self.model, "is_loaded_in_8bit", False)),
+                "device": str(self.model.device),
+                "eos_token_ids": sorted(self.eos_ids),
+                "generation_config": effective_generation_config(self.generation_config),
+            })
+        return card
+
+
+def effective_generation_config(gc) -> dict:
+    """Every setting of the GenerationConfig that generate() receives, defaults included."""
+    return {k: v for k, v in sorted(gc.to_dict().items())
+            if not k.startswith("_") and k != "transformers_version"}

@@ -9,28 +9,32 @@ its answers equal an uninterrupted run's (greedy outputs depend on batch composi
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import json
+import random
 import time
 from pathlib import Path
 
 import pandas as pd
 from tqdm import tqdm
 
-from ..data import build_instances, load_concept_sets, load_dataset, load_templates
+from ..data import build_instances, ids_hash, load_concept_sets, load_dataset, load_templates
 from ..data.concepts import select_covering_subset
 from ..errors import OcgInputError
 from ..io import read_json, write_json
 from ..models import MODELS_FILE, ModelSpec, get_model
 from ..paths import outputs_dir
 from ..provenance import provenance
-from .extraction import extract_answer, prompt_opens_think
+from .chat import prompt_sha256
+from .extraction import answer_source, extract_answer, prompt_opens_think
+from .lock import exclusive
 from .store import GenerationStore
 
-# Settings that must not change between the runs that fill one output directory.
+# Settings that must not change between the runs that fill one output directory. The
+# rendered prompts are checked too, record by record (`prompt_sha256`).
 SETTINGS_KEYS = ("id", "revision", "resolved_revision", "quantization", "dtype", "max_new_tokens",
-                 "seed", "decoding", "answer_extraction", "chat_template_sha256", "system_mode",
-                 "system_prompt")
+                 "seed", "decoding", "generation_overrides", "answer_extraction", "batch_size",
+                 "system_prompt", "chat_template_sha256", "system_mode", "prompt_date", "bos",
+                 "template_default_system_prompt")
 
 
 def generations_dir() -> Path:
@@ -42,6 +46,18 @@ def select_instances(dataset: str | Path | None = None, conditions=("original", 
                      ) -> pd.DataFrame:
     """Instances to generate: from a built dataset directory, or built in memory (same ids)."""
     conditions = list(conditions)
+    if not conditions:
+        raise OcgInputError("conditions", "empty: name at least one condition")
+    if subset_k is not None and (isinstance(subset_k, bool) or not isinstance(subset_k, int) or subset_k < 1):
+        raise OcgInputError("subset_k", f"got {subset_k!r}; expected a positive number of concept sets or None")
+    config = load_templates()
+    for cond in conditions:
+        config.condition(cond)
+    if template_ids is not None:
+        template_ids = list(template_ids)
+        for tid in template_ids:
+            if isinstance(tid, bool) or not isinstance(tid, int) or tid not in config.templates:
+                raise OcgInputError("template_ids", f"unknown template id {tid!r}; known: {sorted(config.templates)}")
     if dataset is not None:
         df, _ = load_dataset(dataset)
         unknown = sorted(set(conditions) - set(df["condition"]))
@@ -57,9 +73,9 @@ def select_instances(dataset: str | Path | None = None, conditions=("original", 
         sets = load_concept_sets(n_concepts)
         if subset_k:
             sets = select_covering_subset(sets, subset_k)
-        df = build_instances(sets, load_templates(), conditions)
+        df = build_instances(sets, config, conditions)
     if template_ids is not None:
-        df = df[df["template_id"].isin(list(template_ids))]
+        df = df[df["template_id"].isin(template_ids)]
     return df.reset_index(drop=True)
 
 
@@ -77,35 +93,77 @@ def make_backend(spec: ModelSpec, batch_size: int | None = None):
     return TransformersBackend(spec, batch_size)
 
 
-def _settings(spec: ModelSpec, backend_card: dict, system_prompt: str) -> dict:
+def _settings(spec: ModelSpec, backend, system_prompt: str | None) -> dict:
     return {
-        "id": spec.id, "revision": spec.revision,
-        "resolved_revision": backend_card.get("resolved_revision"),
+        "id": spec.id, "revision": spec.revision, "resolved_revision": backend.resolved_revision(),
         "quantization": spec.quantization, "dtype": spec.dtype,
         "max_new_tokens": spec.max_new_tokens, "seed": spec.seed,
-        "decoding": "greedy" if spec.backend == "transformers" else
+        "decoding": spec.decoding if spec.backend == "transformers" else
                     f"temperature={spec.api.get('temperature')}",
-        "answer_extraction": spec.answer_extraction,
-        "chat_template_sha256": backend_card.get("chat_template_sha256"),
-        "system_mode": backend_card.get("system_mode"),
-        "system_prompt": system_prompt,
+        "generation_overrides": dict(spec.generation_overrides),
+        "answer_extraction": spec.answer_extraction, "batch_size": backend.batch_size,
+        "system_prompt": system_prompt if system_prompt is not None else "(none: the template's default)",
+        **backend.prompt_settings(),
     }
 
 
-def _check_compatible(card_path: Path, settings: dict) -> dict | None:
+def _check_compatible(card_path: Path, settings: dict, instances: dict[str, str]) -> dict | None:
+    """The old run card, if the new run may add to its directory; else an error saying why."""
     if not card_path.exists():
         return None
     old = read_json(card_path)
     for key in SETTINGS_KEYS:
-        if old["settings"].get(key) != settings.get(key):
-            raise OcgInputError(str(card_path), f"setting {key!r} was {old['settings'].get(key)!r}, "
-                                f"now {settings.get(key)!r}: these generations would mix two "
-                                "settings; use another output directory or model name")
+        was, now = old.get("settings", {}).get(key, "(not recorded)"), settings.get(key)
+        if key == "resolved_revision" and (was is None or now is None):
+            continue  # known only once weights load; checked again then
+        if was != now:
+            raise OcgInputError(str(card_path), f"setting {key!r} was {was!r}, now {now!r}: these "
+                                "generations would mix two settings; use another output directory "
+                                "or model name")
+    for cond, ids_sha in instances.items():
+        was = old.get("instances", {}).get(cond)
+        if was is not None and was != ids_sha:
+            raise OcgInputError(str(card_path), f"condition {cond!r} holds another instance set "
+                                f"(ids sha256 {was[:12]}..., now {ids_sha[:12]}...): a subset run and "
+                                "a full run cannot share a directory; use another output directory")
     return old
+
+
+def _check_prompts(store: GenerationStore, hashes: dict[str, str]) -> None:
+    """Every record already on disk was asked exactly the prompt the model would get now."""
+    for lineno, record in enumerate(store.records(), start=1):
+        want = hashes.get(record["instance_id"])
+        if want is not None and record.get("prompt_sha256") != want:
+            raise OcgInputError(f"{store.path}:{lineno}", f"instance {record['instance_id']} was asked "
+                                "another prompt than the one rendered now (template, suffix, one-shot, "
+                                "system prompt, chat template or date changed): one file would hold two "
+                                "experiments; use another output directory")
 
 
 def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _close_stale_runs(runs: list[dict]) -> list[dict]:
+    """A run still marked running was killed (its lock is free now): say so."""
+    for r in runs:
+        if r.get("status") == "running":
+            r.update(status="interrupted", note="the process ended without finishing (killed?)")
+    return runs
+
+
+def check_batch_invariance(backend, rendered: dict[str, object], raw: dict[str, str], n: int,
+                           seed: int, progress: bool = True) -> dict:
+    """Regenerate a sample at batch size 1; the share of answers that batching changed."""
+    sample = sorted(random.Random(seed).sample(sorted(raw), min(n, len(raw))))
+    differ = []
+    for iid in tqdm(sample, desc="batch-1 check", unit="inst", disable=not progress):
+        if backend.generate([rendered[iid]])[0]["raw"] != raw[iid]:
+            differ.append(iid)
+    return {"checked": len(sample), "differ": len(differ),
+            "share_differ": round(len(differ) / len(sample), 4) if sample else None,
+            "instances_differ": differ, "batched_size": backend.batch_size,
+            "dtype": backend.spec.dtype, "quantization": backend.spec.quantization}
 
 
 def generate(model: str | ModelSpec, conditions=("original", "ordered"), subset_k: int | None = None,
@@ -114,56 +172,113 @@ def generate(model: str | ModelSpec, conditions=("original", "ordered"), subset_
              progress: bool = True) -> Path:
     """Generate (or resume) one model's answers; returns its output directory."""
     spec = model if isinstance(model, ModelSpec) else get_model(model, models_file)
+    if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1):
+        raise OcgInputError("batch_size", f"got {batch_size!r}; expected a positive integer")
+    conditions = list(conditions)
     instances = select_instances(dataset, conditions, subset_k, template_ids)
+    if instances.empty:
+        raise OcgInputError("instances", "the selection holds no instance")
     model_dir = Path(out_dir or generations_dir()) / spec.name
-    model_dir.mkdir(parents=True, exist_ok=True)
+    with exclusive(model_dir):
+        return _generate_locked(spec, instances, conditions, model_dir, batch_size, progress,
+                                {"subset_k": subset_k, "dataset": str(dataset) if dataset else None,
+                                 "template_ids": None if template_ids is None else list(template_ids)})
+
+
+def _generate_locked(spec, instances, conditions, model_dir, batch_size, progress, asked) -> Path:
     stores = {c: GenerationStore(model_dir / f"{c}.jsonl") for c in conditions}
-    todo = sum(int((~instances.loc[instances.condition == c, "instance_id"].isin(s.done)).sum())
-               for c, s in stores.items())
-    card_path = model_dir / "run_card.json"
-    if todo == 0 and card_path.exists():
-        return model_dir  # everything asked for is on disk: do not even load the model
-
-    backend = make_backend(spec, batch_size)
-    system_prompt = load_templates().system_prompt
-    backend_card = backend.card()
-    settings = _settings(spec, backend_card, system_prompt)
-    old = _check_compatible(card_path, settings)
-    run = {"started_utc": _now(), "conditions": list(conditions), "subset_k": subset_k,
-           "template_ids": None if template_ids is None else list(template_ids),
-           "dataset": str(dataset) if dataset else None, "n_instances": len(instances),
-           "todo": todo, "status": "running",
-           "repaired_torn_bytes": {c: s.repaired_bytes for c, s in stores.items() if s.repaired_bytes}}
-    card = {"model": spec.name, "spec": spec.as_dict(), "settings": settings,
-            "backend": backend_card, "provenance": provenance(),
-            "runs": (old or {}).get("runs", []) + [run]}
-    write_json(card_path, card)
-
-    bar = tqdm(total=todo, unit="inst", desc=spec.name, disable=not progress, smoothing=0.1)
-    t_start, new_tokens, written = time.perf_counter(), 0, 0
+    rows = {c: instances[instances.condition == c].reset_index(drop=True) for c in conditions}
+    ids_sha = {c: ids_hash(rows[c]) for c in conditions}
+    backend = make_backend(spec, batch_size)  # tokenizer (or API client) only; weights load later
+    system_prompt = load_templates().system_prompt if spec.system_prompt == "paper" else None
+    rendered, hashes = {}, {}
     for cond in conditions:
-        store = stores[cond]
-        rows = instances[instances.condition == cond].reset_index(drop=True)
-        rendered = [backend.render(json.loads(m)) for m in rows["messages"]]
-        plan = plan_batches(list(rows["instance_id"]), backend.prompt_lengths(rendered),
-                            backend.batch_size)
+        for iid, msgs in zip(rows[cond]["instance_id"], rows[cond]["messages"]):
+            messages = json.loads(msgs)
+            if system_prompt is None:
+                messages = [m for m in messages if m["role"] != "system"]
+            rendered[iid] = backend.render(messages)
+            hashes[iid] = prompt_sha256(rendered[iid])
+    settings = _settings(spec, backend, system_prompt)
+    card_path = model_dir / "run_card.json"
+    old = _check_compatible(card_path, settings, ids_sha)
+    for store in stores.values():
+        _check_prompts(store, hashes)
+    todo = sum(int((~rows[c]["instance_id"].isin(s.done)).sum()) for c, s in stores.items())
+    runs = _close_stale_runs((old or {}).get("runs", []))
+    card = {"model": spec.name, "status": "running", "spec": spec.as_dict(), "settings": settings,
+            "instances": {**(old or {}).get("instances", {}), **ids_sha},
+            "backend": backend.card(), "provenance": provenance(), "runs": runs}
+    if todo == 0:
+        card.update(status="complete", checked_utc=_now())
+        if old:
+            card["backend"], card["provenance"] = old.get("backend", card["backend"]), old.get("provenance")
+        write_json(card_path, card)
+        return model_dir  # everything asked for is on disk, asked with these prompts and settings
+
+    repaired = {c: n for c, s in stores.items() if (n := s.prepare_for_append())}
+    run = {"started_utc": _now(), "conditions": conditions, **asked, "n_instances": len(instances),
+           "todo": todo, "status": "running", "repaired_torn_bytes": repaired}
+    card["runs"].append(run)
+    write_json(card_path, card)
+    try:
+        written, new_tokens, seconds = _generate_missing(spec, backend, stores, rows, rendered, hashes,
+                                                        settings, card_path, progress)
+        run.update(written=written, seconds=round(seconds, 2), new_tokens=new_tokens,
+                   tokens_per_s=round(new_tokens / max(seconds, 1e-9), 2))
+        counts = {}
+        for cond, store in stores.items():
+            for r in store.records():
+                key = f"{r['answer_status']}/{r.get('answer_source', 'raw')}"
+                counts[key] = counts.get(key, 0) + 1
+        run["answers_by_status_and_source"] = counts
+        if spec.batch_check and backend.batch_size > 1:
+            raw = {r["instance_id"]: r["raw"] for s in stores.values() for r in s.records()
+                   if r["instance_id"] in rendered}
+            run["batch_invariance"] = check_batch_invariance(backend, rendered, raw, spec.batch_check,
+                                                             spec.seed, progress)
+    except BaseException as exc:
+        run.update(status="failed" if isinstance(exc, Exception) else "interrupted",
+                   finished_utc=_now(), error=f"{type(exc).__name__}: {str(exc)[:500]}")
+        card.update(status=run["status"], backend=backend.card())
+        write_json(card_path, card)
+        raise
+    run.update(status="complete", finished_utc=_now())
+    card.update(status="complete", backend=backend.card())
+    write_json(card_path, card)
+    return model_dir
+
+
+def _generate_missing(spec, backend, stores, rows, rendered, hashes, settings, card_path, progress):
+    todo = sum(int((~rows[c]["instance_id"].isin(s.done)).sum()) for c, s in stores.items())
+    bar = tqdm(total=todo, unit="inst", desc=spec.name, disable=not progress, smoothing=0.1)
+    t_start, new_tokens, written, checked_revision = time.perf_counter(), 0, 0, False
+    for cond, store in stores.items():
+        ids = list(rows[cond]["instance_id"])
+        plan = plan_batches(ids, backend.prompt_lengths([rendered[i] for i in ids]), backend.batch_size)
         for batch_index, positions in enumerate(plan):
-            missing = {rows.at[p, "instance_id"] for p in positions} - store.done
+            missing = {ids[p] for p in positions} - store.done
             if not missing:
                 continue
-            outputs = backend.generate([rendered[p] for p in positions])
+            outputs = backend.generate([rendered[ids[p]] for p in positions])
+            if not checked_revision:  # weights are loaded now: the resolved revision is known
+                _check_compatible(card_path, dict(settings, resolved_revision=backend.resolved_revision()), {})
+                settings["resolved_revision"] = backend.resolved_revision()
+                checked_revision = True
             records = []
             for p, out in zip(positions, outputs):
-                row = rows.iloc[p]
-                opens_think = isinstance(rendered[p], str) and prompt_opens_think(rendered[p])
+                row = rows[cond].iloc[p]
+                prompt = rendered[row.instance_id]
+                opens_think = isinstance(prompt, str) and prompt_opens_think(prompt)
                 answer, status = extract_answer(out["raw"], spec.answer_extraction, opens_think)
                 records.append({
                     "instance_id": row.instance_id, "model": spec.name, "condition": cond,
                     "template_id": int(row.template_id), "set_id": row.set_id,
                     "perm_index": int(row.perm_index), "concepts": list(row.concepts),
-                    "pos_pattern": row.pos_pattern,
-                    "prompt_sha256": hashlib.sha256(row.messages.encode()).hexdigest()[:16],
-                    "answer": answer, "answer_status": status, **out,
+                    "pos_pattern": row.pos_pattern, "prompt": prompt,
+                    "prompt_sha256": hashes[row.instance_id],
+                    "answer": answer, "answer_status": status,
+                    "answer_source": answer_source(out["raw"], spec.answer_extraction), **out,
                     "batch_index": batch_index, "planned_batch_size": len(positions),
                     "system_mode": backend.system_mode, "time_utc": _now(),
                 })
@@ -174,12 +289,7 @@ def generate(model: str | ModelSpec, conditions=("original", "ordered"), subset_
             bar.update(n)
             bar.set_postfix(inst_s=f"{written / elapsed:.2f}", tok_s=f"{new_tokens / elapsed:.1f}")
     bar.close()
-    elapsed = time.perf_counter() - t_start
-    run.update(status="complete", finished_utc=_now(), written=written, seconds=round(elapsed, 2),
-               new_tokens=new_tokens, tokens_per_s=round(new_tokens / max(elapsed, 1e-9), 2))
-    card["backend"] = backend.card()
-    write_json(card_path, card)
-    return model_dir
+    return written, new_tokens, time.perf_counter() - t_start
 
 
 def read_generations(model_dir: str | Path, conditions=None) -> pd.DataFrame:

@@ -1,9 +1,11 @@
 """Append-only JSONL of generation records, one file per (model, condition), crash-safe.
 
 Each batch is appended with one write and an fsync, so a process killed at any moment loses
-at most the batch in flight. A torn last line (killed mid-write) is cut off on open; a
-malformed line anywhere else is corruption and stops with an error naming file and line.
-Ids already on disk are never written again.
+at most the batch in flight. Reading never changes a file. Before writing (under the output
+directory's lock, see `lock.py`) a torn last line, killed mid-write, is cut off and reported;
+a complete last record that only lacks its newline is kept and given one. A malformed line
+anywhere else, a record of the wrong shape, or an id written twice stops with an error naming
+file and line (`repair_duplicates` keeps the first record of each id).
 """
 
 from __future__ import annotations
@@ -13,62 +15,96 @@ import os
 from pathlib import Path
 
 from ..errors import OcgInputError
+from ..io import atomic_path
+
+# Fields every record must have, with their types (None allowed where listed).
+REQUIRED = {"instance_id": (str,), "condition": (str,), "template_id": (int,), "set_id": (str,),
+            "perm_index": (int,), "concepts": (list,), "pos_pattern": (str,),
+            "answer": (str, type(None)), "answer_status": (str,)}
+
+
+def check_record(record: object, where: str) -> dict:
+    """The record if it has the shape scoring needs, else an error naming file and line."""
+    if not isinstance(record, dict):
+        raise OcgInputError(where, f"expected a JSON object (a generation record), got {type(record).__name__}")
+    for key, kinds in REQUIRED.items():
+        if key not in record:
+            raise OcgInputError(where, f"record has no {key!r} field")
+        value = record[key]
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            names = " or ".join("null" if k is type(None) else k.__name__ for k in kinds)
+            raise OcgInputError(where, f"field {key!r} must be {names}, got {type(value).__name__} {value!r:.60}")
+    if not all(isinstance(c, str) for c in record["concepts"]):
+        raise OcgInputError(where, "field 'concepts' must be a list of words")
+    return record
+
+
+def _read_lines(path: Path) -> tuple[bytes, list[bytes]]:
+    data = path.read_bytes() if path.exists() else b""
+    return data, data.splitlines(keepends=True)
 
 
 class GenerationStore:
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.repaired_bytes = self._repair_torn_tail()
         self.done: set[str] = {r["instance_id"] for r in self.records()}
 
-    def _repair_torn_tail(self) -> int:
-        """Cut an incomplete last line (no newline, or not JSON); returns bytes removed."""
-        if not self.path.exists():
-            return 0
-        data = self.path.read_bytes()
-        if not data:
-            return 0
-        keep = len(data)
-        if not data.endswith(b"\n"):
-            keep = data.rfind(b"\n") + 1
-        else:
-            last_start = data.rfind(b"\n", 0, len(data) - 1) + 1
-            try:
-                json.loads(data[last_start:])
-            except ValueError:
-                keep = last_start
-        if keep < len(data):
-            with self.path.open("r+b") as fh:
-                fh.truncate(keep)
-                fh.flush()
-                os.fsync(fh.fileno())
-        return len(data) - keep
+    # -- reading (never writes) -------------------------------------------------------------
+    def _tail_state(self) -> tuple[int, bool]:
+        """(bytes of a torn last line, whether a complete last line lacks its newline)."""
+        data, lines = _read_lines(self.path)
+        if not lines or data.endswith(b"\n"):
+            return 0, False
+        try:
+            json.loads(lines[-1])
+        except ValueError:
+            return len(lines[-1]), False
+        return 0, True
 
     def records(self) -> list[dict]:
-        if not self.path.exists():
-            return []
-        out, seen = [], set()
-        with self.path.open(encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, start=1):
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    raise OcgInputError(f"{self.path}:{lineno}", "malformed record (not a torn "
-                                        "last line): the file was edited or corrupted") from None
-                iid = record.get("instance_id")
-                if iid in seen:
-                    raise OcgInputError(f"{self.path}:{lineno}", f"instance {iid} written twice")
-                seen.add(iid)
-                out.append(record)
+        """Every complete record, checked; a torn last line (killed mid-write) is skipped."""
+        data, lines = _read_lines(self.path)
+        out, seen = [], {}
+        for lineno, line in enumerate(lines, start=1):
+            where = f"{self.path}:{lineno}"
+            try:
+                text = line.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise OcgInputError(where, f"not UTF-8 (byte {exc.start} of the line)") from None
+            if not text.strip():
+                raise OcgInputError(where, "empty line: the file was edited")
+            try:
+                record = json.loads(text)
+            except ValueError:
+                if lineno == len(lines) and not data.endswith(b"\n"):
+                    break  # torn tail: repaired before the next write
+                raise OcgInputError(where, "malformed record (not a torn last line): the file was "
+                                           "edited or corrupted") from None
+            check_record(record, where)
+            iid = record["instance_id"]
+            if iid in seen:
+                raise OcgInputError(where, f"instance {iid} written twice (first on line {seen[iid]}); "
+                                           f"`ocg repair {self.path.parent}` keeps the first record")
+            seen[iid] = lineno
+            out.append(record)
         return out
 
-    def append(self, records: list[dict]) -> int:
-        """Append the records whose ids are not on disk yet, in one write; returns how many."""
-        fresh = [r for r in records if r["instance_id"] not in self.done]
-        if not fresh:
-            return 0
-        payload = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in fresh).encode("utf-8")
+    # -- writing (under the directory lock) ---------------------------------------------------
+    def prepare_for_append(self) -> int:
+        """Cut a torn last line and end a complete one with a newline; returns bytes cut."""
+        torn, missing_newline = self._tail_state()
+        if torn:
+            size = self.path.stat().st_size
+            with self.path.open("r+b") as fh:
+                fh.truncate(size - torn)
+                fh.flush()
+                os.fsync(fh.fileno())
+        elif missing_newline:
+            self._write(b"\n")
+        return torn
+
+    def _write(self, payload: bytes) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             view = memoryview(payload)
@@ -77,5 +113,41 @@ class GenerationStore:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+    def append(self, records: list[dict]) -> int:
+        """Append the records whose ids are not on disk yet, in one write; returns how many."""
+        fresh = [r for r in records if r["instance_id"] not in self.done]
+        if not fresh:
+            return 0
+        self._write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in fresh).encode("utf-8"))
         self.done.update(r["instance_id"] for r in fresh)
         return len(fresh)
+
+
+def repair_duplicates(path: str | Path) -> dict:
+    """Rewrite a store keeping the first record of every id (and no torn tail); the original is
+    kept beside it as `<name>.bak`. Returns what was removed."""
+    path = Path(path)
+    data, lines = _read_lines(path)
+    kept, dropped, seen = [], [], set()
+    for lineno, line in enumerate(lines, start=1):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            if lineno == len(lines) and not data.endswith(b"\n"):
+                dropped.append({"line": lineno, "why": "torn last line"})
+                continue
+            raise OcgInputError(f"{path}:{lineno}", "malformed record; repair keeps records, it "
+                                                    "cannot guess this one") from None
+        iid = record.get("instance_id") if isinstance(record, dict) else None
+        if iid in seen:
+            dropped.append({"line": lineno, "why": f"second record of {iid}"})
+            continue
+        seen.add(iid)
+        kept.append(line if line.endswith(b"\n") else line + b"\n")
+    if dropped:
+        backup = path.with_name(path.name + ".bak")
+        backup.write_bytes(data)
+        with atomic_path(path) as tmp:
+            tmp.write_bytes(b"".join(kept))
+    return {"file": str(path), "kept": len(kept), "removed": dropped}

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import os
 
-from ..generation.embedded import EMBEDDED_PREFIX, ensure_converted
+from ..embedded import EMBEDDED_PREFIX, ensure_converted
 from ..hub import hub_reachable, unavailable_reason
 
 

@@ -16,7 +16,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from ..paths import outputs_dir
+from .paths import outputs_dir
 
 EMBEDDED_PREFIX = "embedded:"
 EMBEDDED_MODELS = {

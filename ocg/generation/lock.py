@@ -1,0 +1,50 @@
+"""One writer per output directory: an exclusive lock that names its holder.
+
+A second `generate` into the same directory fails at once, saying which process (PID, host,
+start time) holds it, instead of interleaving records. The lock is an advisory `flock` on
+`<dir>/.lock`; the kernel releases it when the holder exits, even after `kill -9`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import fcntl
+import json
+import os
+import socket
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from ..errors import OcgInputError
+
+
+@contextmanager
+def exclusive(directory: str | Path) -> Iterator[None]:
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / ".lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 4096, 0).decode("utf-8", errors="replace").strip()
+            try:
+                h = json.loads(holder)
+                who = f"PID {h['pid']} on {h['host']} (since {h['since']})"
+            except (ValueError, KeyError, TypeError):
+                who = "another process"
+            raise OcgInputError(str(directory), f"{who} is writing here; wait for it to finish or "
+                                                "stop it (two writers would corrupt the records)") from None
+        stamp = {"pid": os.getpid(), "host": socket.gethostname(),
+                 "since": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(stamp).encode(), 0)
+        try:
+            yield
+        finally:
+            os.ftruncate(fd, 0)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
