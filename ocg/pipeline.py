@@ -12,55 +12,35 @@ import sys
 from pathlib import Path
 
 
-from .errors import OcgInputError
+from .data import dataset_name
 from .io import read_yaml
 from .notebooks import run_notebook
 from .paths import PARAMS_DIR, outputs_dir
+from .plan import Dirs, analysis_steps, notebook_params
+from .runconfig import check_common
 
 DEMO_RUN = PARAMS_DIR / "runs" / "demo.yaml"
-RUN_KEYS = {"name": str, "n_concepts": int, "subset_k": (int, type(None)), "conditions": list,
-            "models": list, "table7_pairs": (dict, type(None)), "table7_note": str}
-OPTIONAL = {"table7_pairs": None, "table7_note": ""}
-ANALYSES = ["03_main_results", "04_pos_patterns", "05_templates", "06_priming",
-            "07_reasoning_models", "08_concept_difficulty", "09_cases"]
 
 
 def load_run(path: str | Path = DEMO_RUN) -> dict:
+    """A run file, validated completely (ocg/runconfig.py) before any work."""
     path = Path(path)
-    raw = read_yaml(path)
-    if not isinstance(raw, dict):
-        raise OcgInputError(str(path), "expected a mapping")
-    extra = sorted(set(raw) - set(RUN_KEYS))
-    if extra:
-        raise OcgInputError(f"{path}: {extra[0]}", f"unknown key; known: {sorted(RUN_KEYS)}")
-    run = {**OPTIONAL, **raw}
-    for key, kind in RUN_KEYS.items():
-        if key not in run:
-            raise OcgInputError(f"{path}: {key}", "missing")
-        if not isinstance(run[key], kind):
-            raise OcgInputError(f"{path}: {key}", f"got {run[key]!r}")
-    from .models import get_model
-    for model in run["models"]:
-        get_model(model)  # an unknown name fails before any work
-    return run
+    return check_common(read_yaml(path), path, {})
 
 
 def steps(run: dict, report_dir: Path) -> list[tuple[str, dict, str]]:
-    """(notebook, parameters, name of the executed copy) in order."""
+    """(notebook, parameters, name of the executed copy) in order: 00, 01 per model, 02, 03-09."""
     out = outputs_dir()
-    dataset = out / "data" / f"n{run['n_concepts']}"
-    plan = [("00_build_data", {"n_concepts": run["n_concepts"]}, "00_build_data")]
+    dirs = Dirs(generations=out / "generations", scores=out / "scores", reports=report_dir,
+                dataset=out / "data" / dataset_name(run["n_concepts"]))
+    plan = [("00_build_data", notebook_params("00_build_data", run, dirs, []), "00_build_data")]
     for model in run["models"]:
-        plan.append(("01_generate", {"model": model, "conditions": run["conditions"],
-                                     "subset_k": run["subset_k"], "dataset": str(dataset)},
-                     f"01_generate-{model}"))
-    plan.append(("02_score", {"models": run["models"]}, "02_score"))
-    common = {"models": run["models"], "out_dir": str(report_dir)}
-    for nb in ANALYSES:
-        params = dict(common)
-        if nb == "07_reasoning_models" and run["table7_pairs"]:
-            params.update(pairs=run["table7_pairs"], pairs_note=run["table7_note"])
-        plan.append((nb, params, nb))
+        if "01_generate" in run["notebooks"]:
+            plan.append(("01_generate", notebook_params("01_generate", run, dirs, [model]),
+                         f"01_generate-{model}"))
+    if "02_score" in run["notebooks"]:
+        plan.append(("02_score", notebook_params("02_score", run, dirs, run["models"]), "02_score"))
+    plan += [(nb, params, nb) for nb, params in analysis_steps(run, dirs, run["models"])]
     return plan
 
 

@@ -30,17 +30,11 @@ from pathlib import Path
 
 from .errors import OcgInputError
 from .io import atomic_path, read_json, read_yaml, write_json
-from .models import MODELS_FILE, load_models
 from .paths import PROJECT_ROOT
-from .pipeline import ANALYSES
+from .plan import Dirs, analysis_steps, model_steps
+from .runconfig import check_common
 
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-MODEL_NOTEBOOKS = ("01_generate", "02_score")
 RESOURCE_KEYS = {"gpus": int, "cpus": int, "mem": str, "time": str}
-SWEEP_KEYS = {"name": str, "models": list, "models_file": (str, type(None)), "conditions": list,
-              "subset_k": (int, type(None)), "template_ids": (list, type(None)),
-              "metrics": (list, type(None)), "notebooks": list, "analysis": list, "outputs": str,
-              "resources": dict, "slurm": dict}
 SLURM_KEYS = {"partition": (str, type(None)), "account": (str, type(None)), "throttle": int,
               "extra_args": list, "analysis": dict}
 ACTIVE_STATES = {"PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "REQUEUED", "RESIZING",
@@ -63,63 +57,54 @@ def _check_resources(where: str, res: object) -> dict:
             raise OcgInputError(f"{where}.{key}", f"unknown resource; known: {sorted(RESOURCE_KEYS)}")
         if not isinstance(value, RESOURCE_KEYS[key]) or isinstance(value, bool):
             raise OcgInputError(f"{where}.{key}", f"got {value!r}")
+        if key in ("gpus", "cpus") and value < (0 if key == "gpus" else 1):
+            raise OcgInputError(f"{where}.{key}", f"got {value}; expected {'>= 0' if key == 'gpus' else '>= 1'}")
+        if key == "time" and not TIME_RE.match(value):
+            raise OcgInputError(f"{where}.{key}", f"got {value!r}; expected Slurm's [D-]HH:MM:SS")
+        if key == "mem" and not re.match(r"^\d+[KMGT]?$", value):
+            raise OcgInputError(f"{where}.{key}", f"got {value!r}; expected e.g. 16G or 500M")
     return res
 
 
+TIME_RE = re.compile(r"^(\d+-)?\d{1,2}(:\d{2}){0,2}$")  # Slurm: [D-]HH[:MM[:SS]] or MM
+
+
 def load_sweep(path: str | Path) -> dict:
+    """A sweep file, validated completely before any work (ocg/runconfig.py, plus resources)."""
     path = Path(path).resolve()
-    raw = read_yaml(path)
-    if not isinstance(raw, dict):
-        raise OcgInputError(str(path), "expected a mapping")
-    defaults = {"models_file": None, "subset_k": None, "template_ids": None, "metrics": None,
-                "notebooks": list(MODEL_NOTEBOOKS), "analysis": list(ANALYSES),
-                "resources": {}, "slurm": {}}
-    sweep = {**defaults, **raw}
-    for key in sweep:
-        if key not in SWEEP_KEYS:
-            raise OcgInputError(f"{path}: {key}", f"unknown key; known: {sorted(SWEEP_KEYS)}")
-        if not isinstance(sweep[key], SWEEP_KEYS[key]):
-            raise OcgInputError(f"{path}: {key}", f"got {sweep[key]!r}")
-    for key in ("name", "models", "conditions", "outputs"):
-        if key not in raw:
-            raise OcgInputError(f"{path}: {key}", "missing")
-    if not NAME_RE.match(sweep["name"]):
-        raise OcgInputError(f"{path}: name", "letters, digits, '.', '_' and '-' only")
-    unknown_nb = [n for n in sweep["notebooks"] if n not in MODEL_NOTEBOOKS]
-    unknown_an = [n for n in sweep["analysis"] if n not in ANALYSES]
-    if unknown_nb or unknown_an:
-        raise OcgInputError(f"{path}: notebooks/analysis", f"unknown notebook(s) {unknown_nb + unknown_an}")
-    models_file = Path(sweep["models_file"]) if sweep["models_file"] else MODELS_FILE
-    if not models_file.is_absolute():
-        models_file = (path.parent / models_file).resolve()
-    sweep["models_file"] = str(models_file)
-    known = load_models(models_file)
-    for i, model in enumerate(sweep["models"]):
-        if not isinstance(model, str) or model not in known:
-            raise OcgInputError(f"{path}: models[{i}]", f"{model!r} is not an entry of {models_file}")
-        if not NAME_RE.match(model):
-            raise OcgInputError(f"{path}: models[{i}]", "model names must be letters, digits, '.', '_', '-'")
-    if len(set(sweep["models"])) != len(sweep["models"]):
-        raise OcgInputError(f"{path}: models", "a model is listed twice")
+    sweep = check_common(read_yaml(path), path, {"outputs": None, "resources": {}, "slurm": {}})
+    src = str(path)
+    if not isinstance(sweep["outputs"], str) or not sweep["outputs"].strip():
+        raise OcgInputError(f"{src}: outputs", "missing: the folder this sweep writes (relative to the "
+                                               "project root, or absolute)")
     res = sweep["resources"]
-    _check_resources(f"{path}: resources.default", res.get("default", {}))
-    for model, r in (res.get("models") or {}).items():
+    if not isinstance(res, dict):
+        raise OcgInputError(f"{src}: resources", "expected a mapping with default and models")
+    _check_resources(f"{src}: resources.default", res.get("default", {}))
+    models = res.get("models") or {}
+    if not isinstance(models, dict):
+        raise OcgInputError(f"{src}: resources.models", "expected a mapping of model: resources")
+    for model, r in models.items():
         if model not in sweep["models"]:
-            raise OcgInputError(f"{path}: resources.models.{model}", "not a model of this sweep")
-        _check_resources(f"{path}: resources.models.{model}", r)
+            raise OcgInputError(f"{src}: resources.models.{model}", "not a model of this sweep")
+        _check_resources(f"{src}: resources.models.{model}", r)
     extra = sorted(set(res) - {"default", "models"})
     if extra:
-        raise OcgInputError(f"{path}: resources.{extra[0]}", "unknown key; known: default, models")
+        raise OcgInputError(f"{src}: resources.{extra[0]}", "unknown key; known: default, models")
+    if not isinstance(sweep["slurm"], dict):
+        raise OcgInputError(f"{src}: slurm", "expected a mapping")
     slurm = {"partition": None, "account": None, "throttle": 8, "extra_args": [],
              "analysis": {"cpus": 2, "mem": "8G", "time": "02:00:00", "gpus": 0}, **sweep["slurm"]}
     for key, value in slurm.items():
-        if key not in SLURM_KEYS or not isinstance(value, SLURM_KEYS[key]):
-            raise OcgInputError(f"{path}: slurm.{key}", f"unknown key or bad value {value!r}")
-    _check_resources(f"{path}: slurm.analysis", slurm["analysis"])
+        if key not in SLURM_KEYS or not isinstance(value, SLURM_KEYS[key]) or isinstance(value, bool):
+            raise OcgInputError(f"{src}: slurm.{key}", f"unknown key or bad value {value!r}")
+    if slurm["throttle"] < 1:
+        raise OcgInputError(f"{src}: slurm.throttle", f"got {slurm['throttle']}; expected >= 1")
+    _check_resources(f"{src}: slurm.analysis", slurm["analysis"])
     sweep["slurm"] = slurm
     out = Path(sweep["outputs"])
     sweep["outputs"] = str(out if out.is_absolute() else (PROJECT_ROOT / out).resolve())
-    sweep["file"] = str(path)
+    sweep["file"] = src
     return sweep
 
 
@@ -139,14 +124,9 @@ def status_dir(sweep: dict, model: str) -> Path:
     return out_dir(sweep) / "status" / model
 
 
-def notebook_params(sweep: dict, model: str, notebook: str) -> dict:
+def sweep_dirs(sweep: dict) -> Dirs:
     out = out_dir(sweep)
-    if notebook == "01_generate":
-        return {"model": model, "conditions": sweep["conditions"], "subset_k": sweep["subset_k"],
-                "template_ids": sweep["template_ids"], "out_dir": str(out / "generations"),
-                "models_file": sweep["models_file"]}
-    return {"generations_dir": str(out / "generations"), "models": [model],
-            "metrics": sweep["metrics"], "out_dir": str(out / "scores")}
+    return Dirs(generations=out / "generations", scores=out / "scores", reports=out / "reports")
 
 
 def task_command(sweep: dict, model: str = "$MODEL") -> list[str]:
@@ -167,7 +147,7 @@ def run_model_task(sweep: dict, model: str) -> int:
     (status / "failed.json").unlink(missing_ok=True)
     job = {k: os.environ.get(k) for k in ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID")
            if os.environ.get(k)}
-    for notebook in sweep["notebooks"]:
+    for notebook, params in model_steps(sweep, sweep_dirs(sweep), model):
         marker = status / f"{notebook}.done"
         if marker.exists():
             print(f"[{model}] {notebook}: done already", flush=True)
@@ -175,8 +155,7 @@ def run_model_task(sweep: dict, model: str) -> int:
         print(f"[{model}] {notebook}: running", flush=True)
         t0 = time.time()
         try:
-            executed = run_notebook(notebook, notebook_params(sweep, model, notebook),
-                                    out_dir=out_dir(sweep) / "notebooks" / model)
+            executed = run_notebook(notebook, params, out_dir=out_dir(sweep) / "notebooks" / model)
         except Exception as exc:  # noqa: BLE001 - any failure is recorded for --status
             reason = f"{getattr(exc, 'ename', type(exc).__name__)}: {getattr(exc, 'evalue', exc)}"
             cell = getattr(exc, "exec_count", None)
@@ -208,11 +187,10 @@ def run_analysis(sweep: dict) -> int:
         return 1
     reports = out_dir(sweep) / "reports"
     pages = []
-    for notebook in sweep["analysis"]:
+    for notebook, params in analysis_steps(sweep, sweep_dirs(sweep), done):
         print(f"[analysis] {notebook} over {done}", flush=True)
         try:
-            executed = run_step(notebook, {"results_dir": str(out_dir(sweep) / "scores"),
-                                           "models": done, "out_dir": str(reports)}, reports, notebook)
+            executed = run_step(notebook, params, reports, notebook)
         except StepFailed as exc:
             print(f"[analysis] {exc}", flush=True)
             write_json(marker, {"state": "failed", "reason": str(exc), "models": done, "time_utc": _now()})
@@ -323,6 +301,7 @@ def run_local(sweep: dict) -> int:
     logs = out_dir(sweep) / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     pending = to_run(sweep, with_slurm=False)
+    failed = 0
     print(f"sweep {sweep['name']}: {len(pending)} model(s) to run: {pending}", flush=True)
     for model in pending:
         with (logs / f"{model}.log").open("a") as log:
@@ -330,13 +309,20 @@ def run_local(sweep: dict) -> int:
                                    cwd=PROJECT_ROOT)
         outcome = "done" if code == 0 else f"FAILED (exit {code}), see {logs / model}.log"
         print(f"  {model}: {outcome}", flush=True)
+        failed += code != 0
     analysed = out_dir(sweep) / "status" / "analysis.json"
     stale = not analysed.exists() or read_json(analysed)["state"] != "done"
+    analysis_code = 0
     if sweep["analysis"] and (pending or stale):
         with (logs / "analysis.log").open("a") as log:
-            subprocess.call([sys.executable, "-m", "ocg.cli", "sweep", sweep["file"], "--analysis"],
-                            stdout=log, stderr=subprocess.STDOUT, cwd=PROJECT_ROOT)
+            analysis_code = subprocess.call([sys.executable, "-m", "ocg.cli", "sweep", sweep["file"], "--analysis"],
+                                            stdout=log, stderr=subprocess.STDOUT, cwd=PROJECT_ROOT)
     print_status(sweep)
+    still_failed = [m for m, state, _ in status_table(sweep, with_slurm=False) if state == "failed"]
+    if still_failed or analysis_code:
+        print(f"ocg: {len(still_failed)} model(s) failed: {still_failed}" if still_failed else
+              "ocg: the analyses failed (see logs/analysis.log)", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -468,6 +454,8 @@ def run_sweep(path: str | Path, executor: str = "local", wait: bool = False, sta
         if wait and not dry_run:
             finished = wait_slurm(sweep, timeout_s=wait_timeout_s)
             print_status(sweep)
-            return 0 if finished else 124
+            if not finished:
+                return 124
+            return 1 if any(st == "failed" for _, st, _ in status_table(sweep)) else 0
         return 0
     raise OcgInputError("--executor", f"got {executor!r}; expected local or slurm")

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import matplotlib
+import matplotlib.pyplot as plt
+import pandas as pd
+import seaborn as sns
 
-matplotlib.use("Agg")  # headless under papermill; notebooks still display the returned figure
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-import seaborn as sns  # noqa: E402
+# Each figure is closed once drawn: a notebook shows it once with display(fig) (inline backend,
+# as under papermill), and a script without a display never opens a window.
 
 
 def figure3(data: pd.DataFrame, n_models: int):
@@ -24,6 +24,7 @@ def figure3(data: pd.DataFrame, n_models: int):
     twin.grid(False)
     ax.set_title("Figure 3: ordered concept lists composed, by number of models")
     fig.tight_layout()
+    plt.close(fig)
     return fig
 
 
@@ -38,4 +39,5 @@ def figure4(data: pd.DataFrame):
     ax.set_ylabel("Permutations composed (of 24)")
     ax.set_title("Figure 4: permutations composed per concept set")
     fig.tight_layout()
+    plt.close(fig)
     return fig

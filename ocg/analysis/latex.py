@@ -7,7 +7,7 @@ import math
 
 import pandas as pd
 
-from .metrics import LABELS, LOWER_IS_BETTER
+from ..metrics.registry import LABELS, LOWER_IS_BETTER
 
 _ESCAPE = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
            "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..errors import OcgInputError
 from ..models import MODELS_FILE, load_models
 from ..paths import PAPER_TABLES_DIR
 
@@ -16,15 +17,20 @@ def paper_table(name: str) -> pd.DataFrame:
     return pd.read_csv(PAPER_TABLES_DIR / PAPER_FILES[name])
 
 
-def model_keys(models: list[str], models_file=MODELS_FILE) -> pd.DataFrame:
-    """Our model names with the id the paper prints for them (Table 5) and their paper name."""
+def model_keys(models: list[str], models_file=None) -> pd.DataFrame:
+    """Our model names with the id the paper prints for them (Table 5) and their paper name;
+    a model the models file does not know is an error (its paper row could not be found)."""
+    models_file = models_file or MODELS_FILE
     specs = load_models(models_file)
-    return pd.DataFrame({"model": models,
-                         "hf_id": [specs[m].paper_key if m in specs else None for m in models],
-                         "paper_name": [specs[m].paper_name if m in specs else None for m in models]})
+    unknown = [m for m in models if m not in specs]
+    if unknown:
+        raise OcgInputError(str(models_file), f"no entry for {unknown}: the paper comparison needs each "
+                                              "model's entry (pass the models_file the run used)")
+    return pd.DataFrame({"model": models, "hf_id": [specs[m].paper_key for m in models],
+                         "paper_name": [specs[m].paper_name for m in models]})
 
 
-def compare(ours: pd.DataFrame, name: str, models_file=MODELS_FILE) -> pd.DataFrame:
+def compare(ours: pd.DataFrame, name: str, models_file=None) -> pd.DataFrame:
     """Ours beside the paper's value and delta, and the difference (ours minus paper).
 
     Tables 1 and 4 join on hub id; Table 7 on the paper's model name (its CSV has no ids);

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .metrics import PAPER_METRICS, POS_METRICS, CONDITION_LABELS
+from ..metrics.registry import BY_NAME, CONDITION_LABELS, PAPER_METRICS, POS_METRICS
 
 
 def _template_average(summary: pd.DataFrame, condition: str, template_ids=None) -> pd.DataFrame:
@@ -21,7 +21,7 @@ def _template_average(summary: pd.DataFrame, condition: str, template_ids=None) 
     for model, g in s.groupby("model", sort=True):
         row = {"model": model}
         for metric in PAPER_METRICS:
-            if metric == "ordered_rate" and "n_in_order" in g:
+            if BY_NAME[metric].pooled and "n_in_order" in g:  # Ordered Rate: a ratio of sums
                 n_all = g["n_all_present"].sum()
                 row[metric] = 100.0 * g["n_in_order"].sum() / n_all if n_all else np.nan
             elif metric in g:
@@ -50,6 +50,25 @@ def table4(summary: pd.DataFrame) -> pd.DataFrame:
     """One-shot priming vs zero-shot `ordered` (difference = one-shot minus zero-shot)."""
     return _with_delta(_template_average(summary, "ordered_one_shot"),
                        _template_average(summary, "ordered"), "delta_vs_zero_shot_ordered")
+
+
+def reasoning_pairs(scored_models, models_file=None) -> dict[str, str]:
+    """{reasoning model: its base model} for the scored models whose entry names a scored base."""
+    from ..models import MODELS_FILE, load_models
+    scored = set(scored_models)
+    return {m.name: m.base_model for m in load_models(models_file or MODELS_FILE).values()
+            if m.base_model and m.name in scored and m.base_model in scored}
+
+
+def answer_sources(answers: pd.DataFrame, models) -> pd.DataFrame:
+    """Per model and condition: answers by where they came from and whether extraction failed."""
+    a = answers[answers["model"].isin(list(models))]
+    if a.empty:
+        return pd.DataFrame()
+    source = a["answer_source"] if "answer_source" in a else pd.Series("raw", index=a.index)
+    kind = source.where(a["answer_status"].isin(["ok", "empty"]), a["answer_status"])
+    return a.assign(source=kind).pivot_table(index=["model", "condition"], columns="source",
+                                             values="instance_id", aggfunc="count", fill_value=0)
 
 
 def table7(summary: pd.DataFrame, pairs: dict[str, str]) -> pd.DataFrame:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .metrics import PAPER_METRICS
+from ..metrics.registry import BY_NAME, PAPER_METRICS
 
 
 def set_statistics(answers: pd.DataFrame, groups: pd.DataFrame, model: str, condition: str) -> pd.DataFrame:
@@ -34,10 +34,7 @@ def set_statistics(answers: pd.DataFrame, groups: pd.DataFrame, model: str, cond
     return stats.fillna(0.0)
 
 
-RATIOS = {"coverage_wo_order": ("all_present", "n", 100.0), "coverage_w_order": ("in_order", "n", 100.0),
-          "ordered_rate": ("in_order", "all_present", 100.0), "pbleu": ("pbleu", "n_groups", 1.0),
-          "pbleurt": ("pbleurt", "n_groups", 1.0), "distinct_2": ("distinct_2", "n", 100.0),
-          "diverse_rate": ("diverse_rate", "n_groups", 100.0), "perplexity": ("perplexity", "n_ppl", 1.0)}
+RATIOS = {m.name: (m.numerator, m.denominator, m.scale) for m in BY_NAME.values()}
 
 
 def _metrics_from_weights(stats: pd.DataFrame, weights: np.ndarray) -> dict[str, np.ndarray]:

@@ -8,7 +8,9 @@
 - lmppl checks connectivity by opening http://google.com with no timeout; that check is
   replaced by a 3-second probe of the model hub so scoring never hangs on a dead network.
 - The configured model (gpt2-xl) is used when it is in the local cache or the hub answers;
-  otherwise the fallback (the embedded SmolLM2) is used and the reason recorded.
+  otherwise the fallback, if the scoring settings choose one (the demo chooses the embedded
+  SmolLM2), is used and the reason recorded; without a fallback perplexity is missing, with
+  the reason, and a later scoring retries it.
 """
 
 from __future__ import annotations
@@ -18,6 +20,10 @@ import os
 
 from ..embedded import EMBEDDED_PREFIX, ensure_converted
 from ..hub import hub_reachable, unavailable_reason
+
+
+class PerplexityModelUnavailable(RuntimeError):
+    """The configured model cannot be loaded here and no fallback was chosen."""
 
 
 def resolve_model(model: str, fallback: str | None) -> tuple[str, str, str | None]:
@@ -30,7 +36,7 @@ def resolve_model(model: str, fallback: str | None) -> tuple[str, str, str | Non
     if reason is None:
         return model, model, None
     if not fallback:
-        raise RuntimeError(f"perplexity model: {reason}")
+        raise PerplexityModelUnavailable(f"perplexity model: {reason}; no perplexity_fallback chosen")
     return fallback, path_of(fallback), f"{reason}; used {fallback}"
 
 

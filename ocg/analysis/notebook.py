@@ -1,0 +1,44 @@
+"""What every analysis notebook (03-09) does first and shows alike: one call each."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..results import load_scores
+from . import paper
+
+
+def _show(obj) -> None:
+    from IPython.display import display
+    display(obj)
+
+
+def _note(text: str) -> None:
+    from IPython.display import Markdown
+    _show(Markdown(text))
+
+
+def setup(results_dir=None, models=None, allow_mixed: bool = False) -> dict:
+    """Scores of the models (errors name what is missing), display options, and a banner when
+    models were scored differently (only with allow_mixed=True; otherwise that is an error)."""
+    pd.set_option("display.precision", 2)
+    pd.set_option("display.max_columns", 40)
+    scores = load_scores(results_dir, models, allow_mixed=allow_mixed)
+    print("models:", sorted(scores["summary"]["model"].unique()))
+    if scores["mixed_scoring"]:
+        _note("**Warning: these models were scored differently; numbers in one table are not "
+              "comparable.** Each row's `scoring_signature` says which scoring it had.\n\n- "
+              + "\n- ".join(scores["mixed_scoring"]))
+    return scores
+
+
+def beside_paper(ours: pd.DataFrame, table: str, index, models_file=None) -> pd.DataFrame:
+    """Show ours beside the paper's published numbers (or the paper's table alone when none of
+    our rows is in it); returns the joined table that gets saved."""
+    compared = paper.compare(ours, table, models_file) if not ours.empty else ours
+    if not ours.empty and compared["paper_value"].notna().any():
+        _show(paper.side_by_side(compared, index))
+    else:
+        _note(f"None of these rows is in the paper's {table}; the paper's numbers for reference:")
+    _show(paper.paper_wide(table))
+    return compared
