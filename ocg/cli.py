@@ -63,6 +63,24 @@ def _sweep(args) -> int:
                      task=args.task, analysis=args.analysis, dry_run=args.dry_run)
 
 
+def _repair(args) -> int:
+    from .generation.lock import exclusive
+    from .generation.store import repair_duplicates
+
+    target = Path(args.path)
+    files = sorted(target.glob("*.jsonl")) if target.is_dir() else [target]
+    if not files or not all(f.exists() for f in files):
+        raise OcgInputError(str(target), "no generations (*.jsonl) here")
+    with exclusive(target if target.is_dir() else target.parent):
+        for f in files:
+            report = repair_duplicates(f)
+            removed = report["removed"]
+            print(f"{f}: kept {report['kept']} records, removed {len(removed)}"
+                  + (f" (original kept as {f.name}.bak): " + "; ".join(f"line {r['line']}: {r['why']}" for r in removed)
+                     if removed else ""))
+    return 0
+
+
 def _models(args) -> int:
     from .models import load_models
 
@@ -122,6 +140,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--analysis", action="store_true", help=argparse.SUPPRESS)
     p.set_defaults(func=_sweep)
 
+    p = sub.add_parser("repair", help="rewrite a generations directory keeping the first record of each id")
+    p.add_argument("path", help="a model's generations directory, or one .jsonl file")
+    p.set_defaults(func=_repair)
+
     p = sub.add_parser("models", help="list the entries of params/models.yaml")
     p.add_argument("--models-file", type=Path, default=MODELS_FILE)
     p.set_defaults(func=_models)
@@ -143,11 +165,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from .generation.api_backend import ApiError
     try:
         return args.func(args)
     except OcgInputError as exc:
         print(f"ocg: error: {exc}", file=sys.stderr)
         return 2
+    except ApiError as exc:  # a server refused: its message is the whole story, no traceback
+        print(f"ocg: error: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from .errors import OcgInputError
 from .paths import NOTEBOOKS_DIR, executed_notebooks_dir
 
 KERNEL_NAME = "ocg"  # registered by `make install` inside .venv (`make kernel` for ~/.local)
@@ -35,7 +36,7 @@ def find_notebook(name: str) -> Path:
         path = NOTEBOOKS_DIR / path.name
     if not path.exists():
         known = sorted(p.stem for p in NOTEBOOKS_DIR.glob("*.ipynb"))
-        raise FileNotFoundError(f"no notebook {name!r}; known: {known}")
+        raise OcgInputError(name, f"no such notebook; known: {known}")
     return path
 
 

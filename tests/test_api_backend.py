@@ -1,6 +1,7 @@
 """The OpenAI-compatible backend against a local HTTP server that misbehaves on purpose."""
 
 import json
+import re
 import threading
 import time
 import zlib
@@ -10,7 +11,7 @@ import pytest
 
 from ocg.errors import OcgInputError
 from ocg.generation import generate, read_generations
-from ocg.generation.api_backend import ApiError
+from ocg.generation.api_backend import ApiError, parse_completion
 from ocg.models import parse_models
 
 KEY = "sk-test-ocg-secret-4f9d2"
@@ -149,3 +150,153 @@ def test_gives_up_after_max_retries(tmp_path, monkeypatch):
     with pytest.raises(ApiError, match="gave up after 3 attempts"):
         generate(spec, out_dir=tmp_path, progress=False, conditions=["ordered"], subset_k=1,
                  template_ids=[0])
+
+
+class ScriptedServer:
+    """A server whose every answer comes from `respond(body) -> (status, headers, bytes, trickle_s)`."""
+
+    def __init__(self, respond):
+        self.bodies = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                server.bodies.append(body)
+                status, headers, data, trickle = respond(body)
+                self.send_response(status)
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                try:
+                    for i in range(len(data)):
+                        self.wfile.write(data[i:i + 1] if trickle else data[i:])
+                        self.wfile.flush()
+                        if not trickle:
+                            break
+                        time.sleep(trickle)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_port}/v1"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def ok_body(text="A dog runs."):
+    return json.dumps({"model": "served-model", "choices": [{"message": {"role": "assistant", "content": text},
+                                                             "finish_reason": "stop"}]}).encode()
+
+
+def rejects_system(body):
+    if any(m["role"] == "system" for m in body["messages"]):
+        return 400, {"Content-Type": "application/json"}, json.dumps({"error": {
+            "message": "Unsupported value: 'messages[0].role' does not support 'system' with this model.",
+            "type": "invalid_request_error"}}).encode(), 0
+    return 200, {"Content-Type": "application/json"}, ok_body(), 0
+
+
+def test_o1_style_api_that_rejects_the_system_role(tmp_path, monkeypatch):
+    monkeypatch.setenv("OCG_TEST_KEY", KEY)
+    server = ScriptedServer(rejects_system)
+    try:
+        with pytest.raises(ApiError, match=r"400 .* rejects the system role .*set `system_mode: folded` "
+                                           r"in its entry \(models.local-api\)"):
+            generate(api_spec(server.url), out_dir=tmp_path / "a", progress=False, conditions=["ordered"],
+                     subset_k=1, template_ids=[0])
+        spec = parse_models({"models": {"local-api": {
+            "id": "o1-like", "backend": "openai", "system_mode": "folded", "max_new_tokens": 32,
+            "api": {"base_url": server.url, "key_env": "OCG_TEST_KEY", "temperature": None,
+                    "token_param": "max_completion_tokens"}}}}, "test")["local-api"]
+        model_dir = generate(spec, out_dir=tmp_path / "b", progress=False, conditions=["ordered"],
+                             subset_k=1, template_ids=[0])
+    finally:
+        server.close()
+    df = read_generations(model_dir)
+    assert len(df) == 24 and set(df.system_mode) == {"folded"}
+    sent = server.bodies[-1]
+    assert [m["role"] for m in sent["messages"]] == ["user"] and "temperature" not in sent
+    assert sent["messages"][0]["content"].startswith("You are a helpful assistant. Please generate only an answer.\n\n")
+    assert sent["max_completion_tokens"] == 32
+    card = json.loads((model_dir / "run_card.json").read_text())
+    assert card["settings"]["system_mode"] == "folded" and card["backend"]["models_reported_by_server"] == ["served-model"]
+
+
+@pytest.mark.parametrize("bad_key", [KEY + "\n", "sk-a\rb" + KEY, KEY + " trailing"])
+def test_a_key_with_control_characters_never_leaks(tmp_path, monkeypatch, bad_key):
+    monkeypatch.setenv("OCG_TEST_KEY", bad_key)
+    with pytest.raises(OcgInputError) as info:
+        generate(api_spec("http://127.0.0.1:9/v1"), out_dir=tmp_path, progress=False,
+                 conditions=["ordered"], subset_k=1, template_ids=[0])
+    assert "OCG_TEST_KEY" in str(info.value) and KEY not in str(info.value)
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert KEY not in path.read_text(errors="replace")
+
+
+def test_a_trickling_server_cannot_hold_a_request(tmp_path, monkeypatch):
+    monkeypatch.setenv("OCG_TEST_KEY", KEY)
+    server = ScriptedServer(lambda body: (200, {"Content-Type": "application/json"}, ok_body() * 3, 0.2))
+    t0 = time.time()
+    try:
+        with pytest.raises(ApiError, match=r"gave up after 2 attempts \(last: no complete answer within timeout_s=1 s\)"):
+            generate(api_spec(server.url, timeout_s=1, max_retries=1, concurrency=1), out_dir=tmp_path,
+                     progress=False, conditions=["ordered"], subset_k=1, template_ids=[0])
+    finally:
+        server.close()
+    assert time.time() - t0 < 15  # two bounded attempts (a per-read timeout would wait minutes)
+
+
+def test_retry_after_waits_are_capped(tmp_path, monkeypatch):
+    monkeypatch.setenv("OCG_TEST_KEY", KEY)
+    server = ScriptedServer(lambda body: (429, {"Retry-After": "120"}, b'{"error": "slow down"}', 0))
+    t0 = time.time()
+    try:
+        with pytest.raises(ApiError, match=r"asks to wait 120 s more .* api.max_retry_wait_s=5 allows"):
+            generate(api_spec(server.url, max_retry_wait_s=5), out_dir=tmp_path, progress=False,
+                     conditions=["ordered"], subset_k=1, template_ids=[0])
+    finally:
+        server.close()
+    assert time.time() - t0 < 10
+
+
+@pytest.mark.parametrize("content_type, body, what", [
+    ("text/html", "<html><body>Bad gateway</body></html>", "body is not JSON (text/html)"),
+    ("application/json", "{not json", "body is not JSON"),
+    ("application/json", '{"id": "x"}', "no choices"),
+    ("application/json", '{"choices": []}', "no choices"),
+    ("application/json", '{"choices": [{"message": {"content": [{"type": "text", "text": "a"}]}}]}',
+     "message content is a list"),
+])
+def test_malformed_answers_are_clear_errors(content_type, body, what):
+    with pytest.raises(ApiError, match=rf"HTTP 200.*{re.escape(what)}.*{re.escape(body[:8])}"):
+        parse_completion(200, content_type, body)
+
+
+def test_streamed_answers_are_read_too():
+    chunks = [{"model": "m", "choices": [{"delta": {"role": "assistant", "content": "A dog"}}]},
+              {"model": "m", "choices": [{"delta": {"content": " runs."}, "finish_reason": "stop"}]}]
+    body = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+    out = parse_completion(200, "text/event-stream", body)
+    assert out["raw"] == "A dog runs." and out["finish_reason"] == "stop" and out["response_model"] == "m"
+
+
+def test_a_malformed_answer_through_the_backend_names_status_and_excerpt(tmp_path, monkeypatch):
+    monkeypatch.setenv("OCG_TEST_KEY", KEY)
+    server = ScriptedServer(lambda body: (200, {"Content-Type": "text/html"}, b"<html>proxy login</html>", 0))
+    try:
+        with pytest.raises(ApiError, match=r"HTTP 200 but the body is not JSON \(text/html\): '<html>proxy login"):
+            generate(api_spec(server.url), out_dir=tmp_path, progress=False, conditions=["ordered"],
+                     subset_k=1, template_ids=[0])
+    finally:
+        server.close()
+    card = json.loads((tmp_path / "local-api" / "run_card.json").read_text())
+    assert card["status"] == "failed" and "not JSON" in card["runs"][-1]["error"]

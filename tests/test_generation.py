@@ -1,8 +1,10 @@
 """Generation with the real embedded SmolLM2 on the CPU: answers, determinism, 4-bit, resume."""
 
 import dataclasses
+import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -11,6 +13,7 @@ import time
 
 import pytest
 
+from ocg.data import load_templates
 from ocg.errors import OcgInputError
 from ocg.generation import generate, read_generations
 from ocg.generation.chat import detect_system_mode
@@ -41,10 +44,12 @@ def test_real_answers(reference):
     df = read_generations(reference)
     assert len(df) == 48 and df.instance_id.is_unique
     assert df.answer.str.len().gt(0).all()
-    words = set(df.concepts.iloc[0])
     # a real model writes about its concepts: most answers use at least one of them
     hits = df.apply(lambda r: any(w in r.answer.lower() for w in r.concepts), axis=1)
     assert hits.mean() > 0.5, df.answer.head().tolist()
+    # each record holds the prompt exactly as rendered, and its hash
+    assert df.prompt.str.startswith("<|im_start|>system\nYou are a helpful assistant.").all()
+    assert (df.prompt.map(lambda p: hashlib.sha256(p.encode()).hexdigest()) == df.prompt_sha256).all()
     assert set(df.finish_reason) <= {"stop", "length"}
     assert (df.completion_tokens <= 48).all() and (df.prompt_tokens > 20).all()
     card = json.loads((reference / "run_card.json").read_text())
@@ -53,9 +58,16 @@ def test_real_answers(reference):
     assert card["settings"]["resolved_revision"].startswith("gguf-sha256:")
     assert len(card["settings"]["chat_template_sha256"]) == 64
     assert card["runs"][-1]["status"] == "complete" and card["runs"][-1]["written"] == 48
+    assert card["status"] == "complete" and card["settings"]["prompt_date"] == "2024-07-26"
+    assert card["settings"]["batch_size"] == 8 and set(card["instances"]) == {"ordered"}
+    gc = card["backend"]["generation_config"]  # the complete effective configuration
+    assert gc["do_sample"] is False and gc["num_beams"] == 1 and gc["repetition_penalty"] == 1.0
+    assert gc["max_new_tokens"] == 48 and len(gc) > 30
+    check = card["runs"][-1]["batch_invariance"]
+    assert check["checked"] == 8 and check["batched_size"] == 8 and 0 <= check["differ"] <= 8
+    assert check["share_differ"] == check["differ"] / 8
     for key in ("git", "packages", "host"):
         assert key in card["provenance"]
-    assert words
 
 
 def test_two_runs_give_identical_records(reference, tmp_path):
@@ -71,12 +83,83 @@ def test_rerun_skips_finished_instances(reference, tmp_path):
     assert (target / "ordered.jsonl").read_bytes() == before
 
 
-def test_changed_settings_are_refused(reference, tmp_path):
+@pytest.mark.parametrize("change, message", [
+    (dict(spec=dict(max_new_tokens=20)), "setting 'max_new_tokens' was 48, now 20"),
+    (dict(spec=dict(prompt_date="2025-01-01")), "setting 'prompt_date' was '2024-07-26', now '2025-01-01'"),
+    (dict(work=dict(batch_size=4)), "setting 'batch_size' was 8, now 4"),
+    (dict(work=dict(subset_k=2, template_ids=[0])), "condition 'ordered' holds another instance set"),
+])
+def test_a_finished_directory_refuses_other_settings(reference, tmp_path, change, message):
+    """Even with nothing left to generate, a run asking for other settings is refused."""
     shutil.copytree(reference, tmp_path / "smollm2-135m-instruct")
-    spec = dataclasses.replace(get_model("smollm2-135m-instruct"), max_new_tokens=20)
-    with pytest.raises(OcgInputError, match="setting 'max_new_tokens' was 48, now 20"):
-        generate(spec, out_dir=tmp_path, progress=False, conditions=["ordered"], subset_k=2,
-                 template_ids=[0], batch_size=8)
+    before = (tmp_path / "smollm2-135m-instruct" / "ordered.jsonl").read_bytes()
+    spec = dataclasses.replace(get_model("smollm2-135m-instruct"), **change.get("spec", {}))
+    with pytest.raises(OcgInputError, match=re.escape(message)):
+        generate(spec, out_dir=tmp_path, progress=False, **{**WORK, **change.get("work", {})})
+    assert (tmp_path / "smollm2-135m-instruct" / "ordered.jsonl").read_bytes() == before
+
+
+def test_a_changed_prompt_is_refused(reference, tmp_path, monkeypatch):
+    import ocg.generation.run as run
+    shutil.copytree(reference, tmp_path / "smollm2-135m-instruct")
+    edited = dataclasses.replace(load_templates(), answer_suffix="\nYour answer:")
+    monkeypatch.setattr(run, "load_templates", lambda *a, **k: edited)
+    with pytest.raises(OcgInputError, match=r"ordered.jsonl:1: instance .* was asked another prompt"):
+        generate("smollm2-135m-instruct", out_dir=tmp_path, progress=False, **WORK)
+
+
+def test_a_resume_that_finds_nothing_to_do_sets_the_true_state(reference, tmp_path):
+    target = tmp_path / "smollm2-135m-instruct"
+    shutil.copytree(reference, target)
+    card = json.loads((target / "run_card.json").read_text())
+    card["status"], card["runs"][-1]["status"] = "running", "running"  # died after its last write
+    (target / "run_card.json").write_text(json.dumps(card))
+    generate("smollm2-135m-instruct", out_dir=tmp_path, progress=False, **WORK)
+    card = json.loads((target / "run_card.json").read_text())
+    assert card["status"] == "complete" and card["runs"][-1]["status"] == "interrupted"
+
+
+def test_model_generation_config_acts_only_when_asked(reference, tmp_path):
+    """A repetition penalty in generation_config.json changes greedy answers: off by default."""
+    source = ensure_converted("smollm2-135m-instruct")
+    local = tmp_path / "penalised-model"
+    local.mkdir()
+    for f in source.iterdir():
+        if f.name != "generation_config.json":
+            (local / f.name).symlink_to(f)
+    gc = json.loads((source / "generation_config.json").read_text())
+    (local / "generation_config.json").write_text(json.dumps({**gc, "repetition_penalty": 1.8}))
+    base = dataclasses.replace(get_model("smollm2-135m-instruct"), id=str(local), batch_check=0)
+    plain = generate(dataclasses.replace(base, name="plain"), out_dir=tmp_path, progress=False, **WORK)
+    assert table(plain)[["instance_id", "raw"]].equals(table(reference)[["instance_id", "raw"]])
+    card = json.loads((plain / "run_card.json").read_text())
+    assert card["backend"]["generation_config"]["repetition_penalty"] == 1.0
+    own = generate(dataclasses.replace(base, name="own", decoding="model_defaults"), out_dir=tmp_path,
+                   progress=False, **WORK)
+    card = json.loads((own / "run_card.json").read_text())
+    assert card["backend"]["generation_config"]["repetition_penalty"] == 1.8
+    assert (table(own).raw != table(reference).raw).sum() >= 5
+
+
+def test_a_second_writer_is_refused_at_once(tmp_path):
+    out_file = tmp_path / "smollm2-135m-instruct" / "ordered.jsonl"
+    cmd = [sys.executable, "-m", "ocg.cli", "generate", "smollm2-135m-instruct", "--conditions", "ordered",
+           "--subset-k", "1", "--templates", "0", "1", "--batch-size", "8", "--out", str(tmp_path)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 240
+        while not (out_file.exists() and out_file.stat().st_size) and time.time() < deadline:
+            assert proc.poll() is None
+            time.sleep(0.05)
+        t0 = time.time()
+        with pytest.raises(OcgInputError, match=rf"PID {proc.pid} on .* is writing here"):
+            generate("smollm2-135m-instruct", out_dir=tmp_path, progress=False, **WORK)
+        assert time.time() - t0 < 30  # refused before loading anything heavy
+    finally:
+        proc.kill()
+        proc.wait()
+    records = read_generations(out_file.parent)
+    assert records.instance_id.is_unique
 
 
 def test_kill_and_resume_equals_uninterrupted(reference, tmp_path):
@@ -106,6 +189,7 @@ def test_kill_and_resume_equals_uninterrupted(reference, tmp_path):
     assert resumed.equals(table(reference))
     card = json.loads((out_file.parent / "run_card.json").read_text())
     assert card["runs"][-1]["repaired_torn_bytes"] == {"ordered": len('{"instance_id": "ordered-t0-torn')}
+    assert card["runs"][-2]["status"] == "interrupted" and card["status"] == "complete"
 
 
 def test_four_bit_path_runs_on_cpu(tmp_path):
@@ -163,7 +247,7 @@ def test_cuda_oom_halves_the_batch_and_records_it(tmp_path, monkeypatch):
         return real(self, texts)
 
     monkeypatch.setattr(TransformersBackend, "_generate_raw", fake_oom)
-    spec = dataclasses.replace(get_model("smollm2-135m-instruct"), max_new_tokens=6)
+    spec = dataclasses.replace(get_model("smollm2-135m-instruct"), max_new_tokens=6, batch_check=0)
     model_dir = generate(spec, out_dir=tmp_path, progress=False, conditions=["ordered"],
                          subset_k=1, template_ids=[0], batch_size=12)
     df = read_generations(model_dir)

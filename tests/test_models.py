@@ -40,11 +40,56 @@ def _raw(entry):
     ({"id": "gpt", "backend": "openai", "api": {"base_url": "ftp://x", "key_env": "K"}},
      "models.m.api.base_url", "http(s) URL"),
     ({"id": "x/y", "base_model": "nope"}, "models.m.base_model", "not an entry"),
+    ({"id": "x/y", "prompt_date": "2024-13-01"}, "models.m.prompt_date", "expected an ISO date"),
+    ({"id": "x/y", "prompt_date": "today"}, "models.m.prompt_date", "expected an ISO date"),
+    ({"id": "x/y", "generation_overrides": {"repetition_penalti": 1.2}}, "models.m.generation_overrides.repetition_penalti",
+     "not a transformers GenerationConfig setting"),
+    ({"id": "x/y", "generation_overrides": {"repetition_penalty": "high"}},
+     "models.m.generation_overrides.repetition_penalty", "expected float"),
+    ({"id": "x/y", "generation_overrides": {"do_sample": True}}, "models.m.generation_overrides.do_sample",
+     "fixed by ocg"),
+    ({"id": "x/y", "decoding": "beam"}, "models.m.decoding", "expected one of greedy, model_defaults"),
+    ({"id": "x/y", "system_mode": "user"}, "models.m.system_mode", "expected one of auto, system, folded"),
+    ({"id": "x/y", "seed": -5}, "models.m.seed", "expected an integer >= 0"),
+    ({"id": "embedded:no-such-model"}, "models.m.id", "no embedded model 'no-such-model'"),
+    ({"id": "gpt", "backend": "openai", "api": {"base_url": "https://x", "key_env": "K", "timeout_s": -1}},
+     "models.m.api.timeout_s", "expected a number > 0"),
+    ({"id": "gpt", "backend": "openai", "api": {"base_url": "https://x", "key_env": "K", "backoff_s": -2}},
+     "models.m.api.backoff_s", "expected a number >= 0"),
+    ({"id": "gpt", "backend": "openai", "generation_overrides": {"top_k": 5},
+      "api": {"base_url": "https://x", "key_env": "K"}}, "models.m.generation_overrides", "API models decode"),
 ])
 def test_bad_entries_name_model_and_field(entry, where, what):
     with pytest.raises(OcgInputError) as info:
         parse_models(_raw(entry), "models.yaml")
     assert f"models.yaml: {where}" in str(info.value) and what in str(info.value)
+
+
+@pytest.mark.parametrize("name", ["../../x", "a/b", ".hidden", "", "x y"])
+def test_model_names_cannot_escape_the_outputs_folder(name):
+    with pytest.raises(OcgInputError, match="a name must start with a letter or digit"):
+        parse_models({"models": {name: {"id": "x/y"}}}, "models.yaml")
+
+
+def test_duplicate_keys_are_refused(tmp_path):
+    path = tmp_path / "models.yaml"
+    path.write_text("models:\n  a: {id: x/y}\n  b: {id: x/z}\n  a: {id: x/w}\n")
+    with pytest.raises(OcgInputError, match=r"found duplicate key 'a' \(first on line 2\)"):
+        load_models(path)
+
+
+def test_non_utf8_file_names_the_byte(tmp_path):
+    path = tmp_path / "models.yaml"
+    path.write_bytes(b"models:\n  a: {id: \"x\xff\"}\n")
+    with pytest.raises(OcgInputError, match=rf"{path}: not UTF-8 text: byte 20 is 0xff"):
+        load_models(path)
+
+
+def test_paper_choices_are_in_the_entries():
+    models = load_models()
+    assert models["o1-mini"].system_mode == "folded"
+    assert models["marco-o1"].system_prompt == "paper"
+    assert all(m.prompt_date == "2024-07-26" and m.decoding == "greedy" for m in models.values())
 
 
 def test_defaults_apply_and_trust_remote_code_is_off():

@@ -11,7 +11,9 @@ import pytest
 
 from helpers import write_generations
 from ocg.metrics import bleurt, perplexity
-from ocg.scoring import load_scores, score_model
+from ocg.errors import OcgInputError
+from ocg.results import load_scores
+from ocg.scoring import score_model
 
 SETS = {"s2n2v": [("dog", "N"), ("catch", "V"), ("frisbee", "N"), ("throw", "V")],
         "s3n1v": [("boy", "N"), ("ride", "V"), ("bike", "N"), ("street", "N")]}
@@ -65,7 +67,8 @@ def scored(tmp_path_factory, tiny_bleurt):
     root = tmp_path_factory.mktemp("gen")
     model_dir = write_generations(root, "synthetic", rows_for(random.Random(1)))
     out = score_model(model_dir, out_dir=root / "scores", progress=False,
-                      bleurt_checkpoint=str(tiny_bleurt), perplexity_batch_size=8)
+                      bleurt_checkpoint=str(tiny_bleurt), perplexity_batch_size=8,
+                      perplexity_fallback="embedded:smollm2-135m-instruct")
     return model_dir, out
 
 
@@ -136,14 +139,64 @@ def test_table2_property_diverse_rate_ties_within_noun_verb_classes(scored):
 def test_rerun_skips_and_redo_recomputes(scored, tiny_bleurt):
     model_dir, out = scored
     stamp = (out / "summary.parquet").stat().st_mtime_ns
-    score_model(model_dir, out_dir=out.parent, progress=False, bleurt_checkpoint=str(tiny_bleurt))
+    same = dict(bleurt_checkpoint=str(tiny_bleurt), perplexity_batch_size=8,
+                perplexity_fallback="embedded:smollm2-135m-instruct")
+    score_model(model_dir, out_dir=out.parent, progress=False, **same)
     assert (out / "summary.parquet").stat().st_mtime_ns == stamp
     score_model(model_dir, out_dir=out.parent, progress=False, metrics=["pbleu"], redo=True)
     assert (out / "summary.parquet").stat().st_mtime_ns != stamp
     assert "coverage_wo_order" not in pd.read_parquet(out / "summary.parquet")
     tables = load_scores(out.parent)
-    assert set(tables) == {"answers", "groups", "summary", "signatures"} and len(tables["summary"]) == 2
-    assert tables["signatures"]["synthetic"]["metrics"] == ["pbleu"]
+    assert set(tables) == {"answers", "groups", "summary", "signatures", "mixed_scoring"}
+    assert len(tables["summary"]) == 2 and tables["signatures"]["synthetic"]["metrics"] == ["pbleu"]
+
+
+def test_a_matching_rule_change_recomputes_coverage_only(tmp_path):
+    model_dir = write_generations(tmp_path / "gen", "m", [
+        {"set_id": "s", "template_id": 0, "perm_index": p, "concepts": ["boy", "ride", "bike", "street"],
+         "pos_pattern": "NVNN", "answer": a}
+        for p, a in enumerate(["The boy rides a bike down the street.", "A boy on a bike.", "The street."])])
+    metrics = ["coverage", "pbleu", "diverse"]
+    out = score_model(model_dir, metrics=metrics, out_dir=tmp_path / "s", progress=False)
+    first = pd.read_parquet(out / "answers.parquet")
+    assert first.all_present.tolist() == [True, False, False]
+    pbleu_before = pd.read_parquet(out / "groups.parquet").pbleu.tolist()
+    out = score_model(model_dir, metrics=metrics, out_dir=tmp_path / "s", progress=False,
+                      matching_rule="commongen_lemma")
+    sig = json.loads((out / "signature.json").read_text())
+    assert sig["recomputed"] == ["coverage"] and sorted(sig["reused"]) == ["diverse", "pbleu"]
+    assert sig["coverage"]["matching_rule"] == "commongen_lemma"
+    assert pd.read_parquet(out / "answers.parquet").all_present.tolist() == [False, False, False]  # "rides" -> "rid"
+    assert pd.read_parquet(out / "groups.parquet").pbleu.tolist() == pbleu_before
+
+
+def test_perplexity_missing_without_a_fallback_then_rescored_when_one_is_chosen(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # gpt2-xl cannot be had
+    model_dir = write_generations(tmp_path / "gen", "m", rows_for(random.Random(3), templates=(0,)))
+    out = score_model(model_dir, metrics=["perplexity"], out_dir=tmp_path / "s", progress=False,
+                      perplexity_batch_size=8)
+    summary = pd.read_parquet(out / "summary.parquet")
+    assert summary.perplexity.isna().all() and summary.perplexity_missing_reason.str.contains("gpt2-xl").all()
+    assert json.loads((out / "signature.json").read_text())["perplexity"]["status"] == "missing"
+    out = score_model(model_dir, metrics=["perplexity"], out_dir=tmp_path / "s", progress=False,
+                      perplexity_batch_size=8, perplexity_fallback="embedded:smollm2-135m-instruct")
+    sig = json.loads((out / "signature.json").read_text())
+    assert sig["recomputed"] == ["perplexity"] and sig["perplexity"]["used"] == "embedded:smollm2-135m-instruct"
+    assert pd.read_parquet(out / "summary.parquet").perplexity.notna().all()
+
+
+def test_tables_refuse_models_scored_differently(tmp_path):
+    rows = [{"set_id": "s", "template_id": 0, "perm_index": p, "concepts": ["dog", "run"],
+             "answer": "Dogs run."} for p in range(2)]
+    for model, rule in (("a", "pos_aware_lookup"), ("b", "commongen_lemma")):
+        score_model(write_generations(tmp_path / "gen", model, rows), metrics=["coverage", "pbleu"],
+                    out_dir=tmp_path / "s", progress=False, matching_rule=rule)
+    with pytest.raises(OcgInputError, match=r"(?s)scored differently.*coverage.rule differs: a: \"pos_aware_lookup\"; "
+                                            r"b: \"commongen_lemma\""):
+        load_scores(tmp_path / "s")
+    mixed = load_scores(tmp_path / "s", allow_mixed=True)
+    assert mixed["mixed_scoring"] and mixed["summary"].scoring_signature.nunique() == 2
+    assert load_scores(tmp_path / "s", ["a"])["mixed_scoring"] == []
 
 
 def test_perplexity_with_the_embedded_model():

@@ -63,7 +63,9 @@ def build_dataset(n_concepts: int = 4, subset_k: int | None = None,
 
 def load_dataset(path: str | Path) -> tuple[pd.DataFrame, dict]:
     """Instances and manifest of a built dataset directory."""
+    from ..errors import OcgInputError
     path = Path(path)
     if not (path / "manifest.json").exists():
-        raise FileNotFoundError(f"{path}: no manifest.json; build it with `ocg build-data`")
+        raise OcgInputError(str(path), "not a built dataset (no manifest.json); build one with "
+                                       "`ocg build-data` or notebook 00")
     return pd.read_parquet(path / "instances.parquet"), read_json(path / "manifest.json")

@@ -1,0 +1,112 @@
+"""Bad input is refused before any work, with `ocg: error:` naming the file, line or field."""
+
+import json
+import time
+
+import pytest
+import yaml
+
+from helpers import write_generations
+from ocg.cli import main
+from ocg.errors import OcgInputError
+from ocg.pipeline import load_run
+from ocg.results import load_scores
+from ocg.sweep import load_sweep
+
+DEMO = yaml.safe_load(open("params/runs/demo.yaml"))
+
+
+def run_cli(capsys, *args):
+    t0 = time.time()
+    code = main(list(args))
+    return code, capsys.readouterr().err, time.time() - t0
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--batch-size", "-1"], "batch_size: got -1; expected a positive integer"),
+    (["--batch-size", "0"], "batch_size: got 0; expected a positive integer"),
+    (["--subset-k", "0"], "subset_k: got 0; expected a positive number"),
+    (["--templates", "99"], "template_ids: unknown template id 99"),
+    (["--conditions", "orderd"], "unknown condition 'orderd'"),
+    (["--dataset", "/nonexistent"], "/nonexistent: not a built dataset"),
+])
+def test_generate_refuses_bad_arguments_before_loading_a_model(capsys, tmp_path, args, message):
+    code, err, seconds = run_cli(capsys, "generate", "smollm2-135m-instruct", "--out", str(tmp_path), *args)
+    assert code == 2 and err.startswith("ocg: error: ") and message in err, err
+    assert "Traceback" not in err and seconds < 20
+    assert not list(tmp_path.rglob("*.jsonl"))
+
+
+def write_run(tmp_path, **changes):
+    run = {**DEMO, **changes}
+    path = tmp_path / "run.yaml"
+    path.write_text(yaml.safe_dump(run))
+    return path
+
+
+@pytest.mark.parametrize("changes, where, what", [
+    (dict(models=[]), "models", "expected a non-empty list"),
+    (dict(models=[1, 2]), "models", "expected a non-empty list of str"),
+    (dict(models=["no-such-model"]), "models[0]", "is not an entry of"),
+    (dict(subset_k=0), "subset_k", "expected a positive number"),
+    (dict(subset_k=True), "subset_k", "expected a positive number"),
+    (dict(name="../../x"), "name", "a name must start with a letter or digit"),
+    (dict(conditions=["ordered", "reversed"]), "conditions[1]", "unknown condition 'reversed'"),
+    (dict(n_concepts=3), "n_concepts", "expected 4 or 5"),
+    (dict(template_ids=[0, 9]), "template_ids[1]", "unknown template id 9"),
+    (dict(metrics=["bleu"]), "metrics", "unknown metric(s) ['bleu']"),
+    (dict(scoring={"matching_rule": "fuzzy"}), "scoring", "got 'fuzzy'"),
+    (dict(scoring={"perplexity_batch": 8}), "scoring", "unknown key"),
+    (dict(table7_pairs={"marco-o1": "qwen2-7b"}), "table7_pairs.marco-o1", "'marco-o1' is not a model of this file"),
+    (dict(analysis=["03_main_results", "10_extra"]), "analysis[1]", "unknown notebook '10_extra'"),
+    (dict(colour="blue"), "colour", "unknown key"),
+])
+def test_run_files_are_validated_completely_on_load(tmp_path, changes, where, what):
+    path = write_run(tmp_path, **changes)
+    with pytest.raises(OcgInputError) as info:
+        load_run(path)
+    assert str(info.value).startswith(f"{path}: {where}: ") and what in str(info.value), str(info.value)
+
+
+def test_report_with_a_bad_run_file_is_an_error_not_a_traceback(tmp_path, capsys):
+    code, err, _ = run_cli(capsys, "report", str(write_run(tmp_path, models=[])))
+    assert code == 2 and err.startswith(f"ocg: error: {tmp_path / 'run.yaml'}: models")
+
+
+def test_sweep_files_check_slurm_fields(tmp_path):
+    sweep = yaml.safe_load(open("params/sweeps/demo.yaml"))
+    for key, value, what in (("time", "1 hour", "expected Slurm's [D-]HH:MM:SS"), ("mem", "lots", "expected e.g. 16G"),
+                             ("cpus", 0, "expected >= 1")):
+        bad = json.loads(json.dumps(sweep))
+        bad["resources"]["default"][key] = value
+        path = tmp_path / "s.yaml"
+        path.write_text(yaml.safe_dump(bad))
+        with pytest.raises(OcgInputError, match=rf"resources.default.{key}: .*{what[:12]}"):
+            load_sweep(path)
+
+
+ROW = {"set_id": "s1", "template_id": 0, "perm_index": 0, "concepts": ["dog", "run"], "answer": "A dog runs."}
+
+
+@pytest.mark.parametrize("bad_line, what", [
+    ("{}", "record has no 'instance_id' field"),
+    ("7", "expected a JSON object"),
+    ('{"instance_id": "x", "condition": "ordered", "template_id": 0, "set_id": "s", "perm_index": 1, '
+     '"concepts": ["a"], "pos_pattern": "N", "answer": 5, "answer_status": "ok"}', "field 'answer' must be str or null"),
+])
+def test_score_refuses_records_of_the_wrong_shape_before_any_metric(tmp_path, capsys, bad_line, what):
+    model_dir = write_generations(tmp_path / "gen", "m", [ROW])
+    with (model_dir / "ordered.jsonl").open("a") as fh:
+        fh.write(bad_line + "\n")
+    code, err, seconds = run_cli(capsys, "score", "--generations", str(tmp_path / "gen"), "--out", str(tmp_path / "s"))
+    assert code == 2 and f"{model_dir / 'ordered.jsonl'}:2: " in err and what in err, err
+    assert not (tmp_path / "s").exists() and seconds < 20
+
+
+def test_analyses_name_models_without_scores(tmp_path):
+    with pytest.raises(OcgInputError, match=r"no scored models here; run 02_score first"):
+        load_scores(tmp_path)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "signature.json").write_text("{}")
+    with pytest.raises(OcgInputError, match=r"no scores for \['typo-model'\] \(scored here: \['a'\]\)"):
+        load_scores(tmp_path, ["a", "typo-model"])
