@@ -9,9 +9,11 @@ models that are neither done nor running; a failing model never stops the others
 Layout under the sweep's `outputs` directory:
   generations/<model>/, scores/<model>/        what notebooks 01 and 02 write
   notebooks/<model>/<notebook>.{ipynb,html}    executed notebooks of each model
-  status/<model>/<notebook>.done, failed.json  completion markers
+  status/<sweep name>/<model>/<notebook>.done, failed.json  completion markers (per sweep name,
+                                               so sweeps can share generations: Table 4's adds
+                                               one-shot answers beside the paper sweep's)
   logs/<model>.log, logs/slurm-<job>_<index>.out, logs/analysis.log
-  reports/                                     analyses 03-09, tables, figures, index.html
+  reports/<sweep name>/                        analyses 03-09, tables, figures, index.html
   slurm/array.sbatch, analysis.sbatch, manifest.json
 """
 
@@ -121,12 +123,16 @@ def out_dir(sweep: dict) -> Path:
 
 
 def status_dir(sweep: dict, model: str) -> Path:
-    return out_dir(sweep) / "status" / model
+    return out_dir(sweep) / "status" / sweep["name"] / model
+
+
+def analysis_marker(sweep: dict) -> Path:
+    return out_dir(sweep) / "status" / sweep["name"] / "analysis.json"
 
 
 def sweep_dirs(sweep: dict) -> Dirs:
     out = out_dir(sweep)
-    return Dirs(generations=out / "generations", scores=out / "scores", reports=out / "reports")
+    return Dirs(generations=out / "generations", scores=out / "scores", reports=out / "reports" / sweep["name"])
 
 
 def task_command(sweep: dict, model: str = "$MODEL") -> list[str]:
@@ -180,12 +186,12 @@ def run_analysis(sweep: dict) -> int:
     from .pipeline import StepFailed, run_step
 
     done = [m for m in sweep["models"] if model_state(sweep, m)[0] == "done"]
-    marker = out_dir(sweep) / "status" / "analysis.json"
+    marker = analysis_marker(sweep)
     if not done:
         print("no finished model to analyse", flush=True)
         write_json(marker, {"state": "failed", "reason": "no finished model", "time_utc": _now()})
         return 1
-    reports = out_dir(sweep) / "reports"
+    reports = sweep_dirs(sweep).reports
     pages = []
     for notebook, params in analysis_steps(sweep, sweep_dirs(sweep), done):
         print(f"[analysis] {notebook} over {done}", flush=True)
@@ -281,7 +287,7 @@ def print_status(sweep: dict) -> None:
         print(f"{model:<{width}}  {state:<8} {detail}")
     counts = {s: sum(1 for _, st, _ in rows if st == s) for s in ("done", "running", "failed", "missing")}
     print("  ".join(f"{k}: {v}" for k, v in counts.items()))
-    marker = out_dir(sweep) / "status" / "analysis.json"
+    marker = analysis_marker(sweep)
     if marker.exists():
         a = read_json(marker)
         detail = a.get("report") or a.get("reason", "").splitlines()[0]
@@ -310,7 +316,7 @@ def run_local(sweep: dict) -> int:
         outcome = "done" if code == 0 else f"FAILED (exit {code}), see {logs / model}.log"
         print(f"  {model}: {outcome}", flush=True)
         failed += code != 0
-    analysed = out_dir(sweep) / "status" / "analysis.json"
+    analysed = analysis_marker(sweep)
     stale = not analysed.exists() or read_json(analysed)["state"] != "done"
     analysis_code = 0
     if sweep["analysis"] and (pending or stale):

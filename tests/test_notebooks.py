@@ -27,6 +27,27 @@ def test_committed_without_outputs_and_with_parameters(path):
     assert code.index(params[0]) == 0, f"{path.name}: the parameters cell comes first"
 
 
+def test_every_planned_parameter_exists_in_its_notebook():
+    """papermill only warns about an unknown parameter: a typo would silently do nothing."""
+    import papermill
+
+    from ocg.pipeline import load_run, steps
+    from ocg.sweep import load_sweep, model_steps, sweep_dirs
+    plans = [steps(load_run("params/runs/demo.yaml"), NOTEBOOKS_DIR)]
+    for sweep_file in sorted(NOTEBOOKS_DIR.parent.glob("params/sweeps/*.yaml")):
+        sweep = load_sweep(sweep_file)
+        from ocg.plan import analysis_steps
+        plans.append([(nb, p, nb) for nb, p in model_steps(sweep, sweep_dirs(sweep), sweep["models"][0])
+                      + analysis_steps(sweep, sweep_dirs(sweep), sweep["models"])])
+    seen = set()
+    for plan in plans:
+        for notebook, params, _ in plan:
+            declared = set(papermill.inspect_notebook(str(NOTEBOOKS_DIR / f"{notebook}.ipynb")))
+            assert set(params) <= declared, (notebook, sorted(set(params) - declared))
+            seen.add(notebook)
+    assert seen == {p.stem for p in NOTEBOOKS}
+
+
 @pytest.mark.slow
 def test_build_notebook_runs_under_papermill(outputs):
     executed = run_notebook("00_build_data", {"subset_k": 2, "conditions": ["ordered"]})

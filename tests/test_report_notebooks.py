@@ -1,26 +1,47 @@
-"""Notebooks 03-09 execute under papermill on a small scored fixture and write their tables."""
+"""Notebooks 03-09 execute under papermill on a small scored fixture, with the parameters the
+run plan gives them (as a sweep with its own models file would), and write their tables."""
 
 import itertools
+import json
 import random
 
+import nbformat
 import pandas as pd
 import pytest
+import yaml
 
 from helpers import write_generations
 from ocg.notebooks import run_notebook
 from ocg.pipeline import StepFailed, run_step
+from ocg.plan import Dirs, notebook_params
 from ocg.scoring import score_model
 
 pytestmark = pytest.mark.slow
 
 SETS = {"s2n2v": [("dog", "N"), ("catch", "V"), ("frisbee", "N"), ("throw", "V")],
         "s3n1v": [("boy", "N"), ("ride", "V"), ("bike", "N"), ("street", "N")]}
-MODELS = ["smollm2-135m-instruct", "qwen2.5-7b"]  # the second is in the paper: the join finds it
+# Names of a sweep's own models file; the second is the paper's Qwen2.5-7B: the join must find it.
+MODELS = ["smollm2-135m-instruct", "my-qwen"]
+
+
+def output_text(executed) -> str:
+    """What the cells printed or displayed (not their source, not the injected parameters)."""
+    nb = nbformat.read(executed, as_version=4)
+    parts = []
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            parts.append(out.get("text", ""))
+            for kind in ("text/plain", "text/html", "text/markdown"):
+                parts.append(str(out.get("data", {}).get(kind, "")))
+    return "\n".join(parts)
 
 
 @pytest.fixture(scope="module")
 def scored(tmp_path_factory):
     root = tmp_path_factory.mktemp("fixture")
+    (root / "models.yaml").write_text(yaml.safe_dump({"models": {
+        "smollm2-135m-instruct": {"id": "embedded:smollm2-135m-instruct", "quantization": "none"},
+        "my-qwen": {"id": "Qwen/Qwen2.5-7B-Instruct", "paper_name": "Qwen2.5-7B"}}}))
     rng = random.Random(0)
     for model in MODELS:
         for cond in ("original", "ordered", "ordered_one_shot"):
@@ -41,10 +62,12 @@ def scored(tmp_path_factory):
     return root
 
 
-def run(nb, scored, **params):
+def run(nb, scored, **extra):
     out = scored / "reports"
-    run_notebook(nb, {"results_dir": str(scored / "scores"), "out_dir": str(out), **params},
-                 out_dir=out)
+    cfg = {"models_file": str(scored / "models.yaml"), "table7_pairs": extra.pop("pairs", None),
+           "table7_note": extra.pop("pairs_note", "")}
+    params = notebook_params(nb, cfg, Dirs(scored / "generations", scored / "scores", out), MODELS)
+    run_notebook(nb, {**params, **extra}, out_dir=out)
     return out
 
 
@@ -54,19 +77,18 @@ def test_03_main_results(scored):
     assert set(t1.model) == set(MODELS)
     assert len(t1) == 2 * 6  # six metrics scored here (no pBLEURT, no perplexity)
     assert {"value", "delta_vs_original_commongen", "paper_value", "paper_delta", "diff_vs_paper"} <= set(t1)
-    assert t1[t1.model == "qwen2.5-7b"].paper_value.notna().all()
+    assert t1[t1.model == "my-qwen"].paper_value.notna().all()
     assert t1[t1.model == "smollm2-135m-instruct"].paper_value.isna().all()
     assert (out / "tables" / "table1.tex").read_text().count(r"\\") == 1 + 2
     ci = pd.read_csv(out / "tables" / "table1_bootstrap_ci.csv")
     assert len(ci) == 2 * 6 and (ci.ci_low <= ci.value).all() and (ci.value <= ci.ci_high).all()
     paired = pd.read_csv(out / "tables" / "table1_paired_test.csv")
     assert len(paired) == 2 * 6 and paired.p_value.between(0, 1).all()
-    import json
     prov = json.loads((out / "tables" / "table1.provenance.json").read_text())
     assert prov["git"]["commit"] and set(prov["scored_models"]) == set(MODELS)
-    assert prov["scored_models"]["qwen2.5-7b"]["pbleu"]["sacrebleu"].startswith("nrefs:1")
-    html = (out / "03_main_results.html").read_text()
-    assert "Table 1" in html and "diff" in html
+    assert prov["scored_models"]["my-qwen"]["pbleu"]["sacrebleu"].startswith("nrefs:1")
+    shown = output_text(out / "03_main_results.ipynb")
+    assert "diff_vs_paper" not in shown and ">diff<" in shown and "my-qwen" in shown  # side by side
 
 
 def test_04_pos_patterns(scored):
@@ -87,15 +109,16 @@ def test_06_priming(scored):
     out = run("06_priming", scored)
     t4 = pd.read_csv(out / "tables" / "table4.csv")
     assert len(t4) == 2 * 6 and "delta_vs_zero_shot_ordered" in t4
-    assert t4[t4.model == "qwen2.5-7b"].paper_value.notna().all()
+    assert t4[t4.model == "my-qwen"].paper_value.notna().all()
 
 
 def test_07_reasoning_models(scored):
-    out = run("07_reasoning_models", scored, pairs={"qwen2.5-7b": "smollm2-135m-instruct"},
+    out = run("07_reasoning_models", scored, pairs={"my-qwen": "smollm2-135m-instruct"},
               pairs_note="test pairing")
     t7 = pd.read_csv(out / "tables" / "table7.csv")
     assert len(t7) == 2 * 3 and list(t7.drop_duplicates("model").role) == ["base", "reasoning"]
-    assert "test pairing" in (out / "07_reasoning_models.html").read_text()
+    shown = output_text(out / "07_reasoning_models.ipynb")
+    assert "**Note:** test pairing" in shown and "raw" in shown  # the note and the answer sources
 
 
 def test_08_concept_difficulty(scored):
@@ -107,20 +130,24 @@ def test_08_concept_difficulty(scored):
     assert f3.n_lists.sum() == 2 * 24 and f3.cumulative_percent.iloc[-1] == pytest.approx(100)
     f4 = pd.read_csv(out / "tables" / "figure4_data.csv")
     assert list(f4.columns) == ["permutations_composed", "1", "2"] and f4["1"].sum() == 2
+    nb = nbformat.read(out / "08_concept_difficulty.ipynb", as_version=4)
+    images = [o for c in nb.cells for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
+    assert len(images) == 2  # Figures 3 and 4 themselves, not a figure's repr
+    assert "<Figure size" not in output_text(out / "08_concept_difficulty.ipynb")
+    assert (out / "08_concept_difficulty.html").read_text().count("data:image/png;base64") == 2
 
 
 def test_09_cases(scored):
     out = run("09_cases", scored)
-    html = (out / "09_cases.html").read_text()
-    assert "Identical answers across permutations" in html and "The dog runs." in html
-    assert "another order" in html
+    shown = output_text(out / "09_cases.ipynb")
+    assert "The dog runs." in shown and "written_order" in shown and "n_permutations" in shown
 
 
 def test_failing_notebook_names_cell_and_keeps_partial_copy(scored, tmp_path):
     with pytest.raises(StepFailed) as info:
         run_step("03_main_results", {"results_dir": str(tmp_path / "empty")}, tmp_path, "03_main_results")
     message = str(info.value)
-    assert "notebook 03_main_results failed in cell" in message and "AssertionError" in message
+    assert "notebook 03_main_results failed in cell" in message and "OcgInputError" in message
     assert "no scored models" in message
     partial = tmp_path / "03_main_results.ipynb"
     assert partial.exists() and "no scored models" in partial.read_text()

@@ -57,6 +57,37 @@ def test_sweep_file_validation(tmp_path):
         load_sweep(bad)
 
 
+@pytest.mark.parametrize("name, n_models, conditions, analysis", [
+    ("paper", 36, ["original", "ordered"], 7),
+    ("paper-table4", 36, ["ordered", "ordered_one_shot"], 1),
+    ("paper-table7", 4, ["original", "ordered"], 1),
+])
+def test_paper_sweeps_in_dry_run(tmp_path, name, n_models, conditions, analysis):
+    raw = yaml.safe_load(open(f"params/sweeps/{name}.yaml"))
+    raw["outputs"] = str(tmp_path / "out")
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    result = ocg("sweep", str(path), "--executor", "slurm", "--dry-run")
+    assert result.returncode == 0, result.stderr
+    sweep = load_sweep(path)
+    assert len(sweep["models"]) == n_models and sweep["conditions"] == conditions
+    assert len(sweep["analysis"]) == analysis
+    script = (tmp_path / "out" / "slurm" / "array.sbatch").read_text()
+    assert f"MODELS=({' '.join(sweep['models'])})" in script
+    assert sweep["scoring"] == {}  # no perplexity fallback in the paper's sweeps
+    if name == "paper-table7":
+        from ocg.analysis.tables import reasoning_pairs
+        assert reasoning_pairs(sweep["models"]) == {"marco-o1": "qwen2-7b", "o1-mini": "gpt-4o-mini"}
+        assert sweep["template_ids"] == [0]
+
+
+def test_reasoning_models_stay_out_of_the_36_model_sweeps():
+    from ocg.models import load_models
+    reasoning = {m.name for m in load_models().values() if m.base_model}
+    for name in ("paper", "paper-table4"):
+        assert not reasoning & set(load_sweep(f"params/sweeps/{name}.yaml")["models"])
+
+
 @pytest.mark.slow
 def test_local_executor_two_entries_of_the_embedded_model(tmp_path):
     path = sweep_file(tmp_path, ["good-a", "good-b"], models_file(tmp_path, broken=False))
@@ -65,13 +96,14 @@ def test_local_executor_two_entries_of_the_embedded_model(tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     out = tmp_path / "out"
     for model in ("good-a", "good-b"):
-        assert (out / "status" / model / "01_generate.done").exists()
-        assert (out / "status" / model / "02_score.done").exists()
+        assert (out / "status" / "t" / model / "01_generate.done").exists()
+        assert (out / "status" / "t" / model / "02_score.done").exists()
         assert (out / "scores" / model / "summary.parquet").exists()
         assert (out / "notebooks" / model / "01_generate.html").exists()
         assert (out / "logs" / f"{model}.log").stat().st_size > 0
-    assert json.loads((out / "status" / "analysis.json").read_text())["state"] == "done"
-    assert (out / "reports" / "index.html").exists() and (out / "reports" / "tables" / "table1.csv").exists()
+    assert json.loads((out / "status" / "t" / "analysis.json").read_text())["state"] == "done"
+    assert (out / "reports" / "t" / "index.html").exists()
+    assert (out / "reports" / "t" / "tables" / "table1.csv").exists()
     status = ocg("sweep", path, "--status")
     assert "good-a  done" in status.stdout and "done: 2" in status.stdout
     rerun = ocg("sweep", path, env=env)
@@ -102,7 +134,7 @@ def test_slurm_array_with_a_broken_model_then_a_rerun_of_only_it(tmp_path, slurm
     mpath = models_file(tmp_path, broken=True)
     path = sweep_file(tmp_path, ["good-a", "flaky", "good-b"], mpath)
     first = ocg("sweep", path, "--executor", "slurm", "--wait")
-    assert first.returncode == 0, first.stdout + first.stderr[-3000:] + slurm.logs()
+    assert first.returncode == 1, first.stdout + first.stderr[-3000:] + slurm.logs()  # a model failed
     out = tmp_path / "out"
     manifest = json.loads((out / "slurm" / "manifest.json").read_text())
     assert len(manifest["submissions"]) == 1
@@ -115,13 +147,13 @@ def test_slurm_array_with_a_broken_model_then_a_rerun_of_only_it(tmp_path, slurm
     states = {m: (s, d) for m, s, d in status_table(load_sweep(path))}
     assert states["good-a"][0] == "done" and states["good-b"][0] == "done"
     assert states["flaky"][0] == "failed" and "no-such-model" in states["flaky"][1]
-    failed = json.loads((out / "status" / "flaky" / "failed.json").read_text())
+    failed = json.loads((out / "status" / "t" / "flaky" / "failed.json").read_text())
     assert failed["notebook"] == "01_generate" and failed["SLURM_ARRAY_TASK_ID"] == "1"
     assert "no-such-model" in (out / "notebooks" / "flaky" / "01_generate.ipynb").read_text()
     assert (out / f"logs/slurm-{sub['job_id']}_1.out").exists() and (out / "logs" / "flaky.log").exists()
     for model in ("good-a", "good-b"):
         assert (out / "scores" / model / "summary.parquet").exists()
-    analysis = json.loads((out / "status" / "analysis.json").read_text())
+    analysis = json.loads((out / "status" / "t" / "analysis.json").read_text())
     assert analysis["state"] == "done" and analysis["models"] == ["good-a", "good-b"]
     status = ocg("sweep", path, "--status")
     assert "flaky" in status.stdout and "failed" in status.stdout and "done: 2" in status.stdout
@@ -132,4 +164,4 @@ def test_slurm_array_with_a_broken_model_then_a_rerun_of_only_it(tmp_path, slurm
     manifest = json.loads((out / "slurm" / "manifest.json").read_text())
     assert len(manifest["submissions"]) == 2 and manifest["submissions"][1]["tasks"] == {"1": "flaky"}
     assert all(s == "done" for _, s, _ in status_table(load_sweep(path)))
-    assert json.loads((out / "status" / "analysis.json").read_text())["models"] == ["good-a", "flaky", "good-b"]
+    assert json.loads((out / "status" / "t" / "analysis.json").read_text())["models"] == ["good-a", "flaky", "good-b"]
