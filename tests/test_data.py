@@ -1,4 +1,4 @@
-"""The dataset: counts, permutations, POS patterns, prompts exactly as SPEC section 1."""
+"""The dataset: counts, permutations, POS patterns, prompts exactly as docs/METHODS.md states them."""
 
 import itertools
 import json
@@ -9,8 +9,8 @@ import pytest
 from ocg.data import (build_dataset, build_instances, ids_hash, load_concept_sets,
                       load_dataset, load_templates, select_covering_subset)
 
-# SPEC section 1, character for character (the test is the independent copy of the spec).
-SPEC_TEMPLATES = {
+# The templates of docs/METHODS.md, character for character (the test is an independent copy).
+TEMPLATES_AS_DOCUMENTED = {
     0: ("Concepts: {concepts}\n\nWrite a sentence that includes all these words.",
         "Concepts: {concepts}\n\nWrite a sentence that includes all these words in the specified order."),
     1: ("Keywords: {concepts}\n\nWhat is a sentence that includes all these keywords?",
@@ -68,14 +68,14 @@ def test_prompts_equal_the_spec_templates(full):
     df, _ = full
     for (tid, cond), sub in df.groupby(["template_id", "condition"]):
         row = sub.iloc[7]
-        text = SPEC_TEMPLATES[tid][0 if cond == "original" else 1]
+        text = TEMPLATES_AS_DOCUMENTED[tid][0 if cond == "original" else 1]
         expected = text.replace("{concepts}", " ".join(row.concepts)) + "\nAnswer:"
         assert row.prompt == expected
         messages = json.loads(row.messages)
         assert messages[0] == {"role": "system", "content": SYSTEM}
         assert messages[-1] == {"role": "user", "content": expected}
         if cond == "ordered_one_shot":
-            shot = SPEC_TEMPLATES[tid][1].replace("{concepts}", "apple place tree pick")
+            shot = TEMPLATES_AS_DOCUMENTED[tid][1].replace("{concepts}", "apple place tree pick")
             assert messages[1:3] == [
                 {"role": "user", "content": shot + "\nAnswer:"},
                 {"role": "assistant", "content": "My favorite words are apple, place, tree, and pick."}]

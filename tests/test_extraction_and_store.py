@@ -1,4 +1,4 @@
-"""Answer extraction rules (SPEC 2), the crash-safe store, and the batch plan."""
+"""Answer extraction rules (docs/METHODS.md, "Answers"), the crash-safe store, and the batch plan."""
 
 import json
 import random

@@ -110,3 +110,32 @@ def test_analyses_name_models_without_scores(tmp_path):
     (tmp_path / "a" / "signature.json").write_text("{}")
     with pytest.raises(OcgInputError, match=r"no scores for \['typo-model'\] \(scored here: \['a'\]\)"):
         load_scores(tmp_path, ["a", "typo-model"])
+
+
+def test_non_utf8_inputs_name_file_and_byte_offset(tmp_path):
+    from ocg.data import read_concept_sets
+    from ocg.generation import GenerationStore
+    sets = tmp_path / "sets.jsonl"
+    sets.write_bytes(b'{"id": "a", "concept_set": ["dog_N", "run_V", "ball_N", "park_N"]}\n{"id": "b\xe9"}\n')
+    with pytest.raises(OcgInputError, match=rf"{sets}: not UTF-8 text: byte 76 is 0xe9"):
+        read_concept_sets(sets)
+    store = tmp_path / "ordered.jsonl"
+    good = json.dumps({"instance_id": "x", "condition": "ordered", "template_id": 0, "set_id": "s",
+                       "perm_index": 0, "concepts": ["a"], "pos_pattern": "N", "answer": "A.",
+                       "answer_status": "ok"})
+    store.write_bytes(good.encode() + b"\n" + b'{"answer": "\xff"}\n')
+    with pytest.raises(OcgInputError, match=rf"{store}:2: not UTF-8: byte offset {len(good) + 13} of the file is 0xff"):
+        GenerationStore(store)
+
+
+def test_repair_command_keeps_the_first_record_of_each_id(tmp_path, capsys):
+    model_dir = write_generations(tmp_path, "m", [ROW, dict(ROW, perm_index=1)])
+    path = model_dir / "ordered.jsonl"
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(lines + [lines[0].replace("A dog runs.", "A second answer.")]) + "\n")
+    code, err, _ = run_cli(capsys, "score", "--generations", str(tmp_path), "--out", str(tmp_path / "s"))
+    assert code == 2 and "written twice" in err and f"ocg repair {model_dir}" in err
+    assert main(["repair", str(model_dir)]) == 0
+    assert "kept 2 records, removed 1" in capsys.readouterr().out
+    from ocg.generation import read_generations
+    assert read_generations(model_dir).answer.tolist() == ["A dog runs.", "A dog runs."]

@@ -105,7 +105,7 @@ def table2(answers: pd.DataFrame, condition: str = "ordered") -> pd.DataFrame:
     """Per POS pattern: mean +- SD over models of w/o, w/, Ordered Rate and Diverse Rate.
 
     Each answer carries its group's Diverse Rate, which is why patterns with the same noun/verb
-    counts show identical Diverse Rates (SPEC section 3).
+    counts show identical Diverse Rates (docs/METHODS.md, "Table 2").
     """
     a = answers[answers["condition"] == condition]
     rows = []

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import OcgInputError
+from ..io import read_text
 from ..paths import CONCEPT_SETS_FILE
 
 POS_TAGS = ("N", "V")  # noun, verb: the only suffixes CommonGen-lite uses
@@ -59,33 +60,34 @@ def read_concept_sets(path: str | Path = CONCEPT_SETS_FILE) -> list[ConceptSet]:
     path = Path(path)
     sets: list[ConceptSet] = []
     seen: dict[str, int] = {}
-    with path.open(encoding="utf-8") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            where = f"{path}:{lineno}"
-            try:
-                record = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise OcgInputError(where, f"malformed JSON ({exc.msg} at column {exc.colno}); "
-                                           'expected {"id": ..., "concept_set": [...]}') from None
-            if not isinstance(record, dict) or "id" not in record or "concept_set" not in record:
-                raise OcgInputError(where, 'expected an object with keys "id" and "concept_set"')
-            set_id, entries = str(record["id"]), record["concept_set"]
-            if not isinstance(entries, list):
-                raise OcgInputError(where, f'"concept_set" must be a list, got {type(entries).__name__}')
-            if len(entries) not in SUPPORTED_SIZES:
-                raise OcgInputError(where, f"concept set {set_id} has {len(entries)} concepts; "
-                                           f"expected one of {SUPPORTED_SIZES}")
-            concepts = tuple(parse_concept(e, where) for e in entries)
-            repeated = [w for w, k in Counter(c.word for c in concepts).items() if k > 1]
-            if repeated:
-                raise OcgInputError(where, f"concept set {set_id} repeats {repeated}; "
-                                           "the order of a repeated concept is undefined")
-            if set_id in seen:
-                raise OcgInputError(where, f"duplicate set id {set_id} (first on line {seen[set_id]})")
-            seen[set_id] = lineno
-            sets.append(ConceptSet(set_id, concepts, lineno))
+    if not path.is_file():
+        raise OcgInputError(str(path), "no such concept-set file")
+    for lineno, raw in enumerate(read_text(path).splitlines(), start=1):
+        if not raw.strip():
+            continue
+        where = f"{path}:{lineno}"
+        try:
+            record = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise OcgInputError(where, f"malformed JSON ({exc.msg} at column {exc.colno}); "
+                                       'expected {"id": ..., "concept_set": [...]}') from None
+        if not isinstance(record, dict) or "id" not in record or "concept_set" not in record:
+            raise OcgInputError(where, 'expected an object with keys "id" and "concept_set"')
+        set_id, entries = str(record["id"]), record["concept_set"]
+        if not isinstance(entries, list):
+            raise OcgInputError(where, f'"concept_set" must be a list, got {type(entries).__name__}')
+        if len(entries) not in SUPPORTED_SIZES:
+            raise OcgInputError(where, f"concept set {set_id} has {len(entries)} concepts; "
+                                       f"expected one of {SUPPORTED_SIZES}")
+        concepts = tuple(parse_concept(e, where) for e in entries)
+        repeated = [w for w, k in Counter(c.word for c in concepts).items() if k > 1]
+        if repeated:
+            raise OcgInputError(where, f"concept set {set_id} repeats {repeated}; "
+                                       "the order of a repeated concept is undefined")
+        if set_id in seen:
+            raise OcgInputError(where, f"duplicate set id {set_id} (first on line {seen[set_id]})")
+        seen[set_id] = lineno
+        sets.append(ConceptSet(set_id, concepts, lineno))
     if not sets:
         raise OcgInputError(str(path), "no concept sets in file")
     return sets

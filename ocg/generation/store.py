@@ -64,13 +64,15 @@ class GenerationStore:
     def records(self) -> list[dict]:
         """Every complete record, checked; a torn last line (killed mid-write) is skipped."""
         data, lines = _read_lines(self.path)
-        out, seen = [], {}
+        out, seen, offset = [], {}, 0
         for lineno, line in enumerate(lines, start=1):
             where = f"{self.path}:{lineno}"
             try:
                 text = line.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise OcgInputError(where, f"not UTF-8 (byte {exc.start} of the line)") from None
+                raise OcgInputError(where, f"not UTF-8: byte offset {offset + exc.start} of the file "
+                                           f"is 0x{line[exc.start]:02x}") from None
+            offset += len(line)
             if not text.strip():
                 raise OcgInputError(where, "empty line: the file was edited")
             try:

@@ -1,4 +1,4 @@
-"""Distinct-2 (both forms) and Diverse Rate (SPEC section 3). Tokens: sacrebleu's 13a, as BLEU.
+"""Distinct-2 (both forms) and Diverse Rate (docs/METHODS.md, "Metrics"). Tokens: sacrebleu's 13a, as BLEU.
 
 - distinct-2, per sentence (Li et al. 2016; the paper-table column): #unique bigrams / #tokens
   of one answer, averaged over answers. An empty answer scores 0 (no distinct bigram).
