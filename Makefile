@@ -13,6 +13,7 @@ demo: $(STAMP)
 	$(VENV)/bin/ocg demo
 
 test: $(STAMP)
+	$(VENV)/bin/ruff check ocg tests benchmarks
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 install: $(STAMP)

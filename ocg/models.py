@@ -5,11 +5,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-
+from .embedded import EMBEDDED_MODELS, EMBEDDED_PREFIX
 from .errors import OcgInputError
 from .io import read_yaml
 from .names import check_name
-from .embedded import EMBEDDED_MODELS, EMBEDDED_PREFIX
 from .paths import PARAMS_DIR
 
 MODELS_FILE = PARAMS_DIR / "models.yaml"

@@ -1,4 +1,15 @@
-"""Every path of the project in one place (no string paths scattered through notebooks)."""
+"""Every path of the project in one place: inputs shipped with it, and the layout of outputs/.
+
+outputs/ (moved by OCG_OUTPUTS, e.g. to scratch on a cluster):
+  data/<dataset>/          instances.parquet + manifest.json (notebook 00)
+  generations/<model>/     <condition>.jsonl records + run_card.json (notebook 01)
+  scores/<model>/          answers, groups, summary parquet + signature.json (notebook 02)
+  reports/<run>/           executed notebooks and HTML, tables/, figures/, index.html, cases.html
+  notebooks/               notebooks executed one by one (`ocg run-notebook`)
+  models/                  converted embedded models (moved by OCG_MODEL_CACHE)
+  sweeps/<name>/           a sweep's own generations/, scores/, reports/, status/, logs/, slurm/
+  screenshots/             what the browser tests saw
+"""
 
 from __future__ import annotations
 
@@ -24,5 +35,22 @@ def data_dir() -> Path:
     return outputs_dir() / "data"
 
 
+def generations_dir() -> Path:
+    return outputs_dir() / "generations"
+
+
+def scores_dir() -> Path:
+    return outputs_dir() / "scores"
+
+
+def reports_dir() -> Path:
+    return outputs_dir() / "reports"
+
+
 def executed_notebooks_dir() -> Path:
     return outputs_dir() / "notebooks"
+
+
+def model_cache_dir() -> Path:
+    """Where converted models live; `OCG_MODEL_CACHE` moves it (e.g. a shared cluster disk)."""
+    return Path(os.environ.get("OCG_MODEL_CACHE", outputs_dir() / "models")).resolve()

@@ -11,11 +11,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-
 from .data import dataset_name
 from .io import read_yaml
 from .notebooks import run_notebook
-from .paths import PARAMS_DIR, outputs_dir
+from .paths import PARAMS_DIR, data_dir, generations_dir, reports_dir, scores_dir
 from .plan import Dirs, analysis_steps, notebook_params
 from .runconfig import check_common
 
@@ -30,9 +29,8 @@ def load_run(path: str | Path = DEMO_RUN) -> dict:
 
 def steps(run: dict, report_dir: Path) -> list[tuple[str, dict, str]]:
     """(notebook, parameters, name of the executed copy) in order: 00, 01 per model, 02, 03-09."""
-    out = outputs_dir()
-    dirs = Dirs(generations=out / "generations", scores=out / "scores", reports=report_dir,
-                dataset=out / "data" / dataset_name(run["n_concepts"]))
+    dirs = Dirs(generations=generations_dir(), scores=scores_dir(), reports=report_dir,
+                dataset=data_dir() / dataset_name(run["n_concepts"]))
     plan = [("00_build_data", notebook_params("00_build_data", run, dirs, []), "00_build_data")]
     for model in run["models"]:
         if "01_generate" in run["notebooks"]:
@@ -62,10 +60,10 @@ def run_step(notebook: str, params: dict, report_dir: Path, name: str) -> Path:
 
 
 def run_pipeline(run_file: str | Path | None = None) -> int:
-    from .analysis.report import write_index
+    from .analysis.site import write_index
 
     run = load_run(run_file or DEMO_RUN)
-    report_dir = outputs_dir() / "reports" / run["name"]
+    report_dir = reports_dir() / run["name"]
     report_dir.mkdir(parents=True, exist_ok=True)
     pages = []
     plan = steps(run, report_dir)
@@ -77,8 +75,7 @@ def run_pipeline(run_file: str | Path | None = None) -> int:
             print(f"\nocg: {exc}", file=sys.stderr)
             return 1
         pages.append((name, executed.with_suffix(".html").name))
-    index = write_index(report_dir, f"ocg report: {run['name']}", pages, notes=[
-        f"models: {', '.join(run['models'])}; conditions: {', '.join(run['conditions'])}; "
-        f"concept sets: {run['subset_k'] or 'all'} of {run['n_concepts']} concepts"])
+    index = write_index(report_dir, f"ocg report: {run['name']}", pages, run=run,
+                        scores_root=scores_dir(), generations_root=generations_dir())
     print(f"\nreport: {index}")
     return 0

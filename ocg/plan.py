@@ -36,19 +36,19 @@ def notebook_params(notebook: str, cfg: dict, dirs: Dirs, models: list[str]) -> 
     if notebook == "01_generate":
         (model,) = models
         return {"model": model, "conditions": cfg["conditions"], "subset_k": cfg["subset_k"],
-                "template_ids": cfg["template_ids"], "out_dir": str(dirs.generations),
+                "template_ids": cfg["template_ids"], "generations_dir": str(dirs.generations),
                 "models_file": cfg["models_file"],
                 "dataset": str(dirs.dataset) if dirs.dataset else None}
     if notebook == "02_score":
         return {"generations_dir": str(dirs.generations), "models": list(models),
-                "metrics": cfg["metrics"], "scoring": dict(cfg["scoring"]), "out_dir": str(dirs.scores)}
+                "metrics": cfg["metrics"], "scoring": dict(cfg["scoring"]), "scores_dir": str(dirs.scores)}
     if notebook not in ANALYSES:
         raise ValueError(f"no plan for notebook {notebook!r}")
-    params = {"results_dir": str(dirs.scores), "models": list(models)}
+    params = {"scores_dir": str(dirs.scores), "models": list(models)}
     if notebook in _READ_MODELS_FILE:
         params["models_file"] = cfg["models_file"]
     if notebook in _WRITE_TABLES:
-        params["out_dir"] = str(dirs.reports)
+        params["reports_dir"] = str(dirs.reports)
     if notebook == "07_reasoning_models" and cfg.get("table7_pairs"):
         params.update(pairs=cfg["table7_pairs"], pairs_note=cfg.get("table7_note", ""))
     return params

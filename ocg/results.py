@@ -16,13 +16,9 @@ import pandas as pd
 
 from .errors import OcgInputError
 from .io import read_json
-from .paths import outputs_dir
+from .paths import scores_dir
 
 TABLES = ("answers", "groups", "summary")
-
-
-def scores_dir() -> Path:
-    return outputs_dir() / "scores"
 
 
 def comparable_signature(signature: dict) -> dict:

@@ -25,14 +25,13 @@ from .errors import OcgInputError
 from .generation.run import generations_dir, read_generations
 from .io import read_json, read_yaml, write_json, write_parquet
 from .metrics import bleu, bleurt, coverage, degenerate, diversity, perplexity
-from .paths import PARAMS_DIR
+from .paths import PARAMS_DIR, scores_dir
 from .provenance import provenance
-from .results import scores_dir
 
 SCORING_FILE = PARAMS_DIR / "scoring.yaml"
 METRICS = ("coverage", "pbleu", "distinct", "diverse", "pbleurt", "perplexity")
 # The columns each metric owns, in the answers or the groups table.
-ANSWER_COLUMNS = {"coverage": ["all_present", "in_order", "coverage_frac", "match_positions"],
+ANSWER_COLUMNS = {"coverage": ["all_present", "in_order", "coverage_frac", "match_positions", "tokens"],
                   "distinct": ["distinct_2"], "perplexity": ["perplexity", "ppl_status"]}
 GROUP_COLUMNS = {"diverse": ["diverse_rate"], "pbleu": ["pbleu"], "pbleurt": ["pbleurt"]}
 GROUP_KEYS = ["model", "condition", "template_id", "set_id"]
@@ -101,7 +100,8 @@ def metric_key(metric: str, config: dict, inputs_sha256: str, resolved: dict) ->
     key = {"inputs_sha256": inputs_sha256}
     if metric == "coverage":
         key.update(spacy_model=resolved["spacy_model"], spacy=_version("spacy"),
-                   rule=config["matching_rule"], lookups=_version("spacy-lookups-data"))
+                   rule=config["matching_rule"], lookups=_version("spacy-lookups-data"),
+                   columns=ANSWER_COLUMNS["coverage"])
     elif metric == "pbleu":
         key.update(sacrebleu=bleu.signature())
     elif metric == "distinct":

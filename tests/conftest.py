@@ -1,10 +1,12 @@
 import os
+import pathlib
+import sys
 
 import pytest
 
-import sys, pathlib; sys.path.insert(0, str(pathlib.Path(__file__).parent))
+sys.path.insert(0, str(pathlib.Path(__file__).parent))  # tests import their helpers by name
 
-from ocg.paths import PROJECT_ROOT
+from ocg.paths import PROJECT_ROOT  # noqa: E402
 
 # The converted embedded model is a cache shared by all tests (converting takes ~25 s).
 os.environ.setdefault("OCG_MODEL_CACHE", str(PROJECT_ROOT / "outputs" / "models"))

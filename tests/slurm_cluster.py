@@ -70,7 +70,7 @@ NodeName={host} NodeAddr=127.0.0.1 CPUs={os.cpu_count()} RealMemory={self.memory
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 """)
 
-    def start(self, timeout: float = 30.0) -> "SlurmCluster":
+    def start(self, timeout: float = 30.0) -> SlurmCluster:
         self._write_config()
         m = self.root / "munge"
         subprocess.run([_bin("munged"), f"--socket={m}/munge.socket", f"--key-file={m}/munge.key",

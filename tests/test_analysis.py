@@ -74,7 +74,7 @@ def test_table2_diverse_rates_tie_within_noun_verb_classes():
     answers["in_order"] &= answers["all_present"]
     t = tables.table2(answers)
     dr = t[t.metric == "diverse_rate"].set_index("pos_pattern")
-    for n_nouns, g in dr.groupby(lambda p: p.count("N")):
+    for _, g in dr.groupby(lambda p: p.count("N")):
         assert g.mean_over_llms.max() - g.mean_over_llms.min() < 1e-9
         assert g.sd_over_llms.max() - g.sd_over_llms.min() < 1e-9
     assert list(dr.index) == sorted(dr.index)
@@ -133,7 +133,7 @@ def test_latex_bold_best_and_underline_second_by_direction():
                           index=pd.Index(["a_1", "b", "c"], name="model"))
     deltas = values * 0 + 1.5
     tex = latex.latex_table(values, deltas)
-    lines = {l.split(" & ")[0]: l for l in tex.splitlines() if " & " in l and "order" not in l}
+    lines = {line.split(" & ")[0]: line for line in tex.splitlines() if " & " in line and "order" not in line}
     assert r"\textbf{50.00}_{+1.50}" in lines["b"] and r"\underline{40.00}" in lines["c"]
     assert r"\textbf{10.00}" in lines[r"a\_1"] and r"\underline{20.00}" in lines["c"]  # lower pBLEU is better
     n_cols, cells = parse_tabular(tex)
@@ -156,7 +156,7 @@ def set_answers(n_sets, p_ordered, p_original, seed):
     rows = []
     for cond, p in (("ordered", p_ordered), ("original", p_original)):
         for s in range(n_sets):
-            for i in range(24):
+            for _ in range(24):
                 ok = rng.random() < p
                 rows.append({"model": "m", "condition": cond, "set_id": f"s{s}", "all_present": True,
                              "in_order": ok, "distinct_2": 0.9})

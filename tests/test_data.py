@@ -6,8 +6,15 @@ import json
 import pandas as pd
 import pytest
 
-from ocg.data import (build_dataset, build_instances, ids_hash, load_concept_sets,
-                      load_dataset, load_templates, select_covering_subset)
+from ocg.data import (
+    build_dataset,
+    build_instances,
+    ids_hash,
+    load_concept_sets,
+    load_dataset,
+    load_templates,
+    select_covering_subset,
+)
 
 # The templates of docs/METHODS.md, character for character (the test is an independent copy).
 TEMPLATES_AS_DOCUMENTED = {

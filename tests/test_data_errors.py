@@ -14,7 +14,7 @@ GOOD = [{"id": "a", "concept_set": ["catch_V", "dog_N", "frisbee_N", "throw_V"]}
 
 def write_sets(tmp_path, lines):
     path = tmp_path / "sets.jsonl"
-    path.write_text("\n".join(l if isinstance(l, str) else json.dumps(l) for l in lines) + "\n")
+    path.write_text("\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines) + "\n")
     return path
 
 

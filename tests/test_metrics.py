@@ -8,8 +8,16 @@ import pandas as pd
 import pytest
 from sacrebleu import sentence_bleu
 
-from ocg.metrics import (distinct2_pooled, distinct2_sentence, diverse_rate, load_nlp,
-                         pairwise_bleu, pairwise_bleu_loop, pairwise_matrix, score_coverage)
+from ocg.metrics import (
+    distinct2_pooled,
+    distinct2_sentence,
+    diverse_rate,
+    load_nlp,
+    pairwise_bleu,
+    pairwise_bleu_loop,
+    pairwise_matrix,
+    score_coverage,
+)
 from ocg.metrics.coverage import analyse, match
 from ocg.scoring import summarise
 

@@ -8,10 +8,10 @@ import random
 import numpy as np
 import pandas as pd
 import pytest
-
 from helpers import write_generations
-from ocg.metrics import bleurt, perplexity
+
 from ocg.errors import OcgInputError
+from ocg.metrics import bleurt, perplexity
 from ocg.results import load_scores
 from ocg.scoring import score_model
 

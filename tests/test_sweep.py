@@ -7,10 +7,10 @@ import sys
 
 import pytest
 import yaml
+from slurm_cluster import SlurmCluster, missing_binaries
 
 from ocg.errors import OcgInputError
 from ocg.sweep import load_sweep, resources_for, status_table
-from slurm_cluster import SlurmCluster, missing_binaries
 
 SECRET = "sk-sweep-secret-81bd3"
 

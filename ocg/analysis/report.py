@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 
 import pandas as pd
 
+from .. import paths
 from ..io import atomic_path, write_json
-from ..paths import outputs_dir
 from ..provenance import provenance
 
 
 def reports_dir(out_dir: str | Path | None = None) -> Path:
-    return Path(out_dir) if out_dir else outputs_dir() / "reports"
+    return Path(out_dir) if out_dir else paths.reports_dir()
 
 
 def sources(scores: dict) -> dict:
@@ -46,22 +45,3 @@ def save_figure(fig, name: str, out_dir=None) -> list[Path]:
             fig.savefig(tmp, format=ext, dpi=150, bbox_inches="tight")
         written.append(folder / f"{name}.{ext}")
     return written
-
-
-def write_index(out_dir: str | Path, title: str, pages: list[tuple[str, str]], notes: list[str] = ()) -> Path:
-    """index.html linking the rendered notebooks (relative links), tables and figures."""
-    out_dir = Path(out_dir)
-    items = "\n".join(f'  <li><a href="{html.escape(href)}">{html.escape(label)}</a></li>'
-                      for label, href in pages)
-    files = sorted(p.relative_to(out_dir).as_posix() for sub in ("tables", "figures")
-                   for p in (out_dir / sub).glob("*") if p.is_file())
-    file_items = "\n".join(f'  <li><a href="{html.escape(f)}">{html.escape(f)}</a></li>' for f in files)
-    note_items = "".join(f"<p>{html.escape(n)}</p>\n" for n in notes)
-    body = (f"<!doctype html>\n<html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-            "<style>body{font-family:sans-serif;max-width:52em;margin:2em auto}</style></head><body>\n"
-            f"<h1>{html.escape(title)}</h1>\n{note_items}<h2>Notebooks</h2>\n<ol>\n{items}\n</ol>\n"
-            f"<h2>Tables and figures</h2>\n<ul>\n{file_items}\n</ul>\n</body></html>\n")
-    path = out_dir / "index.html"
-    with atomic_path(path) as tmp:
-        tmp.write_text(body, encoding="utf-8")
-    return path

@@ -1,8 +1,7 @@
 """The Ordered CommonGen dataset: concept sets, permutations, templates, instances."""
 
 from .build import DEFAULT_CONDITIONS, build_dataset, dataset_name, load_dataset
-from .concepts import (Concept, ConceptSet, load_concept_sets, read_concept_sets,
-                       select_covering_subset)
+from .concepts import Concept, ConceptSet, load_concept_sets, read_concept_sets, select_covering_subset
 from .instances import build_instances, content_hash, ids_hash, instance_id
 from .templates import TemplateConfig, load_templates
 

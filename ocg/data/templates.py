@@ -6,7 +6,6 @@ import string
 from dataclasses import dataclass
 from pathlib import Path
 
-
 from ..errors import OcgInputError
 from ..io import read_yaml
 from ..paths import TEMPLATES_FILE

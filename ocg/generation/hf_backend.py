@@ -16,8 +16,15 @@ import time
 from ..embedded import EMBEDDED_PREFIX, ensure_converted
 from ..errors import OcgInputError
 from ..models import ModelSpec
-from .chat import (bos_placement, chat_template_sha256, date_context, detect_system_mode, render,
-                   template_default_system_prompt, tokenizer_adds_bos)
+from .chat import (
+    bos_placement,
+    chat_template_sha256,
+    date_context,
+    detect_system_mode,
+    render,
+    template_default_system_prompt,
+    tokenizer_adds_bos,
+)
 
 
 def _is_oom(exc: BaseException) -> bool:

@@ -22,7 +22,7 @@ from ..data.concepts import select_covering_subset
 from ..errors import OcgInputError
 from ..io import read_json, write_json
 from ..models import MODELS_FILE, ModelSpec, get_model
-from ..paths import outputs_dir
+from ..paths import generations_dir
 from ..provenance import provenance
 from .chat import prompt_sha256
 from .extraction import answer_source, extract_answer, prompt_opens_think
@@ -35,10 +35,6 @@ SETTINGS_KEYS = ("id", "revision", "resolved_revision", "quantization", "dtype",
                  "seed", "decoding", "generation_overrides", "answer_extraction", "batch_size",
                  "system_prompt", "chat_template_sha256", "system_mode", "prompt_date", "bos",
                  "template_default_system_prompt")
-
-
-def generations_dir() -> Path:
-    return outputs_dir() / "generations"
 
 
 def select_instances(dataset: str | Path | None = None, conditions=("original", "ordered"),
@@ -227,7 +223,7 @@ def _generate_locked(spec, instances, conditions, model_dir, batch_size, progres
         run.update(written=written, seconds=round(seconds, 2), new_tokens=new_tokens,
                    tokens_per_s=round(new_tokens / max(seconds, 1e-9), 2))
         counts = {}
-        for cond, store in stores.items():
+        for store in stores.values():
             for r in store.records():
                 key = f"{r['answer_status']}/{r.get('answer_source', 'raw')}"
                 counts[key] = counts.get(key, 0) + 1

@@ -74,7 +74,9 @@ def lemma_lookup():
 
 @dataclass(frozen=True)
 class Tokens:
-    """Per token: the words it matches as a noun concept, and as a verb concept."""
+    """Per token (spaces skipped): its text, and the words it matches as a noun concept and as
+    a verb concept."""
+    text: tuple[str, ...]
     noun: tuple[frozenset[str], ...]
     verb: tuple[frozenset[str], ...]
 
@@ -114,7 +116,7 @@ def _token_forms(doc, table, rule: str) -> Tokens:
                     v.add(looked_up)
         noun.append(frozenset(n))
         verb.append(frozenset(v))
-    return Tokens(tuple(noun), tuple(verb))
+    return Tokens(tuple(t.text for t in toks), tuple(noun), tuple(verb))
 
 
 def analyse(texts: list[str], nlp, batch_size: int = 256, rule: str = DEFAULT_RULE) -> dict[str, Tokens]:
@@ -151,7 +153,7 @@ def match(tokens: Tokens, concepts: list[str], pos_pattern: str | None = None) -
     present = [p >= 0 for p in first]
     return {"all_present": all(present), "in_order": ordered and all(present),
             "coverage_frac": float(np.mean(present)) if concepts else 0.0,
-            "match_positions": first}
+            "match_positions": first, "tokens": list(tokens.text)}
 
 
 def score_coverage(answers: pd.Series, concepts: pd.Series, nlp, batch_size: int = 256,

@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from .bleu import tokenize_13a
 

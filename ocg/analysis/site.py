@@ -1,0 +1,156 @@
+"""The report's landing page: index.html, static and self-contained (opens from disk).
+
+What was run, the headline table (Table 1, ours beside the paper's), Figures 3 and 4 inline,
+one status line per model, the scoring signatures (with a warning where models differ), then
+links to every notebook, table and figure, and the case browser.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import html
+from pathlib import Path
+
+import pandas as pd
+
+from ..generation.run import read_generations
+from ..io import atomic_path, read_json
+from ..metrics.degenerate import FLAG_COLUMNS
+from ..metrics.registry import LABELS, PAPER_METRICS
+from ..provenance import git_state
+from ..results import comparable_signature, load_scores, scoring_differences
+from .browser import write_case_browser
+
+_CSS = """body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:1.5em auto;max-width:70em;padding:0 1em;color:#222;line-height:1.45}
+h1{font-size:1.6em;margin-bottom:.1em} h2{font-size:1.2em;margin-top:1.8em;border-bottom:1px solid #ddd;padding-bottom:.2em}
+.sub{color:#555;margin-top:0} table{border-collapse:collapse;font-size:.88em;margin:.5em 0} th,td{border-bottom:1px solid #e3e3e3;padding:.3em .55em;text-align:right}
+th{background:#f4f6f8} td:first-child,th:first-child{text-align:left} .ok{color:#1a7f37;font-weight:600} .bad{color:#c62828;font-weight:600}
+.warn{background:#fff4ce;border:1px solid #e0c060;border-radius:6px;padding:.6em 1em} img{max-width:100%;border:1px solid #eee}
+.figs{display:grid;grid-template-columns:repeat(auto-fit,minmax(26em,1fr));gap:1em} code{font-size:.9em;background:#f4f4f4;padding:0 3px}
+ul.links{columns:2} .muted{color:#777}"""
+
+
+def _esc(x) -> str:
+    return html.escape(str(x))
+
+
+def _table_html(df: pd.DataFrame) -> str:
+    return df.to_html(float_format=lambda v: f"{v:.2f}", na_rep="–", border=0, escape=True)
+
+
+def _headline(report_dir: Path) -> str:
+    path = report_dir / "tables" / "table1.csv"
+    if not path.exists():
+        return "<p class='muted'>Table 1 was not computed in this report.</p>"
+    t1 = pd.read_csv(path)
+    metrics = [m for m in PAPER_METRICS if m in set(t1["metric"])]
+    ours = t1.pivot(index="model", columns="metric", values="value")[metrics]
+    ours.columns = [LABELS[m] for m in metrics]
+    parts = [_table_html(ours)]
+    if "paper_value" in t1 and t1["paper_value"].notna().any():
+        paper = t1[t1["paper_value"].notna()].pivot(index="model", columns="metric", values="paper_value")
+        paper = paper[[m for m in metrics if m in paper]]
+        paper.columns = [LABELS[m] for m in paper.columns]
+        parts.append("<p>The paper's published numbers for the same models:</p>" + _table_html(paper))
+    else:
+        parts.append("<p class='muted'>None of these models is in the paper's Table 1 (see notebook 03 for the paper's numbers).</p>")
+    return "".join(parts)
+
+
+def _figure(report_dir: Path, name: str, caption: str) -> str:
+    path = report_dir / "figures" / f"{name}.png"
+    if not path.exists():
+        return ""
+    data = base64.b64encode(path.read_bytes()).decode()
+    return f"<figure><img alt='{_esc(caption)}' src='data:image/png;base64,{data}'><figcaption>{_esc(caption)}</figcaption></figure>"
+
+
+def _model_rows(models, generations_root, summary, failures) -> str:
+    rows = []
+    for model in models:
+        card_path = Path(generations_root) / model / "run_card.json"
+        card = read_json(card_path) if card_path.exists() else {}
+        settings = card.get("settings", {})
+        if model in failures:
+            f = failures[model]
+            status = (f"<span class='bad'>failed</span> in {_esc(f.get('notebook'))}, cell {_esc(f.get('cell'))}: "
+                      f"{_esc(str(f.get('reason', ''))[:300])}")
+        elif model in set(summary.get("model", [])):
+            status = "<span class='ok'>done</span>"
+        else:
+            status = "<span class='bad'>not scored</span>"
+        s = summary[summary["model"] == model] if "model" in summary else pd.DataFrame()
+        counts = ", ".join(f"{int(s[f'n_{f}'].sum())} {f.replace('_', ' ')}" for f in FLAG_COLUMNS if f"n_{f}" in s)
+        check = next((r["batch_invariance"] for r in reversed(card.get("runs", [])) if r.get("batch_invariance")), None)
+        batch = f"{check['differ']}/{check['checked']} changed by batching" if check else "–"
+        rows.append(f"<tr><td><code>{_esc(model)}</code></td><td>{_esc(settings.get('id', '–'))}</td>"
+                    f"<td>{_esc(str(settings.get('resolved_revision') or '–')[:24])}</td>"
+                    f"<td>{_esc(settings.get('quantization', '–'))}</td><td style='text-align:left'>{status}</td>"
+                    f"<td>{int(s['n_answers'].sum()) if 'n_answers' in s else 0}</td>"
+                    f"<td style='text-align:left'>{_esc(counts) or '–'}</td><td>{_esc(batch)}</td></tr>")
+    return ("<table><tr><th>model</th><th>id</th><th>revision</th><th>quant.</th><th>status</th><th>answers</th>"
+            "<th>failed / empty / degenerate</th><th>batch-1 check</th></tr>" + "".join(rows) + "</table>")
+
+
+def _signatures(signatures: dict) -> str:
+    differences = scoring_differences(signatures)
+    out = []
+    if differences:
+        out.append("<div class='warn'><b>These models were scored differently</b>; their numbers are not "
+                   "comparable:<ul>" + "".join(f"<li>{_esc(d)}</li>" for d in differences) + "</ul></div>")
+    rows = []
+    for model, sig in signatures.items():
+        keys = comparable_signature(sig)["metric_keys"]
+        cov = keys.get("coverage", {})
+        ppl = sig.get("perplexity", {})
+        bleurt = sig.get("pbleurt", {})
+        rows.append(f"<tr><td><code>{_esc(model)}</code></td><td>{_esc(cov.get('rule', '–'))}</td>"
+                    f"<td>{_esc(cov.get('spacy_model', '–'))}</td>"
+                    f"<td style='text-align:left'>{_esc(sig.get('pbleu', {}).get('sacrebleu', '–'))}</td>"
+                    f"<td>{_esc(bleurt.get('checkpoint', '–') if bleurt.get('status') != 'missing' else 'missing')}</td>"
+                    f"<td>{_esc(ppl.get('used') or ('missing' if ppl else '–'))}</td></tr>")
+    out.append("<table><tr><th>model</th><th>matching rule</th><th>spaCy</th><th>sacreBLEU</th><th>BLEURT</th>"
+               "<th>perplexity model</th></tr>" + "".join(rows) + "</table>")
+    return "".join(out)
+
+
+def write_index(report_dir: str | Path, title: str, pages: list[tuple[str, str]], *, run: dict,
+                scores_root: str | Path, generations_root: str | Path, failures: dict | None = None) -> Path:
+    """index.html (and the case browser) for a report directory."""
+    report_dir = Path(report_dir)
+    failures = failures or {}
+    models = list(run["models"])
+    scored = [m for m in models if (Path(scores_root) / m / "signature.json").exists()]
+    scores = load_scores(scores_root, scored, allow_mixed=True) if scored else \
+        {"summary": pd.DataFrame(), "answers": pd.DataFrame(), "signatures": {}}
+    browser = ""
+    if not scores["answers"].empty:
+        gens = {m: read_generations(Path(generations_root) / m) for m in scored
+                if (Path(generations_root) / m).is_dir()}
+        write_case_browser(report_dir, scores["answers"], gens)
+        browser = "<p><a href='cases.html'><b>Case browser</b></a>: every answer, filterable by model, condition, template, concept set, permutation and outcome, with the matched tokens highlighted.</p>"
+    git = git_state()
+    what = (f"<p class='sub'>Models: {_esc(', '.join(models))}<br>Conditions: {_esc(', '.join(run['conditions']))}; "
+            f"concept sets: {_esc(run.get('subset_k') or 'all')} of {_esc(run.get('n_concepts', 4))} concepts; templates: "
+            f"{_esc(run.get('template_ids') or 'all six')}<br>Written {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M} UTC "
+            f"from git commit <code>{_esc(str(git['commit'])[:12])}</code>{' (with uncommitted changes)' if git.get('dirty') else ''}"
+            f"; run file <code>{_esc(run.get('file', ''))}</code></p>")
+    files = sorted(p.relative_to(report_dir).as_posix() for sub in ("tables", "figures")
+                   for p in (report_dir / sub).glob("*") if p.is_file())
+    body = [f"<h1>{_esc(title)}</h1>", what, browser,
+            "<h2>Table 1: zero-shot, with “in the specified order” (mean over templates)</h2>", _headline(report_dir),
+            "<h2>Figures 3 and 4: which ordered concept lists the models composed</h2><div class='figs'>",
+            _figure(report_dir, "figure3", "Figure 3: ordered concept lists by number of models that composed them"),
+            _figure(report_dir, "figure4", "Figure 4: permutations composed per concept set, by model threshold"),
+            "</div><h2>Models</h2>", _model_rows(models, generations_root, scores["summary"], failures),
+            "<h2>How the scores were computed</h2>", _signatures(scores["signatures"]),
+            "<h2>Notebooks</h2><ol>" + "".join(f"<li><a href='{_esc(h)}'>{_esc(n)}</a></li>" for n, h in pages) + "</ol>",
+            "<h2>Tables and figures</h2><ul class='links'>" + "".join(f"<li><a href='{_esc(f)}'>{_esc(f)}</a></li>" for f in files) + "</ul>"]
+    page = (f"<!doctype html>\n<html lang='en'><head><meta charset='utf-8'><title>{_esc(title)}</title>"
+            f"<meta name='viewport' content='width=device-width, initial-scale=1'><style>{_CSS}</style></head><body>\n"
+            + "\n".join(body) + "\n</body></html>\n")
+    path = report_dir / "index.html"
+    with atomic_path(path) as tmp:
+        tmp.write_text(page, encoding="utf-8")
+    return path

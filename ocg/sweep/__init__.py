@@ -1,0 +1,56 @@
+"""Sweeps: many models, each running notebooks 01 and 02, then the analyses once over all.
+
+One plan, two executors. Every model task is the same command,
+`python -m ocg.cli sweep FILE --task MODEL`, run one after another here (local) or as one Slurm
+array task per model (slurm). Each task writes a completion marker per notebook, or a
+failed.json saying why; `--status` reads those and Slurm's queue. A re-run submits only the
+models that are neither done nor running; a failing model never stops the others.
+
+Layout under the sweep's `outputs` directory:
+  generations/<model>/, scores/<model>/        what notebooks 01 and 02 write
+  notebooks/<model>/<notebook>.{ipynb,html}    executed notebooks of each model
+  status/<sweep name>/<model>/<notebook>.done, failed.json  completion markers (per sweep name,
+                                               so sweeps can share generations: Table 4's adds
+                                               one-shot answers beside the paper sweep's)
+  logs/<model>.log, logs/slurm-<job>_<index>.out, logs/analysis.log
+  reports/<sweep name>/                        analyses 03-09, tables, figures, index.html
+  slurm/array.sbatch, analysis.sbatch, manifest.json
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import OcgInputError
+from ..plan import model_steps
+from .config import load_sweep, resources_for
+from .slurm import submit_slurm, wait_slurm
+from .state import print_status, status_table, sweep_dirs
+from .tasks import run_analysis, run_local, run_model_task
+
+__all__ = ["load_sweep", "model_steps", "resources_for", "run_sweep", "status_table", "sweep_dirs"]
+
+
+def run_sweep(path: str | Path, executor: str = "local", wait: bool = False, status: bool = False,
+              task: str | None = None, analysis: bool = False, dry_run: bool = False,
+              wait_timeout_s: float = 24 * 3600) -> int:
+    sweep = load_sweep(path)
+    if task:
+        return run_model_task(sweep, task)
+    if analysis:
+        return run_analysis(sweep)
+    if status:
+        print_status(sweep)
+        return 0
+    if executor == "local":
+        return run_local(sweep)
+    if executor == "slurm":
+        submit_slurm(sweep, dry_run=dry_run)
+        if wait and not dry_run:
+            finished = wait_slurm(sweep, timeout_s=wait_timeout_s)
+            print_status(sweep)
+            if not finished:
+                return 124
+            return 1 if any(st == "failed" for _, st, _ in status_table(sweep)) else 0
+        return 0
+    raise OcgInputError("--executor", f"got {executor!r}; expected local or slurm")

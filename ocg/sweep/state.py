@@ -1,0 +1,114 @@
+"""Where a sweep stands: completion markers per model and notebook, and Slurm's queue."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import subprocess
+from pathlib import Path
+
+from ..io import read_json
+from ..plan import Dirs
+
+ACTIVE_STATES = {"PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "REQUEUED", "RESIZING",
+                 "SUSPENDED", "REQUEUE_HOLD", "REQUEUE_FED"}
+
+FAILED_STATES = {"FAILED", "TIMEOUT", "CANCELLED", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED",
+                 "BOOT_FAIL", "DEADLINE"}
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+def out_dir(sweep: dict) -> Path:
+    return Path(sweep["outputs"])
+
+def status_dir(sweep: dict, model: str) -> Path:
+    return out_dir(sweep) / "status" / sweep["name"] / model
+
+def analysis_marker(sweep: dict) -> Path:
+    return out_dir(sweep) / "status" / sweep["name"] / "analysis.json"
+
+def sweep_dirs(sweep: dict) -> Dirs:
+    out = out_dir(sweep)
+    return Dirs(generations=out / "generations", scores=out / "scores", reports=out / "reports" / sweep["name"])
+
+def model_state(sweep: dict, model: str, jobs: dict[str, str] | None = None) -> tuple[str, str]:
+    """(done | running | failed | missing, detail) from markers, and Slurm states if given."""
+    status = status_dir(sweep, model)
+    if all((status / f"{nb}.done").exists() for nb in sweep["notebooks"]):
+        return "done", "all notebooks finished"
+    state = (jobs or {}).get(model)
+    if state in ACTIVE_STATES:
+        return "running", f"slurm {state}"
+    if (status / "failed.json").exists():
+        f = read_json(status / "failed.json")
+        return "failed", f"{f['notebook']} cell {f.get('cell')}: {f['reason'][:300]} (log: {f['log']})"
+    if state in FAILED_STATES or state == "COMPLETED":
+        return "failed", f"slurm {state} without a completion marker (see {out_dir(sweep) / 'logs'})"
+    return "missing", "not run yet"
+
+def manifest_path(sweep: dict) -> Path:
+    return out_dir(sweep) / "slurm" / "manifest.json"
+
+def slurm_states(sweep: dict) -> dict[str, str]:
+    """Latest Slurm state of each model's array task (squeue; needs finished jobs kept visible,
+    or sacct where accounting is on)."""
+    path = manifest_path(sweep)
+    if not path.exists():
+        return {}
+    manifest = read_json(path)
+    latest: dict[str, tuple[str, int]] = {}
+    for sub in manifest["submissions"]:
+        for index, model in sub["tasks"].items():
+            latest[model] = (sub["job_id"], int(index))
+    states = {}
+    for job_id in sorted({j for j, _ in latest.values()}):
+        found = _job_states(job_id)
+        for model, (jid, index) in latest.items():
+            if jid == job_id and index in found:
+                states[model] = found[index]
+    return states
+
+def _job_states(job_id: str) -> dict[int, str]:
+    out = subprocess.run(["squeue", "-h", "-r", "-t", "all", "-j", job_id, "-o", "%K|%T"],
+                         capture_output=True, text=True, timeout=30)
+    states = {}
+    for line in out.stdout.splitlines():
+        index, _, state = line.partition("|")
+        if index.strip().isdigit():
+            states[int(index)] = state.strip()
+    if states:
+        return states
+    acct = subprocess.run(["sacct", "-n", "-P", "-X", "-j", job_id, "-o", "JobID,State"],
+                          capture_output=True, text=True, timeout=30)
+    for line in acct.stdout.splitlines():
+        jid, _, state = line.partition("|")
+        if "_" in jid and jid.split("_")[1].isdigit():
+            states[int(jid.split("_")[1])] = state.split()[0] if state else state
+    return states
+
+def status_table(sweep: dict, with_slurm: bool = True) -> list[tuple[str, str, str]]:
+    jobs = {}
+    if with_slurm:
+        try:
+            jobs = slurm_states(sweep)
+        except (OSError, subprocess.SubprocessError):
+            jobs = {}
+    return [(m, *model_state(sweep, m, jobs)) for m in sweep["models"]]
+
+def print_status(sweep: dict) -> None:
+    rows = status_table(sweep)
+    width = max(len(m) for m, _, _ in rows)
+    for model, state, detail in rows:
+        print(f"{model:<{width}}  {state:<8} {detail}")
+    counts = {s: sum(1 for _, st, _ in rows if st == s) for s in ("done", "running", "failed", "missing")}
+    print("  ".join(f"{k}: {v}" for k, v in counts.items()))
+    marker = analysis_marker(sweep)
+    if marker.exists():
+        a = read_json(marker)
+        detail = a.get("report") or a.get("reason", "").splitlines()[0]
+        print(f"analysis: {a['state']} over {len(a.get('models', []))} model(s): {detail}")
+    else:
+        print("analysis: not run yet")
+
+def to_run(sweep: dict, with_slurm: bool) -> list[str]:
+    return [m for m, state, _ in status_table(sweep, with_slurm) if state in ("missing", "failed")]

@@ -1,0 +1,82 @@
+"""The report's landing page and case browser, opened from disk in headless Chromium."""
+
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+from test_report_notebooks import MODELS, scored  # noqa: F401 - the scored fixture
+
+from ocg.analysis.site import write_index
+from ocg.notebooks import run_notebook
+from ocg.paths import PROJECT_ROOT
+from ocg.plan import Dirs, notebook_params
+
+pytestmark = pytest.mark.slow
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+SCREENSHOTS = PROJECT_ROOT / "outputs" / "screenshots"
+
+
+@pytest.fixture(scope="module")
+def report(scored):  # noqa: F811
+    if CHROMIUM is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("chromium missing in CI (.ci/run installs it)")
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    out = scored / "site"
+    cfg = {"models_file": str(scored / "models.yaml"), "table7_pairs": None}
+    dirs = Dirs(scored / "generations", scored / "scores", out)
+    pages = []
+    for nb in ("03_main_results", "08_concept_difficulty"):
+        run_notebook(nb, {**notebook_params(nb, cfg, dirs, MODELS), "n_boot": 50} if nb.startswith("03")
+                     else notebook_params(nb, cfg, dirs, MODELS), out_dir=out)
+        pages.append((nb, f"{nb}.html"))
+    run = {"models": MODELS + ["broken-model"], "conditions": ["original", "ordered", "ordered_one_shot"], "subset_k": 2,
+           "n_concepts": 4, "file": "test"}
+    write_index(out, "ocg report: browser test", pages, run=run, scores_root=scored / "scores",
+                generations_root=scored / "generations",
+                failures={"broken-model": {"notebook": "01_generate", "cell": 3, "reason": "OSError: gone"}})
+    return out
+
+
+def chromium(url: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr",
+                           "--v=0", "--virtual-time-budget=8000", *args, url],
+                          capture_output=True, text=True, timeout=180)
+
+
+def console_errors(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if "CONSOLE" in line and re.search(r"Uncaught|Error", line)]
+
+
+def test_landing_page_in_a_real_browser(report):
+    page = report / "index.html"
+    dom = chromium(page.as_uri(), "--dump-dom")
+    assert dom.returncode == 0 and not console_errors(dom.stderr), dom.stderr[-2000:]
+    html = dom.stdout
+    assert html.count('src="data:image/png;base64') == 2  # Figures 3 and 4 inline
+    assert "<table" in html and "Ordered Rate" in html and "my-qwen" in html
+    assert "paper's published numbers" in html  # my-qwen is the paper's Qwen2.5-7B
+    assert 'href="cases.html"' in html and 'href="03_main_results.html"' in html
+    assert re.search(r"broken-model.*failed</span> in 01_generate, cell 3: OSError: gone", html)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    shot = chromium(page.as_uri(), f"--screenshot={SCREENSHOTS / 'index.png'}", "--window-size=1300,2400")
+    assert shot.returncode == 0 and (SCREENSHOTS / "index.png").stat().st_size > 20_000
+
+
+def test_case_browser_in_a_real_browser(report):
+    page = report / "cases.html"
+    assert (report / "cases").is_dir() and len(list((report / "cases").glob("*.js"))) == 2 * 3 * 6
+    dom = chromium(page.as_uri(), "--dump-dom")
+    assert dom.returncode == 0 and not console_errors(dom.stderr), dom.stderr[-2000:]
+    rows = re.findall(r'<tr class="case">', dom.stdout)
+    assert len(rows) == 48  # one concept-set pair x 24 permutations: the first page of 50
+    assert "<mark" in dom.stdout and 'id="errors"></div>' in dom.stdout
+    missed = chromium(page.as_uri() + "#model=my-qwen&condition=ordered&template=2&outcome=missed", "--dump-dom").stdout
+    cells = re.findall(r'<td class="(ok|warn|bad)">', missed)
+    assert cells and set(cells) == {"bad"}  # the filter keeps only answers that missed a concept
+    assert 'value="my-qwen" selected' in missed or "my-qwen" in missed
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    shot = chromium(page.as_uri(), f"--screenshot={SCREENSHOTS / 'cases.png'}", "--window-size=1300,1600")
+    assert shot.returncode == 0 and (SCREENSHOTS / "cases.png").stat().st_size > 20_000
