@@ -81,6 +81,16 @@ def _repair(args) -> int:
     return 0
 
 
+def _compare_reports(args) -> int:
+    from .analysis.compare import compare_reports
+
+    problems = compare_reports(args.a, args.b, args.tolerance)
+    for line in problems:
+        print(line)
+    print(f"{'identical' if not problems else f'{len(problems)} difference(s)'}: tables of {args.a} and {args.b}")
+    return 1 if problems else 0
+
+
 def _models(args) -> int:
     from .models import load_models
 
@@ -143,6 +153,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("repair", help="rewrite a generations directory keeping the first record of each id")
     p.add_argument("path", help="a model's generations directory, or one .jsonl file")
     p.set_defaults(func=_repair)
+
+    p = sub.add_parser("compare-reports", help="do two report folders hold the same tables?")
+    p.add_argument("a", type=Path)
+    p.add_argument("b", type=Path)
+    p.add_argument("--tolerance", type=float, default=1e-9)
+    p.set_defaults(func=_compare_reports)
 
     p = sub.add_parser("models", help="list the entries of params/models.yaml")
     p.add_argument("--models-file", type=Path, default=MODELS_FILE)

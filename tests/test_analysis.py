@@ -197,3 +197,17 @@ def test_concept_difficulty_counts():
     assert difficulty.set_summary(comp)["no_permutation_composed"] == 1
     f4 = difficulty.figure4_data(comp, 2)
     assert f4.loc[2, 1] == 1 and f4.loc[0, 1] == 1 and f4.loc[1, 2] == 1
+
+
+def test_compare_reports_finds_changed_numbers(tmp_path):
+    from ocg.analysis.compare import compare_reports
+    for name in ("a", "b"):
+        (tmp_path / name / "tables").mkdir(parents=True)
+    t = pd.DataFrame({"model": ["m", "n"], "metric": ["pbleu", "pbleu"], "value": [1.5, float("nan")]})
+    t.to_csv(tmp_path / "a" / "tables" / "table1.csv", index=False)
+    t.to_csv(tmp_path / "b" / "tables" / "table1.csv", index=False)
+    assert compare_reports(tmp_path / "a", tmp_path / "b") == []
+    t.assign(value=[1.5 + 1e-6, float("nan")]).to_csv(tmp_path / "b" / "tables" / "table1.csv", index=False)
+    (tmp_path / "b" / "tables" / "table2.csv").write_text("x\n1\n")
+    problems = compare_reports(tmp_path / "a", tmp_path / "b")
+    assert problems[0].endswith("table2.csv") and "column 'value' differs in 1 row(s), first row 0" in problems[1]

@@ -12,26 +12,16 @@ import numpy as np
 import pandas as pd
 
 from ..metrics.registry import BY_NAME, PAPER_METRICS
+from ..metrics.statistics import sufficient_statistics
 
 
 def set_statistics(answers: pd.DataFrame, groups: pd.DataFrame, model: str, condition: str) -> pd.DataFrame:
-    """Per concept set: numerator and denominator of every metric."""
+    """Per concept set: numerator and denominator of every metric (metrics/statistics.py);
+    a metric missing for this model (e.g. pBLEURT without its checkpoint) is left out."""
     a = answers[(answers["model"] == model) & (answers["condition"] == condition)]
     g = groups[(groups["model"] == model) & (groups["condition"] == condition)]
-    ga, gg = a.groupby("set_id"), g.groupby("set_id")
-    stats = pd.DataFrame({"n": ga.size(), "n_groups": gg.size()})
-    if "all_present" in a:
-        stats["all_present"] = ga["all_present"].sum()
-        stats["in_order"] = ga["in_order"].sum()
-    if "distinct_2" in a:
-        stats["distinct_2"] = ga["distinct_2"].sum()
-    if "perplexity" in a:
-        stats["perplexity"] = ga["perplexity"].sum(min_count=1).fillna(0.0)
-        stats["n_ppl"] = ga["perplexity"].count()
-    for col in ("pbleu", "pbleurt", "diverse_rate"):
-        if col in g and g[col].notna().any():
-            stats[col] = gg[col].sum()
-    return stats.fillna(0.0)
+    stats = sufficient_statistics(a, g, ["set_id"])
+    return stats.dropna(axis=1, how="all").fillna(0.0)
 
 
 RATIOS = {m.name: (m.numerator, m.denominator, m.scale) for m in BY_NAME.values()}

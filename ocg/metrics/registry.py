@@ -19,8 +19,8 @@ class Metric:
     label: str           # as printed in the paper's tables
     family: str          # the scoring family that computes it (params/scoring.yaml `metrics`)
     higher_is_better: bool
-    numerator: str       # per-set statistic summed in the bootstrap (see analysis/uncertainty.py)
-    denominator: str
+    numerator: str       # a sufficient statistic (metrics/statistics.py): summed over answers or groups
+    denominator: str     # the count it is divided by
     scale: float         # 100 for percentages
     pooled: bool = False  # averaged over templates as a ratio of sums (Ordered Rate), not a mean
 
@@ -29,11 +29,11 @@ PAPER = (
     Metric("coverage_wo_order", "w/o order", "coverage", True, "all_present", "n", 100.0),
     Metric("coverage_w_order", "w/ order", "coverage", True, "in_order", "n", 100.0),
     Metric("ordered_rate", "Ordered Rate", "coverage", True, "in_order", "all_present", 100.0, pooled=True),
-    Metric("pbleu", "pBLEU", "pbleu", False, "pbleu", "n_groups", 1.0),
-    Metric("pbleurt", "pBLEURT", "pbleurt", False, "pbleurt", "n_groups", 1.0),
+    Metric("pbleu", "pBLEU", "pbleu", False, "pbleu", "n_pbleu", 1.0),
+    Metric("pbleurt", "pBLEURT", "pbleurt", False, "pbleurt", "n_pbleurt", 1.0),
     Metric("distinct_2", "Distinct", "distinct", True, "distinct_2", "n", 100.0),
-    Metric("diverse_rate", "Diverse Rate", "diverse", True, "diverse_rate", "n_groups", 100.0),
-    Metric("perplexity", "Perplexity", "perplexity", False, "perplexity", "n_ppl", 1.0),
+    Metric("diverse_rate", "Diverse Rate", "diverse", True, "diverse_rate", "n_diverse_rate", 100.0),
+    Metric("perplexity", "Perplexity", "perplexity", False, "perplexity", "n_perplexity", 1.0),
 )
 BY_NAME = {m.name: m for m in PAPER}
 

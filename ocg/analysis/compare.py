@@ -1,0 +1,38 @@
+"""Do two reports hold the same tables? For refactors ("behaviour unchanged") and reruns.
+
+Compares every tables/*.csv of two report folders: the same files, columns and rows, and every
+number equal within a tolerance (missing values equal each other). Provenance sidecars and
+LaTeX are left out: they name dates and commits.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+
+def compare_reports(a: str | Path, b: str | Path, tolerance: float = 1e-9) -> list[str]:
+    """Differences between the tables of two report folders, one line each (empty: identical)."""
+    a, b = Path(a) / "tables", Path(b) / "tables"
+    names_a, names_b = {p.name for p in a.glob("*.csv")}, {p.name for p in b.glob("*.csv")}
+    problems = [f"only in {a}: {n}" for n in sorted(names_a - names_b)]
+    problems += [f"only in {b}: {n}" for n in sorted(names_b - names_a)]
+    for name in sorted(names_a & names_b):
+        ta, tb = pd.read_csv(a / name), pd.read_csv(b / name)
+        if list(ta.columns) != list(tb.columns) or len(ta) != len(tb):
+            problems.append(f"{name}: shape or columns differ ({ta.shape} {list(ta.columns)[:6]} vs "
+                            f"{tb.shape} {list(tb.columns)[:6]})")
+            continue
+        for col in ta.columns:
+            x, y = ta[col], tb[col]
+            if pd.api.types.is_numeric_dtype(x) and pd.api.types.is_numeric_dtype(y):
+                bad = ~(np.isclose(x, y, rtol=0, atol=tolerance) | (x.isna() & y.isna()))
+            else:
+                bad = ~((x.astype(str) == y.astype(str)) | (x.isna() & y.isna()))
+            if bad.any():
+                i = int(np.flatnonzero(bad.to_numpy())[0])
+                problems.append(f"{name}: column {col!r} differs in {int(bad.sum())} row(s), first row {i}: "
+                                f"{x.iloc[i]!r} vs {y.iloc[i]!r}")
+    return problems

@@ -1,0 +1,14 @@
+"""Scoring: every metric of the paper for each model's generations (docs/METHODS.md, "Metrics").
+
+config.py    the scoring settings (params/scoring.yaml), checked
+families.py  each scoring family once: its columns, its key (for staleness), its computation
+neural.py    perplexity and pairwise BLEURT with per-text caches
+run.py       score one model (recomputing only stale families), summaries, every model
+"""
+
+from .config import CONFIG_KEYS, METRICS, SCORING_FILE, check_metrics, load_scoring_config
+from .families import FAMILIES
+from .run import GROUP_KEYS, SUMMARY_KEYS, score_all, score_model, stale_metrics, summarise
+
+__all__ = ["CONFIG_KEYS", "FAMILIES", "GROUP_KEYS", "METRICS", "SCORING_FILE", "SUMMARY_KEYS",
+           "check_metrics", "load_scoring_config", "score_all", "score_model", "stale_metrics", "summarise"]

@@ -1,0 +1,180 @@
+"""Score one model's generations: per answer, per group, per (model, condition, template).
+
+Writes under outputs/scores/<model>/: answers.parquet, groups.parquet, summary.parquet and
+signature.json (how every metric was computed; written last, its presence marks a complete
+scoring). Each scoring family (families.py) has a key: everything its values depend on (the
+generations, the settings that concern it, the models and packages actually used). A re-run
+recomputes exactly the families whose key changed, or that were missing (pBLEURT without its
+checkpoint, perplexity without its model), and keeps the others; `redo` recomputes all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from pathlib import Path
+
+import pandas as pd
+from tqdm import tqdm
+
+from ..errors import OcgInputError
+from ..generation.run import read_generations
+from ..io import read_json, write_json, write_parquet
+from ..metrics import bleu, coverage, degenerate, diversity, perplexity
+from ..metrics.statistics import ratios, sufficient_statistics
+from ..paths import generations_dir, scores_dir
+from ..provenance import provenance
+from .config import SCORING_FILE, check_metrics, load_scoring_config
+from .families import FAMILIES, Context
+
+GROUP_KEYS = ["model", "condition", "template_id", "set_id"]
+SUMMARY_KEYS = ["model", "condition", "template_id"]
+
+
+def _inputs_hash(model_dir: Path) -> str:
+    h = hashlib.sha256()
+    for path in sorted(model_dir.glob("*.jsonl")):
+        h.update(path.name.encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def metric_key(metric: str, config: dict, inputs_sha256: str, resolved: dict) -> dict:
+    """Everything `metric`'s values depend on; a change means they must be recomputed."""
+    return {"inputs_sha256": inputs_sha256, **FAMILIES[metric].key(config, resolved)}
+
+
+def stale_metrics(old: dict | None, keys: dict[str, dict]) -> list[str]:
+    """Metrics whose values on disk do not match `keys`, or were missing when last scored."""
+    if not old or "metric_keys" not in old:
+        return list(keys)
+    return [m for m, key in keys.items()
+            if old["metric_keys"].get(m) != key or old.get(m, {}).get("status") == "missing"]
+
+
+def _resolve(config: dict, metrics: list[str]) -> dict:
+    """The models actually used: spaCy pipeline, perplexity model (or why none)."""
+    out = {"spacy_model": None, "perplexity_used": None, "perplexity": (None, None, None)}
+    if "coverage" in metrics:
+        nlp = coverage.load_nlp(config["spacy_model"])
+        out["nlp"] = nlp
+        out["spacy_model"] = f"{nlp.meta['lang']}_{nlp.meta['name']}=={nlp.meta['version']}"
+    if "perplexity" in metrics:
+        try:
+            out["perplexity"] = perplexity.resolve_model(config["perplexity_model"], config["perplexity_fallback"])
+        except perplexity.PerplexityModelUnavailable as exc:
+            out["perplexity"] = (None, None, str(exc))
+        out["perplexity_used"] = out["perplexity"][0]
+    return out
+
+
+def score_model(model_dir: str | Path, metrics=None, out_dir: str | Path | None = None,
+                redo: bool = False, config_file: str | Path = SCORING_FILE, progress: bool = True,
+                **overrides) -> Path:
+    """Score one model directory of generations; returns the directory of its scores."""
+    model_dir = Path(model_dir)
+    config = load_scoring_config(config_file, **overrides)
+    metrics = check_metrics(list(metrics or config["metrics"]), "metrics")
+    records = read_generations(model_dir)  # every record checked: bad ones stop here, before any work
+    if records.empty:
+        raise OcgInputError(str(model_dir), "no generations (*.jsonl) to score")
+    out = Path(out_dir or scores_dir()) / model_dir.name
+    inputs_hash = _inputs_hash(model_dir)
+    sig_path = out / "signature.json"
+    old = read_json(sig_path) if sig_path.exists() and not redo else None
+    resolved = _resolve(config, metrics)
+    keys = {m: metric_key(m, config, inputs_hash, resolved) for m in metrics}
+    stale = stale_metrics(old, keys)
+    if old and set(old.get("metrics", [])) != set(metrics):
+        stale = list(keys)  # another metric set: recompute the tables as asked
+    if not stale:
+        return out
+    log = (lambda msg: tqdm.write(f"[score {model_dir.name}] {msg}")) if progress else (lambda msg: None)
+    reused = [m for m in metrics if m not in stale]
+    if reused:
+        log(f"up to date: {', '.join(reused)}; recomputing: {', '.join(stale)}")
+    t0 = time.perf_counter()
+    timings = {}
+
+    answers = records[["instance_id", "model", "condition", "template_id", "set_id", "perm_index",
+                       "pos_pattern", "concepts", "answer", "answer_status"]].copy()
+    if "answer_source" in records:
+        answers["answer_source"] = records["answer_source"].fillna("raw")
+    answers = pd.concat([answers, degenerate.flag_answers(answers["answer"])], axis=1)
+    texts = answers["answer"].map(lambda a: a if isinstance(a, str) else "")
+    answers["n_tokens"] = texts.map(lambda t: len(bleu.tokenize_13a(t)))
+    grouped = list(answers.groupby(GROUP_KEYS, sort=True))
+    groups = pd.DataFrame([dict(zip(GROUP_KEYS, key), n=len(g)) for key, g in grouped])
+    ctx = Context(answers=answers, texts=texts, group_texts=[list(texts.loc[g.index]) for _, g in grouped],
+                  config=config, resolved=resolved, out=out, redo=redo, log=log)
+    signature = {"metrics": metrics, "inputs_sha256": inputs_hash, "generations": str(model_dir),
+                 "failed_answers": "scored as empty text (no concepts, no n-grams)", "metric_keys": keys}
+    old_tables = {level: pd.read_parquet(out / f"{level}.parquet") for level in ("answers", "groups")} if reused else {}
+    tables = {"answers": answers, "groups": groups}
+    for level, index in (("answers", ["instance_id"]), ("groups", GROUP_KEYS)):
+        table = tables[level]
+        for metric in [m for m in metrics if FAMILIES[m].level == level]:
+            family, t = FAMILIES[metric], time.perf_counter()
+            if metric in reused:  # the same rows, in the same order: copy the columns across
+                kept = old_tables[level].set_index(index).loc[pd.MultiIndex.from_frame(table[index])
+                                                                if len(index) > 1 else table[index[0]]]
+                columns = {c: kept[c].to_numpy() for c in family.columns}
+                signature[metric] = old[metric]
+            else:
+                columns, signature[metric] = family.compute(ctx)
+                timings[metric] = time.perf_counter() - t
+            table = table.assign(**{c: list(columns[c]) if not isinstance(columns, pd.DataFrame)
+                                    else columns[c].to_numpy() for c in family.columns})
+        tables[level] = table
+    answers, groups = tables["answers"], tables["groups"]
+
+    if "diverse_rate" in groups:  # a group's value is given to each of its permutations (Table 2)
+        answers = answers.merge(groups[GROUP_KEYS + ["diverse_rate"]], on=GROUP_KEYS, how="left")
+    summary = summarise(answers, groups)
+    for metric in ("pbleurt", "perplexity"):
+        if metric in metrics and signature[metric].get("status") == "missing":
+            summary[f"{metric}_missing_reason"] = signature[metric].get("reason") or \
+                signature[metric].get("fallback_reason")
+    signature.update(recomputed=stale, reused=reused, timings_s={k: round(v, 2) for k, v in timings.items()},
+                     seconds=round(time.perf_counter() - t0, 2), config=config, provenance=provenance())
+    write_parquet(out / "answers.parquet", answers)
+    write_parquet(out / "groups.parquet", groups)
+    write_parquet(out / "summary.parquet", summary)
+    write_json(sig_path, signature)
+    return out
+
+
+def summarise(answers: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
+    """Per (model, condition, template): the paper's metrics (metrics/registry.py, as ratios of
+    sufficient statistics), plus counts and Lin et al.'s per-concept coverage."""
+    stats = sufficient_statistics(answers, groups, SUMMARY_KEYS)
+    summary = pd.concat([stats[["n"]].rename(columns={"n": "n_answers"}),
+                         stats[["n_groups"]] if "n_groups" in stats else None, ratios(stats)], axis=1)
+    a = answers.groupby(SUMMARY_KEYS, sort=True)
+    if "all_present" in answers:
+        summary["coverage_per_concept"] = 100.0 * a["coverage_frac"].mean()
+        summary["n_all_present"] = stats["all_present"].astype(int)
+        summary["n_in_order"] = stats["in_order"].astype(int)
+    if "distinct_2" in answers:
+        summary["distinct_2_pooled"] = 100.0 * a["answer"].agg(diversity.distinct2_pooled)
+    if "perplexity" in answers:
+        summary["n_ppl_unscored"] = (stats["n"] - stats["n_perplexity"]).astype(int)
+    for flag in degenerate.FLAG_COLUMNS:
+        summary[f"n_{flag}"] = a[flag].sum().astype(int)
+    return summary.reset_index()
+
+
+def score_all(gen_dir: str | Path | None = None, models: list[str] | None = None, **kwargs) -> list[Path]:
+    """Score every model directory under a generations root (or the listed ones)."""
+    gen_dir = Path(gen_dir or generations_dir())
+    if not gen_dir.is_dir():
+        raise OcgInputError(str(gen_dir), "no such generations directory")
+    dirs = sorted(p for p in gen_dir.iterdir() if p.is_dir() and any(p.glob("*.jsonl")))
+    if models:
+        missing = sorted(set(models) - {p.name for p in dirs})
+        if missing:
+            raise OcgInputError(str(gen_dir), f"no generations for {missing}")
+        dirs = [p for p in dirs if p.name in models]
+    for p in dirs:  # every file checked before any metric runs
+        read_generations(p)
+    return [score_model(p, **kwargs) for p in dirs]
