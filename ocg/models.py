@@ -23,9 +23,9 @@ SYSTEM_PROMPTS = ("paper", "template_default")
 # The calendar date every chat template sees (Llama 3.x writes "Today Date: ..." into the system
 # turn). The Llama 3.1 template's own fallback date; pinned so a rerun asks the same prompt.
 DEFAULT_PROMPT_DATE = "2024-07-26"
-API_FIELDS = {"base_url": str, "key_env": str, "concurrency": int, "timeout_s": (int, float),
+API_FIELDS = {"base_url": str, "key_env": (str, type(None)), "concurrency": int, "timeout_s": (int, float),
               "max_retries": int, "temperature": (int, float, type(None)), "backoff_s": (int, float),
-              "token_param": str, "max_retry_wait_s": (int, float)}
+              "token_param": str, "max_retry_wait_s": (int, float), "server": dict}
 API_DEFAULTS = {"concurrency": 8, "timeout_s": 120, "max_retries": 6, "temperature": 0,
                 "backoff_s": 1.0, "token_param": "max_tokens", "max_retry_wait_s": 300}
 
@@ -134,12 +134,16 @@ def _validate_api(where: str, api: dict, backend: str) -> dict:
     if unknown:
         raise OcgInputError(f"{where}.api.{unknown[0]}", f"unknown field; known: {sorted(API_FIELDS)}")
     for key in ("base_url", "key_env"):
-        if key not in api:
+        if key not in api and not (key == "key_env" and "server" in api):  # a local server needs no key
             raise OcgInputError(f"{where}.api.{key}", "missing (required by the openai backend)")
-    merged = {**API_DEFAULTS, **api}
+    merged = {**API_DEFAULTS, "key_env": None, **api}
     for key, value in merged.items():
         if not isinstance(value, API_FIELDS[key]) or isinstance(value, bool):
             raise OcgInputError(f"{where}.api.{key}", f"got {value!r}")
+    if "server" in merged:
+        merged["server"] = _validate_server(f"{where}.api.server", merged["server"])
+    elif "{port}" in merged["base_url"]:
+        raise OcgInputError(f"{where}.api.base_url", "{port} is only filled in when api.server starts a server")
     if not merged["base_url"].startswith(("http://", "https://")):
         raise OcgInputError(f"{where}.api.base_url", f"got {merged['base_url']!r}; expected an http(s) URL")
     for key, low in (("concurrency", 1), ("max_retries", 0), ("timeout_s", 1e-9), ("backoff_s", 0),
@@ -150,6 +154,24 @@ def _validate_api(where: str, api: dict, backend: str) -> dict:
     if merged["temperature"] is not None and merged["temperature"] < 0:
         raise OcgInputError(f"{where}.api.temperature", f"got {merged['temperature']!r}; expected >= 0 or null")
     return merged
+
+
+SERVER_FIELDS = {"command": str, "startup_timeout_s": (int, float), "port": int, "model_dir": str}
+
+
+def _validate_server(where: str, server: dict) -> dict:
+    """A server started for the run: its command ({id}, {port}, {model_dir} filled in)."""
+    unknown = sorted(set(server) - set(SERVER_FIELDS))
+    if unknown:
+        raise OcgInputError(f"{where}.{unknown[0]}", f"unknown field; known: {sorted(SERVER_FIELDS)}")
+    if not isinstance(server.get("command"), str) or not server["command"].strip():
+        raise OcgInputError(f"{where}.command", "missing: the command that starts the server")
+    for key, kind in SERVER_FIELDS.items():
+        if key in server and (not isinstance(server[key], kind) or isinstance(server[key], bool)):
+            raise OcgInputError(f"{where}.{key}", f"got {server[key]!r}")
+    if server.get("startup_timeout_s", 600) <= 0 or not 0 < server.get("port", 1) < 65536:
+        raise OcgInputError(where, "startup_timeout_s must be > 0 and port within 1-65535")
+    return {"startup_timeout_s": 600, **server}
 
 
 def parse_models(raw: object, source: str) -> dict[str, ModelSpec]:

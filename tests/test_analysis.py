@@ -211,3 +211,16 @@ def test_compare_reports_finds_changed_numbers(tmp_path):
     (tmp_path / "b" / "tables" / "table2.csv").write_text("x\n1\n")
     problems = compare_reports(tmp_path / "a", tmp_path / "b")
     assert problems[0].endswith("table2.csv") and "column 'value' differs in 1 row(s), first row 0" in problems[1]
+
+
+def test_paper_join_names_a_model_its_models_file_lacks(tmp_path):
+    from ocg.analysis import paper
+    from ocg.errors import OcgInputError
+    models_file = tmp_path / "models.yaml"
+    models_file.write_text("models:\n  my-qwen: {id: Qwen/Qwen2.5-7B-Instruct}\n")
+    ours = pd.DataFrame({"model": ["my-qwen", "other"], "metric": ["pbleu", "pbleu"], "value": [1.0, 2.0],
+                         "delta_vs_original_commongen": [0.1, 0.2]})
+    with pytest.raises(OcgInputError, match=r"models.yaml: no entry for \['other'\]"):
+        paper.compare(ours, "table1", models_file)
+    joined = paper.compare(ours[ours.model == "my-qwen"], "table1", models_file)
+    assert joined.paper_value.notna().all()  # found through the sweep's own models file

@@ -22,6 +22,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import requests
+import urllib3
 from tqdm import tqdm
 
 from ..errors import OcgInputError
@@ -137,15 +138,16 @@ class OpenAIBackend:
         self.batch_size = batch_size or spec.batch_size
         env = self.api["key_env"]
         where = f"models.{spec.name}.api.key_env"
-        key = os.environ.get(env)
-        if not key:
+        key = os.environ.get(env) if env else ""
+        if env and not key:
             raise OcgInputError(where, f"environment variable {env} is not set (it must hold the API key)")
-        self._key = check_key(key, env, where)
+        self._key = check_key(key, env, where) if env else ""
         self.url = self.api["base_url"].rstrip("/") + "/chat/completions"
         self.system_mode = "folded" if spec.system_mode == "folded" else "system"
         self.retries = 0  # total retried requests, for the run card
         self.retry_wait_s = 0.0  # total time spent waiting before retries
         self.server_models: set[str] = set()
+        self.server: dict | None = None  # the inference server started for this run, if any
         self._session = requests.Session()
 
     def _scrub(self, text: str) -> str:
@@ -177,7 +179,7 @@ class OpenAIBackend:
         t0 = time.perf_counter()
         try:
             resp = self._session.post(self.url, json=self._body(messages), stream=True,
-                                      headers={"Authorization": f"Bearer {self._key}"},
+                                      headers={"Authorization": f"Bearer {self._key}"} if self._key else {},
                                       timeout=(min(limit, 30.0), limit))
             with resp:
                 chunks = []
@@ -193,7 +195,7 @@ class OpenAIBackend:
             raise _Retryable(type(exc).__name__) from None
         except requests.RequestException as exc:  # anything else: stop, without the key
             raise ApiError(self._scrub(f"{type(exc).__name__}: {exc}")) from None
-        except OSError as exc:  # a connection dropped while reading the body
+        except (OSError, urllib3.exceptions.HTTPError) as exc:  # the connection broke mid-body
             raise _Retryable(type(exc).__name__) from None
         status, excerpt = resp.status_code, self._scrub(body[:EXCERPT_CHARS].replace("\n", " "))
         if status == 200:
@@ -260,6 +262,7 @@ class OpenAIBackend:
             "resolved_revision": None,
             **self.prompt_settings(),
             "models_reported_by_server": sorted(self.server_models),
+            "server": self.server,
             "retried_requests": self.retries,
             "retry_wait_s": round(self.retry_wait_s, 2),
             "planned_batch_size": self.batch_size,

@@ -12,6 +12,7 @@ import datetime as _dt
 import json
 import random
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
@@ -212,6 +213,32 @@ def _generate_locked(spec, instances, conditions, model_dir, batch_size, progres
         write_json(card_path, card)
         return model_dir  # everything asked for is on disk, asked with these prompts and settings
 
+    with _server_if_any(spec, backend, model_dir):
+        return _generate_todo(spec, backend, stores, rows, rendered, hashes, settings, card, card_path,
+                              conditions, instances, todo, asked, progress)
+
+
+@contextmanager
+def _server_if_any(spec, backend, model_dir: Path):
+    """The model entry's inference server, started for this run's generation (api.server)."""
+    if spec.backend != "openai" or not spec.api.get("server"):
+        yield None
+        return
+    from .api_backend import ApiError
+    from .server import ServerError, running_server
+    with running_server(spec, model_dir / "server.log") as info:
+        backend.url, backend.server = info["base_url"] + "/chat/completions", info
+        try:  # one request alone first: some servers load the model on the first request, and
+            backend._request([{"role": "user", "content": "Say OK."}])  # race on concurrent ones
+        except ApiError as exc:
+            raise ServerError(f"the server answers /models but not a first chat request: {exc}; "
+                              f"log {info['log']}") from None
+        yield info
+
+
+def _generate_todo(spec, backend, stores, rows, rendered, hashes, settings, card, card_path, conditions,
+                   instances, todo, asked, progress) -> Path:
+    model_dir = card_path.parent
     repaired = {c: n for c, s in stores.items() if (n := s.prepare_for_append())}
     run = {"started_utc": _now(), "conditions": conditions, **asked, "n_instances": len(instances),
            "todo": todo, "status": "running", "repaired_torn_bytes": repaired}

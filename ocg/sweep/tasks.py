@@ -32,7 +32,7 @@ def task_command(sweep: dict, model: str = "$MODEL") -> list[str]:
 
 def run_model_task(sweep: dict, model: str) -> int:
     """Run the model's notebooks in order; mark each done, or write failed.json and stop."""
-    from .notebooks import run_notebook
+    from ..notebooks import run_notebook
 
     if model not in sweep["models"]:
         raise OcgInputError(sweep["file"], f"{model!r} is not a model of this sweep")
@@ -69,8 +69,8 @@ def run_model_task(sweep: dict, model: str) -> int:
 
 def run_analysis(sweep: dict) -> int:
     """Notebooks 03-09 once over every model whose scoring is done."""
-    from .analysis.site import write_index
-    from .pipeline import StepFailed, run_step
+    from ..analysis.site import write_index
+    from ..pipeline import StepFailed, run_step
 
     done = [m for m in sweep["models"] if model_state(sweep, m)[0] == "done"]
     marker = analysis_marker(sweep)
