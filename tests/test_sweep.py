@@ -165,3 +165,22 @@ def test_slurm_array_with_a_broken_model_then_a_rerun_of_only_it(tmp_path, slurm
     assert len(manifest["submissions"]) == 2 and manifest["submissions"][1]["tasks"] == {"1": "flaky"}
     assert all(s == "done" for _, s, _ in status_table(load_sweep(path)))
     assert json.loads((out / "status" / "t" / "analysis.json").read_text())["models"] == ["good-a", "flaky", "good-b"]
+
+
+@pytest.mark.slow
+def test_server_backed_sweep_on_slurm(tmp_path, slurm, monkeypatch):
+    """A model task on a Slurm node starts its inference server, generates through it, stops it."""
+    from test_server import no_server_left, server_entry
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    entry = server_entry()
+    entry["max_new_tokens"] = 16
+    mpath = tmp_path / "models.yaml"
+    mpath.write_text(yaml.safe_dump({"models": {"served": entry}}))
+    path = sweep_file(tmp_path, ["served"], str(mpath), analysis=())
+    result = ocg("sweep", path, "--executor", "slurm", "--wait")
+    assert result.returncode == 0, result.stdout + result.stderr[-3000:] + slurm.logs()
+    out = tmp_path / "out"
+    card = json.loads((out / "generations" / "served" / "run_card.json").read_text())
+    assert card["status"] == "complete" and card["backend"]["server"]["command"][1] == "serve"
+    assert (out / "generations" / "served" / "server.log").stat().st_size > 0
+    assert (out / "scores" / "served" / "summary.parquet").exists() and no_server_left()
