@@ -10,6 +10,7 @@ from .errors import OcgInputError
 from .io import read_yaml
 from .names import check_name
 from .paths import PARAMS_DIR
+from .schema import Field, check_fields, check_value
 
 MODELS_FILE = PARAMS_DIR / "models.yaml"
 
@@ -23,11 +24,7 @@ SYSTEM_PROMPTS = ("paper", "template_default")
 # The calendar date every chat template sees (Llama 3.x writes "Today Date: ..." into the system
 # turn). The Llama 3.1 template's own fallback date; pinned so a rerun asks the same prompt.
 DEFAULT_PROMPT_DATE = "2024-07-26"
-API_FIELDS = {"base_url": str, "key_env": (str, type(None)), "concurrency": int, "timeout_s": (int, float),
-              "max_retries": int, "temperature": (int, float, type(None)), "backoff_s": (int, float),
-              "token_param": str, "max_retry_wait_s": (int, float), "server": dict}
-API_DEFAULTS = {"concurrency": 8, "timeout_s": 120, "max_retries": 6, "temperature": 0,
-                "backoff_s": 1.0, "token_param": "max_tokens", "max_retry_wait_s": 300}
+
 
 
 @dataclass(frozen=True)
@@ -63,37 +60,12 @@ class ModelSpec:
         return asdict(self)
 
 
-FIELD_TYPES = {"id": str, "backend": str, "revision": str, "quantization": str, "dtype": str,
-               "trust_remote_code": bool, "max_new_tokens": int, "batch_size": int, "seed": int,
-               "answer_extraction": str, "system_mode": str, "system_prompt": str,
-               "prompt_date": str, "decoding": str, "generation_overrides": dict, "batch_check": int,
-               "paper_name": str, "paper_id": str, "base_model": str, "api": dict}
-CHOICES = {"backend": BACKENDS, "quantization": QUANTIZATIONS, "dtype": DTYPES,
-           "answer_extraction": EXTRACTIONS, "system_mode": SYSTEM_MODES, "decoding": DECODINGS,
-           "system_prompt": SYSTEM_PROMPTS}
-
-
-def _validate_value(where: str, key: str, value):
-    kind = FIELD_TYPES[key]
-    if value is None and key in ("paper_name", "paper_id", "base_model"):
-        return
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise OcgInputError(f"{where}.{key}", f"expected {kind.__name__}, got {value!r}")
-    if key in CHOICES and value not in CHOICES[key]:
-        raise OcgInputError(f"{where}.{key}", f"got {value!r}; expected one of {', '.join(CHOICES[key])}")
-    if key in ("max_new_tokens", "batch_size") and value < 1:
-        raise OcgInputError(f"{where}.{key}", f"got {value}; expected a positive integer")
-    if key == "id" and not value.strip():
-        raise OcgInputError(f"{where}.{key}", "empty id")
-    if key == "id" and value.startswith(EMBEDDED_PREFIX) and value[len(EMBEDDED_PREFIX):] not in EMBEDDED_MODELS:
-        raise OcgInputError(f"{where}.{key}", f"no embedded model {value[len(EMBEDDED_PREFIX):]!r}; "
-                                              f"known: {sorted(EMBEDDED_MODELS)}")
-    if key in ("seed", "batch_check") and value < 0:
-        raise OcgInputError(f"{where}.{key}", f"got {value}; expected an integer >= 0")
-    if key == "prompt_date":
-        _check_date(f"{where}.{key}", value)
-    if key == "generation_overrides":
-        _check_generation_overrides(f"{where}.{key}", value)
+def _check_id(where: str, value: str) -> None:
+    if not value.strip():
+        raise OcgInputError(where, "empty id")
+    name = value[len(EMBEDDED_PREFIX):]
+    if value.startswith(EMBEDDED_PREFIX) and name not in EMBEDDED_MODELS:
+        raise OcgInputError(where, f"no embedded model {name!r}; known: {sorted(EMBEDDED_MODELS)}")
 
 
 def _check_date(where: str, value: str) -> None:
@@ -125,53 +97,52 @@ def _check_generation_overrides(where: str, overrides: dict) -> None:
             raise OcgInputError(f"{where}.{key}", f"got {value!r}; expected {type(default).__name__}")
 
 
+def _check_url(where: str, value: str) -> None:
+    if not value.startswith(("http://", "https://")):
+        raise OcgInputError(where, f"got {value!r}; expected an http(s) URL")
+
+
+# Every field of an entry (params/models.yaml documents them), checked by ocg/schema.py.
+FIELDS = {
+    "id": Field(str, required=True, check=_check_id), "backend": Field(str, choices=BACKENDS),
+    "revision": Field(str), "quantization": Field(str, choices=QUANTIZATIONS),
+    "dtype": Field(str, choices=DTYPES), "trust_remote_code": Field(bool),
+    "max_new_tokens": Field(int, minimum=1), "batch_size": Field(int, minimum=1),
+    "seed": Field(int, minimum=0), "answer_extraction": Field(str, choices=EXTRACTIONS),
+    "system_mode": Field(str, choices=SYSTEM_MODES), "system_prompt": Field(str, choices=SYSTEM_PROMPTS),
+    "prompt_date": Field(str, check=_check_date), "decoding": Field(str, choices=DECODINGS),
+    "generation_overrides": Field(dict, check=_check_generation_overrides), "batch_check": Field(int, minimum=0),
+    "paper_name": Field(str, nullable=True), "paper_id": Field(str, nullable=True),
+    "base_model": Field(str, nullable=True), "api": Field(dict),
+}
+API_FIELDS = {
+    "base_url": Field(str, required=True, check=_check_url), "key_env": Field(str, nullable=True),
+    "concurrency": Field(int, minimum=1), "timeout_s": Field(float, minimum=0, exclusive=True),
+    "max_retries": Field(int, minimum=0), "temperature": Field(float, nullable=True, minimum=0),
+    "backoff_s": Field(float, minimum=0), "token_param": Field(str), "max_retry_wait_s": Field(float, minimum=0),
+    "server": Field(dict),
+}
+API_DEFAULTS = {"key_env": None, "concurrency": 8, "timeout_s": 120, "max_retries": 6, "temperature": 0,
+                "backoff_s": 1.0, "token_param": "max_tokens", "max_retry_wait_s": 300}
+# A server started for the run: its command ({id}, {port}, {model_dir} filled in).
+SERVER_FIELDS = {"command": Field(str, required=True), "startup_timeout_s": Field(float, minimum=0, exclusive=True),
+                 "port": Field(int, minimum=1), "model_dir": Field(str)}
+
+
 def _validate_api(where: str, api: dict, backend: str) -> dict:
     if backend != "openai":
         if api:
             raise OcgInputError(f"{where}.api", "only the openai backend takes an api block")
         return {}
-    unknown = sorted(set(api) - set(API_FIELDS))
-    if unknown:
-        raise OcgInputError(f"{where}.api.{unknown[0]}", f"unknown field; known: {sorted(API_FIELDS)}")
-    for key in ("base_url", "key_env"):
-        if key not in api and not (key == "key_env" and "server" in api):  # a local server needs no key
-            raise OcgInputError(f"{where}.api.{key}", "missing (required by the openai backend)")
-    merged = {**API_DEFAULTS, "key_env": None, **api}
-    for key, value in merged.items():
-        if not isinstance(value, API_FIELDS[key]) or isinstance(value, bool):
-            raise OcgInputError(f"{where}.api.{key}", f"got {value!r}")
+    if "key_env" not in api and "server" not in api:  # a server started for the run needs no key
+        raise OcgInputError(f"{where}.api.key_env", "missing (required by the openai backend)")
+    merged = check_fields(f"{where}.api", api, API_FIELDS, API_DEFAULTS)
     if "server" in merged:
-        merged["server"] = _validate_server(f"{where}.api.server", merged["server"])
+        merged["server"] = check_fields(f"{where}.api.server", merged["server"], SERVER_FIELDS,
+                                        {"startup_timeout_s": 600})
     elif "{port}" in merged["base_url"]:
         raise OcgInputError(f"{where}.api.base_url", "{port} is only filled in when api.server starts a server")
-    if not merged["base_url"].startswith(("http://", "https://")):
-        raise OcgInputError(f"{where}.api.base_url", f"got {merged['base_url']!r}; expected an http(s) URL")
-    for key, low in (("concurrency", 1), ("max_retries", 0), ("timeout_s", 1e-9), ("backoff_s", 0),
-                     ("max_retry_wait_s", 0)):
-        if merged[key] < low:
-            raise OcgInputError(f"{where}.api.{key}", f"got {merged[key]!r}; expected a number "
-                                f"{'> 0' if low == 1e-9 else f'>= {low}'}")
-    if merged["temperature"] is not None and merged["temperature"] < 0:
-        raise OcgInputError(f"{where}.api.temperature", f"got {merged['temperature']!r}; expected >= 0 or null")
     return merged
-
-
-SERVER_FIELDS = {"command": str, "startup_timeout_s": (int, float), "port": int, "model_dir": str}
-
-
-def _validate_server(where: str, server: dict) -> dict:
-    """A server started for the run: its command ({id}, {port}, {model_dir} filled in)."""
-    unknown = sorted(set(server) - set(SERVER_FIELDS))
-    if unknown:
-        raise OcgInputError(f"{where}.{unknown[0]}", f"unknown field; known: {sorted(SERVER_FIELDS)}")
-    if not isinstance(server.get("command"), str) or not server["command"].strip():
-        raise OcgInputError(f"{where}.command", "missing: the command that starts the server")
-    for key, kind in SERVER_FIELDS.items():
-        if key in server and (not isinstance(server[key], kind) or isinstance(server[key], bool)):
-            raise OcgInputError(f"{where}.{key}", f"got {server[key]!r}")
-    if server.get("startup_timeout_s", 600) <= 0 or not 0 < server.get("port", 1) < 65536:
-        raise OcgInputError(where, "startup_timeout_s must be > 0 and port within 1-65535")
-    return {"startup_timeout_s": 600, **server}
 
 
 def parse_models(raw: object, source: str) -> dict[str, ModelSpec]:
@@ -182,21 +153,14 @@ def parse_models(raw: object, source: str) -> dict[str, ModelSpec]:
         raise OcgInputError(source, f"unknown top-level key(s) {extra}; expected defaults, models")
     defaults = raw.get("defaults") or {}
     for key, value in defaults.items():
-        if key not in FIELD_TYPES or key == "id":
+        if key not in FIELDS or key == "id":
             raise OcgInputError(f"{source}: defaults.{key}", "unknown or not defaultable field")
-        _validate_value(f"{source}: defaults", key, value)
+        check_value(f"{source}: defaults.{key}", value, FIELDS[key])
     specs = {}
     for name, entry in raw["models"].items():
         where = f"{source}: models.{name}"
         check_name(where, name)
-        if not isinstance(entry, dict):
-            raise OcgInputError(where, "expected a mapping of fields")
-        unknown = sorted(set(entry) - set(FIELD_TYPES))
-        if unknown:
-            raise OcgInputError(f"{where}.{unknown[0]}", f"unknown field; known: {sorted(FIELD_TYPES)}")
-        if "id" not in entry:
-            raise OcgInputError(f"{where}.id", "missing: every model needs an id")
-        merged = {**defaults, **entry}
+        merged = check_fields(where, entry, FIELDS, defaults)
         if merged.get("backend") == "openai":  # weights and dtype are the provider's business
             merged["quantization"] = entry.get("quantization", "none")
             merged["dtype"] = entry.get("dtype", "auto")
@@ -206,8 +170,7 @@ def parse_models(raw: object, source: str) -> dict[str, ModelSpec]:
             if entry.get("generation_overrides") or entry.get("decoding", "greedy") != "greedy":
                 raise OcgInputError(f"{where}.generation_overrides", "API models decode as the "
                                     "api block says (temperature); these fields are for transformers")
-        for key, value in merged.items():
-            _validate_value(where, key, value)
+            check_fields(where, merged, FIELDS)
         merged["api"] = _validate_api(where, merged.get("api") or {}, merged.get("backend", "transformers"))
         specs[str(name)] = ModelSpec(name=str(name), **merged)
     for spec in specs.values():

@@ -76,7 +76,7 @@ def test_report_with_a_bad_run_file_is_an_error_not_a_traceback(tmp_path, capsys
 def test_sweep_files_check_slurm_fields(tmp_path):
     sweep = yaml.safe_load(open("params/sweeps/demo.yaml"))
     for key, value, what in (("time", "1 hour", "expected Slurm's [D-]HH:MM:SS"), ("mem", "lots", "expected e.g. 16G"),
-                             ("cpus", 0, "expected >= 1")):
+                             ("cpus", 0, "expected a positive integer")):
         bad = json.loads(json.dumps(sweep))
         bad["resources"]["default"][key] = value
         path = tmp_path / "s.yaml"

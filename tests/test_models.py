@@ -30,7 +30,7 @@ def _raw(entry):
 
 
 @pytest.mark.parametrize("entry, where, what", [
-    ({"id": "x/y", "temprature": 0}, "models.m.temprature", "unknown field"),
+    ({"id": "x/y", "temprature": 0}, "models.m.temprature", "unknown key"),
     ({"revision": "main"}, "models.m.id", "missing"),
     ({"id": "x/y", "quantization": "3bit"}, "models.m.quantization", "expected one of none, 4bit, 8bit"),
     ({"id": "x/y", "batch_size": 0}, "models.m.batch_size", "positive integer"),

@@ -53,7 +53,7 @@ def test_sweep_file_validation(tmp_path):
         load_sweep(bad)
     bad.write_text(yaml.safe_dump({"name": "x", "models": ["gpt-4o"], "conditions": ["ordered"],
                                    "outputs": "o", "resources": {"default": {"gpu": 1}}}))
-    with pytest.raises(OcgInputError, match=r"resources.default.gpu: unknown resource"):
+    with pytest.raises(OcgInputError, match=r"resources.default.gpu: unknown key"):
         load_sweep(bad)
 
 

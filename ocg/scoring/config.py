@@ -8,37 +8,19 @@ from ..errors import OcgInputError
 from ..io import read_yaml
 from ..metrics import coverage
 from ..paths import PARAMS_DIR
+from ..schema import Field, check_fields
 from .families import FAMILIES
 
 SCORING_FILE = PARAMS_DIR / "scoring.yaml"
 METRICS = tuple(FAMILIES)  # the scoring families, in the order they run
-CONFIG_KEYS = {"spacy_model": str, "spacy_batch_size": int, "matching_rule": str,
-               "bleurt_checkpoint": str, "bleurt_batch_size": int, "perplexity_model": str,
-               "perplexity_fallback": (str, type(None)), "perplexity_batch_size": int, "metrics": list}
-
-
 def load_scoring_config(path: str | Path = SCORING_FILE, **overrides) -> dict:
+    """The scoring file's settings with `overrides` (a run's `scoring:` block) on top, checked."""
     path = Path(path)
     config = read_yaml(path) or {}
     if not isinstance(config, dict):
         raise OcgInputError(str(path), "expected a mapping of scoring settings")
     config.update({k: v for k, v in overrides.items() if v is not None or k == "perplexity_fallback"})
-    for key in config:
-        if key not in CONFIG_KEYS:
-            raise OcgInputError(f"{path}: {key}", f"unknown key; known: {sorted(CONFIG_KEYS)}")
-        if not isinstance(config[key], CONFIG_KEYS[key]) or isinstance(config[key], bool):
-            raise OcgInputError(f"{path}: {key}", f"got {config[key]!r}")
-    for key in CONFIG_KEYS:
-        if key not in config:
-            raise OcgInputError(f"{path}: {key}", "missing")
-    for key in ("spacy_batch_size", "bleurt_batch_size", "perplexity_batch_size"):
-        if config[key] < 1:
-            raise OcgInputError(f"{path}: {key}", f"got {config[key]}; expected a positive integer")
-    check_metrics(config["metrics"], f"{path}: metrics")
-    if config["matching_rule"] not in coverage.MATCHING_RULES:
-        raise OcgInputError(f"{path}: matching_rule", f"got {config['matching_rule']!r}; known: "
-                                                      f"{list(coverage.MATCHING_RULES)}")
-    return config
+    return check_fields(f"{path}:", config, CONFIG_FIELDS)
 
 
 def check_metrics(metrics, where: str) -> list[str]:
@@ -48,3 +30,14 @@ def check_metrics(metrics, where: str) -> list[str]:
     if unknown:
         raise OcgInputError(where, f"unknown metric(s) {unknown}; known: {list(METRICS)}")
     return list(metrics)
+
+
+CONFIG_FIELDS = {
+    "spacy_model": Field(str, required=True), "spacy_batch_size": Field(int, required=True, minimum=1),
+    "matching_rule": Field(str, required=True, choices=coverage.MATCHING_RULES),
+    "bleurt_checkpoint": Field(str, required=True), "bleurt_batch_size": Field(int, required=True, minimum=1),
+    "perplexity_model": Field(str, required=True), "perplexity_fallback": Field(str, required=True, nullable=True),
+    "perplexity_batch_size": Field(int, required=True, minimum=1),
+    "metrics": Field(list, required=True, check=lambda where, value: check_metrics(value, where)),
+}
+CONFIG_KEYS = set(CONFIG_FIELDS)

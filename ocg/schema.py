@@ -1,0 +1,80 @@
+"""One schema helper for every parameter file: typed fields, errors naming file and field.
+
+A parameter file's section is a mapping checked against `Field`s: unknown keys, missing
+required ones, wrong types (a YAML `true` is never a number), values outside their choices or
+below their minimum, and any field-specific check, each an OcgInputError naming `where.key`.
+Used by models.yaml entries (and their api and server blocks), scoring.yaml, run and sweep
+files (resources, Slurm settings).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import OcgInputError
+
+
+@dataclass(frozen=True)
+class Field:
+    kind: type | tuple[type, ...]
+    required: bool = False
+    nullable: bool = False
+    choices: tuple | None = None
+    minimum: float | None = None
+    exclusive: bool = False             # minimum itself not allowed
+    check: Callable[[str, Any], None] | None = None  # (where, value): raises OcgInputError
+
+
+def _type_name(kind) -> str:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    names = {int: "int", float: "number", str: "str", bool: "bool", dict: "mapping", list: "list"}
+    return " or ".join(names.get(k, k.__name__) for k in kinds)
+
+
+def _minimum_text(field: Field) -> str:
+    if field.kind is int and field.minimum == 1 and not field.exclusive:
+        return "a positive integer"
+    what = "an integer" if field.kind is int else "a number"
+    return f"{what} {'>' if field.exclusive else '>='} {field.minimum:g}"
+
+
+def at(where: str, key: str) -> str:
+    """The address of a key: `file: section.key`, or `file: key` at a file's top level."""
+    return f"{where} {key}" if where.endswith(":") else f"{where}.{key}"
+
+
+def check_value(where: str, value: Any, field: Field) -> Any:
+    if value is None and field.nullable:
+        return value
+    kinds = field.kind if isinstance(field.kind, tuple) else (field.kind,)
+    if float in kinds:
+        kinds = (*kinds, int)
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+        raise OcgInputError(where, f"expected {_type_name(field.kind)}{' or null' if field.nullable else ''}, "
+                                   f"got {value!r}")
+    if field.choices is not None and value not in field.choices:
+        raise OcgInputError(where, f"got {value!r}; expected one of {', '.join(map(str, field.choices))}")
+    if field.minimum is not None and (value < field.minimum or (field.exclusive and value == field.minimum)):
+        raise OcgInputError(where, f"got {value!r}; expected {_minimum_text(field)}")
+    if field.check is not None:
+        field.check(where, value)
+    return value
+
+
+def check_fields(where: str, raw: Any, fields: dict[str, Field], defaults: dict | None = None) -> dict:
+    """`raw` merged over `defaults`, every key known, every required one present, every value checked."""
+    if not isinstance(raw, dict):
+        raise OcgInputError(where.rstrip(":"), f"expected a mapping of {', '.join(fields)}")
+    for key in raw:
+        if key not in fields:
+            raise OcgInputError(at(where, key), f"unknown key; known: {sorted(fields)}")
+    merged = {**(defaults or {}), **raw}
+    for key, field in fields.items():
+        if key not in merged:
+            if field.required:
+                raise OcgInputError(at(where, key), "missing")
+            continue
+        check_value(at(where, key), merged[key], field)
+    return merged
