@@ -17,10 +17,11 @@ import pandas as pd
 from ..generation.run import read_generations
 from ..io import atomic_path, read_json
 from ..metrics.degenerate import FLAG_COLUMNS
-from ..metrics.registry import LABELS, PAPER_METRICS
+from ..metrics.registry import LABELS
 from ..provenance import git_state
 from ..results import comparable_signature, load_scores, scoring_differences
 from .browser import write_case_browser
+from .tables import wide
 
 _CSS = """body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:1.5em auto;max-width:70em;padding:0 1em;color:#222;line-height:1.45}
 h1{font-size:1.6em;margin-bottom:.1em} h2{font-size:1.2em;margin-top:1.8em;border-bottom:1px solid #ddd;padding-bottom:.2em}
@@ -44,14 +45,19 @@ def _headline(report_dir: Path) -> str:
     if not path.exists():
         return "<p class='muted'>Table 1 was not computed in this report.</p>"
     t1 = pd.read_csv(path)
-    metrics = [m for m in PAPER_METRICS if m in set(t1["metric"])]
-    ours = t1.pivot(index="model", columns="metric", values="value")[metrics]
-    ours.columns = [LABELS[m] for m in metrics]
-    parts = [_table_html(ours)]
+
+    def labelled(table: pd.DataFrame) -> pd.DataFrame:
+        table.columns = pd.MultiIndex.from_tuples([(LABELS.get(m, m), "" if k in ("value", "paper") else "Δ")
+                                                   for m, k in table.columns])
+        table.index.name = None
+        return table
+
+    ours = labelled(wide(t1, "model", "value", "delta_vs_original_commongen"))
+    parts = ["<p>Each value with its difference from the prompt without “in the specified order” (Δ).</p>",
+             _table_html(ours)]
     if "paper_value" in t1 and t1["paper_value"].notna().any():
-        paper = t1[t1["paper_value"].notna()].pivot(index="model", columns="metric", values="paper_value")
-        paper = paper[[m for m in metrics if m in paper]]
-        paper.columns = [LABELS[m] for m in paper.columns]
+        known = t1[t1["paper_value"].notna()].rename(columns={"paper_value": "paper", "paper_delta": "paper Δ"})
+        paper = labelled(wide(known, "model", "paper", "paper Δ"))
         parts.append("<p>The paper's published numbers for the same models:</p>" + _table_html(paper))
     else:
         parts.append("<p class='muted'>None of these models is in the paper's Table 1 (see notebook 03 for the paper's numbers).</p>")
@@ -81,7 +87,8 @@ def _model_rows(models, generations_root, summary, failures) -> str:
         else:
             status = "<span class='bad'>not scored</span>"
         s = summary[summary["model"] == model] if "model" in summary else pd.DataFrame()
-        counts = ", ".join(f"{int(s[f'n_{f}'].sum())} {f.replace('_', ' ')}" for f in FLAG_COLUMNS if f"n_{f}" in s)
+        counts = ", ".join(f"{int(s[f'n_{f}'].sum())} {f.replace('_', ' ')}" for f in FLAG_COLUMNS
+                           if f"n_{f}" in s) if len(s) else ""
         check = next((r["batch_invariance"] for r in reversed(card.get("runs", [])) if r.get("batch_invariance")), None)
         batch = f"{check['differ']}/{check['checked']} changed by batching" if check else "–"
         rows.append(f"<tr><td><code>{_esc(model)}</code></td><td>{_esc(settings.get('id', '–'))}</td>"
