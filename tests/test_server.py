@@ -40,7 +40,7 @@ def spec_of(entry, name="served"):
 
 
 def no_server_left():
-    out = subprocess.run(["pgrep", "-f", "serve --force_model"], capture_output=True, text=True)
+    out = subprocess.run(["pgrep", "-f", f"{TRANSFORMERS_CLI} serve"], capture_output=True, text=True)
     return out.stdout.strip() == ""
 
 
@@ -82,7 +82,7 @@ def test_a_server_killed_mid_run_then_a_resume(tmp_path, monkeypatch):
     while not (records.exists() and records.read_text().count("\n") >= 8) and time.time() < deadline:
         assert proc.poll() is None, proc.stderr.read()
         time.sleep(0.2)
-    pid = int(subprocess.run(["pgrep", "-f", "serve --force_model"], capture_output=True, text=True).stdout.split()[0])
+    pid = int(subprocess.run(["pgrep", "-f", f"{TRANSFORMERS_CLI} serve"], capture_output=True, text=True).stdout.split()[0])
     os.killpg(pid, signal.SIGKILL)  # the server dies; the client retries, then gives up
     _, err = proc.communicate(timeout=300)
     assert proc.returncode == 1 and "ocg: error:" in err and "gave up after 3 attempts" in err, err
@@ -106,6 +106,16 @@ def test_a_server_that_never_answers_is_stopped(tmp_path):
         generate(spec_of(server_entry(command="sh -c 'echo broken >&2; exit 3'")), out_dir=tmp_path / "b",
                  progress=False, **WORK)
     assert "broken" in (tmp_path / "b" / "served" / "server.log").read_text()
+
+
+def test_a_model_the_server_does_not_know(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    entry = server_entry(command=f"{TRANSFORMERS_CLI} serve --device cpu --host 127.0.0.1 --port {{port}}")
+    entry["id"] = "no-such-org/no-such-model"
+    with pytest.raises(ServerError, match=r"not a first chat request for model 'no-such-org/no-such-model' "
+                                          r"\(unknown to it\?\): .*HTTP 500"):
+        generate(spec_of(entry), out_dir=tmp_path, progress=False, **WORK)
+    assert no_server_left() and not list(tmp_path.rglob("*.jsonl"))
 
 
 def test_a_port_in_use_is_refused(tmp_path):

@@ -231,8 +231,8 @@ def _server_if_any(spec, backend, model_dir: Path):
         try:  # one request alone first: some servers load the model on the first request, and
             backend._request([{"role": "user", "content": "Say OK."}])  # race on concurrent ones
         except ApiError as exc:
-            raise ServerError(f"the server answers /models but not a first chat request: {exc}; "
-                              f"log {info['log']}") from None
+            raise ServerError(f"the server answers /models but not a first chat request for model "
+                              f"{spec.id!r} (unknown to it?): {exc}; log {info['log']}") from None
         yield info
 
 
