@@ -47,14 +47,9 @@ class ModelSpec:
     generation_overrides: dict = field(default_factory=dict)
     batch_check: int = 16
     paper_name: str | None = None
-    paper_id: str | None = None
+    paper_id: str | None = None  # the id the paper's Table 5 prints (the comparison joins on it); default: id
     base_model: str | None = None
     api: dict = field(default_factory=dict)
-
-    @property
-    def paper_key(self) -> str:
-        """The id the paper's tables use for this model (Table 5), for the comparison join."""
-        return self.paper_id or self.id
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -172,6 +167,7 @@ def parse_models(raw: object, source: str) -> dict[str, ModelSpec]:
                                     "api block says (temperature); these fields are for transformers")
             check_fields(where, merged, FIELDS)
         merged["api"] = _validate_api(where, merged.get("api") or {}, merged.get("backend", "transformers"))
+        merged["paper_id"] = merged.get("paper_id") or merged["id"]
         specs[str(name)] = ModelSpec(name=str(name), **merged)
     for spec in specs.values():
         if spec.base_model and spec.base_model not in specs:

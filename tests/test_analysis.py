@@ -91,7 +91,7 @@ def test_table7_pairs_reasoning_with_base_on_template_0():
 
 def test_paper_join_by_hub_id():
     pub = paper_table("table1")
-    qwen = pub[pub.hf_id == "Qwen/Qwen2.5-7B-Instruct"].set_index("metric")
+    qwen = pub[pub.paper_id == "Qwen/Qwen2.5-7B-Instruct"].set_index("metric")
     ours = pd.DataFrame({"model": "qwen2.5-7b", "metric": ["coverage_wo_order", "pbleu"],
                          "value": [90.0, 20.0], "delta_vs_original_commongen": [1.0, 2.0]})
     c = paper.compare(ours, "table1").set_index("metric")

@@ -17,7 +17,7 @@ def test_every_paper_model_is_an_entry():
     assert len(paper) == 36
     by_paper_name = {m.paper_name: m for m in models.values() if m.paper_name}
     for name, hub_id in paper:
-        assert by_paper_name[name].paper_key == hub_id, name
+        assert by_paper_name[name].paper_id == hub_id, name
     assert models["marco-o1"].answer_extraction == "marco_o1"
     assert models["marco-o1"].base_model == "qwen2-7b"
     assert models["smollm2-135m-instruct"].id == "embedded:smollm2-135m-instruct"

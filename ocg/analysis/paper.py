@@ -14,7 +14,8 @@ PAPER_FILES = {"table1": "paper_table1_zero_shot.csv", "table2": "paper_table2_p
 
 
 def paper_table(name: str) -> pd.DataFrame:
-    return pd.read_csv(PAPER_TABLES_DIR / PAPER_FILES[name])
+    """A published table; its `hf_id` column (the hub id of Table 5) is ocg's `paper_id`."""
+    return pd.read_csv(PAPER_TABLES_DIR / PAPER_FILES[name]).rename(columns={"hf_id": "paper_id"})
 
 
 def model_keys(models: list[str], models_file=None) -> pd.DataFrame:
@@ -26,7 +27,7 @@ def model_keys(models: list[str], models_file=None) -> pd.DataFrame:
     if unknown:
         raise OcgInputError(str(models_file), f"no entry for {unknown}: the paper comparison needs each "
                                               "model's entry (pass the models_file the run used)")
-    return pd.DataFrame({"model": models, "hf_id": [specs[m].paper_key for m in models],
+    return pd.DataFrame({"model": models, "paper_id": [specs[m].paper_id for m in models],
                          "paper_name": [specs[m].paper_name for m in models]})
 
 
@@ -46,7 +47,7 @@ def compare(ours: pd.DataFrame, name: str, models_file=None) -> pd.DataFrame:
     if name in ("table1", "table4", "table7"):
         keys = model_keys(sorted(ours["model"].unique()), models_file)
         ours = ours.merge(keys, on="model", how="left")
-        on = ["hf_id", "metric"] if name != "table7" else ["paper_name", "metric"]
+        on = ["paper_id", "metric"] if name != "table7" else ["paper_name", "metric"]
         right = renamed.drop(columns=[c for c in ("model", "role") if c in renamed and c not in on])
         if name == "table7":
             right = renamed.rename(columns={"model": "paper_name"}).drop(columns=["role"])
