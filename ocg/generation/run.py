@@ -321,5 +321,5 @@ def read_generations(model_dir: str | Path, conditions=None) -> pd.DataFrame:
     frames = []
     for path in sorted(model_dir.glob("*.jsonl")):
         if conditions is None or path.stem in conditions:
-            frames.append(pd.DataFrame(GenerationStore(path).records()))
+            frames.append(pd.DataFrame(GenerationStore.read(path)))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

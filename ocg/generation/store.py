@@ -63,10 +63,16 @@ class GenerationStore:
 
     def records(self) -> list[dict]:
         """Every complete record, checked; a torn last line (killed mid-write) is skipped."""
-        data, lines = _read_lines(self.path)
+        return self.read(self.path)
+
+    @staticmethod
+    def read(path: Path) -> list[dict]:
+        """The records of a store file, without opening it for writing (one pass)."""
+        path = Path(path)
+        data, lines = _read_lines(path)
         out, seen, offset = [], {}, 0
         for lineno, line in enumerate(lines, start=1):
-            where = f"{self.path}:{lineno}"
+            where = f"{path}:{lineno}"
             try:
                 text = line.decode("utf-8")
             except UnicodeDecodeError as exc:
@@ -86,7 +92,7 @@ class GenerationStore:
             iid = record["instance_id"]
             if iid in seen:
                 raise OcgInputError(where, f"instance {iid} written twice (first on line {seen[iid]}); "
-                                           f"`ocg repair {self.path.parent}` keeps the first record")
+                                           f"`ocg repair {path.parent}` keeps the first record")
             seen[iid] = lineno
             out.append(record)
         return out
