@@ -72,3 +72,60 @@ def test_precision_and_recall_on_labelled_real_outputs(nlp):
     assert measured == {rule: MATCHING_QUALITY[rule] for rule in MATCHING_RULES}
     ours, commongen = measured["pos_aware_lookup"], measured["commongen_lemma"]
     assert ours["precision"] >= commongen["precision"] and ours["recall"] > commongen["recall"] + 0.15
+
+
+# --- The fast path (ocg/metrics/coverage.py: parse, IndexedAttributeRuler, worker processes)
+# must give what spaCy as shipped gives.
+
+EXTRA_TEXTS = ["I'm gonna let's go, y'all ain't gotta do it.", "Gonna wanna c'mon, y' all", "", " ",
+               "Let's gotta  \n\n go", "Ain't nobody got time", "The DOG runs!!  And... it's 5 o'clock."]
+
+
+def _label_texts():
+    return sorted({json.loads(line)["output"] for line in LABELS.read_text().splitlines()}) + EXTRA_TEXTS
+
+
+def test_indexed_attribute_ruler_finds_the_matchers_matches(nlp):
+    from ocg.metrics.attribute_ruler import IndexedAttributeRuler, supports
+    ruler = nlp.get_pipe("attribute_ruler")
+    assert supports(ruler)
+    fast = IndexedAttributeRuler(ruler)
+    with nlp.select_pipes(disable=["attribute_ruler", "lemmatizer"]):
+        docs = list(nlp.pipe(_label_texts()))
+    found = [fast.match(doc) for doc in docs]
+    assert found == [ruler.match(doc) for doc in docs]
+    assert sum(map(len, found)) > len(docs)  # it did find matches (every token gets a tag rule)
+
+
+def test_fast_pipeline_annotates_as_spacy_as_shipped(nlp):
+    """numpy BLAS and the indexed ruler: the same tags, POS, morphology and lemmas as spaCy's own
+    pipeline (BLIS, Matcher) on every labelled real output."""
+    import spacy
+    from thinc.api import NumpyOps
+
+    from ocg.metrics.coverage import parse, resolve_spacy_model
+    shipped = spacy.load(resolve_spacy_model("auto"), exclude=["parser", "ner", "senter"])
+    assert getattr(shipped.get_pipe("tok2vec").model.ops, "use_blis", True)
+    assert isinstance(nlp.get_pipe("tok2vec").model.ops, NumpyOps) and not nlp.get_pipe("tok2vec").model.ops.use_blis
+    texts = _label_texts()
+
+    def annotations(docs):
+        return [[(t.text, t.tag_, t.pos_, str(t.morph), t.lemma_) for t in doc] for doc in docs]
+    assert annotations(parse(texts, nlp)) == annotations(shipped.pipe(texts))
+
+
+def test_verdicts_do_not_depend_on_the_number_of_processes(nlp, monkeypatch):
+    import pandas as pd
+
+    from ocg.metrics import coverage
+    labels = [json.loads(line) for line in LABELS.read_text().splitlines()]
+    answers = pd.Series([r["output"] for r in labels] + [None, ""])
+    concepts = pd.Series([[r["concept"].rsplit("_", 1)[0]] for r in labels] + [["dog"], ["cat"]])
+    patterns = pd.Series([r["concept"].rsplit("_", 1)[1] for r in labels] + ["N", "N"])
+    one = coverage.score_coverage(answers, concepts, nlp, pos_patterns=patterns, n_process=1)
+    monkeypatch.setattr(coverage, "MIN_TEXTS_PER_PROCESS", 10)
+    job = coverage.CoverageJob(answers, concepts, nlp, pos_patterns=patterns, n_process=2)
+    assert job.job.pool is not None  # really in two worker processes
+    two = job.result()
+    pd.testing.assert_frame_equal(one, two)
+    assert one["all_present"].sum() > 0 and not one["all_present"].iloc[-2:].any()

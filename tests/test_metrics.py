@@ -63,20 +63,18 @@ def test_missing_concepts_and_missing_answers(nlp):
     assert df.match_positions[0] == [1, 2, 5, -1]
 
 
-def test_identical_answers_are_lemmatised_once(nlp):
+def test_identical_answers_are_lemmatised_once(nlp, monkeypatch):
+    from ocg.metrics import coverage
     calls = []
-    real = nlp.pipe
+    real = coverage.parse
 
-    class Counting:
-        meta = nlp.meta
-
-        def pipe(self, texts, batch_size):
-            texts = list(texts)
-            calls.extend(texts)
-            return real(texts, batch_size=batch_size)
-
-    score_coverage(pd.Series(["A dog.", "A dog.", "A cat."]), pd.Series([["dog"]] * 3), Counting())
+    def counting(texts, nlp, batch_size=256):
+        calls.extend(texts)
+        return real(texts, nlp, batch_size)
+    monkeypatch.setattr(coverage, "parse", counting)
+    scored = score_coverage(pd.Series(["A dog.", "A dog.", "A cat."]), pd.Series([["dog"]] * 3), nlp)
     assert calls == ["A dog.", "A cat."]
+    assert scored["all_present"].tolist() == [True, True, False]
 
 
 def answers_table(rows):

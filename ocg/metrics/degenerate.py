@@ -22,7 +22,7 @@ def flags(answer) -> dict:
         "markdown": bool(_MARKDOWN.search(text)),
         "multi_sentence": bool(_SENTENCE_BREAK.search(text)),
         "overlong": len(text) > OVERLONG_CHARS,
-        "non_ascii": any(c.isalpha() and ord(c) > 127 for c in text),  # often not English
+        "non_ascii": not text.isascii() and any(c.isalpha() and ord(c) > 127 for c in text),  # often not English
     }
 
 
@@ -30,4 +30,7 @@ FLAG_COLUMNS = list(flags("x"))
 
 
 def flag_answers(answers: pd.Series) -> pd.DataFrame:
-    return pd.DataFrame([flags(a) for a in answers], index=answers.index)
+    """Flags per answer; identical answers are examined once."""
+    seen: dict = {}
+    rows = [seen[a] if a in seen else seen.setdefault(a, flags(a)) for a in answers]
+    return pd.DataFrame(rows, index=answers.index)

@@ -32,8 +32,14 @@ def check_metrics(metrics, where: str) -> list[str]:
     return list(metrics)
 
 
+def _check_processes(where: str, value) -> None:
+    if value != "auto" and not (isinstance(value, int) and value >= 1):
+        raise OcgInputError(where, f"got {value!r}; expected auto or a positive integer")
+
+
 CONFIG_FIELDS = {
     "spacy_model": Field(str, required=True), "spacy_batch_size": Field(int, required=True, minimum=1),
+    "spacy_processes": Field((int, str), check=_check_processes),
     "matching_rule": Field(str, required=True, choices=coverage.MATCHING_RULES),
     "bleurt_checkpoint": Field(str, required=True), "bleurt_batch_size": Field(int, required=True, minimum=1),
     "perplexity_model": Field(str, required=True), "perplexity_fallback": Field(str, required=True, nullable=True),

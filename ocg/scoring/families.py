@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -46,21 +47,42 @@ class Family:
     columns: tuple[str, ...]
     key: Callable[[dict, dict], dict]  # (config, resolved) -> what the values depend on
     compute: Callable[[Context], tuple[pd.DataFrame | dict, dict]]  # -> columns, signature
+    # Optional: starts the computation in other processes and returns a handle whose
+    # `result()` gives what `compute` would, so scoring goes on with other families meanwhile.
+    start: Callable[[Context], Any] | None = None
 
 
-def _coverage(ctx: Context):
+class _Started:
+    """A started family: `result()` -> (columns, signature); `close()` stops its workers."""
+
+    def __init__(self, job, signature: dict):
+        self.job, self.signature = job, signature
+
+    def result(self):
+        return self.job.result(), self.signature
+
+    def close(self) -> None:
+        self.job.close()
+
+
+def _start_coverage(ctx: Context) -> _Started:
     nlp = ctx.resolved["nlp"]
-    cov = coverage.score_coverage(ctx.answers["answer"], ctx.answers["concepts"], nlp,
-                                  ctx.config["spacy_batch_size"], ctx.config["matching_rule"],
-                                  ctx.answers["pos_pattern"])
     rule = ctx.config["matching_rule"]
-    return cov, {
+    job = coverage.CoverageJob(ctx.answers["answer"], ctx.answers["concepts"], nlp, ctx.config["spacy_batch_size"],
+                               rule, ctx.answers["pos_pattern"],
+                               coverage.processes(ctx.config.get("spacy_processes", "auto")))
+    return _Started(job, {
         "spacy_model": f"{nlp.meta['lang']}_{nlp.meta['name']}", "spacy_model_version": nlp.meta["version"],
         "spacy": _version("spacy"), "pipes": nlp.pipe_names, "matching_rule": rule,
+        "matmul": coverage.MATMUL, "attribute_ruler": coverage.ATTRIBUTE_RULER,
         "lemma_lookup": f"spacy-lookups-data {_version('spacy-lookups-data')} en lemma_lookup",
         "rule": "see docs/METHODS.md, 'Concept matching'; order: left-to-right first later match",
         "measured_quality": {k: v for k, v in coverage.MATCHING_QUALITY.items()
-                             if k in ("labelled_pairs", rule, "commongen_lemma")}}
+                             if k in ("labelled_pairs", rule, "commongen_lemma")}})
+
+
+def _coverage(ctx: Context):
+    return _start_coverage(ctx).result()
 
 
 def _distinct(ctx: Context):
@@ -97,8 +119,9 @@ COVERAGE_COLUMNS = ("all_present", "in_order", "coverage_frac", "match_positions
 FAMILIES = {f.name: f for f in (
     Family("coverage", "answers", COVERAGE_COLUMNS,
            lambda c, r: {"spacy_model": r["spacy_model"], "spacy": _version("spacy"), "rule": c["matching_rule"],
-                         "lookups": _version("spacy-lookups-data"), "columns": list(COVERAGE_COLUMNS)},
-           _coverage),
+                         "lookups": _version("spacy-lookups-data"), "columns": list(COVERAGE_COLUMNS),
+                         "matmul": coverage.MATMUL},
+           _coverage, start=_start_coverage),
     Family("pbleu", "groups", ("pbleu",), lambda c, r: {"sacrebleu": bleu.signature()}, _pbleu),
     Family("distinct", "answers", ("distinct_2",),
            lambda c, r: {"tokenizer": "13a", "sacrebleu": _version("sacrebleu")}, _distinct),

@@ -100,32 +100,27 @@ def score_model(model_dir: str | Path, metrics=None, out_dir: str | Path | None 
                        "pos_pattern", "concepts", "answer", "answer_status"]].copy()
     if "answer_source" in records:
         answers["answer_source"] = records["answer_source"].fillna("raw")
-    answers = pd.concat([answers, degenerate.flag_answers(answers["answer"])], axis=1)
     texts = answers["answer"].map(lambda a: a if isinstance(a, str) else "")
-    answers["n_tokens"] = texts.map(lambda t: len(bleu.tokenize_13a(t)))
-    grouped = list(answers.groupby(GROUP_KEYS, sort=True))
-    groups = pd.DataFrame([dict(zip(GROUP_KEYS, key), n=len(g)) for key, g in grouped])
-    ctx = Context(answers=answers, texts=texts, group_texts=[list(texts.loc[g.index]) for _, g in grouped],
-                  config=config, resolved=resolved, out=out, redo=redo, log=log)
+    ctx = Context(answers=answers, texts=texts, group_texts=[], config=config, resolved=resolved, out=out,
+                  redo=redo, log=log)
     signature = {"metrics": metrics, "inputs_sha256": inputs_hash, "generations": str(model_dir),
                  "failed_answers": "scored as empty text (no concepts, no n-grams)", "metric_keys": keys}
     old_tables = {level: pd.read_parquet(out / f"{level}.parquet") for level in ("answers", "groups")} if reused else {}
-    tables = {"answers": answers, "groups": groups}
-    for level, index in (("answers", ["instance_id"]), ("groups", GROUP_KEYS)):
-        table = tables[level]
-        for metric in [m for m in metrics if FAMILIES[m].level == level]:
-            family, t = FAMILIES[metric], time.perf_counter()
-            if metric in reused:  # the same rows, in the same order: copy the columns across
-                kept = old_tables[level].set_index(index).loc[pd.MultiIndex.from_frame(table[index])
-                                                                if len(index) > 1 else table[index[0]]]
-                columns = {c: kept[c].to_numpy() for c in family.columns}
-                signature[metric] = old[metric]
-            else:
-                columns, signature[metric] = family.compute(ctx)
-                timings[metric] = time.perf_counter() - t
-            table = table.assign(**{c: list(columns[c]) if not isinstance(columns, pd.DataFrame)
-                                    else columns[c].to_numpy() for c in family.columns})
-        tables[level] = table
+    started = {}  # families running in worker processes (coverage) while the rest is computed here
+    try:
+        for metric in stale:
+            if FAMILIES[metric].start is not None:
+                started[metric] = (FAMILIES[metric].start(ctx), time.perf_counter())
+        answers = pd.concat([answers, degenerate.flag_answers(answers["answer"])], axis=1)
+        answers["n_tokens"] = texts.map(lambda t: len(bleu.tokenize_13a(t)))
+        grouped = list(answers.groupby(GROUP_KEYS, sort=True))
+        groups = pd.DataFrame([dict(zip(GROUP_KEYS, key), n=len(g)) for key, g in grouped])
+        ctx.answers, ctx.group_texts = answers, [list(texts.loc[g.index]) for _, g in grouped]
+        tables = {"answers": answers, "groups": groups}
+        _compute(metrics, reused, started, ctx, tables, old_tables, old, signature, timings)
+    finally:
+        for handle, _ in started.values():
+            handle.close()
     answers, groups = tables["answers"], tables["groups"]
 
     if "diverse_rate" in groups:  # a group's value is given to each of its permutations (Table 2)
@@ -142,6 +137,30 @@ def score_model(model_dir: str | Path, metrics=None, out_dir: str | Path | None 
     write_parquet(out / "summary.parquet", summary)
     write_json(sig_path, signature)
     return out
+
+
+def _compute(metrics, reused, started, ctx, tables, old_tables, old, signature, timings) -> None:
+    """Each family's columns into its table (answers or groups): copied from the old tables
+    where reused, collected where started, else computed here."""
+    for level, index in (("answers", ["instance_id"]), ("groups", GROUP_KEYS)):
+        table = tables[level]
+        for metric in [m for m in metrics if FAMILIES[m].level == level]:
+            family, t = FAMILIES[metric], time.perf_counter()
+            if metric in reused:  # the same rows, in the same order: copy the columns across
+                kept = old_tables[level].set_index(index).loc[pd.MultiIndex.from_frame(table[index])
+                                                                if len(index) > 1 else table[index[0]]]
+                columns = {c: kept[c].to_numpy() for c in family.columns}
+                signature[metric] = old[metric]
+            elif metric in started:
+                handle, t = started[metric]
+                columns, signature[metric] = handle.result()
+                timings[metric] = time.perf_counter() - t
+            else:
+                columns, signature[metric] = family.compute(ctx)
+                timings[metric] = time.perf_counter() - t
+            table = table.assign(**{c: list(columns[c]) if not isinstance(columns, pd.DataFrame)
+                                    else columns[c].to_numpy() for c in family.columns})
+        tables[level] = table
 
 
 def summarise(answers: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
