@@ -14,7 +14,7 @@ from .schema import Field, check_fields, check_value
 
 MODELS_FILE = PARAMS_DIR / "models.yaml"
 
-BACKENDS = ("transformers", "openai")
+BACKENDS = ("transformers", "openai", "replay")  # replay: answers from a file or a synthetic writer
 QUANTIZATIONS = ("none", "4bit", "8bit")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 EXTRACTIONS = ("plain", "think", "marco_o1")
@@ -50,6 +50,7 @@ class ModelSpec:
     paper_id: str | None = None  # the id the paper's Table 5 prints (the comparison joins on it); default: id
     base_model: str | None = None
     api: dict = field(default_factory=dict)
+    replay: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -108,7 +109,7 @@ FIELDS = {
     "prompt_date": Field(str, check=_check_date), "decoding": Field(str, choices=DECODINGS),
     "generation_overrides": Field(dict, check=_check_generation_overrides), "batch_check": Field(int, minimum=0),
     "paper_name": Field(str, nullable=True), "paper_id": Field(str, nullable=True),
-    "base_model": Field(str, nullable=True), "api": Field(dict),
+    "base_model": Field(str, nullable=True), "api": Field(dict), "replay": Field(dict),
 }
 API_FIELDS = {
     "base_url": Field(str, required=True, check=_check_url), "key_env": Field(str, nullable=True),
@@ -119,6 +120,21 @@ API_FIELDS = {
 }
 API_DEFAULTS = {"key_env": None, "concurrency": 8, "timeout_s": 120, "max_retries": 6, "temperature": 0,
                 "backoff_s": 1.0, "token_param": "max_tokens", "max_retry_wait_s": 300}
+# The replay backend: answers from `file` (JSONL keyed by instance id), else from the synthetic
+# writer, whose per-model rates (ocg/generation/synthetic.py, RATE_KEYS) `rates` may set.
+REPLAY_FIELDS = {"file": Field(str), "rates": Field(dict, check=lambda where, value: _check_rates(where, value))}
+
+
+def _check_rates(where: str, rates: dict) -> None:
+    from .generation.synthetic import RATE_KEYS
+    for key, value in rates.items():
+        if key not in RATE_KEYS:
+            raise OcgInputError(f"{where}.{key}", f"unknown rate; known: {list(RATE_KEYS)}")
+        check_value(f"{where}.{key}", value, Field(float, minimum=0))
+        if value > 1:
+            raise OcgInputError(f"{where}.{key}", f"got {value!r}; expected a rate between 0 and 1")
+
+
 # A server started for the run: its command ({id}, {port}, {model_dir} filled in).
 SERVER_FIELDS = {"command": Field(str, required=True), "startup_timeout_s": Field(float, minimum=0, exclusive=True),
                  "port": Field(int, minimum=1), "model_dir": Field(str)}
@@ -166,6 +182,14 @@ def parse_models(raw: object, source: str) -> dict[str, ModelSpec]:
                 raise OcgInputError(f"{where}.generation_overrides", "API models decode as the "
                                     "api block says (temperature); these fields are for transformers")
             check_fields(where, merged, FIELDS)
+        if merged.get("backend") == "replay":  # nothing runs: no weights, no decoding, no batching
+            for key, fixed in (("quantization", "none"), ("dtype", "auto"), ("decoding", "greedy")):
+                if entry.get(key, fixed) != fixed:
+                    raise OcgInputError(f"{where}.{key}", f"a replay entry replays answers; {key} does not apply")
+            merged.update(quantization="none", dtype="auto", batch_check=0)
+            merged["replay"] = check_fields(f"{where}.replay", merged.get("replay") or {}, REPLAY_FIELDS)
+        elif merged.get("replay"):
+            raise OcgInputError(f"{where}.replay", "only the replay backend takes a replay block")
         merged["api"] = _validate_api(where, merged.get("api") or {}, merged.get("backend", "transformers"))
         merged["paper_id"] = merged.get("paper_id") or merged["id"]
         specs[str(name)] = ModelSpec(name=str(name), **merged)

@@ -243,7 +243,7 @@ class OpenAIBackend:
             delay *= 2
         raise ApiError(f"{self.url}: gave up after {self.api['max_retries'] + 1} attempts (last: {last})")
 
-    def generate(self, rendered: list[list[dict]]) -> list[dict]:
+    def generate(self, rendered: list[list[dict]], instance_ids: list[str] | None = None) -> list[dict]:
         with ThreadPoolExecutor(max_workers=min(self.api["concurrency"], len(rendered))) as pool:
             results = list(pool.map(self._request, rendered))
         for r in results:

@@ -153,7 +153,7 @@ class TransformersBackend:
             })
         return results
 
-    def generate(self, rendered: list[str]) -> list[dict]:
+    def generate(self, rendered: list[str], instance_ids: list[str] | None = None) -> list[dict]:
         """One planned batch; split into chunks of the size that fits, halving on CUDA OOM."""
         results: list[dict] = []
         start = 0

@@ -82,7 +82,11 @@ def plan_batches(instance_ids: list[str], lengths: list[int], batch_size: int) -
     return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
 
 
-def make_backend(spec: ModelSpec, batch_size: int | None = None):
+def make_backend(spec: ModelSpec, batch_size: int | None = None, instances: pd.DataFrame | None = None):
+    """The entry's backend; the replay backend answers by instance, so it is given them."""
+    if spec.backend == "replay":
+        from .replay_backend import ReplayBackend
+        return ReplayBackend(spec, batch_size, instances)
     if spec.backend == "openai":
         from .api_backend import OpenAIBackend
         return OpenAIBackend(spec, batch_size)
@@ -95,8 +99,8 @@ def _settings(spec: ModelSpec, backend, system_prompt: str | None) -> dict:
         "id": spec.id, "revision": spec.revision, "resolved_revision": backend.resolved_revision(),
         "quantization": spec.quantization, "dtype": spec.dtype,
         "max_new_tokens": spec.max_new_tokens, "seed": spec.seed,
-        "decoding": spec.decoding if spec.backend == "transformers" else
-                    f"temperature={spec.api.get('temperature')}",
+        "decoding": {"transformers": spec.decoding, "replay": "replay"}.get(
+            spec.backend, f"temperature={spec.api.get('temperature')}"),
         "generation_overrides": dict(spec.generation_overrides),
         "answer_extraction": spec.answer_extraction, "batch_size": backend.batch_size,
         "system_prompt": system_prompt if system_prompt is not None else "(none: the template's default)",
@@ -155,7 +159,7 @@ def check_batch_invariance(backend, rendered: dict[str, object], raw: dict[str, 
     sample = sorted(random.Random(seed).sample(sorted(raw), min(n, len(raw))))
     differ = []
     for iid in tqdm(sample, desc="batch-1 check", unit="inst", disable=not progress):
-        if backend.generate([rendered[iid]])[0]["raw"] != raw[iid]:
+        if backend.generate([rendered[iid]], instance_ids=[iid])[0]["raw"] != raw[iid]:
             differ.append(iid)
     return {"checked": len(sample), "differ": len(differ),
             "share_differ": round(len(differ) / len(sample), 4) if sample else None,
@@ -186,7 +190,7 @@ def _generate_locked(spec, instances, conditions, model_dir, batch_size, progres
     stores = {c: GenerationStore(model_dir / f"{c}.jsonl") for c in conditions}
     rows = {c: instances[instances.condition == c].reset_index(drop=True) for c in conditions}
     ids_sha = {c: ids_hash(rows[c]) for c in conditions}
-    backend = make_backend(spec, batch_size)  # tokenizer (or API client) only; weights load later
+    backend = make_backend(spec, batch_size, instances)  # tokenizer (or API client) only; weights load later
     system_prompt = load_templates().system_prompt if spec.system_prompt == "paper" else None
     rendered, hashes = {}, {}
     for cond in conditions:
@@ -283,7 +287,7 @@ def _generate_missing(spec, backend, stores, rows, rendered, hashes, settings, c
             missing = {ids[p] for p in positions} - store.done
             if not missing:
                 continue
-            outputs = backend.generate([rendered[ids[p]] for p in positions])
+            outputs = backend.generate([rendered[ids[p]] for p in positions], instance_ids=[ids[p] for p in positions])
             if not checked_revision:  # weights are loaded now: the resolved revision is known
                 _check_compatible(card_path, dict(settings, resolved_revision=backend.resolved_revision()), {})
                 settings["resolved_revision"] = backend.resolved_revision()

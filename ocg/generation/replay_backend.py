@@ -1,0 +1,113 @@
+"""Replay backend (`backend: replay`): answers written before, through the real pipeline.
+
+With `replay.file`, answers come from a JSONL keyed by instance id (`{"instance_id": ...,
+"answer": ...}` per line; `raw` is read where `answer` is absent), e.g. outputs of a model run
+elsewhere. Without a file, a deterministic synthetic writer (synthetic.py) produces realistic
+answers. Either way the answers go through the same store, run card, resume and prompt checks
+as any model's, so tests and benchmarks exercise the real path. The file's sha256 (or the
+writer's version, seed and rates) is the entry's resolved revision: a resume against another
+file or other rates stops instead of mixing two sources.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from ..errors import OcgInputError
+from ..models import ModelSpec
+from ..paths import PROJECT_ROOT
+from .chat import apply_system_mode
+from .synthetic import WRITER_VERSION, model_rates, write_answer
+
+
+def replay_file(spec: ModelSpec) -> Path | None:
+    """The entry's answers file (relative paths are relative to the project root), if any."""
+    name = spec.replay.get("file")
+    if not name:
+        return None
+    path = Path(name).expanduser()
+    return path if path.is_absolute() else PROJECT_ROOT / path
+
+
+def read_answers(path: Path) -> dict[str, str | None]:
+    """instance_id -> answer; every line checked, errors name file and line."""
+    if not path.is_file():
+        raise OcgInputError(str(path), "no such replay file (models.<name>.replay.file)")
+    answers: dict[str, str | None] = {}
+    with path.open("rb") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            where = f"{path}:{lineno}"
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError as exc:
+                raise OcgInputError(where, f"not JSON ({exc.msg}); expected one object per line") from None
+            if not isinstance(record, dict) or not isinstance(record.get("instance_id"), str):
+                raise OcgInputError(where, "expected an object with a string 'instance_id'")
+            answer = record.get("answer", record.get("raw"))
+            if answer is not None and not isinstance(answer, str):
+                raise OcgInputError(where, f"'answer' must be text or null, got {type(answer).__name__}")
+            if record["instance_id"] in answers:
+                raise OcgInputError(where, f"instance {record['instance_id']} appears twice")
+            answers[record["instance_id"]] = answer
+    return answers
+
+
+class ReplayBackend:
+    kind = "replay"
+
+    def __init__(self, spec: ModelSpec, batch_size: int | None = None, instances=None):
+        self.spec = spec
+        self.batch_size = batch_size or spec.batch_size
+        self.system_mode = "folded" if spec.system_mode == "folded" else "system"
+        self.path = replay_file(spec)
+        self.rows = {} if instances is None else {r["instance_id"]: r for r in instances.to_dict("records")}
+        if self.path is not None:
+            self.file_sha256 = hashlib.sha256(self.path.read_bytes()).hexdigest() if self.path.is_file() else None
+            self.answers = read_answers(self.path)
+            missing = [iid for iid in self.rows if iid not in self.answers]
+            if missing:
+                raise OcgInputError(str(self.path), f"no answer for {len(missing)} of the {len(self.rows)} "
+                                    f"instances asked (first: {missing[0]}); ask only for the instances the "
+                                    "file holds (conditions, subset_k, template_ids)")
+        else:
+            self.rates = model_rates(spec.name, spec.seed, spec.replay.get("rates"))
+
+    def render(self, messages: list[dict]) -> list[dict]:
+        return apply_system_mode(messages, self.system_mode)
+
+    def prompt_lengths(self, rendered: list[list[dict]]) -> list[int]:
+        return [sum(len(m["content"]) for m in msgs) for msgs in rendered]
+
+    def prompt_settings(self) -> dict:
+        return {"chat_template_sha256": None, "system_mode": self.system_mode,
+                "template_default_system_prompt": None, "prompt_date": None, "bos": None}
+
+    def resolved_revision(self) -> str:
+        if self.path is not None:
+            return f"file sha256 {self.file_sha256}"
+        rates = ",".join(f"{k}={v}" for k, v in sorted(self.rates.items()))
+        return f"{WRITER_VERSION} seed={self.spec.seed} {rates}"
+
+    def generate(self, rendered: list, instance_ids: list[str] | None = None) -> list[dict]:
+        if instance_ids is None or len(instance_ids) != len(rendered):
+            raise ValueError("the replay backend answers by instance id: pass instance_ids")
+        out = []
+        for iid in instance_ids:
+            if self.path is not None:
+                raw = self.answers[iid]
+            else:
+                raw = write_answer(self.rows[iid], self.spec.name, self.spec.seed, self.rates)
+            out.append({"raw": raw or "", "finish_reason": "replay", "prompt_tokens": None,
+                        "completion_tokens": len((raw or "").split()), "batch_size": len(rendered)})
+        return out
+
+    def card(self) -> dict:
+        return {"backend": self.kind, "source": str(self.path) if self.path else WRITER_VERSION,
+                "file_sha256": getattr(self, "file_sha256", None), "rates": getattr(self, "rates", None),
+                "resolved_revision": self.resolved_revision(), **self.prompt_settings(),
+                "planned_batch_size": self.batch_size,
+                "note": "answers replayed, not generated: no model ran"}
