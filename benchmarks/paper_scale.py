@@ -1,0 +1,198 @@
+"""Paper scale on one machine: everything after generation, at the size of the paper.
+
+    .venv/bin/python benchmarks/paper_scale.py [--models 36] [--subset-k K] [--out DIR]
+
+36 replay entries (the paper's Table 5 models: their names and ids, answers from the synthetic
+writer) x 3 conditions (original, ordered, ordered_one_shot) x 192 sets x 24 permutations x 6
+templates = 82,944 answers per model, 2,985,984 in all, through the real path:
+  1. generate   ocg.generate per model (replay backend: store, run card, prompt hashes)
+  2. score      ocg.scoring.score_model per model, non-neural metrics (coverage, pBLEU,
+                distinct-2, Diverse Rate), as notebook 02 calls it
+  3. analyses   notebooks 03-09 over all models through papermill, then index.html and the
+                case browser, exactly as `ocg sweep` runs them
+Each stage runs in its own process; printed per stage: wall time and peak memory (the summed
+RSS of the stage's process tree, sampled every 0.2 s), and per model for 1-2. Targets on the
+2-core machine: analyses under 5 minutes, peak memory under 8 GB. Outputs stay in --out
+(default outputs/benchmarks/paper_scale; about 6 GB at full size) for a look at the report;
+a rerun reuses finished stages (generation resumes, scoring is skipped when up to date) unless
+--fresh.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+CONDITIONS = ["original", "ordered", "ordered_one_shot"]
+METRICS = ["coverage", "pbleu", "distinct", "diverse"]
+STAGES = ("generate", "score", "analyses")
+
+
+def paper_models(n: int) -> dict:
+    """The first n models of the paper's sweep as replay entries (names, ids, paper names kept)."""
+    from ocg.models import load_models
+    sweep = yaml.safe_load((ROOT / "params" / "sweeps" / "paper.yaml").read_text())
+    specs = load_models()
+    entries = {}
+    for name in sweep["models"][:n]:
+        spec = specs[name]
+        entries[name] = {"backend": "replay", "id": spec.id, "paper_name": spec.paper_name,
+                         "paper_id": spec.paper_id, "batch_size": 2048}
+    return {"models": entries}
+
+
+def dirs(out: Path):
+    from ocg.plan import Dirs
+    return Dirs(generations=out / "generations", scores=out / "scores", reports=out / "reports")
+
+
+# --- stages (each runs in a child process: `--stage NAME`) --------------------------------------
+
+def stage_generate(out: Path, models: list[str], subset_k: int | None) -> dict:
+    from ocg.generation.run import generate
+    per_model = {}
+    for i, model in enumerate(models, 1):
+        t = time.perf_counter()
+        generate(model, conditions=CONDITIONS, subset_k=subset_k, out_dir=dirs(out).generations,
+                 models_file=out / "models.yaml", progress=False)
+        per_model[model] = round(time.perf_counter() - t, 2)
+        print(f"  generate {i}/{len(models)} {model}: {per_model[model]:.1f} s", flush=True)
+    return per_model
+
+
+def stage_score(out: Path, models: list[str]) -> dict:
+    from ocg.scoring import score_model
+    per_model = {}
+    for i, model in enumerate(models, 1):
+        t = time.perf_counter()
+        score_model(dirs(out).generations / model, metrics=METRICS, out_dir=dirs(out).scores, progress=False)
+        per_model[model] = round(time.perf_counter() - t, 2)
+        print(f"  score {i}/{len(models)} {model}: {per_model[model]:.1f} s", flush=True)
+    return per_model
+
+
+def stage_analyses(out: Path, models: list[str]) -> dict:
+    from ocg.analysis.site import write_index
+    from ocg.pipeline import run_step
+    from ocg.plan import ANALYSES, analysis_steps
+    cfg = {"name": "paper_scale", "models": models, "models_file": str(out / "models.yaml"),
+           "analysis": list(ANALYSES), "conditions": CONDITIONS, "subset_k": None, "template_ids": None}
+    d = dirs(out)
+    per_notebook, pages = {}, []
+    for notebook, params in analysis_steps(cfg, d, models):
+        t = time.perf_counter()
+        executed = run_step(notebook, params, d.reports, notebook)
+        per_notebook[notebook] = round(time.perf_counter() - t, 2)
+        pages.append((notebook, executed.with_suffix(".html").name))
+        print(f"  {notebook}: {per_notebook[notebook]:.1f} s", flush=True)
+    t = time.perf_counter()
+    write_index(d.reports, "ocg benchmark: paper scale", pages, run=cfg, scores_root=d.scores,
+                generations_root=d.generations)
+    per_notebook["index.html + case browser"] = round(time.perf_counter() - t, 2)
+    return per_notebook
+
+
+# --- the driver ----------------------------------------------------------------------------------
+
+def tree_rss(proc: psutil.Process) -> int:
+    total = 0
+    for p in [proc, *proc.children(recursive=True)]:
+        try:
+            total += p.memory_info().rss
+        except psutil.Error:
+            pass
+    return total
+
+
+def run_stage(stage: str, args) -> dict:
+    """The stage in a child process; its wall time, peak tree RSS and its own report."""
+    report = Path(args.out) / f"stage-{stage}.json"
+    report.unlink(missing_ok=True)
+    cmd = [sys.executable, __file__, "--stage", stage, "--out", str(args.out), "--models", str(args.models)]
+    if args.subset_k:
+        cmd += ["--subset-k", str(args.subset_k)]
+    t = time.perf_counter()
+    child = subprocess.Popen(cmd)
+    peak, proc = 0, psutil.Process(child.pid)
+    done = threading.Event()
+
+    def sample():
+        nonlocal peak
+        while not done.is_set():
+            peak = max(peak, tree_rss(proc))
+            done.wait(0.2)
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    rc = child.wait()
+    done.set()
+    sampler.join()
+    if rc != 0:
+        sys.exit(f"stage {stage} failed (exit {rc})")
+    return {"wall_s": round(time.perf_counter() - t, 1), "peak_rss_gb": round(peak / 2**30, 2),
+            "parts_s": json.loads(report.read_text())}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", type=int, default=36, help="how many of the paper's 36 models")
+    parser.add_argument("--subset-k", type=int, default=None, help="concept sets (default: all 192)")
+    parser.add_argument("--out", default=str(ROOT / "outputs" / "benchmarks" / "paper_scale"))
+    parser.add_argument("--stages", default=",".join(STAGES), help="comma-separated, of " + ",".join(STAGES))
+    parser.add_argument("--fresh", action="store_true", help="delete --out first")
+    parser.add_argument("--stage", help=argparse.SUPPRESS)  # internal: run one stage here
+    args = parser.parse_args()
+    out = Path(args.out)
+    if args.stage:
+        models = list(yaml.safe_load((out / "models.yaml").read_text())["models"])
+        parts = {"generate": lambda: stage_generate(out, models, args.subset_k),
+                 "score": lambda: stage_score(out, models),
+                 "analyses": lambda: stage_analyses(out, models)}[args.stage]()
+        (out / f"stage-{args.stage}.json").write_text(json.dumps(parts))
+        return
+
+    if args.fresh and out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "models.yaml").write_text(yaml.safe_dump(paper_models(args.models), sort_keys=False))
+    stages = [s.strip() for s in args.stages.split(",") if s.strip()]
+    unknown = sorted(set(stages) - set(STAGES))
+    if unknown:
+        sys.exit(f"--stages: unknown {unknown}; known: {list(STAGES)}")
+    print(f"paper scale: {args.models} models x {len(CONDITIONS)} conditions x "
+          f"{args.subset_k or 192} sets x 24 permutations x 6 templates, in {out}", flush=True)
+    results, t0 = {}, time.perf_counter()
+    for stage in stages:
+        print(f"[{stage}]", flush=True)
+        results[stage] = run_stage(stage, args)
+    total = time.perf_counter() - t0
+    n_answers = args.models * len(CONDITIONS) * (args.subset_k or 192) * 24 * 6
+    print(f"\n{'stage':10s} {'wall':>9s} {'peak RSS':>9s}  per model (median / max) or per notebook")
+    for stage, r in results.items():
+        parts = r["parts_s"]
+        if stage in ("generate", "score"):
+            values = sorted(parts.values())
+            detail = f"{values[len(values) // 2]:.1f} s / {values[-1]:.1f} s"
+        else:
+            detail = ", ".join(f"{k} {v:.0f} s" for k, v in parts.items())
+        print(f"{stage:10s} {r['wall_s']:8.1f}s {r['peak_rss_gb']:7.2f}GB  {detail}")
+    print(f"{'whole':10s} {total:8.1f}s {max(r['peak_rss_gb'] for r in results.values()):7.2f}GB  "
+          f"{n_answers:,} answers")
+    if "analyses" in results:
+        a = results["analyses"]
+        print(f"targets: analyses {a['wall_s'] / 60:.1f} min (< 5), peak memory {a['peak_rss_gb']:.2f} GB (< 8)")
+    (out / "results.json").write_text(json.dumps({"args": vars(args), "stages": results,
+                                                  "whole_s": round(total, 1), "answers": n_answers}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
