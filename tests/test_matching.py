@@ -129,3 +129,19 @@ def test_verdicts_do_not_depend_on_the_number_of_processes(nlp, monkeypatch):
     two = job.result()
     pd.testing.assert_frame_equal(one, two)
     assert one["all_present"].sum() > 0 and not one["all_present"].iloc[-2:].any()
+
+
+def _die(items):
+    import os
+    os._exit(3)  # as a worker killed for memory would
+
+
+def test_a_dead_worker_fails_scoring_instead_of_hanging(nlp, monkeypatch):
+    from concurrent.futures.process import BrokenProcessPool
+
+    from ocg.metrics import coverage
+    monkeypatch.setattr(coverage, "MIN_TEXTS_PER_PROCESS", 1)
+    job = coverage._Job(_die, ["a", "b", "c", "d"], 2, nlp, None, "commongen_lemma", 8)
+    with pytest.raises(BrokenProcessPool):
+        job.result()
+    assert job.pool is None  # closed

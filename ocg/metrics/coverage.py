@@ -26,6 +26,7 @@ import importlib.util
 import multiprocessing
 import os
 import sys
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -192,21 +193,23 @@ def _one_blas_thread() -> None:
 class _Job:
     """work(items), started now and collected by `result()`: over `n_process` forked workers
     where the platform forks (each inherits the loaded pipeline, nothing is loaded twice; the
-    caller goes on with other work meanwhile), else here, when the result is asked for."""
+    caller goes on with other work meanwhile), else here, when the result is asked for. A
+    worker that dies (killed, out of memory) fails the job with BrokenProcessPool, never hangs it."""
 
     def __init__(self, work, items: list, n_process: int, nlp, table, rule: str, batch_size: int):
         global _worker_state
         self.work, self.items, self.state = work, items, (nlp, table, rule, batch_size)
-        self.pool = self.pending = None
+        self.pool, self.futures = None, []
         n_process = min(n_process, len(items) // MIN_TEXTS_PER_PROCESS)
         if n_process > 1 and sys.platform.startswith("linux"):  # fork is safe on Linux, not macOS
             size = -(-len(items) // (4 * n_process))  # a few chunks per worker even out their loads
             _worker_state = self.state
-            try:  # the workers are forked here, before the caller starts anything else
-                self.pool = multiprocessing.get_context("fork").Pool(n_process, initializer=_one_blas_thread)
+            try:  # with fork, all workers start at the first submit, here, before anything else
+                self.pool = ProcessPoolExecutor(n_process, mp_context=multiprocessing.get_context("fork"),
+                                                initializer=_one_blas_thread)
+                self.futures = [self.pool.submit(work, items[i:i + size]) for i in range(0, len(items), size)]
             finally:
                 _worker_state = None
-            self.pending = self.pool.map_async(work, [items[i:i + size] for i in range(0, len(items), size)])
 
     def result(self) -> list:
         global _worker_state
@@ -217,14 +220,19 @@ class _Job:
             finally:
                 _worker_state = None
         try:
-            return [out for part in self.pending.get() for out in part]
+            return [out for future in self.futures for out in future.result()]
         finally:
             self.close()
 
     def close(self) -> None:
+        """Stop the workers now (also mid-job, when scoring fails or is interrupted)."""
         if self.pool is not None:
-            self.pool.terminate()
-            self.pool.join()
+            processes = list((getattr(self.pool, "_processes", None) or {}).values())
+            self.pool.shutdown(wait=False, cancel_futures=True)
+            for proc in processes:
+                proc.terminate()
+            for proc in processes:
+                proc.join()
             self.pool = None
 
 
