@@ -55,8 +55,9 @@ def scoring_differences(signatures: dict[str, dict]) -> list[str]:
 
 
 def load_scores(scores_root: str | Path | None = None, models: list[str] | None = None,
-                allow_mixed: bool = False) -> dict:
-    """answers, groups and summary of the scored models, concatenated; and their signatures."""
+                allow_mixed: bool = False, tables: tuple[str, ...] = TABLES) -> dict:
+    """answers, groups and summary of the scored models (or only the `tables` named),
+    concatenated; and their signatures."""
     root = Path(scores_root or scores_dir())
     dirs = sorted(p for p in root.iterdir() if (p / "signature.json").exists()) if root.is_dir() else []
     if models is not None:
@@ -79,7 +80,7 @@ def load_scores(scores_root: str | Path | None = None, models: list[str] | None 
                             "\nrescore them alike (02_score), or pass allow_mixed=True to show them "
                             "with a banner and a scoring_signature column")
     out = {}
-    for table in TABLES:
+    for table in tables:
         frames = []
         for p in dirs:
             df = pd.read_parquet(p / f"{table}.parquet")

@@ -224,3 +224,33 @@ def test_paper_join_names_a_model_its_models_file_lacks(tmp_path):
         paper.compare(ours, "table1", models_file)
     joined = paper.compare(ours[ours.model == "my-qwen"], "table1", models_file)
     assert joined.paper_value.notna().all()  # found through the sweep's own models file
+
+
+def test_case_browser_is_built_model_by_model_and_shows_api_prompts_as_text(tmp_path):
+    """At paper size all answers would not fit in memory: the browser reads one model at a
+    time; a prompt stored as API messages is shown as text, not as '[object Object]'."""
+    import json
+
+    from helpers import write_generations
+
+    from ocg.analysis.browser import write_case_browser_from
+    from ocg.generation import GenerationStore
+    from ocg.scoring import score_model
+    rows = [{"set_id": "s1", "template_id": 0, "perm_index": p, "concepts": ["dog", "catch", "frisbee", "throw"],
+             "pos_pattern": "NVNV", "answer": f"The dog caught the frisbee I threw {p} times."} for p in range(3)]
+    for model in ("a", "b"):
+        model_dir = write_generations(tmp_path / "gen", model, rows)
+        path = model_dir / "ordered.jsonl"
+        records = list(GenerationStore.read(path))
+        path.write_text("".join(json.dumps({**r, "prompt": [{"role": "system", "content": "Be brief."},
+                                                            {"role": "user", "content": f"Concepts for {model}"}]})
+                                + "\n" for r in records))
+        score_model(model_dir, metrics=["coverage"], out_dir=tmp_path / "scores", progress=False)
+    page = write_case_browser_from(tmp_path / "site", ["a", "b", "not-scored"], tmp_path / "scores", tmp_path / "gen")
+    index = json.loads(page.read_text().split("const INDEX = ", 1)[1].split(";\n", 1)[0])
+    assert [(e["model"], e["n"]) for e in index] == [("a", 3), ("b", 3)]
+    chunk = (tmp_path / "site" / index[1]["file"]).read_text()
+    payload = json.loads(chunk.split("] = ", 1)[1].rstrip().rstrip(";"))
+    prompt = payload["rows"][0][payload["fields"].index("prompt")]
+    assert prompt == "[system]\nBe brief.\n\n[user]\nConcepts for b"
+    assert payload["rows"][0][payload["fields"].index("all_present")] is True

@@ -51,7 +51,7 @@ def test_real_answers(reference):
     assert df.prompt.str.startswith("<|im_start|>system\nYou are a helpful assistant.").all()
     assert (df.prompt.map(lambda p: hashlib.sha256(p.encode()).hexdigest()) == df.prompt_sha256).all()
     assert set(df.finish_reason) <= {"stop", "length"}
-    assert (df.completion_tokens <= 48).all() and (df.prompt_tokens > 20).all()
+    assert (df.completion_tokens <= 32).all() and (df.prompt_tokens > 20).all()
     card = json.loads((reference / "run_card.json").read_text())
     assert card["settings"]["decoding"] == "greedy" and card["settings"]["seed"] == 42
     assert card["settings"]["system_mode"] == "system"
@@ -62,7 +62,7 @@ def test_real_answers(reference):
     assert card["settings"]["batch_size"] == 8 and set(card["instances"]) == {"ordered"}
     gc = card["backend"]["generation_config"]  # the complete effective configuration
     assert gc["do_sample"] is False and gc["num_beams"] == 1 and gc["repetition_penalty"] == 1.0
-    assert gc["max_new_tokens"] == 48 and len(gc) > 30
+    assert gc["max_new_tokens"] == 32 and len(gc) > 30
     check = card["runs"][-1]["batch_invariance"]
     assert check["checked"] == 8 and check["batched_size"] == 8 and 0 <= check["differ"] <= 8
     assert check["share_differ"] == check["differ"] / 8
@@ -84,7 +84,7 @@ def test_rerun_skips_finished_instances(reference, tmp_path):
 
 
 @pytest.mark.parametrize("change, message", [
-    (dict(spec=dict(max_new_tokens=20)), "setting 'max_new_tokens' was 48, now 20"),
+    (dict(spec=dict(max_new_tokens=20)), "setting 'max_new_tokens' was 32, now 20"),
     (dict(spec=dict(prompt_date="2025-01-01")), "setting 'prompt_date' was '2024-07-26', now '2025-01-01'"),
     (dict(work=dict(batch_size=4)), "setting 'batch_size' was 8, now 4"),
     (dict(work=dict(subset_k=2, template_ids=[0])), "condition 'ordered' holds another instance set"),

@@ -27,42 +27,124 @@ def chunk_name(model: str, condition: str, template_id: int) -> str:
     return _SAFE.sub("_", f"{model}__{condition}__t{template_id}") + ".js"
 
 
-def _rows(answers: pd.DataFrame, generations: pd.DataFrame) -> list[list]:
-    extra = generations.set_index("instance_id")[[c for c in ("prompt", "raw") if c in generations]] \
-        if not generations.empty else pd.DataFrame()
+def _rows(answers: pd.DataFrame, extra: dict[str, tuple[str, str]]) -> list[list]:
+    """One list per answer, in FIELDS order; `extra` maps an instance id to (prompt, raw)."""
     rows = []
-    for r in answers.itertuples(index=False):
-        g = extra.loc[r.instance_id] if r.instance_id in extra.index else {}
-        flags = [f for f in FLAG_COLUMNS if bool(getattr(r, f, False))]
-        rows.append([r.set_id, int(r.perm_index), list(r.concepts), r.pos_pattern,
-                     g.get("prompt", "") if len(g) else "", g.get("raw", "") if len(g) else "",
-                     r.answer if isinstance(r.answer, str) else None, r.answer_status,
-                     list(getattr(r, "tokens", []) if getattr(r, "tokens", None) is not None else []),
-                     [int(p) for p in getattr(r, "match_positions", [])] if getattr(r, "match_positions", None) is not None else [],
-                     bool(getattr(r, "all_present", False)), bool(getattr(r, "in_order", False)), flags])
+    has = set(answers.columns)
+    for r in answers.to_dict("records"):
+        prompt, raw = extra.get(r["instance_id"], ("", ""))
+        tokens = r.get("tokens") if "tokens" in has else None
+        positions = r.get("match_positions") if "match_positions" in has else None
+        rows.append([r["set_id"], int(r["perm_index"]), list(r["concepts"]), r["pos_pattern"], prompt, raw,
+                     r["answer"] if isinstance(r["answer"], str) else None, r["answer_status"],
+                     list(tokens) if tokens is not None else [],
+                     [int(x) for x in positions] if positions is not None else [],
+                     bool(r.get("all_present", False)), bool(r.get("in_order", False)),
+                     [f for f in FLAG_COLUMNS if bool(r.get(f, False))]])
     return rows
 
 
-def write_case_browser(out_dir: str | Path, answers: pd.DataFrame, generations: dict[str, pd.DataFrame]) -> Path:
-    """cases.html and cases/*.js for these scored answers; `generations` maps a model to its
-    records (prompt and raw output), which may be empty."""
+def _prompt_text(prompt) -> str:
+    """The prompt as shown: rendered text as is; API (and replay) messages one turn per block."""
+    if isinstance(prompt, str):
+        return prompt
+    if isinstance(prompt, (list, tuple)):
+        return "\n\n".join(f"[{m.get('role', '?')}]\n{m.get('content', '')}" if isinstance(m, dict) else str(m)
+                           for m in prompt)
+    return ""
+
+
+def _prompts_and_raw(generations: pd.DataFrame) -> dict[str, tuple[str, str]]:
+    if generations.empty:
+        return {}
+    prompts = generations["prompt"] if "prompt" in generations else [""] * len(generations)
+    raws = generations["raw"] if "raw" in generations else [""] * len(generations)
+    return {i: (_prompt_text(p), r if isinstance(r, str) else "")
+            for i, p, r in zip(generations["instance_id"], prompts, raws)}
+
+
+def write_chunks(out_dir: str | Path, answers: pd.DataFrame, generations: dict[str, pd.DataFrame]) -> list[dict]:
+    """cases/*.js for these scored answers (one per model, condition, template); their index entries.
+    `generations` maps a model to its records (prompt and raw output), which may be empty."""
     out_dir = Path(out_dir)
     index = []
+    extra = {m: _prompts_and_raw(g) for m, g in generations.items()}
     for (model, condition, template_id), a in answers.groupby(["model", "condition", "template_id"], sort=True):
         a = a.sort_values(["set_id", "perm_index"])
         name = chunk_name(model, condition, int(template_id))
-        payload = {"fields": FIELDS, "rows": _rows(a, generations.get(model, pd.DataFrame()))}
+        payload = {"fields": FIELDS, "rows": _rows(a, extra.get(model, {}))}
         script = (f"window.OCG_CASES = window.OCG_CASES || {{}};\nOCG_CASES[{json.dumps(name)}] = "
                   f"{json.dumps(payload, ensure_ascii=False, separators=(',', ':'))};\n")
         with atomic_path(out_dir / "cases" / name) as tmp:
             tmp.write_text(script.replace("</", "<\\/"), encoding="utf-8")
         index.append({"model": model, "condition": condition, "template_id": int(template_id),
                       "file": f"cases/{name}", "n": len(a)})
+    return index
+
+
+def write_page(out_dir: str | Path, index: list[dict]) -> Path:
     page = _PAGE.replace("__INDEX__", json.dumps(index).replace("</", "<\\/"))
-    path = out_dir / "cases.html"
+    path = Path(out_dir) / "cases.html"
     with atomic_path(path) as tmp:
         tmp.write_text(page, encoding="utf-8")
     return path
+
+
+def write_case_browser(out_dir: str | Path, answers: pd.DataFrame, generations: dict[str, pd.DataFrame]) -> Path:
+    """cases.html and cases/*.js for these scored answers (all in memory: a few models)."""
+    return write_page(out_dir, write_chunks(out_dir, answers, generations))
+
+
+ANSWER_COLUMNS = ["instance_id", "model", "condition", "template_id", "set_id", "perm_index", "concepts",
+                  "pos_pattern", "answer", "answer_status", "tokens", "match_positions", "all_present",
+                  "in_order", *FLAG_COLUMNS]
+
+
+def _model_chunks(out_dir: str, model: str, scores_root: str, generations_root: str) -> list[dict]:
+    """One model's chunks (its answers and generation records read here, then dropped)."""
+    from ..generation.store import GenerationStore
+    path = Path(scores_root) / model / "answers.parquet"
+    if not path.exists():
+        return []
+    present = set(_parquet_columns(path))
+    answers = pd.read_parquet(path, columns=[c for c in ANSWER_COLUMNS if c in present])
+    records = [r for f in sorted((Path(generations_root) / model).glob("*.jsonl")) for r in GenerationStore.read(f)]
+    gens = pd.DataFrame([{"instance_id": r["instance_id"], "prompt": r.get("prompt", ""), "raw": r.get("raw", "")}
+                         for r in records]) if records else pd.DataFrame()
+    return write_chunks(out_dir, answers, {model: gens})
+
+
+def write_case_browser_from(out_dir: str | Path, models: list[str], scores_root: str | Path,
+                            generations_root: str | Path, progress: bool = False, processes: int | None = None) -> Path:
+    """The case browser for many models, read and written one model at a time per process, so
+    memory holds a few models' answers (83k each at paper size), never all of them. Several
+    models at once on several CPUs (`processes`, default: every CPU this job may use)."""
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    from tqdm import tqdm
+
+    from ..metrics.coverage import available_cpus
+    jobs = [(str(out_dir), m, str(scores_root), str(generations_root)) for m in models]
+    workers = min(processes or available_cpus(), len(jobs))
+    bar = tqdm(total=len(jobs), desc="case browser", unit="model", disable=not progress)
+    index = []
+    if workers <= 1:
+        for job in jobs:
+            index += _model_chunks(*job)
+            bar.update()
+    else:  # spawn: safe from any caller (a kernel, a thread); each worker imports ocg once
+        with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+            for entries in pool.map(_model_chunks, *zip(*jobs)):
+                index += entries
+                bar.update()
+    bar.close()
+    return write_page(out_dir, index)
+
+
+def _parquet_columns(path: Path) -> list[str]:
+    import pyarrow.parquet as pq
+    return pq.read_schema(path).names
 
 
 _PAGE = r"""<!doctype html>

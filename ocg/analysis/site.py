@@ -14,13 +14,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..generation.run import read_generations
 from ..io import atomic_path, read_json
 from ..metrics.degenerate import FLAG_COLUMNS
 from ..metrics.registry import LABELS
 from ..provenance import git_state
 from ..results import comparable_signature, load_scores, scoring_differences
-from .browser import write_case_browser
+from .browser import write_case_browser_from
 from .tables import wide
 
 _CSS = """body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:1.5em auto;max-width:70em;padding:0 1em;color:#222;line-height:1.45}
@@ -129,13 +128,11 @@ def write_index(report_dir: str | Path, title: str, pages: list[tuple[str, str]]
     failures = failures or {}
     models = list(run["models"])
     scored = [m for m in models if (Path(scores_root) / m / "signature.json").exists()]
-    scores = load_scores(scores_root, scored, allow_mixed=True) if scored else \
-        {"summary": pd.DataFrame(), "answers": pd.DataFrame(), "signatures": {}}
+    scores = load_scores(scores_root, scored, allow_mixed=True, tables=("summary",)) if scored else \
+        {"summary": pd.DataFrame(), "signatures": {}}
     browser = ""
-    if not scores["answers"].empty:
-        gens = {m: read_generations(Path(generations_root) / m) for m in scored
-                if (Path(generations_root) / m).is_dir()}
-        write_case_browser(report_dir, scores["answers"], gens)
+    if scored:  # one model at a time: at paper size all answers would not fit in memory
+        write_case_browser_from(report_dir, scored, scores_root, generations_root, progress=True)
         browser = "<p><a href='cases.html'><b>Case browser</b></a>: every answer, filterable by model, condition, template, concept set, permutation and outcome, with the matched tokens highlighted.</p>"
     git = git_state()
     what = (f"<p class='sub'>Models: {_esc(', '.join(models))}<br>Conditions: {_esc(', '.join(run['conditions']))}; "
