@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import random
 
-WRITER_VERSION = "synthetic-v1"
+WRITER_VERSION = "synthetic-v2"  # v2: sitting, not siting
 RATE_KEYS = ("reorder", "drop", "inflect", "repeat", "degenerate")
 
 _IRREGULAR = {"catch": "caught", "throw": "threw", "ride": "rode", "sit": "sat", "run": "ran", "cut": "cut",
@@ -50,6 +50,9 @@ def _inflect(word: str, pos: str, r: random.Random) -> str:
     form = r.choice(("s", "ed", "ing"))
     if form == "ed" and word in _IRREGULAR:
         return _IRREGULAR[word]
+    if form in ("ing", "ed") and len(word) <= 4 and word[-1] in "bdgmnpt" and word[-2] in "aeiou" \
+            and word[-3:-2] not in ("a", "e", "i", "o", "u"):
+        word = word + word[-1]  # sit -> sitting, hop -> hopped
     if form == "ing":
         return (word[:-1] if word.endswith("e") and not word.endswith("ee") else word) + "ing"
     if form == "ed":
