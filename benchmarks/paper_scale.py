@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import statistics
 import subprocess
 import sys
 import threading
@@ -180,8 +181,7 @@ def main() -> None:
     for stage, r in results.items():
         parts = r["parts_s"]
         if stage in ("generate", "score"):
-            values = sorted(parts.values())
-            detail = f"{values[len(values) // 2]:.1f} s / {values[-1]:.1f} s"
+            detail = f"{statistics.median(parts.values()):.1f} s / {max(parts.values()):.1f} s"
         else:
             detail = ", ".join(f"{k} {v:.0f} s" for k, v in parts.items())
         print(f"{stage:10s} {r['wall_s']:8.1f}s {r['peak_rss_gb']:7.2f}GB  {detail}")
