@@ -27,7 +27,7 @@ from tqdm import tqdm
 
 from ..errors import OcgInputError
 from ..models import ModelSpec
-from .chat import apply_system_mode
+from .chat import MessagePrompts
 
 EXCERPT_CHARS = 300
 
@@ -129,7 +129,7 @@ def _parse_stream(status: int, body: str, excerpt: str) -> dict:
             "system_fingerprint": fingerprint}
 
 
-class OpenAIBackend:
+class OpenAIBackend(MessagePrompts):
     kind = "openai"
 
     def __init__(self, spec: ModelSpec, batch_size: int | None = None):
@@ -152,16 +152,6 @@ class OpenAIBackend:
 
     def _scrub(self, text: str) -> str:
         return text.replace(self._key, "***") if self._key else text
-
-    def render(self, messages: list[dict]) -> list[dict]:
-        return apply_system_mode(messages, self.system_mode)
-
-    def prompt_lengths(self, rendered: list[list[dict]]) -> list[int]:
-        return [sum(len(m["content"]) for m in msgs) for msgs in rendered]
-
-    def prompt_settings(self) -> dict:
-        return {"chat_template_sha256": None, "system_mode": self.system_mode,
-                "template_default_system_prompt": None, "prompt_date": None, "bos": None}
 
     def resolved_revision(self) -> str | None:
         return None

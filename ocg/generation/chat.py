@@ -89,6 +89,22 @@ def apply_system_mode(messages: list[dict], mode: str) -> list[dict]:
     return rest
 
 
+class MessagePrompts:
+    """Prompts sent as chat messages, not rendered text (API and replay backends): the system
+    turn kept or folded (`self.system_mode`), lengths in characters, no template of ours."""
+    system_mode = "system"
+
+    def render(self, messages: list[dict]) -> list[dict]:
+        return apply_system_mode(messages, self.system_mode)
+
+    def prompt_lengths(self, rendered: list[list[dict]]) -> list[int]:
+        return [sum(len(m["content"]) for m in msgs) for msgs in rendered]
+
+    def prompt_settings(self) -> dict:
+        return {"chat_template_sha256": None, "system_mode": self.system_mode,
+                "template_default_system_prompt": None, "prompt_date": None, "bos": None}
+
+
 def tokenizer_adds_bos(tokenizer) -> bool:
     """Whether the tokenizer puts a BOS token in front of plain text by itself."""
     bos = tokenizer.bos_token_id

@@ -18,7 +18,7 @@ from pathlib import Path
 from ..errors import OcgInputError
 from ..models import ModelSpec
 from ..paths import PROJECT_ROOT
-from .chat import apply_system_mode
+from .chat import MessagePrompts
 from .synthetic import WRITER_VERSION, model_rates, write_answer
 
 
@@ -56,7 +56,7 @@ def read_answers(path: Path) -> dict[str, str | None]:
     return answers
 
 
-class ReplayBackend:
+class ReplayBackend(MessagePrompts):
     kind = "replay"
 
     def __init__(self, spec: ModelSpec, batch_size: int | None = None, instances=None):
@@ -75,16 +75,6 @@ class ReplayBackend:
                                     "file holds (conditions, subset_k, template_ids)")
         else:
             self.rates = model_rates(spec.name, spec.seed, spec.replay.get("rates"))
-
-    def render(self, messages: list[dict]) -> list[dict]:
-        return apply_system_mode(messages, self.system_mode)
-
-    def prompt_lengths(self, rendered: list[list[dict]]) -> list[int]:
-        return [sum(len(m["content"]) for m in msgs) for msgs in rendered]
-
-    def prompt_settings(self) -> dict:
-        return {"chat_template_sha256": None, "system_mode": self.system_mode,
-                "template_default_system_prompt": None, "prompt_date": None, "bos": None}
 
     def resolved_revision(self) -> str:
         if self.path is not None:
