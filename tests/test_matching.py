@@ -145,3 +145,35 @@ def test_a_dead_worker_fails_scoring_instead_of_hanging(nlp, monkeypatch):
     with pytest.raises(BrokenProcessPool):
         job.result()
     assert job.pool is None  # closed
+
+
+def test_workers_die_with_a_killed_scoring_process(tmp_path):
+    """kill -9 of the scoring process (a cancelled job, an OOM kill) leaves no worker running."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    script = tmp_path / "parent.py"
+    script.write_text(
+        "import time\nfrom ocg.metrics import coverage\ncoverage.MIN_TEXTS_PER_PROCESS = 1\n"
+        "def slow(items):\n    time.sleep(120)\n    return items\n"
+        "job = coverage._Job(slow, [1, 2, 3, 4], 2, None, None, 'commongen_lemma', 1)\n"
+        "time.sleep(1)\nprint(' '.join(map(str, job.pool._processes)), flush=True)\ntime.sleep(120)\n")
+    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    workers = [int(p) for p in parent.stdout.readline().split()]
+    assert len(workers) == 2
+
+    def alive(pid):
+        try:
+            with open(f"/proc/{pid}/status") as fh:
+                return "\nState:\tZ" not in fh.read()
+        except FileNotFoundError:
+            return False
+    assert all(alive(p) for p in workers)
+    os.kill(parent.pid, signal.SIGKILL)
+    parent.wait()
+    deadline = time.time() + 15
+    while any(alive(p) for p in workers) and time.time() < deadline:
+        time.sleep(0.2)
+    assert not any(alive(p) for p in workers)

@@ -184,9 +184,19 @@ def _match_chunk(chunk: list[tuple[str, list]]) -> list[list[dict]]:
     return [[match(f, list(c), p) for c, p in requests] for f, (_, requests) in zip(forms, chunk)]
 
 
-def _one_blas_thread() -> None:
-    """In a worker: the processes share the CPUs, so each multiplies on one thread."""
+def _init_worker(parent: int) -> None:
+    """In a worker: die with the parent (Linux: a killed scoring leaves no workers behind), and
+    multiply on one BLAS thread, since the processes share the CPUs."""
+    import ctypes
+    import signal
+
     from threadpoolctl import threadpool_limits
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:  # the parent died before the line above took effect
+        os._exit(1)
     threadpool_limits(1)
 
 
@@ -206,7 +216,7 @@ class _Job:
             _worker_state = self.state
             try:  # with fork, all workers start at the first submit, here, before anything else
                 self.pool = ProcessPoolExecutor(n_process, mp_context=multiprocessing.get_context("fork"),
-                                                initializer=_one_blas_thread)
+                                                initializer=_init_worker, initargs=(os.getpid(),))
                 self.futures = [self.pool.submit(work, items[i:i + size]) for i in range(0, len(items), size)]
             finally:
                 _worker_state = None
