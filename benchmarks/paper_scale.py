@@ -13,7 +13,7 @@ templates = 82,944 answers per model, 2,985,984 in all, through the real path:
 Each stage runs in its own process; printed per stage: wall time and peak memory (the summed
 RSS of the stage's process tree, sampled every 0.2 s), and per model for 1-2. Targets on the
 2-core machine: analyses under 5 minutes, peak memory under 8 GB. Outputs stay in --out
-(default outputs/benchmarks/paper_scale; about 6 GB at full size) for a look at the report;
+(default outputs/benchmarks/paper_scale; about 5 GB at full size) for a look at the report;
 a rerun reuses finished stages (generation resumes, scoring is skipped when up to date) unless
 --fresh.
 """
