@@ -31,10 +31,10 @@ def replay_file(spec: ModelSpec) -> Path | None:
     return path if path.is_absolute() else PROJECT_ROOT / path
 
 
-def read_answers(path: Path) -> dict[str, str | None]:
+def read_answers(path: Path, field: str = "replay.file") -> dict[str, str | None]:
     """instance_id -> answer; every line checked, errors name file and line."""
     if not path.is_file():
-        raise OcgInputError(str(path), "no such replay file (models.<name>.replay.file)")
+        raise OcgInputError(str(path), f"no such replay file (set by {field})")
     answers: dict[str, str | None] = {}
     with path.open("rb") as fh:
         for lineno, line in enumerate(fh, start=1):
@@ -67,7 +67,7 @@ class ReplayBackend(MessagePrompts):
         self.rows = {} if instances is None else {r["instance_id"]: r for r in instances.to_dict("records")}
         if self.path is not None:
             self.file_sha256 = hashlib.sha256(self.path.read_bytes()).hexdigest() if self.path.is_file() else None
-            self.answers = read_answers(self.path)
+            self.answers = read_answers(self.path, f"models.{spec.name}.replay.file")
             missing = [iid for iid in self.rows if iid not in self.answers]
             if missing:
                 raise OcgInputError(str(self.path), f"no answer for {len(missing)} of the {len(self.rows)} "
