@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import os
 import platform
 import socket
 import subprocess
@@ -43,6 +44,14 @@ def git_state() -> dict[str, object]:
         return {"commit": head.stdout.strip(), "dirty": bool(status.stdout.strip())}
     except (OSError, subprocess.SubprocessError):
         return {"commit": "unknown", "dirty": None}
+
+
+def available_cpus() -> int:
+    """CPUs this process may use (a Slurm job's allocation, not the node's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
 
 
 def gpu_name() -> str | None:

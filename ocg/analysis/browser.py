@@ -90,11 +90,6 @@ def write_page(out_dir: str | Path, index: list[dict]) -> Path:
     return path
 
 
-def write_case_browser(out_dir: str | Path, answers: pd.DataFrame, generations: dict[str, pd.DataFrame]) -> Path:
-    """cases.html and cases/*.js for these scored answers (all in memory: a few models)."""
-    return write_page(out_dir, write_chunks(out_dir, answers, generations))
-
-
 ANSWER_COLUMNS = ["instance_id", "model", "condition", "template_id", "set_id", "perm_index", "concepts",
                   "pos_pattern", "answer", "answer_status", "tokens", "match_positions", "all_present",
                   "in_order", *FLAG_COLUMNS]
@@ -102,16 +97,13 @@ ANSWER_COLUMNS = ["instance_id", "model", "condition", "template_id", "set_id", 
 
 def _model_chunks(out_dir: str, model: str, scores_root: str, generations_root: str) -> list[dict]:
     """One model's chunks (its answers and generation records read here, then dropped)."""
-    from ..generation.store import GenerationStore
+    from ..generation.run import read_generations
     path = Path(scores_root) / model / "answers.parquet"
     if not path.exists():
         return []
     present = set(_parquet_columns(path))
     answers = pd.read_parquet(path, columns=[c for c in ANSWER_COLUMNS if c in present])
-    records = [r for f in sorted((Path(generations_root) / model).glob("*.jsonl")) for r in GenerationStore.read(f)]
-    gens = pd.DataFrame([{"instance_id": r["instance_id"], "prompt": r.get("prompt", ""), "raw": r.get("raw", "")}
-                         for r in records]) if records else pd.DataFrame()
-    return write_chunks(out_dir, answers, {model: gens})
+    return write_chunks(out_dir, answers, {model: read_generations(Path(generations_root) / model)})
 
 
 def write_case_browser_from(out_dir: str | Path, models: list[str], scores_root: str | Path,
@@ -124,7 +116,7 @@ def write_case_browser_from(out_dir: str | Path, models: list[str], scores_root:
 
     from tqdm import tqdm
 
-    from ..metrics.coverage import available_cpus
+    from ..provenance import available_cpus
     jobs = [(str(out_dir), m, str(scores_root), str(generations_root)) for m in models]
     workers = min(processes or available_cpus(), len(jobs))
     bar = tqdm(total=len(jobs), desc="case browser", unit="model", disable=not progress)

