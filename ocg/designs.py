@@ -23,9 +23,11 @@ def design(keys: pd.DataFrame) -> dict:
             "sets": int(keys["set_id"].nunique()), "n": len(keys)}
 
 
-def describe_design(d: dict) -> str:
-    return (f"{d['n']:,} answers: {', '.join(d['conditions'])}; template{'s' * (len(d['templates']) > 1)} "
+def describe_design(d: dict, n: bool = True) -> str:
+    """'432 answers: original, ordered; templates 0, 1, 2; 2 concept sets' (without the count: n=False)."""
+    what = (f"{', '.join(d['conditions'])}; template{'s' * (len(d['templates']) > 1)} "
             f"{', '.join(map(str, d['templates']))}; {d['sets']} concept set{'s' * (d['sets'] > 1)}")
+    return f"{d['n']:,} answers: {what}" if n else what
 
 
 def _groups(keys: pd.DataFrame) -> pd.Series:
@@ -76,6 +78,14 @@ def compare(keys: dict[str, pd.DataFrame], allow_mixed: bool, where: str) -> tup
     return shared, [f"These models answered different instances ({designs}). Tables compare them on "
                     f"the instances they share; answers left out: {dropped}. allow_mixed=True shows "
                     "each on its own instances instead."]
+
+
+def tables_note(keys: dict[str, pd.DataFrame]) -> list[str]:
+    """What the analysis notebooks (run without allow_mixed) say, or the refusal they stop with."""
+    try:
+        return compare(keys, allow_mixed=False, where="tables")[1]
+    except OcgInputError as exc:
+        return [f"The tables refuse these models: {exc.problem}"]
 
 
 def restrict(tables: dict[str, pd.DataFrame], groups: set[tuple]) -> dict[str, pd.DataFrame]:

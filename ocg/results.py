@@ -58,6 +58,11 @@ def scoring_differences(signatures: dict[str, dict]) -> list[str]:
     return lines
 
 
+def instance_keys(score_dirs: list[Path]) -> dict[str, pd.DataFrame]:
+    """Per model: the (condition, template, set, permutation) of every scored answer."""
+    return {p.name: pd.read_parquet(p / "answers.parquet", columns=KEY_COLUMNS) for p in score_dirs}
+
+
 def incomplete_models(signatures: dict[str, dict], allow_incomplete: bool, where: str) -> list[str]:
     """Lines naming models whose generations do not match their run cards (scoring's
     `completeness` block); an error when one is unfinished or short, unless allow_incomplete."""
@@ -103,7 +108,7 @@ def load_scores(scores_root: str | Path | None = None, models: list[str] | None 
                             "\nrescore them alike (02_score), or pass allow_mixed=True to show them "
                             "with a banner and a scoring_signature column")
     incomplete = incomplete_models(signatures, allow_incomplete, str(root))
-    keys = {p.name: pd.read_parquet(p / "answers.parquet", columns=KEY_COLUMNS) for p in dirs}
+    keys = instance_keys(dirs)
     shared, instance_differences = compare(keys, allow_mixed, str(root))
     out = {table: [] for table in tables}
     for p in dirs:
