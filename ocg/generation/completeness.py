@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..data import ids_hash
+from ..data.instances import instance_id
 from ..errors import OcgInputError
 from ..io import read_json
 
@@ -67,12 +68,25 @@ def _selection(card: dict, cond: str) -> dict | None:
     return None
 
 
-def asked_instances(card: dict, card_path: Path) -> dict[str, set[tuple]]:
+def _all_present(records: pd.DataFrame, cond: str, sha: str) -> set[tuple] | None:
+    """The asked keys, when the records of `cond` are exactly its asked set (their ids hash to the
+    card's and every id spells its own fields): the usual case, checked without rebuilding."""
+    mine = records[records["condition"] == cond]
+    spelled = [instance_id(*key[1:]) == key[0] for key in zip(*(mine[k].tolist() for k in KEY))]
+    if all(spelled) and not mine["instance_id"].duplicated().any() and ids_hash(mine) == sha:
+        return asked_keys(mine)
+    return None
+
+
+def asked_instances(card: dict, card_path: Path, records: pd.DataFrame | None = None) -> dict[str, set[tuple]]:
     """Per condition of the card: the keys of the instances it asked for (rebuilt, hash-checked)."""
     from .run import select_instances
 
     out = {}
     for cond, sha in card.get("instances", {}).items():
+        if records is not None and (keys := _all_present(records, cond, sha)) is not None:
+            out[cond] = keys
+            continue
         sel = _selection(card, cond)
         rows = None
         if sel is not None:
@@ -95,7 +109,7 @@ def check_model_dir(model_dir: str | Path, records: pd.DataFrame) -> tuple[dict,
     if not card_path.exists():
         return {"run_card": None, "run_status": "unknown"}, pd.Series(False, index=records.index)
     card = read_json(card_path)
-    asked = asked_instances(card, card_path)
+    asked = asked_instances(card, card_path, records)
     foreign = foreign_mask(records, asked)
     conditions = {}
     for cond in sorted(set(asked) | set(records["condition"])):
