@@ -97,6 +97,24 @@ def test_an_unfinished_run_is_scored_with_its_counts_and_tables_refuse_it(models
     monkeypatch.setattr(notebook, "_note", shown.append)
     scores = notebook.setup(tmp_path / "s", None, allow_incomplete=True)
     assert len(scores["answers"]) == 66 and any("126 of 192" in text for text in shown)
+    run = {"models": ["synth"], "conditions": ASK["conditions"], "file": "r.yaml"}
+    html = write_index(tmp_path / "report", "t", [], run=run, scores_root=tmp_path / "s",
+                       generations_root=tmp_path / "gen").read_text()
+    assert "<span class='bad'>incomplete</span>" in html and "126 of 192 asked instances missing" in html
+
+
+def test_an_older_card_is_checked_from_its_runs_and_an_unbuildable_one_named(models_file, tmp_path):
+    model_dir = crashed(models_file, tmp_path)
+    card = json.loads((model_dir / "run_card.json").read_text())
+    del card["selection"]  # as written before selections were recorded
+    (model_dir / "run_card.json").write_text(json.dumps(card))
+    out = score_model(model_dir, metrics=["pbleu"], out_dir=tmp_path / "s", progress=False)
+    assert json.loads((out / "signature.json").read_text())["completeness"]["missing"] == 126
+    for run in card["runs"]:
+        run["template_ids"] = [3]  # the recorded selection no longer gives the card's instance set
+    (model_dir / "run_card.json").write_text(json.dumps(card))
+    with pytest.raises(OcgInputError, match=r"run_card.json: cannot rebuild the instance set of condition"):
+        score_model(model_dir, metrics=["pbleu"], out_dir=tmp_path / "s", progress=False)
 
 
 def test_a_run_file_takes_allow_incomplete(tmp_path):
