@@ -46,6 +46,11 @@ def tally(asked: set[tuple], records: list[dict]) -> dict:
             "foreign": len(foreign), "foreign_examples": foreign[:_EXAMPLES]}
 
 
+def tally_stores(stores: dict, rows: dict[str, pd.DataFrame]) -> dict[str, dict]:
+    """A run card's `records`: per condition, its store's records against the asked rows."""
+    return {c: tally(asked_keys(rows[c]), store.records()) for c, store in stores.items()}
+
+
 def describe_tally(per_condition: dict[str, dict]) -> str:
     """'N of M asked instances' of a run card's `records`, and the foreign records it did not count."""
     line = (f"{sum(t['present'] for t in per_condition.values()):,} of "

@@ -26,7 +26,7 @@ from ..models import MODELS_FILE, ModelSpec, get_model
 from ..paths import generations_dir
 from ..provenance import provenance
 from .chat import prompt_sha256
-from .completeness import asked_keys, tally
+from .completeness import tally_stores
 from .extraction import answer_source, extract_answer, prompt_opens_think
 from .lock import exclusive
 from .store import GenerationStore
@@ -213,7 +213,7 @@ def _generate_locked(spec, instances, conditions, model_dir, batch_size, progres
             "selection": {**(old or {}).get("selection", {}), **{c: asked for c in conditions}},
             "backend": backend.card(), "provenance": provenance(), "runs": runs}
     if todo == 0:
-        card.update(status="complete", checked_utc=_now(), records=_tally(stores, rows))
+        card.update(status="complete", checked_utc=_now(), records=tally_stores(stores, rows))
         if old:
             card["backend"], card["provenance"] = old.get("backend", card["backend"]), old.get("provenance")
         write_json(card_path, card)
@@ -273,14 +273,9 @@ def _generate_todo(spec, backend, stores, rows, rendered, hashes, settings, card
         write_json(card_path, card)
         raise
     run.update(status="complete", finished_utc=_now())
-    card.update(status="complete", backend=backend.card(), records=_tally(stores, rows))
+    card.update(status="complete", backend=backend.card(), records=tally_stores(stores, rows))
     write_json(card_path, card)
     return model_dir
-
-
-def _tally(stores, rows) -> dict:
-    """Per condition: asked, present, missing and foreign records (only asked ones count)."""
-    return {c: tally(asked_keys(rows[c]), s.records()) for c, s in stores.items()}
 
 
 def _generate_missing(spec, backend, stores, rows, rendered, hashes, settings, card_path, progress):
