@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import pandas as pd
 
 from ..results import load_scores
@@ -33,10 +35,10 @@ def setup(results_dir=None, models=None, allow_mixed: bool = False, allow_incomp
               + "\n- ".join(scores["mixed_scoring"]))
     if scores["incomplete"]:
         _note("**Warning: generations that do not match what was asked** (docs/METHODS.md, "
-              "\"Completeness\"):\n\n- " + "\n- ".join(scores["incomplete"]))
+              "\"Completeness\"):\n\n- " + "\n- ".join(map(html.escape, scores["incomplete"])))
     if scores["instance_differences"]:
         _note("**Warning: models run on different instances** (docs/METHODS.md, \"The instances "
-              "models share\").\n\n- " + "\n- ".join(scores["instance_differences"]))
+              "models share\").\n\n- " + "\n- ".join(map(html.escape, scores["instance_differences"])))
     return scores
 
 

@@ -1,8 +1,8 @@
 """Do a model's records match what its run card asked? Missing instances, foreign records, run status.
 
 A record belongs to a condition's asked set when its instance id was asked in that condition and
-its condition, template, concept set and permutation are the asked instance's. Anything else in
-`<condition>.jsonl` (appended by hand, another set_id or template, another condition's file) is
+its condition, template, concept set and permutation are the asked instance's. Anything else
+(appended by hand: another set_id, template or condition; an id already in another file) is
 foreign: generation does not count it towards completion and scoring leaves it out. The asked
 set is rebuilt from the run card's recorded selection and checked against its ids sha256.
 """
@@ -41,7 +41,10 @@ def tally(asked: set[tuple], records: list[dict]) -> dict:
     present, foreign = set(), []
     for r in records:
         key = tuple(r.get(k) for k in KEY)
-        (present.add(key) if key in asked else foreign.append(r.get("instance_id")))
+        if key in asked:
+            present.add(key)
+        else:
+            foreign.append(r.get("instance_id"))
     return {"asked": len(asked), "present": len(present), "missing": len(asked) - len(present),
             "foreign": len(foreign), "foreign_examples": foreign[:_EXAMPLES]}
 
@@ -156,7 +159,7 @@ def problems(block: dict | None) -> tuple[list[str], list[str]]:
 
 
 def describe(block: dict | None) -> str:
-    """One line for `ocg score` and `ocg generate`."""
+    """One line per model for `ocg score` and notebook 02."""
     blocking, notes = problems(block)
     if blocking:
         return "INCOMPLETE: " + "; ".join(blocking + notes)
