@@ -8,6 +8,7 @@ since the group metrics (pBLEU, pBLEURT, Diverse Rate) are computed over its per
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from .errors import OcgInputError
@@ -30,24 +31,34 @@ def describe_design(d: dict, n: bool = True) -> str:
     return f"{d['n']:,} answers: {what}" if n else what
 
 
+def _fingerprint(keys: pd.DataFrame) -> tuple[int, int]:
+    """Equal for two models that answered the same instances (in any order)."""
+    rows = pd.util.hash_pandas_object(keys[KEY_COLUMNS], index=False).to_numpy()
+    return len(rows), int(rows.sum(dtype=np.uint64))
+
+
 def _groups(keys: pd.DataFrame) -> pd.Series:
-    """Per (condition, template, set): the permutations answered."""
-    return keys.groupby(GROUP, sort=False)["perm_index"].apply(frozenset)
+    """Per (condition, template, set): the permutations answered, as a bit mask (62 per word)."""
+    perm = keys["perm_index"].to_numpy()
+    bits = pd.Series(np.left_shift(np.int64(1), perm % 62), index=keys.index)
+    masks = bits.groupby([keys[c] for c in GROUP] + [pd.Series(perm // 62, index=keys.index)]).sum()
+    masks = masks.unstack(fill_value=0)
+    return pd.Series([tuple(row[:np.flatnonzero(row).max() + 1]) for row in masks.to_numpy()],
+                     index=masks.index)
 
 
 def shared_groups(keys: dict[str, pd.DataFrame]) -> tuple[set[tuple], list[str]]:
-    """The shared (condition, template, set) groups, and the conditions some models ran but share
-    no group of (named, with each model's design)."""
-    per_model = {m: _groups(k) for m, k in keys.items()}
+    """The shared (condition, template, set) groups, and the conditions that models ran but
+    share no group of."""
+    table = pd.concat({m: _groups(k) for m, k in keys.items()}, axis=1)  # groups x models
     shared, disjoint = set(), []
-    for cond in sorted({c for k in keys.values() for c in k["condition"].unique()}):
-        series = [g[g.index.get_level_values(0) == cond] for g in per_model.values()]
-        series = [s for s in series if len(s)]
-        common = set.intersection(*(set(s.index) for s in series))
-        kept = {g for g in common if len({s[g] for s in series}) == 1}
-        if not kept:
+    for cond in sorted(table.index.get_level_values(0).unique()):
+        sub = table[table.index.get_level_values(0) == cond]
+        sub = sub.loc[:, sub.notna().any()]  # the models that ran this condition
+        kept = sub.index[sub.notna().all(axis=1) & (sub.nunique(axis=1) == 1)]
+        if kept.empty:
             disjoint.append(cond)
-        shared |= kept
+        shared.update(kept)
     return shared, disjoint
 
 
@@ -60,8 +71,8 @@ def compare(keys: dict[str, pd.DataFrame], allow_mixed: bool, where: str) -> tup
 
     Refuses, naming each design, when models that ran a condition share none of its instances,
     unless allow_mixed."""
-    if len(keys) < 2:
-        return None, []
+    if len({_fingerprint(k) for k in keys.values()}) < 2:
+        return None, []  # every model answered the same instances (the usual case: checked fast)
     shared, disjoint = shared_groups(keys)
     left_out = {m: int((~in_groups(k, shared)).sum()) for m, k in keys.items()}
     if not any(left_out.values()):
