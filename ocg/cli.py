@@ -34,13 +34,15 @@ def _run_notebook(args) -> int:
 
 
 def _generate(args) -> int:
-    from .generation import generate, read_generations
+    from .generation import generate
+    from .generation.completeness import describe_tally
+    from .io import read_json
 
     model_dir = generate(args.model, conditions=args.conditions, subset_k=args.subset_k,
                          template_ids=args.templates, dataset=args.dataset, out_dir=args.out,
                          batch_size=args.batch_size, models_file=args.models_file)
-    records = read_generations(model_dir, args.conditions)
-    print(f"{model_dir}: {len(records):,} records")
+    tallies = read_json(model_dir / "run_card.json")["records"]
+    print(f"{model_dir}: {describe_tally({c: tallies[c] for c in args.conditions})}")
     return 0
 
 
@@ -48,11 +50,13 @@ def _score(args) -> int:
     import os
     if args.device == "cpu":  # before anything initialises CUDA
         os.environ["CUDA_VISIBLE_DEVICES"] = ""
+    from .generation.completeness import describe
+    from .io import read_json
     from .scoring import score_all
 
     for path in score_all(args.generations, models=args.models, metrics=args.metrics,
                           redo=args.redo, out_dir=args.out):
-        print(path)
+        print(f"{path}: {describe(read_json(path / 'signature.json').get('completeness'))}")
     return 0
 
 

@@ -44,7 +44,8 @@ def notebook_params(notebook: str, cfg: dict, dirs: Dirs, models: list[str]) -> 
                 "metrics": cfg["metrics"], "scoring": dict(cfg["scoring"]), "scores_dir": str(dirs.scores)}
     if notebook not in ANALYSES:
         raise ValueError(f"no plan for notebook {notebook!r}")
-    params = {"scores_dir": str(dirs.scores), "models": list(models)}
+    params = {"scores_dir": str(dirs.scores), "models": list(models),
+              "allow_incomplete": bool(cfg.get("allow_incomplete", False))}
     if notebook in _READ_MODELS_FILE:
         params["models_file"] = cfg["models_file"]
     if notebook in _WRITE_TABLES:

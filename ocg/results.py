@@ -3,7 +3,9 @@
 `load_scores` is what the analysis notebooks (and a researcher in JupyterLab) call. It refuses
 to put side by side models whose scores were computed differently (another matching rule, spaCy
 model, perplexity model, a metric missing for one of them...) unless `allow_mixed=True`; then
-each table row carries a `scoring_signature` and `mixed_scoring` says what differs.
+each table row carries a `scoring_signature` and `mixed_scoring` says what differs. It refuses
+models whose generations do not match their run cards (unfinished, instances missing) unless
+`allow_incomplete=True`, and compares models run on different instances on those they share.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from .designs import KEY_COLUMNS, compare, design, restrict
 from .errors import OcgInputError
+from .generation.completeness import problems
 from .io import read_json
 from .paths import scores_dir
 
@@ -54,10 +58,34 @@ def scoring_differences(signatures: dict[str, dict]) -> list[str]:
     return lines
 
 
+def instance_keys(score_dirs: list[Path]) -> dict[str, pd.DataFrame]:
+    """Per model: the (condition, template, set, permutation) of every scored answer."""
+    return {p.name: pd.read_parquet(p / "answers.parquet", columns=KEY_COLUMNS) for p in score_dirs}
+
+
+def incomplete_models(signatures: dict[str, dict], allow_incomplete: bool, where: str) -> list[str]:
+    """Lines naming models whose generations do not match their run cards (scoring's
+    `completeness` block); an error when one is unfinished or short, unless allow_incomplete."""
+    blocking, notes = [], []
+    for model, sig in signatures.items():
+        b, n = problems(sig.get("completeness"))
+        blocking += [f"{model}: {line}" for line in b]
+        notes += [f"{model}: {line}" for line in n]
+    if blocking and not allow_incomplete:
+        raise OcgInputError(where, "these models' generations do not match what their run cards asked:\n  "
+                            + "\n  ".join(blocking) + "\nfinish them (re-running generation resumes), or "
+                            "pass allow_incomplete=True (a run file: allow_incomplete: true) to show them "
+                            "with a warning")
+    return blocking + notes
+
+
 def load_scores(scores_root: str | Path | None = None, models: list[str] | None = None,
-                allow_mixed: bool = False, tables: tuple[str, ...] = TABLES) -> dict:
+                allow_mixed: bool = False, tables: tuple[str, ...] = TABLES,
+                allow_incomplete: bool = False) -> dict:
     """answers, groups and summary of the scored models (or only the `tables` named),
-    concatenated; and their signatures."""
+    concatenated, on the instances the models share (designs.py; all with allow_mixed);
+    their signatures, designs and the lines a page must show (mixed scoring, incomplete
+    generations, instance differences)."""
     root = Path(scores_root or scores_dir())
     dirs = sorted(p for p in root.iterdir() if (p / "signature.json").exists()) if root.is_dir() else []
     if models is not None:
@@ -79,15 +107,23 @@ def load_scores(scores_root: str | Path | None = None, models: list[str] | None 
                                        "table:\n  " + "\n  ".join(differences) +
                             "\nrescore them alike (02_score), or pass allow_mixed=True to show them "
                             "with a banner and a scoring_signature column")
-    out = {}
-    for table in tables:
-        frames = []
-        for p in dirs:
-            df = pd.read_parquet(p / f"{table}.parquet")
+    incomplete = incomplete_models(signatures, allow_incomplete, str(root))
+    keys = instance_keys(dirs)
+    shared, instance_differences = compare(keys, allow_mixed, str(root))
+    out = {table: [] for table in tables}
+    for p in dirs:
+        needed = TABLES if shared is not None else tables
+        frames = {table: pd.read_parquet(p / f"{table}.parquet") for table in needed}
+        if shared is not None:
+            frames = restrict(frames, shared)
+        for table in tables:
             if differences:
-                df["scoring_signature"] = _short_hash(comparable_signature(signatures[p.name]))
-            frames.append(df)
-        out[table] = pd.concat(frames, ignore_index=True)
+                frames[table]["scoring_signature"] = _short_hash(comparable_signature(signatures[p.name]))
+            out[table].append(frames[table])
+    out = {table: pd.concat(frames, ignore_index=True) for table, frames in out.items()}
     out["signatures"] = signatures
     out["mixed_scoring"] = differences
+    out["incomplete"] = incomplete
+    out["designs"] = {m: design(k) for m, k in keys.items()}
+    out["instance_differences"] = instance_differences
     return out

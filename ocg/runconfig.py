@@ -17,7 +17,8 @@ from .plan import ANALYSES, MODEL_NOTEBOOKS
 
 COMMON_DEFAULTS = {"models_file": None, "n_concepts": 4, "subset_k": None, "template_ids": None,
                    "metrics": None, "scoring": {}, "notebooks": list(MODEL_NOTEBOOKS),
-                   "analysis": list(ANALYSES), "table7_pairs": None, "table7_note": ""}
+                   "analysis": list(ANALYSES), "table7_pairs": None, "table7_note": "",
+                   "allow_incomplete": False}
 REQUIRED = ("name", "models", "conditions")
 
 
@@ -99,6 +100,8 @@ def check_common(raw: object, path: Path, extra_keys: dict) -> dict:
             for model in (reasoning, base):
                 if model not in cfg["models"]:
                     raise OcgInputError(f"{src}: table7_pairs.{reasoning}", f"{model!r} is not a model of this file")
+    if not isinstance(cfg["allow_incomplete"], bool):
+        raise OcgInputError(f"{src}: allow_incomplete", f"got {cfg['allow_incomplete']!r}; expected true or false")
     if not isinstance(cfg["table7_note"], str):
         raise OcgInputError(f"{src}: table7_note", "expected text")
     cfg["file"] = src

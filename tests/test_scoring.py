@@ -147,7 +147,8 @@ def test_rerun_skips_and_redo_recomputes(scored, tiny_bleurt):
     assert (out / "summary.parquet").stat().st_mtime_ns != stamp
     assert "coverage_wo_order" not in pd.read_parquet(out / "summary.parquet")
     tables = load_scores(out.parent)
-    assert set(tables) == {"answers", "groups", "summary", "signatures", "mixed_scoring"}
+    assert set(tables) == {"answers", "groups", "summary", "signatures", "mixed_scoring", "incomplete",
+                           "designs", "instance_differences"}
     assert len(tables["summary"]) == 2 and tables["signatures"]["synthetic"]["metrics"] == ["pbleu"]
 
 

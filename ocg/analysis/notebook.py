@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import pandas as pd
 
 from ..results import load_scores
@@ -18,17 +20,25 @@ def _note(text: str) -> None:
     _show(Markdown(text))
 
 
-def setup(results_dir=None, models=None, allow_mixed: bool = False) -> dict:
+def setup(results_dir=None, models=None, allow_mixed: bool = False, allow_incomplete: bool = False) -> dict:
     """Scores of the models (errors name what is missing), display options, and a banner when
-    models were scored differently (only with allow_mixed=True; otherwise that is an error)."""
+    models were scored differently (only with allow_mixed=True; otherwise that is an error), when
+    their generations are incomplete (only with allow_incomplete=True) or when they answered
+    different instances (tables then use the instances they share)."""
     pd.set_option("display.precision", 2)
     pd.set_option("display.max_columns", 40)
-    scores = load_scores(results_dir, models, allow_mixed=allow_mixed)
+    scores = load_scores(results_dir, models, allow_mixed=allow_mixed, allow_incomplete=allow_incomplete)
     print("models:", sorted(scores["summary"]["model"].unique()))
     if scores["mixed_scoring"]:
         _note("**Warning: these models were scored differently; numbers in one table are not "
               "comparable.** Each row's `scoring_signature` says which scoring it had.\n\n- "
               + "\n- ".join(scores["mixed_scoring"]))
+    if scores["incomplete"]:
+        _note("**Warning: generations that do not match what was asked** (docs/METHODS.md, "
+              "\"Completeness\"):\n\n- " + "\n- ".join(map(html.escape, scores["incomplete"])))
+    if scores["instance_differences"]:
+        _note("**Warning: models run on different instances** (docs/METHODS.md, \"The instances "
+              "models share\").\n\n- " + "\n- ".join(map(html.escape, scores["instance_differences"])))
     return scores
 
 

@@ -1,6 +1,7 @@
 """The report's landing page: index.html, static and self-contained (opens from disk).
 
-What was run, the headline table (Table 1, ours beside the paper's), Figures 3 and 4 inline,
+What was run (and each model's design, with a warning where models answered different instances
+or not all that was asked), the headline table (Table 1, ours beside the paper's), Figures 3 and 4 inline,
 one status line per model, the scoring signatures (with a warning where models differ), then
 links to every notebook, table and figure, and the case browser.
 """
@@ -14,11 +15,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..designs import describe_design, tables_note
+from ..generation.completeness import problems
 from ..io import atomic_path, read_json
 from ..metrics.degenerate import FLAG_COLUMNS
 from ..metrics.registry import LABELS
 from ..provenance import git_state
-from ..results import comparable_signature, load_scores, scoring_differences
+from ..results import comparable_signature, instance_keys, load_scores, scoring_differences
 from .browser import write_case_browser_from
 from .tables import wide
 
@@ -71,8 +74,8 @@ def _figure(report_dir: Path, name: str, caption: str) -> str:
     return f"<figure><img alt='{_esc(caption)}' src='data:image/png;base64,{data}'><figcaption>{_esc(caption)}</figcaption></figure>"
 
 
-def _model_rows(models, generations_root, summary, failures) -> str:
-    rows = []
+def _model_rows(models, generations_root, scores, failures) -> str:
+    summary, rows = scores["summary"], []
     for model in models:
         card_path = Path(generations_root) / model / "run_card.json"
         card = read_json(card_path) if card_path.exists() else {}
@@ -81,6 +84,8 @@ def _model_rows(models, generations_root, summary, failures) -> str:
             f = failures[model]
             status = (f"<span class='bad'>failed</span> in {_esc(f.get('notebook'))}, cell {_esc(f.get('cell'))}: "
                       f"{_esc(str(f.get('reason', ''))[:300])}")
+        elif blocking := problems(scores["signatures"].get(model, {}).get("completeness"))[0]:
+            status = "<span class='bad'>incomplete</span>: " + _esc("; ".join(blocking))
         elif model in set(summary.get("model", [])):
             status = "<span class='ok'>done</span>"
         else:
@@ -93,10 +98,22 @@ def _model_rows(models, generations_root, summary, failures) -> str:
         rows.append(f"<tr><td><code>{_esc(model)}</code></td><td>{_esc(settings.get('id', '–'))}</td>"
                     f"<td>{_esc(str(settings.get('resolved_revision') or '–')[:24])}</td>"
                     f"<td>{_esc(settings.get('quantization', '–'))}</td><td style='text-align:left'>{status}</td>"
+                    f"<td style='text-align:left'>{_esc(describe_design(scores['designs'][model], n=False) if model in scores['designs'] else '–')}</td>"
                     f"<td>{int(s['n_answers'].sum()) if 'n_answers' in s else 0}</td>"
                     f"<td style='text-align:left'>{_esc(counts) or '–'}</td><td>{_esc(batch)}</td></tr>")
-    return ("<table><tr><th>model</th><th>id</th><th>revision</th><th>quant.</th><th>status</th><th>answers</th>"
+    return ("<table><tr><th>model</th><th>id</th><th>revision</th><th>quant.</th><th>status</th><th>design</th><th>answers</th>"
             "<th>failed / empty / degenerate</th><th>batch-1 check</th></tr>" + "".join(rows) + "</table>")
+
+
+def _warnings(scores: dict, scores_root, scored: list[str]) -> str:
+    """Incomplete generations and different instance sets, as the tables saw them."""
+    lines = scores.get("incomplete", []) + (tables_note(instance_keys([Path(scores_root) / m for m in scored]))
+                                            if len(scored) > 1 else [])
+    if not lines:
+        return ""
+    return ("<div class='warn'><b>Not every model answered what was asked, or the same instances</b> "
+            "(docs/METHODS.md, “The instances models share”):<ul>"
+            + "".join(f"<li>{_esc(line)}</li>" for line in lines) + "</ul></div>")
 
 
 def _signatures(signatures: dict) -> str:
@@ -128,8 +145,8 @@ def write_index(report_dir: str | Path, title: str, pages: list[tuple[str, str]]
     failures = failures or {}
     models = list(run["models"])
     scored = [m for m in models if (Path(scores_root) / m / "signature.json").exists()]
-    scores = load_scores(scores_root, scored, allow_mixed=True, tables=("summary",)) if scored else \
-        {"summary": pd.DataFrame(), "signatures": {}}
+    scores = load_scores(scores_root, scored, allow_mixed=True, tables=("summary",), allow_incomplete=True) \
+        if scored else {"summary": pd.DataFrame(), "signatures": {}, "designs": {}}
     browser = ""
     if scored:  # one model at a time: at paper size all answers would not fit in memory
         write_case_browser_from(report_dir, scored, scores_root, generations_root, progress=True)
@@ -142,12 +159,12 @@ def write_index(report_dir: str | Path, title: str, pages: list[tuple[str, str]]
             f"; run file <code>{_esc(run.get('file', ''))}</code></p>")
     files = sorted(p.relative_to(report_dir).as_posix() for sub in ("tables", "figures")
                    for p in (report_dir / sub).glob("*") if p.is_file())
-    body = [f"<h1>{_esc(title)}</h1>", what, browser,
+    body = [f"<h1>{_esc(title)}</h1>", what, _warnings(scores, scores_root, scored), browser,
             "<h2>Table 1: zero-shot, with “in the specified order” (mean over templates)</h2>", _headline(report_dir),
             "<h2>Figures 3 and 4: which ordered concept lists the models composed</h2><div class='figs'>",
             _figure(report_dir, "figure3", "Figure 3: ordered concept lists by number of models that composed them"),
             _figure(report_dir, "figure4", "Figure 4: permutations composed per concept set, by model threshold"),
-            "</div><h2>Models</h2>", _model_rows(models, generations_root, scores["summary"], failures),
+            "</div><h2>Models</h2>", _model_rows(models, generations_root, scores, failures),
             "<h2>How the scores were computed</h2>", _signatures(scores["signatures"]),
             "<h2>Notebooks</h2><ol>" + "".join(f"<li><a href='{_esc(h)}'>{_esc(n)}</a></li>" for n, h in pages) + "</ol>",
             "<h2>Tables and figures</h2><ul class='links'>" + "".join(f"<li><a href='{_esc(f)}'>{_esc(f)}</a></li>" for f in files) + "</ul>"]

@@ -26,6 +26,7 @@ from ..models import MODELS_FILE, ModelSpec, get_model
 from ..paths import generations_dir
 from ..provenance import provenance
 from .chat import prompt_sha256
+from .completeness import tally_stores
 from .extraction import answer_source, extract_answer, prompt_opens_think
 from .lock import exclusive
 from .store import GenerationStore
@@ -182,7 +183,7 @@ def generate(model: str | ModelSpec, conditions=("original", "ordered"), subset_
     model_dir = Path(out_dir or generations_dir()) / spec.name
     with exclusive(model_dir):
         return _generate_locked(spec, instances, conditions, model_dir, batch_size, progress,
-                                {"subset_k": subset_k, "dataset": str(dataset) if dataset else None,
+                                {"subset_k": subset_k, "dataset": str(Path(dataset).resolve()) if dataset else None,
                                  "template_ids": None if template_ids is None else list(template_ids)})
 
 
@@ -209,9 +210,10 @@ def _generate_locked(spec, instances, conditions, model_dir, batch_size, progres
     runs = _close_stale_runs((old or {}).get("runs", []))
     card = {"model": spec.name, "status": "running", "spec": spec.as_dict(), "settings": settings,
             "instances": {**(old or {}).get("instances", {}), **ids_sha},
+            "selection": {**(old or {}).get("selection", {}), **{c: asked for c in conditions}},
             "backend": backend.card(), "provenance": provenance(), "runs": runs}
     if todo == 0:
-        card.update(status="complete", checked_utc=_now())
+        card.update(status="complete", checked_utc=_now(), records=tally_stores(stores, rows))
         if old:
             card["backend"], card["provenance"] = old.get("backend", card["backend"]), old.get("provenance")
         write_json(card_path, card)
@@ -271,7 +273,7 @@ def _generate_todo(spec, backend, stores, rows, rendered, hashes, settings, card
         write_json(card_path, card)
         raise
     run.update(status="complete", finished_utc=_now())
-    card.update(status="complete", backend=backend.card())
+    card.update(status="complete", backend=backend.card(), records=tally_stores(stores, rows))
     write_json(card_path, card)
     return model_dir
 

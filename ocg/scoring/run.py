@@ -18,6 +18,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from ..errors import OcgInputError
+from ..generation.completeness import asked_records
 from ..generation.run import read_generations
 from ..io import read_json, write_json, write_parquet
 from ..metrics import bleu, coverage, degenerate, diversity, perplexity
@@ -78,6 +79,7 @@ def score_model(model_dir: str | Path, metrics=None, out_dir: str | Path | None 
     records = read_generations(model_dir)  # every record checked: bad ones stop here, before any work
     if records.empty:
         raise OcgInputError(str(model_dir), "no generations (*.jsonl) to score")
+    records, completeness = asked_records(model_dir, records)  # checked against the run card
     out = Path(out_dir or scores_dir()) / model_dir.name
     inputs_hash = _inputs_hash(model_dir)
     sig_path = out / "signature.json"
@@ -87,6 +89,8 @@ def score_model(model_dir: str | Path, metrics=None, out_dir: str | Path | None 
     stale = stale_metrics(old, keys)
     if old and set(old.get("metrics", [])) != set(metrics):
         stale = list(keys)  # another metric set: recompute the tables as asked
+    if old and old.get("completeness") != completeness:
+        stale = list(keys)  # other records kept, or another run status: recompute and record it
     if not stale:
         return out
     log = (lambda msg: tqdm.write(f"[score {model_dir.name}] {msg}")) if progress else (lambda msg: None)
@@ -104,7 +108,8 @@ def score_model(model_dir: str | Path, metrics=None, out_dir: str | Path | None 
     ctx = Context(answers=answers, texts=texts, group_texts=[], config=config, resolved=resolved, out=out,
                   redo=redo, log=log)
     signature = {"metrics": metrics, "inputs_sha256": inputs_hash, "generations": str(model_dir),
-                 "failed_answers": "scored as empty text (no concepts, no n-grams)", "metric_keys": keys}
+                 "failed_answers": "scored as empty text (no concepts, no n-grams)", "metric_keys": keys,
+                 "completeness": completeness}
     old_tables = {level: pd.read_parquet(out / f"{level}.parquet") for level in ("answers", "groups")} if reused else {}
     started = {}  # families running in worker processes (coverage) while the rest is computed here
     try:

@@ -1,0 +1,168 @@
+"""Do a model's records match what its run card asked? Missing instances, foreign records, run status.
+
+A record belongs to a condition's asked set when its instance id was asked in that condition and
+its condition, template, concept set and permutation are the asked instance's. Anything else
+(appended by hand: another set_id, template or condition; an id already in another file) is
+foreign: generation does not count it towards completion and scoring leaves it out. The asked
+set is rebuilt from the run card's recorded selection and checked against its ids sha256.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from ..data import ids_hash
+from ..data.instances import instance_id
+from ..errors import OcgInputError
+from ..io import read_json
+
+KEY = ("instance_id", "condition", "template_id", "set_id", "perm_index")
+_EXAMPLES = 3
+
+
+def asked_keys(rows: pd.DataFrame) -> set[tuple]:
+    return set(zip(*(rows[k].tolist() for k in KEY)))
+
+
+def foreign_mask(records: pd.DataFrame, asked: dict[str, set[tuple]]) -> pd.Series:
+    """True for each record that is not an asked instance of its condition, or repeats an id
+    already seen in another condition's file."""
+    if records.empty:
+        return pd.Series([], dtype=bool)
+    keys = zip(*(records[k].tolist() for k in KEY))
+    not_asked = [key not in asked.get(key[1], set()) for key in keys]
+    return pd.Series(not_asked, index=records.index) | records["instance_id"].duplicated()
+
+
+def tally(asked: set[tuple], records: list[dict]) -> dict:
+    """asked / present / missing / foreign counts of one condition (with a few foreign ids)."""
+    present, foreign = set(), []
+    for r in records:
+        key = tuple(r.get(k) for k in KEY)
+        if key in asked:
+            present.add(key)
+        else:
+            foreign.append(r.get("instance_id"))
+    return {"asked": len(asked), "present": len(present), "missing": len(asked) - len(present),
+            "foreign": len(foreign), "foreign_examples": foreign[:_EXAMPLES]}
+
+
+def tally_stores(stores: dict, rows: dict[str, pd.DataFrame]) -> dict[str, dict]:
+    """A run card's `records`: per condition, its store's records against the asked rows."""
+    return {c: tally(asked_keys(rows[c]), store.records()) for c, store in stores.items()}
+
+
+def describe_tally(per_condition: dict[str, dict]) -> str:
+    """'N of M asked instances' of a run card's `records`, and the foreign records it did not count."""
+    line = (f"{sum(t['present'] for t in per_condition.values()):,} of "
+            f"{sum(t['asked'] for t in per_condition.values()):,} asked instances")
+    foreign = {c: t for c, t in per_condition.items() if t["foreign"]}
+    if foreign:
+        line += "; not counted, foreign records (not asked: another set, template or condition): " + ", ".join(
+            f"{c} {t['foreign']} (e.g. {', '.join(map(str, t['foreign_examples']))})" for c, t in foreign.items())
+    return line
+
+
+def _selection(card: dict, cond: str) -> dict | None:
+    """How the card's instance set of `cond` was chosen: recorded per condition, else the last run
+    that asked for it (cards written before selections were recorded)."""
+    if cond in card.get("selection", {}):
+        return card["selection"][cond]
+    for run in reversed(card.get("runs", [])):
+        if cond in run.get("conditions", []):
+            return {k: run.get(k) for k in ("subset_k", "dataset", "template_ids")}
+    return None
+
+
+def _all_present(records: pd.DataFrame, cond: str, sha: str) -> set[tuple] | None:
+    """The asked keys, when the records of `cond` are exactly its asked set (their ids hash to the
+    card's and every id spells its own fields): the usual case, checked without rebuilding."""
+    mine = records[records["condition"] == cond]
+    spelled = [instance_id(*key[1:]) == key[0] for key in zip(*(mine[k].tolist() for k in KEY))]
+    if all(spelled) and not mine["instance_id"].duplicated().any() and ids_hash(mine) == sha:
+        return asked_keys(mine)
+    return None
+
+
+def asked_instances(card: dict, card_path: Path, records: pd.DataFrame | None = None) -> dict[str, set[tuple]]:
+    """Per condition of the card: the keys of the instances it asked for (rebuilt, hash-checked)."""
+    from .run import select_instances
+
+    out = {}
+    for cond, sha in card.get("instances", {}).items():
+        if records is not None and (keys := _all_present(records, cond, sha)) is not None:
+            out[cond] = keys
+            continue
+        sel = _selection(card, cond)
+        rows = None
+        if sel is not None:
+            try:
+                rows = select_instances(sel.get("dataset"), [cond], sel.get("subset_k"), sel.get("template_ids"))
+            except (OcgInputError, OSError):
+                rows = None
+        if rows is None or ids_hash(rows) != sha:
+            raise OcgInputError(str(card_path), f"cannot rebuild the instance set of condition {cond!r} "
+                                "that this run card asked for (its dataset moved or changed?)")
+        out[cond] = asked_keys(rows)
+    return out
+
+
+def check_model_dir(model_dir: str | Path, records: pd.DataFrame) -> tuple[dict, pd.Series]:
+    """The completeness block of a model's scores, and which records are foreign (left out).
+
+    Without a run card nothing can be checked: the block says so and every record is kept."""
+    card_path = Path(model_dir) / "run_card.json"
+    if not card_path.exists():
+        return {"run_card": None, "run_status": "unknown"}, pd.Series(False, index=records.index)
+    card = read_json(card_path)
+    asked = asked_instances(card, card_path, records)
+    foreign = foreign_mask(records, asked)
+    conditions = {}
+    for cond in sorted(set(asked) | set(records["condition"])):
+        mine = records[records["condition"] == cond].drop_duplicates("instance_id")
+        conditions[cond] = tally(asked.get(cond, set()), mine[list(KEY)].to_dict("records"))
+        conditions[cond]["foreign"] = int((foreign & (records["condition"] == cond)).sum())  # with repeated ids
+    totals = {k: sum(c[k] for c in conditions.values()) for k in ("asked", "present", "missing", "foreign")}
+    return {"run_card": str(card_path), "run_status": card.get("status", "unknown"), **totals,
+            "conditions": conditions}, foreign
+
+
+def asked_records(model_dir: str | Path, records: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
+    """The records scoring uses (foreign ones left out) and the completeness block."""
+    block, foreign = check_model_dir(model_dir, records)
+    kept = records[~foreign].reset_index(drop=True)
+    if kept.empty:
+        raise OcgInputError(str(model_dir), "no record is an instance its run card asked for "
+                            f"({block.get('foreign', 0)} foreign records)")
+    return kept, block
+
+
+def problems(block: dict | None) -> tuple[list[str], list[str]]:
+    """(what makes a model's numbers incomplete, what is only worth a note), as readable lines."""
+    if not block:
+        return [], ["scored before completeness was checked: rescore (ocg score) to check it"]
+    if block.get("run_card") is None:
+        return [], ["no run_card.json beside the generations: what was asked is unknown"]
+    blocking, notes = [], []
+    if block["run_status"] != "complete":
+        blocking.append(f"the run card says {block['run_status']!r} (generation did not finish)")
+    if block["missing"]:
+        per = ", ".join(f"{c} {v['missing']} of {v['asked']}" for c, v in block["conditions"].items() if v["missing"])
+        blocking.append(f"{block['missing']} of {block['asked']} asked instances missing ({per})")
+    if block["foreign"]:
+        per = ", ".join(f"{c}: {v['foreign']} (e.g. {', '.join(map(str, v['foreign_examples']))})"
+                        for c, v in block["conditions"].items() if v["foreign"])
+        notes.append(f"{block['foreign']} foreign records (not asked by the run card) left out: {per}")
+    return blocking, notes
+
+
+def describe(block: dict | None) -> str:
+    """One line per model for `ocg score` and notebook 02."""
+    blocking, notes = problems(block)
+    if blocking:
+        return "INCOMPLETE: " + "; ".join(blocking + notes)
+    if not block or block.get("run_card") is None:
+        return "unchecked: " + "; ".join(notes)
+    return "; ".join([f"complete: {block['present']:,} of {block['asked']:,} asked instances"] + notes)
