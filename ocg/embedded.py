@@ -13,9 +13,9 @@ import importlib.util
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
+from .io import make_temp
 from .paths import model_cache_dir
 
 EMBEDDED_PREFIX = "embedded:"
@@ -71,7 +71,7 @@ def ensure_converted(name: str) -> Path:
     model.generation_config.bos_token_id = None
 
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=target.parent))
+    tmp = make_temp(target.parent, f".{name}.", suffix="", directory=True)
     try:
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)

@@ -3,7 +3,8 @@
 `load_scores` is what the analysis notebooks (and a researcher in JupyterLab) call. It refuses
 to put side by side models whose scores were computed differently (another matching rule, spaCy
 model, perplexity model, a metric missing for one of them...) unless `allow_mixed=True`; then
-each table row carries a `scoring_signature` and `mixed_scoring` says what differs.
+each table row carries a `scoring_signature` and `mixed_scoring` says what differs. An
+unfinished score set (ocg/scoring/scoreset.py) is refused, naming its folder.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from pathlib import Path
 import pandas as pd
 
 from .errors import OcgInputError
-from .io import read_json
 from .paths import scores_dir
+from .scoring.scoreset import holds_scores, read_score_set
 
 TABLES = ("answers", "groups", "summary")
 
@@ -59,7 +60,7 @@ def load_scores(scores_root: str | Path | None = None, models: list[str] | None 
     """answers, groups and summary of the scored models (or only the `tables` named),
     concatenated; and their signatures."""
     root = Path(scores_root or scores_dir())
-    dirs = sorted(p for p in root.iterdir() if (p / "signature.json").exists()) if root.is_dir() else []
+    dirs = sorted(p for p in root.iterdir() if holds_scores(p)) if root.is_dir() else []
     if models is not None:
         if isinstance(models, str) or not all(isinstance(m, str) for m in models):
             raise OcgInputError("models", f"got {models!r}; expected a list of model names")
@@ -71,8 +72,8 @@ def load_scores(scores_root: str | Path | None = None, models: list[str] | None 
         dirs = [p for p in dirs if p.name in models]
     if not dirs:
         raise OcgInputError(str(root), "no scored models here; run 02_score first")
-    signatures = {p.name: {k: v for k, v in read_json(p / "signature.json").items() if k != "config"}
-                  for p in dirs}
+    sets = {p.name: read_score_set(p, tables) for p in dirs}  # each checked against its signature
+    signatures = {m: {k: v for k, v in sig.items() if k != "config"} for m, (sig, _) in sets.items()}
     differences = scoring_differences(signatures)
     if differences and not allow_mixed:
         raise OcgInputError(str(root), "these models were scored differently and cannot share a "
@@ -83,7 +84,7 @@ def load_scores(scores_root: str | Path | None = None, models: list[str] | None 
     for table in tables:
         frames = []
         for p in dirs:
-            df = pd.read_parquet(p / f"{table}.parquet")
+            df = sets[p.name][1][table]
             if differences:
                 df["scoring_signature"] = _short_hash(comparable_signature(signatures[p.name]))
             frames.append(df)
