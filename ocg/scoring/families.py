@@ -164,14 +164,14 @@ FAMILIES = {f.name: f for f in (
 
 
 def _syntax(obj) -> str:
-    """The syntax tree of a module or function, without comments or docstrings."""
+    """A module or function as normalised source: its syntax tree without comments or docstrings."""
     tree = ast.parse(textwrap.dedent(inspect.getsource(obj)))
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
         if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
                 and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
             node.body = body[1:] or [ast.Pass()]
-    return ast.dump(tree)
+    return ast.unparse(tree)
 
 
 def code_digest(family: Family) -> str:
