@@ -78,22 +78,30 @@ def _scores_folder(model_dir: Path, out_dir) -> Path:
     return Path(out_dir or scores_dir()) / model_dir.name
 
 
+def _checked(model_dir: Path, metrics, config_file, overrides: dict) -> tuple[dict, list[str], pd.DataFrame]:
+    """The settings, the metrics and the records, every one checked: bad input stops here,
+    before anything is written."""
+    config = load_scoring_config(config_file, **overrides)
+    metrics = check_metrics(list(metrics or config["metrics"]), "metrics")
+    records = read_generations(model_dir)
+    if records.empty:
+        raise OcgInputError(str(model_dir), "no generations (*.jsonl) to score")
+    return config, metrics, records
+
+
 def score_model(model_dir: str | Path, metrics=None, out_dir: str | Path | None = None,
                 redo: bool = False, config_file: str | Path = SCORING_FILE, progress: bool = True,
                 **overrides) -> Path:
     """Score one model directory of generations; returns the directory of its scores."""
-    with exclusive(_scores_folder(Path(model_dir), out_dir)):
-        return _score_model(Path(model_dir), metrics, out_dir, redo, config_file, progress, **overrides)
+    model_dir = Path(model_dir)
+    config, metrics, records = _checked(model_dir, metrics, config_file, overrides)
+    with exclusive(_scores_folder(model_dir, out_dir)):
+        return _score_model(model_dir, records, config, metrics, out_dir, redo, progress)
 
 
-def _score_model(model_dir: Path, metrics=None, out_dir=None, redo: bool = False, config_file=SCORING_FILE,
-                 progress: bool = True, **overrides) -> Path:
+def _score_model(model_dir: Path, records: pd.DataFrame, config: dict, metrics: list[str], out_dir,
+                 redo: bool, progress: bool) -> Path:
     """score_model, under the scores folder's lock."""
-    config = load_scoring_config(config_file, **overrides)
-    metrics = check_metrics(list(metrics or config["metrics"]), "metrics")
-    records = read_generations(model_dir)  # every record checked: bad ones stop here, before any work
-    if records.empty:
-        raise OcgInputError(str(model_dir), "no generations (*.jsonl) to score")
     out = _scores_folder(model_dir, out_dir)
     log = (lambda msg: tqdm.write(f"[score {model_dir.name}] {msg}")) if progress else (lambda msg: None)
     remove_temps(out)  # left by a killed write; nobody else writes here while we hold the lock
@@ -200,7 +208,9 @@ def summarise(answers: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
     return summary.reset_index()
 
 
-def score_all(gen_dir: str | Path | None = None, models: list[str] | None = None, **kwargs) -> list[Path]:
+def score_all(gen_dir: str | Path | None = None, models: list[str] | None = None, metrics=None,
+              out_dir: str | Path | None = None, redo: bool = False, config_file: str | Path = SCORING_FILE,
+              progress: bool = True, **overrides) -> list[Path]:
     """Score every model directory under a generations root (or the listed ones)."""
     gen_dir = Path(gen_dir or generations_dir())
     if not gen_dir.is_dir():
@@ -211,9 +221,9 @@ def score_all(gen_dir: str | Path | None = None, models: list[str] | None = None
         if missing:
             raise OcgInputError(str(gen_dir), f"no generations for {missing}")
         dirs = [p for p in dirs if p.name in models]
-    with ExitStack() as locks:  # every folder locked and every file checked before any metric runs
+    # every file checked before any metric runs (the records are read again per model: memory)
+    checked = {p: _checked(p, metrics, config_file, overrides)[:2] for p in dirs}
+    with ExitStack() as locks:  # every scores folder ours before any is written
         for p in dirs:
-            locks.enter_context(exclusive(_scores_folder(p, kwargs.get("out_dir"))))
-        for p in dirs:
-            read_generations(p)
-        return [_score_model(p, **kwargs) for p in dirs]
+            locks.enter_context(exclusive(_scores_folder(p, out_dir)))
+        return [_score_model(p, read_generations(p), *checked[p], out_dir, redo, progress) for p in dirs]
