@@ -15,7 +15,7 @@ import os
 import shutil
 from pathlib import Path
 
-from .io import make_temp
+from .io import follow_umask, make_temp
 from .paths import model_cache_dir
 
 EMBEDDED_PREFIX = "embedded:"
@@ -80,6 +80,8 @@ def ensure_converted(name: str) -> Path:
                   "transformers": metadata.version("transformers"),
                   "rope_theta": getattr(model.config, "rope_theta", None)}
         (tmp / "ocg_source.json").write_text(json.dumps(source, indent=2) + "\n")
+        for path in tmp.iterdir():
+            follow_umask(path)
         try:
             os.rename(tmp, target)  # atomic; another process may have won the race
         except OSError:

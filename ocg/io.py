@@ -28,6 +28,14 @@ def make_temp(parent: str | Path, prefix: str, suffix: str = ".tmp", directory: 
     raise FileExistsError(f"{parent}: no free temporary name for {prefix}*{suffix}")
 
 
+def follow_umask(path: str | Path) -> None:
+    """Give a file that a library wrote privately (safetensors writes 0600) the mode any other
+    file gets: 0666 less the umask."""
+    mask = os.umask(0)
+    os.umask(mask)
+    os.chmod(path, 0o666 & ~mask)
+
+
 @contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yield a temporary path beside `path` (`.<name>.<random>.tmp`); on success it replaces

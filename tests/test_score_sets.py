@@ -135,6 +135,20 @@ def test_written_files_follow_the_umask(tmp_path, umask):
     assert oct(made.stat().st_mode & 0o777) == oct(0o777 & ~umask)
 
 
+@pytest.mark.slow
+def test_a_converted_model_follows_the_umask(tmp_path, monkeypatch):
+    from ocg.embedded import ensure_converted
+    monkeypatch.setenv("OCG_MODEL_CACHE", str(tmp_path))
+    previous = os.umask(0o002)
+    try:
+        target = ensure_converted("smollm2-135m-instruct")
+    finally:
+        os.umask(previous)
+    modes = {p.name: oct(p.stat().st_mode & 0o777) for p in target.iterdir()}
+    assert "model.safetensors" in modes and set(modes.values()) == {"0o664"}, modes
+    assert oct(target.stat().st_mode & 0o777) == "0o775"
+
+
 def test_an_old_signature_without_checksums_is_unfinished(tmp_path):
     rows = [{"set_id": "s", "template_id": 0, "perm_index": p, "concepts": ["dog", "run"],
              "answer": "Dogs run."} for p in range(2)]
