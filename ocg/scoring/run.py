@@ -108,7 +108,7 @@ def _score_model(model_dir: Path, records: pd.DataFrame, config: dict, metrics: 
     inputs_hash = _inputs_hash(model_dir)
     unfinished = None if redo else unfinished_reason(out)
     if unfinished and holds_scores(out):
-        log(f"unfinished score set ({unfinished}): recomputing everything")
+        log(f"unfinished score set: {unfinished}; recomputing everything")
     old = read_json(out / "signature.json") if not (redo or unfinished) else None
     resolved = _resolve(config, metrics)
     keys = {m: metric_key(m, config, inputs_hash, resolved) for m in metrics}
