@@ -28,12 +28,12 @@ def make_temp(parent: str | Path, prefix: str, suffix: str = ".tmp", directory: 
     raise FileExistsError(f"{parent}: no free temporary name for {prefix}*{suffix}")
 
 
-def follow_umask(path: str | Path) -> None:
+def follow_umask(path: str | Path, executable: bool = False) -> None:
     """Give a file that a library wrote privately (safetensors writes 0600) the mode any other
-    file gets: 0666 less the umask."""
+    file gets: 0666 (0777 for a script) less the umask."""
     mask = os.umask(0)
     os.umask(mask)
-    os.chmod(path, 0o666 & ~mask)
+    os.chmod(path, (0o777 if executable else 0o666) & ~mask)
 
 
 @contextmanager

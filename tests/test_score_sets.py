@@ -21,6 +21,7 @@ from ocg.paths import PROJECT_ROOT
 from ocg.results import load_scores
 from ocg.scoring import SCORING_FILE, score_model
 from ocg.scoring.scoreset import read_score_set
+from ocg.sweep.slurm import write_array_script
 
 INTERRUPT = Path(__file__).parent / "interrupt_ocg.py"
 RULES = {"a": "pos_aware_lookup", "b": "commongen_lemma"}  # they disagree on "rides" (-> "rid")
@@ -114,7 +115,7 @@ def test_a_second_scorer_is_refused_at_once_naming_the_first(scored_with_rule_a,
     assert not (tmp_path / "scores" / "m" / "answers.parquet").exists()  # the second wrote nothing
 
 
-@pytest.mark.parametrize("umask", [0o022, 0o002])
+@pytest.mark.parametrize("umask", [0o022, 0o002, 0o027])
 def test_written_files_follow_the_umask(tmp_path, umask):
     previous = os.umask(umask)
     try:
@@ -122,6 +123,7 @@ def test_written_files_follow_the_umask(tmp_path, umask):
         with atomic_path(tmp_path / "page.html") as tmp:
             tmp.write_text("<p>hi</p>")
         made = make_temp(tmp_path, ".model.", suffix="", directory=True)
+        script = write_array_script({"name": "t", "outputs": str(tmp_path / "sweep"), "models": ["m"], "file": "t.yaml"})
         rows = [{"set_id": "s", "template_id": 0, "perm_index": p, "concepts": ["dog", "run"],
                  "answer": "Dogs run."} for p in range(2)]
         out = score_model(write_generations(tmp_path / "gen", "m", rows), metrics=["pbleu"],
@@ -133,6 +135,7 @@ def test_written_files_follow_the_umask(tmp_path, umask):
                                                 "signature.json"}
     assert {p.name: oct(p.stat().st_mode & 0o777) for p in files} == {p.name: oct(0o666 & ~umask) for p in files}
     assert oct(made.stat().st_mode & 0o777) == oct(0o777 & ~umask)
+    assert {oct(p.stat().st_mode & 0o777) for p in script.parent.iterdir()} == {oct(0o777 & ~umask)}  # scripts
 
 
 @pytest.mark.slow
