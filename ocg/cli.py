@@ -55,7 +55,8 @@ def _score(args) -> int:
     from .scoring import score_all
 
     for path in score_all(args.generations, models=args.models, metrics=args.metrics,
-                          redo=args.redo, out_dir=args.out):
+                          redo=args.redo, out_dir=args.out,
+                          **({"config_file": args.scoring_file} if args.scoring_file else {})):
         print(f"{path}: {describe(read_json(path / 'signature.json').get('completeness'))}")
     return 0
 
@@ -139,6 +140,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--models", nargs="+", default=None, help="default: every model there")
     p.add_argument("--metrics", nargs="+", default=None, help="default: params/scoring.yaml")
     p.add_argument("--redo", action="store_true", help="recompute even if up to date")
+    p.add_argument("--scoring-file", type=Path, default=None,
+                   help="scoring settings (matching rule, models...); default params/scoring.yaml")
     p.add_argument("--out", type=Path, default=None, help="default outputs/scores")
     p.add_argument("--device", choices=["auto", "cpu"], default="auto",
                    help="auto: BLEURT and perplexity on a GPU when there is one")

@@ -13,9 +13,9 @@ import importlib.util
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
+from .io import follow_umask, make_temp
 from .paths import model_cache_dir
 
 EMBEDDED_PREFIX = "embedded:"
@@ -71,7 +71,7 @@ def ensure_converted(name: str) -> Path:
     model.generation_config.bos_token_id = None
 
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=target.parent))
+    tmp = make_temp(target.parent, f".{name}.", suffix="", directory=True)
     try:
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
@@ -80,6 +80,8 @@ def ensure_converted(name: str) -> Path:
                   "transformers": metadata.version("transformers"),
                   "rope_theta": getattr(model.config, "rope_theta", None)}
         (tmp / "ocg_source.json").write_text(json.dumps(source, indent=2) + "\n")
+        for path in tmp.iterdir():
+            follow_umask(path)
         try:
             os.rename(tmp, target)  # atomic; another process may have won the race
         except OSError:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import socket
+from functools import lru_cache
+from pathlib import Path
 
 HUB_HOST = ("huggingface.co", 443)
 
@@ -35,3 +38,35 @@ def unavailable_reason(model: str) -> str | None:
     if hub_reachable():
         return None
     return f"{model} is not a local directory, not in the local hub cache, and the model hub is unreachable"
+
+
+def revision(model: str) -> str | None:
+    """What identifies the weights `model` names: a local directory's content hash, else the hub
+    commit in the local hub cache; None while it has not been downloaded."""
+    if os.path.isdir(model):
+        files = sorted(p for p in Path(model).rglob("*") if p.is_file() and not p.name.startswith("."))
+        stats = tuple((str(p.relative_to(model)), p.stat().st_size, p.stat().st_mtime_ns) for p in files)
+        return "sha256:" + _directory_digest(str(Path(model).resolve()), stats)
+    try:
+        from huggingface_hub import try_to_load_from_cache
+        found = try_to_load_from_cache(model, "config.json")
+    except Exception:  # noqa: BLE001 - an odd id is simply "not cached"
+        return None
+    return Path(found).parent.name if isinstance(found, str) else None
+
+
+def loaded_revision(config, model: str) -> str | None:
+    """The revision of weights just loaded (transformers records the hub commit on the config)."""
+    return (None if os.path.isdir(model) else getattr(config, "_commit_hash", None)) or revision(model)
+
+
+@lru_cache(maxsize=16)
+def _directory_digest(root: str, stats: tuple) -> str:
+    """sha256 of a directory's files (names and contents); `stats` (names, sizes, mtimes) keys the memo."""
+    h = hashlib.sha256()
+    for name, _, _ in stats:
+        h.update(f"{name}\n".encode())
+        with open(os.path.join(root, name), "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    return h.hexdigest()

@@ -4,27 +4,63 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+import re
+import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 
+def make_temp(parent: str | Path, prefix: str, suffix: str = ".tmp", directory: bool = False) -> Path:
+    """A new uniquely named file (or directory) in `parent`, created with the modes any other
+    file gets (0666 / 0777 less the umask), unlike tempfile's private 0600 / 0700."""
+    for _ in range(100):
+        path = Path(parent) / f"{prefix}{secrets.token_hex(6)}{suffix}"
+        try:
+            if directory:
+                os.mkdir(path, 0o777)
+            else:
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            return path
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"{parent}: no free temporary name for {prefix}*{suffix}")
+
+
+def follow_umask(path: str | Path, executable: bool = False) -> None:
+    """Give a file that a library wrote privately (safetensors writes 0600) the mode any other
+    file gets: 0666 (0777 for a script) less the umask."""
+    mask = os.umask(0)
+    os.umask(mask)
+    os.chmod(path, (0o777 if executable else 0o666) & ~mask)
+
+
 @contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
-    """Yield a temporary path beside `path`; on success it replaces `path` in one rename."""
+    """Yield a temporary path beside `path` (`.<name>.<random>.tmp`); on success it replaces
+    `path` in one rename. A kill leaves at most that temporary file (see remove_temps)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    tmp_path = Path(tmp)
+    tmp_path = make_temp(path.parent, f".{path.name}.")
     try:
         yield tmp_path
         os.replace(tmp_path, path)
     finally:
         if tmp_path.exists():
             tmp_path.unlink()
+
+
+TEMP_NAME = re.compile(r"\..+\.[a-z0-9_]{8,12}\.tmp")  # ours: 12 hex digits; tempfile's: 8 characters
+
+
+def remove_temps(folder: str | Path) -> list[Path]:
+    """Delete the temporary files that killed atomic writes left in `folder` (call it only while
+    holding the folder's writer lock)."""
+    stray = [p for p in Path(folder).glob(".*.tmp") if TEMP_NAME.fullmatch(p.name) and p.is_file()]
+    for p in stray:
+        p.unlink(missing_ok=True)
+    return stray
 
 
 def write_json(path: str | Path, obj: Any) -> Path:

@@ -6,6 +6,7 @@ model, perplexity model, a metric missing for one of them...) unless `allow_mixe
 each table row carries a `scoring_signature` and `mixed_scoring` says what differs. It refuses
 models whose generations do not match their run cards (unfinished, instances missing) unless
 `allow_incomplete=True`, and compares models run on different instances on those they share.
+An unfinished score set (ocg/scoring/scoreset.py) is refused, naming its folder.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ import pandas as pd
 from .designs import KEY_COLUMNS, compare, design, restrict
 from .errors import OcgInputError
 from .generation.completeness import problems
-from .io import read_json
 from .paths import scores_dir
+from .scoring.scoreset import holds_scores, read_score_set
 
 TABLES = ("answers", "groups", "summary")
 
@@ -87,7 +88,7 @@ def load_scores(scores_root: str | Path | None = None, models: list[str] | None 
     their signatures, designs and the lines a page must show (mixed scoring, incomplete
     generations, instance differences)."""
     root = Path(scores_root or scores_dir())
-    dirs = sorted(p for p in root.iterdir() if (p / "signature.json").exists()) if root.is_dir() else []
+    dirs = sorted(p for p in root.iterdir() if holds_scores(p)) if root.is_dir() else []
     if models is not None:
         if isinstance(models, str) or not all(isinstance(m, str) for m in models):
             raise OcgInputError("models", f"got {models!r}; expected a list of model names")
@@ -99,8 +100,8 @@ def load_scores(scores_root: str | Path | None = None, models: list[str] | None 
         dirs = [p for p in dirs if p.name in models]
     if not dirs:
         raise OcgInputError(str(root), "no scored models here; run 02_score first")
-    signatures = {p.name: {k: v for k, v in read_json(p / "signature.json").items() if k != "config"}
-                  for p in dirs}
+    sets = {p.name: read_score_set(p, tables) for p in dirs}  # each checked against its signature
+    signatures = {m: {k: v for k, v in sig.items() if k != "config"} for m, (sig, _) in sets.items()}
     differences = scoring_differences(signatures)
     if differences and not allow_mixed:
         raise OcgInputError(str(root), "these models were scored differently and cannot share a "
@@ -112,10 +113,9 @@ def load_scores(scores_root: str | Path | None = None, models: list[str] | None 
     shared, instance_differences = compare(keys, allow_mixed, str(root))
     out = {table: [] for table in tables}
     for p in dirs:
-        needed = TABLES if shared is not None else tables
-        frames = {table: pd.read_parquet(p / f"{table}.parquet") for table in needed}
-        if shared is not None:
-            frames = restrict(frames, shared)
+        frames = sets[p.name][1]
+        if shared is not None:  # restricting needs every table of the set
+            frames = restrict(read_score_set(p, TABLES)[1], shared)
         for table in tables:
             if differences:
                 frames[table]["scoring_signature"] = _short_hash(comparable_signature(signatures[p.name]))

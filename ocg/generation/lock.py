@@ -1,7 +1,8 @@
 """One writer per output directory: an exclusive lock that names its holder.
 
-A second `generate` into the same directory fails at once, saying which process (PID, host,
-start time) holds it, instead of interleaving records. The lock is an advisory `flock` on
+A second `generate` into the same directory (or a second `ocg score` of one model's scores)
+fails at once, saying which process (PID, host, start time) holds it, instead of interleaving
+records or files. The lock is an advisory `flock` on
 `<dir>/.lock`; the kernel releases it when the holder exits, even after `kill -9`.
 """
 
@@ -24,7 +25,7 @@ def exclusive(directory: str | Path) -> Iterator[None]:
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / ".lock"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)  # the umask applies
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -36,7 +37,7 @@ def exclusive(directory: str | Path) -> Iterator[None]:
             except (ValueError, KeyError, TypeError):
                 who = "another process"
             raise OcgInputError(str(directory), f"{who} is writing here; wait for it to finish or "
-                                                "stop it (two writers would corrupt the records)") from None
+                                                "stop it (two writers would corrupt what is written here)") from None
         stamp = {"pid": os.getpid(), "host": socket.gethostname(),
                  "since": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
         os.ftruncate(fd, 0)

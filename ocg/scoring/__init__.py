@@ -1,9 +1,10 @@
 """Scoring: every metric of the paper for each model's generations (docs/METHODS.md, "Metrics").
 
 config.py    the scoring settings (params/scoring.yaml), checked
-families.py  each scoring family once: its columns, its key (for staleness), its computation
+families.py  each scoring family once: its columns, its key (for staleness), its computation, its code version
 neural.py    perplexity and pairwise BLEURT with per-text caches
 run.py       score one model (recomputing only stale families), summaries, every model
+scoreset.py  a model's tables and signature.json: written signature-last, complete or unfinished
 """
 
 from .config import CONFIG_KEYS, METRICS, SCORING_FILE, check_metrics, load_scoring_config

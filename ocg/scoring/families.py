@@ -1,13 +1,22 @@
 """The scoring families: each declares once the columns it writes, what its values depend on
 (its key, for staleness), and how it computes them with their signature.
 
+Each family also declares its `version` and the `code` that computes it (modules and
+functions). The version is part of the family's key, so a new version makes stored values
+stale and keeps models scored by different code out of one table. A change to that code must
+bump the version: tests/test_family_versions.py compares `code_digest` with a recorded one.
+
 Adding a metric: one Family here plus its function in ocg/metrics/, and, if the paper's tables
 report it, one Metric in ocg/metrics/registry.py (label, direction, aggregation).
 """
 
 from __future__ import annotations
 
+import ast
+import hashlib
+import inspect
 import math
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
@@ -16,7 +25,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..metrics import bleu, bleurt, coverage, diversity
+from .. import hub
+from ..metrics import attribute_ruler, bleu, bleurt, coverage, diversity, perplexity
 from . import neural
 
 
@@ -35,6 +45,7 @@ class Context:
     group_texts: list[list[str]]   # per group (model, condition, template, set): its answers
     config: dict
     resolved: dict                 # models actually used (spaCy pipeline, perplexity model)
+    keys: dict                     # each family's key (what its values depend on)
     out: Path                      # the model's scores folder (caches live there)
     redo: bool
     log: Callable[[str], None]
@@ -47,6 +58,8 @@ class Family:
     columns: tuple[str, ...]
     key: Callable[[dict, dict], dict]  # (config, resolved) -> what the values depend on
     compute: Callable[[Context], tuple[pd.DataFrame | dict, dict]]  # -> columns, signature
+    version: int  # bump whenever `code` changes what it computes
+    code: tuple  # the modules and functions that compute the values (hashed by code_digest)
     # Optional: starts the computation in other processes and returns a handle whose
     # `result()` gives what `compute` would, so scoring goes on with other families meanwhile.
     start: Callable[[Context], Any] | None = None
@@ -92,7 +105,7 @@ def _distinct(ctx: Context):
 
 
 def _perplexity(ctx: Context):
-    return neural.perplexities(ctx.texts, ctx.config, ctx.resolved["perplexity"],
+    return neural.perplexities(ctx.texts, ctx.config, ctx.resolved["perplexity"], ctx.keys["perplexity"],
                                ctx.out / "perplexity_cache.parquet", ctx.redo, ctx.log)
 
 
@@ -107,8 +120,8 @@ def _pbleu(ctx: Context):
 
 
 def _pbleurt(ctx: Context):
-    scores, sig = neural.bleurt_scores(ctx.group_texts, ctx.config, ctx.out / "bleurt_cache.parquet",
-                                       ctx.redo, ctx.log)
+    scores, sig = neural.bleurt_scores(ctx.group_texts, ctx.config, ctx.keys["pbleurt"],
+                                       ctx.out / "bleurt_cache.parquet", ctx.redo, ctx.log)
     values = [bleurt.pairwise_bleurt(tx, scores) for tx in ctx.group_texts] if scores \
         else [math.nan] * len(ctx.group_texts)
     return {"pbleurt": values}, sig
@@ -116,24 +129,56 @@ def _pbleurt(ctx: Context):
 
 COVERAGE_COLUMNS = ("all_present", "in_order", "coverage_frac", "match_positions", "tokens")
 
+
+def _packages(*names: str) -> dict:
+    return {name: _version(name) for name in names}
+
+
 FAMILIES = {f.name: f for f in (
     Family("coverage", "answers", COVERAGE_COLUMNS,
-           lambda c, r: {"spacy_model": r["spacy_model"], "spacy": _version("spacy"), "rule": c["matching_rule"],
-                         "lookups": _version("spacy-lookups-data"), "columns": list(COVERAGE_COLUMNS),
-                         "matmul": coverage.MATMUL},
-           _coverage, start=_start_coverage),
-    Family("pbleu", "groups", ("pbleu",), lambda c, r: {"sacrebleu": bleu.signature()}, _pbleu),
+           lambda c, r: {"spacy_model": r["spacy_model"], "rule": c["matching_rule"],
+                         **_packages("spacy", "spacy-lookups-data", "thinc", "numpy"),
+                         "columns": list(COVERAGE_COLUMNS), "matmul": coverage.MATMUL},
+           _coverage, start=_start_coverage, version=1,
+           code=(coverage, attribute_ruler, _start_coverage, _coverage)),
+    Family("pbleu", "groups", ("pbleu",), lambda c, r: {"sacrebleu": bleu.signature(), **_packages("numpy")},
+           _pbleu, version=1, code=(bleu, _pbleu)),
     Family("distinct", "answers", ("distinct_2",),
-           lambda c, r: {"tokenizer": "13a", "sacrebleu": _version("sacrebleu")}, _distinct),
+           lambda c, r: {"tokenizer": "13a", **_packages("sacrebleu")}, _distinct, version=1,
+           code=(diversity._text, diversity.bigrams, diversity.distinct2_sentence, bleu.tokenize_13a, _distinct)),
     Family("diverse", "groups", ("diverse_rate",),
-           lambda c, r: {"rule": "distinct stripped answers / answers"}, _diverse),
+           lambda c, r: {"rule": "distinct stripped answers / answers"}, _diverse, version=1,
+           code=(diversity.diverse_rate, _diverse)),
     Family("pbleurt", "groups", ("pbleurt",),
-           lambda c, r: {"checkpoint": c["bleurt_checkpoint"], "bleurt_pytorch": _version("bleurt-pytorch"),
-                         "transformers": _version("transformers"), "torch": _version("torch")},
-           _pbleurt),
+           lambda c, r: {"checkpoint": c["bleurt_checkpoint"], "revision": hub.revision(c["bleurt_checkpoint"]),
+                         **_packages("bleurt-pytorch", "transformers", "torch", "sentencepiece", "numpy")},
+           _pbleurt, version=1,
+           code=(bleurt, bleu.pair_weights, neural.TextCache, neural.bleurt_scores, _pbleurt)),
     Family("perplexity", "answers", ("perplexity", "ppl_status"),
            lambda c, r: {"requested": c["perplexity_model"], "used": r["perplexity_used"],
-                         "lmppl": _version("lmppl"), "transformers": _version("transformers"),
-                         "torch": _version("torch")},
-           _perplexity),
+                         "revision": hub.revision(r["perplexity"][1]) if r["perplexity"][1] else None,
+                         **_packages("lmppl", "transformers", "torch", "tokenizers")},
+           _perplexity, version=1,
+           code=(perplexity, neural.TextCache, neural.perplexities, _perplexity)),
 )}
+
+
+def _syntax(obj) -> str:
+    """A module or function as normalised source: its syntax tree without comments or docstrings."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(obj)))
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
+                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.unparse(tree)
+
+
+def code_digest(family: Family) -> str:
+    """sha256 of the family's code as syntax trees: a comment, docstring or layout edit keeps it."""
+    h = hashlib.sha256()
+    for obj in family.code:
+        name = obj.__name__ if inspect.ismodule(obj) else f"{obj.__module__}.{obj.__qualname__}"
+        h.update(f"{name}\n".encode())
+        h.update(_syntax(obj).encode())
+    return h.hexdigest()

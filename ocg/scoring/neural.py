@@ -1,79 +1,105 @@
 """The neural metrics, with per-text caches: perplexity (lmppl) and pairwise BLEURT.
 
-Each text (or pair) is scored once per model or checkpoint and kept in a parquet cache beside
-the scores, so added generations only score what is new. A model that cannot be loaded makes
-the metric missing, with the reason: never 0, never silently dropped.
+Each text (or pair) is scored once and kept in a parquet cache beside the scores, so added
+generations only score what is new. Cached values are served only under the key they were
+computed with: the model or checkpoint and its revision (hub commit or directory hash), the
+package versions and the family's version; anything else is a miss. A model that cannot be
+loaded makes the metric missing, with the reason: never 0, never silently dropped.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
-from importlib import metadata
 from pathlib import Path
 
 import pandas as pd
 
+from .. import hub
 from ..io import write_parquet
 from ..metrics import bleurt, perplexity
 
 
-def _version(name: str) -> str | None:
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return None
+class TextCache:
+    """Values per text or pair stored under a key; entries under another key are never served
+    (and are dropped at the next write)."""
+
+    def __init__(self, path: Path, key: dict, columns: list[str], redo: bool):
+        self.path, self.key_fields = path, {k: v for k, v in key.items() if k not in ("inputs_sha256", "requested")}
+        self.key = hashlib.sha256(json.dumps(self.key_fields, sort_keys=True, default=str).encode()).hexdigest()[:16]
+        table = pd.read_parquet(path) if path.exists() and not redo else pd.DataFrame()
+        self.table = table[table["key"] == self.key] if "key" in table else pd.DataFrame(columns=["key", *columns])
+
+    def rekeyed(self, **changes) -> TextCache:
+        return TextCache(self.path, {**self.key_fields, **changes}, [c for c in self.table if c != "key"], False)
+
+    def add(self, fresh: pd.DataFrame) -> None:
+        self.table = pd.concat([self.table, fresh.assign(key=self.key)], ignore_index=True)
+        write_parquet(self.path, self.table)
 
 
-def perplexities(texts: pd.Series, config: dict, used: tuple, cache_path: Path, redo: bool, log
+def perplexities(texts: pd.Series, config: dict, used: tuple, key: dict, cache_path: Path, redo: bool, log
                   ) -> tuple[pd.DataFrame, dict]:
     name, path, reason = used
     sig = {"requested": config["perplexity_model"], "used": name, "fallback_reason": reason,
-           "batch_size": config["perplexity_batch_size"], "lmppl": _version("lmppl"),
+           "revision": key.get("revision"), "batch_size": config["perplexity_batch_size"], "lmppl": key.get("lmppl"),
            "padding": "right", "short_texts": "NaN under 2 tokens", "long_texts": "truncated"}
     if name is None:
         log(f"perplexity missing: {reason}")
         return (pd.DataFrame({"perplexity": math.nan, "ppl_status": "missing"}, index=texts.index),
                 dict(sig, status="missing"))
-    cache = pd.read_parquet(cache_path) if cache_path.exists() and not redo else \
-        pd.DataFrame(columns=["model", "text", "perplexity", "ppl_status"])
-    cache = cache[cache["model"] == name]
-    known = dict(zip(cache["text"], zip(cache["perplexity"], cache["ppl_status"])))
-    wanted = [t for t in dict.fromkeys(texts) if t not in known]
+    cache = TextCache(cache_path, key, ["text", "perplexity", "ppl_status"], redo)
+
+    def unknown(cache):
+        known = dict(zip(cache.table["text"], zip(cache.table["perplexity"], cache.table["ppl_status"])))
+        return known, [t for t in dict.fromkeys(texts) if t not in known]
+
+    known, wanted = unknown(cache)
     if wanted:
         log(f"perplexity: {len(wanted):,} distinct texts with {name}")
         lm = perplexity.load_lm(path)
+        loaded = hub.loaded_revision(lm.config, path)
+        if loaded != key.get("revision"):  # the hub served other weights than the key names
+            cache, sig["revision"] = cache.rekeyed(revision=loaded), loaded
+            known, wanted = unknown(cache)
         values, status = perplexity.score_perplexity(wanted, lm, config["perplexity_batch_size"])
-        fresh = pd.DataFrame({"model": name, "text": wanted, "perplexity": [values[t] for t in wanted],
+        fresh = pd.DataFrame({"text": wanted, "perplexity": [values[t] for t in wanted],
                               "ppl_status": [status[t] for t in wanted]})
-        cache = pd.concat([cache, fresh], ignore_index=True)
-        write_parquet(cache_path, cache)
+        cache.add(fresh)
         known.update(zip(fresh["text"], zip(fresh["perplexity"], fresh["ppl_status"])))
     out = pd.DataFrame({"perplexity": [known[t][0] for t in texts],
                         "ppl_status": [known[t][1] for t in texts]}, index=texts.index)
     return out, dict(sig, status="ok")
 
 
-def bleurt_scores(groups: list[list[str]], config: dict, cache_path: Path, redo: bool, log
+def bleurt_scores(groups: list[list[str]], config: dict, key: dict, cache_path: Path, redo: bool, log
                    ) -> tuple[dict | None, dict]:
     checkpoint = config["bleurt_checkpoint"]
-    sig = {"checkpoint": checkpoint, "batch_size": config["bleurt_batch_size"],
+    sig = {"checkpoint": checkpoint, "revision": key.get("revision"), "batch_size": config["bleurt_batch_size"],
            "order": "references first, candidates second", "scale": "x100"}
     needed = {p for texts in groups for p in bleurt.group_pairs(texts)}
-    cache = pd.read_parquet(cache_path) if cache_path.exists() and not redo else \
-        pd.DataFrame(columns=["checkpoint", "reference", "candidate", "bleurt"])
-    cache = cache[cache["checkpoint"] == checkpoint]
-    known = {(r, c): s for r, c, s in zip(cache["reference"], cache["candidate"], cache["bleurt"])}
-    wanted = [p for p in needed if p not in known]
+    cache = TextCache(cache_path, key, ["reference", "candidate", "bleurt"], redo)
+
+    def unknown(cache):
+        t = cache.table
+        known = {(r, c): s for r, c, s in zip(t["reference"], t["candidate"], t["bleurt"])}
+        return known, [p for p in needed if p not in known]
+
+    known, wanted = unknown(cache)
     if wanted:
         try:
             tokenizer, model = bleurt.load_bleurt(checkpoint)
         except bleurt.BleurtUnavailable as exc:
             log(f"pBLEURT missing: {exc}")
             return None, dict(sig, status="missing", reason=str(exc))
+        loaded = hub.loaded_revision(model.config, checkpoint)
+        if loaded != key.get("revision"):  # the hub served other weights than the key names
+            cache, sig["revision"] = cache.rekeyed(revision=loaded), loaded
+            known, wanted = unknown(cache)
         log(f"pBLEURT: {len(wanted):,} distinct pairs with {checkpoint}")
         fresh = bleurt.score_pairs(wanted, tokenizer, model, config["bleurt_batch_size"], progress=True)
-        add = pd.DataFrame({"checkpoint": checkpoint, "reference": [r for r, _ in fresh],
-                            "candidate": [c for _, c in fresh], "bleurt": list(fresh.values())})
-        write_parquet(cache_path, pd.concat([cache, add], ignore_index=True))
+        cache.add(pd.DataFrame({"reference": [r for r, _ in fresh], "candidate": [c for _, c in fresh],
+                                "bleurt": list(fresh.values())}))
         known.update(fresh)
     return known, dict(sig, status="ok")

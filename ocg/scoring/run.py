@@ -1,17 +1,20 @@
 """Score one model's generations: per answer, per group, per (model, condition, template).
 
 Writes under outputs/scores/<model>/: answers.parquet, groups.parquet, summary.parquet and
-signature.json (how every metric was computed; written last, its presence marks a complete
-scoring). Each scoring family (families.py) has a key: everything its values depend on (the
-generations, the settings that concern it, the models and packages actually used). A re-run
-recomputes exactly the families whose key changed, or that were missing (pBLEURT without its
-checkpoint, perplexity without its model), and keeps the others; `redo` recomputes all.
+signature.json (how every metric was computed, and the checksums of the three tables: written
+last, it marks a complete score set; scoreset.py). Each scoring family (families.py) has a key:
+everything its values depend on (the generations, the family's code version, the settings that
+concern it, the models and packages actually used). A re-run recomputes exactly the families
+whose key changed, or that were missing (pBLEURT without its checkpoint, perplexity without its
+model), and keeps the others; `redo`, or an unfinished score set, recomputes all. One scorer at
+a time per scores folder (the writer lock generation takes).
 """
 
 from __future__ import annotations
 
 import hashlib
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 import pandas as pd
@@ -19,14 +22,16 @@ from tqdm import tqdm
 
 from ..errors import OcgInputError
 from ..generation.completeness import asked_records
+from ..generation.lock import exclusive
 from ..generation.run import read_generations
-from ..io import read_json, write_json, write_parquet
+from ..io import read_json, remove_temps
 from ..metrics import bleu, coverage, degenerate, diversity, perplexity
 from ..metrics.statistics import ratios, sufficient_statistics
 from ..paths import generations_dir, scores_dir
 from ..provenance import provenance
 from .config import SCORING_FILE, check_metrics, load_scoring_config
-from .families import FAMILIES, Context
+from .families import FAMILIES, Context, code_digest
+from .scoreset import holds_scores, unfinished_reason, write_score_set
 
 GROUP_KEYS = ["model", "condition", "template_id", "set_id"]
 SUMMARY_KEYS = ["model", "condition", "template_id"]
@@ -42,7 +47,8 @@ def _inputs_hash(model_dir: Path) -> str:
 
 def metric_key(metric: str, config: dict, inputs_sha256: str, resolved: dict) -> dict:
     """Everything `metric`'s values depend on; a change means they must be recomputed."""
-    return {"inputs_sha256": inputs_sha256, **FAMILIES[metric].key(config, resolved)}
+    family = FAMILIES[metric]
+    return {"inputs_sha256": inputs_sha256, "version": family.version, **family.key(config, resolved)}
 
 
 def stale_metrics(old: dict | None, keys: dict[str, dict]) -> list[str]:
@@ -69,21 +75,43 @@ def _resolve(config: dict, metrics: list[str]) -> dict:
     return out
 
 
+def _scores_folder(model_dir: Path, out_dir) -> Path:
+    return Path(out_dir or scores_dir()) / model_dir.name
+
+
+def _checked(model_dir: Path, metrics, config_file, overrides: dict) -> tuple[dict, list[str], pd.DataFrame, dict]:
+    """The settings, the metrics, the asked records and their completeness, every one checked
+    (the records against the run card too): bad input stops here, before anything is written."""
+    config = load_scoring_config(config_file, **overrides)
+    metrics = check_metrics(list(metrics or config["metrics"]), "metrics")
+    records = read_generations(model_dir)
+    if records.empty:
+        raise OcgInputError(str(model_dir), "no generations (*.jsonl) to score")
+    records, completeness = asked_records(model_dir, records)
+    return config, metrics, records, completeness
+
+
 def score_model(model_dir: str | Path, metrics=None, out_dir: str | Path | None = None,
                 redo: bool = False, config_file: str | Path = SCORING_FILE, progress: bool = True,
                 **overrides) -> Path:
     """Score one model directory of generations; returns the directory of its scores."""
     model_dir = Path(model_dir)
-    config = load_scoring_config(config_file, **overrides)
-    metrics = check_metrics(list(metrics or config["metrics"]), "metrics")
-    records = read_generations(model_dir)  # every record checked: bad ones stop here, before any work
-    if records.empty:
-        raise OcgInputError(str(model_dir), "no generations (*.jsonl) to score")
-    records, completeness = asked_records(model_dir, records)  # checked against the run card
-    out = Path(out_dir or scores_dir()) / model_dir.name
+    config, metrics, records, completeness = _checked(model_dir, metrics, config_file, overrides)
+    with exclusive(_scores_folder(model_dir, out_dir)):
+        return _score_model(model_dir, records, completeness, config, metrics, out_dir, redo, progress)
+
+
+def _score_model(model_dir: Path, records: pd.DataFrame, completeness: dict, config: dict, metrics: list[str],
+                 out_dir, redo: bool, progress: bool) -> Path:
+    """score_model, under the scores folder's lock."""
+    out = _scores_folder(model_dir, out_dir)
+    log = (lambda msg: tqdm.write(f"[score {model_dir.name}] {msg}")) if progress else (lambda msg: None)
+    remove_temps(out)  # left by a killed write; nobody else writes here while we hold the lock
     inputs_hash = _inputs_hash(model_dir)
-    sig_path = out / "signature.json"
-    old = read_json(sig_path) if sig_path.exists() and not redo else None
+    unfinished = None if redo else unfinished_reason(out)
+    if unfinished and holds_scores(out):
+        log(f"unfinished score set: {unfinished}; recomputing everything")
+    old = read_json(out / "signature.json") if not (redo or unfinished) else None
     resolved = _resolve(config, metrics)
     keys = {m: metric_key(m, config, inputs_hash, resolved) for m in metrics}
     stale = stale_metrics(old, keys)
@@ -93,7 +121,6 @@ def score_model(model_dir: str | Path, metrics=None, out_dir: str | Path | None 
         stale = list(keys)  # other records kept, or another run status: recompute and record it
     if not stale:
         return out
-    log = (lambda msg: tqdm.write(f"[score {model_dir.name}] {msg}")) if progress else (lambda msg: None)
     reused = [m for m in metrics if m not in stale]
     if reused:
         log(f"up to date: {', '.join(reused)}; recomputing: {', '.join(stale)}")
@@ -105,11 +132,11 @@ def score_model(model_dir: str | Path, metrics=None, out_dir: str | Path | None 
     if "answer_source" in records:
         answers["answer_source"] = records["answer_source"].fillna("raw")
     texts = answers["answer"].map(lambda a: a if isinstance(a, str) else "")
-    ctx = Context(answers=answers, texts=texts, group_texts=[], config=config, resolved=resolved, out=out,
-                  redo=redo, log=log)
+    ctx = Context(answers=answers, texts=texts, group_texts=[], config=config, resolved=resolved, keys=keys,
+                  out=out, redo=redo, log=log)
     signature = {"metrics": metrics, "inputs_sha256": inputs_hash, "generations": str(model_dir),
                  "failed_answers": "scored as empty text (no concepts, no n-grams)", "metric_keys": keys,
-                 "completeness": completeness}
+                 "completeness": completeness, "code_sha256": {m: code_digest(FAMILIES[m]) for m in metrics}}
     old_tables = {level: pd.read_parquet(out / f"{level}.parquet") for level in ("answers", "groups")} if reused else {}
     started = {}  # families running in worker processes (coverage) while the rest is computed here
     try:
@@ -137,10 +164,7 @@ def score_model(model_dir: str | Path, metrics=None, out_dir: str | Path | None 
                 signature[metric].get("fallback_reason")
     signature.update(recomputed=stale, reused=reused, timings_s={k: round(v, 2) for k, v in timings.items()},
                      seconds=round(time.perf_counter() - t0, 2), config=config, provenance=provenance())
-    write_parquet(out / "answers.parquet", answers)
-    write_parquet(out / "groups.parquet", groups)
-    write_parquet(out / "summary.parquet", summary)
-    write_json(sig_path, signature)
+    write_score_set(out, {"answers": answers, "groups": groups, "summary": summary}, signature)
     return out
 
 
@@ -188,7 +212,9 @@ def summarise(answers: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
     return summary.reset_index()
 
 
-def score_all(gen_dir: str | Path | None = None, models: list[str] | None = None, **kwargs) -> list[Path]:
+def score_all(gen_dir: str | Path | None = None, models: list[str] | None = None, metrics=None,
+              out_dir: str | Path | None = None, redo: bool = False, config_file: str | Path = SCORING_FILE,
+              progress: bool = True, **overrides) -> list[Path]:
     """Score every model directory under a generations root (or the listed ones)."""
     gen_dir = Path(gen_dir or generations_dir())
     if not gen_dir.is_dir():
@@ -199,6 +225,10 @@ def score_all(gen_dir: str | Path | None = None, models: list[str] | None = None
         if missing:
             raise OcgInputError(str(gen_dir), f"no generations for {missing}")
         dirs = [p for p in dirs if p.name in models]
-    for p in dirs:  # every file checked before any metric runs
-        read_generations(p)
-    return [score_model(p, **kwargs) for p in dirs]
+    # every file checked before any metric runs (the records are read again per model: memory)
+    checked = {p: _checked(p, metrics, config_file, overrides)[:2] for p in dirs}
+    with ExitStack() as locks:  # every scores folder ours before any is written
+        for p in dirs:
+            locks.enter_context(exclusive(_scores_folder(p, out_dir)))
+        return [_score_model(p, *asked_records(p, read_generations(p)), *checked[p], out_dir, redo, progress)
+                for p in dirs]

@@ -3,13 +3,12 @@ analyses as a job that runs after all of them (afterany: a failed model never bl
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from ..io import atomic_path, read_json, write_json
+from ..io import atomic_path, follow_umask, read_json, write_json
 from ..paths import PROJECT_ROOT
 from .config import resources_for
 from .state import ACTIVE_STATES, _now, manifest_path, out_dir, status_dir, to_run
@@ -43,7 +42,7 @@ echo "[$(date -u +%FT%TZ)] task $SLURM_ARRAY_TASK_ID: $MODEL on $(hostname) (job
     path = out / "slurm" / "array.sbatch"
     with atomic_path(path) as tmp:
         tmp.write_text(script)
-    os.chmod(path, 0o755)
+    follow_umask(path, executable=True)
     analysis = f"""#!/bin/bash
 # ocg sweep {sweep['name']}: the analyses (03-09) once over every finished model.
 #SBATCH --job-name=ocg-{sweep['name']}-analysis
@@ -56,7 +55,7 @@ cd {PROJECT_ROOT}
     apath = out / "slurm" / "analysis.sbatch"
     with atomic_path(apath) as tmp:
         tmp.write_text(analysis)
-    os.chmod(apath, 0o755)
+    follow_umask(apath, executable=True)
     return path
 
 def _sbatch(args: list[str]) -> str:

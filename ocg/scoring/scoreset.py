@@ -1,0 +1,81 @@
+"""A score set: one model's answers, groups and summary tables and their signature.json.
+
+The signature is written last and records the size and sha256 of each table written with it:
+it is the set's completeness marker. A set is complete when its signature exists and every
+table matches it; anything else (no signature, a table that a killed rescoring replaced, a
+table missing) is unfinished: `ocg score` recomputes it in full and `load_scores` refuses it,
+naming the folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from ..errors import OcgInputError
+from ..io import write_json, write_parquet
+
+TABLES = ("answers", "groups", "summary")
+SIGNATURE = "signature.json"
+
+
+def _digest(data: bytes) -> dict:
+    return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def write_score_set(folder: Path, tables: dict[str, pd.DataFrame], signature: dict) -> None:
+    """The tables, then the signature naming their checksums (so a kill between leaves the set
+    recognisably unfinished)."""
+    files = {}
+    for name in TABLES:
+        path = write_parquet(folder / f"{name}.parquet", tables[name])
+        files[path.name] = _digest(path.read_bytes())
+    write_json(folder / SIGNATURE, {**signature, "files": files})
+
+
+def holds_scores(folder: Path) -> bool:
+    """The folder holds a score set, complete or not (a lone writer's lock is not one)."""
+    return folder.is_dir() and any(p.name != ".lock" for p in folder.iterdir())
+
+
+def _read(folder: Path, wanted: tuple[str, ...]) -> tuple[dict | None, dict, str | None]:
+    """(signature, the wanted tables, why the set is unfinished or None)."""
+    try:
+        signature = json.loads((folder / SIGNATURE).read_bytes())
+    except FileNotFoundError:
+        return None, {}, f"no {SIGNATURE} (a scoring started here and did not finish)"
+    except ValueError:
+        return None, {}, f"{SIGNATURE} is not valid JSON"
+    files = signature.get("files") if isinstance(signature, dict) else None
+    if not isinstance(files, dict):
+        return None, {}, f"{SIGNATURE} records no table checksums (written before ocg checked them)"
+    frames = {}
+    for name in TABLES:
+        try:
+            data = (folder / f"{name}.parquet").read_bytes()
+        except FileNotFoundError:
+            return None, {}, f"{name}.parquet is missing"
+        if _digest(data) != files.get(f"{name}.parquet"):
+            return None, {}, f"{name}.parquet does not match {SIGNATURE} (a scoring was interrupted)"
+        if name in wanted:
+            frames[name] = pd.read_parquet(io.BytesIO(data))
+    return signature, frames, None
+
+
+def unfinished_reason(folder: Path) -> str | None:
+    """None for a complete score set, else why it is not one."""
+    return _read(folder, ())[2]
+
+
+def read_score_set(folder: Path, tables: tuple[str, ...] = TABLES) -> tuple[dict, dict[str, pd.DataFrame]]:
+    """The signature and the wanted tables of a complete score set, each table checked against
+    the signature from the very bytes parsed; an unfinished set is an error naming the folder."""
+    signature, frames, problem = _read(folder, tables)
+    if problem:
+        raise OcgInputError(str(folder), f"unfinished score set: {problem}; run `ocg score` (or notebook "
+                                         "02_score) again to recompute it")
+    return signature, frames
