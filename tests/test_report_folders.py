@@ -209,3 +209,15 @@ def test_slurm_scripts_carry_the_absolute_ocg_outputs(tmp_path):
     for script in ("array.sbatch", "analysis.sbatch"):
         text = (tmp_path / "out" / "slurm" / script).read_text()
         assert f"export OCG_OUTPUTS={tmp_path / 'relout'}\n" in text, text
+
+
+def test_a_run_killed_between_the_two_renames_gets_its_previous_report_back(outputs, tmp_path, monkeypatch):
+    folder = outputs / "reports" / "demo"
+    assert report(monkeypatch, tmp_path, ONE) == 0
+    folder.rename(folder.with_name("demo.old~"))  # where finish() had put it when the kill came
+    (folder.parent / "demo.building~").mkdir()
+    seen = {}
+    assert report(monkeypatch, tmp_path, TWO, during=("00_build_data", lambda _: seen.update(
+        back=(folder / "tables" / "table3.csv").read_text()))) == 0
+    assert seen["back"] == "model,value\nsmollm2-135m-instruct,1.0\n"
+    assert sorted(p.name for p in folder.parent.iterdir()) == ["demo"]

@@ -46,7 +46,10 @@ def building(final: str | Path) -> Iterator[Path]:
     staging = staging_dir(final)
     with exclusive(staging, doing="is building this report"):
         _clear(staging, keep=(".lock",))  # what a killed run left
-        shutil.rmtree(final.with_name(final.name + ".old~"), ignore_errors=True)
+        old = final.with_name(final.name + ".old~")
+        if old.exists() and not final.exists():  # killed between finish's two renames
+            old.rename(final)
+        shutil.rmtree(old, ignore_errors=True)
         stamp = {"state": "building", "pid": os.getpid(), "host": socket.gethostname(),
                  "started_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
         write_json(staging / STATE_FILE, stamp)
