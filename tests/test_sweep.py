@@ -220,13 +220,13 @@ def test_a_second_sweep_of_one_folder_is_refused_at_once_naming_the_first(tmp_pa
 @pytest.mark.slow
 def test_a_lock_held_elsewhere_is_no_model_failure(tmp_path):
     path, out = replay_sweep(tmp_path), tmp_path / "out"
+    with exclusive(out / "generations" / "synth"):  # e.g. an `ocg generate` into the sweep's generations
+        result = ocg("sweep", path)
+    assert not (out / "status" / "t" / "synth" / "failed.json").exists()
+    assert result.returncode == 1 and "synth: busy" in result.stdout, result.stdout + result.stderr[-3000:]
+    assert "synth  missing" in ocg("sweep", path, "--status").stdout
     with exclusive(out / "status" / "t" / "synth"):  # this model's task, e.g. a Slurm task of an earlier submit
         task = ocg("sweep", path, "--task", "synth")
     assert task.returncode == BUSY and "busy, not run" in task.stdout and "is running this model's task" in task.stdout
-    with exclusive(out / "generations" / "synth"):  # e.g. an `ocg generate` into the sweep's generations
-        result = ocg("sweep", path)
-    assert result.returncode == 1 and "synth: busy" in result.stdout, result.stdout + result.stderr[-3000:]
-    assert not (out / "status" / "t" / "synth" / "failed.json").exists()
-    assert "synth  missing" in ocg("sweep", path, "--status").stdout
     again = ocg("sweep", path)  # once the other writer is gone, the model runs
     assert again.returncode == 0 and "synth  done" in again.stdout, again.stdout + again.stderr[-3000:]
