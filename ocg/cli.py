@@ -189,7 +189,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from .generation.api_backend import ApiError
+    from .paths import settle_folder_variables
     try:
+        settle_folder_variables()  # before any kernel, task or job inherits them
         return args.func(args)
     except OcgInputError as exc:
         print(f"ocg: error: {exc}", file=sys.stderr)

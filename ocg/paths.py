@@ -16,6 +16,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .errors import OcgInputError
+
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 PACKAGE_DATA = Path(__file__).resolve().parent / "data"
 CONCEPT_SETS_FILE = PACKAGE_DATA / "commongen_lite_concept_sets.jsonl"
@@ -26,9 +28,32 @@ TEMPLATES_FILE = PARAMS_DIR / "templates.yaml"
 NOTEBOOKS_DIR = PROJECT_ROOT / "notebooks"
 
 
+FOLDER_VARIABLES = ("OCG_OUTPUTS", "OCG_MODEL_CACHE")
+
+
+def _folder_from_env(name: str) -> Path | None:
+    value = os.environ.get(name)
+    if value is None:
+        return None
+    if not value.strip():
+        raise OcgInputError(name, "set but empty (an unset variable such as $SCRATCH?); unset it "
+                                  "for the default, or give a folder")
+    return Path(value).resolve()
+
+
+def settle_folder_variables() -> None:
+    """Make OCG_OUTPUTS and OCG_MODEL_CACHE absolute, once, where a command starts: notebook
+    kernels (which run in notebooks/), sweep tasks and Slurm jobs inherit them and must read the
+    same folders, not resolve a relative value against their own working directory."""
+    for name in FOLDER_VARIABLES:
+        folder = _folder_from_env(name)
+        if folder:
+            os.environ[name] = str(folder)
+
+
 def outputs_dir() -> Path:
     """Root of everything a run writes; `OCG_OUTPUTS` moves it (e.g. to scratch on a cluster)."""
-    return Path(os.environ.get("OCG_OUTPUTS", PROJECT_ROOT / "outputs")).resolve()
+    return _folder_from_env("OCG_OUTPUTS") or PROJECT_ROOT / "outputs"
 
 
 def data_dir() -> Path:
@@ -53,4 +78,4 @@ def executed_notebooks_dir() -> Path:
 
 def model_cache_dir() -> Path:
     """Where converted models live; `OCG_MODEL_CACHE` moves it (e.g. a shared cluster disk)."""
-    return Path(os.environ.get("OCG_MODEL_CACHE", outputs_dir() / "models")).resolve()
+    return _folder_from_env("OCG_MODEL_CACHE") or outputs_dir() / "models"

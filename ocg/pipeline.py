@@ -2,8 +2,10 @@
 
 00 builds the data, 01 generates with each model, 02 scores, 03-09 analyse. Every executed
 notebook and its HTML land in outputs/reports/<run name>/, with tables/, figures/ and an
-index.html linking them. A failing notebook stops the run; its partial executed copy (with
-the error shown) is kept, and the failing notebook, cell and error are printed.
+index.html linking them; the run builds them in a fresh folder that replaces the report when
+it ends (ocg/analysis/staging.py), so no file of an earlier run stays. A failing notebook stops
+the run; its partial executed copy (with the error shown) is kept, and the failing notebook,
+cell and error are printed.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from .analysis.staging import building, finish, write_status_page
 from .data import dataset_name
 from .io import read_yaml
 from .notebooks import run_notebook
@@ -46,13 +49,15 @@ class StepFailed(RuntimeError):
     """A notebook of the pipeline failed; the message names notebook, cell, error and copy."""
 
 
-def run_step(notebook: str, params: dict, report_dir: Path, name: str) -> Path:
+def run_step(notebook: str, params: dict, report_dir: Path, name: str, shown_dir: Path | None = None) -> Path:
+    """Execute one notebook into `report_dir`; a failure's message names the copy as it will lie
+    in `shown_dir` (the report, once the staging folder is moved into place)."""
     import papermill
 
     try:
         return run_notebook(notebook, params, out_dir=report_dir, out_name=name, progress=True)
     except papermill.PapermillExecutionError as exc:
-        partial = report_dir / f"{name}.ipynb"
+        partial = (shown_dir or report_dir) / f"{name}.ipynb"
         raise StepFailed(f"notebook {notebook} failed in cell {exc.exec_count} (cell index "
                          f"{exc.cell_index}): {exc.ename}: {exc.evalue}\n"
                          f"     partial executed copy, error shown: {partial}\n"
@@ -60,22 +65,31 @@ def run_step(notebook: str, params: dict, report_dir: Path, name: str) -> Path:
 
 
 def run_pipeline(run_file: str | Path | None = None) -> int:
+    run = load_run(run_file or DEMO_RUN)
+    final = reports_dir() / run["name"]
+    with building(final) as staging:
+        code, state = _run_steps(run, staging, final)
+        finish(staging, final, state)
+    print(f"\nreport: {final / 'index.html'}" if code == 0 else f"\nunfinished report: {final / 'index.html'}")
+    return code
+
+
+def _run_steps(run: dict, staging: Path, final: Path) -> tuple[int, dict]:
+    """Every notebook into `staging`, then the landing page: (exit code, how the run ended)."""
     from .analysis.site import write_index
 
-    run = load_run(run_file or DEMO_RUN)
-    report_dir = reports_dir() / run["name"]
-    report_dir.mkdir(parents=True, exist_ok=True)
     pages = []
-    plan = steps(run, report_dir)
+    plan = steps(run, staging)
     for i, (notebook, params, name) in enumerate(plan, start=1):
         print(f"[{i}/{len(plan)}] {name}", flush=True)
         try:
-            executed = run_step(notebook, params, report_dir, name)
+            executed = run_step(notebook, params, staging, name, shown_dir=final)
         except StepFailed as exc:
             print(f"\nocg: {exc}", file=sys.stderr)
-            return 1
+            write_status_page(staging, f"ocg report: {run['name']} (failed)", str(exc).splitlines()[0],
+                              pages + [(f"{name} (failed)", f"{name}.html")])
+            return 1, {"state": "failed", "reason": str(exc), "notebooks": [n for n, _ in pages]}
         pages.append((name, executed.with_suffix(".html").name))
-    index = write_index(report_dir, f"ocg report: {run['name']}", pages, run=run,
-                        scores_root=scores_dir(), generations_root=generations_dir())
-    print(f"\nreport: {index}")
-    return 0
+    write_index(staging, f"ocg report: {run['name']}", pages, run=run,
+                scores_root=scores_dir(), generations_root=generations_dir())
+    return 0, {"state": "done", "notebooks": [n for n, _ in pages]}

@@ -2,15 +2,19 @@
 
 import json
 import os
+import socket
 import subprocess
 import sys
+import time
 
 import pytest
 import yaml
 from slurm_cluster import SlurmCluster, missing_binaries
 
 from ocg.errors import OcgInputError
+from ocg.generation.lock import exclusive
 from ocg.sweep import load_sweep, resources_for, status_table
+from ocg.sweep.tasks import BUSY
 
 SECRET = "sk-sweep-secret-81bd3"
 
@@ -184,3 +188,45 @@ def test_server_backed_sweep_on_slurm(tmp_path, slurm, monkeypatch):
     assert card["status"] == "complete" and card["backend"]["server"]["command"][1] == "serve"
     assert (out / "generations" / "served" / "server.log").stat().st_size > 0
     assert (out / "scores" / "served" / "summary.parquet").exists() and no_server_left()
+
+
+def replay_sweep(tmp_path) -> str:
+    """A one-model sweep on the replay backend: its task runs notebooks 01 and 02 in seconds."""
+    mpath = tmp_path / "models.yaml"
+    mpath.write_text(yaml.safe_dump({"models": {"synth": {"backend": "replay", "id": "x/y"}}}))
+    return sweep_file(tmp_path, ["synth"], str(mpath), analysis=())
+
+
+@pytest.mark.slow
+def test_a_second_sweep_of_one_folder_is_refused_at_once_naming_the_first(tmp_path):
+    path, out = replay_sweep(tmp_path), tmp_path / "out"
+    first = subprocess.Popen([sys.executable, "-m", "ocg.cli", "sweep", path], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    lock, deadline = out / ".lock", time.time() + 60
+    while f'"pid": {first.pid}' not in (lock.read_text() if lock.exists() else "") and time.time() < deadline:
+        time.sleep(0.1)
+    t0 = time.time()
+    second = ocg("sweep", path)
+    seconds = time.time() - t0
+    stdout, stderr = first.communicate(timeout=600)
+    assert second.returncode == 2, second.stdout + second.stderr
+    assert second.stderr.startswith(f"ocg: error: {out}: PID {first.pid} on {socket.gethostname()} (since ")
+    assert "is running a sweep in this folder" in second.stderr and seconds < 30
+    assert first.returncode == 0, stdout + stderr[-3000:]
+    assert not (out / "status" / "t" / "synth" / "failed.json").exists()
+    assert [s for _, s, _ in status_table(load_sweep(path), with_slurm=False)] == ["done"]
+
+
+@pytest.mark.slow
+def test_a_lock_held_elsewhere_is_no_model_failure(tmp_path):
+    path, out = replay_sweep(tmp_path), tmp_path / "out"
+    with exclusive(out / "generations" / "synth"):  # e.g. an `ocg generate` into the sweep's generations
+        result = ocg("sweep", path)
+    assert not (out / "status" / "t" / "synth" / "failed.json").exists()
+    assert result.returncode == 1 and "synth: busy" in result.stdout, result.stdout + result.stderr[-3000:]
+    assert "synth  missing" in ocg("sweep", path, "--status").stdout
+    with exclusive(out / "status" / "t" / "synth"):  # this model's task, e.g. a Slurm task of an earlier submit
+        task = ocg("sweep", path, "--task", "synth")
+    assert task.returncode == BUSY and "busy, not run" in task.stdout and "is running this model's task" in task.stdout
+    again = ocg("sweep", path)  # once the other writer is gone, the model runs
+    assert again.returncode == 0 and "synth  done" in again.stdout, again.stdout + again.stderr[-3000:]

@@ -2,7 +2,8 @@
 
 Compares every tables/*.csv of two report folders: the same files, columns and rows, and every
 number equal within a tolerance (missing values equal each other). Provenance sidecars and
-LaTeX are left out: they name dates and commits.
+LaTeX are left out: they name dates and commits. A folder that is not a finished report (none
+there, no tables, a run that failed or is still building) is an error, never "identical".
 """
 
 from __future__ import annotations
@@ -12,10 +13,28 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..errors import OcgInputError
+
+
+def _tables(folder: Path) -> Path:
+    """`folder`/tables of a finished report, else an error naming the folder."""
+    from .staging import check_finished
+
+    if not folder.is_dir():
+        raise OcgInputError(str(folder), "no such report folder")
+    check_finished(folder)
+    tables = folder / "tables"
+    if not tables.is_dir() or not any(tables.glob("*.csv")):
+        raise OcgInputError(str(folder), "no tables/*.csv here; expected a report folder "
+                                         "(outputs/reports/<run name>)")
+    return tables
+
 
 def compare_reports(a: str | Path, b: str | Path, tolerance: float = 1e-9) -> list[str]:
     """Differences between the tables of two report folders, one line each (empty: identical)."""
-    a, b = Path(a) / "tables", Path(b) / "tables"
+    if not (np.isfinite(tolerance) and tolerance >= 0):
+        raise OcgInputError("--tolerance", f"got {tolerance}; expected a finite number >= 0")
+    a, b = _tables(Path(a)), _tables(Path(b))
     names_a, names_b = {p.name for p in a.glob("*.csv")}, {p.name for p in b.glob("*.csv")}
     problems = [f"only in {a}: {n}" for n in sorted(names_a - names_b)]
     problems += [f"only in {b}: {n}" for n in sorted(names_b - names_a)]

@@ -20,8 +20,14 @@ from pathlib import Path
 from ..errors import OcgInputError
 
 
+class LockHeld(OcgInputError):
+    """Another process holds the lock: not a failure of the work, only "not now" (a sweep records
+    no model failure for it)."""
+
+
 @contextmanager
-def exclusive(directory: str | Path) -> Iterator[None]:
+def exclusive(directory: str | Path, doing: str = "is writing here") -> Iterator[None]:
+    """Hold `<directory>/.lock` while the block runs; refused at once (LockHeld) if another has it."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / ".lock"
@@ -36,8 +42,8 @@ def exclusive(directory: str | Path) -> Iterator[None]:
                 who = f"PID {h['pid']} on {h['host']} (since {h['since']})"
             except (ValueError, KeyError, TypeError):
                 who = "another process"
-            raise OcgInputError(str(directory), f"{who} is writing here; wait for it to finish or "
-                                                "stop it (two writers would corrupt what is written here)") from None
+            raise LockHeld(str(directory), f"{who} {doing}; wait for it to finish or "
+                                           "stop it (two writers would corrupt what is written here)") from None
         stamp = {"pid": os.getpid(), "host": socket.gethostname(),
                  "since": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
         os.ftruncate(fd, 0)

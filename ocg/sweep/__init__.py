@@ -22,10 +22,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import OcgInputError
+from ..generation.lock import exclusive
 from ..plan import model_steps
 from .config import load_sweep, resources_for
 from .slurm import submit_slurm, wait_slurm
-from .state import print_status, status_table, sweep_dirs
+from .state import out_dir, print_status, status_table, sweep_dirs
 from .tasks import run_analysis, run_local, run_model_task
 
 __all__ = ["load_sweep", "model_steps", "resources_for", "run_sweep", "status_table", "sweep_dirs"]
@@ -42,6 +43,15 @@ def run_sweep(path: str | Path, executor: str = "local", wait: bool = False, sta
     if status:
         print_status(sweep)
         return 0
+    if executor not in ("local", "slurm"):
+        raise OcgInputError("--executor", f"got {executor!r}; expected local or slurm")
+    # One driver per sweep folder: a second is refused at once, naming the holder. Model tasks
+    # (--task) and the analyses take their own locks, so a driver can run them while it holds this.
+    with exclusive(out_dir(sweep), doing="is running a sweep in this folder"):
+        return _drive(sweep, executor, wait, dry_run, wait_timeout_s)
+
+
+def _drive(sweep: dict, executor: str, wait: bool, dry_run: bool, wait_timeout_s: float) -> int:
     if executor == "local":
         return run_local(sweep)
     if executor == "slurm":
@@ -52,5 +62,4 @@ def run_sweep(path: str | Path, executor: str = "local", wait: bool = False, sta
             if not finished:
                 return 124
             return 1 if any(st == "failed" for _, st, _ in status_table(sweep)) else 0
-        return 0
-    raise OcgInputError("--executor", f"got {executor!r}; expected local or slurm")
+    return 0

@@ -3,13 +3,15 @@ analyses as a job that runs after all of them (afterany: a failed model never bl
 
 from __future__ import annotations
 
+import os
+import shlex
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 from ..io import atomic_path, follow_umask, read_json, write_json
-from ..paths import PROJECT_ROOT
+from ..paths import FOLDER_VARIABLES, PROJECT_ROOT
 from .config import resources_for
 from .state import ACTIVE_STATES, _now, manifest_path, out_dir, status_dir, to_run
 from .tasks import task_command
@@ -20,6 +22,12 @@ def _sbatch_resources(res: dict) -> list[str]:
     if res["gpus"]:
         args.append(f"--gres=gpu:{res['gpus']}")
     return args
+
+def _exports() -> str:
+    """The submitter's OCG_OUTPUTS and OCG_MODEL_CACHE (absolute: `ocg` settles them at start),
+    so a job reads the same folders whatever sbatch's --export."""
+    lines = [f"export {name}={shlex.quote(os.environ[name])}" for name in FOLDER_VARIABLES if name in os.environ]
+    return "\n".join(lines) or "# OCG_OUTPUTS and OCG_MODEL_CACHE: not set (the defaults)"
 
 def write_array_script(sweep: dict) -> Path:
     out = out_dir(sweep)
@@ -32,6 +40,7 @@ def write_array_script(sweep: dict) -> Path:
 #SBATCH --output={out}/logs/slurm-%A_%a.out
 #SBATCH --requeue
 #SBATCH --open-mode=append
+{_exports()}
 set -uo pipefail
 MODELS=({models})
 MODEL="${{MODELS[$SLURM_ARRAY_TASK_ID]}}"
@@ -48,6 +57,7 @@ echo "[$(date -u +%FT%TZ)] task $SLURM_ARRAY_TASK_ID: $MODEL on $(hostname) (job
 #SBATCH --job-name=ocg-{sweep['name']}-analysis
 #SBATCH --output={out}/logs/analysis.log
 #SBATCH --open-mode=append
+{_exports()}
 set -uo pipefail
 cd {PROJECT_ROOT}
 {sys.executable} -m ocg.cli sweep {sweep['file']} --analysis

@@ -8,8 +8,10 @@ import subprocess
 import sys
 import time
 import traceback
+from dataclasses import replace
 
 from ..errors import OcgInputError
+from ..generation.lock import LockHeld, exclusive
 from ..io import read_json, write_json
 from ..paths import PROJECT_ROOT
 from ..plan import analysis_steps, model_steps
@@ -25,19 +27,32 @@ from .state import (
     to_run,
 )
 
+BUSY = 75  # EX_TEMPFAIL: another process holds a lock this task needs; try again later
+
 
 def task_command(sweep: dict, model: str = "$MODEL") -> list[str]:
     """The command every model task runs, here or on a Slurm node."""
     return [sys.executable, "-m", "ocg.cli", "sweep", sweep["file"], "--task", model]
 
 def run_model_task(sweep: dict, model: str) -> int:
-    """Run the model's notebooks in order; mark each done, or write failed.json and stop."""
-    from ..notebooks import run_notebook
+    """Run the model's notebooks in order; mark each done, or write failed.json and stop.
 
+    One task per model at a time. A lock held by another process (this task's, or a generation
+    or scores folder's inside a notebook) is no failure of the model: exit BUSY, record nothing.
+    """
     if model not in sweep["models"]:
         raise OcgInputError(sweep["file"], f"{model!r} is not a model of this sweep")
     status = status_dir(sweep, model)
-    status.mkdir(parents=True, exist_ok=True)
+    try:
+        with exclusive(status, doing="is running this model's task"):
+            return _run_notebooks(sweep, model, status)
+    except LockHeld as exc:
+        print(f"[{model}] busy, not run: {exc}", flush=True)
+        return BUSY
+
+def _run_notebooks(sweep: dict, model: str, status) -> int:
+    from ..notebooks import run_notebook
+
     (status / "failed.json").unlink(missing_ok=True)
     job = {k: os.environ.get(k) for k in ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID")
            if os.environ.get(k)}
@@ -51,6 +66,8 @@ def run_model_task(sweep: dict, model: str) -> int:
         try:
             executed = run_notebook(notebook, params, out_dir=out_dir(sweep) / "notebooks" / model)
         except Exception as exc:  # noqa: BLE001 - any failure is recorded for --status
+            if getattr(exc, "ename", None) == LockHeld.__name__:
+                raise LockHeld(notebook, str(getattr(exc, "evalue", exc))) from None
             reason = f"{getattr(exc, 'ename', type(exc).__name__)}: {getattr(exc, 'evalue', exc)}"
             cell = getattr(exc, "exec_count", None)
             write_json(status / "failed.json", {
@@ -68,9 +85,9 @@ def run_model_task(sweep: dict, model: str) -> int:
     return 0
 
 def run_analysis(sweep: dict) -> int:
-    """Notebooks 03-09 once over every model whose scoring is done."""
-    from ..analysis.site import write_index
-    from ..pipeline import StepFailed, run_step
+    """Notebooks 03-09 once over every model whose scoring is done, built in a fresh folder that
+    replaces the sweep's report when they end (ocg/analysis/staging.py)."""
+    from ..analysis.staging import building, finish
 
     done = [m for m in sweep["models"] if model_state(sweep, m)[0] == "done"]
     marker = analysis_marker(sweep)
@@ -78,25 +95,36 @@ def run_analysis(sweep: dict) -> int:
         print("no finished model to analyse", flush=True)
         write_json(marker, {"state": "failed", "reason": "no finished model", "time_utc": _now()})
         return 1
-    reports = sweep_dirs(sweep).reports
+    final = sweep_dirs(sweep).reports
+    with building(final) as staging:
+        outcome = _analyse(sweep, done, staging, final)
+        finish(staging, final, outcome)
+    write_json(marker, {**outcome, "models": done, "time_utc": _now()})
+    print(f"[analysis] report: {outcome['report']}" if outcome["state"] == "done" else
+          f"[analysis] {outcome['reason']}", flush=True)
+    return 0 if outcome["state"] == "done" else 1
+
+def _analyse(sweep: dict, done: list[str], staging, final) -> dict:
+    from ..analysis.site import write_index
+    from ..analysis.staging import write_status_page
+    from ..pipeline import StepFailed, run_step
+
+    dirs = replace(sweep_dirs(sweep), reports=staging)
     pages = []
-    for notebook, params in analysis_steps(sweep, sweep_dirs(sweep), done):
+    for notebook, params in analysis_steps(sweep, dirs, done):
         print(f"[analysis] {notebook} over {done}", flush=True)
         try:
-            executed = run_step(notebook, params, reports, notebook)
+            executed = run_step(notebook, params, staging, notebook, shown_dir=final)
         except StepFailed as exc:
-            print(f"[analysis] {exc}", flush=True)
-            write_json(marker, {"state": "failed", "reason": str(exc), "models": done, "time_utc": _now()})
-            return 1
+            write_status_page(staging, f"ocg sweep: {sweep['name']} (analyses failed)", str(exc).splitlines()[0],
+                              pages + [(f"{notebook} (failed)", f"{notebook}.html")])
+            return {"state": "failed", "reason": str(exc)}
         pages.append((notebook, executed.with_suffix(".html").name))
     failures = {m: read_json(status_dir(sweep, m) / "failed.json") for m in sweep["models"]
                 if (status_dir(sweep, m) / "failed.json").exists()}
-    dirs = sweep_dirs(sweep)
-    index = write_index(reports, f"ocg sweep: {sweep['name']}", pages, run=sweep, scores_root=dirs.scores,
-                        generations_root=dirs.generations, failures=failures)
-    write_json(marker, {"state": "done", "report": str(index), "models": done, "time_utc": _now()})
-    print(f"[analysis] report: {index}", flush=True)
-    return 0
+    write_index(staging, f"ocg sweep: {sweep['name']}", pages, run=sweep, scores_root=dirs.scores,
+                generations_root=dirs.generations, failures=failures)
+    return {"state": "done", "report": str(final / "index.html")}
 
 def run_local(sweep: dict) -> int:
     """Each pending model's task as a subprocess, one after another; then the analyses."""
@@ -109,7 +137,8 @@ def run_local(sweep: dict) -> int:
         with (logs / f"{model}.log").open("a") as log:
             code = subprocess.call(task_command(sweep, model), stdout=log, stderr=subprocess.STDOUT,
                                    cwd=PROJECT_ROOT)
-        outcome = "done" if code == 0 else f"FAILED (exit {code}), see {logs / model}.log"
+        outcome = ("done" if code == 0 else f"busy: another process holds it, not run (see {logs / model}.log)"
+                   if code == BUSY else f"FAILED (exit {code}), see {logs / model}.log")
         print(f"  {model}: {outcome}", flush=True)
         failed += code != 0
     analysed = analysis_marker(sweep)
@@ -120,9 +149,12 @@ def run_local(sweep: dict) -> int:
             analysis_code = subprocess.call([sys.executable, "-m", "ocg.cli", "sweep", sweep["file"], "--analysis"],
                                             stdout=log, stderr=subprocess.STDOUT, cwd=PROJECT_ROOT)
     print_status(sweep)
-    still_failed = [m for m, state, _ in status_table(sweep, with_slurm=False) if state == "failed"]
-    if still_failed or analysis_code:
+    states = status_table(sweep, with_slurm=False)
+    still_failed = [m for m, state, _ in states if state == "failed"]
+    unfinished = [m for m, state, _ in states if state == "missing"]
+    if still_failed or unfinished or analysis_code:
         print(f"ocg: {len(still_failed)} model(s) failed: {still_failed}" if still_failed else
+              f"ocg: {len(unfinished)} model(s) not run: {unfinished}" if unfinished else
               "ocg: the analyses failed (see logs/analysis.log)", file=sys.stderr)
         return 1
     return 0

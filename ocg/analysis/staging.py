@@ -1,0 +1,95 @@
+"""A report folder holds exactly what its last run wrote, never a mix of two runs.
+
+Each run builds in a fresh `<name>.building~` beside the report (its `report.json` says
+"building", with the PID and host) and moves it into place when it ends, done or failed; the
+previous report stays whole until then. A killed run leaves the previous report and a folder
+that says "building"; the next run of that report clears it. One run per report at a time.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import html
+import os
+import shutil
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from ..errors import OcgInputError
+from ..generation.lock import exclusive
+from ..io import atomic_path, read_json, write_json
+
+STATE_FILE = "report.json"
+
+
+def staging_dir(final: Path) -> Path:
+    """Where `final` is built ('~' is never in a run name, so no report is called this)."""
+    return final.with_name(final.name + ".building~")
+
+
+def _clear(folder: Path, keep: tuple[str, ...] = ()) -> None:
+    for child in folder.iterdir() if folder.exists() else ():
+        if child.name in keep:
+            continue
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child)
+        else:
+            child.unlink()
+
+
+@contextmanager
+def building(final: str | Path) -> Iterator[Path]:
+    """A fresh staging folder for `final`, locked for this run; `finish` moves it into place."""
+    final = Path(final)
+    staging = staging_dir(final)
+    with exclusive(staging, doing="is building this report"):
+        _clear(staging, keep=(".lock",))  # what a killed run left
+        old = final.with_name(final.name + ".old~")
+        if old.exists() and not final.exists():  # killed between finish's two renames
+            old.rename(final)
+        shutil.rmtree(old, ignore_errors=True)
+        stamp = {"state": "building", "pid": os.getpid(), "host": socket.gethostname(),
+                 "started_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+        write_json(staging / STATE_FILE, stamp)
+        write_status_page(staging, f"{final.name}: being built",
+                          f"PID {stamp['pid']} on {stamp['host']} started this run at {stamp['started_utc']}; "
+                          "this folder replaces the report when it ends.")
+        yield staging
+
+
+def finish(staging: Path, final: Path, state: dict) -> None:
+    """Record how the run ended, then put the staging folder where the report was."""
+    started = read_json(staging / STATE_FILE)
+    write_json(staging / STATE_FILE, {**started, **state,
+                                      "ended_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")})
+    old = final.with_name(final.name + ".old~")
+    if final.exists():
+        final.rename(old)
+    staging.rename(final)  # between the two renames there is no report at all, never a mixed one
+    (final / ".lock").unlink(missing_ok=True)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def check_finished(folder: Path) -> None:
+    """An error unless `folder` is a report whose run ended well (or one from before report.json)."""
+    path = folder / STATE_FILE
+    if not path.exists():
+        return
+    state = read_json(path)
+    if state.get("state") != "done":
+        why = state.get("reason") or f"PID {state.get('pid')} on {state.get('host')} since {state.get('started_utc')}"
+        raise OcgInputError(str(folder), f"an unfinished report ({state.get('state')}: {why.splitlines()[0]})")
+
+
+def write_status_page(folder: Path, title: str, text: str, pages: list[tuple[str, str]] = ()) -> Path:
+    """A plain index.html for a report that is not (or not yet) complete."""
+    links = "".join(f"<li><a href='{html.escape(h)}'>{html.escape(n)}</a></li>" for n, h in pages)
+    page = (f"<!doctype html>\n<html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+            f"</head><body>\n<h1>{html.escape(title)}</h1>\n<p>{html.escape(text)}</p>\n"
+            + (f"<h2>Notebooks</h2><ol>{links}</ol>\n" if links else "") + "</body></html>\n")
+    path = folder / "index.html"
+    with atomic_path(path) as tmp:
+        tmp.write_text(page, encoding="utf-8")
+    return path
