@@ -77,8 +77,7 @@ def _start_coverage(ctx: Context) -> _Started:
         "matmul": coverage.MATMUL, "attribute_ruler": coverage.ATTRIBUTE_RULER,
         "lemma_lookup": f"spacy-lookups-data {_version('spacy-lookups-data')} en lemma_lookup",
         "rule": "see docs/METHODS.md, 'Concept matching'; order: left-to-right first later match",
-        "measured_quality": {k: v for k, v in coverage.MATCHING_QUALITY.items()
-                             if k in ("labelled_pairs", rule, "commongen_lemma")}})
+        "measured_quality": coverage.quality_for_signature(rule)})
 
 
 def _coverage(ctx: Context):
@@ -114,7 +113,8 @@ def _pbleurt(ctx: Context):
     return {"pbleurt": values}, sig
 
 
-COVERAGE_COLUMNS = ("all_present", "in_order", "coverage_frac", "match_positions", "tokens")
+COVERAGE_COLUMNS = ("all_present", "in_order", "coverage_frac", "match_positions", "order_positions", "tokens",
+                    *coverage.VARIANT_COLUMNS)  # every rule's verdicts, for the sensitivity view
 
 FAMILIES = {f.name: f for f in (
     Family("coverage", "answers", COVERAGE_COLUMNS,
