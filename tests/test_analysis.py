@@ -156,8 +156,7 @@ def test_latex_bold_best_and_underline_second_by_direction():
 
 def _cells(tex: str) -> list[list[str]]:
     """Each body row of a tabular, split into its cells."""
-    rows = [line.rstrip(" \\\\").split(" & ") for line in tex.splitlines()[4:-2]]
-    return rows
+    return [line.removesuffix(" \\\\").split(" & ") for line in tex.splitlines()[4:-2]]
 
 
 def test_latex_marks_table3_within_each_template_as_the_paper_does():
