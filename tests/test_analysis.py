@@ -302,3 +302,24 @@ def test_case_browser_is_built_model_by_model_and_shows_api_prompts_as_text(tmp_
     prompt = payload["rows"][0][payload["fields"].index("prompt")]
     assert prompt == "[system]\nBe brief.\n\n[user]\nConcepts for b"
     assert payload["rows"][0][payload["fields"].index("all_present")] is True
+
+
+def test_case_browser_highlights_the_positions_the_order_verdict_used(tmp_path):
+    """An answer judged in order through a concept's second mention is highlighted there, so its
+    highlights read in order ([4, 8, 9, 13]), not at first occurrences ([4, 1, 9, 13])."""
+    import json
+
+    from helpers import write_generations
+
+    from ocg.analysis.browser import write_case_browser_from
+    from ocg.scoring import score_model
+    rows = [{"set_id": "s1", "template_id": 0, "perm_index": 0, "concepts": ["frisbee", "dog", "catch", "throw"],
+             "pos_pattern": "NNVV", "answer": "A dog saw the frisbee, and the dog caught it after I threw it."}]
+    score_model(write_generations(tmp_path / "gen", "a", rows), metrics=["coverage"], out_dir=tmp_path / "scores",
+                progress=False)
+    page = write_case_browser_from(tmp_path / "site", ["a"], tmp_path / "scores", tmp_path / "gen")
+    index = json.loads(page.read_text().split("const INDEX = ", 1)[1].split(";\n", 1)[0])
+    payload = json.loads((tmp_path / "site" / index[0]["file"]).read_text().split("] = ", 1)[1].rstrip().rstrip(";"))
+    row = dict(zip(payload["fields"], payload["rows"][0]))
+    assert row["in_order"] is True
+    assert row["match_positions"] == [4, 8, 9, 13]
