@@ -63,6 +63,23 @@ def _headline(report_dir: Path) -> str:
     return "".join(parts)
 
 
+def _sensitivity(report_dir: Path) -> str:
+    """Table 1 under each matching rule, order reading and perplexity average (notebook 03)."""
+    from .sensitivity import largest_shifts
+    from .sensitivity import wide as sensitivity_wide
+    path = report_dir / "tables" / "table1_sensitivity.csv"
+    if not path.exists():
+        return "<p class='muted'>The sensitivity view was not computed in this report (notebook 03).</p>"
+    long = pd.read_csv(path)
+    shifts = largest_shifts(long)
+    return ("<p>Table 1's numbers recomputed under each concept-matching rule (CommonGen's lemma rule among "
+            "them), both readings of the order check, and three averages of perplexity, beside the default "
+            "(docs/METHODS.md, “Sensitivity”).</p>"
+            + ("<p><b>Largest shifts:</b></p><ul>" + "".join(f"<li>{_esc(t)}</li>" for t in shifts) + "</ul>"
+               if shifts else "<p>No choice moves these numbers.</p>")
+            + _table_html(sensitivity_wide(long, "coverage")) + _table_html(sensitivity_wide(long, "perplexity")))
+
+
 def _figure(report_dir: Path, name: str, caption: str) -> str:
     path = report_dir / "figures" / f"{name}.png"
     if not path.exists():
@@ -144,6 +161,7 @@ def write_index(report_dir: str | Path, title: str, pages: list[tuple[str, str]]
                    for p in (report_dir / sub).glob("*") if p.is_file())
     body = [f"<h1>{_esc(title)}</h1>", what, browser,
             "<h2>Table 1: zero-shot, with “in the specified order” (mean over templates)</h2>", _headline(report_dir),
+            "<h2>How much the open choices move Table 1</h2>", _sensitivity(report_dir),
             "<h2>Figures 3 and 4: which ordered concept lists the models composed</h2><div class='figs'>",
             _figure(report_dir, "figure3", "Figure 3: ordered concept lists by number of models that composed them"),
             _figure(report_dir, "figure4", "Figure 4: permutations composed per concept set, by model threshold"),
