@@ -111,27 +111,27 @@ def _lookup_fits_noun(tok) -> bool:
 def token_forms(doc, table) -> dict[str, Tokens]:
     """Each rule's Tokens for one parsed doc (the lookup `table` consulted once per token)."""
     toks = [t for t in doc if not t.is_space]
-    forms = {rule: ([], []) for rule in MATCHING_RULES}
+    lemma, surface, anyl, noun, verb = [], [], [], [], []
     for i, tok in enumerate(toks):
-        lemma = frozenset({tok.lemma_.lower()})
-        surface = lemma | {tok.lower_}
+        lem = frozenset({tok.lemma_.lower()})
+        sur = lem | {tok.lower_}
         looked_up = table.get(tok.lower_) if table is not None else None
-        looked_up = looked_up.lower() if looked_up else None
-        anyl = surface | {looked_up} if looked_up else surface
-        noun = verb = surface
+        ext = sur | {looked_up.lower()} if looked_up else sur
+        n = v = sur
         if looked_up and tok.pos_ not in _FUNCTION_POS:
             if _lookup_fits_noun(tok):
-                noun = anyl
-            prev_pos = toks[i - 1].pos_ if i else ""
-            next_pos = toks[i + 1].pos_ if i + 1 < len(toks) else ""
-            if _lookup_fits_verb(tok, prev_pos, next_pos):
-                verb = anyl
-        for rule, (n, v) in (("commongen_lemma", (lemma, lemma)), ("lemma_or_surface", (surface, surface)),
-                             ("any_lookup", (anyl, anyl)), ("pos_aware_lookup", (noun, verb))):
-            forms[rule][0].append(n)
-            forms[rule][1].append(v)
+                n = ext
+            if _lookup_fits_verb(tok, toks[i - 1].pos_ if i else "", toks[i + 1].pos_ if i + 1 < len(toks) else ""):
+                v = ext
+        lemma.append(lem)
+        surface.append(sur)
+        anyl.append(ext)
+        noun.append(n)
+        verb.append(v)
     text = tuple(t.text for t in toks)
-    return {rule: Tokens(text, tuple(n), tuple(v)) for rule, (n, v) in forms.items()}
+    lemma, surface, anyl = tuple(lemma), tuple(surface), tuple(anyl)
+    return {"pos_aware_lookup": Tokens(text, tuple(noun), tuple(verb)), "commongen_lemma": Tokens(text, lemma, lemma),
+            "lemma_or_surface": Tokens(text, surface, surface), "any_lookup": Tokens(text, anyl, anyl)}
 
 
 def matches(tokens: Tokens, word: str, pos: str) -> list[int]:
@@ -154,16 +154,25 @@ def _order(hits: list[list[int]]) -> tuple[bool, list[int]]:
     return ordered, used
 
 
-def verdicts(tokens: Tokens, concepts: list[str], pos_pattern: str | None = None) -> dict:
-    """all_present, in_order (ours), in_order_first (first occurrences strictly increasing)."""
-    pos_pattern = pos_pattern or "N" * len(concepts)
-    hits = [matches(tokens, c, p) for c, p in zip(concepts, pos_pattern)]
+def _verdicts_of_hits(hits: list[list[int]]) -> dict:
     first = [h[0] if h else -1 for h in hits]
     present = all(p >= 0 for p in first)
     ordered, used = _order(hits)
     return {"all_present": present, "in_order": ordered and present,
             "in_order_first": present and all(a < b for a, b in zip(first, first[1:])),
             "first": first, "used": used, "present": [p >= 0 for p in first]}
+
+
+def verdicts(tokens: Tokens, concepts: list[str], pos_pattern: str | None = None) -> dict:
+    """all_present, in_order (ours), in_order_first (first occurrences strictly increasing)."""
+    pos_pattern = pos_pattern or "N" * len(concepts)
+    return _verdicts_of_hits([matches(tokens, c, p) for c, p in zip(concepts, pos_pattern)])
+
+
+def _as_match(tokens: Tokens, v: dict, n_concepts: int) -> dict:
+    return {"all_present": v["all_present"], "in_order": v["in_order"],
+            "coverage_frac": float(np.mean(v["present"])) if n_concepts else 0.0,
+            "match_positions": v["first"], "order_positions": v["used"], "tokens": list(tokens.text)}
 
 
 def match(tokens: Tokens, concepts: list[str], pos_pattern: str | None = None) -> dict:
@@ -173,18 +182,21 @@ def match(tokens: Tokens, concepts: list[str], pos_pattern: str | None = None) -
     `pos_pattern` gives each concept's part of speech (N or V), as the instances carry it;
     without it every concept is treated as a noun.
     """
-    v = verdicts(tokens, concepts, pos_pattern)
-    return {"all_present": v["all_present"], "in_order": v["in_order"],
-            "coverage_frac": float(np.mean(v["present"])) if concepts else 0.0,
-            "match_positions": v["first"], "order_positions": v["used"], "tokens": list(tokens.text)}
+    return _as_match(tokens, verdicts(tokens, concepts, pos_pattern), len(concepts))
 
 
 def match_all_rules(forms: dict[str, Tokens], rule: str, concepts: list[str],
                     pos_pattern: str | None = None) -> dict:
-    """`match` under `rule`, plus every rule's verdicts under both order readings (VARIANT_COLUMNS)."""
-    out = match(forms[rule], concepts, pos_pattern)
+    """`match` under `rule`, plus every rule's verdicts under both order readings (VARIANT_COLUMNS).
+    Rules that find the same matches (most answers) share one verdict."""
+    pos_pattern = pos_pattern or "N" * len(concepts)
+    out, seen = {}, {}
     for other, tokens in forms.items():
-        v = verdicts(tokens, concepts, pos_pattern)
+        hits = [matches(tokens, c, p) for c, p in zip(concepts, pos_pattern)]
+        key = tuple(map(tuple, hits))
+        v = seen.get(key) or seen.setdefault(key, _verdicts_of_hits(hits))
+        if other == rule:
+            out.update(_as_match(tokens, v, len(concepts)))
         for name in ("all_present",) + ORDER_READINGS:
             out[f"{name}@{other}"] = v[name]
     return out
