@@ -97,7 +97,8 @@ def wide(long: pd.DataFrame, part: str = "coverage") -> pd.DataFrame:
         return pd.DataFrame()
     index = ["model"] if part == "perplexity" else ["model", "metric"]
     long = long.assign(metric=long["metric"].map(lambda m: LABELS.get(m, m)),
-                       choice=long["choice"].str.replace("matching: ", "matching by ", regex=False))
+                       choice=long["choice"].str.replace("matching: ", "matching by ", regex=False),
+                       variant=long["variant"].str.replace("order: ", "order as ", regex=False))
     columns = ["variant"] if part == "perplexity" else ["choice", "variant"]
     values = long.pivot_table(index=index, columns=columns, values="value", sort=False)
     default = long.groupby(index, sort=False)["default"].first()

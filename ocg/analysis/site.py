@@ -74,10 +74,12 @@ def _sensitivity(report_dir: Path) -> str:
     shifts = largest_shifts(long)
     return ("<p>Table 1's numbers recomputed under each concept-matching rule (CommonGen's lemma rule among "
             "them), both readings of the order check, and three averages of perplexity, beside the default "
-            "(docs/METHODS.md, “Sensitivity”).</p>"
+            "(docs/METHODS.md, “Sensitivity”); the order reading does not touch w/o order (–).</p>"
             + ("<p><b>Largest shifts:</b></p><ul>" + "".join(f"<li>{_esc(t)}</li>" for t in shifts) + "</ul>"
                if shifts else "<p>No choice moves these numbers.</p>")
-            + _table_html(sensitivity_wide(long, "coverage")) + _table_html(sensitivity_wide(long, "perplexity")))
+            + "".join(_table_html(t) if not t.empty else f"<p class='muted'>No {part} here (not scored).</p>"
+                      for part, t in (("coverage", sensitivity_wide(long, "coverage")),
+                                      ("perplexity", sensitivity_wide(long, "perplexity")))))
 
 
 def _figure(report_dir: Path, name: str, caption: str) -> str:
