@@ -1,5 +1,6 @@
 """Table-building functions on hand-made score tables; LaTeX structure; paper join; statistics."""
 
+import math
 import re
 
 import numpy as np
@@ -80,6 +81,19 @@ def test_table2_diverse_rates_tie_within_noun_verb_classes():
     assert list(dr.index) == sorted(dr.index)
 
 
+def test_table2_without_the_diverse_family_shows_the_column_missing_with_its_reason():
+    answers = pd.DataFrame({"model": ["m1", "m1", "m2", "m2"], "condition": "ordered", "pos_pattern": "NNVV",
+                            "all_present": [True, False, True, True], "in_order": [True, False, False, True]})
+    t = tables.table2(answers).set_index("metric")
+    assert math.isnan(t.at["diverse_rate", "mean_over_llms"])
+    assert "diverse" in t.at["diverse_rate", "missing_reason"]
+    assert t.at["coverage_wo_order", "mean_over_llms"] == pytest.approx(75.0)  # m1 50, m2 100
+    assert pd.isna(t.at["coverage_wo_order", "missing_reason"])
+    tex = latex.latex_from_long(t.reset_index(), "pos_pattern", "mean_over_llms", "sd_over_llms", "sd",
+                                table="table2")
+    assert tex.splitlines()[4].endswith("& -- \\\\")  # the Diverse Rate cell, shown as missing
+
+
 def test_table7_pairs_reasoning_with_base_on_template_0():
     s = hand_summary()
     t = tables.table7(s, {"m2": "m1"})
@@ -138,6 +152,40 @@ def test_latex_bold_best_and_underline_second_by_direction():
     assert r"\textbf{10.00}" in lines[r"a\_1"] and r"\underline{20.00}" in lines["c"]  # lower pBLEU is better
     n_cols, cells = parse_tabular(tex)
     assert n_cols == 3 and cells == [3, 3, 3, 3]  # header + 3 rows
+
+
+def _cells(tex: str) -> list[list[str]]:
+    """Each body row of a tabular, split into its cells."""
+    return [line.removesuffix(" \\\\").split(" & ") for line in tex.splitlines()[4:-2]]
+
+
+def test_latex_marks_table3_within_each_template_as_the_paper_does():
+    """Table 3 bolds the better of w/o and w/ within each template, nothing else is marked."""
+    long = pd.DataFrame([{"template_id": t, "condition": c, "metric": "coverage_w_order", "mean_over_llms": v,
+                          "sd_over_llms": 1.0} for t, c, v in [(0, "without_phrase", 20.0), (0, "with_phrase", 30.0),
+                                                               (1, "without_phrase", 50.0), (1, "with_phrase", 40.0)]])
+    rows = _cells(latex.latex_from_long(long, ["template_id", "condition"], "mean_over_llms", "sd_over_llms", "sd",
+                                        table="table3"))
+    marked = [r[2].startswith("$\\textbf") for r in rows]
+    assert marked == [False, True, True, False]  # 30 beats 20 in template 0; 50 beats 40 in template 1
+    assert not any("underline" in r[2] for r in rows)
+
+
+def test_latex_marks_table7_within_each_pair_and_table1_differences():
+    long = pd.DataFrame([{"pair": p, "role": role, "model": m, "metric": "ordered_rate", "value": v,
+                          "delta_vs_original_commongen": d}
+                         for p, role, m, v, d in [("r1", "base", "b1", 38.0, 7.0), ("r1", "reasoning", "r1", 41.0, 5.0),
+                                                  ("r2", "base", "b2", 49.0, 17.0), ("r2", "reasoning", "r2", 85.0, 70.0)]])
+    rows = _cells(latex.latex_from_long(long, ["pair", "role", "model"], "value", "delta_vs_original_commongen",
+                                        "delta", table="table7"))
+    assert [r[3].startswith("$\\textbf") for r in rows] == [False, True, False, True]
+    assert not any("underline" in r[3] for r in rows)  # no second place within a pair of two
+    t1 = pd.DataFrame([{"model": m, "metric": "pbleu", "value": v, "delta_vs_original_commongen": d}
+                       for m, v, d in [("a", 10.0, -11.0), ("b", 12.0, -3.0), ("c", 11.0, -9.0)]])
+    rows = _cells(latex.latex_from_long(t1, "model", "value", "delta_vs_original_commongen", "delta",
+                                        table="table1"))
+    # lower pBLEU is better: the largest fall is the best difference, as the paper marks them
+    assert rows[0][1] == "$\\textbf{10.00}_{\\textbf{-11.00}}$" and rows[2][1] == "$\\underline{11.00}_{\\underline{-9.00}}$"
 
 
 def test_latex_from_tables_has_one_row_per_key():
@@ -254,3 +302,24 @@ def test_case_browser_is_built_model_by_model_and_shows_api_prompts_as_text(tmp_
     prompt = payload["rows"][0][payload["fields"].index("prompt")]
     assert prompt == "[system]\nBe brief.\n\n[user]\nConcepts for b"
     assert payload["rows"][0][payload["fields"].index("all_present")] is True
+
+
+def test_case_browser_highlights_the_positions_the_order_verdict_used(tmp_path):
+    """An answer judged in order through a concept's second mention is highlighted there, so its
+    highlights read in order ([4, 8, 9, 13]), not at first occurrences ([4, 1, 9, 13])."""
+    import json
+
+    from helpers import write_generations
+
+    from ocg.analysis.browser import write_case_browser_from
+    from ocg.scoring import score_model
+    rows = [{"set_id": "s1", "template_id": 0, "perm_index": 0, "concepts": ["frisbee", "dog", "catch", "throw"],
+             "pos_pattern": "NNVV", "answer": "A dog saw the frisbee, and the dog caught it after I threw it."}]
+    score_model(write_generations(tmp_path / "gen", "a", rows), metrics=["coverage"], out_dir=tmp_path / "scores",
+                progress=False)
+    page = write_case_browser_from(tmp_path / "site", ["a"], tmp_path / "scores", tmp_path / "gen")
+    index = json.loads(page.read_text().split("const INDEX = ", 1)[1].split(";\n", 1)[0])
+    payload = json.loads((tmp_path / "site" / index[0]["file"]).read_text().split("] = ", 1)[1].rstrip().rstrip(";"))
+    row = dict(zip(payload["fields"], payload["rows"][0]))
+    assert row["in_order"] is True
+    assert row["match_positions"] == [4, 8, 9, 13]

@@ -60,6 +60,8 @@ def test_landing_page_in_a_real_browser(report):
     assert "paper's published numbers" in html  # my-qwen is the paper's Qwen2.5-7B
     assert 'href="cases.html"' in html and 'href="03_main_results.html"' in html
     assert re.search(r"broken-model.*failed</span> in 01_generate, cell 3: OSError: gone", html)
+    assert "How much the open choices move Table 1" in html and "first occurrences only" in html
+    assert "spaCy lemma (CommonGen" in html and "perplexity" in html
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     shot = chromium(page.as_uri(), f"--screenshot={SCREENSHOTS / 'index.png'}", "--window-size=1300,2400")
     assert shot.returncode == 0 and (SCREENSHOTS / "index.png").stat().st_size > 20_000

@@ -29,6 +29,22 @@ def test_extraction_rules(raw, rule, expected):
     assert extract_answer(raw, rule) == expected
 
 
+@pytest.mark.parametrize("raw, expected", [
+    ("<Thought>x</Thought><Output>A dog. </Output><Output>", ("A dog.", "ok")),  # issue 21
+    ("<Thought>x</Thought><Output>A dog.</Output>\n<Output>\n  \n</Output>", ("A dog.", "ok")),
+    ("<Thought>x</Thought><Output>A dog.<Output></Output>", ("A dog.", "ok")),  # unclosed, then an empty one
+    ("<Thought>draft: <Output>A cat.</Output></Thought><Output>A dog.</Output>", ("A dog.", "ok")),
+    ("<Thought>x</Thought><OUTPUT>A dog.</OUTPUT> Hope this helps!", ("A dog.", "ok")),
+    ("<Thought>x</Thought><Output>A dog.</Output><Output>A cat.", ("A cat.", "ok")),  # cut off, not empty
+    ("<Thought>x</Thought><Output></Output><Output>  </Output>", ("", "empty")),
+    ("<Thought>x</Thought></Output>", (None, "no_output")),
+])
+def test_marco_o1_takes_the_last_non_empty_output(raw, expected):
+    """Shapes reasoning models produce: a trailing empty or unclosed <Output>, a draft inside
+    the thought, text after the block, tags in another case."""
+    assert extract_answer(raw, "marco_o1") == expected
+
+
 def test_think_opened_by_the_prompt():
     prompt = "<|User|>Concepts...<|Assistant|><think>\n"
     assert prompt_opens_think(prompt)

@@ -40,6 +40,32 @@ def test_order_check_with_a_repeated_concept(nlp):
     assert r["match_positions"] == [4, 1, 9, 13]
 
 
+def test_order_positions_are_the_ones_the_verdict_used(nlp):
+    """The case browser shows these: in order through dog's second mention (8), not its first (1);
+    "first occurrences only" reads the same answer as out of order."""
+    from ocg.metrics.matching import verdicts
+    concepts = ["frisbee", "dog", "catch", "throw"]
+    answer = "A dog saw the frisbee, and the dog caught it after I threw it."
+    r = cover(nlp, answer, concepts)
+    assert r["order_positions"] == [4, 8, 9, 13] and r["match_positions"] == [4, 1, 9, 13]
+    v = verdicts(analyse([answer], nlp)[answer], concepts)
+    assert v["in_order"] and not v["in_order_first"]
+    broken = cover(nlp, "The dog threw the frisbee and then the dog caught it.", ["dog", "catch", "throw"])
+    assert not broken["in_order"] and broken["order_positions"] == [1, 9, 2]  # the sequence breaks at "throw"
+
+
+def test_every_rules_verdicts_are_stored_beside_the_default(nlp):
+    from ocg.metrics.coverage import VARIANT_COLUMNS
+    df = score_coverage(pd.Series(["The boy rides a bike.", "A dog saw the frisbee, and the dog caught it."]),
+                        pd.Series([["boy", "ride", "bike"], ["frisbee", "dog", "catch"]]), nlp,
+                        pos_patterns=pd.Series(["NVN", "NNV"]))
+    assert set(VARIANT_COLUMNS) <= set(df.columns)
+    assert df["all_present@pos_aware_lookup"].tolist() == df["all_present"].tolist() == [True, True]
+    assert df["all_present@commongen_lemma"].tolist() == [False, True]  # "rides" -> "rid"
+    assert df["in_order@pos_aware_lookup"].tolist() == [True, True]
+    assert df["in_order_first@pos_aware_lookup"].tolist() == [True, False]
+
+
 def test_all_concepts_out_of_order(nlp):
     r = cover(nlp, "The frisbee was thrown and the dog caught it.", ["dog", "catch", "throw", "frisbee"])
     assert r["all_present"] and not r["in_order"] and r["coverage_frac"] == 1.0

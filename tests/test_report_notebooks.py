@@ -90,6 +90,11 @@ def test_03_main_results(scored):
     assert prov["scored_models"]["my-qwen"]["pbleu"]["sacrebleu"].startswith("nrefs:1")
     shown = output_text(out / "03_main_results.ipynb")
     assert "diff_vs_paper" not in shown and ">diff<" in shown and "my-qwen" in shown  # side by side
+    sens = pd.read_csv(out / "tables" / "table1_sensitivity.csv")  # every rule x reading, per model
+    rules = sens[sens.metric == "coverage_w_order"].groupby("model")[["choice", "variant"]].apply(
+        lambda g: len(g.drop_duplicates()))
+    assert rules.to_dict() == {m: 4 * 2 for m in MODELS}
+    assert "Largest shifts" in shown
 
 
 def test_04_pos_patterns(scored):

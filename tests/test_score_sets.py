@@ -164,3 +164,22 @@ def test_an_old_signature_without_checksums_is_unfinished(tmp_path):
     score_model(model_dir, metrics=["pbleu"], out_dir=tmp_path / "scores", progress=False)
     assert json.loads((out / "signature.json").read_text())["recomputed"] == ["pbleu"]
     assert load_scores(tmp_path / "scores")["summary"].shape[0] == 1
+
+
+def test_the_landing_page_names_an_unfinished_score_set_and_shows_the_rest(scored_with_rule_a, tmp_path):
+    from ocg.analysis.site import write_index
+    source, _ = scored_with_rule_a
+    shutil.copytree(source / "gen", tmp_path / "gen")
+    for name in ("m", "half"):
+        shutil.copytree(source / "scores" / "m", tmp_path / "scores" / name)
+    shutil.copytree(source / "gen" / "m", tmp_path / "gen" / "half")
+    half = tmp_path / "scores" / "half" / "groups.parquet"
+    pd.read_parquet(half).head(1).to_parquet(half)  # as a rescoring killed after its second file leaves it
+    run = {"models": ["m", "half"], "conditions": ["ordered"], "file": "r.yaml"}
+    page = write_index(tmp_path / "report", "t", [], run=run, scores_root=tmp_path / "scores",
+                       generations_root=tmp_path / "gen").read_text()
+    models_table = page.split("<h2>Models</h2>")[1].split("</table>")[0]
+    rows = {row.split("</code>")[0]: row for row in models_table.split("<tr><td><code>")[1:]}
+    assert "<span class='ok'>done</span>" in rows["m"]
+    assert "unfinished score set</span>: groups.parquet does not match signature.json" in rows["half"]
+    assert "cases.html" in page  # the complete model's answers are still browsable

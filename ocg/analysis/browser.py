@@ -4,7 +4,7 @@
 template) under `cases/` (4,608 answers each at paper size), loaded on demand with a <script>
 tag, which browsers allow from file:// where fetch() is refused. Each row shows the prompt as
 rendered, the raw output, the extracted answer, its tokens with the concepts' matches
-highlighted (and their positions), and the answer's flags.
+highlighted at the positions the order verdict used (and those positions), and the answer's flags.
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ def _rows(answers: pd.DataFrame, extra: dict[str, tuple[str, str]]) -> list[list
     for r in answers.to_dict("records"):
         prompt, raw = extra.get(r["instance_id"], ("", ""))
         tokens = r.get("tokens") if "tokens" in has else None
-        positions = r.get("match_positions") if "match_positions" in has else None
+        # the positions the order verdict used; scores from before they were stored: first matches
+        positions = r.get("order_positions") if "order_positions" in has else r.get("match_positions")
         rows.append([r["set_id"], int(r["perm_index"]), list(r["concepts"]), r["pos_pattern"], prompt, raw,
                      r["answer"] if isinstance(r["answer"], str) else None, r["answer_status"],
                      list(tokens) if tokens is not None else [],
@@ -91,7 +92,7 @@ def write_page(out_dir: str | Path, index: list[dict]) -> Path:
 
 
 ANSWER_COLUMNS = ["instance_id", "model", "condition", "template_id", "set_id", "perm_index", "concepts",
-                  "pos_pattern", "answer", "answer_status", "tokens", "match_positions", "all_present",
+                  "pos_pattern", "answer", "answer_status", "tokens", "match_positions", "order_positions", "all_present",
                   "in_order", *FLAG_COLUMNS]
 
 

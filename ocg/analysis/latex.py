@@ -1,9 +1,13 @@
-"""Tables as LaTeX in the paper's style: best in bold, second underlined, direction per metric,
-differences (or SDs) as subscripts. Needs \\usepackage{booktabs}."""
+"""Tables as LaTeX in the paper's style, differences (or SDs) as subscripts, marked as the paper
+marks each table (MARKING): Tables 1, 2 and 4 put the best row in bold and the second
+underlined, per metric in its direction (Tables 1 and 4 mark the differences alike); Table 3
+bolds the better of w/o and w/ within each template, Table 7 the better of base and reasoning
+model within each pair. Needs \\usepackage{booktabs}."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -15,6 +19,25 @@ _ESCAPE = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r
 
 def escape(text: object) -> str:
     return "".join(_ESCAPE.get(ch, ch) for ch in str(text))
+
+
+@dataclass(frozen=True)
+class Marking:
+    within: str | None = None  # an index level: bold the better row within each of its groups
+    subs: bool = False         # mark the differences too (best / second, in the metric's direction)
+
+
+MARKING = {"table1": Marking(subs=True), "table2": Marking(), "table3": Marking(within="template_id"),
+           "table4": Marking(subs=True), "table7": Marking(within="pair")}
+
+
+def _better_within(column: pd.Series, level: str, lower_is_better: bool) -> dict:
+    """Row label -> 'best' for the better row(s) of each group of `level` (ties share it)."""
+    marks = {}
+    for _, group in column.groupby(level=level, sort=False):
+        ranked = _ranks(group, lower_is_better)
+        marks.update({label: "best" for label, mark in ranked.items() if mark == "best"})
+    return marks
 
 
 def _ranks(column: pd.Series, lower_is_better: bool) -> dict:
@@ -31,25 +54,35 @@ def _ranks(column: pd.Series, lower_is_better: bool) -> dict:
     return marks
 
 
-def _cell(value, sub, mark: str | None, sub_kind: str) -> str:
+def _marked(text: str, mark: str | None) -> str:
+    return rf"\textbf{{{text}}}" if mark == "best" else rf"\underline{{{text}}}" if mark == "second" else text
+
+
+def _cell(value, sub, mark: str | None, sub_kind: str, sub_mark: str | None = None) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "--"
-    text = f"{value:.2f}"
-    if mark == "best":
-        text = rf"\textbf{{{text}}}"
-    elif mark == "second":
-        text = rf"\underline{{{text}}}"
+    text = _marked(f"{value:.2f}", mark)
     if sub is not None and not (isinstance(sub, float) and math.isnan(sub)):
-        text += rf"_{{\pm {sub:.2f}}}" if sub_kind == "sd" else rf"_{{{sub:+.2f}}}"
+        text += rf"_{{\pm {sub:.2f}}}" if sub_kind == "sd" else rf"_{{{_marked(f'{sub:+.2f}', sub_mark)}}}"
     return f"${text}$"
 
 
+def _marks(values: pd.DataFrame, marking: Marking | None) -> dict:
+    if marking is None:
+        return {m: {} for m in values.columns}
+    if marking.within:
+        return {m: _better_within(values[m], marking.within, m in LOWER_IS_BETTER) for m in values.columns}
+    return {m: _ranks(values[m], m in LOWER_IS_BETTER) for m in values.columns}
+
+
 def latex_table(values: pd.DataFrame, subs: pd.DataFrame | None = None, sub_kind: str = "delta",
-                row_label: str = "Model", mark_best: bool = True) -> str:
-    """A booktabs tabular: rows as in `values` (index may be a MultiIndex), columns = metrics."""
+                row_label: str = "Model", marking: Marking | None = Marking()) -> str:
+    """A booktabs tabular: rows as in `values` (index may be a MultiIndex), columns = metrics;
+    `marking` None marks nothing."""
     metrics = list(values.columns)
     index_names = list(values.index.names) if values.index.nlevels > 1 else [row_label]
-    marks = {m: (_ranks(values[m], m in LOWER_IS_BETTER) if mark_best else {}) for m in metrics}
+    marks = _marks(values, marking)
+    sub_marks = _marks(subs, Marking()) if subs is not None and marking is not None and marking.subs else {}
     header = [escape(n) for n in index_names] + [
         escape(LABELS.get(m, m)) + (r" ($\downarrow$)" if m in LOWER_IS_BETTER else r" ($\uparrow$)")
         for m in metrics]
@@ -60,15 +93,16 @@ def latex_table(values: pd.DataFrame, subs: pd.DataFrame | None = None, sub_kind
         cells = [escape(k) for k in keys]
         for m in metrics:
             sub = subs.at[label, m] if subs is not None and m in subs.columns else None
-            cells.append(_cell(row[m], sub, marks[m].get(label), sub_kind))
+            cells.append(_cell(row[m], sub, marks[m].get(label), sub_kind, sub_marks.get(m, {}).get(label)))
         lines.append(" & ".join(cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     return "\n".join(lines) + "\n"
 
 
 def latex_from_long(long: pd.DataFrame, index, value: str, sub: str | None, sub_kind: str,
-                    row_label: str = "Model") -> str:
+                    row_label: str = "Model", table: str | None = None) -> str:
+    """`table` (e.g. "table3") picks the paper's marking for it (MARKING); else best and second."""
     from .tables import wide
     values = wide(long, index, value)
     subs = wide(long, index, sub) if sub else None
-    return latex_table(values, subs, sub_kind, row_label)
+    return latex_table(values, subs, sub_kind, row_label, MARKING[table] if table else Marking())

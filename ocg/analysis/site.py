@@ -22,6 +22,7 @@ from ..metrics.degenerate import FLAG_COLUMNS
 from ..metrics.registry import LABELS
 from ..provenance import git_state
 from ..results import comparable_signature, instance_keys, load_scores, scoring_differences
+from ..scoring.scoreset import holds_scores, unfinished_reason
 from .browser import write_case_browser_from
 from .tables import wide
 
@@ -66,6 +67,25 @@ def _headline(report_dir: Path) -> str:
     return "".join(parts)
 
 
+def _sensitivity(report_dir: Path) -> str:
+    """Table 1 under each matching rule, order reading and perplexity average (notebook 03)."""
+    from .sensitivity import largest_shifts
+    from .sensitivity import wide as sensitivity_wide
+    path = report_dir / "tables" / "table1_sensitivity.csv"
+    if not path.exists():
+        return "<p class='muted'>The sensitivity view was not computed in this report (notebook 03).</p>"
+    long = pd.read_csv(path)
+    shifts = largest_shifts(long)
+    return ("<p>Table 1's numbers recomputed under each concept-matching rule (CommonGen's lemma rule among "
+            "them), both readings of the order check, and three averages of perplexity, beside the default "
+            "(docs/METHODS.md, “Sensitivity”); the order reading does not touch w/o order (–).</p>"
+            + ("<p><b>Largest shifts:</b></p><ul>" + "".join(f"<li>{_esc(t)}</li>" for t in shifts) + "</ul>"
+               if shifts else "<p>No choice moves these numbers.</p>")
+            + "".join(_table_html(t) if not t.empty else f"<p class='muted'>No {part} here (not scored).</p>"
+                      for part, t in (("coverage", sensitivity_wide(long, "coverage")),
+                                      ("perplexity", sensitivity_wide(long, "perplexity")))))
+
+
 def _figure(report_dir: Path, name: str, caption: str) -> str:
     path = report_dir / "figures" / f"{name}.png"
     if not path.exists():
@@ -74,7 +94,7 @@ def _figure(report_dir: Path, name: str, caption: str) -> str:
     return f"<figure><img alt='{_esc(caption)}' src='data:image/png;base64,{data}'><figcaption>{_esc(caption)}</figcaption></figure>"
 
 
-def _model_rows(models, generations_root, scores, failures) -> str:
+def _model_rows(models, generations_root, scores, failures, unfinished) -> str:
     summary, rows = scores["summary"], []
     for model in models:
         card_path = Path(generations_root) / model / "run_card.json"
@@ -84,6 +104,8 @@ def _model_rows(models, generations_root, scores, failures) -> str:
             f = failures[model]
             status = (f"<span class='bad'>failed</span> in {_esc(f.get('notebook'))}, cell {_esc(f.get('cell'))}: "
                       f"{_esc(str(f.get('reason', ''))[:300])}")
+        elif unfinished.get(model):
+            status = "<span class='bad'>unfinished score set</span>: " + _esc(unfinished[model])
         elif blocking := problems(scores["signatures"].get(model, {}).get("completeness"))[0]:
             status = "<span class='bad'>incomplete</span>: " + _esc("; ".join(blocking))
         elif model in set(summary.get("model", [])):
@@ -144,7 +166,9 @@ def write_index(report_dir: str | Path, title: str, pages: list[tuple[str, str]]
     report_dir = Path(report_dir)
     failures = failures or {}
     models = list(run["models"])
-    scored = [m for m in models if (Path(scores_root) / m / "signature.json").exists()]
+    unfinished = {m: unfinished_reason(Path(scores_root) / m) for m in models
+                  if holds_scores(Path(scores_root) / m)}
+    scored = [m for m, reason in unfinished.items() if reason is None]
     scores = load_scores(scores_root, scored, allow_mixed=True, tables=("summary",), allow_incomplete=True) \
         if scored else {"summary": pd.DataFrame(), "signatures": {}, "designs": {}}
     browser = ""
@@ -161,10 +185,11 @@ def write_index(report_dir: str | Path, title: str, pages: list[tuple[str, str]]
                    for p in (report_dir / sub).glob("*") if p.is_file())
     body = [f"<h1>{_esc(title)}</h1>", what, _warnings(scores, scores_root, scored), browser,
             "<h2>Table 1: zero-shot, with “in the specified order” (mean over templates)</h2>", _headline(report_dir),
+            "<h2>How much the open choices move Table 1</h2>", _sensitivity(report_dir),
             "<h2>Figures 3 and 4: which ordered concept lists the models composed</h2><div class='figs'>",
             _figure(report_dir, "figure3", "Figure 3: ordered concept lists by number of models that composed them"),
             _figure(report_dir, "figure4", "Figure 4: permutations composed per concept set, by model threshold"),
-            "</div><h2>Models</h2>", _model_rows(models, generations_root, scores, failures),
+            "</div><h2>Models</h2>", _model_rows(models, generations_root, scores, failures, unfinished),
             "<h2>How the scores were computed</h2>", _signatures(scores["signatures"]),
             "<h2>Notebooks</h2><ol>" + "".join(f"<li><a href='{_esc(h)}'>{_esc(n)}</a></li>" for n, h in pages) + "</ol>",
             "<h2>Tables and figures</h2><ul class='links'>" + "".join(f"<li><a href='{_esc(f)}'>{_esc(f)}</a></li>" for f in files) + "</ul>"]

@@ -101,22 +101,35 @@ def _mean_sd(per_model: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return out
 
 
+# What each Table 2 metric is computed from, and the scoring family that writes it.
+_TABLE2_SOURCES = {"coverage_wo_order": ("all_present", "coverage"), "coverage_w_order": ("in_order", "coverage"),
+                   "ordered_rate": ("in_order", "coverage"), "diverse_rate": ("diverse_rate", "diverse")}
+
+
 def table2(answers: pd.DataFrame, condition: str = "ordered") -> pd.DataFrame:
     """Per POS pattern: mean +- SD over models of w/o, w/, Ordered Rate and Diverse Rate.
 
     Each answer carries its group's Diverse Rate, which is why patterns with the same noun/verb
-    counts show identical Diverse Rates (docs/METHODS.md, "Table 2").
+    counts show identical Diverse Rates (docs/METHODS.md, "Table 2"). A metric whose family was
+    not scored is kept, empty, with its reason in `missing_reason` (as a missing pBLEURT is).
     """
     a = answers[answers["condition"] == condition]
+    missing = {m: f"the {family} family was not scored" for m, (column, family) in _TABLE2_SOURCES.items()
+               if column not in a}
+
+    def share(g, column, of=None):
+        if column not in g:
+            return np.nan
+        if of is None:
+            return 100.0 * g[column].mean()
+        return 100.0 * g[column].sum() / g[of].sum() if of in g and g[of].sum() else np.nan
     rows = []
     for (model, pattern), g in a.groupby(["model", "pos_pattern"], sort=True):
-        n_all = g["all_present"].sum()
-        rows.append({"model": model, "pos_pattern": pattern,
-                     "coverage_wo_order": 100.0 * g["all_present"].mean(),
-                     "coverage_w_order": 100.0 * g["in_order"].mean(),
-                     "ordered_rate": 100.0 * g["in_order"].sum() / n_all if n_all else np.nan,
-                     "diverse_rate": 100.0 * g["diverse_rate"].mean()})
+        rows.append({"model": model, "pos_pattern": pattern, "coverage_wo_order": share(g, "all_present"),
+                     "coverage_w_order": share(g, "in_order"), "ordered_rate": share(g, "in_order", "all_present"),
+                     "diverse_rate": share(g, "diverse_rate")})
     out = _mean_sd(pd.DataFrame(rows), ["pos_pattern"])
+    out["missing_reason"] = out["metric"].map(missing)
     return out.sort_values(["pos_pattern", "metric"], key=lambda c: c.map(POS_METRICS.index)
                            if c.name == "metric" else c).reset_index(drop=True)
 

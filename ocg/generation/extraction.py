@@ -4,8 +4,10 @@ Rules, by the model entry's `answer_extraction`:
 - plain: the raw text, stripped of surrounding whitespace (the paper scored raw outputs).
 - think (DeepSeek-R1 style): the text after the last `</think>`. Without `</think>`, an output
   that opened a think block (or whose prompt already opened one) is a failed answer.
-- marco_o1: the text inside the last `<Output>`, up to `</Output>` if present. An output with a
-  `<Thought>` but no `<Output>` is a failed answer; one with neither tag is taken as plain.
+- marco_o1: the text of the last non-empty `<Output>` block (a block runs to its `</Output>`, the
+  next `<Output>`, or the end), so a trailing empty or cut-off `<Output>` does not lose the
+  answer before it; every block empty: an empty answer. An output with a `<Thought>` but no
+  `<Output>` is a failed answer; one with neither tag is taken as plain.
 A failed answer is None with a status saying why: counted, never scored as a sentence.
 """
 
@@ -28,6 +30,17 @@ def _result(text: str) -> tuple[str | None, str]:
     return (text, OK) if text else (text, EMPTY)
 
 
+def _output_blocks(raw: str) -> list[str]:
+    """The text of each `<Output>` block: up to its `</Output>`, the next `<Output>`, or the end."""
+    opens = list(_OUTPUT_OPEN.finditer(raw))
+    blocks = []
+    for i, start in enumerate(opens):
+        stop = opens[i + 1].start() if i + 1 < len(opens) else len(raw)
+        close = _OUTPUT_CLOSE.search(raw, start.end(), stop)
+        blocks.append(raw[start.end():close.start() if close else stop])
+    return blocks
+
+
 def extract_answer(raw: str, rule: str = "plain", prompt_opens_think: bool = False
                    ) -> tuple[str | None, str]:
     """(answer, status) for one raw output."""
@@ -41,11 +54,9 @@ def extract_answer(raw: str, rule: str = "plain", prompt_opens_think: bool = Fal
             return None, UNCLOSED_THINK
         return _result(raw)
     if rule == "marco_o1":
-        opens = list(_OUTPUT_OPEN.finditer(raw))
-        if opens:
-            rest = raw[opens[-1].end():]
-            close = _OUTPUT_CLOSE.search(rest)
-            return _result(rest[:close.start()] if close else rest)
+        blocks = _output_blocks(raw)
+        if blocks:
+            return _result(next((b for b in reversed(blocks) if b.strip()), ""))
         if _THOUGHT.search(raw):
             return None, NO_OUTPUT
         return _result(raw)

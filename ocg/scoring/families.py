@@ -26,7 +26,7 @@ from typing import Any
 import pandas as pd
 
 from .. import hub
-from ..metrics import attribute_ruler, bleu, bleurt, coverage, diversity, perplexity
+from ..metrics import attribute_ruler, bleu, bleurt, coverage, diversity, matching, perplexity
 from . import neural
 
 
@@ -90,8 +90,7 @@ def _start_coverage(ctx: Context) -> _Started:
         "matmul": coverage.MATMUL, "attribute_ruler": coverage.ATTRIBUTE_RULER,
         "lemma_lookup": f"spacy-lookups-data {_version('spacy-lookups-data')} en lemma_lookup",
         "rule": "see docs/METHODS.md, 'Concept matching'; order: left-to-right first later match",
-        "measured_quality": {k: v for k, v in coverage.MATCHING_QUALITY.items()
-                             if k in ("labelled_pairs", rule, "commongen_lemma")}})
+        "measured_quality": coverage.quality_for_signature(rule)})
 
 
 def _coverage(ctx: Context):
@@ -127,7 +126,8 @@ def _pbleurt(ctx: Context):
     return {"pbleurt": values}, sig
 
 
-COVERAGE_COLUMNS = ("all_present", "in_order", "coverage_frac", "match_positions", "tokens")
+COVERAGE_COLUMNS = ("all_present", "in_order", "coverage_frac", "match_positions", "order_positions", "tokens",
+                    *coverage.VARIANT_COLUMNS)  # every rule's verdicts, for the sensitivity view
 
 
 def _packages(*names: str) -> dict:
@@ -139,8 +139,8 @@ FAMILIES = {f.name: f for f in (
            lambda c, r: {"spacy_model": r["spacy_model"], "rule": c["matching_rule"],
                          **_packages("spacy", "spacy-lookups-data", "thinc", "numpy"),
                          "columns": list(COVERAGE_COLUMNS), "matmul": coverage.MATMUL},
-           _coverage, start=_start_coverage, version=1,
-           code=(coverage, attribute_ruler, _start_coverage, _coverage)),
+           _coverage, start=_start_coverage, version=2,
+           code=(coverage, matching, attribute_ruler, _start_coverage, _coverage)),
     Family("pbleu", "groups", ("pbleu",), lambda c, r: {"sacrebleu": bleu.signature(), **_packages("numpy")},
            _pbleu, version=1, code=(bleu, _pbleu)),
     Family("distinct", "answers", ("distinct_2",),

@@ -1,0 +1,136 @@
+"""How much three choices the paper leaves open move Table 1 (docs/METHODS.md, "Sensitivity").
+
+For each model, Table 1's numbers (`ordered`, averaged over templates, Ordered Rate pooled)
+recomputed under:
+- every concept-matching rule ocg knows (CommonGen's lemma rule among them), and both readings
+  of the order check: ours (some increasing sequence of matches: a concept mentioned twice can
+  be matched at its later mention) and "first occurrences only";
+- perplexity averaged over answers as the arithmetic mean (the paper's), the median and the
+  geometric mean, each per template and then averaged over templates, as Table 1 averages.
+Each beside the default (the value Table 1 shows). The verdicts come from the columns scoring
+stores for every rule (ocg.metrics.matching.VARIANT_COLUMNS): no second spaCy pass.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..metrics.matching import DEFAULT_RULE, MATCHING_RULES, ORDER_READINGS
+from ..metrics.registry import LABELS
+from .tables import _template_average
+
+READING_LABELS = {"in_order": "any increasing sequence (ours)", "in_order_first": "first occurrences only"}
+RULE_LABELS = {"pos_aware_lookup": "POS-aware lookup (ours)", "commongen_lemma": "spaCy lemma (CommonGen's)",
+               "lemma_or_surface": "lemma or surface form", "any_lookup": "lookup lemma, POS-blind"}
+COLUMNS = ["model", "metric", "choice", "variant", "value", "default", "shift"]
+COVERAGE = ["coverage_wo_order", "coverage_w_order", "ordered_rate"]
+
+
+def _coverage_table1(answers: pd.DataFrame, present: str, ordered: str) -> pd.DataFrame:
+    """Per model: Table 1's coverage columns with `present` and `ordered` as the verdicts."""
+    a = answers.assign(_p=answers[present].astype(bool), _o=answers[ordered].astype(bool))
+    g = a.groupby(["model", "condition", "template_id"], sort=True)
+    per_template = pd.DataFrame({"coverage_wo_order": 100.0 * g["_p"].mean(),
+                                 "coverage_w_order": 100.0 * g["_o"].mean(),
+                                 "n_all_present": g["_p"].sum(), "n_in_order": g["_o"].sum()})
+    per_template["ordered_rate"] = 100.0 * per_template["n_in_order"] / per_template["n_all_present"].where(
+        per_template["n_all_present"] > 0)
+    return _template_average(per_template.reset_index(), "ordered")[COVERAGE]
+
+
+def _geometric_mean(values: pd.Series) -> float:
+    return float(np.exp(np.log(values).mean())) if len(values) else np.nan
+
+
+PERPLEXITY_AVERAGES = {"mean (the paper's)": "mean", "median": "median", "geometric mean": _geometric_mean}
+
+
+def _perplexity(answers: pd.DataFrame, how) -> pd.Series:
+    """Per model: perplexity averaged over answers by `how`, per template, then over templates."""
+    a = answers[(answers["condition"] == "ordered") & answers["perplexity"].notna()]
+    per_template = a.groupby(["model", "template_id"], sort=True)["perplexity"].agg(how)
+    return per_template.groupby(level="model").mean()
+
+
+def _rows(model, metric, choice, variant, value, default) -> dict:
+    return {"model": model, "metric": metric, "choice": choice, "variant": variant, "value": value,
+            "default": default, "shift": value - default}
+
+
+def table1_sensitivity(answers: pd.DataFrame) -> pd.DataFrame:
+    """Long table (COLUMNS): one row per (model, Table 1 metric, variant), with the default value
+    (what Table 1 shows) and the shift from it. Models scored before every rule's verdicts were
+    stored get perplexity rows only (rescore them for the rest)."""
+    if "ordered" not in set(answers["condition"]):
+        return pd.DataFrame(columns=COLUMNS)
+    rows = []
+    if {"all_present", "in_order"} <= set(answers.columns):
+        default = _coverage_table1(answers, "all_present", "in_order")
+        for rule in MATCHING_RULES:
+            for reading in ORDER_READINGS:
+                columns = (f"all_present@{rule}", f"{reading}@{rule}")
+                if not set(columns) <= set(answers.columns):
+                    continue
+                scored = answers[answers[list(columns)].notna().all(axis=1)]
+                values = _coverage_table1(scored, *columns)
+                for model in values.index:
+                    for metric in COVERAGE:
+                        if metric == "coverage_wo_order" and reading != "in_order":
+                            continue  # the order reading does not touch w/o order
+                        rows.append(_rows(model, metric, f"matching: {RULE_LABELS[rule]}",
+                                          f"order: {READING_LABELS[reading]}", values.at[model, metric],
+                                          default.at[model, metric]))
+    if "perplexity" in answers:
+        default = _perplexity(answers, "mean")
+        for label, how in PERPLEXITY_AVERAGES.items():
+            for model, value in _perplexity(answers, how).items():
+                rows.append(_rows(model, "perplexity", "perplexity average", label, value, default[model]))
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def wide(long: pd.DataFrame, part: str = "coverage") -> pd.DataFrame:
+    """Display form, the default first. `coverage`: a row per (model, metric), a column per
+    (matching rule, order reading); `perplexity`: a row per model, a column per average."""
+    long = long[(long["metric"] == "perplexity") == (part == "perplexity")]
+    if long.empty:
+        return pd.DataFrame()
+    index = ["model"] if part == "perplexity" else ["model", "metric"]
+    long = long.assign(metric=long["metric"].map(lambda m: LABELS.get(m, m)),
+                       choice=long["choice"].str.replace("matching: ", "matching by ", regex=False),
+                       variant=long["variant"].str.replace("order: ", "order as ", regex=False))
+    columns = ["variant"] if part == "perplexity" else ["choice", "variant"]
+    values = long.pivot_table(index=index, columns=columns, values="value", sort=False)
+    default = long.groupby(index, sort=False)["default"].first()
+    if part != "perplexity":
+        default = default.to_frame(("default (Table 1)", ""))
+    else:
+        default = default.rename("default (Table 1)")
+    return pd.concat([default, values], axis=1)
+
+
+def _kind(row) -> str:
+    """Which choice a row varies: the matching rule, the order reading, both, or perplexity's average."""
+    if row.metric == "perplexity":
+        return "perplexity average"
+    other_rule = row.choice != f"matching: {RULE_LABELS[DEFAULT_RULE]}"
+    other_reading = row.variant != f"order: {READING_LABELS['in_order']}"
+    return "both" if other_rule and other_reading else "matching rule" if other_rule else "order reading"
+
+
+def largest_shifts(long: pd.DataFrame, n: int = 3) -> list[str]:
+    """The `n` largest shifts from the default for each choice (matching rule, order reading,
+    both, perplexity average; percentage points and perplexity are not compared), as sentences."""
+    if long.empty:
+        return []
+    rows = long.assign(size=long["shift"].abs()).dropna(subset=["size"])
+    rows = rows[rows["size"] > 1e-9].sort_values("size", ascending=False, kind="stable")
+    kinds = rows.apply(_kind, axis=1) if len(rows) else pd.Series(dtype=str)
+    out = []
+    for kind in ("matching rule", "order reading", "both", "perplexity average"):
+        for r in rows[kinds == kind].head(n).itertuples():
+            metric = LABELS.get(r.metric, r.metric)
+            how = (f"as the {r.variant}" if r.metric == "perplexity" else
+                   f"{r.choice.replace('matching: ', 'matching by ')}, {r.variant.replace('order: ', 'order as ')}")
+            out.append(f"{kind}: {metric} of {r.model} {r.default:.2f} → {r.value:.2f} ({r.shift:+.2f}), {how}")
+    return out
