@@ -47,6 +47,28 @@ def test_the_pipeline_checks_parameters_too(no_kernel):
         run_notebook("01_generate", {"subsetk": 2})
 
 
+def test_declared_types_of_a_notebook_of_ones_own(tmp_path):
+    import nbformat
+
+    from ocg.notebook_parameters import check_parameters, declared
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("k: int | None = None  # help\nrate = 0.5\nroot = str(1)\n"
+                                          "ids: list[int] = []\np: Path = None", metadata={"tags": ["parameters"]})]
+    path = tmp_path / "mine.ipynb"
+    nbformat.write(nb, path)
+    assert declared(path) == {"k": "int | None", "rate": "float", "root": "any", "ids": "list[int]", "p": "Path"}
+    assert check_parameters(path, {"k": None, "rate": 1, "root": [1], "ids": [1, 2]})
+    for values, error in [({"rate": float("inf")}, "rate: got inf; expected float"),
+                          ({"ids": [1, "2"]}, r"ids: got \[1, '2'\]; expected list\[int\]"),
+                          ({"p": "x"}, "parameters cell: p: type 'Path' is not one ocg checks")]:
+        with pytest.raises(OcgInputError, match=error):
+            check_parameters(path, values)
+    nb.cells[0].metadata["tags"] = []
+    nbformat.write(nb, path)
+    with pytest.raises(OcgInputError, match=r"parameter k: not a parameter of mine; it declares none"):
+        check_parameters(path, {"k": 1})
+
+
 @pytest.mark.slow
 def test_a_failing_cell_is_reported_as_ocg_report_does(tmp_path, capsys):
     code = main(["run-notebook", "00_build_data", "-p", "n_concepts=7", "-p", "subset_k=2", "--out", str(tmp_path)])
