@@ -21,15 +21,33 @@ def _build_data(args) -> int:
 
 
 def _run_notebook(args) -> int:
+    """One notebook; `-p NAME=VALUE` only for names it declares, each value of its type (read as
+    YAML). A failing cell is reported as `ocg report` reports one: notebook, cell, error."""
     import yaml
 
-    from .notebooks import run_notebook
+    from .notebook_parameters import check_parameters
+    from .notebooks import find_notebook
+    from .paths import executed_notebooks_dir
+    from .pipeline import StepFailed, run_step
 
+    source = find_notebook(args.notebook)
     params = {}
     for item in args.param or []:
-        key, _, value = item.partition("=")
-        params[key] = yaml.safe_load(value)
-    print(run_notebook(args.notebook, params, out_dir=args.out))
+        name, eq, text = item.partition("=")
+        if not eq:
+            raise OcgInputError(f"-p {name}", "expected NAME=VALUE (an empty value is written NAME=null)")
+        try:
+            params[name] = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise OcgInputError(f"-p {name}", f"value {text!r} is not YAML ({exc.problem})") from None
+    check_parameters(source, params, "-p ")
+    out_dir = args.out or executed_notebooks_dir()
+    try:
+        executed = run_step(str(source), params, out_dir, source.stem)
+    except StepFailed as exc:
+        print(f"ocg: {exc}", file=sys.stderr)
+        return 1
+    print(executed)
     return 0
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 from pathlib import Path
 
 from .errors import OcgInputError
+from .notebook_parameters import check_parameters
 from .paths import NOTEBOOKS_DIR, executed_notebooks_dir
 
 KERNEL_NAME = "ocg"  # registered by `make install` inside .venv (`make kernel` for ~/.local)
@@ -51,24 +53,35 @@ def to_html(executed: Path) -> Path:
     return html
 
 
+def _not_unknown_parameter(record: logging.LogRecord) -> bool:
+    """papermill's parser skips annotations such as `int | None` and calls those names unknown;
+    the names were checked against the parameters cell already (check_parameters)."""
+    return not record.getMessage().startswith("Passed unknown parameter")
+
+
 def run_notebook(name: str, parameters: dict | None = None, out_dir: str | Path | None = None,
                  html: bool = True, progress: bool = False, out_name: str | None = None) -> Path:
     """Execute one notebook to `out_dir` (default outputs/notebooks); returns the executed copy.
 
-    A failing cell raises papermill's PapermillExecutionError naming the cell and error; the
-    executed copy keeps everything up to the failure, with the error shown.
+    Every parameter must be declared by the notebook, with a value of its type (checked before a
+    kernel starts). A failing cell raises papermill's PapermillExecutionError naming the cell and
+    error; the executed copy keeps everything up to the failure, with the error shown.
     """
     import papermill as pm
 
     source = find_notebook(name)
+    check_parameters(source, parameters or {}, f"{source.stem}: parameter ")
     out_dir = Path(out_dir) if out_dir else executed_notebooks_dir()
     out_dir.mkdir(parents=True, exist_ok=True)
     executed = out_dir / f"{out_name or source.stem}.ipynb"
+    logger = logging.getLogger("papermill")
+    logger.addFilter(_not_unknown_parameter)
     try:
         pm.execute_notebook(str(source), str(executed), parameters=parameters or {},
                             kernel_name=kernel_for_papermill(), cwd=str(source.parent),
                             progress_bar=progress)
     finally:
+        logger.removeFilter(_not_unknown_parameter)
         if html and executed.exists():
             to_html(executed)
     return executed

@@ -3,11 +3,24 @@
 from __future__ import annotations
 
 import html
+import re
 
 import pandas as pd
 
 from ..results import load_scores
 from . import paper
+
+
+def plain(text: object) -> str:
+    """Text from a file or a model, for Markdown: shown as written, never read as HTML or Markdown
+    (nbconvert keeps raw HTML of a Markdown output, so a note could otherwise carry a script)."""
+    escaped = re.sub(r"([\\`*_{}\[\]()#+\-.!|~:])", r"\\\1", " ".join(str(text).split()))
+    return html.escape(escaped, quote=False)
+
+
+def show_text(markdown: str, *texts: object) -> None:
+    """A Markdown line with `{}` filled by texts from files or models, each shown as written."""
+    _note(markdown.format(*(plain(t) for t in texts)))
 
 
 def _show(obj) -> None:
@@ -32,13 +45,13 @@ def setup(results_dir=None, models=None, allow_mixed: bool = False, allow_incomp
     if scores["mixed_scoring"]:
         _note("**Warning: these models were scored differently; numbers in one table are not "
               "comparable.** Each row's `scoring_signature` says which scoring it had.\n\n- "
-              + "\n- ".join(scores["mixed_scoring"]))
+              + "\n- ".join(plain(d) for d in scores["mixed_scoring"]))
     if scores["incomplete"]:
         _note("**Warning: generations that do not match what was asked** (docs/METHODS.md, "
-              "\"Completeness\"):\n\n- " + "\n- ".join(map(html.escape, scores["incomplete"])))
+              "\"Completeness\"):\n\n- " + "\n- ".join(map(plain, scores["incomplete"])))
     if scores["instance_differences"]:
         _note("**Warning: models run on different instances** (docs/METHODS.md, \"The instances "
-              "models share\").\n\n- " + "\n- ".join(map(html.escape, scores["instance_differences"])))
+              "models share\").\n\n- " + "\n- ".join(map(plain, scores["instance_differences"])))
     return scores
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..errors import OcgInputError
 from ..io import read_yaml
+from ..names import check_name
 from ..paths import TEMPLATES_FILE
 
 PLACEHOLDERS = ("concepts",)
@@ -108,6 +109,7 @@ def load_templates(path: str | Path = TEMPLATES_FILE) -> TemplateConfig:
 
     conditions: dict[str, Condition] = {}
     for name, spec in _require(raw, "conditions", dict, src).items():
+        check_name(f"{src}: conditions", name)  # it names the generations file <condition>.jsonl
         where = f"{src}: conditions.{name}"
         if not isinstance(spec, dict) or set(spec) != {"text", "shot"}:
             raise OcgInputError(where, "expected exactly the keys 'text' and 'shot'")
@@ -115,7 +117,7 @@ def load_templates(path: str | Path = TEMPLATES_FILE) -> TemplateConfig:
             raise OcgInputError(f"{where}.text", f"got {spec['text']!r}; expected 'original' or 'ordered'")
         if not isinstance(spec["shot"], bool):
             raise OcgInputError(f"{where}.shot", "expected true or false")
-        conditions[str(name)] = Condition(str(name), spec["text"], spec["shot"])
+        conditions[name] = Condition(name, spec["text"], spec["shot"])
 
     shot = _require(raw, "one_shot", dict, src)
     shot_concepts = _require(shot, "concepts", list, f"{src}: one_shot")

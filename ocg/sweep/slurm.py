@@ -23,30 +23,39 @@ def _sbatch_resources(res: dict) -> list[str]:
         args.append(f"--gres=gpu:{res['gpus']}")
     return args
 
+
 def _exports() -> str:
     """The submitter's OCG_OUTPUTS and OCG_MODEL_CACHE (absolute: `ocg` settles them at start),
     so a job reads the same folders whatever sbatch's --export."""
     lines = [f"export {name}={shlex.quote(os.environ[name])}" for name in FOLDER_VARIABLES if name in os.environ]
     return "\n".join(lines) or "# OCG_OUTPUTS and OCG_MODEL_CACHE: not set (the defaults)"
 
+
+def _log_option(folder: Path, pattern: str) -> str:
+    """sbatch's --output, given on its command line (argv, no shell; an #SBATCH line would be
+    split at spaces); '%' in the folder doubled, as sbatch reads '%A' and the like as job fields."""
+    return f"--output={str(folder).replace('%', '%%')}/{pattern}"
+
+
 def write_array_script(sweep: dict) -> Path:
+    """array.sbatch and analysis.sbatch; every value in them is quoted for the shell."""
     out = out_dir(sweep)
-    models = " ".join(sweep["models"])
-    cmd = " ".join(task_command(sweep, '"$MODEL"'))
+    logs = shlex.quote(str(out / "logs"))
+    models = " ".join(shlex.quote(m) for m in sweep["models"])
+    cmd = shlex.join(task_command(sweep)[:-1]) + ' "$MODEL"'
     script = f"""#!/bin/bash
 # ocg sweep {sweep['name']}: one array task per model (index = position in the sweep's model list).
-# Resources are given per submission on the sbatch command line (see manifest.json).
+# Resources and the log file are given per submission on the sbatch command line (see manifest.json).
 #SBATCH --job-name=ocg-{sweep['name']}
-#SBATCH --output={out}/logs/slurm-%A_%a.out
 #SBATCH --requeue
 #SBATCH --open-mode=append
 {_exports()}
 set -uo pipefail
 MODELS=({models})
 MODEL="${{MODELS[$SLURM_ARRAY_TASK_ID]}}"
-cd {PROJECT_ROOT}
-echo "[$(date -u +%FT%TZ)] task $SLURM_ARRAY_TASK_ID: $MODEL on $(hostname) (job $SLURM_JOB_ID)" >> "{out}/logs/$MODEL.log"
-{cmd} >> "{out}/logs/$MODEL.log" 2>&1
+cd {shlex.quote(str(PROJECT_ROOT))}
+echo "[$(date -u +%FT%TZ)] task $SLURM_ARRAY_TASK_ID: $MODEL on $(hostname) (job $SLURM_JOB_ID)" >> {logs}/"$MODEL.log"
+{cmd} >> {logs}/"$MODEL.log" 2>&1
 """
     path = out / "slurm" / "array.sbatch"
     with atomic_path(path) as tmp:
@@ -55,18 +64,18 @@ echo "[$(date -u +%FT%TZ)] task $SLURM_ARRAY_TASK_ID: $MODEL on $(hostname) (job
     analysis = f"""#!/bin/bash
 # ocg sweep {sweep['name']}: the analyses (03-09) once over every finished model.
 #SBATCH --job-name=ocg-{sweep['name']}-analysis
-#SBATCH --output={out}/logs/analysis.log
 #SBATCH --open-mode=append
 {_exports()}
 set -uo pipefail
-cd {PROJECT_ROOT}
-{sys.executable} -m ocg.cli sweep {sweep['file']} --analysis
+cd {shlex.quote(str(PROJECT_ROOT))}
+{shlex.join([sys.executable, "-m", "ocg.cli", "sweep", sweep['file'], "--analysis"])}
 """
     apath = out / "slurm" / "analysis.sbatch"
     with atomic_path(apath) as tmp:
         tmp.write_text(analysis)
     follow_umask(apath, executable=True)
     return path
+
 
 def _sbatch(args: list[str]) -> str:
     proc = subprocess.run(["sbatch", "--parsable", *args], capture_output=True, text=True, timeout=60)
@@ -93,7 +102,8 @@ def submit_slurm(sweep: dict, dry_run: bool = False) -> dict:
         res = dict(key)
         indices = {sweep["models"].index(m): m for m in models}
         array = ",".join(str(i) for i in sorted(indices)) + f"%{sweep['slurm']['throttle']}"
-        args = [f"--array={array}", *_sbatch_resources(res), *common, str(script)]
+        args = [f"--array={array}", _log_option(out / "logs", "slurm-%A_%a.out"), *_sbatch_resources(res),
+                *common, str(script)]
         for m in models:
             (status_dir(sweep, m)).mkdir(parents=True, exist_ok=True)
         job_id = "DRY-RUN" if dry_run else _sbatch(args)
@@ -103,8 +113,8 @@ def submit_slurm(sweep: dict, dry_run: bool = False) -> dict:
                                         "sbatch_args": args})
     if sweep["analysis"] and (job_ids or not manifest["analysis_jobs"]):
         deps = [f"--dependency=afterany:{':'.join(job_ids)}"] if job_ids and not dry_run else []
-        args = [*deps, *_sbatch_resources({**{"gpus": 0, "cpus": 1, "mem": "4G", "time": "01:00:00"},
-                                           **sweep["slurm"]["analysis"]}), *common,
+        res = {"gpus": 0, "cpus": 1, "mem": "4G", "time": "01:00:00", **sweep["slurm"]["analysis"]}
+        args = [*deps, _log_option(out / "logs", "analysis.log"), *_sbatch_resources(res), *common,
                 str(out / "slurm" / "analysis.sbatch")]
         analysis_id = "DRY-RUN" if dry_run else _sbatch(args)
         manifest["analysis_jobs"].append({"job_id": analysis_id, "after": job_ids, "time_utc": _now(),

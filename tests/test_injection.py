@@ -1,0 +1,89 @@
+"""No input becomes code or a path outside the outputs: notebook parameters and condition names."""
+
+import re
+
+import pytest
+import yaml
+
+from ocg.cli import main
+from ocg.data import load_templates
+from ocg.errors import OcgInputError
+from ocg.paths import TEMPLATES_FILE
+
+
+@pytest.fixture
+def no_kernel(monkeypatch):
+    """Fails the test if papermill is asked to start a kernel."""
+    import papermill
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a kernel started")
+    monkeypatch.setattr(papermill, "execute_notebook", refuse)
+
+
+@pytest.mark.parametrize("param, error", [
+    ('import os; os.system("touch {marker}"); x=1', "-p import os; os.system(.*): not a parameter of 00_build_data"),
+    ("subsetk=1", "-p subsetk: not a parameter of 00_build_data; it declares n_concepts, subset_k"),
+    ("subset_k", "-p subset_k: expected NAME=VALUE"),
+    ("subset_k=abc", "-p subset_k: got 'abc'; expected int | None"),
+    ("subset_k=2.5", "-p subset_k: got 2.5; expected int | None"),
+    ("n_concepts=true", "-p n_concepts: got True; expected int"),
+    ("subset_k=2024-01-01", r"-p subset_k: got datetime.date\(2024, 1, 1\)"),
+    ("conditions=[ordered, 3]", r"-p conditions: got \['ordered', 3\]; expected list\[str\]"),
+    ("out_dir=[", "-p out_dir: value '\\[' is not YAML"),
+])
+def test_run_notebook_takes_only_declared_parameters_of_their_type(param, error, tmp_path, capsys, no_kernel):
+    marker = tmp_path / "pwned"
+    code = main(["run-notebook", "00_build_data", "-p", param.format(marker=marker), "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("ocg: error: ") and "Traceback" not in err
+    assert re.search(error, err), err
+    assert not marker.exists() and not list(tmp_path.glob("*.ipynb"))
+
+
+def test_the_pipeline_checks_parameters_too(no_kernel):
+    from ocg.notebooks import run_notebook
+    with pytest.raises(OcgInputError, match="01_generate: parameter subsetk: not a parameter"):
+        run_notebook("01_generate", {"subsetk": 2})
+
+
+def test_declared_types_of_a_notebook_of_ones_own(tmp_path):
+    import nbformat
+
+    from ocg.notebook_parameters import check_parameters, declared
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("k: int | None = None  # help\nrate = 0.5\nroot = str(1)\n"
+                                          "ids: list[int] = []\np: Path = None", metadata={"tags": ["parameters"]})]
+    path = tmp_path / "mine.ipynb"
+    nbformat.write(nb, path)
+    assert declared(path) == {"k": "int | None", "rate": "float", "root": "any", "ids": "list[int]", "p": "Path"}
+    assert check_parameters(path, {"k": None, "rate": 1, "root": [1], "ids": [1, 2]})
+    for values, error in [({"rate": float("inf")}, "rate: got inf; expected float"),
+                          ({"ids": [1, "2"]}, r"ids: got \[1, '2'\]; expected list\[int\]"),
+                          ({"p": "x"}, "parameters cell: p: type 'Path' is not one ocg checks")]:
+        with pytest.raises(OcgInputError, match=error):
+            check_parameters(path, values)
+    nb.cells[0].metadata["tags"] = []
+    nbformat.write(nb, path)
+    with pytest.raises(OcgInputError, match=r"parameter k: not a parameter of mine; it declares none"):
+        check_parameters(path, {"k": 1})
+
+
+@pytest.mark.slow
+def test_a_failing_cell_is_reported_as_ocg_report_does(tmp_path, capsys):
+    code = main(["run-notebook", "00_build_data", "-p", "n_concepts=7", "-p", "subset_k=2", "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 1 and "Traceback" not in err
+    assert "00_build_data.ipynb failed in cell 3 (cell index 3): OcgInputError: n_concepts: got 7" in err
+    assert f"partial executed copy, error shown: {tmp_path / '00_build_data.ipynb'}" in err
+    assert (tmp_path / "00_build_data.html").exists()
+
+
+@pytest.mark.parametrize("name", ["../../../../x", "a b", "/abs", ".hidden", "x/y"])
+def test_condition_names_follow_the_name_rule(name, tmp_path):
+    raw = yaml.safe_load(TEMPLATES_FILE.read_text())
+    raw["conditions"][name] = {"text": "ordered", "shot": False}
+    path = tmp_path / "templates.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    with pytest.raises(OcgInputError, match=re.escape(f"{path}: conditions: got '{name}'; a name must start")):
+        load_templates(path)
