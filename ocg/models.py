@@ -24,6 +24,7 @@ SYSTEM_PROMPTS = ("paper", "template_default")
 # The calendar date every chat template sees (Llama 3.x writes "Today Date: ..." into the system
 # turn). The Llama 3.1 template's own fallback date; pinned so a rerun asks the same prompt.
 DEFAULT_PROMPT_DATE = "2024-07-26"
+SEED_MAX = 2**32 - 1  # transformers' set_seed seeds numpy, which takes no more
 
 
 
@@ -104,7 +105,7 @@ FIELDS = {
     "revision": Field(str), "quantization": Field(str, choices=QUANTIZATIONS),
     "dtype": Field(str, choices=DTYPES), "trust_remote_code": Field(bool),
     "max_new_tokens": Field(int, minimum=1), "batch_size": Field(int, minimum=1),
-    "seed": Field(int, minimum=0), "answer_extraction": Field(str, choices=EXTRACTIONS),
+    "seed": Field(int, minimum=0, maximum=SEED_MAX), "answer_extraction": Field(str, choices=EXTRACTIONS),
     "system_mode": Field(str, choices=SYSTEM_MODES), "system_prompt": Field(str, choices=SYSTEM_PROMPTS),
     "prompt_date": Field(str, check=_check_date), "decoding": Field(str, choices=DECODINGS),
     "generation_overrides": Field(dict, check=_check_generation_overrides), "batch_check": Field(int, minimum=0),
@@ -135,8 +136,18 @@ def _check_rates(where: str, rates: dict) -> None:
             raise OcgInputError(f"{where}.{key}", f"got {value!r}; expected a rate between 0 and 1")
 
 
+def _check_command(where: str, command: str) -> None:
+    import shlex
+    try:
+        words = shlex.split(command)
+    except ValueError as exc:
+        raise OcgInputError(where, f"cannot be split into words as a shell would ({exc})") from None
+    if not words:
+        raise OcgInputError(where, "empty; expected the command that starts the server")
+
+
 # A server started for the run: its command ({id}, {port}, {model_dir} filled in).
-SERVER_FIELDS = {"command": Field(str, required=True), "startup_timeout_s": Field(float, minimum=0, exclusive=True),
+SERVER_FIELDS = {"command": Field(str, required=True, check=_check_command), "startup_timeout_s": Field(float, minimum=0, exclusive=True),
                  "port": Field(int, minimum=1), "model_dir": Field(str)}
 
 
