@@ -192,9 +192,9 @@ _OS_HINTS = {
 
 def _os_error(exc: OSError) -> tuple[str, int]:
     """The message and exit status for a failed file operation: the path and what it means."""
-    where = exc.filename if exc.filename is not None else "(file operation)"
     problem = _OS_HINTS.get(exc.errno) or exc.strerror or str(exc)
-    return f"{where}: {problem}", 2 if exc.errno in (errno.ENOTDIR, errno.EEXIST) else 1
+    message = problem if exc.filename is None else f"{exc.filename}: {problem}"
+    return message, 2 if exc.errno in (errno.ENOTDIR, errno.EEXIST) else 1
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,6 +25,7 @@ SYSTEM_PROMPTS = ("paper", "template_default")
 # turn). The Llama 3.1 template's own fallback date; pinned so a rerun asks the same prompt.
 DEFAULT_PROMPT_DATE = "2024-07-26"
 SEED_MAX = 2**32 - 1  # transformers' set_seed seeds numpy, which takes no more
+MAX_SECONDS = 7 * 24 * 3600  # a wait longer than a week is a typo (sockets overflow near 1e12 s)
 
 
 
@@ -112,12 +113,12 @@ FIELDS = {
     "paper_name": Field(str, nullable=True), "paper_id": Field(str, nullable=True),
     "base_model": Field(str, nullable=True), "api": Field(dict), "replay": Field(dict),
 }
+SECONDS = Field(float, minimum=0, maximum=MAX_SECONDS)
 API_FIELDS = {
     "base_url": Field(str, required=True, check=_check_url), "key_env": Field(str, nullable=True),
-    "concurrency": Field(int, minimum=1), "timeout_s": Field(float, minimum=0, exclusive=True),
+    "concurrency": Field(int, minimum=1), "timeout_s": Field(float, minimum=0, exclusive=True, maximum=MAX_SECONDS),
     "max_retries": Field(int, minimum=0), "temperature": Field(float, nullable=True, minimum=0),
-    "backoff_s": Field(float, minimum=0), "token_param": Field(str), "max_retry_wait_s": Field(float, minimum=0),
-    "server": Field(dict),
+    "backoff_s": SECONDS, "token_param": Field(str), "max_retry_wait_s": SECONDS, "server": Field(dict),
 }
 API_DEFAULTS = {"key_env": None, "concurrency": 8, "timeout_s": 120, "max_retries": 6, "temperature": 0,
                 "backoff_s": 1.0, "token_param": "max_tokens", "max_retry_wait_s": 300}
@@ -147,8 +148,9 @@ def _check_command(where: str, command: str) -> None:
 
 
 # A server started for the run: its command ({id}, {port}, {model_dir} filled in).
-SERVER_FIELDS = {"command": Field(str, required=True, check=_check_command), "startup_timeout_s": Field(float, minimum=0, exclusive=True),
-                 "port": Field(int, minimum=1), "model_dir": Field(str)}
+SERVER_FIELDS = {"command": Field(str, required=True, check=_check_command),
+                 "startup_timeout_s": Field(float, minimum=0, exclusive=True, maximum=MAX_SECONDS),
+                 "port": Field(int, minimum=1, maximum=65535), "model_dir": Field(str)}
 
 
 def _validate_api(where: str, api: dict, backend: str) -> dict:

@@ -9,6 +9,7 @@ import sys
 import tempfile
 
 import pytest
+import yaml
 from helpers import write_generations
 
 import ocg.data.build
@@ -46,6 +47,10 @@ MODEL_ENTRIES = [  # (entry of models.yaml, field named, what is said)
      "expected a finite number"),
     ("{id: a/b, backend: openai, " + SERVER.format(cmd='"vllm serve \'{id}"') + "}",
      "models.m.api.server.command", "cannot be split into words"),
+    ("{id: a/b, backend: openai, api: {base_url: 'http://x/v1', key_env: K, timeout_s: 1.0e+12}}",
+     "models.m.api.timeout_s", "expected at most 604800"),
+    ("{id: a/b, backend: openai, api: {base_url: 'http://127.0.0.1:{port}/v1', server: {command: vllm, port: 70000}}}",
+     "models.m.api.server.port", "expected at most 65535"),
 ]
 
 
@@ -216,15 +221,23 @@ def test_a_local_model_folder_without_a_model(tmp_path, capsys):
     assert status == 2 and err.startswith("ocg: error: models.m.id: ") and "holds no model" in err, err
 
 
+PRINT_ARGV_AND_EXIT = f"{sys.executable} -c 'import sys; print(sys.argv[1:]); sys.exit(3)'"
+
+
 @pytest.mark.parametrize("command, status, what", [
-    (f"\"{sys.executable} -c 'import sys; sys.exit(3)'\"", 1, "the server exited with status 3"),
-    ("'/nonexistent/bin/vllm serve {id}'", 2, "models.m.api.server.command: cannot start '/nonexistent/bin/vllm'"),
+    (PRINT_ARGV_AND_EXIT, 1, "the server exited with status 3"),
+    (PRINT_ARGV_AND_EXIT + """ --hf-overrides '{"max_position_embeddings": 4096}' --port {port}""", 1,
+     """'--hf-overrides', '{"max_position_embeddings": 4096}', '--port', 'PORT']"""),
+    ("/nonexistent/bin/vllm serve {id}", 2, "models.m.api.server.command: cannot start '/nonexistent/bin/vllm'"),
 ])
 def test_a_server_that_cannot_start(tmp_path, capsys, command, status, what):
-    path = models_file(tmp_path, "{id: a/b, backend: openai, " + SERVER.format(cmd=command) + "}")
+    from ocg.generation.server import free_port
+    port, path = free_port(), tmp_path / "models.yaml"
+    path.write_text(yaml.safe_dump({"models": {"m": {"id": "a/b", "backend": "openai", "api": {
+        "base_url": "http://127.0.0.1:{port}/v1", "server": {"command": command, "port": port}}}}}))
     code, err = cli(capsys, "generate", "m", "--models-file", path, "--out", tmp_path / "gen",
                     "--subset-k", 1, "--templates", 0)
-    assert code == status and what in err, err
+    assert code == status and what.replace("PORT", str(port)) in err, err
 
 
 def test_ctrl_c_during_score(tmp_path, capsys, monkeypatch):
@@ -281,15 +294,16 @@ def test_coverage_of_an_answer_over_a_million_characters():
 
 
 def test_server_command_fills_only_its_placeholders(tmp_path):
-    from ocg.generation.server import ServerError, running_server
+    from ocg.generation.server import ServerError, free_port, running_server
     from ocg.models import parse_models
+    port = free_port()
     overrides = '{"max_position_embeddings": 4096}'
     command = (f"{sys.executable} -c 'import sys; print(sys.argv[1:]); sys.exit(3)' --hf-overrides "
                f"'{overrides}' --model {{id}} --port {{port}} --dir {{model_dir}}")
     spec = parse_models({"models": {"m": {"id": "a/b", "backend": "openai", "api": {
-        "base_url": "http://127.0.0.1:{port}/v1", "server": {"command": command, "port": 45123}}}}}, "f")["m"]
+        "base_url": "http://127.0.0.1:{port}/v1", "server": {"command": command, "port": port}}}}}, "f")["m"]
     with pytest.raises(ServerError, match="exited with status 3"):
         with running_server(spec, tmp_path / "server.log"):
             pass
-    argv = ['--hf-overrides', overrides, '--model', 'a/b', '--port', '45123', '--dir', 'a/b']
+    argv = ['--hf-overrides', overrides, '--model', 'a/b', '--port', str(port), '--dir', 'a/b']
     assert (tmp_path / "server.log").read_text().strip() == str(argv)

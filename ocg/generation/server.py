@@ -96,7 +96,7 @@ def running_server(spec, log_path: Path) -> Iterator[dict]:
         raise OcgInputError(f"{where}.port", f"port {port} is already in use on this machine")
     fields = {"id": spec.id, "port": port, "model_dir": server.get("model_dir") or spec.id}
     command = server_command(server["command"], fields)
-    base_url = spec.api["base_url"].format(port=port).rstrip("/")
+    base_url = spec.api["base_url"].replace("{port}", str(port)).rstrip("/")
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log = log_path.open("ab")
     try:
