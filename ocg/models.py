@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -93,6 +94,8 @@ def _check_generation_overrides(where: str, overrides: dict) -> None:
         if default is not None and not isinstance(value, type(default)) and not (
                 isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool)):
             raise OcgInputError(f"{where}.{key}", f"got {value!r}; expected {type(default).__name__}")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise OcgInputError(f"{where}.{key}", f"got {value!r}; expected a finite number")
 
 
 def _check_url(where: str, value: str) -> None:

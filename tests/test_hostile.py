@@ -43,6 +43,8 @@ MODEL_ENTRIES = [  # (entry of models.yaml, field named, what is said)
      "models.m.api.timeout_s", "expected a finite number"),
     ("{id: a/b, backend: openai, api: {base_url: 'http://x/v1', key_env: K, temperature: .nan}}",
      "models.m.api.temperature", "expected a finite number"),
+    ("{id: a/b, generation_overrides: {repetition_penalty: .nan}}", "models.m.generation_overrides.repetition_penalty",
+     "expected a finite number"),
     ("{id: a/b, backend: replay, replay: {rates: {degenerate: .nan}}}", "models.m.replay.rates.degenerate",
      "expected a finite number"),
     ("{id: a/b, backend: openai, " + SERVER.format(cmd='"vllm serve \'{id}"') + "}",
