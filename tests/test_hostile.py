@@ -311,3 +311,13 @@ def test_server_command_fills_only_its_placeholders(tmp_path):
             pass
     argv = ['--hf-overrides', overrides, '--model', 'a/b', '--port', str(port), '--dir', 'a/b']
     assert (tmp_path / "server.log").read_text().strip() == str(argv)
+
+
+def test_the_installed_entry_point_prints_one_line_and_exits_2(tmp_path):
+    import subprocess
+    a_file = tmp_path / "a_file"
+    a_file.write_text("")
+    done = subprocess.run([sys.executable, "-m", "ocg.cli", "build-data", "--subset-k", "1", "--out", str(a_file)],
+                          capture_output=True, text=True, env={**os.environ, "OCG_OUTPUTS": str(tmp_path)})
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.startswith(f"ocg: error: {a_file}: a file stands where a directory is needed"), done.stderr
