@@ -3,9 +3,10 @@
 
 A model entry's `api.server` names the command (`{id}`, `{port}` and `{model_dir}` are filled
 in, nothing else: other braces, e.g. a JSON `--hf-overrides`, are the command's own); the server
-is started in its own process group, polled until it answers `GET /models` (bounded by `startup_timeout_s`; a process that exits first is an error with its log's tail),
-and stopped when the run ends, fails or is cancelled (SIGTERM from Slurm included): SIGTERM to
-the group, then SIGKILL. Its output goes to `server.log` beside the generations.
+is started in its own process group, polled until it answers `GET /models` (bounded by
+`startup_timeout_s`; a process that exits first is an error with its log's tail), and stopped
+when the run ends, fails or is cancelled (SIGTERM from Slurm included): SIGTERM to the group,
+then SIGKILL. Its output goes to `server.log` beside the generations.
 """
 
 from __future__ import annotations
