@@ -216,8 +216,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ocg: error: {message}", file=sys.stderr)
         return code
     except KeyboardInterrupt:
-        print(f"ocg: error: interrupted (Ctrl-C) during `ocg {args.command}`; finished files are "
-              "kept, nothing half-written was saved; rerun to go on", file=sys.stderr)
+        print(f"ocg: error: interrupted (Ctrl-C) during `ocg {args.command}`; what was finished is "
+              "kept, nothing half-done is trusted; rerun to go on", file=sys.stderr)
         return 130
 
 
