@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 from pathlib import Path
 
@@ -204,9 +205,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# What a failing file operation means for the user, by errno (anything else: the system's words).
+_OS_HINTS = {
+    errno.ENOSPC: "no space left on the device; free some and rerun (finished work is kept and resumed)",
+    errno.EROFS: "read-only file system; point --out or OCG_OUTPUTS at a writable directory",
+    errno.EACCES: "permission denied; point --out or OCG_OUTPUTS at a writable directory",
+    errno.ENOTDIR: "a file stands where a directory is needed; check --out and OCG_OUTPUTS",
+    errno.EEXIST: "a file stands where a directory is needed; check --out and OCG_OUTPUTS",
+}
+
+
+def _os_error(exc: OSError) -> tuple[str, int]:
+    """The message and exit status for a failed file operation: the path and what it means."""
+    problem = _OS_HINTS.get(exc.errno) or exc.strerror or str(exc)
+    message = problem if exc.filename is None else f"{exc.filename}: {problem}"
+    return message, 2 if exc.errno in (errno.ENOTDIR, errno.EEXIST) else 1
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run a command. Bad input exits 2, a fault (disk, server, network) 1, Ctrl-C 130: each with
+    one `ocg: error:` line, never a traceback (docs/METHODS.md, "What ocg refuses")."""
     args = build_parser().parse_args(argv)
     from .generation.api_backend import ApiError
+    from .generation.server import ServerError
     from .paths import settle_folder_variables
     try:
         settle_folder_variables()  # before any kernel, task or job inherits them
@@ -214,9 +235,17 @@ def main(argv: list[str] | None = None) -> int:
     except OcgInputError as exc:
         print(f"ocg: error: {exc}", file=sys.stderr)
         return 2
-    except ApiError as exc:  # a server refused: its message is the whole story, no traceback
+    except (ApiError, ServerError) as exc:  # the server's own words are the whole story
         print(f"ocg: error: {exc}", file=sys.stderr)
         return 1
+    except OSError as exc:
+        message, code = _os_error(exc)
+        print(f"ocg: error: {message}", file=sys.stderr)
+        return code
+    except KeyboardInterrupt:
+        print(f"ocg: error: interrupted (Ctrl-C) during `ocg {args.command}`; what was finished is "
+              "kept, nothing half-done is trusted; rerun to go on", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

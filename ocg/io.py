@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -36,16 +37,28 @@ def follow_umask(path: str | Path, executable: bool = False) -> None:
     os.chmod(path, (0o777 if executable else 0o666) & ~mask)
 
 
+def naming(exc: OSError, path: str | Path) -> OSError:
+    """The same error naming the file the user knows (not a temporary one, or none at all)."""
+    return OSError(exc.errno, exc.strerror or str(exc), str(path))
+
+
 @contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yield a temporary path beside `path` (`.<name>.<random>.tmp`); on success it replaces
     `path` in one rename. A kill leaves at most that temporary file (see remove_temps)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp_path = make_temp(path.parent, f".{path.name}.")
+    try:
+        tmp_path = make_temp(path.parent, f".{path.name}.")
+    except OSError as exc:
+        raise naming(exc, path) from exc
     try:
         yield tmp_path
         os.replace(tmp_path, path)
+    except OSError as exc:
+        if exc.filename not in (None, str(tmp_path)):
+            raise
+        raise naming(exc, path) from exc
     finally:
         if tmp_path.exists():
             tmp_path.unlink()
@@ -67,6 +80,25 @@ def write_json(path: str | Path, obj: Any) -> Path:
     with atomic_path(path) as tmp:
         tmp.write_text(json.dumps(obj, indent=2, sort_keys=False, default=str) + "\n")
     return Path(path)
+
+
+def write_json_when_full(path: str | Path, obj: Any) -> Path:
+    """write_json; where the disk is full (no room for the temporary copy), the compact JSON
+    over the old file's own bytes, padded with spaces, so a failure can still be recorded."""
+    try:
+        return write_json(path, obj)
+    except OSError as exc:
+        if exc.errno != errno.ENOSPC or not Path(path).is_file():
+            raise
+        data = json.dumps(obj, separators=(",", ":"), default=str).encode()
+        size = Path(path).stat().st_size
+        if len(data) + 1 > size:
+            raise
+        with open(path, "r+b") as fh:  # overwriting allocated bytes needs no free space
+            fh.write(data + b"\n" + b" " * (size - len(data) - 1))
+            fh.flush()
+            os.fsync(fh.fileno())
+        return Path(path)
 
 
 def write_parquet(path: str | Path, df) -> Path:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -24,6 +25,8 @@ SYSTEM_PROMPTS = ("paper", "template_default")
 # The calendar date every chat template sees (Llama 3.x writes "Today Date: ..." into the system
 # turn). The Llama 3.1 template's own fallback date; pinned so a rerun asks the same prompt.
 DEFAULT_PROMPT_DATE = "2024-07-26"
+SEED_MAX = 2**32 - 1  # transformers' set_seed seeds numpy, which takes no more
+MAX_SECONDS = 7 * 24 * 3600  # a wait longer than a week is a typo (sockets overflow near 1e12 s)
 
 
 
@@ -91,6 +94,8 @@ def _check_generation_overrides(where: str, overrides: dict) -> None:
         if default is not None and not isinstance(value, type(default)) and not (
                 isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool)):
             raise OcgInputError(f"{where}.{key}", f"got {value!r}; expected {type(default).__name__}")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise OcgInputError(f"{where}.{key}", f"got {value!r}; expected a finite number")
 
 
 def _check_url(where: str, value: str) -> None:
@@ -104,19 +109,19 @@ FIELDS = {
     "revision": Field(str), "quantization": Field(str, choices=QUANTIZATIONS),
     "dtype": Field(str, choices=DTYPES), "trust_remote_code": Field(bool),
     "max_new_tokens": Field(int, minimum=1), "batch_size": Field(int, minimum=1),
-    "seed": Field(int, minimum=0), "answer_extraction": Field(str, choices=EXTRACTIONS),
+    "seed": Field(int, minimum=0, maximum=SEED_MAX), "answer_extraction": Field(str, choices=EXTRACTIONS),
     "system_mode": Field(str, choices=SYSTEM_MODES), "system_prompt": Field(str, choices=SYSTEM_PROMPTS),
     "prompt_date": Field(str, check=_check_date), "decoding": Field(str, choices=DECODINGS),
     "generation_overrides": Field(dict, check=_check_generation_overrides), "batch_check": Field(int, minimum=0),
     "paper_name": Field(str, nullable=True), "paper_id": Field(str, nullable=True),
     "base_model": Field(str, nullable=True), "api": Field(dict), "replay": Field(dict),
 }
+SECONDS = Field(float, minimum=0, maximum=MAX_SECONDS)
 API_FIELDS = {
     "base_url": Field(str, required=True, check=_check_url), "key_env": Field(str, nullable=True),
-    "concurrency": Field(int, minimum=1), "timeout_s": Field(float, minimum=0, exclusive=True),
+    "concurrency": Field(int, minimum=1), "timeout_s": Field(float, minimum=0, exclusive=True, maximum=MAX_SECONDS),
     "max_retries": Field(int, minimum=0), "temperature": Field(float, nullable=True, minimum=0),
-    "backoff_s": Field(float, minimum=0), "token_param": Field(str), "max_retry_wait_s": Field(float, minimum=0),
-    "server": Field(dict),
+    "backoff_s": SECONDS, "token_param": Field(str), "max_retry_wait_s": SECONDS, "server": Field(dict),
 }
 API_DEFAULTS = {"key_env": None, "concurrency": 8, "timeout_s": 120, "max_retries": 6, "temperature": 0,
                 "backoff_s": 1.0, "token_param": "max_tokens", "max_retry_wait_s": 300}
@@ -135,9 +140,20 @@ def _check_rates(where: str, rates: dict) -> None:
             raise OcgInputError(f"{where}.{key}", f"got {value!r}; expected a rate between 0 and 1")
 
 
+def _check_command(where: str, command: str) -> None:
+    import shlex
+    try:
+        words = shlex.split(command)
+    except ValueError as exc:
+        raise OcgInputError(where, f"cannot be split into words as a shell would ({exc})") from None
+    if not words:
+        raise OcgInputError(where, "empty; expected the command that starts the server")
+
+
 # A server started for the run: its command ({id}, {port}, {model_dir} filled in).
-SERVER_FIELDS = {"command": Field(str, required=True), "startup_timeout_s": Field(float, minimum=0, exclusive=True),
-                 "port": Field(int, minimum=1), "model_dir": Field(str)}
+SERVER_FIELDS = {"command": Field(str, required=True, check=_check_command),
+                 "startup_timeout_s": Field(float, minimum=0, exclusive=True, maximum=MAX_SECONDS),
+                 "port": Field(int, minimum=1, maximum=65535), "model_dir": Field(str)}
 
 
 def _validate_api(where: str, api: dict, backend: str) -> dict:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 from pathlib import Path
 
 from .errors import OcgInputError
+from .io import atomic_path, naming
 from .notebook_parameters import check_parameters
 from .paths import NOTEBOOKS_DIR, executed_notebooks_dir
 
@@ -49,7 +51,8 @@ def to_html(executed: Path) -> Path:
     nb = nbformat.read(executed, as_version=4)
     body, _ = HTMLExporter().from_notebook_node(nb)
     html = executed.with_suffix(".html")
-    html.write_text(body, encoding="utf-8")
+    with atomic_path(html) as tmp:
+        tmp.write_text(body, encoding="utf-8")
     return html
 
 
@@ -80,8 +83,15 @@ def run_notebook(name: str, parameters: dict | None = None, out_dir: str | Path 
         pm.execute_notebook(str(source), str(executed), parameters=parameters or {},
                             kernel_name=kernel_for_papermill(), cwd=str(source.parent),
                             progress_bar=progress)
+    except BaseException as exc:
+        if html and executed.exists():
+            with contextlib.suppress(ValueError, OSError):  # a copy the failure left unreadable (full
+                to_html(executed)                           # disk): the failure itself is the story
+        if isinstance(exc, OSError) and exc.filename is None:  # papermill writing the copy
+            raise naming(exc, executed) from exc
+        raise
     finally:
         logger.removeFilter(_not_unknown_parameter)
-        if html and executed.exists():
-            to_html(executed)
+    if html:
+        to_html(executed)
     return executed

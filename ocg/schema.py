@@ -2,13 +2,15 @@
 
 A parameter file's section is a mapping checked against `Field`s: unknown keys, missing
 required ones, wrong types (a YAML `true` is never a number), values outside their choices or
-below their minimum, and any field-specific check, each an OcgInputError naming `where.key`.
+outside their range, numbers that are not finite (`.nan`, `.inf` fail mid-run, far from
+the file), and any field-specific check, each an OcgInputError naming `where.key`.
 Used by models.yaml entries (and their api and server blocks), scoring.yaml, run and sweep
 files (resources, Slurm settings).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +26,7 @@ class Field:
     choices: tuple | None = None
     minimum: float | None = None
     exclusive: bool = False             # minimum itself not allowed
+    maximum: float | None = None        # e.g. a seed's range (numpy and torch take < 2**32)
     check: Callable[[str, Any], None] | None = None  # (where, value): raises OcgInputError
 
 
@@ -54,10 +57,14 @@ def check_value(where: str, value: Any, field: Field) -> Any:
     if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
         raise OcgInputError(where, f"expected {_type_name(field.kind)}{' or null' if field.nullable else ''}, "
                                    f"got {value!r}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise OcgInputError(where, f"got {value!r}; expected a finite number")
     if field.choices is not None and value not in field.choices:
         raise OcgInputError(where, f"got {value!r}; expected one of {', '.join(map(str, field.choices))}")
     if field.minimum is not None and (value < field.minimum or (field.exclusive and value == field.minimum)):
         raise OcgInputError(where, f"got {value!r}; expected {_minimum_text(field)}")
+    if field.maximum is not None and value > field.maximum:
+        raise OcgInputError(where, f"got {value!r}; expected at most {field.maximum!r}")
     if field.check is not None:
         field.check(where, value)
     return value

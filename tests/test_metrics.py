@@ -9,6 +9,7 @@ import pytest
 from sacrebleu import sentence_bleu
 
 from ocg.metrics import (
+    degenerate,
     distinct2_pooled,
     distinct2_sentence,
     diverse_rate,
@@ -109,7 +110,7 @@ def answers_table(rows):
     df["model"], df["condition"], df["set_id"] = "m", "ordered", "s"
     df["coverage_frac"] = df.all_present.astype(float)
     df["answer"] = [f"answer {i}" for i in range(len(df))]
-    for flag in ("failed", "empty", "one_word", "markdown", "multi_sentence", "overlong", "non_ascii"):
+    for flag in degenerate.FLAG_COLUMNS:
         df[flag] = False
     return df
 

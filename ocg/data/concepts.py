@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +14,7 @@ from ..paths import CONCEPT_SETS_FILE
 
 POS_TAGS = ("N", "V")  # noun, verb: the only suffixes CommonGen-lite uses
 SUPPORTED_SIZES = (4, 5)  # the paper's 4-concept sets, and the 5-concept sets for extensions
+_WORD = re.compile(r"[^\W\d_]+(?:['-][^\W\d_]+)*")  # letters, with inner hyphens or apostrophes
 
 
 @dataclass(frozen=True)
@@ -43,15 +45,20 @@ class ConceptSet:
 
 
 def parse_concept(entry: object, where: str) -> Concept:
-    """`catch_V` -> Concept('catch', 'V'). Words are kept exactly as given (e.g. `singe_V`)."""
+    """`catch_V` -> Concept('catch', 'V'). Words are kept exactly as given (e.g. `singe_V`); a
+    word is lower-case letters (inner - or '), since matching compares lower-cased lemmas."""
     if not isinstance(entry, str) or "_" not in entry:
         raise OcgInputError(where, f"concept {entry!r} is not of the form word_POS (e.g. 'dog_N')")
     word, pos = entry.rsplit("_", 1)
     if pos not in POS_TAGS:
         raise OcgInputError(where, f"unknown POS suffix {pos!r} in {entry!r}; expected one of "
                                    f"{', '.join(POS_TAGS)}")
-    if not word or word != word.strip() or " " in word:
-        raise OcgInputError(where, f"concept {entry!r} has an empty word or one with spaces")
+    if not _WORD.fullmatch(word):
+        raise OcgInputError(where, f"concept {entry!r}: expected one word of letters (inner - or ' "
+                                   "allowed), no spaces, tabs, digits or invisible characters")
+    if word != word.lower():  # spaCy's lemmas and the matched tokens are lower-cased
+        raise OcgInputError(where, f"concept {entry!r}: expected a lower-case word; a capitalised "
+                                   "concept could never match")
     return Concept(word, pos)
 
 
@@ -60,6 +67,7 @@ def read_concept_sets(path: str | Path = CONCEPT_SETS_FILE) -> list[ConceptSet]:
     path = Path(path)
     sets: list[ConceptSet] = []
     seen: dict[str, int] = {}
+    same: dict[frozenset, tuple[str, int]] = {}
     if not path.is_file():
         raise OcgInputError(str(path), "no such concept-set file")
     for lineno, raw in enumerate(read_text(path).splitlines(), start=1):
@@ -73,7 +81,10 @@ def read_concept_sets(path: str | Path = CONCEPT_SETS_FILE) -> list[ConceptSet]:
                                        'expected {"id": ..., "concept_set": [...]}') from None
         if not isinstance(record, dict) or "id" not in record or "concept_set" not in record:
             raise OcgInputError(where, 'expected an object with keys "id" and "concept_set"')
-        set_id, entries = str(record["id"]), record["concept_set"]
+        set_id, entries = record["id"], record["concept_set"]
+        if isinstance(set_id, bool) or not isinstance(set_id, (str, int)) or not str(set_id).strip():
+            raise OcgInputError(where, f'"id" must be a non-empty string or an integer, got {set_id!r}')
+        set_id = str(set_id)
         if not isinstance(entries, list):
             raise OcgInputError(where, f'"concept_set" must be a list, got {type(entries).__name__}')
         if len(entries) not in SUPPORTED_SIZES:
@@ -87,6 +98,11 @@ def read_concept_sets(path: str | Path = CONCEPT_SETS_FILE) -> list[ConceptSet]:
         if set_id in seen:
             raise OcgInputError(where, f"duplicate set id {set_id} (first on line {seen[set_id]})")
         seen[set_id] = lineno
+        key = frozenset(c.tagged for c in concepts)
+        if key in same:
+            raise OcgInputError(where, f"concept set {set_id} has the concepts of set {same[key][0]} "
+                                       f"(line {same[key][1]}); each set must be distinct")
+        same[key] = (set_id, lineno)
         sets.append(ConceptSet(set_id, concepts, lineno))
     if not sets:
         raise OcgInputError(str(path), "no concept sets in file")

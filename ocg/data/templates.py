@@ -64,10 +64,15 @@ def _check_text(text: object, where: str) -> str:
     if not isinstance(text, str) or not text.strip():
         raise OcgInputError(where, "expected a non-empty template string")
     try:
-        fields = [f for _, f, _, _ in string.Formatter().parse(text) if f is not None]
+        parsed = [(f, spec, conv) for _, f, spec, conv in string.Formatter().parse(text) if f is not None]
     except ValueError as exc:
         raise OcgInputError(where, f"bad braces in template ({exc}); write literal braces as "
                                    "{{ and }}") from None
+    fields = [f for f, _, _ in parsed]
+    for f, spec, conv in parsed:
+        if spec or conv:  # {concepts:>99} pads, {concepts!r} quotes: the prompt is no longer the paper's
+            raise OcgInputError(where, f"placeholder {{{f}{'!' + conv if conv else ''}{':' + spec if spec else ''}}} "
+                                       "has a format spec or conversion; expected a plain {concepts}")
     unknown = sorted({f for f in fields if f not in PLACEHOLDERS})
     if unknown:
         raise OcgInputError(where, f"unknown placeholder(s) {', '.join('{'+f+'}' for f in unknown)}; "
@@ -99,7 +104,9 @@ def load_templates(path: str | Path = TEMPLATES_FILE) -> TemplateConfig:
         raise OcgInputError(src, f"unknown key(s) {extra}; expected {sorted(known_keys)}")
 
     templates: dict[int, dict[str, str]] = {}
-    for tid, texts in _require(raw, "templates", dict, src).items():
+    if not _require(raw, "templates", dict, src):
+        raise OcgInputError(f"{src}: templates", "empty; expected at least one template")
+    for tid, texts in raw["templates"].items():
         where = f"{src}: templates.{tid}"
         if not isinstance(tid, int) or tid < 0:
             raise OcgInputError(where, "template ids must be non-negative integers")
@@ -121,13 +128,16 @@ def load_templates(path: str | Path = TEMPLATES_FILE) -> TemplateConfig:
 
     shot = _require(raw, "one_shot", dict, src)
     shot_concepts = _require(shot, "concepts", list, f"{src}: one_shot")
+    if not shot_concepts or not all(isinstance(w, str) and w.strip() and w == w.strip() for w in shot_concepts):
+        raise OcgInputError(f"{src}: one_shot.concepts", f"got {shot_concepts!r:.80}; expected a non-empty "
+                                                         "list of words")
     shot_answer = _require(shot, "answer", str, f"{src}: one_shot")
     return TemplateConfig(
         templates=templates,
         conditions=conditions,
         answer_suffix=_require(raw, "answer_suffix", str, src),
         system_prompt=_require(raw, "system_prompt", str, src),
-        shot_concepts=tuple(str(w) for w in shot_concepts),
+        shot_concepts=tuple(shot_concepts),
         shot_answer=shot_answer,
         source=src,
     )

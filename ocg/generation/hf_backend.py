@@ -60,6 +60,9 @@ class TransformersBackend:
             if not os.path.isdir(self.source):
                 raise OcgInputError(f"models.{spec.name}.id", f"local model directory {spec.id} "
                                     "does not exist")
+            if not os.path.isfile(os.path.join(self.source, "config.json")):
+                raise OcgInputError(f"models.{spec.name}.id", f"local model directory {spec.id} holds "
+                                    "no model (no config.json); expected a transformers model folder")
         self.tokenizer = AutoTokenizer.from_pretrained(self.source, revision=self.revision,
                                                        trust_remote_code=spec.trust_remote_code)
         self.tokenizer.padding_side = "left"

@@ -21,7 +21,7 @@ from tqdm import tqdm
 from ..data import build_instances, ids_hash, load_concept_sets, load_dataset, load_templates
 from ..data.concepts import select_covering_subset
 from ..errors import OcgInputError
-from ..io import read_json, write_json
+from ..io import read_json, write_json, write_json_when_full
 from ..models import MODELS_FILE, ModelSpec, get_model
 from ..paths import generations_dir
 from ..provenance import provenance
@@ -270,7 +270,7 @@ def _generate_todo(spec, backend, stores, rows, rendered, hashes, settings, card
         run.update(status="failed" if isinstance(exc, Exception) else "interrupted",
                    finished_utc=_now(), error=f"{type(exc).__name__}: {str(exc)[:500]}")
         card.update(status=run["status"], backend=backend.card())
-        write_json(card_path, card)
+        write_json_when_full(card_path, card)  # a full disk still leaves the card `failed`
         raise
     run.update(status="complete", finished_utc=_now())
     card.update(status="complete", backend=backend.card(), records=tally_stores(stores, rows))

@@ -2,15 +2,17 @@
 `transformers serve`, anything that serves the OpenAI chat API.
 
 A model entry's `api.server` names the command (`{id}`, `{port}` and `{model_dir}` are filled
-in); the server is started in its own process group, polled until it answers `GET /models`
-(bounded by `startup_timeout_s`; a process that exits first is an error with its log's tail),
-and stopped when the run ends, fails or is cancelled (SIGTERM from Slurm included): SIGTERM to
-the group, then SIGKILL. Its output goes to `server.log` beside the generations.
+in, nothing else: other braces, e.g. a JSON `--hf-overrides`, are the command's own); the server
+is started in its own process group, polled until it answers `GET /models` (bounded by
+`startup_timeout_s`; a process that exits first is an error with its log's tail), and stopped
+when the run ends, fails or is cancelled (SIGTERM from Slurm included): SIGTERM to the group,
+then SIGKILL. Its output goes to `server.log` beside the generations.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import signal
 import socket
@@ -28,6 +30,14 @@ from ..errors import OcgInputError
 
 class ServerError(RuntimeError):
     """The server could not be started, or stopped answering."""
+
+
+_PLACEHOLDER = re.compile(r"\{(id|port|model_dir)\}")
+
+
+def server_command(command: str, fields: dict) -> list[str]:
+    """The command's words with the placeholders {id}, {port} and {model_dir} filled in."""
+    return [_PLACEHOLDER.sub(lambda m: str(fields[m.group(1)]), part) for part in shlex.split(command)]
 
 
 def free_port() -> int:
@@ -86,11 +96,16 @@ def running_server(spec, log_path: Path) -> Iterator[dict]:
     if port_in_use(port):
         raise OcgInputError(f"{where}.port", f"port {port} is already in use on this machine")
     fields = {"id": spec.id, "port": port, "model_dir": server.get("model_dir") or spec.id}
-    command = [part.format(**fields) for part in shlex.split(server["command"])]
-    base_url = spec.api["base_url"].format(port=port).rstrip("/")
+    command = server_command(server["command"], fields)
+    base_url = spec.api["base_url"].replace("{port}", str(port)).rstrip("/")
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log = log_path.open("ab")
-    proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    except OSError as exc:  # no such program, or not executable
+        log.close()
+        raise OcgInputError(f"{where}.command", f"cannot start {command[0]!r} ({exc.strerror}); "
+                                                "expected a program on PATH or a path to one") from None
     previous = signal.getsignal(signal.SIGTERM)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a cancelled job still stops its server
     try:

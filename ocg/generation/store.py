@@ -6,6 +6,9 @@ directory's lock, see `lock.py`) a torn last line, killed mid-write, is cut off 
 a complete last record that only lacks its newline is kept and given one. A malformed line
 anywhere else, a record of the wrong shape, or an id written twice stops with an error naming
 file and line (`repair_duplicates` keeps the first record of each id).
+
+A lone surrogate (e.g. `"\\ud800"` from a replay file or a server's JSON) cannot be written as
+UTF-8: it is written as U+FFFD, and scoring flags the answer (`replaced_chars`).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import os
 from pathlib import Path
 
 from ..errors import OcgInputError
-from ..io import atomic_path
+from ..io import atomic_path, naming
 
 # Fields every record must have, with their types (None allowed where listed).
 REQUIRED = {"instance_id": (str,), "condition": (str,), "template_id": (int,), "set_id": (str,),
@@ -37,6 +40,15 @@ def check_record(record: object, where: str) -> dict:
     if not all(isinstance(c, str) for c in record["concepts"]):
         raise OcgInputError(where, "field 'concepts' must be a list of words")
     return record
+
+
+def _writable(line: str) -> str:
+    """The line, each lone surrogate (not encodable as UTF-8) replaced by U+FFFD."""
+    try:
+        line.encode("utf-8")
+        return line
+    except UnicodeEncodeError:  # utf-16 pairs surrogates that belong together, replaces the rest
+        return line.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def _read_lines(path: Path) -> tuple[bytes, list[bytes]]:
@@ -119,6 +131,8 @@ class GenerationStore:
             while view:
                 view = view[os.write(fd, view):]
             os.fsync(fd)
+        except OSError as exc:  # e.g. a full disk: name the file
+            raise naming(exc, self.path) from exc
         finally:
             os.close(fd)
 
@@ -127,7 +141,7 @@ class GenerationStore:
         fresh = [r for r in records if r["instance_id"] not in self.done]
         if not fresh:
             return 0
-        self._write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in fresh).encode("utf-8"))
+        self._write("".join(_writable(json.dumps(r, ensure_ascii=False)) + "\n" for r in fresh).encode("utf-8"))
         self.done.update(r["instance_id"] for r in fresh)
         return len(fresh)
 

@@ -89,6 +89,9 @@ def parse(texts: list[str], nlp, batch_size: int = 256):
             yield doc
 
 
+# Coverage reads an answer's first MAX_CHARS characters: spaCy refuses a text over 1,000,000 (E088).
+MAX_CHARS = 100_000
+
 # Below this many distinct texts a second process costs more than it saves.
 MIN_TEXTS_PER_PROCESS = 2000
 _worker_state: tuple | None = None  # (nlp, table, rule, batch_size), inherited by forked workers
@@ -191,7 +194,7 @@ class CoverageJob:
     def __init__(self, answers: pd.Series, concepts: pd.Series, nlp, batch_size: int = 256,
                  rule: str = DEFAULT_RULE, pos_patterns: pd.Series | None = None, n_process: int = 1):
         self.index = answers.index
-        self.texts = [a if isinstance(a, str) else "" for a in answers]
+        self.texts = [a[:MAX_CHARS] if isinstance(a, str) else "" for a in answers]
         patterns = list(pos_patterns) if pos_patterns is not None else [None] * len(self.texts)
         requests: dict[str, list] = {}
         for text, c, p in zip(self.texts, concepts, patterns):

@@ -23,6 +23,10 @@ def flags(answer) -> dict:
         "multi_sentence": bool(_SENTENCE_BREAK.search(text)),
         "overlong": len(text) > OVERLONG_CHARS,
         "non_ascii": not text.isascii() and any(c.isalpha() and ord(c) > 127 for c in text),  # often not English
+        # not empty, yet no letter at all: zero-width characters, a BOM, emoji, digits, punctuation
+        "no_letters": bool(text) and not any(c.isalpha() for c in text),
+        # U+FFFD: characters lost before the answer reached us (lone surrogates, see store.py)
+        "replaced_chars": "\ufffd" in text,
     }
 
 

@@ -1,0 +1,323 @@
+"""Hostile inputs and faults through the real CLI (issue 20): bad input exits 2 with one
+`ocg: error: <where>: <what>` line, a fault (disk, server, Ctrl-C) exits non-zero with one line
+naming what failed; never a traceback, and nothing half-done is left for a later run to trust."""
+
+import errno
+import json
+import os
+import sys
+import tempfile
+
+import pytest
+import yaml
+from helpers import write_generations
+
+import ocg.data.build
+from ocg.cli import main
+from ocg.data import read_concept_sets
+from ocg.generation import GenerationStore
+from ocg.paths import CONCEPT_SETS_FILE, TEMPLATES_FILE
+
+TEMPLATES = TEMPLATES_FILE.read_text()
+SETS = CONCEPT_SETS_FILE.read_text().splitlines()
+
+
+def cli(capsys, *argv):
+    code = main([str(a) for a in argv])
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.count("ocg: error: ") == 1, err
+    return code, err
+
+
+def models_file(tmp_path, entry: str):
+    path = tmp_path / "models.yaml"
+    path.write_text(f"models:\n  m: {entry}\n")
+    return path
+
+
+# -- inputs that cannot be valid: refused before any work, naming the field ----------------------
+SERVER = "api: {{base_url: 'http://127.0.0.1:{{port}}/v1', server: {{command: {cmd}}}}}"
+MODEL_ENTRIES = [  # (entry of models.yaml, field named, what is said)
+    ("{id: a/b, seed: 99999999999999999999}", "models.m.seed", "expected at most 4294967295"),
+    ("{id: a/b, backend: openai, api: {base_url: 'http://x/v1', key_env: K, timeout_s: .inf}}",
+     "models.m.api.timeout_s", "expected a finite number"),
+    ("{id: a/b, backend: openai, api: {base_url: 'http://x/v1', key_env: K, temperature: .nan}}",
+     "models.m.api.temperature", "expected a finite number"),
+    ("{id: a/b, generation_overrides: {repetition_penalty: .nan}}", "models.m.generation_overrides.repetition_penalty",
+     "expected a finite number"),
+    ("{id: a/b, backend: replay, replay: {rates: {degenerate: .nan}}}", "models.m.replay.rates.degenerate",
+     "expected a finite number"),
+    ("{id: a/b, backend: openai, " + SERVER.format(cmd='"vllm serve \'{id}"') + "}",
+     "models.m.api.server.command", "cannot be split into words"),
+    ("{id: a/b, backend: openai, api: {base_url: 'http://x/v1', key_env: K, timeout_s: 1.0e+12}}",
+     "models.m.api.timeout_s", "expected at most 604800"),
+    ("{id: a/b, backend: openai, api: {base_url: 'http://127.0.0.1:{port}/v1', server: {command: vllm, port: 70000}}}",
+     "models.m.api.server.port", "expected at most 65535"),
+]
+
+
+@pytest.mark.parametrize("entry, where, what", MODEL_ENTRIES)
+def test_model_entries_that_would_fail_mid_run_are_refused(tmp_path, capsys, entry, where, what):
+    path = models_file(tmp_path, entry)
+    code, err = cli(capsys, "models", "--models-file", path)
+    assert code == 2 and err.startswith(f"ocg: error: {path}: {where}: ") and what in err, err
+
+
+BAD_TEMPLATES = [  # (change to params/templates.yaml, field named, what is said)
+    (("{concepts}\\n\\nWrite a sentence that includes all these words.\"", "{concepts:{concepts}}\\n\\nW\"", 1),
+     "templates.0.original", "format spec or conversion"),
+    (("Concepts: {concepts}\\n\\nWrite a sentence that includes all these words.\"",
+      "Concepts: {concepts:>100000000}\"", 1), "templates.0.original", "format spec or conversion"),
+    (("Keywords: {concepts}\\n\\nWhat", "Keywords: {concepts!r}\\n\\nWhat", 1), "templates.1.original",
+     "expected a plain {concepts}"),
+    (("templates:\n", "templates: {}\nold_templates:\n", 1), "templates", "empty; expected at least one"),
+    (("concepts: [apple, place, tree, pick]", "concepts: []", 1), "one_shot.concepts", "non-empty list of words"),
+    (("concepts: [apple, place, tree, pick]", "concepts: [1, 2]", 1), "one_shot.concepts", "list of words"),
+]
+
+
+@pytest.mark.parametrize("change, where, what", BAD_TEMPLATES)
+def test_templates_hold_only_plain_placeholders(tmp_path, capsys, monkeypatch, change, where, what):
+    text = TEMPLATES.replace(*change)
+    if "old_templates" in text:  # the template texts moved under another key, templates left empty
+        text = text.replace("old_templates:\n", "").split("templates: {}\n")[0] + "templates: {}\n"
+    assert text != TEMPLATES
+    path = tmp_path / "templates.yaml"
+    path.write_text(text)
+    defaults = ocg.data.build.build_dataset.__defaults__
+    monkeypatch.setattr(ocg.data.build.build_dataset, "__defaults__", (*defaults[:-1], path))
+    code, err = cli(capsys, "build-data", "--subset-k", 1, "--out", tmp_path / "d")
+    assert code == 2 and err.startswith(f"ocg: error: {path}: {where}") and what in err, err
+    assert not (tmp_path / "d").exists()
+
+
+def _set(set_id, *concepts):
+    return json.dumps({"id": set_id, "concept_set": list(concepts)})
+
+
+BAD_SETS = [  # (a line added to the concept sets, what is said)
+    (_set("x1", "Dog_N", "catch_V", "frisbee_N", "throw_V"), "expected a lower-case word"),
+    (_set("x2", "do\tg_N", "catch_V", "frisbee_N", "throw_V"), "expected one word of letters"),
+    (_set("x3", "dog\u00a0house_N", "catch_V", "frisbee_N", "throw_V"), "expected one word of letters"),
+    (_set("x4", "do\ng_N", "catch_V", "frisbee_N", "throw_V"), "expected one word of letters"),
+    (_set("x5", "dog\u200b_N", "catch_V", "frisbee_N", "throw_V"), "expected one word of letters"),
+    (_set(None, "dog_N", "catch_V", "frisbee_N", "throw_V"), '"id" must be a non-empty string or an integer'),
+    ('{"id": NaN, "concept_set": ["dog_N", "catch_V", "frisbee_N", "throw_V"]}', '"id" must be'),
+    (SETS[0].replace(json.loads(SETS[0])["id"], "copy-of-first"), "has the concepts of set"),
+]
+
+
+@pytest.mark.parametrize("line, what", BAD_SETS)
+def test_concept_sets_are_lower_case_words_with_distinct_ids_and_concepts(tmp_path, capsys, monkeypatch,
+                                                                          line, what):
+    path = tmp_path / "sets.jsonl"
+    path.write_text("\n".join(SETS + [line]) + "\n")
+    with pytest.raises(ValueError, match=what):  # the Python API
+        read_concept_sets(path)
+    defaults = ocg.data.build.build_dataset.__defaults__
+    monkeypatch.setattr(ocg.data.build.build_dataset, "__defaults__", (*defaults[:-2], path, defaults[-1]))
+    code, err = cli(capsys, "build-data", "--subset-k", 1, "--out", tmp_path / "d")
+    assert code == 2 and err.startswith(f"ocg: error: {path}:{len(SETS) + 1}: ") and what in err, err
+
+
+def test_a_capitalised_concept_beside_its_lower_case_twin_is_refused(tmp_path):
+    path = tmp_path / "sets.jsonl"
+    path.write_text(_set("a", "dog_N", "catch_V", "frisbee_N", "throw_V") + "\n"
+                    + _set("b", "Dog_N", "catch_V", "frisbee_N", "throw_V") + "\n")
+    with pytest.raises(ValueError, match=f"{path}:2: concept 'Dog_N': expected a lower-case word"):
+        read_concept_sets(path)
+
+
+# -- faults: a clear line, a non-zero exit, nothing half-done -------------------------------------
+def fail_writes(monkeypatch, code: int) -> None:
+    """Every atomic write (ocg.io) fails as a full disk (28) or a read-only file system (30) does."""
+    def mkstemp(*args, **kwargs):
+        raise OSError(code, "simulated", "/somewhere/.tmp")
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+
+
+@pytest.mark.parametrize("code, what", [(errno.ENOSPC, "no space left"), (errno.EROFS, "read-only file system")])
+def test_build_data_on_a_full_or_read_only_disk(tmp_path, capsys, monkeypatch, code, what):
+    fail_writes(monkeypatch, code)
+    status, err = cli(capsys, "build-data", "--subset-k", 1, "--out", tmp_path / "d")
+    assert status == 1 and what in err and str(tmp_path / "d") in err, err
+
+
+@pytest.mark.parametrize("code, what", [(errno.ENOSPC, "no space left"), (errno.EROFS, "read-only file system")])
+def test_score_on_a_full_or_read_only_disk(tmp_path, capsys, monkeypatch, code, what):
+    write_generations(tmp_path / "gen", "m", [{"set_id": "s", "template_id": 0, "perm_index": 0,
+                                              "concepts": ["dog", "run"], "answer": "A dog runs."}])
+    fail_writes(monkeypatch, code)
+    status, err = cli(capsys, "score", "--generations", tmp_path / "gen", "--out", tmp_path / "scores",
+                      "--metrics", "distinct")
+    assert status == 1 and what in err and str(tmp_path / "scores" / "m") in err, err
+    assert not list((tmp_path / "scores").rglob("*.*"))
+
+
+def test_report_whose_notebook_cannot_be_written(tmp_path, capsys, monkeypatch, outputs):
+    def full(source, executed, **kwargs):  # papermill on a full disk: an empty copy, an error without a path
+        open(executed, "w").close()
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr("papermill.execute_notebook", full)
+    status, err = cli(capsys, "report")
+    copy = outputs / "reports" / "demo" / "00_build_data.ipynb"
+    assert status == 1 and f"ocg: error: {copy}: no space left" in err, err
+
+
+REPLAY = "{{id: x/z, backend: replay, replay: {{file: {file}}}}}"
+
+
+def replay_run(tmp_path, answers=None):
+    """A replay entry answering the 24 instances of one set, template 0, condition ordered:
+    answers(position, concepts) where given, else 'A dog runs.'."""
+    from ocg.generation.run import select_instances
+    rows = select_instances(None, ["ordered"], 1, [0])
+    with (tmp_path / "answers.jsonl").open("w") as fh:
+        for i, (iid, concepts) in enumerate(zip(rows.instance_id, rows.concepts)):
+            answer = answers(i, list(concepts)) if answers else None
+            fh.write(json.dumps({"instance_id": iid, "answer": answer or "A dog runs."}) + "\n")
+    path = models_file(tmp_path, REPLAY.format(file=tmp_path / "answers.jsonl"))
+    return ["--models-file", path, "--subset-k", 1, "--templates", 0, "--conditions", "ordered"]
+
+
+def test_a_full_disk_during_generate_leaves_the_run_card_failed(tmp_path, capsys, monkeypatch):
+    disk = {"full": False}
+    real_mkstemp = tempfile.mkstemp
+
+    class FullDisk:  # the store's os module, whose write finds the disk full
+        def __getattr__(self, name):
+            return getattr(os, name)
+
+        def write(self, fd, data):
+            disk["full"] = True
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    def mkstemp(*args, **kwargs):
+        if disk["full"]:
+            raise OSError(errno.ENOSPC, "No space left on device", "/x/.tmp")
+        return real_mkstemp(*args, **kwargs)
+    monkeypatch.setattr("ocg.generation.store.os", FullDisk())
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+    status, err = cli(capsys, "generate", "m", "--out", tmp_path / "gen", *replay_run(tmp_path))
+    store = tmp_path / "gen" / "m" / "ordered.jsonl"
+    assert status == 1 and f"ocg: error: {store}: no space left" in err, err
+    card = json.loads((tmp_path / "gen" / "m" / "run_card.json").read_text())
+    assert card["status"] == "failed" and card["runs"][-1]["status"] == "failed"
+    assert "No space left" in card["runs"][-1]["error"]
+
+
+def test_outputs_pointing_at_a_file(tmp_path, capsys, monkeypatch):
+    a_file = tmp_path / "a_file"
+    a_file.write_text("")
+    monkeypatch.setenv("OCG_OUTPUTS", str(a_file))
+    status, err = cli(capsys, "build-data", "--subset-k", 1)
+    assert status == 2 and "a file stands where a directory is needed" in err and str(a_file) in err, err
+    status, err = cli(capsys, "generate", "m", "--out", a_file, *replay_run(tmp_path))
+    assert status == 2 and "a file stands where a directory is needed" in err and str(a_file) in err, err
+    assert a_file.read_text() == ""
+
+
+def test_a_local_model_folder_without_a_model(tmp_path, capsys):
+    (tmp_path / "empty").mkdir()
+    path = models_file(tmp_path, f"{{id: {tmp_path / 'empty'}, quantization: none}}")
+    status, err = cli(capsys, "generate", "m", "--models-file", path, "--out", tmp_path / "gen",
+                      "--subset-k", 1, "--templates", 0)
+    assert status == 2 and err.startswith("ocg: error: models.m.id: ") and "holds no model" in err, err
+
+
+PRINT_ARGV_AND_EXIT = f"{sys.executable} -c 'import sys; print(sys.argv[1:]); sys.exit(3)'"
+
+
+@pytest.mark.parametrize("command, status, what", [
+    (PRINT_ARGV_AND_EXIT, 1, "the server exited with status 3"),
+    (PRINT_ARGV_AND_EXIT + """ --hf-overrides '{"max_position_embeddings": 4096}' --port {port}""", 1,
+     """'--hf-overrides', '{"max_position_embeddings": 4096}', '--port', 'PORT']"""),
+    ("/nonexistent/bin/vllm serve {id}", 2, "models.m.api.server.command: cannot start '/nonexistent/bin/vllm'"),
+])
+def test_a_server_that_cannot_start(tmp_path, capsys, command, status, what):
+    from ocg.generation.server import free_port
+    port, path = free_port(), tmp_path / "models.yaml"
+    path.write_text(yaml.safe_dump({"models": {"m": {"id": "a/b", "backend": "openai", "api": {
+        "base_url": "http://127.0.0.1:{port}/v1", "server": {"command": command, "port": port}}}}}))
+    code, err = cli(capsys, "generate", "m", "--models-file", path, "--out", tmp_path / "gen",
+                    "--subset-k", 1, "--templates", 0)
+    assert code == status and what.replace("PORT", str(port)) in err, err
+
+
+def test_ctrl_c_during_score(tmp_path, capsys, monkeypatch):
+    write_generations(tmp_path / "gen", "m", [{"set_id": "s", "template_id": 0, "perm_index": 0,
+                                              "concepts": ["dog", "run"], "answer": "A dog runs."}])
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr("ocg.metrics.diversity.distinct2_sentence", interrupted)
+    status, err = cli(capsys, "score", "--generations", tmp_path / "gen", "--out", tmp_path / "scores",
+                      "--metrics", "distinct")
+    assert status == 130 and "interrupted" in err
+    assert not list((tmp_path / "scores").rglob("*.*"))  # no table, no signature, no temporary file
+
+
+# -- answers that are odd but real: kept, scored and flagged ---------------------------------------
+def test_odd_answers_are_written_scored_and_flagged(tmp_path):
+    odd = {0: "\ud800 A dog runs.", 1: "\u200b\u200b", 2: "\ufeff", 3: "\U0001f600\U0001f600"}
+
+    def answers(i, concepts):  # the fifth: the concepts, then over 1,000,000 characters
+        return " ".join(concepts) + " and" * 300_000 if i == 4 else odd.get(i)
+    assert main([str(a) for a in ["generate", "m", "--out", tmp_path / "gen", *replay_run(tmp_path, answers)]]) == 0
+    records = GenerationStore.read(tmp_path / "gen" / "m" / "ordered.jsonl")
+    assert records[0]["answer"] == "\ufffd A dog runs."  # the lone surrogate, made writable
+    assert main(["score", "--generations", str(tmp_path / "gen"), "--out", str(tmp_path / "scores"),
+                 "--metrics", "coverage"]) == 0
+    import pandas as pd
+    scored = pd.read_parquet(tmp_path / "scores" / "m" / "answers.parquet")
+    by_answer = scored.drop_duplicates("answer").set_index("answer")
+    assert by_answer.loc["\ufffd A dog runs."].replaced_chars and not by_answer.loc["A dog runs."].replaced_chars
+    for text in list(odd.values())[1:]:
+        assert by_answer.loc[text].no_letters and not by_answer.loc[text].empty
+    assert not by_answer.loc["A dog runs."].no_letters
+    long = scored.iloc[[len(a) > 1_000_000 for a in scored.answer]].iloc[0]
+    assert long.overlong and long.all_present and long.in_order  # scored on its first characters
+
+
+def test_answers_without_letters_are_flagged():
+    from ocg.metrics.degenerate import flags
+    for text in ("\u200b\u200b", "\ufeff", "\U0001f600\U0001f600", "?!"):
+        assert flags(text)["no_letters"] and not flags(text)["empty"], text
+    assert not flags("A dog runs.")["no_letters"] and not flags("")["no_letters"]
+    assert flags("A d\ufffdg.")["replaced_chars"] and not flags("A dog.")["replaced_chars"]
+
+
+def test_coverage_of_an_answer_over_a_million_characters():
+    import pandas as pd
+
+    from ocg.metrics.coverage import load_nlp, score_coverage
+    long = "A dog catches the frisbee." + " and" * 300_000
+    out = score_coverage(pd.Series([long, "A cat."]), pd.Series([["dog", "frisbee"], ["dog", "frisbee"]]),
+                         load_nlp())
+    assert out.all_present.tolist() == [True, False] and out.in_order.tolist() == [True, False]
+
+
+def test_server_command_fills_only_its_placeholders(tmp_path):
+    from ocg.generation.server import ServerError, free_port, running_server
+    from ocg.models import parse_models
+    port = free_port()
+    overrides = '{"max_position_embeddings": 4096}'
+    command = (f"{sys.executable} -c 'import sys; print(sys.argv[1:]); sys.exit(3)' --hf-overrides "
+               f"'{overrides}' --model {{id}} --port {{port}} --dir {{model_dir}}")
+    spec = parse_models({"models": {"m": {"id": "a/b", "backend": "openai", "api": {
+        "base_url": "http://127.0.0.1:{port}/v1", "server": {"command": command, "port": port}}}}}, "f")["m"]
+    with pytest.raises(ServerError, match="exited with status 3"):
+        with running_server(spec, tmp_path / "server.log"):
+            pass
+    argv = ['--hf-overrides', overrides, '--model', 'a/b', '--port', str(port), '--dir', 'a/b']
+    assert (tmp_path / "server.log").read_text().strip() == str(argv)
+
+
+def test_the_installed_entry_point_prints_one_line_and_exits_2(tmp_path):
+    import subprocess
+    a_file = tmp_path / "a_file"
+    a_file.write_text("")
+    done = subprocess.run([sys.executable, "-m", "ocg.cli", "build-data", "--subset-k", "1", "--out", str(a_file)],
+                          capture_output=True, text=True, env={**os.environ, "OCG_OUTPUTS": str(tmp_path)})
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.startswith(f"ocg: error: {a_file}: a file stands where a directory is needed"), done.stderr
