@@ -6,13 +6,13 @@ import errno
 import json
 import os
 import sys
-import tempfile
 
 import pytest
 import yaml
 from helpers import write_generations
 
 import ocg.data.build
+import ocg.io
 from ocg.cli import main
 from ocg.data import read_concept_sets
 from ocg.generation import GenerationStore
@@ -131,9 +131,9 @@ def test_a_capitalised_concept_beside_its_lower_case_twin_is_refused(tmp_path):
 # -- faults: a clear line, a non-zero exit, nothing half-done -------------------------------------
 def fail_writes(monkeypatch, code: int) -> None:
     """Every atomic write (ocg.io) fails as a full disk (28) or a read-only file system (30) does."""
-    def mkstemp(*args, **kwargs):
+    def make_temp(*args, **kwargs):
         raise OSError(code, "simulated", "/somewhere/.tmp")
-    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+    monkeypatch.setattr(ocg.io, "make_temp", make_temp)
 
 
 @pytest.mark.parametrize("code, what", [(errno.ENOSPC, "no space left"), (errno.EROFS, "read-only file system")])
@@ -151,7 +151,7 @@ def test_score_on_a_full_or_read_only_disk(tmp_path, capsys, monkeypatch, code, 
     status, err = cli(capsys, "score", "--generations", tmp_path / "gen", "--out", tmp_path / "scores",
                       "--metrics", "distinct")
     assert status == 1 and what in err and str(tmp_path / "scores" / "m") in err, err
-    assert not list((tmp_path / "scores").rglob("*.*"))
+    assert [p.name for p in (tmp_path / "scores").rglob("*.*")] == [".lock"]  # the scorer's lock, empty
 
 
 def test_report_whose_notebook_cannot_be_written(tmp_path, capsys, monkeypatch, outputs):
@@ -160,7 +160,7 @@ def test_report_whose_notebook_cannot_be_written(tmp_path, capsys, monkeypatch, 
         raise OSError(errno.ENOSPC, "No space left on device")
     monkeypatch.setattr("papermill.execute_notebook", full)
     status, err = cli(capsys, "report")
-    copy = outputs / "reports" / "demo" / "00_build_data.ipynb"
+    copy = outputs / "reports" / "demo.building~" / "00_build_data.ipynb"  # built there, then moved
     assert status == 1 and f"ocg: error: {copy}: no space left" in err, err
 
 
@@ -182,7 +182,7 @@ def replay_run(tmp_path, answers=None):
 
 def test_a_full_disk_during_generate_leaves_the_run_card_failed(tmp_path, capsys, monkeypatch):
     disk = {"full": False}
-    real_mkstemp = tempfile.mkstemp
+    real_make_temp = ocg.io.make_temp
 
     class FullDisk:  # the store's os module, whose write finds the disk full
         def __getattr__(self, name):
@@ -192,12 +192,12 @@ def test_a_full_disk_during_generate_leaves_the_run_card_failed(tmp_path, capsys
             disk["full"] = True
             raise OSError(errno.ENOSPC, "No space left on device")
 
-    def mkstemp(*args, **kwargs):
+    def make_temp(*args, **kwargs):
         if disk["full"]:
             raise OSError(errno.ENOSPC, "No space left on device", "/x/.tmp")
-        return real_mkstemp(*args, **kwargs)
+        return real_make_temp(*args, **kwargs)
     monkeypatch.setattr("ocg.generation.store.os", FullDisk())
-    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+    monkeypatch.setattr(ocg.io, "make_temp", make_temp)
     status, err = cli(capsys, "generate", "m", "--out", tmp_path / "gen", *replay_run(tmp_path))
     store = tmp_path / "gen" / "m" / "ordered.jsonl"
     assert status == 1 and f"ocg: error: {store}: no space left" in err, err
@@ -254,7 +254,7 @@ def test_ctrl_c_during_score(tmp_path, capsys, monkeypatch):
     status, err = cli(capsys, "score", "--generations", tmp_path / "gen", "--out", tmp_path / "scores",
                       "--metrics", "distinct")
     assert status == 130 and "interrupted" in err
-    assert not list((tmp_path / "scores").rglob("*.*"))  # no table, no signature, no temporary file
+    assert [p.name for p in (tmp_path / "scores").rglob("*.*")] == [".lock"]  # the scorer's lock, empty  # no table, no signature, no temporary file
 
 
 # -- answers that are odd but real: kept, scored and flagged ---------------------------------------
