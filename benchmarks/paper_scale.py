@@ -53,8 +53,10 @@ def paper_models(n: int) -> dict:
 
 
 def dirs(out: Path):
+    from ocg.layout import Outputs
     from ocg.plan import Dirs
-    return Dirs(generations=out / "generations", scores=out / "scores", reports=out / "reports")
+    folders = Outputs(out)
+    return Dirs(generations=folders.generations, scores=folders.scores, reports=folders.reports)
 
 
 # --- stages (each runs in a child process: `--stage NAME`) --------------------------------------
@@ -72,11 +74,12 @@ def stage_generate(out: Path, models: list[str], subset_k: int | None) -> dict:
 
 
 def stage_score(out: Path, models: list[str]) -> dict:
+    from ocg.layout import ModelGenerations
     from ocg.scoring import score_model
     per_model = {}
     for i, model in enumerate(models, 1):
         t = time.perf_counter()
-        score_model(dirs(out).generations / model, metrics=METRICS, out_dir=dirs(out).scores, progress=False)
+        score_model(ModelGenerations.of(model, dirs(out).generations).folder, metrics=METRICS, out_dir=dirs(out).scores, progress=False)
         per_model[model] = round(time.perf_counter() - t, 2)
         print(f"  score {i}/{len(models)} {model}: {per_model[model]:.1f} s", flush=True)
     return per_model

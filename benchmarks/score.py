@@ -22,6 +22,7 @@ from pathlib import Path
 
 from ocg.data import build_instances, load_concept_sets, load_templates
 from ocg.generation import GenerationStore
+from ocg.layout import ModelGenerations, ModelScores, Outputs
 from ocg.metrics import coverage
 from ocg.metrics.bleu import pairwise_bleu, pairwise_bleu_loop
 from ocg.scoring import score_model
@@ -48,7 +49,7 @@ def sentence(rng: random.Random, concepts: list[str]) -> str:
 def make_generations(root: Path) -> Path:
     rng = random.Random(0)
     instances = build_instances(load_concept_sets(4), load_templates(), ["original", "ordered"])
-    model_dir = root / "bench-model"
+    model_dir = ModelGenerations.of("bench-model", root).folder
     for cond, rows in instances.groupby("condition"):
         records, group_answers = [], {}
         for row in rows.itertuples():
@@ -60,7 +61,7 @@ def make_generations(root: Path) -> Path:
                             "template_id": row.template_id, "set_id": row.set_id,
                             "perm_index": row.perm_index, "concepts": list(row.concepts),
                             "pos_pattern": row.pos_pattern, "answer": answer, "answer_status": "ok"})
-        GenerationStore(model_dir / f"{cond}.jsonl").append(records)
+        GenerationStore(ModelGenerations(model_dir).store(cond)).append(records)
     return model_dir
 
 
@@ -73,12 +74,12 @@ def main() -> None:
         model_dir = make_generations(Path(tmp))
         t0 = time.perf_counter()
         out = score_model(model_dir, metrics=["coverage", "pbleu", "distinct", "diverse"],
-                          out_dir=Path(tmp) / "scores", progress=False)
+                          out_dir=Outputs(Path(tmp)).scores, progress=False)
         total = time.perf_counter() - t0
         import pandas as pd
-        answers = pd.read_parquet(out / "answers.parquet")
+        answers = pd.read_parquet(ModelScores(out).answers)
         import json
-        timings = json.loads((out / "signature.json").read_text())["timings_s"]
+        timings = json.loads(ModelScores(out).signature.read_text())["timings_s"]
         print(f"1. {len(answers):,} answers ({answers.answer.nunique():,} distinct): coverage + pBLEU + "
               f"distinct-2 + Diverse Rate in {total:.1f} s (target < 20 s); parts: {timings}")
 

@@ -26,9 +26,9 @@ def _run_notebook(args) -> int:
     YAML). A failing cell is reported as `ocg report` reports one: notebook, cell, error."""
     import yaml
 
+    from .layout import outputs
     from .notebook_parameters import check_parameters
     from .notebooks import find_notebook
-    from .paths import executed_notebooks_dir
     from .pipeline import StepFailed, run_step
 
     source = find_notebook(args.notebook)
@@ -42,7 +42,7 @@ def _run_notebook(args) -> int:
         except yaml.YAMLError as exc:
             raise OcgInputError(f"-p {name}", f"value {text!r} is not YAML ({exc.problem})") from None
     check_parameters(source, params, "-p ")
-    out_dir = args.out or executed_notebooks_dir()
+    out_dir = args.out or outputs().notebooks
     try:
         executed = run_step(str(source), params, out_dir, source.stem)
     except StepFailed as exc:
@@ -56,11 +56,12 @@ def _generate(args) -> int:
     from .generation import generate
     from .generation.completeness import describe_tally
     from .io import read_json
+    from .layout import ModelGenerations
 
     model_dir = generate(args.model, conditions=args.conditions, subset_k=args.subset_k,
                          template_ids=args.templates, dataset=args.dataset, out_dir=args.out,
                          batch_size=args.batch_size, models_file=args.models_file)
-    tallies = read_json(model_dir / "run_card.json")["records"]
+    tallies = read_json(ModelGenerations(model_dir).run_card)["records"]
     print(f"{model_dir}: {describe_tally({c: tallies[c] for c in args.conditions})}")
     return 0
 
@@ -71,12 +72,13 @@ def _score(args) -> int:
         os.environ["CUDA_VISIBLE_DEVICES"] = ""
     from .generation.completeness import describe
     from .io import read_json
+    from .layout import ModelScores
     from .scoring import score_all
 
     for path in score_all(args.generations, models=args.models, metrics=args.metrics,
                           redo=args.redo, out_dir=args.out,
                           **({"config_file": args.scoring_file} if args.scoring_file else {})):
-        print(f"{path}: {describe(read_json(path / 'signature.json').get('completeness'))}")
+        print(f"{path}: {describe(read_json(ModelScores(path).signature).get('completeness'))}")
     return 0
 
 
@@ -90,9 +92,10 @@ def _sweep(args) -> int:
 def _repair(args) -> int:
     from .generation.lock import exclusive
     from .generation.store import repair_duplicates
+    from .layout import ModelGenerations
 
     target = Path(args.path)
-    files = sorted(target.glob("*.jsonl")) if target.is_dir() else [target]
+    files = ModelGenerations(target).stores() if target.is_dir() else [target]
     if not files or not all(f.exists() for f in files):
         raise OcgInputError(str(target), "no generations (*.jsonl) here")
     with exclusive(target if target.is_dir() else target.parent):

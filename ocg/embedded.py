@@ -16,7 +16,7 @@ import shutil
 from pathlib import Path
 
 from .io import follow_umask, make_temp
-from .paths import model_cache_dir
+from .layout import ConvertedModel
 
 EMBEDDED_PREFIX = "embedded:"
 EMBEDDED_MODELS = {
@@ -49,8 +49,9 @@ def ensure_converted(name: str) -> Path:
     """The transformers directory of an embedded model, converting it on first use."""
     if name not in EMBEDDED_MODELS:
         raise KeyError(f"unknown embedded model {name!r}; known: {sorted(EMBEDDED_MODELS)}")
-    target = model_cache_dir() / name
-    if (target / "ocg_source.json").exists():
+    converted = ConvertedModel.named(name)
+    target = converted.folder
+    if converted.source.exists():
         return target
     from importlib import metadata
 
@@ -79,13 +80,13 @@ def ensure_converted(name: str) -> Path:
                   "package": info["package"], "package_version": metadata.version(info["package"]),
                   "transformers": metadata.version("transformers"),
                   "rope_theta": getattr(model.config, "rope_theta", None)}
-        (tmp / "ocg_source.json").write_text(json.dumps(source, indent=2) + "\n")
+        ConvertedModel(tmp).source.write_text(json.dumps(source, indent=2) + "\n")
         for path in tmp.iterdir():
             follow_umask(path)
         try:
             os.rename(tmp, target)  # atomic; another process may have won the race
         except OSError:
-            if not (target / "ocg_source.json").exists():
+            if not converted.source.exists():
                 raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

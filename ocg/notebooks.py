@@ -9,8 +9,9 @@ from pathlib import Path
 
 from .errors import OcgInputError
 from .io import atomic_path, naming
+from .layout import outputs
 from .notebook_parameters import check_parameters
-from .paths import NOTEBOOKS_DIR, executed_notebooks_dir
+from .paths import NOTEBOOKS_DIR
 
 KERNEL_NAME = "ocg"  # registered by `make install` inside .venv (`make kernel` for ~/.local)
 
@@ -74,7 +75,7 @@ def run_notebook(name: str, parameters: dict | None = None, out_dir: str | Path 
 
     source = find_notebook(name)
     check_parameters(source, parameters or {}, f"{source.stem}: parameter ")
-    out_dir = Path(out_dir) if out_dir else executed_notebooks_dir()
+    out_dir = Path(out_dir) if out_dir else outputs().notebooks
     out_dir.mkdir(parents=True, exist_ok=True)
     executed = out_dir / f"{out_name or source.stem}.ipynb"
     logger = logging.getLogger("papermill")

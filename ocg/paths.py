@@ -1,14 +1,7 @@
-"""Every path of the project in one place: inputs shipped with it, and the layout of outputs/.
+"""Every path of the project's inputs in one place, and the two roots of its outputs.
 
-outputs/ (moved by OCG_OUTPUTS, e.g. to scratch on a cluster):
-  data/<dataset>/          instances.parquet + manifest.json (notebook 00)
-  generations/<model>/     <condition>.jsonl records + run_card.json (notebook 01)
-  scores/<model>/          answers, groups, summary parquet + signature.json (notebook 02)
-  reports/<run>/           executed notebooks and HTML, tables/, figures/, index.html, cases.html
-  notebooks/               notebooks executed one by one (`ocg run-notebook`)
-  models/                  converted embedded models (moved by OCG_MODEL_CACHE)
-  sweeps/<name>/           a sweep's own generations/, scores/, reports/, status/, logs/, slurm/
-  screenshots/             what the browser tests saw
+outputs/ (moved by OCG_OUTPUTS, e.g. to scratch on a cluster) and the model cache (moved by
+OCG_MODEL_CACHE) are resolved here, at call time; what lies inside them is ocg/layout.py's.
 """
 
 from __future__ import annotations
@@ -54,26 +47,6 @@ def settle_folder_variables() -> None:
 def outputs_dir() -> Path:
     """Root of everything a run writes; `OCG_OUTPUTS` moves it (e.g. to scratch on a cluster)."""
     return _folder_from_env("OCG_OUTPUTS") or PROJECT_ROOT / "outputs"
-
-
-def data_dir() -> Path:
-    return outputs_dir() / "data"
-
-
-def generations_dir() -> Path:
-    return outputs_dir() / "generations"
-
-
-def scores_dir() -> Path:
-    return outputs_dir() / "scores"
-
-
-def reports_dir() -> Path:
-    return outputs_dir() / "reports"
-
-
-def executed_notebooks_dir() -> Path:
-    return outputs_dir() / "notebooks"
 
 
 def model_cache_dir() -> Path:

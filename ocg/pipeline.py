@@ -16,8 +16,9 @@ from pathlib import Path
 from .analysis.staging import building, finish, write_status_page
 from .data import dataset_name
 from .io import read_yaml
+from .layout import outputs
 from .notebooks import run_notebook
-from .paths import PARAMS_DIR, data_dir, generations_dir, reports_dir, scores_dir
+from .paths import PARAMS_DIR
 from .plan import Dirs, analysis_steps, notebook_params
 from .runconfig import check_common
 
@@ -32,8 +33,9 @@ def load_run(path: str | Path = DEMO_RUN) -> dict:
 
 def steps(run: dict, report_dir: Path) -> list[tuple[str, dict, str]]:
     """(notebook, parameters, name of the executed copy) in order: 00, 01 per model, 02, 03-09."""
-    dirs = Dirs(generations=generations_dir(), scores=scores_dir(), reports=report_dir,
-                dataset=data_dir() / dataset_name(run["n_concepts"]))
+    out = outputs()
+    dirs = Dirs(generations=out.generations, scores=out.scores, reports=report_dir,
+                dataset=out.dataset(dataset_name(run["n_concepts"])).folder)
     plan = [("00_build_data", notebook_params("00_build_data", run, dirs, []), "00_build_data")]
     for model in run["models"]:
         if "01_generate" in run["notebooks"]:
@@ -66,11 +68,12 @@ def run_step(notebook: str, params: dict, report_dir: Path, name: str, shown_dir
 
 def run_pipeline(run_file: str | Path | None = None) -> int:
     run = load_run(run_file or DEMO_RUN)
-    final = reports_dir() / run["name"]
+    report = outputs().report(run["name"])
+    final = report.folder
     with building(final) as staging:
         code, state = _run_steps(run, staging, final)
         finish(staging, final, state)
-    print(f"\nreport: {final / 'index.html'}" if code == 0 else f"\nunfinished report: {final / 'index.html'}")
+    print(f"\nreport: {report.index}" if code == 0 else f"\nunfinished report: {report.index}")
     return code
 
 
@@ -91,5 +94,5 @@ def _run_steps(run: dict, staging: Path, final: Path) -> tuple[int, dict]:
             return 1, {"state": "failed", "reason": str(exc), "notebooks": [n for n, _ in pages]}
         pages.append((name, executed.with_suffix(".html").name))
     write_index(staging, f"ocg report: {run['name']}", pages, run=run,
-                scores_root=scores_dir(), generations_root=generations_dir())
+                scores_root=outputs().scores, generations_root=outputs().generations)
     return 0, {"state": "done", "notebooks": [n for n, _ in pages]}

@@ -20,10 +20,9 @@ import pandas as pd
 from .designs import KEY_COLUMNS, compare, design, restrict
 from .errors import OcgInputError
 from .generation.completeness import problems
-from .paths import scores_dir
+from .layout import SCORE_TABLES as TABLES
+from .layout import ModelScores, outputs
 from .scoring.scoreset import holds_scores, read_score_set
-
-TABLES = ("answers", "groups", "summary")
 
 
 def comparable_signature(signature: dict) -> dict:
@@ -61,7 +60,7 @@ def scoring_differences(signatures: dict[str, dict]) -> list[str]:
 
 def instance_keys(score_dirs: list[Path]) -> dict[str, pd.DataFrame]:
     """Per model: the (condition, template, set, permutation) of every scored answer."""
-    return {p.name: pd.read_parquet(p / "answers.parquet", columns=KEY_COLUMNS) for p in score_dirs}
+    return {p.name: pd.read_parquet(ModelScores(p).answers, columns=KEY_COLUMNS) for p in score_dirs}
 
 
 def incomplete_models(signatures: dict[str, dict], allow_incomplete: bool, where: str) -> list[str]:
@@ -87,7 +86,7 @@ def load_scores(scores_root: str | Path | None = None, models: list[str] | None 
     concatenated, on the instances the models share (designs.py; all with allow_mixed);
     their signatures, designs and the lines a page must show (mixed scoring, incomplete
     generations, instance differences)."""
-    root = Path(scores_root or scores_dir())
+    root = Path(scores_root or outputs().scores)
     dirs = sorted(p for p in root.iterdir() if holds_scores(p)) if root.is_dir() else []
     if models is not None:
         if isinstance(models, str) or not all(isinstance(m, str) for m in models):

@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..io import atomic_path
+from ..layout import ModelGenerations, ModelScores, ReportFolder
 from ..metrics.degenerate import FLAG_COLUMNS
 
 FIELDS = ["set_id", "perm_index", "concepts", "pos_pattern", "prompt", "raw", "answer", "answer_status",
@@ -67,7 +68,7 @@ def _prompts_and_raw(generations: pd.DataFrame) -> dict[str, tuple[str, str]]:
 def write_chunks(out_dir: str | Path, answers: pd.DataFrame, generations: dict[str, pd.DataFrame]) -> list[dict]:
     """cases/*.js for these scored answers (one per model, condition, template); their index entries.
     `generations` maps a model to its records (prompt and raw output), which may be empty."""
-    out_dir = Path(out_dir)
+    chunks = ReportFolder(Path(out_dir)).case_chunks
     index = []
     extra = {m: _prompts_and_raw(g) for m, g in generations.items()}
     for (model, condition, template_id), a in answers.groupby(["model", "condition", "template_id"], sort=True):
@@ -76,16 +77,16 @@ def write_chunks(out_dir: str | Path, answers: pd.DataFrame, generations: dict[s
         payload = {"fields": FIELDS, "rows": _rows(a, extra.get(model, {}))}
         script = (f"window.OCG_CASES = window.OCG_CASES || {{}};\nOCG_CASES[{json.dumps(name)}] = "
                   f"{json.dumps(payload, ensure_ascii=False, separators=(',', ':'))};\n")
-        with atomic_path(out_dir / "cases" / name) as tmp:
+        with atomic_path(chunks / name) as tmp:
             tmp.write_text(script.replace("</", "<\\/"), encoding="utf-8")
         index.append({"model": model, "condition": condition, "template_id": int(template_id),
-                      "file": f"cases/{name}", "n": len(a)})
+                      "file": f"{chunks.name}/{name}", "n": len(a)})
     return index
 
 
 def write_page(out_dir: str | Path, index: list[dict]) -> Path:
     page = _PAGE.replace("__INDEX__", json.dumps(index).replace("</", "<\\/"))
-    path = Path(out_dir) / "cases.html"
+    path = ReportFolder(Path(out_dir)).cases
     with atomic_path(path) as tmp:
         tmp.write_text(page, encoding="utf-8")
     return path
@@ -99,12 +100,12 @@ ANSWER_COLUMNS = ["instance_id", "model", "condition", "template_id", "set_id", 
 def _model_chunks(out_dir: str, model: str, scores_root: str, generations_root: str) -> list[dict]:
     """One model's chunks (its answers and generation records read here, then dropped)."""
     from ..generation.run import read_generations
-    path = Path(scores_root) / model / "answers.parquet"
+    path = ModelScores.of(model, scores_root).answers
     if not path.exists():
         return []
     present = set(_parquet_columns(path))
     answers = pd.read_parquet(path, columns=[c for c in ANSWER_COLUMNS if c in present])
-    return write_chunks(out_dir, answers, {model: read_generations(Path(generations_root) / model)})
+    return write_chunks(out_dir, answers, {model: read_generations(ModelGenerations.of(model, generations_root).folder)})
 
 
 def write_case_browser_from(out_dir: str | Path, models: list[str], scores_root: str | Path,

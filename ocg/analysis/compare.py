@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import OcgInputError
+from ..layout import ReportFolder
 
 
 def _tables(folder: Path) -> Path:
@@ -23,7 +24,7 @@ def _tables(folder: Path) -> Path:
     if not folder.is_dir():
         raise OcgInputError(str(folder), "no such report folder")
     check_finished(folder)
-    tables = folder / "tables"
+    tables = ReportFolder(folder).tables
     if not tables.is_dir() or not any(tables.glob("*.csv")):
         raise OcgInputError(str(folder), "no tables/*.csv here; expected a report folder "
                                          "(outputs/reports/<run name>)")

@@ -6,13 +6,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import paths
 from ..io import atomic_path, write_json
+from ..layout import ReportFolder
 from ..provenance import provenance
-
-
-def reports_dir(out_dir: str | Path | None = None) -> Path:
-    return Path(out_dir) if out_dir else paths.reports_dir()
 
 
 def sources(scores: dict) -> dict:
@@ -25,23 +21,23 @@ def save_table(long: pd.DataFrame, name: str, out_dir=None, latex: str | None = 
                meta: dict | None = None) -> list[Path]:
     """tables/<name>.csv (tidy, full precision), tables/<name>.tex when given, and
     tables/<name>.provenance.json (this run's provenance plus `meta`, e.g. `sources(scores)`)."""
-    folder = reports_dir(out_dir) / "tables"
-    written = [write_json(folder / f"{name}.provenance.json", {"table": name, **provenance(), **(meta or {})})]
-    with atomic_path(folder / f"{name}.csv") as tmp:
+    report = ReportFolder.at(out_dir)
+    written = [write_json(report.table(name, "provenance.json"), {"table": name, **provenance(), **(meta or {})})]
+    with atomic_path(report.table(name)) as tmp:
         long.to_csv(tmp, index=False)
-    written.append(folder / f"{name}.csv")
+    written.append(report.table(name))
     if latex is not None:
-        with atomic_path(folder / f"{name}.tex") as tmp:
+        with atomic_path(report.table(name, "tex")) as tmp:
             tmp.write_text(latex)
-        written.append(folder / f"{name}.tex")
+        written.append(report.table(name, "tex"))
     return written
 
 
 def save_figure(fig, name: str, out_dir=None) -> list[Path]:
-    folder = reports_dir(out_dir) / "figures"
+    report = ReportFolder.at(out_dir)
     written = []
     for ext in ("png", "pdf"):
-        with atomic_path(folder / f"{name}.{ext}") as tmp:
+        with atomic_path(report.figure(name, ext)) as tmp:
             fig.savefig(tmp, format=ext, dpi=150, bbox_inches="tight")
-        written.append(folder / f"{name}.{ext}")
+        written.append(report.figure(name, ext))
     return written

@@ -18,6 +18,7 @@ import pandas as pd
 from ..designs import describe_design, tables_note
 from ..generation.completeness import problems
 from ..io import atomic_path, read_json
+from ..layout import ModelGenerations, ModelScores, ReportFolder
 from ..metrics.degenerate import FLAG_COLUMNS
 from ..metrics.registry import LABELS
 from ..provenance import git_state
@@ -44,7 +45,7 @@ def _table_html(df: pd.DataFrame) -> str:
 
 
 def _headline(report_dir: Path) -> str:
-    path = report_dir / "tables" / "table1.csv"
+    path = ReportFolder(report_dir).table("table1")
     if not path.exists():
         return "<p class='muted'>Table 1 was not computed in this report.</p>"
     t1 = pd.read_csv(path)
@@ -71,7 +72,7 @@ def _sensitivity(report_dir: Path) -> str:
     """Table 1 under each matching rule, order reading and perplexity average (notebook 03)."""
     from .sensitivity import largest_shifts
     from .sensitivity import wide as sensitivity_wide
-    path = report_dir / "tables" / "table1_sensitivity.csv"
+    path = ReportFolder(report_dir).table("table1_sensitivity")
     if not path.exists():
         return "<p class='muted'>The sensitivity view was not computed in this report (notebook 03).</p>"
     long = pd.read_csv(path)
@@ -87,7 +88,7 @@ def _sensitivity(report_dir: Path) -> str:
 
 
 def _figure(report_dir: Path, name: str, caption: str) -> str:
-    path = report_dir / "figures" / f"{name}.png"
+    path = ReportFolder(report_dir).figure(name)
     if not path.exists():
         return ""
     data = base64.b64encode(path.read_bytes()).decode()
@@ -97,7 +98,7 @@ def _figure(report_dir: Path, name: str, caption: str) -> str:
 def _model_rows(models, generations_root, scores, failures, unfinished) -> str:
     summary, rows = scores["summary"], []
     for model in models:
-        card_path = Path(generations_root) / model / "run_card.json"
+        card_path = ModelGenerations.of(model, generations_root).run_card
         card = read_json(card_path) if card_path.exists() else {}
         settings = card.get("settings", {})
         if model in failures:
@@ -129,7 +130,7 @@ def _model_rows(models, generations_root, scores, failures, unfinished) -> str:
 
 def _warnings(scores: dict, scores_root, scored: list[str]) -> str:
     """Incomplete generations and different instance sets, as the tables saw them."""
-    lines = scores.get("incomplete", []) + (tables_note(instance_keys([Path(scores_root) / m for m in scored]))
+    lines = scores.get("incomplete", []) + (tables_note(instance_keys([ModelScores.of(m, scores_root).folder for m in scored]))
                                             if len(scored) > 1 else [])
     if not lines:
         return ""
@@ -164,25 +165,26 @@ def write_index(report_dir: str | Path, title: str, pages: list[tuple[str, str]]
                 scores_root: str | Path, generations_root: str | Path, failures: dict | None = None) -> Path:
     """index.html (and the case browser) for a report directory."""
     report_dir = Path(report_dir)
+    report = ReportFolder(report_dir)
     failures = failures or {}
     models = list(run["models"])
-    unfinished = {m: unfinished_reason(Path(scores_root) / m) for m in models
-                  if holds_scores(Path(scores_root) / m)}
+    unfinished = {m: unfinished_reason(ModelScores.of(m, scores_root).folder) for m in models
+                  if holds_scores(ModelScores.of(m, scores_root).folder)}
     scored = [m for m, reason in unfinished.items() if reason is None]
     scores = load_scores(scores_root, scored, allow_mixed=True, tables=("summary",), allow_incomplete=True) \
         if scored else {"summary": pd.DataFrame(), "signatures": {}, "designs": {}}
     browser = ""
     if scored:  # one model at a time: at paper size all answers would not fit in memory
         write_case_browser_from(report_dir, scored, scores_root, generations_root, progress=True)
-        browser = "<p><a href='cases.html'><b>Case browser</b></a>: every answer, filterable by model, condition, template, concept set, permutation and outcome, with the matched tokens highlighted.</p>"
+        browser = f"<p><a href='{report.cases.name}'><b>Case browser</b></a>: every answer, filterable by model, condition, template, concept set, permutation and outcome, with the matched tokens highlighted.</p>"
     git = git_state()
     what = (f"<p class='sub'>Models: {_esc(', '.join(models))}<br>Conditions: {_esc(', '.join(run['conditions']))}; "
             f"concept sets: {_esc(run.get('subset_k') or 'all')} of {_esc(run.get('n_concepts', 4))} concepts; templates: "
             f"{_esc(run.get('template_ids') or 'all six')}<br>Written {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M} UTC "
             f"from git commit <code>{_esc(str(git['commit'])[:12])}</code>{' (with uncommitted changes)' if git.get('dirty') else ''}"
             f"; run file <code>{_esc(run.get('file', ''))}</code></p>")
-    files = sorted(p.relative_to(report_dir).as_posix() for sub in ("tables", "figures")
-                   for p in (report_dir / sub).glob("*") if p.is_file())
+    files = sorted(p.relative_to(report_dir).as_posix() for sub in (report.tables, report.figures)
+                   for p in sub.glob("*") if p.is_file())
     body = [f"<h1>{_esc(title)}</h1>", what, _warnings(scores, scores_root, scored), browser,
             "<h2>Table 1: zero-shot, with “in the specified order” (mean over templates)</h2>", _headline(report_dir),
             "<h2>How much the open choices move Table 1</h2>", _sensitivity(report_dir),
@@ -196,7 +198,7 @@ def write_index(report_dir: str | Path, title: str, pages: list[tuple[str, str]]
     page = (f"<!doctype html>\n<html lang='en'><head><meta charset='utf-8'><title>{_esc(title)}</title>"
             f"<meta name='viewport' content='width=device-width, initial-scale=1'><style>{_CSS}</style></head><body>\n"
             + "\n".join(body) + "\n</body></html>\n")
-    path = report_dir / "index.html"
+    path = report.index
     with atomic_path(path) as tmp:
         tmp.write_text(page, encoding="utf-8")
     return path

@@ -20,13 +20,12 @@ from pathlib import Path
 from ..errors import OcgInputError
 from ..generation.lock import exclusive
 from ..io import atomic_path, read_json, write_json
-
-STATE_FILE = "report.json"
+from ..layout import ReportFolder
 
 
 def staging_dir(final: Path) -> Path:
-    """Where `final` is built ('~' is never in a run name, so no report is called this)."""
-    return final.with_name(final.name + ".building~")
+    """Where `final` is built."""
+    return ReportFolder(Path(final)).staging.folder
 
 
 def _clear(folder: Path, keep: tuple[str, ...] = ()) -> None:
@@ -46,13 +45,13 @@ def building(final: str | Path) -> Iterator[Path]:
     staging = staging_dir(final)
     with exclusive(staging, doing="is building this report"):
         _clear(staging, keep=(".lock",))  # what a killed run left
-        old = final.with_name(final.name + ".old~")
+        old = ReportFolder(final).previous
         if old.exists() and not final.exists():  # killed between finish's two renames
             old.rename(final)
         shutil.rmtree(old, ignore_errors=True)
         stamp = {"state": "building", "pid": os.getpid(), "host": socket.gethostname(),
                  "started_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
-        write_json(staging / STATE_FILE, stamp)
+        write_json(ReportFolder(staging).state, stamp)
         write_status_page(staging, f"{final.name}: being built",
                           f"PID {stamp['pid']} on {stamp['host']} started this run at {stamp['started_utc']}; "
                           "this folder replaces the report when it ends.")
@@ -61,10 +60,10 @@ def building(final: str | Path) -> Iterator[Path]:
 
 def finish(staging: Path, final: Path, state: dict) -> None:
     """Record how the run ended, then put the staging folder where the report was."""
-    started = read_json(staging / STATE_FILE)
-    write_json(staging / STATE_FILE, {**started, **state,
-                                      "ended_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")})
-    old = final.with_name(final.name + ".old~")
+    started = read_json(ReportFolder(staging).state)
+    write_json(ReportFolder(staging).state, {**started, **state,
+                                             "ended_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")})
+    old = ReportFolder(final).previous
     if final.exists():
         final.rename(old)
     staging.rename(final)  # between the two renames there is no report at all, never a mixed one
@@ -74,7 +73,7 @@ def finish(staging: Path, final: Path, state: dict) -> None:
 
 def check_finished(folder: Path) -> None:
     """An error unless `folder` is a report whose run ended well (or one from before report.json)."""
-    path = folder / STATE_FILE
+    path = ReportFolder(folder).state
     if not path.exists():
         return
     state = read_json(path)
@@ -89,7 +88,7 @@ def write_status_page(folder: Path, title: str, text: str, pages: list[tuple[str
     page = (f"<!doctype html>\n<html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
             f"</head><body>\n<h1>{html.escape(title)}</h1>\n<p>{html.escape(text)}</p>\n"
             + (f"<h2>Notebooks</h2><ol>{links}</ol>\n" if links else "") + "</body></html>\n")
-    path = folder / "index.html"
+    path = ReportFolder(folder).index
     with atomic_path(path) as tmp:
         tmp.write_text(page, encoding="utf-8")
     return path

@@ -8,7 +8,8 @@ from pathlib import Path
 import pandas as pd
 
 from ..io import read_json, write_json, write_parquet
-from ..paths import CONCEPT_SETS_FILE, TEMPLATES_FILE, data_dir
+from ..layout import Dataset, outputs
+from ..paths import CONCEPT_SETS_FILE, TEMPLATES_FILE
 from ..provenance import provenance
 from .concepts import load_concept_sets, select_covering_subset
 from .instances import build_instances, content_hash, ids_hash
@@ -37,7 +38,8 @@ def build_dataset(n_concepts: int = 4, subset_k: int | None = None,
     if subset_k:
         sets = select_covering_subset(sets, subset_k)
     df = build_instances(sets, config, conditions, template_ids)
-    out = Path(out_dir) if out_dir else data_dir() / dataset_name(n_concepts, subset_k)
+    built = Dataset(Path(out_dir)) if out_dir else outputs().dataset(dataset_name(n_concepts, subset_k))
+    out = built.folder
     manifest = {
         "name": out.name,
         "n_concepts": n_concepts,
@@ -56,16 +58,16 @@ def build_dataset(n_concepts: int = 4, subset_k: int | None = None,
         },
         "provenance": provenance(),
     }
-    write_parquet(out / "instances.parquet", df)
-    write_json(out / "manifest.json", manifest)  # last: its presence marks a complete build
+    write_parquet(built.instances, df)
+    write_json(built.manifest, manifest)  # last: its presence marks a complete build
     return out
 
 
 def load_dataset(path: str | Path) -> tuple[pd.DataFrame, dict]:
     """Instances and manifest of a built dataset directory."""
     from ..errors import OcgInputError
-    path = Path(path)
-    if not (path / "manifest.json").exists():
+    built = Dataset(Path(path))
+    if not built.manifest.exists():
         raise OcgInputError(str(path), "not a built dataset (no manifest.json); build one with "
                                        "`ocg build-data` or notebook 00")
-    return pd.read_parquet(path / "instances.parquet"), read_json(path / "manifest.json")
+    return pd.read_parquet(built.instances), read_json(built.manifest)

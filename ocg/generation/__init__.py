@@ -1,8 +1,8 @@
 """Generation: any instruction-tuned model over the instances (transformers or an OpenAI-style API)."""
 
 from .extraction import extract_answer
-from .run import generate, generations_dir, plan_batches, read_generations, select_instances
+from .run import generate, plan_batches, read_generations, select_instances
 from .store import GenerationStore
 
-__all__ = ["GenerationStore", "extract_answer", "generate", "generations_dir", "plan_batches",
+__all__ = ["GenerationStore", "extract_answer", "generate", "plan_batches",
            "read_generations", "select_instances"]

@@ -17,6 +17,7 @@ from ..data import ids_hash
 from ..data.instances import instance_id
 from ..errors import OcgInputError
 from ..io import read_json
+from ..layout import ModelGenerations
 
 KEY = ("instance_id", "condition", "template_id", "set_id", "perm_index")
 _EXAMPLES = 3
@@ -113,7 +114,7 @@ def check_model_dir(model_dir: str | Path, records: pd.DataFrame) -> tuple[dict,
     """The completeness block of a model's scores, and which records are foreign (left out).
 
     Without a run card nothing can be checked: the block says so and every record is kept."""
-    card_path = Path(model_dir) / "run_card.json"
+    card_path = ModelGenerations(Path(model_dir)).run_card
     if not card_path.exists():
         return {"run_card": None, "run_status": "unknown"}, pd.Series(False, index=records.index)
     card = read_json(card_path)

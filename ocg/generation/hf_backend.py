@@ -15,6 +15,7 @@ import time
 
 from ..embedded import EMBEDDED_PREFIX, ensure_converted
 from ..errors import OcgInputError
+from ..layout import ConvertedModel
 from ..models import ModelSpec
 from .chat import (
     bos_placement,
@@ -54,7 +55,7 @@ class TransformersBackend:
         if spec.id.startswith(EMBEDDED_PREFIX):
             path = ensure_converted(spec.id[len(EMBEDDED_PREFIX):])
             self.source, self.revision = str(path), None
-            self.embedded_source = json.loads((path / "ocg_source.json").read_text())
+            self.embedded_source = json.loads(ConvertedModel(path).source.read_text())
         elif _looks_local(spec.id):
             self.source, self.revision = os.path.expanduser(spec.id), None
             if not os.path.isdir(self.source):

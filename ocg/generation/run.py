@@ -22,8 +22,8 @@ from ..data import build_instances, ids_hash, load_concept_sets, load_dataset, l
 from ..data.concepts import select_covering_subset
 from ..errors import OcgInputError
 from ..io import read_json, write_json, write_json_when_full
+from ..layout import ModelGenerations
 from ..models import MODELS_FILE, ModelSpec, get_model
-from ..paths import generations_dir
 from ..provenance import provenance
 from .chat import prompt_sha256
 from .completeness import tally_stores
@@ -180,7 +180,7 @@ def generate(model: str | ModelSpec, conditions=("original", "ordered"), subset_
     instances = select_instances(dataset, conditions, subset_k, template_ids)
     if instances.empty:
         raise OcgInputError("instances", "the selection holds no instance")
-    model_dir = Path(out_dir or generations_dir()) / spec.name
+    model_dir = ModelGenerations.of(spec.name, out_dir).folder
     with exclusive(model_dir):
         return _generate_locked(spec, instances, conditions, model_dir, batch_size, progress,
                                 {"subset_k": subset_k, "dataset": str(Path(dataset).resolve()) if dataset else None,
@@ -188,7 +188,7 @@ def generate(model: str | ModelSpec, conditions=("original", "ordered"), subset_
 
 
 def _generate_locked(spec, instances, conditions, model_dir, batch_size, progress, asked) -> Path:
-    stores = {c: GenerationStore(model_dir / f"{c}.jsonl") for c in conditions}
+    stores = {c: GenerationStore(ModelGenerations(model_dir).store(c)) for c in conditions}
     rows = {c: instances[instances.condition == c].reset_index(drop=True) for c in conditions}
     ids_sha = {c: ids_hash(rows[c]) for c in conditions}
     backend = make_backend(spec, batch_size, instances)  # tokenizer (or API client) only; weights load later
@@ -202,7 +202,7 @@ def _generate_locked(spec, instances, conditions, model_dir, batch_size, progres
             rendered[iid] = backend.render(messages)
             hashes[iid] = prompt_sha256(rendered[iid])
     settings = _settings(spec, backend, system_prompt)
-    card_path = model_dir / "run_card.json"
+    card_path = ModelGenerations(model_dir).run_card
     old = _check_compatible(card_path, settings, ids_sha)
     for store in stores.values():
         _check_prompts(store, hashes)

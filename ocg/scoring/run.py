@@ -25,9 +25,9 @@ from ..generation.completeness import asked_records
 from ..generation.lock import exclusive
 from ..generation.run import read_generations
 from ..io import read_json, remove_temps
+from ..layout import ModelGenerations, ModelScores, outputs
 from ..metrics import bleu, coverage, degenerate, diversity, perplexity
 from ..metrics.statistics import ratios, sufficient_statistics
-from ..paths import generations_dir, scores_dir
 from ..provenance import provenance
 from .config import SCORING_FILE, check_metrics, load_scoring_config
 from .families import FAMILIES, Context, code_digest
@@ -39,7 +39,7 @@ SUMMARY_KEYS = ["model", "condition", "template_id"]
 
 def _inputs_hash(model_dir: Path) -> str:
     h = hashlib.sha256()
-    for path in sorted(model_dir.glob("*.jsonl")):
+    for path in ModelGenerations(model_dir).stores():
         h.update(path.name.encode())
         h.update(path.read_bytes())
     return h.hexdigest()
@@ -76,7 +76,7 @@ def _resolve(config: dict, metrics: list[str]) -> dict:
 
 
 def _scores_folder(model_dir: Path, out_dir) -> Path:
-    return Path(out_dir or scores_dir()) / model_dir.name
+    return ModelScores.of(model_dir.name, out_dir).folder
 
 
 def _checked(model_dir: Path, metrics, config_file, overrides: dict) -> tuple[dict, list[str], pd.DataFrame, dict]:
@@ -111,7 +111,7 @@ def _score_model(model_dir: Path, records: pd.DataFrame, completeness: dict, con
     unfinished = None if redo else unfinished_reason(out)
     if unfinished and holds_scores(out):
         log(f"unfinished score set: {unfinished}; recomputing everything")
-    old = read_json(out / "signature.json") if not (redo or unfinished) else None
+    old = read_json(ModelScores(out).signature) if not (redo or unfinished) else None
     resolved = _resolve(config, metrics)
     keys = {m: metric_key(m, config, inputs_hash, resolved) for m in metrics}
     stale = stale_metrics(old, keys)
@@ -137,7 +137,7 @@ def _score_model(model_dir: Path, records: pd.DataFrame, completeness: dict, con
     signature = {"metrics": metrics, "inputs_sha256": inputs_hash, "generations": str(model_dir),
                  "failed_answers": "scored as empty text (no concepts, no n-grams)", "metric_keys": keys,
                  "completeness": completeness, "code_sha256": {m: code_digest(FAMILIES[m]) for m in metrics}}
-    old_tables = {level: pd.read_parquet(out / f"{level}.parquet") for level in ("answers", "groups")} if reused else {}
+    old_tables = {level: pd.read_parquet(ModelScores(out).table(level)) for level in ("answers", "groups")} if reused else {}
     started = {}  # families running in worker processes (coverage) while the rest is computed here
     try:
         for metric in stale:
@@ -216,10 +216,10 @@ def score_all(gen_dir: str | Path | None = None, models: list[str] | None = None
               out_dir: str | Path | None = None, redo: bool = False, config_file: str | Path = SCORING_FILE,
               progress: bool = True, **overrides) -> list[Path]:
     """Score every model directory under a generations root (or the listed ones)."""
-    gen_dir = Path(gen_dir or generations_dir())
+    gen_dir = Path(gen_dir or outputs().generations)
     if not gen_dir.is_dir():
         raise OcgInputError(str(gen_dir), "no such generations directory")
-    dirs = sorted(p for p in gen_dir.iterdir() if p.is_dir() and any(p.glob("*.jsonl")))
+    dirs = sorted(p for p in gen_dir.iterdir() if p.is_dir() and ModelGenerations(p).stores())
     if models:
         missing = sorted(set(models) - {p.name for p in dirs})
         if missing:

@@ -18,9 +18,7 @@ import pandas as pd
 
 from ..errors import OcgInputError
 from ..io import write_json, write_parquet
-
-TABLES = ("answers", "groups", "summary")
-SIGNATURE = "signature.json"
+from ..layout import SCORE_TABLES, ModelScores
 
 
 def _digest(data: bytes) -> dict:
@@ -30,11 +28,11 @@ def _digest(data: bytes) -> dict:
 def write_score_set(folder: Path, tables: dict[str, pd.DataFrame], signature: dict) -> None:
     """The tables, then the signature naming their checksums (so a kill between leaves the set
     recognisably unfinished)."""
-    files = {}
-    for name in TABLES:
-        path = write_parquet(folder / f"{name}.parquet", tables[name])
+    files, where = {}, ModelScores(folder)
+    for name in SCORE_TABLES:
+        path = write_parquet(where.table(name), tables[name])
         files[path.name] = _digest(path.read_bytes())
-    write_json(folder / SIGNATURE, {**signature, "files": files})
+    write_json(where.signature, {**signature, "files": files})
 
 
 def holds_scores(folder: Path) -> bool:
@@ -44,23 +42,26 @@ def holds_scores(folder: Path) -> bool:
 
 def _read(folder: Path, wanted: tuple[str, ...]) -> tuple[dict | None, dict, str | None]:
     """(signature, the wanted tables, why the set is unfinished or None)."""
+    where = ModelScores(folder)
+    sig_name = where.signature.name
     try:
-        signature = json.loads((folder / SIGNATURE).read_bytes())
+        signature = json.loads(where.signature.read_bytes())
     except FileNotFoundError:
-        return None, {}, f"no {SIGNATURE} (a scoring started here and did not finish)"
+        return None, {}, f"no {sig_name} (a scoring started here and did not finish)"
     except ValueError:
-        return None, {}, f"{SIGNATURE} is not valid JSON"
+        return None, {}, f"{sig_name} is not valid JSON"
     files = signature.get("files") if isinstance(signature, dict) else None
     if not isinstance(files, dict):
-        return None, {}, f"{SIGNATURE} records no table checksums (written before ocg checked them)"
+        return None, {}, f"{sig_name} records no table checksums (written before ocg checked them)"
     frames = {}
-    for name in TABLES:
+    for name in SCORE_TABLES:
+        path = where.table(name)
         try:
-            data = (folder / f"{name}.parquet").read_bytes()
+            data = path.read_bytes()
         except FileNotFoundError:
-            return None, {}, f"{name}.parquet is missing"
-        if _digest(data) != files.get(f"{name}.parquet"):
-            return None, {}, f"{name}.parquet does not match {SIGNATURE} (a scoring was interrupted)"
+            return None, {}, f"{path.name} is missing"
+        if _digest(data) != files.get(path.name):
+            return None, {}, f"{path.name} does not match {sig_name} (a scoring was interrupted)"
         if name in wanted:
             frames[name] = pd.read_parquet(io.BytesIO(data))
     return signature, frames, None
@@ -71,7 +72,7 @@ def unfinished_reason(folder: Path) -> str | None:
     return _read(folder, ())[2]
 
 
-def read_score_set(folder: Path, tables: tuple[str, ...] = TABLES) -> tuple[dict, dict[str, pd.DataFrame]]:
+def read_score_set(folder: Path, tables: tuple[str, ...] = SCORE_TABLES) -> tuple[dict, dict[str, pd.DataFrame]]:
     """The signature and the wanted tables of a complete score set, each table checked against
     the signature from the very bytes parsed; an unfinished set is an error naming the folder."""
     signature, frames, problem = _read(folder, tables)

@@ -23,10 +23,11 @@ from pathlib import Path
 
 from ..errors import OcgInputError
 from ..generation.lock import exclusive
+from ..layout import SweepFolder
 from ..plan import model_steps
 from .config import load_sweep, resources_for
 from .slurm import submit_slurm, wait_slurm
-from .state import out_dir, print_status, status_table, sweep_dirs
+from .state import print_status, status_table, sweep_dirs
 from .tasks import run_analysis, run_local, run_model_task
 
 __all__ = ["load_sweep", "model_steps", "resources_for", "run_sweep", "status_table", "sweep_dirs"]
@@ -47,7 +48,7 @@ def run_sweep(path: str | Path, executor: str = "local", wait: bool = False, sta
         raise OcgInputError("--executor", f"got {executor!r}; expected local or slurm")
     # One driver per sweep folder: a second is refused at once, naming the holder. Model tasks
     # (--task) and the analyses take their own locks, so a driver can run them while it holds this.
-    with exclusive(out_dir(sweep), doing="is running a sweep in this folder"):
+    with exclusive(SweepFolder.of(sweep).root, doing="is running a sweep in this folder"):
         return _drive(sweep, executor, wait, dry_run, wait_timeout_s)
 
 

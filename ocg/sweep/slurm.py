@@ -11,9 +11,10 @@ import time
 from pathlib import Path
 
 from ..io import atomic_path, follow_umask, read_json, write_json
+from ..layout import SweepFolder
 from ..paths import FOLDER_VARIABLES, PROJECT_ROOT
 from .config import resources_for
-from .state import ACTIVE_STATES, _now, manifest_path, out_dir, status_dir, to_run
+from .state import ACTIVE_STATES, _now, to_run
 from .tasks import task_command
 
 
@@ -39,8 +40,8 @@ def _log_option(folder: Path, pattern: str) -> str:
 
 def write_array_script(sweep: dict) -> Path:
     """array.sbatch and analysis.sbatch; every value in them is quoted for the shell."""
-    out = out_dir(sweep)
-    logs = shlex.quote(str(out / "logs"))
+    folder = SweepFolder.of(sweep)
+    logs = shlex.quote(str(folder.logs))
     models = " ".join(shlex.quote(m) for m in sweep["models"])
     cmd = shlex.join(task_command(sweep)[:-1]) + ' "$MODEL"'
     script = f"""#!/bin/bash
@@ -57,7 +58,7 @@ cd {shlex.quote(str(PROJECT_ROOT))}
 echo "[$(date -u +%FT%TZ)] task $SLURM_ARRAY_TASK_ID: $MODEL on $(hostname) (job $SLURM_JOB_ID)" >> {logs}/"$MODEL.log"
 {cmd} >> {logs}/"$MODEL.log" 2>&1
 """
-    path = out / "slurm" / "array.sbatch"
+    path = folder.array_script
     with atomic_path(path) as tmp:
         tmp.write_text(script)
     follow_umask(path, executable=True)
@@ -70,7 +71,7 @@ set -uo pipefail
 cd {shlex.quote(str(PROJECT_ROOT))}
 {shlex.join([sys.executable, "-m", "ocg.cli", "sweep", sweep['file'], "--analysis"])}
 """
-    apath = out / "slurm" / "analysis.sbatch"
+    apath = folder.analysis_script
     with atomic_path(apath) as tmp:
         tmp.write_text(analysis)
     follow_umask(apath, executable=True)
@@ -86,11 +87,11 @@ def _sbatch(args: list[str]) -> str:
 def submit_slurm(sweep: dict, dry_run: bool = False) -> dict:
     """Submit the models that are neither done nor running, grouped by resources; then the
     analyses as a job that depends on them (afterany: a failed model does not block it)."""
-    out = out_dir(sweep)
-    (out / "logs").mkdir(parents=True, exist_ok=True)
+    folder = SweepFolder.of(sweep)
+    folder.logs.mkdir(parents=True, exist_ok=True)
     pending = to_run(sweep, with_slurm=True)
     script = write_array_script(sweep)
-    manifest = read_json(manifest_path(sweep)) if manifest_path(sweep).exists() else \
+    manifest = read_json(folder.manifest) if folder.manifest.exists() else \
         {"sweep": sweep["name"], "file": sweep["file"], "submissions": [], "analysis_jobs": []}
     common = [f"--{k}={sweep['slurm'][k]}" for k in ("partition", "account") if sweep["slurm"][k]]
     common += list(sweep["slurm"]["extra_args"])
@@ -102,10 +103,10 @@ def submit_slurm(sweep: dict, dry_run: bool = False) -> dict:
         res = dict(key)
         indices = {sweep["models"].index(m): m for m in models}
         array = ",".join(str(i) for i in sorted(indices)) + f"%{sweep['slurm']['throttle']}"
-        args = [f"--array={array}", _log_option(out / "logs", "slurm-%A_%a.out"), *_sbatch_resources(res),
+        args = [f"--array={array}", _log_option(folder.logs, "slurm-%A_%a.out"), *_sbatch_resources(res),
                 *common, str(script)]
         for m in models:
-            (status_dir(sweep, m)).mkdir(parents=True, exist_ok=True)
+            folder.status(m).mkdir(parents=True, exist_ok=True)
         job_id = "DRY-RUN" if dry_run else _sbatch(args)
         job_ids.append(job_id)
         manifest["submissions"].append({"job_id": job_id, "time_utc": _now(), "resources": res,
@@ -114,20 +115,20 @@ def submit_slurm(sweep: dict, dry_run: bool = False) -> dict:
     if sweep["analysis"] and (job_ids or not manifest["analysis_jobs"]):
         deps = [f"--dependency=afterany:{':'.join(job_ids)}"] if job_ids and not dry_run else []
         res = {"gpus": 0, "cpus": 1, "mem": "4G", "time": "01:00:00", **sweep["slurm"]["analysis"]}
-        args = [*deps, _log_option(out / "logs", "analysis.log"), *_sbatch_resources(res), *common,
-                str(out / "slurm" / "analysis.sbatch")]
+        args = [*deps, _log_option(folder.logs, folder.analysis_log.name), *_sbatch_resources(res), *common,
+                str(folder.analysis_script)]
         analysis_id = "DRY-RUN" if dry_run else _sbatch(args)
         manifest["analysis_jobs"].append({"job_id": analysis_id, "after": job_ids, "time_utc": _now(),
                                           "sbatch_args": args})
     if not dry_run:
-        write_json(manifest_path(sweep), manifest)
+        write_json(folder.manifest, manifest)
     print(f"sweep {sweep['name']}: submitted {len(pending)} model(s) {pending} as job(s) {job_ids}",
           flush=True)
     return manifest
 
 def wait_slurm(sweep: dict, timeout_s: float = 24 * 3600, poll_s: float = 5.0) -> bool:
     """Follow the sweep's jobs (model arrays and analyses) until none is queued or running."""
-    manifest = read_json(manifest_path(sweep))
+    manifest = read_json(SweepFolder.of(sweep).manifest)
     ids = sorted({s["job_id"] for s in manifest["submissions"]} |
                  {a["job_id"] for a in manifest["analysis_jobs"]})
     deadline = time.time() + timeout_s

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import subprocess
-from pathlib import Path
 
 from ..io import read_json
+from ..layout import SweepFolder
 from ..plan import Dirs
 
 ACTIVE_STATES = {"PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "REQUEUED", "RESIZING",
@@ -18,41 +18,30 @@ FAILED_STATES = {"FAILED", "TIMEOUT", "CANCELLED", "NODE_FAIL", "OUT_OF_MEMORY",
 def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
-def out_dir(sweep: dict) -> Path:
-    return Path(sweep["outputs"])
-
-def status_dir(sweep: dict, model: str) -> Path:
-    return out_dir(sweep) / "status" / sweep["name"] / model
-
-def analysis_marker(sweep: dict) -> Path:
-    return out_dir(sweep) / "status" / sweep["name"] / "analysis.json"
-
 def sweep_dirs(sweep: dict) -> Dirs:
-    out = out_dir(sweep)
-    return Dirs(generations=out / "generations", scores=out / "scores", reports=out / "reports" / sweep["name"])
+    """Where the sweep's notebooks read and write."""
+    folder = SweepFolder.of(sweep)
+    return Dirs(generations=folder.outputs.generations, scores=folder.outputs.scores, reports=folder.report.folder)
 
 def model_state(sweep: dict, model: str, jobs: dict[str, str] | None = None) -> tuple[str, str]:
     """(done | running | failed | missing, detail) from markers, and Slurm states if given."""
-    status = status_dir(sweep, model)
-    if all((status / f"{nb}.done").exists() for nb in sweep["notebooks"]):
+    folder = SweepFolder.of(sweep)
+    if all(folder.done_marker(model, nb).exists() for nb in sweep["notebooks"]):
         return "done", "all notebooks finished"
     state = (jobs or {}).get(model)
     if state in ACTIVE_STATES:
         return "running", f"slurm {state}"
-    if (status / "failed.json").exists():
-        f = read_json(status / "failed.json")
+    if folder.failure(model).exists():
+        f = read_json(folder.failure(model))
         return "failed", f"{f['notebook']} cell {f.get('cell')}: {f['reason'][:300]} (log: {f['log']})"
     if state in FAILED_STATES or state == "COMPLETED":
-        return "failed", f"slurm {state} without a completion marker (see {out_dir(sweep) / 'logs'})"
+        return "failed", f"slurm {state} without a completion marker (see {folder.logs})"
     return "missing", "not run yet"
-
-def manifest_path(sweep: dict) -> Path:
-    return out_dir(sweep) / "slurm" / "manifest.json"
 
 def slurm_states(sweep: dict) -> dict[str, str]:
     """Latest Slurm state of each model's array task (squeue; needs finished jobs kept visible,
     or sacct where accounting is on)."""
-    path = manifest_path(sweep)
+    path = SweepFolder.of(sweep).manifest
     if not path.exists():
         return {}
     manifest = read_json(path)
@@ -102,7 +91,7 @@ def print_status(sweep: dict) -> None:
         print(f"{model:<{width}}  {state:<8} {detail}")
     counts = {s: sum(1 for _, st, _ in rows if st == s) for s in ("done", "running", "failed", "missing")}
     print("  ".join(f"{k}: {v}" for k, v in counts.items()))
-    marker = analysis_marker(sweep)
+    marker = SweepFolder.of(sweep).analysis_marker
     if marker.exists():
         a = read_json(marker)
         detail = a.get("report") or a.get("reason", "").splitlines()[0]

@@ -13,19 +13,10 @@ from dataclasses import replace
 from ..errors import OcgInputError
 from ..generation.lock import LockHeld, exclusive
 from ..io import read_json, write_json
+from ..layout import SweepFolder
 from ..paths import PROJECT_ROOT
 from ..plan import analysis_steps, model_steps
-from .state import (
-    _now,
-    analysis_marker,
-    model_state,
-    out_dir,
-    print_status,
-    status_dir,
-    status_table,
-    sweep_dirs,
-    to_run,
-)
+from .state import _now, model_state, print_status, status_table, sweep_dirs, to_run
 
 BUSY = 75  # EX_TEMPFAIL: another process holds a lock this task needs; try again later
 
@@ -42,38 +33,38 @@ def run_model_task(sweep: dict, model: str) -> int:
     """
     if model not in sweep["models"]:
         raise OcgInputError(sweep["file"], f"{model!r} is not a model of this sweep")
-    status = status_dir(sweep, model)
     try:
-        with exclusive(status, doing="is running this model's task"):
-            return _run_notebooks(sweep, model, status)
+        with exclusive(SweepFolder.of(sweep).status(model), doing="is running this model's task"):
+            return _run_notebooks(sweep, model)
     except LockHeld as exc:
         print(f"[{model}] busy, not run: {exc}", flush=True)
         return BUSY
 
-def _run_notebooks(sweep: dict, model: str, status) -> int:
+def _run_notebooks(sweep: dict, model: str) -> int:
     from ..notebooks import run_notebook
 
-    (status / "failed.json").unlink(missing_ok=True)
+    folder = SweepFolder.of(sweep)
+    folder.failure(model).unlink(missing_ok=True)
     job = {k: os.environ.get(k) for k in ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID")
            if os.environ.get(k)}
     for notebook, params in model_steps(sweep, sweep_dirs(sweep), model):
-        marker = status / f"{notebook}.done"
+        marker = folder.done_marker(model, notebook)
         if marker.exists():
             print(f"[{model}] {notebook}: done already", flush=True)
             continue
         print(f"[{model}] {notebook}: running", flush=True)
         t0 = time.time()
         try:
-            executed = run_notebook(notebook, params, out_dir=out_dir(sweep) / "notebooks" / model)
+            executed = run_notebook(notebook, params, out_dir=folder.notebooks(model))
         except Exception as exc:  # noqa: BLE001 - any failure is recorded for --status
             if getattr(exc, "ename", None) == LockHeld.__name__:
                 raise LockHeld(notebook, str(getattr(exc, "evalue", exc))) from None
             reason = f"{getattr(exc, 'ename', type(exc).__name__)}: {getattr(exc, 'evalue', exc)}"
             cell = getattr(exc, "exec_count", None)
-            write_json(status / "failed.json", {
+            write_json(folder.failure(model), {
                 "model": model, "notebook": notebook, "cell": cell, "reason": reason.strip()[:2000],
-                "executed_notebook": str(out_dir(sweep) / "notebooks" / model / f"{notebook}.ipynb"),
-                "log": str(out_dir(sweep) / "logs" / f"{model}.log"), "time_utc": _now(),
+                "executed_notebook": str(folder.notebooks(model) / f"{notebook}.ipynb"),
+                "log": str(folder.log(model)), "time_utc": _now(),
                 "host": socket.gethostname(), **job})
             print(f"[{model}] {notebook}: FAILED in cell {cell}: {reason}", flush=True)
             traceback.print_exc()
@@ -90,7 +81,7 @@ def run_analysis(sweep: dict) -> int:
     from ..analysis.staging import building, finish
 
     done = [m for m in sweep["models"] if model_state(sweep, m)[0] == "done"]
-    marker = analysis_marker(sweep)
+    marker = SweepFolder.of(sweep).analysis_marker
     if not done:
         print("no finished model to analyse", flush=True)
         write_json(marker, {"state": "failed", "reason": "no finished model", "time_utc": _now()})
@@ -120,32 +111,33 @@ def _analyse(sweep: dict, done: list[str], staging, final) -> dict:
                               pages + [(f"{notebook} (failed)", f"{notebook}.html")])
             return {"state": "failed", "reason": str(exc)}
         pages.append((notebook, executed.with_suffix(".html").name))
-    failures = {m: read_json(status_dir(sweep, m) / "failed.json") for m in sweep["models"]
-                if (status_dir(sweep, m) / "failed.json").exists()}
+    folder = SweepFolder.of(sweep)
+    failures = {m: read_json(folder.failure(m)) for m in sweep["models"] if folder.failure(m).exists()}
     write_index(staging, f"ocg sweep: {sweep['name']}", pages, run=sweep, scores_root=dirs.scores,
                 generations_root=dirs.generations, failures=failures)
-    return {"state": "done", "report": str(final / "index.html")}
+    return {"state": "done", "report": str(folder.report.index)}
 
 def run_local(sweep: dict) -> int:
     """Each pending model's task as a subprocess, one after another; then the analyses."""
-    logs = out_dir(sweep) / "logs"
+    folder = SweepFolder.of(sweep)
+    logs = folder.logs
     logs.mkdir(parents=True, exist_ok=True)
     pending = to_run(sweep, with_slurm=False)
     failed = 0
     print(f"sweep {sweep['name']}: {len(pending)} model(s) to run: {pending}", flush=True)
     for model in pending:
-        with (logs / f"{model}.log").open("a") as log:
+        with folder.log(model).open("a") as log:
             code = subprocess.call(task_command(sweep, model), stdout=log, stderr=subprocess.STDOUT,
                                    cwd=PROJECT_ROOT)
         outcome = ("done" if code == 0 else f"busy: another process holds it, not run (see {logs / model}.log)"
                    if code == BUSY else f"FAILED (exit {code}), see {logs / model}.log")
         print(f"  {model}: {outcome}", flush=True)
         failed += code != 0
-    analysed = analysis_marker(sweep)
+    analysed = folder.analysis_marker
     stale = not analysed.exists() or read_json(analysed)["state"] != "done"
     analysis_code = 0
     if sweep["analysis"] and (pending or stale):
-        with (logs / "analysis.log").open("a") as log:
+        with folder.analysis_log.open("a") as log:
             analysis_code = subprocess.call([sys.executable, "-m", "ocg.cli", "sweep", sweep["file"], "--analysis"],
                                             stdout=log, stderr=subprocess.STDOUT, cwd=PROJECT_ROOT)
     print_status(sweep)

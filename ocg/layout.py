@@ -1,0 +1,276 @@
+"""The layout of outputs: one object per folder, answering "where is X of model M, sweep S or report R".
+
+Every module that reads or writes outputs asks these objects; no other module spells a file
+name of this layout. The roots come from ocg/paths.py at call time (OCG_OUTPUTS and
+OCG_MODEL_CACHE move them), so a test or a notebook kernel that sets them is followed.
+
+  outputs/ (OCG_OUTPUTS)   Outputs
+    data/<dataset>/          Dataset: instances.parquet + manifest.json (notebook 00)
+    generations/<model>/     ModelGenerations: <condition>.jsonl + run_card.json (notebook 01)
+    scores/<model>/          ModelScores: answers, groups, summary parquet + signature.json (02)
+    reports/<run>/           ReportFolder: executed notebooks and HTML, tables/, figures/,
+                             index.html, cases.html (+ cases/), report.json
+    notebooks/               notebooks executed one by one (`ocg run-notebook`)
+    models/                  converted embedded models (OCG_MODEL_CACHE moves it): ConvertedModel
+  <a sweep's outputs>/       SweepFolder: the same generations/, scores/, reports/<sweep name>/,
+                             plus notebooks/<model>/, status/, logs/, slurm/
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .paths import model_cache_dir, outputs_dir
+
+SCORE_TABLES = ("answers", "groups", "summary")
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A built dataset (notebook 00): its manifest is written last and marks a complete build."""
+    folder: Path
+
+    @property
+    def instances(self) -> Path:
+        return self.folder / "instances.parquet"
+
+    @property
+    def manifest(self) -> Path:
+        return self.folder / "manifest.json"
+
+
+@dataclass(frozen=True)
+class ModelGenerations:
+    """One model's generations folder: a JSONL store per condition and the run card."""
+    folder: Path
+
+    @classmethod
+    def of(cls, model: str, root: str | Path | None = None) -> ModelGenerations:
+        """`model`'s folder under a generations root (default: outputs/generations)."""
+        return cls(Path(root or outputs().generations) / model)
+
+    @property
+    def model(self) -> str:
+        return self.folder.name
+
+    @property
+    def run_card(self) -> Path:
+        return self.folder / "run_card.json"
+
+    def store(self, condition: str) -> Path:
+        return self.folder / f"{condition}.jsonl"
+
+    def stores(self) -> list[Path]:
+        """Every condition's store present, in name order."""
+        return sorted(self.folder.glob(self.store("*").name))
+
+
+@dataclass(frozen=True)
+class ModelScores:
+    """One model's score set: three tables and the signature. (The neural families' caches beside
+    them are named in ocg/scoring/families.py: inside code whose digest is each family's version.)"""
+    folder: Path
+
+    @classmethod
+    def of(cls, model: str, root: str | Path | None = None) -> ModelScores:
+        """`model`'s folder under a scores root (default: outputs/scores)."""
+        return cls(Path(root or outputs().scores) / model)
+
+    def table(self, name: str) -> Path:
+        """answers, groups or summary."""
+        return self.folder / f"{name}.parquet"
+
+    @property
+    def answers(self) -> Path:
+        return self.table("answers")
+
+    @property
+    def groups(self) -> Path:
+        return self.table("groups")
+
+    @property
+    def summary(self) -> Path:
+        return self.table("summary")
+
+    @property
+    def signature(self) -> Path:
+        return self.folder / "signature.json"
+
+
+@dataclass(frozen=True)
+class ReportFolder:
+    """A report: executed notebooks, tables/, figures/, the landing page and the case browser."""
+    folder: Path
+
+    @classmethod
+    def at(cls, folder: str | Path | None = None) -> ReportFolder:
+        """`folder`, or outputs/reports itself (where a notebook run alone puts its tables)."""
+        return cls(Path(folder) if folder else outputs().reports)
+
+    @property
+    def tables(self) -> Path:
+        return self.folder / "tables"
+
+    @property
+    def figures(self) -> Path:
+        return self.folder / "figures"
+
+    def table(self, name: str, ext: str = "csv") -> Path:
+        return self.tables / f"{name}.{ext}"
+
+    def figure(self, name: str, ext: str = "png") -> Path:
+        return self.figures / f"{name}.{ext}"
+
+    @property
+    def index(self) -> Path:
+        return self.folder / "index.html"
+
+    @property
+    def cases(self) -> Path:
+        """The case browser's page; its data lie in `case_chunks`."""
+        return self.folder / "cases.html"
+
+    @property
+    def case_chunks(self) -> Path:
+        return self.folder / "cases"
+
+    @property
+    def state(self) -> Path:
+        """report.json: building, done or failed (ocg/analysis/staging.py)."""
+        return self.folder / "report.json"
+
+    @property
+    def staging(self) -> ReportFolder:
+        """Where this report is built ('~' is never in a run name, so no report is called this)."""
+        return ReportFolder(self.folder.with_name(self.folder.name + ".building~"))
+
+    @property
+    def previous(self) -> Path:
+        """The replaced report, for the instant between the two renames that swap a new one in."""
+        return self.folder.with_name(self.folder.name + ".old~")
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """A root holding generations/, scores/, reports/ and the rest (outputs/, or a sweep's)."""
+    root: Path
+
+    @property
+    def data(self) -> Path:
+        return self.root / "data"
+
+    @property
+    def generations(self) -> Path:
+        return self.root / "generations"
+
+    @property
+    def scores(self) -> Path:
+        return self.root / "scores"
+
+    @property
+    def reports(self) -> Path:
+        return self.root / "reports"
+
+    @property
+    def notebooks(self) -> Path:
+        """Executed copies of notebooks run one by one."""
+        return self.root / "notebooks"
+
+    def dataset(self, name: str) -> Dataset:
+        return Dataset(self.data / name)
+
+    def model_generations(self, model: str) -> ModelGenerations:
+        return ModelGenerations.of(model, self.generations)
+
+    def model_scores(self, model: str) -> ModelScores:
+        return ModelScores.of(model, self.scores)
+
+    def report(self, name: str) -> ReportFolder:
+        return ReportFolder(self.reports / name)
+
+
+@dataclass(frozen=True)
+class SweepFolder:
+    """A sweep's outputs folder; status/ is per sweep name, so sweeps can share generations."""
+    root: Path
+    name: str
+
+    @classmethod
+    def of(cls, sweep: dict) -> SweepFolder:
+        """The folder of a loaded sweep file (its `outputs` and `name`)."""
+        return cls(Path(sweep["outputs"]), sweep["name"])
+
+    @property
+    def outputs(self) -> Outputs:
+        return Outputs(self.root)
+
+    @property
+    def report(self) -> ReportFolder:
+        return self.outputs.report(self.name)
+
+    def notebooks(self, model: str) -> Path:
+        """The executed notebooks of one model's task."""
+        return self.outputs.notebooks / model
+
+    def status(self, model: str) -> Path:
+        """A model's completion markers: <notebook>.done, or failed.json."""
+        return self.root / "status" / self.name / model
+
+    def done_marker(self, model: str, notebook: str) -> Path:
+        return self.status(model) / f"{notebook}.done"
+
+    def failure(self, model: str) -> Path:
+        return self.status(model) / "failed.json"
+
+    @property
+    def analysis_marker(self) -> Path:
+        return self.root / "status" / self.name / "analysis.json"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    def log(self, model: str) -> Path:
+        return self.logs / f"{model}.log"
+
+    @property
+    def analysis_log(self) -> Path:
+        return self.logs / "analysis.log"
+
+    @property
+    def slurm(self) -> Path:
+        return self.root / "slurm"
+
+    @property
+    def array_script(self) -> Path:
+        return self.slurm / "array.sbatch"
+
+    @property
+    def analysis_script(self) -> Path:
+        return self.slurm / "analysis.sbatch"
+
+    @property
+    def manifest(self) -> Path:
+        """What was submitted to Slurm, and when."""
+        return self.slurm / "manifest.json"
+
+
+@dataclass(frozen=True)
+class ConvertedModel:
+    """An embedded model converted for transformers, in the model cache."""
+    folder: Path
+
+    @classmethod
+    def named(cls, name: str) -> ConvertedModel:
+        return cls(model_cache_dir() / name)
+
+    @property
+    def source(self) -> Path:
+        """Where it was converted from; written last, it marks a complete conversion."""
+        return self.folder / "ocg_source.json"
+
+
+def outputs() -> Outputs:
+    """The outputs root as the environment says now (OCG_OUTPUTS), not at import."""
+    return Outputs(outputs_dir())
