@@ -25,6 +25,7 @@ from ocg.generation import GenerationStore
 from ocg.layout import ModelGenerations, ModelScores, Outputs
 from ocg.metrics import coverage
 from ocg.metrics.bleu import pairwise_bleu, pairwise_bleu_loop
+from ocg.records import Signature
 from ocg.scoring import score_model
 
 FORMS = {"catch": "caught", "throw": "threw", "ride": "rides", "sit": "sat", "run": "runs",
@@ -78,8 +79,7 @@ def main() -> None:
         total = time.perf_counter() - t0
         import pandas as pd
         answers = pd.read_parquet(ModelScores(out).answers)
-        import json
-        timings = json.loads(ModelScores(out).signature.read_text())["timings_s"]
+        timings = Signature.read(ModelScores(out).signature).timings_s
         print(f"1. {len(answers):,} answers ({answers.answer.nunique():,} distinct): coverage + pBLEU + "
               f"distinct-2 + Diverse Rate in {total:.1f} s (target < 20 s); parts: {timings}")
 

@@ -55,13 +55,13 @@ def _run_notebook(args) -> int:
 def _generate(args) -> int:
     from .generation import generate
     from .generation.completeness import describe_tally
-    from .io import read_json
     from .layout import ModelGenerations
+    from .records import RunCard
 
     model_dir = generate(args.model, conditions=args.conditions, subset_k=args.subset_k,
                          template_ids=args.templates, dataset=args.dataset, out_dir=args.out,
                          batch_size=args.batch_size, models_file=args.models_file)
-    tallies = read_json(ModelGenerations(model_dir).run_card)["records"]
+    tallies = RunCard.read(ModelGenerations(model_dir).run_card).records
     print(f"{model_dir}: {describe_tally({c: tallies[c] for c in args.conditions})}")
     return 0
 
@@ -71,14 +71,14 @@ def _score(args) -> int:
     if args.device == "cpu":  # before anything initialises CUDA
         os.environ["CUDA_VISIBLE_DEVICES"] = ""
     from .generation.completeness import describe
-    from .io import read_json
     from .layout import ModelScores
+    from .records import Signature
     from .scoring import score_all
 
     for path in score_all(args.generations, models=args.models, metrics=args.metrics,
                           redo=args.redo, out_dir=args.out,
                           **({"config_file": args.scoring_file} if args.scoring_file else {})):
-        print(f"{path}: {describe(read_json(ModelScores(path).signature).get('completeness'))}")
+        print(f"{path}: {describe(Signature.read(ModelScores(path).signature).completeness)}")
     return 0
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -22,14 +23,15 @@ from .errors import OcgInputError
 from .generation.completeness import problems
 from .layout import SCORE_TABLES as TABLES
 from .layout import ModelScores, outputs
+from .records import Signature
 from .scoring.scoreset import holds_scores, read_score_set
 
 
-def comparable_signature(signature: dict) -> dict:
+def comparable_signature(signature: Signature) -> dict:
     """What must agree between two models for their numbers to sit in one table."""
     keys = {m: {k: v for k, v in key.items() if k != "inputs_sha256"}
-            for m, key in signature.get("metric_keys", {}).items()}
-    status = {m: signature[m].get("status", "ok") for m in keys if isinstance(signature.get(m), dict)}
+            for m, key in signature.metric_keys.items()}
+    status = {m: signature.status(m) for m in keys if m in signature.families}
     return {"metric_keys": keys, "status": status}
 
 
@@ -37,7 +39,7 @@ def _short_hash(obj) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:10]
 
 
-def scoring_differences(signatures: dict[str, dict]) -> list[str]:
+def scoring_differences(signatures: dict[str, Signature]) -> list[str]:
     """Human-readable lines naming models and the fields in which their scoring differs."""
     comparable = {m: comparable_signature(s) for m, s in signatures.items()}
     if len({_short_hash(c) for c in comparable.values()}) <= 1:
@@ -63,12 +65,12 @@ def instance_keys(score_dirs: list[Path]) -> dict[str, pd.DataFrame]:
     return {p.name: pd.read_parquet(ModelScores(p).answers, columns=KEY_COLUMNS) for p in score_dirs}
 
 
-def incomplete_models(signatures: dict[str, dict], allow_incomplete: bool, where: str) -> list[str]:
+def incomplete_models(signatures: dict[str, Signature], allow_incomplete: bool, where: str) -> list[str]:
     """Lines naming models whose generations do not match their run cards (scoring's
     `completeness` block); an error when one is unfinished or short, unless allow_incomplete."""
     blocking, notes = [], []
     for model, sig in signatures.items():
-        b, n = problems(sig.get("completeness"))
+        b, n = problems(sig.completeness)
         blocking += [f"{model}: {line}" for line in b]
         notes += [f"{model}: {line}" for line in n]
     if blocking and not allow_incomplete:
@@ -84,8 +86,8 @@ def load_scores(scores_root: str | Path | None = None, models: list[str] | None 
                 allow_incomplete: bool = False) -> dict:
     """answers, groups and summary of the scored models (or only the `tables` named),
     concatenated, on the instances the models share (designs.py; all with allow_mixed);
-    their signatures, designs and the lines a page must show (mixed scoring, incomplete
-    generations, instance differences)."""
+    their signatures (ocg/records.py, without the scoring settings), designs and the lines a page
+    must show (mixed scoring, incomplete generations, instance differences)."""
     root = Path(scores_root or outputs().scores)
     dirs = sorted(p for p in root.iterdir() if holds_scores(p)) if root.is_dir() else []
     if models is not None:
@@ -100,7 +102,7 @@ def load_scores(scores_root: str | Path | None = None, models: list[str] | None 
     if not dirs:
         raise OcgInputError(str(root), "no scored models here; run 02_score first")
     sets = {p.name: read_score_set(p, tables) for p in dirs}  # each checked against its signature
-    signatures = {m: {k: v for k, v in sig.items() if k != "config"} for m, (sig, _) in sets.items()}
+    signatures = {m: replace(sig, config=None) for m, (sig, _) in sets.items()}
     differences = scoring_differences(signatures)
     if differences and not allow_mixed:
         raise OcgInputError(str(root), "these models were scored differently and cannot share a "

@@ -3,7 +3,6 @@ variables that move the roots, and no output file name spelled anywhere else."""
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 

@@ -50,7 +50,7 @@ def _run_interrupted(when: str, args: list[str], **kwargs):
 def _check_consistent(folder: Path, rule: str) -> pd.DataFrame:
     """All four files agree: checksums, the rule named, summary recomputed from the answers."""
     signature, tables = read_score_set(folder)
-    assert signature["coverage"]["matching_rule"] == rule
+    assert signature.family("coverage")["matching_rule"] == rule
     answers, groups, summary = tables["answers"], tables["groups"], tables["summary"]
     keys = ["condition", "template_id"]
     from_answers = 100.0 * answers.groupby(keys)["all_present"].mean()
@@ -86,7 +86,7 @@ def test_a_rescoring_killed_after_each_file_leaves_nothing_read_as_complete(scor
     assert proc.wait(timeout=300) == -9
     if writes_done == 0:  # killed inside its first write: the old set is whole, a temporary file is left
         assert list(folder.glob(".answers.parquet.*.tmp"))
-        assert read_score_set(folder)[0]["coverage"]["matching_rule"] == RULES["a"]
+        assert read_score_set(folder)[0].family("coverage")["matching_rule"] == RULES["a"]
     elif writes_done < 4:  # some tables are new, the signature is old: unfinished, and said so
         with pytest.raises(OcgInputError, match=rf"{folder}: unfinished score set: .* does not match signature.json"):
             load_scores(tmp_path / "scores")

@@ -149,7 +149,7 @@ def test_rerun_skips_and_redo_recomputes(scored, tiny_bleurt):
     tables = load_scores(out.parent)
     assert set(tables) == {"answers", "groups", "summary", "signatures", "mixed_scoring", "incomplete",
                            "designs", "instance_differences"}
-    assert len(tables["summary"]) == 2 and tables["signatures"]["synthetic"]["metrics"] == ["pbleu"]
+    assert len(tables["summary"]) == 2 and tables["signatures"]["synthetic"].metrics == ["pbleu"]
 
 
 def test_a_matching_rule_change_recomputes_coverage_only(tmp_path):

@@ -14,7 +14,7 @@ from ..provenance import provenance
 def sources(scores: dict) -> dict:
     """What a table was computed from: each model's scoring signature (inputs hash, metric
     settings, package versions, git commit of the scoring run)."""
-    return {"scored_models": scores.get("signatures", {})}
+    return {"scored_models": {m: sig.to_json() for m, sig in scores.get("signatures", {}).items()}}
 
 
 def save_table(long: pd.DataFrame, name: str, out_dir=None, latex: str | None = None,

@@ -17,11 +17,12 @@ import pandas as pd
 
 from ..designs import describe_design, tables_note
 from ..generation.completeness import problems
-from ..io import atomic_path, read_json
+from ..io import atomic_path
 from ..layout import ModelGenerations, ModelScores, ReportFolder
 from ..metrics.degenerate import FLAG_COLUMNS
 from ..metrics.registry import LABELS
 from ..provenance import git_state
+from ..records import RunCard, Signature
 from ..results import comparable_signature, instance_keys, load_scores, scoring_differences
 from ..scoring.scoreset import holds_scores, unfinished_reason
 from .browser import write_case_browser_from
@@ -99,15 +100,14 @@ def _model_rows(models, generations_root, scores, failures, unfinished) -> str:
     summary, rows = scores["summary"], []
     for model in models:
         card_path = ModelGenerations.of(model, generations_root).run_card
-        card = read_json(card_path) if card_path.exists() else {}
-        settings = card.get("settings", {})
+        card = RunCard.read(card_path) if card_path.exists() else RunCard()
         if model in failures:
             f = failures[model]
             status = (f"<span class='bad'>failed</span> in {_esc(f.get('notebook'))}, cell {_esc(f.get('cell'))}: "
                       f"{_esc(str(f.get('reason', ''))[:300])}")
         elif unfinished.get(model):
             status = "<span class='bad'>unfinished score set</span>: " + _esc(unfinished[model])
-        elif blocking := problems(scores["signatures"].get(model, {}).get("completeness"))[0]:
+        elif blocking := problems(scores["signatures"].get(model, Signature()).completeness)[0]:
             status = "<span class='bad'>incomplete</span>: " + _esc("; ".join(blocking))
         elif model in set(summary.get("model", [])):
             status = "<span class='ok'>done</span>"
@@ -116,11 +116,11 @@ def _model_rows(models, generations_root, scores, failures, unfinished) -> str:
         s = summary[summary["model"] == model] if "model" in summary else pd.DataFrame()
         counts = ", ".join(f"{int(s[f'n_{f}'].sum())} {f.replace('_', ' ')}" for f in FLAG_COLUMNS
                            if f"n_{f}" in s) if len(s) else ""
-        check = next((r["batch_invariance"] for r in reversed(card.get("runs", [])) if r.get("batch_invariance")), None)
+        check = card.batch_invariance
         batch = f"{check['differ']}/{check['checked']} changed by batching" if check else "–"
-        rows.append(f"<tr><td><code>{_esc(model)}</code></td><td>{_esc(settings.get('id', '–'))}</td>"
-                    f"<td>{_esc(str(settings.get('resolved_revision') or '–')[:24])}</td>"
-                    f"<td>{_esc(settings.get('quantization', '–'))}</td><td style='text-align:left'>{status}</td>"
+        rows.append(f"<tr><td><code>{_esc(model)}</code></td><td>{_esc(card.model_id or '–')}</td>"
+                    f"<td>{_esc(str(card.revision or '–')[:24])}</td>"
+                    f"<td>{_esc(card.settings.get('quantization', '–'))}</td><td style='text-align:left'>{status}</td>"
                     f"<td style='text-align:left'>{_esc(describe_design(scores['designs'][model], n=False) if model in scores['designs'] else '–')}</td>"
                     f"<td>{int(s['n_answers'].sum()) if 'n_answers' in s else 0}</td>"
                     f"<td style='text-align:left'>{_esc(counts) or '–'}</td><td>{_esc(batch)}</td></tr>")
@@ -139,7 +139,7 @@ def _warnings(scores: dict, scores_root, scored: list[str]) -> str:
             + "".join(f"<li>{_esc(line)}</li>" for line in lines) + "</ul></div>")
 
 
-def _signatures(signatures: dict) -> str:
+def _signatures(signatures: dict[str, Signature]) -> str:
     differences = scoring_differences(signatures)
     out = []
     if differences:
@@ -149,11 +149,11 @@ def _signatures(signatures: dict) -> str:
     for model, sig in signatures.items():
         keys = comparable_signature(sig)["metric_keys"]
         cov = keys.get("coverage", {})
-        ppl = sig.get("perplexity", {})
-        bleurt = sig.get("pbleurt", {})
+        ppl = sig.family("perplexity")
+        bleurt = sig.family("pbleurt")
         rows.append(f"<tr><td><code>{_esc(model)}</code></td><td>{_esc(cov.get('rule', '–'))}</td>"
                     f"<td>{_esc(cov.get('spacy_model', '–'))}</td>"
-                    f"<td style='text-align:left'>{_esc(sig.get('pbleu', {}).get('sacrebleu', '–'))}</td>"
+                    f"<td style='text-align:left'>{_esc(sig.family('pbleu').get('sacrebleu', '–'))}</td>"
                     f"<td>{_esc(bleurt.get('checkpoint', '–') if bleurt.get('status') != 'missing' else 'missing')}</td>"
                     f"<td>{_esc(ppl.get('used') or ('missing' if ppl else '–'))}</td></tr>")
     out.append("<table><tr><th>model</th><th>matching rule</th><th>spaCy</th><th>sacreBLEU</th><th>BLEURT</th>"

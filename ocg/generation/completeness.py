@@ -16,8 +16,8 @@ import pandas as pd
 from ..data import ids_hash
 from ..data.instances import instance_id
 from ..errors import OcgInputError
-from ..io import read_json
 from ..layout import ModelGenerations
+from ..records import RunCard
 
 KEY = ("instance_id", "condition", "template_id", "set_id", "perm_index")
 _EXAMPLES = 3
@@ -66,17 +66,6 @@ def describe_tally(per_condition: dict[str, dict]) -> str:
     return line
 
 
-def _selection(card: dict, cond: str) -> dict | None:
-    """How the card's instance set of `cond` was chosen: recorded per condition, else the last run
-    that asked for it (cards written before selections were recorded)."""
-    if cond in card.get("selection", {}):
-        return card["selection"][cond]
-    for run in reversed(card.get("runs", [])):
-        if cond in run.get("conditions", []):
-            return {k: run.get(k) for k in ("subset_k", "dataset", "template_ids")}
-    return None
-
-
 def _all_present(records: pd.DataFrame, cond: str, sha: str) -> set[tuple] | None:
     """The asked keys, when the records of `cond` are exactly its asked set (their ids hash to the
     card's and every id spells its own fields): the usual case, checked without rebuilding."""
@@ -87,16 +76,16 @@ def _all_present(records: pd.DataFrame, cond: str, sha: str) -> set[tuple] | Non
     return None
 
 
-def asked_instances(card: dict, card_path: Path, records: pd.DataFrame | None = None) -> dict[str, set[tuple]]:
+def asked_instances(card: RunCard, card_path: Path, records: pd.DataFrame | None = None) -> dict[str, set[tuple]]:
     """Per condition of the card: the keys of the instances it asked for (rebuilt, hash-checked)."""
     from .run import select_instances
 
     out = {}
-    for cond, sha in card.get("instances", {}).items():
+    for cond, sha in card.instances.items():
         if records is not None and (keys := _all_present(records, cond, sha)) is not None:
             out[cond] = keys
             continue
-        sel = _selection(card, cond)
+        sel = card.selection_of(cond)
         rows = None
         if sel is not None:
             try:
@@ -117,7 +106,7 @@ def check_model_dir(model_dir: str | Path, records: pd.DataFrame) -> tuple[dict,
     card_path = ModelGenerations(Path(model_dir)).run_card
     if not card_path.exists():
         return {"run_card": None, "run_status": "unknown"}, pd.Series(False, index=records.index)
-    card = read_json(card_path)
+    card = RunCard.read(card_path)
     asked = asked_instances(card, card_path, records)
     foreign = foreign_mask(records, asked)
     conditions = {}
@@ -126,7 +115,7 @@ def check_model_dir(model_dir: str | Path, records: pd.DataFrame) -> tuple[dict,
         conditions[cond] = tally(asked.get(cond, set()), mine[list(KEY)].to_dict("records"))
         conditions[cond]["foreign"] = int((foreign & (records["condition"] == cond)).sum())  # with repeated ids
     totals = {k: sum(c[k] for c in conditions.values()) for k in ("asked", "present", "missing", "foreign")}
-    return {"run_card": str(card_path), "run_status": card.get("status", "unknown"), **totals,
+    return {"run_card": str(card_path), "run_status": card.status, **totals,
             "conditions": conditions}, foreign
 
 

@@ -24,11 +24,12 @@ from ..errors import OcgInputError
 from ..generation.completeness import asked_records
 from ..generation.lock import exclusive
 from ..generation.run import read_generations
-from ..io import read_json, remove_temps
+from ..io import remove_temps
 from ..layout import ModelGenerations, ModelScores, outputs
 from ..metrics import bleu, coverage, degenerate, diversity, perplexity
 from ..metrics.statistics import ratios, sufficient_statistics
 from ..provenance import provenance
+from ..records import Signature
 from .config import SCORING_FILE, check_metrics, load_scoring_config
 from .families import FAMILIES, Context, code_digest
 from .scoreset import holds_scores, unfinished_reason, write_score_set
@@ -51,12 +52,11 @@ def metric_key(metric: str, config: dict, inputs_sha256: str, resolved: dict) ->
     return {"inputs_sha256": inputs_sha256, "version": family.version, **family.key(config, resolved)}
 
 
-def stale_metrics(old: dict | None, keys: dict[str, dict]) -> list[str]:
+def stale_metrics(old: Signature | None, keys: dict[str, dict]) -> list[str]:
     """Metrics whose values on disk do not match `keys`, or were missing when last scored."""
-    if not old or "metric_keys" not in old:
+    if not old or not old.metric_keys:
         return list(keys)
-    return [m for m, key in keys.items()
-            if old["metric_keys"].get(m) != key or old.get(m, {}).get("status") == "missing"]
+    return [m for m, key in keys.items() if old.metric_keys.get(m) != key or old.status(m) == "missing"]
 
 
 def _resolve(config: dict, metrics: list[str]) -> dict:
@@ -111,13 +111,13 @@ def _score_model(model_dir: Path, records: pd.DataFrame, completeness: dict, con
     unfinished = None if redo else unfinished_reason(out)
     if unfinished and holds_scores(out):
         log(f"unfinished score set: {unfinished}; recomputing everything")
-    old = read_json(ModelScores(out).signature) if not (redo or unfinished) else None
+    old = Signature.read(ModelScores(out).signature) if not (redo or unfinished) else None
     resolved = _resolve(config, metrics)
     keys = {m: metric_key(m, config, inputs_hash, resolved) for m in metrics}
     stale = stale_metrics(old, keys)
-    if old and set(old.get("metrics", [])) != set(metrics):
+    if old and set(old.metrics) != set(metrics):
         stale = list(keys)  # another metric set: recompute the tables as asked
-    if old and old.get("completeness") != completeness:
+    if old and old.completeness != completeness:
         stale = list(keys)  # other records kept, or another run status: recompute and record it
     if not stale:
         return out
@@ -134,9 +134,7 @@ def _score_model(model_dir: Path, records: pd.DataFrame, completeness: dict, con
     texts = answers["answer"].map(lambda a: a if isinstance(a, str) else "")
     ctx = Context(answers=answers, texts=texts, group_texts=[], config=config, resolved=resolved, keys=keys,
                   out=out, redo=redo, log=log)
-    signature = {"metrics": metrics, "inputs_sha256": inputs_hash, "generations": str(model_dir),
-                 "failed_answers": "scored as empty text (no concepts, no n-grams)", "metric_keys": keys,
-                 "completeness": completeness, "code_sha256": {m: code_digest(FAMILIES[m]) for m in metrics}}
+    blocks = {}  # each family's block of the signature: how its values were computed
     old_tables = {level: pd.read_parquet(ModelScores(out).table(level)) for level in ("answers", "groups")} if reused else {}
     started = {}  # families running in worker processes (coverage) while the rest is computed here
     try:
@@ -149,7 +147,7 @@ def _score_model(model_dir: Path, records: pd.DataFrame, completeness: dict, con
         groups = pd.DataFrame([dict(zip(GROUP_KEYS, key), n=len(g)) for key, g in grouped])
         ctx.answers, ctx.group_texts = answers, [list(texts.loc[g.index]) for _, g in grouped]
         tables = {"answers": answers, "groups": groups}
-        _compute(metrics, reused, started, ctx, tables, old_tables, old, signature, timings)
+        _compute(metrics, reused, started, ctx, tables, old_tables, old, blocks, timings)
     finally:
         for handle, _ in started.values():
             handle.close()
@@ -159,16 +157,19 @@ def _score_model(model_dir: Path, records: pd.DataFrame, completeness: dict, con
         answers = answers.merge(groups[GROUP_KEYS + ["diverse_rate"]], on=GROUP_KEYS, how="left")
     summary = summarise(answers, groups)
     for metric in ("pbleurt", "perplexity"):
-        if metric in metrics and signature[metric].get("status") == "missing":
-            summary[f"{metric}_missing_reason"] = signature[metric].get("reason") or \
-                signature[metric].get("fallback_reason")
-    signature.update(recomputed=stale, reused=reused, timings_s={k: round(v, 2) for k, v in timings.items()},
-                     seconds=round(time.perf_counter() - t0, 2), config=config, provenance=provenance())
+        if metric in metrics and blocks[metric].get("status") == "missing":
+            summary[f"{metric}_missing_reason"] = blocks[metric].get("reason") or blocks[metric].get("fallback_reason")
+    signature = Signature(
+        metrics=metrics, inputs_sha256=inputs_hash, generations=str(model_dir),
+        failed_answers="scored as empty text (no concepts, no n-grams)", metric_keys=keys,
+        completeness=completeness, code_sha256={m: code_digest(FAMILIES[m]) for m in metrics}, families=blocks,
+        recomputed=stale, reused=reused, timings_s={k: round(v, 2) for k, v in timings.items()},
+        seconds=round(time.perf_counter() - t0, 2), config=config, provenance=provenance())
     write_score_set(out, {"answers": answers, "groups": groups, "summary": summary}, signature)
     return out
 
 
-def _compute(metrics, reused, started, ctx, tables, old_tables, old, signature, timings) -> None:
+def _compute(metrics, reused, started, ctx, tables, old_tables, old, blocks, timings) -> None:
     """Each family's columns into its table (answers or groups): copied from the old tables
     where reused, collected where started, else computed here."""
     for level, index in (("answers", ["instance_id"]), ("groups", GROUP_KEYS)):
@@ -179,13 +180,13 @@ def _compute(metrics, reused, started, ctx, tables, old_tables, old, signature, 
                 kept = old_tables[level].set_index(index).loc[pd.MultiIndex.from_frame(table[index])
                                                                 if len(index) > 1 else table[index[0]]]
                 columns = {c: kept[c].to_numpy() for c in family.columns}
-                signature[metric] = old[metric]
+                blocks[metric] = old.families[metric]
             elif metric in started:
                 handle, t = started[metric]
-                columns, signature[metric] = handle.result()
+                columns, blocks[metric] = handle.result()
                 timings[metric] = time.perf_counter() - t
             else:
-                columns, signature[metric] = family.compute(ctx)
+                columns, blocks[metric] = family.compute(ctx)
                 timings[metric] = time.perf_counter() - t
             table = table.assign(**{c: list(columns[c]) if not isinstance(columns, pd.DataFrame)
                                     else columns[c].to_numpy() for c in family.columns})

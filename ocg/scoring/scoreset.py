@@ -12,27 +12,29 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 
 from ..errors import OcgInputError
-from ..io import write_json, write_parquet
+from ..io import write_parquet
 from ..layout import SCORE_TABLES, ModelScores
+from ..records import Signature
 
 
 def _digest(data: bytes) -> dict:
     return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
 
 
-def write_score_set(folder: Path, tables: dict[str, pd.DataFrame], signature: dict) -> None:
+def write_score_set(folder: Path, tables: dict[str, pd.DataFrame], signature: Signature) -> None:
     """The tables, then the signature naming their checksums (so a kill between leaves the set
     recognisably unfinished)."""
     files, where = {}, ModelScores(folder)
     for name in SCORE_TABLES:
         path = write_parquet(where.table(name), tables[name])
         files[path.name] = _digest(path.read_bytes())
-    write_json(where.signature, {**signature, "files": files})
+    replace(signature, files=files).write(where.signature)
 
 
 def holds_scores(folder: Path) -> bool:
@@ -40,18 +42,20 @@ def holds_scores(folder: Path) -> bool:
     return folder.is_dir() and any(p.name != ".lock" for p in folder.iterdir())
 
 
-def _read(folder: Path, wanted: tuple[str, ...]) -> tuple[dict | None, dict, str | None]:
+def _read(folder: Path, wanted: tuple[str, ...]) -> tuple[Signature | None, dict, str | None]:
     """(signature, the wanted tables, why the set is unfinished or None)."""
     where = ModelScores(folder)
     sig_name = where.signature.name
     try:
-        signature = json.loads(where.signature.read_bytes())
+        signature = Signature.from_json(json.loads(where.signature.read_bytes()), sig_name)
     except FileNotFoundError:
         return None, {}, f"no {sig_name} (a scoring started here and did not finish)"
+    except OcgInputError as exc:  # a ValueError too: first
+        return None, {}, str(exc)
     except ValueError:
         return None, {}, f"{sig_name} is not valid JSON"
-    files = signature.get("files") if isinstance(signature, dict) else None
-    if not isinstance(files, dict):
+    files = signature.files
+    if files is None:
         return None, {}, f"{sig_name} records no table checksums (written before ocg checked them)"
     frames = {}
     for name in SCORE_TABLES:
@@ -72,7 +76,7 @@ def unfinished_reason(folder: Path) -> str | None:
     return _read(folder, ())[2]
 
 
-def read_score_set(folder: Path, tables: tuple[str, ...] = SCORE_TABLES) -> tuple[dict, dict[str, pd.DataFrame]]:
+def read_score_set(folder: Path, tables: tuple[str, ...] = SCORE_TABLES) -> tuple[Signature, dict[str, pd.DataFrame]]:
     """The signature and the wanted tables of a complete score set, each table checked against
     the signature from the very bytes parsed; an unfinished set is an error naming the folder."""
     signature, frames, problem = _read(folder, tables)
