@@ -87,6 +87,7 @@ def stage_score(out: Path, models: list[str]) -> dict:
 
 def stage_analyses(out: Path, models: list[str]) -> dict:
     from ocg.analysis.site import write_index
+    from ocg.layout import ExecutedNotebook
     from ocg.pipeline import run_step
     from ocg.plan import ANALYSES, analysis_steps
     cfg = {"name": "paper_scale", "models": models, "models_file": str(out / "models.yaml"),
@@ -95,9 +96,9 @@ def stage_analyses(out: Path, models: list[str]) -> dict:
     per_notebook, pages = {}, []
     for notebook, params in analysis_steps(cfg, d, models):
         t = time.perf_counter()
-        executed = run_step(notebook, params, d.reports, notebook)
+        run_step(notebook, params, d.reports, notebook)
         per_notebook[notebook] = round(time.perf_counter() - t, 2)
-        pages.append((notebook, executed.with_suffix(".html").name))
+        pages.append((notebook, ExecutedNotebook(d.reports, notebook).page.name))
         print(f"  {notebook}: {per_notebook[notebook]:.1f} s", flush=True)
     t = time.perf_counter()
     write_index(d.reports, "ocg benchmark: paper scale", pages, run=cfg, scores_root=d.scores,

@@ -8,7 +8,7 @@ OCG_MODEL_CACHE move them), so a test or a notebook kernel that sets them is fol
     data/<dataset>/          Dataset: instances.parquet + manifest.json (notebook 00)
     generations/<model>/     ModelGenerations: <condition>.jsonl + run_card.json (notebook 01)
     scores/<model>/          ModelScores: answers, groups, summary parquet + signature.json (02)
-    reports/<run>/           ReportFolder: executed notebooks and HTML, tables/, figures/,
+    reports/<run>/           ReportFolder: ExecutedNotebooks (copy and HTML), tables/, figures/,
                              index.html, cases.html (+ cases/), report.json
     notebooks/               notebooks executed one by one (`ocg run-notebook`)
     models/                  converted embedded models (OCG_MODEL_CACHE moves it): ConvertedModel
@@ -149,6 +149,22 @@ class ReportFolder:
     def previous(self) -> Path:
         """The replaced report, for the instant between the two renames that swap a new one in."""
         return self.folder.with_name(self.folder.name + ".old~")
+
+
+@dataclass(frozen=True)
+class ExecutedNotebook:
+    """A notebook executed into a folder (a report, outputs/notebooks, a sweep model's): the copy
+    with its outputs, and the HTML rendered from it."""
+    folder: Path
+    name: str
+
+    @property
+    def copy(self) -> Path:
+        return self.folder / f"{self.name}.ipynb"
+
+    @property
+    def page(self) -> Path:
+        return self.folder / f"{self.name}.html"
 
 
 @dataclass(frozen=True)

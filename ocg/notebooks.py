@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .errors import OcgInputError
 from .io import atomic_path, naming
-from .layout import outputs
+from .layout import ExecutedNotebook, outputs
 from .notebook_parameters import check_parameters
 from .paths import NOTEBOOKS_DIR
 
@@ -51,7 +51,7 @@ def to_html(executed: Path) -> Path:
 
     nb = nbformat.read(executed, as_version=4)
     body, _ = HTMLExporter().from_notebook_node(nb)
-    html = executed.with_suffix(".html")
+    html = ExecutedNotebook(executed.parent, executed.stem).page
     with atomic_path(html) as tmp:
         tmp.write_text(body, encoding="utf-8")
     return html
@@ -77,7 +77,7 @@ def run_notebook(name: str, parameters: dict | None = None, out_dir: str | Path 
     check_parameters(source, parameters or {}, f"{source.stem}: parameter ")
     out_dir = Path(out_dir) if out_dir else outputs().notebooks
     out_dir.mkdir(parents=True, exist_ok=True)
-    executed = out_dir / f"{out_name or source.stem}.ipynb"
+    executed = ExecutedNotebook(out_dir, out_name or source.stem).copy
     logger = logging.getLogger("papermill")
     logger.addFilter(_not_unknown_parameter)
     try:

@@ -16,7 +16,7 @@ from pathlib import Path
 from .analysis.staging import building, finish, write_status_page
 from .data import dataset_name
 from .io import read_yaml
-from .layout import outputs
+from .layout import ExecutedNotebook, outputs
 from .notebooks import run_notebook
 from .paths import PARAMS_DIR
 from .plan import Dirs, analysis_steps, notebook_params
@@ -59,11 +59,11 @@ def run_step(notebook: str, params: dict, report_dir: Path, name: str, shown_dir
     try:
         return run_notebook(notebook, params, out_dir=report_dir, out_name=name, progress=True)
     except papermill.PapermillExecutionError as exc:
-        partial = (shown_dir or report_dir) / f"{name}.ipynb"
+        partial = ExecutedNotebook(shown_dir or report_dir, name)
         raise StepFailed(f"notebook {notebook} failed in cell {exc.exec_count} (cell index "
                          f"{exc.cell_index}): {exc.ename}: {exc.evalue}\n"
-                         f"     partial executed copy, error shown: {partial}\n"
-                         f"     rendered: {partial.with_suffix('.html')}") from exc
+                         f"     partial executed copy, error shown: {partial.copy}\n"
+                         f"     rendered: {partial.page}") from exc
 
 
 def run_pipeline(run_file: str | Path | None = None) -> int:
@@ -86,13 +86,13 @@ def _run_steps(run: dict, staging: Path, final: Path) -> tuple[int, dict]:
     for i, (notebook, params, name) in enumerate(plan, start=1):
         print(f"[{i}/{len(plan)}] {name}", flush=True)
         try:
-            executed = run_step(notebook, params, staging, name, shown_dir=final)
+            run_step(notebook, params, staging, name, shown_dir=final)
         except StepFailed as exc:
             print(f"\nocg: {exc}", file=sys.stderr)
             write_status_page(staging, f"ocg report: {run['name']} (failed)", str(exc).splitlines()[0],
-                              pages + [(f"{name} (failed)", f"{name}.html")])
+                              pages + [(f"{name} (failed)", ExecutedNotebook(staging, name).page.name)])
             return 1, {"state": "failed", "reason": str(exc), "notebooks": [n for n, _ in pages]}
-        pages.append((name, executed.with_suffix(".html").name))
+        pages.append((name, ExecutedNotebook(staging, name).page.name))
     write_index(staging, f"ocg report: {run['name']}", pages, run=run,
                 scores_root=outputs().scores, generations_root=outputs().generations)
     return 0, {"state": "done", "notebooks": [n for n, _ in pages]}

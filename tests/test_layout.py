@@ -9,6 +9,7 @@ import pytest
 from ocg.errors import OcgInputError
 from ocg.layout import (
     ConvertedModel,
+    ExecutedNotebook,
     ModelGenerations,
     ModelScores,
     Outputs,
@@ -55,6 +56,8 @@ def test_a_report_folder(tmp_path):
     assert report.staging == ReportFolder(tmp_path / "reports" / "demo.building~")
     assert report.staging.index == tmp_path / "reports" / "demo.building~" / "index.html"
     assert report.previous == tmp_path / "reports" / "demo.old~"
+    executed = ExecutedNotebook(report.folder, "01_generate-m")
+    assert (executed.copy, executed.page) == (root / "01_generate-m.ipynb", root / "01_generate-m.html")
 
 
 def test_a_sweep_folder(tmp_path):
@@ -114,7 +117,7 @@ def _sources() -> dict[str, str]:
     return files
 
 
-@pytest.mark.parametrize("name", OUTPUT_FILES + ("{}.parquet", "{}.jsonl", "{}.done"))
+@pytest.mark.parametrize("name", OUTPUT_FILES + ("{}.parquet", "{}.jsonl", "{}.done", "{}.ipynb", "{}.html"))
 def test_each_output_file_name_is_spelled_in_the_layout_alone(name):
     """A name as a whole string ("signature.json"), or as a pattern's end (f"{level}.parquet");
     a message that shows a name inside longer text is no spelling of it."""

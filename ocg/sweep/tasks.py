@@ -13,7 +13,7 @@ from dataclasses import replace
 from ..errors import OcgInputError
 from ..generation.lock import LockHeld, exclusive
 from ..io import read_json, write_json
-from ..layout import SweepFolder
+from ..layout import ExecutedNotebook, SweepFolder
 from ..paths import PROJECT_ROOT
 from ..plan import analysis_steps, model_steps
 from .state import _now, model_state, print_status, status_table, sweep_dirs, to_run
@@ -63,7 +63,7 @@ def _run_notebooks(sweep: dict, model: str) -> int:
             cell = getattr(exc, "exec_count", None)
             write_json(folder.failure(model), {
                 "model": model, "notebook": notebook, "cell": cell, "reason": reason.strip()[:2000],
-                "executed_notebook": str(folder.notebooks(model) / f"{notebook}.ipynb"),
+                "executed_notebook": str(ExecutedNotebook(folder.notebooks(model), notebook).copy),
                 "log": str(folder.log(model)), "time_utc": _now(),
                 "host": socket.gethostname(), **job})
             print(f"[{model}] {notebook}: FAILED in cell {cell}: {reason}", flush=True)
@@ -105,12 +105,12 @@ def _analyse(sweep: dict, done: list[str], staging, final) -> dict:
     for notebook, params in analysis_steps(sweep, dirs, done):
         print(f"[analysis] {notebook} over {done}", flush=True)
         try:
-            executed = run_step(notebook, params, staging, notebook, shown_dir=final)
+            run_step(notebook, params, staging, notebook, shown_dir=final)
         except StepFailed as exc:
             write_status_page(staging, f"ocg sweep: {sweep['name']} (analyses failed)", str(exc).splitlines()[0],
-                              pages + [(f"{notebook} (failed)", f"{notebook}.html")])
+                              pages + [(f"{notebook} (failed)", ExecutedNotebook(staging, notebook).page.name)])
             return {"state": "failed", "reason": str(exc)}
-        pages.append((notebook, executed.with_suffix(".html").name))
+        pages.append((notebook, ExecutedNotebook(staging, notebook).page.name))
     folder = SweepFolder.of(sweep)
     failures = {m: read_json(folder.failure(m)) for m in sweep["models"] if folder.failure(m).exists()}
     write_index(staging, f"ocg sweep: {sweep['name']}", pages, run=sweep, scores_root=dirs.scores,
