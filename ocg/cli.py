@@ -27,7 +27,7 @@ def _run_notebook(args) -> int:
     import yaml
 
     from .notebook_parameters import check_parameters
-    from .notebooks import find_notebook
+    from .notebook_runner import find_notebook
     from .paths import executed_notebooks_dir
     from .pipeline import StepFailed, run_step
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from .analysis.staging import building, finish, write_status_page
 from .data import dataset_name
 from .io import read_yaml
-from .notebooks import run_notebook
+from .notebook_runner import run_notebook
 from .paths import PARAMS_DIR, data_dir, generations_dir, reports_dir, scores_dir
 from .plan import Dirs, analysis_steps, notebook_params
 from .runconfig import check_common

@@ -23,7 +23,7 @@ from tqdm import tqdm
 from ..errors import OcgInputError
 from ..generation.completeness import asked_records
 from ..generation.lock import exclusive
-from ..generation.run import read_generations
+from ..generation.store import read_generations
 from ..io import read_json, remove_temps
 from ..metrics import bleu, coverage, degenerate, diversity, perplexity
 from ..metrics.statistics import ratios, sufficient_statistics

@@ -51,7 +51,7 @@ def run_model_task(sweep: dict, model: str) -> int:
         return BUSY
 
 def _run_notebooks(sweep: dict, model: str, status) -> int:
-    from ..notebooks import run_notebook
+    from ..notebook_runner import run_notebook
 
     (status / "failed.json").unlink(missing_ok=True)
     job = {k: os.environ.get(k) for k in ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID")
