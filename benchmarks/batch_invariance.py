@@ -13,8 +13,8 @@ import argparse
 import dataclasses
 import json
 
+from ocg.generation import plan_batches, select_instances
 from ocg.generation.hf_backend import TransformersBackend
-from ocg.generation.run import plan_batches, select_instances
 from ocg.models import get_model
 
 

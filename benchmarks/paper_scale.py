@@ -62,7 +62,7 @@ def dirs(out: Path):
 # --- stages (each runs in a child process: `--stage NAME`) --------------------------------------
 
 def stage_generate(out: Path, models: list[str], subset_k: int | None) -> dict:
-    from ocg.generation.run import generate
+    from ocg.generation import generate
     per_model = {}
     for i, model in enumerate(models, 1):
         t = time.perf_counter()

@@ -28,7 +28,7 @@ def _run_notebook(args) -> int:
 
     from .layout import outputs
     from .notebook_parameters import check_parameters
-    from .notebooks import find_notebook
+    from .notebook_runner import find_notebook
     from .pipeline import StepFailed, run_step
 
     source = find_notebook(args.notebook)

@@ -126,12 +126,12 @@ API_FIELDS = {
 API_DEFAULTS = {"key_env": None, "concurrency": 8, "timeout_s": 120, "max_retries": 6, "temperature": 0,
                 "backoff_s": 1.0, "token_param": "max_tokens", "max_retry_wait_s": 300}
 # The replay backend: answers from `file` (JSONL keyed by instance id), else from the synthetic
-# writer, whose per-model rates (ocg/generation/synthetic.py, RATE_KEYS) `rates` may set.
+# writer, whose per-model rates (ocg/generation/synthetic.py, model_rates) `rates` may set.
+RATE_KEYS = ("reorder", "drop", "inflect", "repeat", "degenerate")
 REPLAY_FIELDS = {"file": Field(str), "rates": Field(dict, check=lambda where, value: _check_rates(where, value))}
 
 
 def _check_rates(where: str, rates: dict) -> None:
-    from .generation.synthetic import RATE_KEYS
     for key, value in rates.items():
         if key not in RATE_KEYS:
             raise OcgInputError(f"{where}.{key}", f"unknown rate; known: {list(RATE_KEYS)}")

@@ -17,7 +17,7 @@ from .analysis.staging import building, finish, write_status_page
 from .data import dataset_name
 from .io import read_yaml
 from .layout import ExecutedNotebook, outputs
-from .notebooks import run_notebook
+from .notebook_runner import run_notebook
 from .paths import PARAMS_DIR
 from .plan import Dirs, analysis_steps, notebook_params
 from .runconfig import check_common

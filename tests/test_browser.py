@@ -9,7 +9,7 @@ import pytest
 from test_report_notebooks import MODELS, scored  # noqa: F401 - the scored fixture
 
 from ocg.analysis.site import write_index
-from ocg.notebooks import run_notebook
+from ocg.notebook_runner import run_notebook
 from ocg.paths import PROJECT_ROOT
 from ocg.plan import Dirs, notebook_params
 

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from test_browser import CHROMIUM, chromium, console_errors
 
-from ocg.generation.run import select_instances
+from ocg.generation import select_instances
 
 pytestmark = pytest.mark.slow
 

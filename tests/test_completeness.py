@@ -13,7 +13,7 @@ from ocg.analysis.site import write_index
 from ocg.analysis.tables import table1
 from ocg.cli import main
 from ocg.errors import OcgInputError
-from ocg.generation.run import generate
+from ocg.generation import generate
 from ocg.results import load_scores
 from ocg.runconfig import check_common
 from ocg.scoring import score_model

@@ -101,9 +101,11 @@ def test_a_finished_directory_refuses_other_settings(reference, tmp_path, change
 
 def test_a_changed_prompt_is_refused(reference, tmp_path, monkeypatch):
     import ocg.generation.run as run
+    import ocg.generation.selection as selection
     shutil.copytree(reference, tmp_path / "smollm2-135m-instruct")
     edited = dataclasses.replace(load_templates(), answer_suffix="\nYour answer:")
-    monkeypatch.setattr(run, "load_templates", lambda *a, **k: edited)
+    for module in (selection, run):  # the instances' prompts, and the system prompt
+        monkeypatch.setattr(module, "load_templates", lambda *a, **k: edited)
     with pytest.raises(OcgInputError, match=r"ordered.jsonl:1: instance .* was asked another prompt"):
         generate("smollm2-135m-instruct", out_dir=tmp_path, progress=False, **WORK)
 

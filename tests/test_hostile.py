@@ -170,7 +170,7 @@ REPLAY = "{{id: x/z, backend: replay, replay: {{file: {file}}}}}"
 def replay_run(tmp_path, answers=None):
     """A replay entry answering the 24 instances of one set, template 0, condition ordered:
     answers(position, concepts) where given, else 'A dog runs.'."""
-    from ocg.generation.run import select_instances
+    from ocg.generation import select_instances
     rows = select_instances(None, ["ordered"], 1, [0])
     with (tmp_path / "answers.jsonl").open("w") as fh:
         for i, (iid, concepts) in enumerate(zip(rows.instance_id, rows.concepts)):

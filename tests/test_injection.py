@@ -42,7 +42,7 @@ def test_run_notebook_takes_only_declared_parameters_of_their_type(param, error,
 
 
 def test_the_pipeline_checks_parameters_too(no_kernel):
-    from ocg.notebooks import run_notebook
+    from ocg.notebook_runner import run_notebook
     with pytest.raises(OcgInputError, match="01_generate: parameter subsetk: not a parameter"):
         run_notebook("01_generate", {"subsetk": 2})
 

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from ocg.data import load_dataset
-from ocg.notebooks import run_notebook
+from ocg.notebook_runner import run_notebook
 from ocg.paths import NOTEBOOKS_DIR
 
 NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("*.ipynb"))

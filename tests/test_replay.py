@@ -5,8 +5,7 @@ import json
 import pytest
 
 from ocg.errors import OcgInputError
-from ocg.generation import GenerationStore
-from ocg.generation.run import generate, read_generations
+from ocg.generation import GenerationStore, generate, read_generations
 from ocg.generation.synthetic import WRITER_VERSION, model_rates, write_answer
 from ocg.metrics import degenerate
 from ocg.models import load_models

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from helpers import write_generations
 
-from ocg.notebooks import run_notebook
+from ocg.notebook_runner import run_notebook
 from ocg.pipeline import StepFailed, run_step
 from ocg.plan import Dirs, notebook_params
 from ocg.scoring import score_model

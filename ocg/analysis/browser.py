@@ -99,7 +99,7 @@ ANSWER_COLUMNS = ["instance_id", "model", "condition", "template_id", "set_id", 
 
 def _model_chunks(out_dir: str, model: str, scores_root: str, generations_root: str) -> list[dict]:
     """One model's chunks (its answers and generation records read here, then dropped)."""
-    from ..generation.run import read_generations
+    from ..generation.store import read_generations
     path = ModelScores.of(model, scores_root).answers
     if not path.exists():
         return []

@@ -233,6 +233,13 @@ class OpenAIBackend(MessagePrompts):
             delay *= 2
         raise ApiError(f"{self.url}: gave up after {self.api['max_retries'] + 1} attempts (last: {last})")
 
+    def attach_server(self, info: dict) -> None:
+        """Ask the server started for this run (`info` from server.running_server) from now on,
+        after one request alone: some servers load the model on the first request, and race on
+        concurrent ones. An ApiError says the server does not answer that request."""
+        self.url, self.server = info["base_url"] + "/chat/completions", info
+        self._request([{"role": "user", "content": "Say OK."}])
+
     def generate(self, rendered: list[list[dict]], instance_ids: list[str] | None = None) -> list[dict]:
         with ThreadPoolExecutor(max_workers=min(self.api["concurrency"], len(rendered))) as pool:
             results = list(pool.map(self._request, rendered))

@@ -78,7 +78,7 @@ def _all_present(records: pd.DataFrame, cond: str, sha: str) -> set[tuple] | Non
 
 def asked_instances(card: RunCard, card_path: Path, records: pd.DataFrame | None = None) -> dict[str, set[tuple]]:
     """Per condition of the card: the keys of the instances it asked for (rebuilt, hash-checked)."""
-    from .run import select_instances
+    from .selection import select_instances
 
     out = {}
     for cond, sha in card.instances.items():

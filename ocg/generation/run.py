@@ -8,150 +8,34 @@ its answers equal an uninterrupted run's (greedy outputs depend on batch composi
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import random
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
-import pandas as pd
 from tqdm import tqdm
 
-from ..data import build_instances, ids_hash, load_concept_sets, load_dataset, load_templates
-from ..data.concepts import select_covering_subset
+from ..data import ids_hash, load_templates
 from ..errors import OcgInputError
-from ..io import read_json, write_json, write_json_when_full
+from ..io import write_json, write_json_when_full
 from ..layout import ModelGenerations
 from ..models import MODELS_FILE, ModelSpec, get_model
 from ..provenance import provenance
+from .backends import make_backend
 from .chat import prompt_sha256
 from .completeness import tally_stores
 from .extraction import answer_source, extract_answer, prompt_opens_think
 from .lock import exclusive
+from .run_card import card_settings, check_compatible, check_prompts, close_stale_runs, now_utc
+from .selection import select_instances
+from .server import server_for_run
 from .store import GenerationStore
-
-# Settings that must not change between the runs that fill one output directory. The
-# rendered prompts are checked too, record by record (`prompt_sha256`).
-SETTINGS_KEYS = ("id", "revision", "resolved_revision", "quantization", "dtype", "max_new_tokens",
-                 "seed", "decoding", "generation_overrides", "answer_extraction", "batch_size",
-                 "system_prompt", "chat_template_sha256", "system_mode", "prompt_date", "bos",
-                 "template_default_system_prompt")
-
-
-def select_instances(dataset: str | Path | None = None, conditions=("original", "ordered"),
-                     subset_k: int | None = None, template_ids=None, n_concepts: int = 4
-                     ) -> pd.DataFrame:
-    """Instances to generate: from a built dataset directory, or built in memory (same ids)."""
-    conditions = list(conditions)
-    if not conditions:
-        raise OcgInputError("conditions", "empty: name at least one condition")
-    if subset_k is not None and (isinstance(subset_k, bool) or not isinstance(subset_k, int) or subset_k < 1):
-        raise OcgInputError("subset_k", f"got {subset_k!r}; expected a positive number of concept sets or None")
-    config = load_templates()
-    for cond in conditions:
-        config.condition(cond)
-    if template_ids is not None:
-        template_ids = list(template_ids)
-        for tid in template_ids:
-            if isinstance(tid, bool) or not isinstance(tid, int) or tid not in config.templates:
-                raise OcgInputError("template_ids", f"unknown template id {tid!r}; known: {sorted(config.templates)}")
-    if dataset is not None:
-        df, _ = load_dataset(dataset)
-        unknown = sorted(set(conditions) - set(df["condition"]))
-        if unknown:
-            raise OcgInputError(f"{dataset}", f"dataset has no condition(s) {unknown}")
-        df = df[df["condition"].isin(conditions)]
-        if subset_k:
-            sets = [s for s in load_concept_sets(int(df["n_concepts"].iloc[0]))
-                    if s.set_id in set(df["set_id"])]
-            keep = {s.set_id for s in select_covering_subset(sets, subset_k)}
-            df = df[df["set_id"].isin(keep)]
-    else:
-        sets = load_concept_sets(n_concepts)
-        if subset_k:
-            sets = select_covering_subset(sets, subset_k)
-        df = build_instances(sets, config, conditions)
-    if template_ids is not None:
-        df = df[df["template_id"].isin(template_ids)]
-    return df.reset_index(drop=True)
 
 
 def plan_batches(instance_ids: list[str], lengths: list[int], batch_size: int) -> list[list[int]]:
     """Row positions grouped into batches: longest prompts first, ties broken by id."""
     order = sorted(range(len(instance_ids)), key=lambda i: (-lengths[i], instance_ids[i]))
     return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
-
-
-def make_backend(spec: ModelSpec, batch_size: int | None = None, instances: pd.DataFrame | None = None):
-    """The entry's backend; the replay backend answers by instance, so it is given them."""
-    if spec.backend == "replay":
-        from .replay_backend import ReplayBackend
-        return ReplayBackend(spec, batch_size, instances)
-    if spec.backend == "openai":
-        from .api_backend import OpenAIBackend
-        return OpenAIBackend(spec, batch_size)
-    from .hf_backend import TransformersBackend
-    return TransformersBackend(spec, batch_size)
-
-
-def _settings(spec: ModelSpec, backend, system_prompt: str | None) -> dict:
-    return {
-        "id": spec.id, "revision": spec.revision, "resolved_revision": backend.resolved_revision(),
-        "quantization": spec.quantization, "dtype": spec.dtype,
-        "max_new_tokens": spec.max_new_tokens, "seed": spec.seed,
-        "decoding": {"transformers": spec.decoding, "replay": "replay"}.get(
-            spec.backend, f"temperature={spec.api.get('temperature')}"),
-        "generation_overrides": dict(spec.generation_overrides),
-        "answer_extraction": spec.answer_extraction, "batch_size": backend.batch_size,
-        "system_prompt": system_prompt if system_prompt is not None else "(none: the template's default)",
-        **backend.prompt_settings(),
-    }
-
-
-def _check_compatible(card_path: Path, settings: dict, instances: dict[str, str]) -> dict | None:
-    """The old run card, if the new run may add to its directory; else an error saying why."""
-    if not card_path.exists():
-        return None
-    old = read_json(card_path)
-    for key in SETTINGS_KEYS:
-        was, now = old.get("settings", {}).get(key, "(not recorded)"), settings.get(key)
-        if key == "resolved_revision" and (was is None or now is None):
-            continue  # known only once weights load; checked again then
-        if was != now:
-            raise OcgInputError(str(card_path), f"setting {key!r} was {was!r}, now {now!r}: these "
-                                "generations would mix two settings; use another output directory "
-                                "or model name")
-    for cond, ids_sha in instances.items():
-        was = old.get("instances", {}).get(cond)
-        if was is not None and was != ids_sha:
-            raise OcgInputError(str(card_path), f"condition {cond!r} holds another instance set "
-                                f"(ids sha256 {was[:12]}..., now {ids_sha[:12]}...): a subset run and "
-                                "a full run cannot share a directory; use another output directory")
-    return old
-
-
-def _check_prompts(store: GenerationStore, hashes: dict[str, str]) -> None:
-    """Every record already on disk was asked exactly the prompt the model would get now."""
-    for lineno, record in enumerate(store.records(), start=1):
-        want = hashes.get(record["instance_id"])
-        if want is not None and record.get("prompt_sha256") != want:
-            raise OcgInputError(f"{store.path}:{lineno}", f"instance {record['instance_id']} was asked "
-                                "another prompt than the one rendered now (template, suffix, one-shot, "
-                                "system prompt, chat template or date changed): one file would hold two "
-                                "experiments; use another output directory")
-
-
-def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-
-
-def _close_stale_runs(runs: list[dict]) -> list[dict]:
-    """A run still marked running was killed (its lock is free now): say so."""
-    for r in runs:
-        if r.get("status") == "running":
-            r.update(status="interrupted", note="the process ended without finishing (killed?)")
-    return runs
 
 
 def check_batch_invariance(backend, rendered: dict[str, object], raw: dict[str, str], n: int,
@@ -201,52 +85,34 @@ def _generate_locked(spec, instances, conditions, model_dir, batch_size, progres
                 messages = [m for m in messages if m["role"] != "system"]
             rendered[iid] = backend.render(messages)
             hashes[iid] = prompt_sha256(rendered[iid])
-    settings = _settings(spec, backend, system_prompt)
+    settings = card_settings(spec, backend, system_prompt)
     card_path = ModelGenerations(model_dir).run_card
-    old = _check_compatible(card_path, settings, ids_sha)
+    old = check_compatible(card_path, settings, ids_sha)
     for store in stores.values():
-        _check_prompts(store, hashes)
+        check_prompts(store, hashes)
     todo = sum(int((~rows[c]["instance_id"].isin(s.done)).sum()) for c, s in stores.items())
-    runs = _close_stale_runs((old or {}).get("runs", []))
+    runs = close_stale_runs((old or {}).get("runs", []))
     card = {"model": spec.name, "status": "running", "spec": spec.as_dict(), "settings": settings,
             "instances": {**(old or {}).get("instances", {}), **ids_sha},
             "selection": {**(old or {}).get("selection", {}), **{c: asked for c in conditions}},
             "backend": backend.card(), "provenance": provenance(), "runs": runs}
     if todo == 0:
-        card.update(status="complete", checked_utc=_now(), records=tally_stores(stores, rows))
+        card.update(status="complete", checked_utc=now_utc(), records=tally_stores(stores, rows))
         if old:
             card["backend"], card["provenance"] = old.get("backend", card["backend"]), old.get("provenance")
         write_json(card_path, card)
         return model_dir  # everything asked for is on disk, asked with these prompts and settings
 
-    with _server_if_any(spec, backend, model_dir):
+    with server_for_run(spec, backend, model_dir):
         return _generate_todo(spec, backend, stores, rows, rendered, hashes, settings, card, card_path,
                               conditions, instances, todo, asked, progress)
-
-
-@contextmanager
-def _server_if_any(spec, backend, model_dir: Path):
-    """The model entry's inference server, started for this run's generation (api.server)."""
-    if spec.backend != "openai" or not spec.api.get("server"):
-        yield None
-        return
-    from .api_backend import ApiError
-    from .server import ServerError, running_server
-    with running_server(spec, model_dir / "server.log") as info:
-        backend.url, backend.server = info["base_url"] + "/chat/completions", info
-        try:  # one request alone first: some servers load the model on the first request, and
-            backend._request([{"role": "user", "content": "Say OK."}])  # race on concurrent ones
-        except ApiError as exc:
-            raise ServerError(f"the server answers /models but not a first chat request for model "
-                              f"{spec.id!r} (unknown to it?): {exc}; log {info['log']}") from None
-        yield info
 
 
 def _generate_todo(spec, backend, stores, rows, rendered, hashes, settings, card, card_path, conditions,
                    instances, todo, asked, progress) -> Path:
     model_dir = card_path.parent
     repaired = {c: n for c, s in stores.items() if (n := s.prepare_for_append())}
-    run = {"started_utc": _now(), "conditions": conditions, **asked, "n_instances": len(instances),
+    run = {"started_utc": now_utc(), "conditions": conditions, **asked, "n_instances": len(instances),
            "todo": todo, "status": "running", "repaired_torn_bytes": repaired}
     card["runs"].append(run)
     write_json(card_path, card)
@@ -268,11 +134,11 @@ def _generate_todo(spec, backend, stores, rows, rendered, hashes, settings, card
                                                              spec.seed, progress)
     except BaseException as exc:
         run.update(status="failed" if isinstance(exc, Exception) else "interrupted",
-                   finished_utc=_now(), error=f"{type(exc).__name__}: {str(exc)[:500]}")
+                   finished_utc=now_utc(), error=f"{type(exc).__name__}: {str(exc)[:500]}")
         card.update(status=run["status"], backend=backend.card())
         write_json_when_full(card_path, card)  # a full disk still leaves the card `failed`
         raise
-    run.update(status="complete", finished_utc=_now())
+    run.update(status="complete", finished_utc=now_utc())
     card.update(status="complete", backend=backend.card(), records=tally_stores(stores, rows))
     write_json(card_path, card)
     return model_dir
@@ -291,7 +157,7 @@ def _generate_missing(spec, backend, stores, rows, rendered, hashes, settings, c
                 continue
             outputs = backend.generate([rendered[ids[p]] for p in positions], instance_ids=[ids[p] for p in positions])
             if not checked_revision:  # weights are loaded now: the resolved revision is known
-                _check_compatible(card_path, dict(settings, resolved_revision=backend.resolved_revision()), {})
+                check_compatible(card_path, dict(settings, resolved_revision=backend.resolved_revision()), {})
                 settings["resolved_revision"] = backend.resolved_revision()
                 checked_revision = True
             records = []
@@ -309,7 +175,7 @@ def _generate_missing(spec, backend, stores, rows, rendered, hashes, settings, c
                     "answer": answer, "answer_status": status,
                     "answer_source": answer_source(out["raw"], spec.answer_extraction), **out,
                     "batch_index": batch_index, "planned_batch_size": len(positions),
-                    "system_mode": backend.system_mode, "time_utc": _now(),
+                    "system_mode": backend.system_mode, "time_utc": now_utc(),
                 })
             n = store.append(records)
             written += n
@@ -319,13 +185,3 @@ def _generate_missing(spec, backend, stores, rows, rendered, hashes, settings, c
             bar.set_postfix(inst_s=f"{written / elapsed:.2f}", tok_s=f"{new_tokens / elapsed:.1f}")
     bar.close()
     return written, new_tokens, time.perf_counter() - t_start
-
-
-def read_generations(model_dir: str | Path, conditions=None) -> pd.DataFrame:
-    """All records of one model directory as a DataFrame."""
-    model_dir = Path(model_dir)
-    frames = []
-    for path in sorted(model_dir.glob("*.jsonl")):
-        if conditions is None or path.stem in conditions:
-            frames.append(pd.DataFrame(GenerationStore.read(path)))
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

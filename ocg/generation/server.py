@@ -136,3 +136,20 @@ def running_server(spec, log_path: Path) -> Iterator[dict]:
         signal.signal(signal.SIGTERM, previous)
         _stop(proc)
         log.close()
+
+
+@contextmanager
+def server_for_run(spec, backend, model_dir: Path) -> Iterator[dict | None]:
+    """The model entry's inference server (api.server), started for this run's generation and
+    attached to its backend; None where the entry names no server."""
+    if spec.backend != "openai" or not spec.api.get("server"):
+        yield None
+        return
+    from .api_backend import ApiError
+    with running_server(spec, model_dir / "server.log") as info:
+        try:
+            backend.attach_server(info)
+        except ApiError as exc:
+            raise ServerError(f"the server answers /models but not a first chat request for model "
+                              f"{spec.id!r} (unknown to it?): {exc}; log {info['log']}") from None
+        yield info

@@ -17,6 +17,8 @@ import json
 import os
 from pathlib import Path
 
+import pandas as pd
+
 from ..errors import OcgInputError
 from ..io import atomic_path, naming
 
@@ -173,3 +175,13 @@ def repair_duplicates(path: str | Path) -> dict:
         with atomic_path(path) as tmp:
             tmp.write_bytes(b"".join(kept))
     return {"file": str(path), "kept": len(kept), "removed": dropped}
+
+
+def read_generations(model_dir: str | Path, conditions=None) -> pd.DataFrame:
+    """All records of one model directory as a DataFrame."""
+    model_dir = Path(model_dir)
+    frames = []
+    for path in sorted(model_dir.glob("*.jsonl")):
+        if conditions is None or path.stem in conditions:
+            frames.append(pd.DataFrame(GenerationStore.read(path)))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

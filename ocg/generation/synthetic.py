@@ -17,7 +17,6 @@ import hashlib
 import random
 
 WRITER_VERSION = "synthetic-v2"  # v2: sitting, not siting
-RATE_KEYS = ("reorder", "drop", "inflect", "repeat", "degenerate")
 
 _IRREGULAR = {"catch": "caught", "throw": "threw", "ride": "rode", "sit": "sat", "run": "ran", "cut": "cut",
               "eat": "ate", "drink": "drank", "swim": "swam", "hold": "held", "sing": "sang", "fly": "flew",
@@ -36,7 +35,8 @@ def _rng(*parts) -> random.Random:
 
 
 def model_rates(model: str, seed: int, given: dict | None = None) -> dict[str, float]:
-    """Per-model rates: drawn from the model's name (models differ, reruns agree), or given."""
+    """Per-model rates (ocg/models.py, RATE_KEYS): drawn from the model's name (models differ,
+    reruns agree), or given."""
     r = _rng("rates", seed, model)
     rates = {"reorder": r.uniform(0.1, 0.6), "drop": r.uniform(0.01, 0.15), "inflect": r.uniform(0.3, 0.7),
              "repeat": r.uniform(0.05, 0.6), "degenerate": r.uniform(0.0, 0.06)}

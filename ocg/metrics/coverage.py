@@ -6,14 +6,11 @@ fast and in worker processes, then matched to the concepts by the rules of match
 from __future__ import annotations
 
 import importlib.util
-import multiprocessing
-import os
-import sys
-from concurrent.futures import ProcessPoolExecutor
 from functools import lru_cache
 
 import pandas as pd
 
+from ..parallel import ForkedJob
 from ..provenance import available_cpus
 from .attribute_ruler import IndexedAttributeRuler, supports
 from .matching import (  # noqa: F401 (the matching API, also importable from here)
@@ -94,82 +91,24 @@ MAX_CHARS = 100_000
 
 # Below this many distinct texts a second process costs more than it saves.
 MIN_TEXTS_PER_PROCESS = 2000
-_worker_state: tuple | None = None  # (nlp, table, rule, batch_size), inherited by forked workers
 
 
-def _analyse_chunk(texts: list[str]) -> list[Tokens]:
-    nlp, table, rule, batch_size = _worker_state
+def _analyse_chunk(state: tuple, texts: list[str]) -> list[Tokens]:
+    nlp, table, rule, batch_size = state
     return [token_forms(doc, table) for doc in parse(texts, nlp, batch_size)]
 
 
-def _match_chunk(chunk: list[tuple[str, list]]) -> list[list[dict]]:
+def _match_chunk(state: tuple, chunk: list[tuple[str, list]]) -> list[list[dict]]:
     """For (text, [(concepts, pos_pattern), ...]) pairs: each request's match, in order, with
     every rule's verdicts beside it."""
-    rule = _worker_state[2]
-    forms = _analyse_chunk([text for text, _ in chunk])
+    rule = state[2]
+    forms = _analyse_chunk(state, [text for text, _ in chunk])
     return [[match_all_rules(f, rule, list(c), p) for c, p in requests] for f, (_, requests) in zip(forms, chunk)]
 
 
-def _init_worker(parent: int) -> None:
-    """In a worker: die with the parent (Linux: a killed scoring leaves no workers behind), and
-    multiply on one BLAS thread, since the processes share the CPUs."""
-    import ctypes
-    import signal
-
-    from threadpoolctl import threadpool_limits
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM))  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-    if os.getppid() != parent:  # the parent died before the line above took effect
-        os._exit(1)
-    threadpool_limits(1)
-
-
-class _Job:
-    """work(items), started now and collected by `result()`: over `n_process` forked workers
-    where the platform forks (each inherits the loaded pipeline, nothing is loaded twice; the
-    caller goes on with other work meanwhile), else here, when the result is asked for. A
-    worker that dies (killed, out of memory) fails the job with BrokenProcessPool, never hangs it."""
-
-    def __init__(self, work, items: list, n_process: int, nlp, table, rule: str, batch_size: int):
-        global _worker_state
-        self.work, self.items, self.state = work, items, (nlp, table, rule, batch_size)
-        self.pool, self.futures = None, []
-        n_process = min(n_process, len(items) // MIN_TEXTS_PER_PROCESS)
-        if n_process > 1 and sys.platform.startswith("linux"):  # fork is safe on Linux, not macOS
-            size = -(-len(items) // (4 * n_process))  # a few chunks per worker even out their loads
-            _worker_state = self.state
-            try:  # with fork, all workers start at the first submit, here, before anything else
-                self.pool = ProcessPoolExecutor(n_process, mp_context=multiprocessing.get_context("fork"),
-                                                initializer=_init_worker, initargs=(os.getpid(),))
-                self.futures = [self.pool.submit(work, items[i:i + size]) for i in range(0, len(items), size)]
-            finally:
-                _worker_state = None
-
-    def result(self) -> list:
-        global _worker_state
-        if self.pool is None:
-            _worker_state = self.state
-            try:
-                return self.work(self.items)
-            finally:
-                _worker_state = None
-        try:
-            return [out for future in self.futures for out in future.result()]
-        finally:
-            self.close()
-
-    def close(self) -> None:
-        """Stop the workers now (also mid-job, when scoring fails or is interrupted)."""
-        if self.pool is not None:
-            processes = list((getattr(self.pool, "_processes", None) or {}).values())
-            self.pool.shutdown(wait=False, cancel_futures=True)
-            for proc in processes:
-                proc.terminate()
-            for proc in processes:
-                proc.join()
-            self.pool = None
+def _job(work, items: list, n_process: int, nlp, rule: str, batch_size: int) -> ForkedJob:
+    """work over the items, in worker processes that inherit the loaded pipeline (ocg/parallel.py)."""
+    return ForkedJob(work, items, n_process, (nlp, _table(rule), rule, batch_size), MIN_TEXTS_PER_PROCESS)
 
 
 def _table(rule: str):
@@ -183,7 +122,7 @@ def analyse(texts: list[str], nlp, batch_size: int = 256, rule: str = DEFAULT_RU
     """Token forms of each distinct text (identical answers are analysed once). The forms do
     not depend on `n_process`: each text is analysed alone, by the same pipeline."""
     unique = list(dict.fromkeys(texts))
-    forms = _Job(_analyse_chunk, unique, n_process, nlp, _table(rule), rule, batch_size).result()
+    forms = _job(_analyse_chunk, unique, n_process, nlp, rule, batch_size).result()
     return {text: f[rule] for text, f in zip(unique, forms)}
 
 
@@ -200,7 +139,7 @@ class CoverageJob:
         for text, c, p in zip(self.texts, concepts, patterns):
             requests.setdefault(text, []).append((c, p))
         self.items = list(requests.items())
-        self.job = _Job(_match_chunk, self.items, n_process, nlp, _table(rule), rule, batch_size)
+        self.job = _job(_match_chunk, self.items, n_process, nlp, rule, batch_size)
 
     def result(self) -> pd.DataFrame:
         answered = {text: iter(rows) for (text, _), rows in zip(self.items, self.job.result())}

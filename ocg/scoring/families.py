@@ -139,7 +139,7 @@ FAMILIES = {f.name: f for f in (
            lambda c, r: {"spacy_model": r["spacy_model"], "rule": c["matching_rule"],
                          **_packages("spacy", "spacy-lookups-data", "thinc", "numpy"),
                          "columns": list(COVERAGE_COLUMNS), "matmul": coverage.MATMUL},
-           _coverage, start=_start_coverage, version=2,
+           _coverage, start=_start_coverage, version=3,
            code=(coverage, matching, attribute_ruler, _start_coverage, _coverage)),
     Family("pbleu", "groups", ("pbleu",), lambda c, r: {"sacrebleu": bleu.signature(), **_packages("numpy")},
            _pbleu, version=1, code=(bleu, _pbleu)),

@@ -23,7 +23,7 @@ from tqdm import tqdm
 from ..errors import OcgInputError
 from ..generation.completeness import asked_records
 from ..generation.lock import exclusive
-from ..generation.run import read_generations
+from ..generation.store import read_generations
 from ..io import remove_temps
 from ..layout import ModelGenerations, ModelScores, outputs
 from ..metrics import bleu, coverage, degenerate, diversity, perplexity

@@ -41,7 +41,7 @@ def run_model_task(sweep: dict, model: str) -> int:
         return BUSY
 
 def _run_notebooks(sweep: dict, model: str) -> int:
-    from ..notebooks import run_notebook
+    from ..notebook_runner import run_notebook
 
     folder = SweepFolder.of(sweep)
     folder.failure(model).unlink(missing_ok=True)

@@ -1,0 +1,80 @@
+"""The run card's settings, and the checks that keep one output directory to one experiment:
+the settings and instance sets already recorded there, and the prompts already asked."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from pathlib import Path
+
+from ..errors import OcgInputError
+from ..io import read_json
+from ..models import ModelSpec
+from .store import GenerationStore
+
+# Settings that must not change between the runs that fill one output directory. The
+# rendered prompts are checked too, record by record (`prompt_sha256`).
+SETTINGS_KEYS = ("id", "revision", "resolved_revision", "quantization", "dtype", "max_new_tokens",
+                 "seed", "decoding", "generation_overrides", "answer_extraction", "batch_size",
+                 "system_prompt", "chat_template_sha256", "system_mode", "prompt_date", "bos",
+                 "template_default_system_prompt")
+
+
+def card_settings(spec: ModelSpec, backend, system_prompt: str | None) -> dict:
+    """What defines this run's results (the run card's `settings`)."""
+    return {
+        "id": spec.id, "revision": spec.revision, "resolved_revision": backend.resolved_revision(),
+        "quantization": spec.quantization, "dtype": spec.dtype,
+        "max_new_tokens": spec.max_new_tokens, "seed": spec.seed,
+        "decoding": {"transformers": spec.decoding, "replay": "replay"}.get(
+            spec.backend, f"temperature={spec.api.get('temperature')}"),
+        "generation_overrides": dict(spec.generation_overrides),
+        "answer_extraction": spec.answer_extraction, "batch_size": backend.batch_size,
+        "system_prompt": system_prompt if system_prompt is not None else "(none: the template's default)",
+        **backend.prompt_settings(),
+    }
+
+
+def check_compatible(card_path: Path, settings: dict, instances: dict[str, str]) -> dict | None:
+    """The old run card, if the new run may add to its directory; else an error saying why."""
+    if not card_path.exists():
+        return None
+    old = read_json(card_path)
+    for key in SETTINGS_KEYS:
+        was, now = old.get("settings", {}).get(key, "(not recorded)"), settings.get(key)
+        if key == "resolved_revision" and (was is None or now is None):
+            continue  # known only once weights load; checked again then
+        if was != now:
+            raise OcgInputError(str(card_path), f"setting {key!r} was {was!r}, now {now!r}: these "
+                                "generations would mix two settings; use another output directory "
+                                "or model name")
+    for cond, ids_sha in instances.items():
+        was = old.get("instances", {}).get(cond)
+        if was is not None and was != ids_sha:
+            raise OcgInputError(str(card_path), f"condition {cond!r} holds another instance set "
+                                f"(ids sha256 {was[:12]}..., now {ids_sha[:12]}...): a subset run and "
+                                "a full run cannot share a directory; use another output directory")
+    return old
+
+
+def check_prompts(store: GenerationStore, hashes: dict[str, str]) -> None:
+    """Every record already on disk was asked exactly the prompt the model would get now."""
+    for lineno, record in enumerate(store.records(), start=1):
+        want = hashes.get(record["instance_id"])
+        if want is not None and record.get("prompt_sha256") != want:
+            raise OcgInputError(f"{store.path}:{lineno}", f"instance {record['instance_id']} was asked "
+                                "another prompt than the one rendered now (template, suffix, one-shot, "
+                                "system prompt, chat template or date changed): one file would hold two "
+                                "experiments; use another output directory")
+
+
+def now_utc() -> str:
+    """The time now, as the run card records it."""
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def close_stale_runs(runs: list[dict]) -> list[dict]:
+    """A run still marked running was killed (its lock is free now): say so."""
+    for r in runs:
+        if r.get("status") == "running":
+            r.update(status="interrupted", note="the process ended without finishing (killed?)")
+    return runs

@@ -1,0 +1,50 @@
+"""Which instances a generation run asks for: a built dataset's, or built in memory (same ids)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from ..data import build_instances, load_concept_sets, load_dataset, load_templates
+from ..data.concepts import select_covering_subset
+from ..errors import OcgInputError
+
+
+def select_instances(dataset: str | Path | None = None, conditions=("original", "ordered"),
+                     subset_k: int | None = None, template_ids=None, n_concepts: int = 4
+                     ) -> pd.DataFrame:
+    """Instances to generate: from a built dataset directory, or built in memory (same ids)."""
+    conditions = list(conditions)
+    if not conditions:
+        raise OcgInputError("conditions", "empty: name at least one condition")
+    if subset_k is not None and (isinstance(subset_k, bool) or not isinstance(subset_k, int) or subset_k < 1):
+        raise OcgInputError("subset_k", f"got {subset_k!r}; expected a positive number of concept sets or None")
+    config = load_templates()
+    for cond in conditions:
+        config.condition(cond)
+    if template_ids is not None:
+        template_ids = list(template_ids)
+        for tid in template_ids:
+            if isinstance(tid, bool) or not isinstance(tid, int) or tid not in config.templates:
+                raise OcgInputError("template_ids", f"unknown template id {tid!r}; known: {sorted(config.templates)}")
+    if dataset is not None:
+        df, _ = load_dataset(dataset)
+        unknown = sorted(set(conditions) - set(df["condition"]))
+        if unknown:
+            raise OcgInputError(f"{dataset}", f"dataset has no condition(s) {unknown}")
+        df = df[df["condition"].isin(conditions)]
+        if subset_k:
+            sets = [s for s in load_concept_sets(int(df["n_concepts"].iloc[0]))
+                    if s.set_id in set(df["set_id"])]
+            keep = {s.set_id for s in select_covering_subset(sets, subset_k)}
+            df = df[df["set_id"].isin(keep)]
+    else:
+        sets = load_concept_sets(n_concepts)
+        if subset_k:
+            sets = select_covering_subset(sets, subset_k)
+        df = build_instances(sets, config, conditions)
+    if template_ids is not None:
+        df = df[df["template_id"].isin(template_ids)]
+    return df.reset_index(drop=True)
+
