@@ -1,5 +1,6 @@
 """Shared test helpers: synthetic generation records in the store's format."""
 
+from ocg.data.instances import instance_id
 from ocg.generation import GenerationStore
 
 
@@ -10,7 +11,7 @@ def write_generations(root, model, rows, condition="ordered"):
     for r in rows:
         pos = r.get("pos_pattern", "N" * len(r["concepts"]))
         records.append({
-            "instance_id": f"{condition}-t{r['template_id']}-{r['set_id']}-p{r['perm_index']:03d}",
+            "instance_id": instance_id(condition, r["template_id"], r["set_id"], r["perm_index"]),
             "model": model, "condition": condition, "template_id": r["template_id"],
             "set_id": r["set_id"], "perm_index": r["perm_index"], "concepts": list(r["concepts"]),
             "pos_pattern": pos, "answer": r["answer"],

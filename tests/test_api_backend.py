@@ -17,14 +17,12 @@ from ocg.models import parse_models
 KEY = "sk-test-ocg-secret-4f9d2"
 
 
-class FlakyServer:
-    """Answers chat completions; the first request of some prompts gets 429, 500 or a stall."""
+class ScriptedServer:
+    """A local server whose every answer comes from `respond(body, headers) -> (status, headers,
+    bytes, trickle_s)`; trickle_s > 0 sends the body a byte at a time."""
 
-    def __init__(self, mode="flaky"):
-        self.mode = mode
-        self.log = []  # (time, prompt, status)
-        self.seen = {}
-        self.lock = threading.Lock()
+    def __init__(self, respond):
+        self.bodies = []
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -33,27 +31,50 @@ class FlakyServer:
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                prompt = body["messages"][-1]["content"]
-                status, headers, payload, stall = server.decide(self.headers, body, prompt)
-                if stall:
-                    time.sleep(stall)
-                with server.lock:
-                    server.log.append((time.time(), prompt, status))
+                server.bodies.append(body)
+                status, headers, data, trickle = respond(body, self.headers)
                 self.send_response(status)
                 for k, v in headers.items():
                     self.send_header(k, v)
-                data = json.dumps(payload).encode()
-                self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 try:
-                    self.wfile.write(data)
+                    for i in range(len(data)):
+                        self.wfile.write(data[i:i + 1] if trickle else data[i:])
+                        self.wfile.flush()
+                        if not trickle:
+                            break
+                        time.sleep(trickle)
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_port}/v1"
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+class FlakyServer(ScriptedServer):
+    """Answers chat completions; the first request of some prompts gets 429, 500 or a stall."""
+
+    def __init__(self, mode="flaky"):
+        self.mode = mode
+        self.log = []  # (time, prompt, status)
+        self.seen = {}
+        self.lock = threading.Lock()
+        super().__init__(self.respond)
+
+    def respond(self, body, headers):
+        prompt = body["messages"][-1]["content"]
+        status, extra, payload, stall = self.decide(headers, body, prompt)
+        if stall:
+            time.sleep(stall)
+        with self.lock:
+            self.log.append((time.time(), prompt, status))
+        return status, {**extra, "Content-Type": "application/json"}, json.dumps(payload).encode(), 0
 
     def decide(self, headers, body, prompt):
         if headers.get("Authorization") != f"Bearer {KEY}":
@@ -75,10 +96,6 @@ class FlakyServer:
         return 200, {}, {"model": body["model"], "choices": [
             {"message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": 30, "completion_tokens": 8}}, 0
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 @pytest.fixture
@@ -152,51 +169,12 @@ def test_gives_up_after_max_retries(tmp_path, monkeypatch):
                  template_ids=[0])
 
 
-class ScriptedServer:
-    """A server whose every answer comes from `respond(body) -> (status, headers, bytes, trickle_s)`."""
-
-    def __init__(self, respond):
-        self.bodies = []
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                server.bodies.append(body)
-                status, headers, data, trickle = respond(body)
-                self.send_response(status)
-                for k, v in headers.items():
-                    self.send_header(k, v)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                try:
-                    for i in range(len(data)):
-                        self.wfile.write(data[i:i + 1] if trickle else data[i:])
-                        self.wfile.flush()
-                        if not trickle:
-                            break
-                        time.sleep(trickle)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_port}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
 def ok_body(text="A dog runs."):
     return json.dumps({"model": "served-model", "choices": [{"message": {"role": "assistant", "content": text},
                                                              "finish_reason": "stop"}]}).encode()
 
 
-def rejects_system(body):
+def rejects_system(body, headers):
     if any(m["role"] == "system" for m in body["messages"]):
         return 400, {"Content-Type": "application/json"}, json.dumps({"error": {
             "message": "Unsupported value: 'messages[0].role' does not support 'system' with this model.",
@@ -244,7 +222,7 @@ def test_a_key_with_control_characters_never_leaks(tmp_path, monkeypatch, bad_ke
 
 def test_a_trickling_server_cannot_hold_a_request(tmp_path, monkeypatch):
     monkeypatch.setenv("OCG_TEST_KEY", KEY)
-    server = ScriptedServer(lambda body: (200, {"Content-Type": "application/json"}, ok_body() * 3, 0.2))
+    server = ScriptedServer(lambda body, headers: (200, {"Content-Type": "application/json"}, ok_body() * 3, 0.2))
     t0 = time.time()
     try:
         with pytest.raises(ApiError, match=r"gave up after 2 attempts \(last: no complete answer within timeout_s=1 s\)"):
@@ -257,7 +235,7 @@ def test_a_trickling_server_cannot_hold_a_request(tmp_path, monkeypatch):
 
 def test_retry_after_waits_are_capped(tmp_path, monkeypatch):
     monkeypatch.setenv("OCG_TEST_KEY", KEY)
-    server = ScriptedServer(lambda body: (429, {"Retry-After": "120"}, b'{"error": "slow down"}', 0))
+    server = ScriptedServer(lambda body, headers: (429, {"Retry-After": "120"}, b'{"error": "slow down"}', 0))
     t0 = time.time()
     try:
         with pytest.raises(ApiError, match=r"asks to wait 120 s more .* api.max_retry_wait_s=5 allows"):
@@ -291,7 +269,7 @@ def test_streamed_answers_are_read_too():
 
 def test_a_malformed_answer_through_the_backend_names_status_and_excerpt(tmp_path, monkeypatch):
     monkeypatch.setenv("OCG_TEST_KEY", KEY)
-    server = ScriptedServer(lambda body: (200, {"Content-Type": "text/html"}, b"<html>proxy login</html>", 0))
+    server = ScriptedServer(lambda body, headers: (200, {"Content-Type": "text/html"}, b"<html>proxy login</html>", 0))
     try:
         with pytest.raises(ApiError, match=r"HTTP 200 but the body is not JSON \(text/html\): '<html>proxy login"):
             generate(api_spec(server.url), out_dir=tmp_path, progress=False, conditions=["ordered"],

@@ -12,6 +12,7 @@ from ocg.analysis import notebook
 from ocg.analysis.site import write_index
 from ocg.analysis.tables import table1
 from ocg.cli import main
+from ocg.data.instances import instance_id
 from ocg.errors import OcgInputError
 from ocg.generation import generate
 from ocg.results import load_scores
@@ -36,7 +37,7 @@ def append_foreign(model_dir):
     """Two records appended by hand: one of a concept set not asked, one of template 5."""
     path = model_dir / "ordered.jsonl"
     first, second = (json.loads(line) for line in path.read_text().splitlines()[:2])
-    first.update(set_id="zzz", instance_id=f"ordered-t{first['template_id']}-zzz-p{first['perm_index']:03d}")
+    first.update(set_id="zzz", instance_id=instance_id("ordered", first["template_id"], "zzz", first["perm_index"]))
     second.update(template_id=5, instance_id=second["instance_id"].replace(f"-t{second['template_id']}-", "-t5-"))
     with path.open("a") as fh:
         fh.write(json.dumps(first) + "\n" + json.dumps(second) + "\n")

@@ -11,8 +11,9 @@ from ocg.paths import NOTEBOOKS_DIR
 NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("*.ipynb"))
 
 
-def test_there_are_notebooks():
-    assert [p.name for p in NOTEBOOKS][:1] == ["00_build_data.ipynb"]
+def test_the_notebooks_are_the_steps_of_the_plan():
+    from ocg.plan import ANALYSES, MODEL_NOTEBOOKS
+    assert [p.stem for p in NOTEBOOKS] == ["00_build_data", *MODEL_NOTEBOOKS, *ANALYSES]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
