@@ -11,16 +11,18 @@ from __future__ import annotations
 import json
 import random
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from tqdm import tqdm
 
 from ..data import ids_hash, load_templates
 from ..errors import OcgInputError
-from ..io import write_json, write_json_when_full
+from ..io import write_json_when_full
 from ..layout import ModelGenerations
 from ..models import MODELS_FILE, ModelSpec, get_model
 from ..provenance import provenance
+from ..records import RunCard
 from .backends import make_backend
 from .chat import prompt_sha256
 from .completeness import tally_stores
@@ -91,16 +93,16 @@ def _generate_locked(spec, instances, conditions, model_dir, batch_size, progres
     for store in stores.values():
         check_prompts(store, hashes)
     todo = sum(int((~rows[c]["instance_id"].isin(s.done)).sum()) for c, s in stores.items())
-    runs = close_stale_runs((old or {}).get("runs", []))
-    card = {"model": spec.name, "status": "running", "spec": spec.as_dict(), "settings": settings,
-            "instances": {**(old or {}).get("instances", {}), **ids_sha},
-            "selection": {**(old or {}).get("selection", {}), **{c: asked for c in conditions}},
-            "backend": backend.card(), "provenance": provenance(), "runs": runs}
+    old = old or RunCard()
+    card = RunCard(model=spec.name, status="running", spec=spec.as_dict(), settings=settings,
+                   instances={**old.instances, **ids_sha},
+                   selection={**old.selection, **{c: asked for c in conditions}},
+                   backend=backend.card(), provenance=provenance(), runs=close_stale_runs(old.runs))
     if todo == 0:
-        card.update(status="complete", checked_utc=now_utc(), records=tally_stores(stores, rows))
-        if old:
-            card["backend"], card["provenance"] = old.get("backend", card["backend"]), old.get("provenance")
-        write_json(card_path, card)
+        card = replace(card, status="complete", checked_utc=now_utc(), records=tally_stores(stores, rows))
+        if old.model is not None:  # the card of the run that generated them
+            card = replace(card, backend=old.backend or card.backend, provenance=old.provenance)
+        card.write(card_path)
         return model_dir  # everything asked for is on disk, asked with these prompts and settings
 
     with server_for_run(spec, backend, model_dir):
@@ -114,8 +116,8 @@ def _generate_todo(spec, backend, stores, rows, rendered, hashes, settings, card
     repaired = {c: n for c, s in stores.items() if (n := s.prepare_for_append())}
     run = {"started_utc": now_utc(), "conditions": conditions, **asked, "n_instances": len(instances),
            "todo": todo, "status": "running", "repaired_torn_bytes": repaired}
-    card["runs"].append(run)
-    write_json(card_path, card)
+    card.runs.append(run)
+    card.write(card_path)
     try:
         written, new_tokens, seconds = _generate_missing(spec, backend, stores, rows, rendered, hashes,
                                                         settings, card_path, progress)
@@ -135,12 +137,11 @@ def _generate_todo(spec, backend, stores, rows, rendered, hashes, settings, card
     except BaseException as exc:
         run.update(status="failed" if isinstance(exc, Exception) else "interrupted",
                    finished_utc=now_utc(), error=f"{type(exc).__name__}: {str(exc)[:500]}")
-        card.update(status=run["status"], backend=backend.card())
-        write_json_when_full(card_path, card)  # a full disk still leaves the card `failed`
+        card = replace(card, status=run["status"], backend=backend.card())
+        write_json_when_full(card_path, card.to_json())  # a full disk still leaves the card `failed`
         raise
     run.update(status="complete", finished_utc=now_utc())
-    card.update(status="complete", backend=backend.card(), records=tally_stores(stores, rows))
-    write_json(card_path, card)
+    replace(card, status="complete", backend=backend.card(), records=tally_stores(stores, rows)).write(card_path)
     return model_dir
 
 

@@ -7,8 +7,8 @@ import datetime as _dt
 from pathlib import Path
 
 from ..errors import OcgInputError
-from ..io import read_json
 from ..models import ModelSpec
+from ..records import RunCard
 from .store import GenerationStore
 
 # Settings that must not change between the runs that fill one output directory. The
@@ -34,13 +34,13 @@ def card_settings(spec: ModelSpec, backend, system_prompt: str | None) -> dict:
     }
 
 
-def check_compatible(card_path: Path, settings: dict, instances: dict[str, str]) -> dict | None:
+def check_compatible(card_path: Path, settings: dict, instances: dict[str, str]) -> RunCard | None:
     """The old run card, if the new run may add to its directory; else an error saying why."""
     if not card_path.exists():
         return None
-    old = read_json(card_path)
+    old = RunCard.read(card_path)
     for key in SETTINGS_KEYS:
-        was, now = old.get("settings", {}).get(key, "(not recorded)"), settings.get(key)
+        was, now = old.settings.get(key, "(not recorded)"), settings.get(key)
         if key == "resolved_revision" and (was is None or now is None):
             continue  # known only once weights load; checked again then
         if was != now:
@@ -48,7 +48,7 @@ def check_compatible(card_path: Path, settings: dict, instances: dict[str, str])
                                 "generations would mix two settings; use another output directory "
                                 "or model name")
     for cond, ids_sha in instances.items():
-        was = old.get("instances", {}).get(cond)
+        was = old.instances.get(cond)
         if was is not None and was != ids_sha:
             raise OcgInputError(str(card_path), f"condition {cond!r} holds another instance set "
                                 f"(ids sha256 {was[:12]}..., now {ids_sha[:12]}...): a subset run and "
