@@ -156,8 +156,8 @@ def _score_model(model_dir: Path, records: pd.DataFrame, completeness: dict, con
     if "diverse_rate" in groups:  # a group's value is given to each of its permutations (Table 2)
         answers = answers.merge(groups[GROUP_KEYS + ["diverse_rate"]], on=GROUP_KEYS, how="left")
     summary = summarise(answers, groups)
-    for metric in ("pbleurt", "perplexity"):
-        if metric in metrics and blocks[metric].get("status") == "missing":
+    for metric in [m for m in FAMILIES if m in metrics]:  # a neural family without its model
+        if blocks[metric].get("status") == "missing":
             summary[f"{metric}_missing_reason"] = blocks[metric].get("reason") or blocks[metric].get("fallback_reason")
     signature = Signature(
         metrics=metrics, inputs_sha256=inputs_hash, generations=str(model_dir),
