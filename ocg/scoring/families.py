@@ -63,7 +63,7 @@ class Family:
     reported: MetricFamily  # its name, level, summed columns and reported metrics (declared on creation)
     columns: tuple[str, ...]
     key: Callable[[dict, dict], dict]  # (config, resolved) -> what the values depend on
-    compute: Callable[[Context], tuple[pd.DataFrame | dict, dict]]  # -> columns, signature
+    compute: Callable[[Context], tuple[pd.DataFrame | dict, dict]]  # -> columns, what it measured or chose
     version: int  # bump whenever `code` changes what it computes
     code: tuple  # the modules and functions that compute the values (hashed by code_digest)
     # Optional: starts the computation in other processes and returns a handle whose
