@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..metrics.registry import LABELS, LOWER_IS_BETTER
+from ..metrics import registry
 
 _ESCAPE = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
            "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
@@ -71,8 +71,8 @@ def _marks(values: pd.DataFrame, marking: Marking | None) -> dict:
     if marking is None:
         return {m: {} for m in values.columns}
     if marking.within:
-        return {m: _better_within(values[m], marking.within, m in LOWER_IS_BETTER) for m in values.columns}
-    return {m: _ranks(values[m], m in LOWER_IS_BETTER) for m in values.columns}
+        return {m: _better_within(values[m], marking.within, registry.lower_is_better(m)) for m in values.columns}
+    return {m: _ranks(values[m], registry.lower_is_better(m)) for m in values.columns}
 
 
 def latex_table(values: pd.DataFrame, subs: pd.DataFrame | None = None, sub_kind: str = "delta",
@@ -84,7 +84,7 @@ def latex_table(values: pd.DataFrame, subs: pd.DataFrame | None = None, sub_kind
     marks = _marks(values, marking)
     sub_marks = _marks(subs, Marking()) if subs is not None and marking is not None and marking.subs else {}
     header = [escape(n) for n in index_names] + [
-        escape(LABELS.get(m, m)) + (r" ($\downarrow$)" if m in LOWER_IS_BETTER else r" ($\uparrow$)")
+        escape(registry.label(m)) + (r" ($\downarrow$)" if registry.lower_is_better(m) else r" ($\uparrow$)")
         for m in metrics]
     lines = [r"\begin{tabular}{" + "l" * len(index_names) + "r" * len(metrics) + "}", r"\toprule",
              " & ".join(header) + r" \\", r"\midrule"]

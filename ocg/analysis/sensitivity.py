@@ -17,26 +17,28 @@ import numpy as np
 import pandas as pd
 
 from ..metrics.matching import DEFAULT_RULE, MATCHING_RULES, ORDER_READINGS
-from ..metrics.registry import LABELS
+from ..metrics.registry import FAMILIES, label
+from ..metrics.statistics import pooled_sums, ratios, sufficient_statistics
 from .tables import _template_average
 
 READING_LABELS = {"in_order": "any increasing sequence (ours)", "in_order_first": "first occurrences only"}
 RULE_LABELS = {"pos_aware_lookup": "POS-aware lookup (ours)", "commongen_lemma": "spaCy lemma (CommonGen's)",
                "lemma_or_surface": "lemma or surface form", "any_lookup": "lookup lemma, POS-blind"}
 COLUMNS = ["model", "metric", "choice", "variant", "value", "default", "shift"]
-COVERAGE = ["coverage_wo_order", "coverage_w_order", "ordered_rate"]
+
+
+def _coverage_metrics() -> list:
+    """The metrics the coverage family reports (metrics/registry.py)."""
+    return list(FAMILIES["coverage"].metrics)
 
 
 def _coverage_table1(answers: pd.DataFrame, present: str, ordered: str) -> pd.DataFrame:
-    """Per model: Table 1's coverage columns with `present` and `ordered` as the verdicts."""
-    a = answers.assign(_p=answers[present].astype(bool), _o=answers[ordered].astype(bool))
-    g = a.groupby(["model", "condition", "template_id"], sort=True)
-    per_template = pd.DataFrame({"coverage_wo_order": 100.0 * g["_p"].mean(),
-                                 "coverage_w_order": 100.0 * g["_o"].mean(),
-                                 "n_all_present": g["_p"].sum(), "n_in_order": g["_o"].sum()})
-    per_template["ordered_rate"] = 100.0 * per_template["n_in_order"] / per_template["n_all_present"].where(
-        per_template["n_all_present"] > 0)
-    return _template_average(per_template.reset_index(), "ordered")[COVERAGE]
+    """Per model: Table 1's coverage columns with `present` and `ordered` as the verdicts, each
+    metric from its declaration as the summary and Table 1 compute it."""
+    a = answers.assign(all_present=answers[present].astype(bool), in_order=answers[ordered].astype(bool))
+    stats = sufficient_statistics(a, pd.DataFrame(), ["model", "condition", "template_id"])
+    per_template = pd.concat([ratios(stats, _coverage_metrics()), pooled_sums(stats)], axis=1)
+    return _template_average(per_template.reset_index(), "ordered")[[m.name for m in _coverage_metrics()]]
 
 
 def _geometric_mean(values: pd.Series) -> float:
@@ -75,9 +77,10 @@ def table1_sensitivity(answers: pd.DataFrame) -> pd.DataFrame:
                 scored = answers[answers[list(columns)].notna().all(axis=1)]
                 values = _coverage_table1(scored, *columns)
                 for model in values.index:
-                    for metric in COVERAGE:
-                        if metric == "coverage_wo_order" and reading != "in_order":
-                            continue  # the order reading does not touch w/o order
+                    for m in _coverage_metrics():
+                        if reading != "in_order" and "in_order" not in (m.numerator, m.denominator):
+                            continue  # the order reading does not touch a metric that ignores order
+                        metric = m.name
                         rows.append(_rows(model, metric, f"matching: {RULE_LABELS[rule]}",
                                           f"order: {READING_LABELS[reading]}", values.at[model, metric],
                                           default.at[model, metric]))
@@ -96,7 +99,7 @@ def wide(long: pd.DataFrame, part: str = "coverage") -> pd.DataFrame:
     if long.empty:
         return pd.DataFrame()
     index = ["model"] if part == "perplexity" else ["model", "metric"]
-    long = long.assign(metric=long["metric"].map(lambda m: LABELS.get(m, m)),
+    long = long.assign(metric=long["metric"].map(label),
                        choice=long["choice"].str.replace("matching: ", "matching by ", regex=False),
                        variant=long["variant"].str.replace("order: ", "order as ", regex=False))
     columns = ["variant"] if part == "perplexity" else ["choice", "variant"]
@@ -129,7 +132,7 @@ def largest_shifts(long: pd.DataFrame, n: int = 3) -> list[str]:
     out = []
     for kind in ("matching rule", "order reading", "both", "perplexity average"):
         for r in rows[kinds == kind].head(n).itertuples():
-            metric = LABELS.get(r.metric, r.metric)
+            metric = label(r.metric)
             how = (f"as the {r.variant}" if r.metric == "perplexity" else
                    f"{r.choice.replace('matching: ', 'matching by ')}, {r.variant.replace('order: ', 'order as ')}")
             out.append(f"{kind}: {metric} of {r.model} {r.default:.2f} → {r.value:.2f} ({r.shift:+.2f}), {how}")

@@ -20,7 +20,7 @@ from ..generation.completeness import problems
 from ..io import atomic_path
 from ..layout import ModelGenerations, ModelScores, ReportFolder
 from ..metrics.degenerate import FLAG_COLUMNS
-from ..metrics.registry import LABELS
+from ..metrics.registry import label
 from ..provenance import git_state
 from ..records import RunCard, Signature
 from ..results import comparable_signature, instance_keys, load_scores, scoring_differences
@@ -52,7 +52,7 @@ def _headline(report_dir: Path) -> str:
     t1 = pd.read_csv(path)
 
     def labelled(table: pd.DataFrame) -> pd.DataFrame:
-        table.columns = pd.MultiIndex.from_tuples([(LABELS.get(m, m), "" if k in ("value", "paper") else "Δ")
+        table.columns = pd.MultiIndex.from_tuples([(label(m), "" if k in ("value", "paper") else "Δ")
                                                    for m, k in table.columns])
         table.index.name = None
         return table

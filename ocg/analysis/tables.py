@@ -9,25 +9,33 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..metrics.registry import BY_NAME, CONDITION_LABELS, PAPER_METRICS, POS_METRICS
+from ..metrics.registry import CONDITION_LABELS, in_table, metrics, names
+from ..metrics.statistics import pooled_column, ratios, sufficient_statistics
 
 
 def _template_average(summary: pd.DataFrame, condition: str, template_ids=None) -> pd.DataFrame:
-    """Per model: the metrics of `condition` averaged over templates; Ordered Rate pooled."""
+    """Per model: the metrics of `condition` averaged over templates; a pooled metric (Ordered
+    Rate) as a ratio of its statistics summed over templates (metrics/registry.py)."""
     s = summary[summary["condition"] == condition]
     if template_ids is not None:
         s = s[s["template_id"].isin(list(template_ids))]
     rows = []
     for model, g in s.groupby("model", sort=True):
         row = {"model": model}
-        for metric in PAPER_METRICS:
-            if BY_NAME[metric].pooled and "n_in_order" in g:  # Ordered Rate: a ratio of sums
-                n_all = g["n_all_present"].sum()
-                row[metric] = 100.0 * g["n_in_order"].sum() / n_all if n_all else np.nan
-            elif metric in g:
-                row[metric] = g[metric].mean() if g[metric].notna().any() else np.nan
+        for m in metrics():
+            num, den = pooled_column(m.numerator), pooled_column(m.denominator)
+            if m.pooled and num in g and den in g:
+                total = g[den].sum()
+                row[m.name] = m.scale * g[num].sum() / total if total else np.nan
+            elif m.name in g:
+                row[m.name] = g[m.name].mean() if g[m.name].notna().any() else np.nan
         rows.append(row)
     return pd.DataFrame(rows).set_index("model") if rows else pd.DataFrame()
+
+
+def _reported(table: str, values: pd.DataFrame) -> pd.DataFrame:
+    """The columns of `values` that the paper's `table` reports."""
+    return values[[m.name for m in in_table(table) if m.name in values]] if len(values.columns) else values
 
 
 def _with_delta(value: pd.DataFrame, base: pd.DataFrame, delta_name: str) -> pd.DataFrame:
@@ -42,13 +50,13 @@ def _with_delta(value: pd.DataFrame, base: pd.DataFrame, delta_name: str) -> pd.
 
 def table1(summary: pd.DataFrame) -> pd.DataFrame:
     """Zero-shot `ordered`, template-averaged, with the difference from `original`."""
-    return _with_delta(_template_average(summary, "ordered"), _template_average(summary, "original"),
-                       "delta_vs_original_commongen")
+    return _with_delta(_reported("table1", _template_average(summary, "ordered")),
+                       _template_average(summary, "original"), "delta_vs_original_commongen")
 
 
 def table4(summary: pd.DataFrame) -> pd.DataFrame:
     """One-shot priming vs zero-shot `ordered` (difference = one-shot minus zero-shot)."""
-    return _with_delta(_template_average(summary, "ordered_one_shot"),
+    return _with_delta(_reported("table4", _template_average(summary, "ordered_one_shot")),
                        _template_average(summary, "ordered"), "delta_vs_zero_shot_ordered")
 
 
@@ -72,7 +80,8 @@ def answer_sources(answers: pd.DataFrame, models) -> pd.DataFrame:
 
 
 def table7(summary: pd.DataFrame, pairs: dict[str, str]) -> pd.DataFrame:
-    """Reasoning models beside their base models: template 0, coverage metrics vs `original`.
+    """Reasoning models beside their base models: template 0, the metrics Table 7 reports
+    (coverage's) vs `original`.
 
     `pairs` maps a reasoning model to its base model (params/models.yaml `base_model`).
     """
@@ -83,7 +92,7 @@ def table7(summary: pd.DataFrame, pairs: dict[str, str]) -> pd.DataFrame:
         for model, role in ((base_model, "base"), (reasoning, "reasoning")):
             if model not in value.index:
                 continue
-            for metric in ["coverage_wo_order", "coverage_w_order", "ordered_rate"]:
+            for metric in [m.name for m in in_table("table7")]:
                 v = value.at[model, metric]
                 b = base.at[model, metric] if model in base.index else np.nan
                 rows.append({"model": model, "role": role, "pair": reasoning, "metric": metric,
@@ -92,45 +101,33 @@ def table7(summary: pd.DataFrame, pairs: dict[str, str]) -> pd.DataFrame:
                                        "delta_vs_original_commongen"])
 
 
-def _mean_sd(per_model: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+def _mean_sd(per_model: pd.DataFrame, keys: list[str], table: str) -> pd.DataFrame:
     """Mean and SD (ddof=1, as over the paper's 36 models) of per-model values."""
-    long = per_model.melt(id_vars=["model"] + keys, value_vars=[m for m in POS_METRICS if m in per_model],
+    long = per_model.melt(id_vars=["model"] + keys, value_vars=[m.name for m in in_table(table) if m.name in per_model],
                           var_name="metric", value_name="value")
     out = long.groupby(keys + ["metric"], sort=False)["value"].agg(
         mean_over_llms="mean", sd_over_llms="std", n_models="count").reset_index()
     return out
 
 
-# What each Table 2 metric is computed from, and the scoring family that writes it.
-_TABLE2_SOURCES = {"coverage_wo_order": ("all_present", "coverage"), "coverage_w_order": ("in_order", "coverage"),
-                   "ordered_rate": ("in_order", "coverage"), "diverse_rate": ("diverse_rate", "diverse")}
-
-
 def table2(answers: pd.DataFrame, condition: str = "ordered") -> pd.DataFrame:
     """Per POS pattern: mean +- SD over models of w/o, w/, Ordered Rate and Diverse Rate.
 
-    Each answer carries its group's Diverse Rate, which is why patterns with the same noun/verb
-    counts show identical Diverse Rates (docs/METHODS.md, "Table 2"). A metric whose family was
-    not scored is kept, empty, with its reason in `missing_reason` (as a missing pBLEURT is).
+    Each a share of the answers of a (model, pattern): its ratio of statistics summed over those
+    answers. Each answer carries its group's Diverse Rate, which is why patterns with the same
+    noun/verb counts show identical Diverse Rates (docs/METHODS.md, "Table 2"). A metric whose
+    family was not scored is kept, empty, with its reason in `missing_reason` (as a missing
+    pBLEURT is).
     """
+    reported = in_table("table2")
     a = answers[answers["condition"] == condition]
-    missing = {m: f"the {family} family was not scored" for m, (column, family) in _TABLE2_SOURCES.items()
-               if column not in a}
-
-    def share(g, column, of=None):
-        if column not in g:
-            return np.nan
-        if of is None:
-            return 100.0 * g[column].mean()
-        return 100.0 * g[column].sum() / g[of].sum() if of in g and g[of].sum() else np.nan
-    rows = []
-    for (model, pattern), g in a.groupby(["model", "pos_pattern"], sort=True):
-        rows.append({"model": model, "pos_pattern": pattern, "coverage_wo_order": share(g, "all_present"),
-                     "coverage_w_order": share(g, "in_order"), "ordered_rate": share(g, "in_order", "all_present"),
-                     "diverse_rate": share(g, "diverse_rate")})
-    out = _mean_sd(pd.DataFrame(rows), ["pos_pattern"])
+    missing = {m.name: f"the {m.family} family was not scored" for m in reported if m.numerator not in a}
+    stats = sufficient_statistics(a, a, ["model", "pos_pattern"])  # group values too: summed over answers
+    per_model = ratios(stats, reported).reindex(columns=[m.name for m in reported]).reset_index()
+    out = _mean_sd(per_model, ["pos_pattern"], "table2")
     out["missing_reason"] = out["metric"].map(missing)
-    return out.sort_values(["pos_pattern", "metric"], key=lambda c: c.map(POS_METRICS.index)
+    order = [m.name for m in reported]
+    return out.sort_values(["pos_pattern", "metric"], key=lambda c: c.map(order.index)
                            if c.name == "metric" else c).reset_index(drop=True)
 
 
@@ -138,8 +135,8 @@ def table3(summary: pd.DataFrame) -> pd.DataFrame:
     """Per template and condition: mean +- SD over models of the four Table 2 metrics."""
     s = summary[summary["condition"].isin(CONDITION_LABELS)].copy()
     s["condition"] = s["condition"].map(CONDITION_LABELS)
-    per_model = s[["model", "template_id", "condition"] + [m for m in POS_METRICS if m in s]]
-    out = _mean_sd(per_model, ["template_id", "condition"])
+    per_model = s[["model", "template_id", "condition"] + [m.name for m in in_table("table3") if m.name in s]]
+    out = _mean_sd(per_model, ["template_id", "condition"], "table3")
     return out.sort_values(["template_id", "condition"], key=lambda c: c.map(
         {"without_phrase": 0, "with_phrase": 1}) if c.name == "condition" else c).reset_index(drop=True)
 
@@ -152,7 +149,7 @@ def wide(long: pd.DataFrame, index, value: str = "value", sub: str | None = None
     """Display form: one row per key (in first-appearance order), one column per metric (and
     its delta or SD beside it). All-NaN metrics (e.g. a missing pBLEURT) are kept."""
     index = [index] if isinstance(index, str) else list(index)
-    order = [m for m in PAPER_METRICS if m in set(long["metric"])]
+    order = [m for m in names() if m in set(long["metric"])]
     rows = pd.MultiIndex.from_frame(long[index].drop_duplicates()) if len(index) > 1 else \
         pd.Index(long[index[0]].drop_duplicates(), name=index[0])
     table = long.pivot(index=index, columns="metric", values=value).reindex(rows)[order]

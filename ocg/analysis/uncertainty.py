@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..metrics.registry import BY_NAME, PAPER_METRICS
+from ..metrics.registry import metrics, names
 from ..metrics.statistics import sufficient_statistics
 
 
@@ -24,15 +24,14 @@ def set_statistics(answers: pd.DataFrame, groups: pd.DataFrame, model: str, cond
     return stats.dropna(axis=1, how="all").fillna(0.0)
 
 
-RATIOS = {m.name: (m.numerator, m.denominator, m.scale) for m in BY_NAME.values()}
-
-
 def _metrics_from_weights(stats: pd.DataFrame, weights: np.ndarray) -> dict[str, np.ndarray]:
+    """Each metric (metrics/registry.py) from its statistics summed over sets with `weights`."""
     out = {}
-    for metric, (num, den, scale) in RATIOS.items():
-        if num in stats and den in stats:
+    for m in metrics():
+        if m.numerator in stats and m.denominator in stats:
             with np.errstate(divide="ignore", invalid="ignore"):
-                out[metric] = scale * (weights @ stats[num].to_numpy()) / (weights @ stats[den].to_numpy())
+                out[m.name] = m.scale * (weights @ stats[m.numerator].to_numpy()) / (
+                    weights @ stats[m.denominator].to_numpy())
     return out
 
 
@@ -49,7 +48,7 @@ def bootstrap_ci(answers, groups, model, condition="ordered", n_boot=1000, seed=
     lo, hi = 100 * (1 - level) / 2, 100 * (1 + level) / 2
     rows = [{"model": model, "condition": condition, "metric": m, "value": float(point[m][0]),
              "ci_low": float(np.nanpercentile(boot[m], lo)), "ci_high": float(np.nanpercentile(boot[m], hi))}
-            for m in PAPER_METRICS if m in point]
+            for m in names() if m in point]
     return pd.DataFrame(rows)
 
 
@@ -65,19 +64,16 @@ def paired_test(answers, groups, model, a="ordered", b="original", n_perm=10000,
     boot = _resample_weights(n, n_boot, seed + 1)
     ones = np.ones((1, n))
     rows = []
-    for metric in PAPER_METRICS:
-        if metric not in RATIOS:
-            continue
-        num, den, _ = RATIOS[metric]
+    for m in metrics():
+        metric, num, den = m.name, m.numerator, m.denominator
         if num not in sa or num not in sb:
             continue
         observed = _metrics_from_weights(sa, ones)[metric][0] - _metrics_from_weights(sb, ones)[metric][0]
         # permuted: for flipped sets, a's statistics count as b's and vice versa
         pa = {k: (1 - flips) * sa[k].to_numpy() + flips * sb[k].to_numpy() for k in (num, den)}
         pb = {k: (1 - flips) * sb[k].to_numpy() + flips * sa[k].to_numpy() for k in (num, den)}
-        scale = RATIOS[metric][2]
         with np.errstate(divide="ignore", invalid="ignore"):
-            null = scale * (pa[num].sum(1) / pa[den].sum(1) - pb[num].sum(1) / pb[den].sum(1))
+            null = m.scale * (pa[num].sum(1) / pa[den].sum(1) - pb[num].sum(1) / pb[den].sum(1))
             diffs = _metrics_from_weights(sa, boot)[metric] - _metrics_from_weights(sb, boot)[metric]
         null = null[np.isfinite(null)]
         p = (np.sum(np.abs(null) >= abs(observed) - 1e-12) + 1) / (len(null) + 1) if len(null) else np.nan

@@ -1,45 +1,118 @@
-"""The paper's eight reported metrics, each declared once: what scoring, tables, bootstrap,
-LaTeX and the notebooks need to know about it (docs/METHODS.md, "Metrics").
+"""The reported metrics, each declared once, grouped by the scoring family that yields them: what
+scoring, tables, bootstrap, LaTeX, the sensitivity view and the notebooks know about a metric
+(docs/METHODS.md, "Metrics").
 
-A reported metric is computed by one scoring family (`ocg.scoring.METRICS`: coverage, pbleu,
-...) and aggregated as a ratio of sums over answers or groups: `numerator / denominator x
-scale`. A per-answer or per-group mean is the special case whose denominator is a count. The
-same ratio gives the summary value, the template average (Ordered Rate pooled, as every row of
-the paper's Table 1 satisfies OR = w/ / w/o) and the bootstrap over concept sets.
+A `MetricFamily` names a scoring family (ocg/scoring/families.py: its columns, key and
+computation), the level its columns live at (answers, or groups of 24 permutations), the columns
+summed over that level (its sufficient statistics, metrics/statistics.py) and the `Metric`s it
+reports. A metric is a ratio of statistics, `scale x numerator / denominator`, where a statistic
+is a summed column, `n_<column>` (how many values of it were not missing), `n` (answers) or
+`n_groups`; a per-answer or per-group mean is the case whose denominator is a count. The same
+ratio gives the summary value, the template average (a `pooled` metric as a ratio of sums, as
+every row of the paper's Table 1 satisfies OR = w/ / w/o), a share per POS pattern (Table 2) and
+the bootstrap over concept sets.
+
+The six families of the paper are declared here, in the paper's column order. Another one is
+declared where its scoring Family is (README, "Adding a metric"): `declare` adds it here, and
+every reader asks at call time (`metrics()`, `metric()`, `in_table()`), so it is seen everywhere.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+COMPARISONS = ("table1", "table4")  # every metric: per model, averaged over templates
+POS_TABLES = (*COMPARISONS, "table2", "table3")  # and per POS pattern (2) and per template (3)
+COVERAGE_TABLES = (*POS_TABLES, "table7")  # and reasoning models beside their base models
 
 
 @dataclass(frozen=True)
 class Metric:
     name: str            # column in summaries and tables, and the paper CSVs' metric name
     label: str           # as printed in the paper's tables
-    family: str          # the scoring family that computes it (params/scoring.yaml `metrics`)
     higher_is_better: bool
-    numerator: str       # a sufficient statistic (metrics/statistics.py): summed over answers or groups
-    denominator: str     # the count it is divided by
+    numerator: str       # a statistic (above): a summed column, n_<column>, n or n_groups
+    denominator: str     # the statistic it is divided by
     scale: float         # 100 for percentages
     pooled: bool = False  # averaged over templates as a ratio of sums (Ordered Rate), not a mean
+    tables: tuple[str, ...] = COMPARISONS  # the paper's tables that report it
+    family: str = ""     # set by its MetricFamily
 
 
-PAPER = (
-    Metric("coverage_wo_order", "w/o order", "coverage", True, "all_present", "n", 100.0),
-    Metric("coverage_w_order", "w/ order", "coverage", True, "in_order", "n", 100.0),
-    Metric("ordered_rate", "Ordered Rate", "coverage", True, "in_order", "all_present", 100.0, pooled=True),
-    Metric("pbleu", "pBLEU", "pbleu", False, "pbleu", "n_pbleu", 1.0),
-    Metric("pbleurt", "pBLEURT", "pbleurt", False, "pbleurt", "n_pbleurt", 1.0),
-    Metric("distinct_2", "Distinct", "distinct", True, "distinct_2", "n", 100.0),
-    Metric("diverse_rate", "Diverse Rate", "diverse", True, "diverse_rate", "n_diverse_rate", 100.0),
-    Metric("perplexity", "Perplexity", "perplexity", False, "perplexity", "n_perplexity", 1.0),
-)
-BY_NAME = {m.name: m for m in PAPER}
+@dataclass(frozen=True)
+class MetricFamily:
+    name: str                 # the scoring family (params/scoring.yaml `metrics`) that yields them
+    level: str                # "answers" or "groups": the table its columns go to, the rows summed
+    sums: tuple[str, ...]     # its columns summed as sufficient statistics
+    metrics: tuple[Metric, ...] = ()
 
-PAPER_METRICS = [m.name for m in PAPER]
-LABELS = {m.name: m.label for m in PAPER}
-LOWER_IS_BETTER = {m.name for m in PAPER if not m.higher_is_better}
-COVERAGE_METRICS = [m.name for m in PAPER if m.family == "coverage"]
-POS_METRICS = COVERAGE_METRICS + ["diverse_rate"]  # Tables 2 and 3
+    def __post_init__(self):
+        if self.level not in ("answers", "groups"):
+            raise ValueError(f"metric family {self.name}: level {self.level!r}, expected answers or groups")
+        object.__setattr__(self, "metrics", tuple(replace(m, family=self.name) for m in self.metrics))
+
+
+FAMILIES: dict[str, MetricFamily] = {}
+
+
+def declare(family: MetricFamily) -> MetricFamily:
+    """Add a family's reported metrics (again the same object: nothing happens)."""
+    known = FAMILIES.get(family.name)
+    if known is not None and known != family:
+        raise ValueError(f"metric family {family.name} is declared twice, differently")
+    clash = {m.name for m in family.metrics} & {m.name for f in FAMILIES.values() if f.name != family.name
+                                                for m in f.metrics}
+    if clash:
+        raise ValueError(f"metric family {family.name}: metric(s) {sorted(clash)} already declared")
+    FAMILIES[family.name] = family
+    return family
+
+
+def metrics() -> list[Metric]:
+    """Every declared metric, in the paper's column order (then any declared later)."""
+    return [m for f in FAMILIES.values() for m in f.metrics]
+
+
+def metric(name: str) -> Metric | None:
+    return next((m for m in metrics() if m.name == name), None)
+
+
+def names() -> list[str]:
+    return [m.name for m in metrics()]
+
+
+def in_table(table: str) -> list[Metric]:
+    """The metrics the paper's `table` (table1, table2...) reports, in column order."""
+    return [m for m in metrics() if table in m.tables]
+
+
+def label(name: str) -> str:
+    """The metric's label as printed in the paper (a column that is no metric: its name)."""
+    m = metric(name)
+    return m.label if m else name
+
+
+def lower_is_better(name: str) -> bool:
+    m = metric(name)
+    return bool(m) and not m.higher_is_better
+
+
+for _family in (
+    MetricFamily("coverage", "answers", ("all_present", "in_order"), (
+        Metric("coverage_wo_order", "w/o order", True, "all_present", "n", 100.0, tables=COVERAGE_TABLES),
+        Metric("coverage_w_order", "w/ order", True, "in_order", "n", 100.0, tables=COVERAGE_TABLES),
+        Metric("ordered_rate", "Ordered Rate", True, "in_order", "all_present", 100.0, pooled=True,
+               tables=COVERAGE_TABLES))),
+    MetricFamily("pbleu", "groups", ("pbleu",), (Metric("pbleu", "pBLEU", False, "pbleu", "n_pbleu", 1.0),)),
+    MetricFamily("pbleurt", "groups", ("pbleurt",),
+                 (Metric("pbleurt", "pBLEURT", False, "pbleurt", "n_pbleurt", 1.0),)),
+    MetricFamily("distinct", "answers", ("distinct_2",),
+                 (Metric("distinct_2", "Distinct", True, "distinct_2", "n", 100.0),)),
+    MetricFamily("diverse", "groups", ("diverse_rate",), (
+        Metric("diverse_rate", "Diverse Rate", True, "diverse_rate", "n_diverse_rate", 100.0, tables=POS_TABLES),)),
+    MetricFamily("perplexity", "answers", ("perplexity",),
+                 (Metric("perplexity", "Perplexity", False, "perplexity", "n_perplexity", 1.0),)),
+):
+    declare(_family)
+
 CONDITION_LABELS = {"original": "without_phrase", "ordered": "with_phrase"}  # paper Table 3

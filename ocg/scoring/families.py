@@ -1,13 +1,19 @@
 """The scoring families: each declares once the columns it writes, what its values depend on
-(its key, for staleness), and how it computes them with their signature.
+(its key, for staleness), how it computes them, and what it reports (`reported`: its
+ocg.metrics.registry.MetricFamily: level, summed columns, reported metrics).
+
+A family's block in signature.json is one record: `key`, verbatim (what the values depend on,
+what staleness compares; also `metric_keys` there), beside what `compute` measured or chose
+while computing (scoring/run.py).
 
 Each family also declares its `version` and the `code` that computes it (modules and
 functions). The version is part of the family's key, so a new version makes stored values
 stale and keeps models scored by different code out of one table. A change to that code must
 bump the version: tests/test_family_versions.py compares `code_digest` with a recorded one.
 
-Adding a metric: one Family here plus its function in ocg/metrics/, and, if the paper's tables
-report it, one Metric in ocg/metrics/registry.py (label, direction, aggregation).
+Adding a metric: one Family here, its `reported` declared inline (README, "Adding a metric");
+the paper's six families declare theirs in ocg/metrics/registry.py, below scoring, where
+metrics/statistics.py reads them.
 """
 
 from __future__ import annotations
@@ -26,7 +32,8 @@ from typing import Any
 import pandas as pd
 
 from .. import hub
-from ..metrics import attribute_ruler, bleu, bleurt, coverage, diversity, matching, perplexity
+from ..metrics import attribute_ruler, bleu, bleurt, coverage, diversity, matching, perplexity, registry
+from ..metrics.registry import MetricFamily
 from . import neural
 
 
@@ -53,16 +60,29 @@ class Context:
 
 @dataclass(frozen=True)
 class Family:
-    name: str
-    level: str  # "answers" or "groups": the table its columns go to
+    reported: MetricFamily  # its name, level, summed columns and reported metrics (declared on creation)
     columns: tuple[str, ...]
     key: Callable[[dict, dict], dict]  # (config, resolved) -> what the values depend on
-    compute: Callable[[Context], tuple[pd.DataFrame | dict, dict]]  # -> columns, signature
+    compute: Callable[[Context], tuple[pd.DataFrame | dict, dict]]  # -> columns, what it measured or chose
     version: int  # bump whenever `code` changes what it computes
     code: tuple  # the modules and functions that compute the values (hashed by code_digest)
     # Optional: starts the computation in other processes and returns a handle whose
     # `result()` gives what `compute` would, so scoring goes on with other families meanwhile.
     start: Callable[[Context], Any] | None = None
+
+    def __post_init__(self):
+        missing = [c for c in self.reported.sums if c not in self.columns]
+        if missing:
+            raise ValueError(f"scoring family {self.name}: sums {missing} are not among its columns")
+        registry.declare(self.reported)
+
+    @property
+    def name(self) -> str:
+        return self.reported.name
+
+    @property
+    def level(self) -> str:  # "answers" or "groups": the table its columns go to
+        return self.reported.level
 
 
 class _Started:
@@ -135,26 +155,26 @@ def _packages(*names: str) -> dict:
 
 
 FAMILIES = {f.name: f for f in (
-    Family("coverage", "answers", COVERAGE_COLUMNS,
+    Family(registry.FAMILIES["coverage"], COVERAGE_COLUMNS,
            lambda c, r: {"spacy_model": r["spacy_model"], "rule": c["matching_rule"],
                          **_packages("spacy", "spacy-lookups-data", "thinc", "numpy"),
                          "columns": list(COVERAGE_COLUMNS), "matmul": coverage.MATMUL},
            _coverage, start=_start_coverage, version=3,
            code=(coverage, matching, attribute_ruler, _start_coverage, _coverage)),
-    Family("pbleu", "groups", ("pbleu",), lambda c, r: {"sacrebleu": bleu.signature(), **_packages("numpy")},
+    Family(registry.FAMILIES["pbleu"], ("pbleu",), lambda c, r: {"sacrebleu": bleu.signature(), **_packages("numpy")},
            _pbleu, version=1, code=(bleu, _pbleu)),
-    Family("distinct", "answers", ("distinct_2",),
+    Family(registry.FAMILIES["distinct"], ("distinct_2",),
            lambda c, r: {"tokenizer": "13a", **_packages("sacrebleu")}, _distinct, version=1,
            code=(diversity._text, diversity.bigrams, diversity.distinct2_sentence, bleu.tokenize_13a, _distinct)),
-    Family("diverse", "groups", ("diverse_rate",),
+    Family(registry.FAMILIES["diverse"], ("diverse_rate",),
            lambda c, r: {"rule": "distinct stripped answers / answers"}, _diverse, version=1,
            code=(diversity.diverse_rate, _diverse)),
-    Family("pbleurt", "groups", ("pbleurt",),
+    Family(registry.FAMILIES["pbleurt"], ("pbleurt",),
            lambda c, r: {"checkpoint": c["bleurt_checkpoint"], "revision": hub.revision(c["bleurt_checkpoint"]),
                          **_packages("bleurt-pytorch", "transformers", "torch", "sentencepiece", "numpy")},
            _pbleurt, version=1,
            code=(bleurt, bleu.pair_weights, neural.TextCache, neural.bleurt_scores, _pbleurt)),
-    Family("perplexity", "answers", ("perplexity", "ppl_status"),
+    Family(registry.FAMILIES["perplexity"], ("perplexity", "ppl_status"),
            lambda c, r: {"requested": c["perplexity_model"], "used": r["perplexity_used"],
                          "revision": hub.revision(r["perplexity"][1]) if r["perplexity"][1] else None,
                          **_packages("lmppl", "transformers", "torch", "tokenizers")},

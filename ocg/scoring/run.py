@@ -27,7 +27,7 @@ from ..generation.store import read_generations
 from ..io import remove_temps
 from ..layout import ModelGenerations, ModelScores, outputs
 from ..metrics import bleu, coverage, degenerate, diversity, perplexity
-from ..metrics.statistics import ratios, sufficient_statistics
+from ..metrics.statistics import pooled_sums, ratios, sufficient_statistics
 from ..provenance import provenance
 from ..records import Signature
 from .config import SCORING_FILE, check_metrics, load_scoring_config
@@ -156,8 +156,8 @@ def _score_model(model_dir: Path, records: pd.DataFrame, completeness: dict, con
     if "diverse_rate" in groups:  # a group's value is given to each of its permutations (Table 2)
         answers = answers.merge(groups[GROUP_KEYS + ["diverse_rate"]], on=GROUP_KEYS, how="left")
     summary = summarise(answers, groups)
-    for metric in ("pbleurt", "perplexity"):
-        if metric in metrics and blocks[metric].get("status") == "missing":
+    for metric in [m for m in FAMILIES if m in metrics]:  # a neural family without its model
+        if blocks[metric].get("status") == "missing":
             summary[f"{metric}_missing_reason"] = blocks[metric].get("reason") or blocks[metric].get("fallback_reason")
     signature = Signature(
         metrics=metrics, inputs_sha256=inputs_hash, generations=str(model_dir),
@@ -167,6 +167,13 @@ def _score_model(model_dir: Path, records: pd.DataFrame, completeness: dict, con
         seconds=round(time.perf_counter() - t0, 2), config=config, provenance=provenance())
     write_score_set(out, {"answers": answers, "groups": groups, "summary": summary}, signature)
     return out
+
+
+def family_block(key: dict, record: dict) -> dict:
+    """A family's block in signature.json: its key verbatim (the staleness key, in the same
+    words), then what its computation measured or chose (`record`; a block stored before the key
+    was in it gets it added: a reused family's key is the one just checked)."""
+    return {"key": key, **{k: v for k, v in record.items() if k != "key"}}
 
 
 def _compute(metrics, reused, started, ctx, tables, old_tables, old, blocks, timings) -> None:
@@ -180,14 +187,15 @@ def _compute(metrics, reused, started, ctx, tables, old_tables, old, blocks, tim
                 kept = old_tables[level].set_index(index).loc[pd.MultiIndex.from_frame(table[index])
                                                                 if len(index) > 1 else table[index[0]]]
                 columns = {c: kept[c].to_numpy() for c in family.columns}
-                blocks[metric] = old.families[metric]
+                record = old.families[metric]
             elif metric in started:
                 handle, t = started[metric]
-                columns, blocks[metric] = handle.result()
+                columns, record = handle.result()
                 timings[metric] = time.perf_counter() - t
             else:
-                columns, blocks[metric] = family.compute(ctx)
+                columns, record = family.compute(ctx)
                 timings[metric] = time.perf_counter() - t
+            blocks[metric] = family_block(ctx.keys[metric], record)
             table = table.assign(**{c: list(columns[c]) if not isinstance(columns, pd.DataFrame)
                                     else columns[c].to_numpy() for c in family.columns})
         tables[level] = table
@@ -200,10 +208,9 @@ def summarise(answers: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
     summary = pd.concat([stats[["n"]].rename(columns={"n": "n_answers"}),
                          stats[["n_groups"]] if "n_groups" in stats else None, ratios(stats)], axis=1)
     a = answers.groupby(SUMMARY_KEYS, sort=True)
-    if "all_present" in answers:
+    if "coverage_frac" in answers:
         summary["coverage_per_concept"] = 100.0 * a["coverage_frac"].mean()
-        summary["n_all_present"] = stats["all_present"].astype(int)
-        summary["n_in_order"] = stats["in_order"].astype(int)
+    summary = summary.join(pooled_sums(stats))  # n_all_present, n_in_order: Ordered Rate pooled later
     if "distinct_2" in answers:
         summary["distinct_2_pooled"] = 100.0 * a["answer"].agg(diversity.distinct2_pooled)
     if "perplexity" in answers:
