@@ -95,7 +95,7 @@ class RunCard:
 
 # signature.json: these keys, then one block per family scored (named by `metrics`), then the rest.
 _SIGNATURE_HEAD = {"metrics": list, "inputs_sha256": str, "generations": str, "failed_answers": str,
-                   "metric_keys": dict, "completeness": dict, "code_sha256": dict}
+                   "metric_keys": dict, "completeness": dict, "code_sha256": dict, "flags_version": int}
 _SIGNATURE_TAIL = {"recomputed": list, "reused": list, "timings_s": dict, "seconds": (int, float),
                    "config": dict, "provenance": dict, "files": dict}
 
@@ -112,6 +112,7 @@ class Signature:
     metric_keys: dict[str, dict] = field(default_factory=dict)
     completeness: dict | None = None  # ocg/generation/completeness.py's block
     code_sha256: dict[str, str] = field(default_factory=dict)
+    flags_version: int | None = None  # the answer flags' definitions (ocg/metrics/degenerate.py)
     families: dict[str, dict] = field(default_factory=dict)  # stored as top-level keys, one per metric
     recomputed: list[str] | None = None
     reused: list[str] | None = None

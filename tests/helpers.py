@@ -17,7 +17,7 @@ def write_generations(root, model, rows, condition="ordered"):
             "pos_pattern": pos, "answer": r["answer"],
             "answer_status": "ok" if isinstance(r["answer"], str) and r["answer"].strip() else
                              ("empty" if isinstance(r["answer"], str) else "unclosed_think"),
-            "raw": r["answer"] or "", "finish_reason": "stop",
+            "raw": r["answer"] or "", "finish_reason": r.get("finish_reason", "stop"),
         })
     store.append(records)
     return root / model

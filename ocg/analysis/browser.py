@@ -169,7 +169,8 @@ details summary{cursor:pointer;color:#0550ae} #pager{margin:.8em 0;display:flex;
 <label>Outcome<select id="outcome">
 <option value="">all</option><option value="present">all concepts present</option><option value="order">in order</option>
 <option value="reordered">all present, another order</option><option value="missed">a concept missed</option>
-<option value="degenerate">degenerate (flagged)</option><option value="failed">failed extraction</option></select></label>
+<option value="degenerate">degenerate (any flag)</option><option value="truncated">truncated (stopped at the token budget)</option>
+<option value="looping">looping (repeats itself)</option><option value="failed">failed extraction</option></select></label>
 <label>Text contains<input id="q" type="search" placeholder="word"></label>
 </fieldset>
 <div id="pager"><button id="prev">&larr; previous</button><span id="count"></span><button id="next">next &rarr;</button></div>
@@ -224,6 +225,7 @@ function keep(row) {
   const o = outcome(row);
   if (want === "present" && !field(row, "all_present")) return false;
   if (want === "degenerate" && field(row, "flags").length === 0) return false;
+  if (["truncated", "looping"].includes(want) && !field(row, "flags").includes(want)) return false;
   if (["order", "reordered", "missed", "failed"].includes(want) && o !== want) return false;
   if (q && !String(field(row, "answer") || "").toLowerCase().includes(q)) return false;
   return true;

@@ -19,7 +19,7 @@ from ..designs import describe_design, tables_note
 from ..generation.completeness import problems
 from ..io import atomic_path
 from ..layout import ModelGenerations, ModelScores, ReportFolder
-from ..metrics.degenerate import FLAG_COLUMNS
+from ..metrics.degenerate import FLAG_COLUMNS, FLAG_HELP
 from ..metrics.registry import label
 from ..provenance import git_state
 from ..records import RunCard, Signature
@@ -115,7 +115,7 @@ def _model_rows(models, generations_root, scores, failures, unfinished) -> str:
             status = "<span class='bad'>not scored</span>"
         s = summary[summary["model"] == model] if "model" in summary else pd.DataFrame()
         counts = ", ".join(f"{int(s[f'n_{f}'].sum())} {f.replace('_', ' ')}" for f in FLAG_COLUMNS
-                           if f"n_{f}" in s) if len(s) else ""
+                           if f"n_{f}" in s and s[f"n_{f}"].sum()) or "none" if len(s) else ""
         check = card.batch_invariance
         batch = f"{check['differ']}/{check['checked']} changed by batching" if check else "–"
         rows.append(f"<tr><td><code>{_esc(model)}</code></td><td>{_esc(card.model_id or '–')}</td>"
@@ -125,7 +125,7 @@ def _model_rows(models, generations_root, scores, failures, unfinished) -> str:
                     f"<td>{int(s['n_answers'].sum()) if 'n_answers' in s else 0}</td>"
                     f"<td style='text-align:left'>{_esc(counts) or '–'}</td><td>{_esc(batch)}</td></tr>")
     return ("<table><tr><th>model</th><th>id</th><th>revision</th><th>quant.</th><th>status</th><th>design</th><th>answers</th>"
-            "<th>failed / empty / degenerate</th><th>batch-1 check</th></tr>" + "".join(rows) + "</table>")
+            "<th>flagged answers (<a href='#flags'>?</a>)</th><th>batch-1 check</th></tr>" + "".join(rows) + "</table>")
 
 
 def _warnings(scores: dict, scores_root, scored: list[str]) -> str:
@@ -192,6 +192,9 @@ def write_index(report_dir: str | Path, title: str, pages: list[tuple[str, str]]
             _figure(report_dir, "figure3", "Figure 3: ordered concept lists by number of models that composed them"),
             _figure(report_dir, "figure4", "Figure 4: permutations composed per concept set, by model threshold"),
             "</div><h2>Models</h2>", _model_rows(models, generations_root, scores, failures, unfinished),
+            "<details id='flags'><summary>What the answer flags mean (docs/METHODS.md, “Answer flags”)</summary><dl>"
+            + "".join(f"<dt>{_esc(f.replace('_', ' '))}</dt><dd>{_esc(FLAG_HELP[f])}</dd>" for f in FLAG_COLUMNS)
+            + "</dl></details>",
             "<h2>How the scores were computed</h2>", _signatures(scores["signatures"]),
             "<h2>Notebooks</h2><ol>" + "".join(f"<li><a href='{_esc(h)}'>{_esc(n)}</a></li>" for n, h in pages) + "</ol>",
             "<h2>Tables and figures</h2><ul class='links'>" + "".join(f"<li><a href='{_esc(f)}'>{_esc(f)}</a></li>" for f in files) + "</ul>"]

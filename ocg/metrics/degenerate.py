@@ -1,14 +1,26 @@
-"""Flags for answers that are not one plain sentence, so they are counted, not hidden."""
+"""Flags for answers that are not one plain sentence, so they are counted, not hidden
+(docs/METHODS.md, "Answer flags")."""
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 import pandas as pd
 
 _MARKDOWN = re.compile(r"\*\*|__|^\s*#|^\s*[-*] |`|Answer\s*:", re.MULTILINE)
 _SENTENCE_BREAK = re.compile(r"[.!?][\"')\]]*\s+[\"'(]*[A-Z0-9]")
 OVERLONG_CHARS = 300
+LOOP_WORDS, LOOP_TIMES = 3, 3  # a loop: some run of 3 words occurs 3 or more times
+# Bump when a flag is added or its definition changes: score sets flagged otherwise are recomputed.
+FLAGS_VERSION = 2
+
+
+def looping(text: str) -> bool:
+    """The answer repeats itself ("the person who jumps the person who jumps the person who...")."""
+    words = [w.lower() for w in re.findall(r"\w+", text)]
+    runs = Counter(zip(*(words[i:] for i in range(LOOP_WORDS))))
+    return max(runs.values(), default=0) >= LOOP_TIMES
 
 
 def flags(answer) -> dict:
@@ -27,14 +39,32 @@ def flags(answer) -> dict:
         "no_letters": bool(text) and not any(c.isalpha() for c in text),
         # U+FFFD: characters lost before the answer reached us (lone surrogates, see store.py)
         "replaced_chars": "\ufffd" in text,
+        "looping": looping(text),
     }
 
 
-FLAG_COLUMNS = list(flags("x"))
+# `truncated` comes from the generation record, not the text: the model stopped at its budget
+# (finish_reason "length", from transformers and OpenAI-style servers alike).
+FLAG_COLUMNS = [*flags("x"), "truncated"]
+FLAG_HELP = {
+    "failed": "no answer could be extracted (an unclosed <think>, no <Output>)",
+    "empty": "the answer is empty",
+    "one_word": "the answer is one word",
+    "markdown": "the answer holds markdown (bold, a heading, a list item, 'Answer:')",
+    "multi_sentence": "more than one sentence",
+    "overlong": f"over {OVERLONG_CHARS} characters",
+    "non_ascii": "letters outside ASCII (often not English)",
+    "no_letters": "not empty, yet no letter (zero-width characters, a BOM, emoji, digits)",
+    "replaced_chars": "characters lost before the answer was stored (U+FFFD)",
+    "looping": f"some run of {LOOP_WORDS} words occurs {LOOP_TIMES} or more times",
+    "truncated": "generation stopped at max_new_tokens (finish_reason: length): possibly cut off",
+}
 
 
-def flag_answers(answers: pd.Series) -> pd.DataFrame:
+def flag_answers(answers: pd.Series, finish_reasons: pd.Series | None = None) -> pd.DataFrame:
     """Flags per answer; identical answers are examined once."""
     seen: dict = {}
     rows = [seen[a] if a in seen else seen.setdefault(a, flags(a)) for a in answers]
-    return pd.DataFrame(rows, index=answers.index)
+    out = pd.DataFrame(rows, index=answers.index)
+    out["truncated"] = (finish_reasons == "length").to_numpy() if finish_reasons is not None else False
+    return out

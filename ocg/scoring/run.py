@@ -119,6 +119,8 @@ def _score_model(model_dir: Path, records: pd.DataFrame, completeness: dict, con
         stale = list(keys)  # another metric set: recompute the tables as asked
     if old and old.completeness != completeness:
         stale = list(keys)  # other records kept, or another run status: recompute and record it
+    if old and old.flags_version != degenerate.FLAGS_VERSION:
+        stale = list(keys)  # the answer flags are defined otherwise now: the tables are rewritten
     if not stale:
         return out
     reused = [m for m in metrics if m not in stale]
@@ -131,6 +133,8 @@ def _score_model(model_dir: Path, records: pd.DataFrame, completeness: dict, con
                        "pos_pattern", "concepts", "answer", "answer_status"]].copy()
     if "answer_source" in records:
         answers["answer_source"] = records["answer_source"].fillna("raw")
+    if "finish_reason" in records:
+        answers["finish_reason"] = records["finish_reason"]
     texts = answers["answer"].map(lambda a: a if isinstance(a, str) else "")
     ctx = Context(answers=answers, texts=texts, group_texts=[], config=config, resolved=resolved, keys=keys,
                   out=out, redo=redo, log=log)
@@ -141,7 +145,7 @@ def _score_model(model_dir: Path, records: pd.DataFrame, completeness: dict, con
         for metric in stale:
             if FAMILIES[metric].start is not None:
                 started[metric] = (FAMILIES[metric].start(ctx), time.perf_counter())
-        answers = pd.concat([answers, degenerate.flag_answers(answers["answer"])], axis=1)
+        answers = pd.concat([answers, degenerate.flag_answers(answers["answer"], answers.get("finish_reason"))], axis=1)
         answers["n_tokens"] = texts.map(lambda t: len(bleu.tokenize_13a(t)))
         grouped = list(answers.groupby(GROUP_KEYS, sort=True))
         groups = pd.DataFrame([dict(zip(GROUP_KEYS, key), n=len(g)) for key, g in grouped])
@@ -162,7 +166,8 @@ def _score_model(model_dir: Path, records: pd.DataFrame, completeness: dict, con
     signature = Signature(
         metrics=metrics, inputs_sha256=inputs_hash, generations=str(model_dir),
         failed_answers="scored as empty text (no concepts, no n-grams)", metric_keys=keys,
-        completeness=completeness, code_sha256={m: code_digest(FAMILIES[m]) for m in metrics}, families=blocks,
+        completeness=completeness, code_sha256={m: code_digest(FAMILIES[m]) for m in metrics},
+        flags_version=degenerate.FLAGS_VERSION, families=blocks,
         recomputed=stale, reused=reused, timings_s={k: round(v, 2) for k, v in timings.items()},
         seconds=round(time.perf_counter() - t0, 2), config=config, provenance=provenance())
     write_score_set(out, {"answers": answers, "groups": groups, "summary": summary}, signature)
