@@ -28,6 +28,14 @@ def _type_of(default: ast.expr) -> str:
     return next((k for k, t in _KINDS.items() if type(value) is t), "any")
 
 
+def _annotation(node: ast.expr) -> str:
+    """An annotation as ocg checks it: `Optional[X]` (which papermill can read, unlike `X | None`)
+    is `X | None`."""
+    if isinstance(node, ast.Subscript) and ast.unparse(node.value) in ("Optional", "typing.Optional"):
+        return f"{ast.unparse(node.slice)} | None"
+    return ast.unparse(node)
+
+
 def declared(notebook: str | Path) -> dict[str, str]:
     """name -> declared type ("int", "list[str] | None", ...) from the notebook's parameters cell."""
     nb = json.loads(Path(notebook).read_text(encoding="utf-8"))
@@ -42,7 +50,7 @@ def declared(notebook: str | Path) -> dict[str, str]:
     params = {}
     for node in body:
         if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            params[node.target.id] = ast.unparse(node.annotation)
+            params[node.target.id] = _annotation(node.annotation)
         elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             params[node.targets[0].id] = _type_of(node.value)
     return params

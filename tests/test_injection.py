@@ -53,14 +53,16 @@ def test_declared_types_of_a_notebook_of_ones_own(tmp_path):
     from ocg.notebook_parameters import check_parameters, declared
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell("k: int | None = None  # help\nrate = 0.5\nroot = str(1)\n"
-                                          "ids: list[int] = []\np: Path = None", metadata={"tags": ["parameters"]})]
+                                          "ids: list[int] = []\np: Path = None\nd: Optional[str] = None", metadata={"tags": ["parameters"]})]
     path = tmp_path / "mine.ipynb"
     nbformat.write(nb, path)
-    assert declared(path) == {"k": "int | None", "rate": "float", "root": "any", "ids": "list[int]", "p": "Path"}
+    assert declared(path) == {"k": "int | None", "rate": "float", "root": "any", "ids": "list[int]", "p": "Path",
+                             "d": "str | None"}
     assert check_parameters(path, {"k": None, "rate": 1, "root": [1], "ids": [1, 2]})
     for values, error in [({"rate": float("inf")}, "rate: got inf; expected float"),
                           ({"ids": [1, "2"]}, r"ids: got \[1, '2'\]; expected list\[int\]"),
-                          ({"p": "x"}, "parameters cell: p: type 'Path' is not one ocg checks")]:
+                          ({"p": "x"}, "parameters cell: p: type 'Path' is not one ocg checks"),
+                          ({"d": 3}, "d: got 3; expected str | None")]:
         with pytest.raises(OcgInputError, match=error):
             check_parameters(path, values)
     nb.cells[0].metadata["tags"] = []

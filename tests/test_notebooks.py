@@ -58,3 +58,16 @@ def test_build_notebook_runs_under_papermill(outputs):
     nb = nbformat.read(executed, as_version=4)
     text = "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []))
     assert "2 concept sets, 288 instances" in text
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_papermill_documents_every_parameter_with_its_type_and_help(path):
+    """`papermill --help-notebook` lists each parameter ocg checks, with a type and one line of help."""
+    import papermill
+
+    from ocg.notebook_parameters import declared
+    listed = papermill.inspect_notebook(str(path))
+    assert list(listed) == list(declared(path)), "papermill cannot read some parameter lines"
+    untyped = [n for n, p in listed.items() if p["inferred_type_name"] in ("None", "Unknown type")]
+    assert not untyped, f"{path.name}: annotate {untyped}"
+    assert not [n for n, p in listed.items() if not p["help"].strip()], f"{path.name}: a comment for each"
