@@ -323,3 +323,21 @@ def test_case_browser_highlights_the_positions_the_order_verdict_used(tmp_path):
     row = dict(zip(payload["fields"], payload["rows"][0]))
     assert row["in_order"] is True
     assert row["match_positions"] == [4, 8, 9, 13]
+
+
+def test_intervals_and_p_values_on_few_concept_sets_are_marked():
+    from ocg.analysis.uncertainty import MIN_SETS, bootstrap_ci, paired_test
+    rows = []
+    for n_sets in (2, MIN_SETS):
+        for s in range(n_sets):
+            for cond in ("ordered", "original"):
+                for p in range(4):
+                    rows.append({"model": f"m{n_sets}", "condition": cond, "template_id": 0, "set_id": f"s{s}",
+                                 "all_present": (s + p) % 3 > 0, "in_order": (s + p + (cond == "ordered")) % 3 > 1})
+    answers = pd.DataFrame(rows)
+    groups = pd.DataFrame(columns=["model", "condition", "template_id", "set_id"])
+    for n_sets, small in ((2, True), (MIN_SETS, False)):
+        ci = bootstrap_ci(answers, groups, f"m{n_sets}", n_boot=50)
+        test = paired_test(answers, groups, f"m{n_sets}", n_perm=200, n_boot=50)
+        assert set(ci["n_sets"]) == set(test["n_sets"]) == {n_sets}
+        assert set(ci["small_sample"]) == set(test["small_sample"]) == {small}

@@ -85,6 +85,7 @@ def test_03_main_results(scored):
     assert len(ci) == 2 * 6 and (ci.ci_low <= ci.value).all() and (ci.value <= ci.ci_high).all()
     paired = pd.read_csv(out / "tables" / "table1_paired_test.csv")
     assert len(paired) == 2 * 6 and paired.p_value.between(0, 1).all()
+    assert (ci.n_sets == 2).all() and ci.small_sample.all() and paired.small_sample.all()  # 2 concept sets
     prov = json.loads((out / "tables" / "table1.provenance.json").read_text())
     assert prov["git"]["commit"] and set(prov["scored_models"]) == set(MODELS)
     assert prov["scored_models"]["my-qwen"]["pbleu"]["sacrebleu"].startswith("nrefs:1")
@@ -95,6 +96,7 @@ def test_03_main_results(scored):
         lambda g: len(g.drop_duplicates()))
     assert rules.to_dict() == {m: 4 * 2 for m in MODELS}
     assert "Largest shifts" in shown
+    assert "Small samples:" in shown and "rest on 2 concept set(s), under 20" in shown
 
 
 def test_04_pos_patterns(scored):

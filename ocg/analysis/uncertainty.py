@@ -14,6 +14,16 @@ import pandas as pd
 from ..metrics.registry import metrics, names
 from ..metrics.statistics import sufficient_statistics
 
+# Under this many concept sets an interval or p-value is marked `small_sample` (docs/METHODS.md,
+# "Uncertainty"): percentile intervals of a few resampled sets are too narrow, and a sign-flip
+# test over n sets cannot give a p-value below 2 / 2^n.
+MIN_SETS = 20
+
+
+def marked(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows with `small_sample` set where they rest on fewer than MIN_SETS concept sets."""
+    return rows.assign(small_sample=rows["n_sets"] < MIN_SETS) if "n_sets" in rows else rows
+
 
 def set_statistics(answers: pd.DataFrame, groups: pd.DataFrame, model: str, condition: str) -> pd.DataFrame:
     """Per concept set: numerator and denominator of every metric (metrics/statistics.py);
@@ -47,9 +57,9 @@ def bootstrap_ci(answers, groups, model, condition="ordered", n_boot=1000, seed=
     boot = _metrics_from_weights(stats, _resample_weights(len(stats), n_boot, seed))
     lo, hi = 100 * (1 - level) / 2, 100 * (1 + level) / 2
     rows = [{"model": model, "condition": condition, "metric": m, "value": float(point[m][0]),
-             "ci_low": float(np.nanpercentile(boot[m], lo)), "ci_high": float(np.nanpercentile(boot[m], hi))}
-            for m in names() if m in point]
-    return pd.DataFrame(rows)
+             "ci_low": float(np.nanpercentile(boot[m], lo)), "ci_high": float(np.nanpercentile(boot[m], hi)),
+             "n_sets": len(stats)} for m in names() if m in point]
+    return marked(pd.DataFrame(rows))
 
 
 def paired_test(answers, groups, model, a="ordered", b="original", n_perm=10000, n_boot=1000,
@@ -80,4 +90,4 @@ def paired_test(answers, groups, model, a="ordered", b="original", n_perm=10000,
         rows.append({"model": model, "metric": metric, "difference": observed,
                      "ci_low": float(np.nanpercentile(diffs, 2.5)), "ci_high": float(np.nanpercentile(diffs, 97.5)),
                      "p_value": float(p), "n_sets": n})
-    return pd.DataFrame(rows)
+    return marked(pd.DataFrame(rows))
