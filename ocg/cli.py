@@ -27,7 +27,7 @@ def _run_notebook(args) -> int:
     import yaml
 
     from .layout import outputs
-    from .notebook_parameters import check_parameters
+    from .notebook_parameters import check_parameters, declared
     from .notebook_runner import find_notebook
     from .pipeline import StepFailed, run_step
 
@@ -43,6 +43,8 @@ def _run_notebook(args) -> int:
             raise OcgInputError(f"-p {name}", f"value {text!r} is not YAML ({exc.problem})") from None
     check_parameters(source, params, "-p ")
     out_dir = args.out or outputs().notebooks
+    if "reports_dir" in declared(source) and "reports_dir" not in params:
+        params["reports_dir"] = str(out_dir)  # tables and figures beside the executed copy
     try:
         executed = run_step(str(source), params, out_dir, source.stem)
     except StepFailed as exc:

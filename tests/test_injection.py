@@ -89,3 +89,29 @@ def test_condition_names_follow_the_name_rule(name, tmp_path):
     path.write_text(yaml.safe_dump(raw))
     with pytest.raises(OcgInputError, match=re.escape(f"{path}: conditions: got '{name}'; a name must start")):
         load_templates(path)
+
+
+def test_a_notebook_run_by_hand_writes_no_shared_table(tmp_path, monkeypatch, capsys):
+    """reports_dir None (JupyterLab) saves nothing, so outputs/reports/tables/ is never rewritten quietly."""
+    import pandas as pd
+
+    from ocg.analysis import report
+    monkeypatch.setenv("OCG_OUTPUTS", str(tmp_path / "outputs"))
+    assert report.save_table(pd.DataFrame({"a": [1]}), "table1") == []
+    assert "table1: not saved (reports_dir is None" in capsys.readouterr().out
+    assert not (tmp_path / "outputs").exists()
+    saved = report.save_table(pd.DataFrame({"a": [1]}), "table1", tmp_path / "mine")
+    assert [p.name for p in saved] == ["table1.provenance.json", "table1.csv"]
+
+
+def test_run_notebook_saves_tables_beside_its_executed_copy(tmp_path, monkeypatch):
+    import ocg.pipeline
+    asked = {}
+    monkeypatch.setattr(ocg.pipeline, "run_step", lambda source, params, out_dir, name: asked.update(params) or out_dir)
+    assert main(["run-notebook", "03_main_results", "--out", str(tmp_path / "nb")]) == 0
+    assert asked == {"reports_dir": str(tmp_path / "nb")}
+    assert main(["run-notebook", "03_main_results", "--out", str(tmp_path / "nb"), "-p", f"reports_dir={tmp_path}"]) == 0
+    assert asked == {"reports_dir": str(tmp_path)}
+    asked.clear()
+    assert main(["run-notebook", "09_cases", "--out", str(tmp_path / "nb")]) == 0
+    assert asked == {}  # declares no reports_dir

@@ -1,4 +1,8 @@
-"""Where analyses write: tables (CSV + LaTeX) and figures (PNG + PDF) under outputs/reports/."""
+"""Where analyses write: tables (CSV + LaTeX) and figures (PNG + PDF) in a report folder.
+
+A notebook run by hand (JupyterLab, `reports_dir=None`) writes nothing: the folder shared by
+every ad hoc run (outputs/reports/tables/) would be overwritten quietly. Pass `reports_dir` to
+save; `ocg report`, sweeps and `ocg run-notebook --out` always do."""
 
 from __future__ import annotations
 
@@ -21,6 +25,8 @@ def save_table(long: pd.DataFrame, name: str, out_dir=None, latex: str | None = 
                meta: dict | None = None) -> list[Path]:
     """tables/<name>.csv (tidy, full precision), tables/<name>.tex when given, and
     tables/<name>.provenance.json (this run's provenance plus `meta`, e.g. `sources(scores)`)."""
+    if out_dir is None:
+        return _not_saved(name)
     report = ReportFolder.at(out_dir)
     written = [write_json(report.table(name, "provenance.json"), {"table": name, **provenance(), **(meta or {})})]
     with atomic_path(report.table(name)) as tmp:
@@ -34,6 +40,8 @@ def save_table(long: pd.DataFrame, name: str, out_dir=None, latex: str | None = 
 
 
 def save_figure(fig, name: str, out_dir=None) -> list[Path]:
+    if out_dir is None:
+        return _not_saved(name)
     report = ReportFolder.at(out_dir)
     written = []
     for ext in ("png", "pdf"):
@@ -41,3 +49,9 @@ def save_figure(fig, name: str, out_dir=None) -> list[Path]:
             fig.savefig(tmp, format=ext, dpi=150, bbox_inches="tight")
         written.append(report.figure(name, ext))
     return written
+
+
+def _not_saved(name: str) -> list[Path]:
+    print(f"{name}: not saved (reports_dir is None: a notebook run by hand writes nothing; "
+          "set reports_dir to a folder of your own to save it)")
+    return []
