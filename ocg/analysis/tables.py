@@ -13,9 +13,10 @@ from ..metrics.registry import CONDITION_LABELS, in_table, metrics, names
 from ..metrics.statistics import pooled_column, ratios, sufficient_statistics
 
 
-def _template_average(summary: pd.DataFrame, condition: str, template_ids=None) -> pd.DataFrame:
-    """Per model: the metrics of `condition` averaged over templates; a pooled metric (Ordered
-    Rate) as a ratio of its statistics summed over templates (metrics/registry.py)."""
+def _template_average(summary: pd.DataFrame, condition: str, template_ids=None, over="mean") -> pd.DataFrame:
+    """Per model: the metrics of `condition` over templates by `over` (the paper's mean, or any
+    pandas aggregation: "median", "min", a function); a pooled metric (Ordered Rate) as a ratio of
+    its statistics summed over the templates, whatever `over` is (metrics/registry.py)."""
     s = summary[summary["condition"] == condition]
     if template_ids is not None:
         s = s[s["template_id"].isin(list(template_ids))]
@@ -28,7 +29,7 @@ def _template_average(summary: pd.DataFrame, condition: str, template_ids=None) 
                 total = g[den].sum()
                 row[m.name] = m.scale * g[num].sum() / total if total else np.nan
             elif m.name in g:
-                row[m.name] = g[m.name].mean() if g[m.name].notna().any() else np.nan
+                row[m.name] = g[m.name].dropna().agg(over) if g[m.name].notna().any() else np.nan
         rows.append(row)
     return pd.DataFrame(rows).set_index("model") if rows else pd.DataFrame()
 
@@ -48,16 +49,17 @@ def _with_delta(value: pd.DataFrame, base: pd.DataFrame, delta_name: str) -> pd.
     return pd.DataFrame(rows, columns=["model", "metric", "value", delta_name])
 
 
-def table1(summary: pd.DataFrame) -> pd.DataFrame:
-    """Zero-shot `ordered`, template-averaged, with the difference from `original`."""
-    return _with_delta(_reported("table1", _template_average(summary, "ordered")),
-                       _template_average(summary, "original"), "delta_vs_original_commongen")
+def table1(summary: pd.DataFrame, over="mean", template_ids=None) -> pd.DataFrame:
+    """Zero-shot `ordered`, template-averaged, with the difference from `original`. `over` and
+    `template_ids` change the aggregation and the templates (README, "Notebooks in JupyterLab")."""
+    return _with_delta(_reported("table1", _template_average(summary, "ordered", template_ids, over)),
+                       _template_average(summary, "original", template_ids, over), "delta_vs_original_commongen")
 
 
-def table4(summary: pd.DataFrame) -> pd.DataFrame:
+def table4(summary: pd.DataFrame, over="mean", template_ids=None) -> pd.DataFrame:
     """One-shot priming vs zero-shot `ordered` (difference = one-shot minus zero-shot)."""
-    return _with_delta(_reported("table4", _template_average(summary, "ordered_one_shot")),
-                       _template_average(summary, "ordered"), "delta_vs_zero_shot_ordered")
+    return _with_delta(_reported("table4", _template_average(summary, "ordered_one_shot", template_ids, over)),
+                       _template_average(summary, "ordered", template_ids, over), "delta_vs_zero_shot_ordered")
 
 
 def reasoning_pairs(scored_models, models_file=None) -> dict[str, str]:
