@@ -122,9 +122,34 @@ def load_scores(scores_root: str | Path | None = None, models: list[str] | None 
                 frames[table]["scoring_signature"] = _short_hash(comparable_signature(signatures[p.name]))
             out[table].append(frames[table])
     out = {table: pd.concat(frames, ignore_index=True) for table, frames in out.items()}
+    if "answers" in out:
+        out["answers"] = readable(out["answers"])
     out["signatures"] = signatures
     out["mixed_scoring"] = differences
     out["incomplete"] = incomplete
     out["designs"] = {m: design(k) for m, k in keys.items()}
     out["instance_differences"] = instance_differences
     return out
+
+
+def readable(answers: pd.DataFrame) -> pd.DataFrame:
+    """Two columns for reading answers (docs/DATA.md): `concept_words`, the concepts in the asked
+    order as the prompt showed them, and `template`, the instruction's text in the shipped
+    params/templates.yaml (None for a template id or condition it does not have). Categorical:
+    at paper size they repeat millions of times."""
+    from .data import load_templates
+    if answers.empty or "concepts" not in answers:
+        return answers
+    config = load_templates()
+    words = answers["concepts"].map(lambda c: " ".join(c) if c is not None and len(c) else "")
+
+    def text(key):
+        template_id, condition = key
+        try:
+            return config.template(int(template_id), condition)
+        except OcgInputError:
+            return None
+    keys = list(zip(answers["template_id"], answers["condition"]))
+    texts = {k: text(k) for k in set(keys)}
+    return answers.assign(concept_words=words.astype("category"),
+                          template=pd.Categorical([texts[k] for k in keys]))

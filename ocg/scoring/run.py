@@ -131,10 +131,8 @@ def _score_model(model_dir: Path, records: pd.DataFrame, completeness: dict, con
 
     answers = records[["instance_id", "model", "condition", "template_id", "set_id", "perm_index",
                        "pos_pattern", "concepts", "answer", "answer_status"]].copy()
-    if "answer_source" in records:
-        answers["answer_source"] = records["answer_source"].fillna("raw")
-    if "finish_reason" in records:
-        answers["finish_reason"] = records["finish_reason"]
+    answers["answer_source"] = records["answer_source"].fillna("raw") if "answer_source" in records else "raw"
+    answers["finish_reason"] = records["finish_reason"] if "finish_reason" in records else None
     texts = answers["answer"].map(lambda a: a if isinstance(a, str) else "")
     ctx = Context(answers=answers, texts=texts, group_texts=[], config=config, resolved=resolved, keys=keys,
                   out=out, redo=redo, log=log)

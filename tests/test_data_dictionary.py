@@ -1,0 +1,64 @@
+"""docs/DATA.md against real frames: every column `load_scores` returns is documented, and every
+column documented for the families scored is there."""
+
+import re
+
+import pytest
+from helpers import write_generations
+
+from ocg.metrics.coverage import MATCHING_RULES
+from ocg.metrics.degenerate import FLAG_COLUMNS
+from ocg.paths import PROJECT_ROOT
+from ocg.results import load_scores
+from ocg.scoring import score_model
+
+SCORED = {"always", "coverage", "pbleu", "distinct", "diverse"}  # what the fixture scores
+
+
+def documented(frame: str) -> dict[str, str]:
+    """column -> when, for one frame's table in docs/DATA.md, patterns expanded."""
+    text = (PROJECT_ROOT / "docs" / "DATA.md").read_text()
+    section = text.split(f"## {frame}\n", 1)[1].split("\n## ", 1)[0]
+    out = {}
+    for name, when in re.findall(r"^\| `([^`]+)` \| ([^|]+?) \|", section, re.M):
+        names = [name]
+        if "<rule>" in name:
+            names = [name.replace("<rule>", r) for r in MATCHING_RULES]
+        if "<flag>" in name:
+            names = [name.replace("<flag>", f) for f in FLAG_COLUMNS]
+        out.update({n: when for n in names})
+    return out
+
+
+@pytest.fixture(scope="module")
+def frames(tmp_path_factory):
+    root = tmp_path_factory.mktemp("dictionary")
+    rows = [{"set_id": "s1", "template_id": t, "perm_index": p, "concepts": ["boy", "ride", "bike", "street"],
+             "pos_pattern": "NVNN", "answer": ["The boy rides a bike down the street.", "A boy."][p % 2]}
+            for t in (0, 1) for p in range(24)]
+    write_generations(root / "gen", "m", rows)
+    score_model(root / "gen" / "m", metrics=["coverage", "pbleu", "distinct", "diverse"], out_dir=root / "scores",
+                progress=False)
+    return load_scores(root / "scores")
+
+
+@pytest.mark.parametrize("frame", ["answers", "groups", "summary"])
+def test_every_column_is_documented_and_every_documented_column_is_there(frames, frame):
+    docs = documented(frame)
+    assert set(frames[frame].columns) - set(docs) == set(), "columns missing from docs/DATA.md"
+    expected = {c for c, when in docs.items() if when in SCORED}
+    assert expected - set(frames[frame].columns) == set(), "documented, yet not in the frame"
+
+
+def test_the_convenience_columns_read_as_the_prompt(frames):
+    a = frames["answers"].iloc[0]
+    assert a["concept_words"] == "boy ride bike street"
+    assert a["template"] == "Concepts: {concepts}\n\nWrite a sentence that includes all these words in the specified order."
+
+
+def test_match_positions_index_tokens_and_minus_one_means_missing(frames):
+    a = frames["answers"]
+    full = a[a.answer == "The boy rides a bike down the street."].iloc[0]
+    assert [full["tokens"][i] for i in full["match_positions"]] == ["boy", "rides", "bike", "street"]
+    short = a[a.answer == "A boy."].iloc[0]
+    assert list(short["match_positions"]) == [1, -1, -1, -1]
