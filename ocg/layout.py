@@ -164,7 +164,13 @@ class ExecutedNotebook:
 
     @property
     def page(self) -> Path:
+        """The whole notebook, code included."""
         return self.folder / f"{self.name}.html"
+
+    @property
+    def results_page(self) -> Path:
+        """The same without its code: text, tables and figures, for readers."""
+        return self.folder / f"{self.name}.results.html"
 
 
 @dataclass(frozen=True)

@@ -45,16 +45,30 @@ def find_notebook(name: str) -> Path:
     return path
 
 
+def _without_stderr(nb):
+    """The notebook without what went to stderr (progress bars, library warnings): it says
+    nothing about the results. Errors are kept; the executed .ipynb keeps everything."""
+    for cell in nb.cells:
+        if cell.get("cell_type") == "code":
+            cell.outputs = [o for o in cell.get("outputs", [])
+                            if not (o.get("output_type") == "stream" and o.get("name") == "stderr")]
+    return nb
+
+
 def to_html(executed: Path) -> Path:
+    """The executed notebook as two pages: whole (code included) and its results alone."""
     import nbformat
     from nbconvert import HTMLExporter
 
-    nb = nbformat.read(executed, as_version=4)
-    body, _ = HTMLExporter().from_notebook_node(nb)
-    html = ExecutedNotebook(executed.parent, executed.stem).page
-    with atomic_path(html) as tmp:
-        tmp.write_text(body, encoding="utf-8")
-    return html
+    nb = _without_stderr(nbformat.read(executed, as_version=4))
+    pages = ExecutedNotebook(executed.parent, executed.stem)
+    for path, exporter in ((pages.page, HTMLExporter()),
+                           (pages.results_page, HTMLExporter(exclude_input=True, exclude_input_prompt=True,
+                                                             exclude_output_prompt=True))):
+        body, _ = exporter.from_notebook_node(nb)
+        with atomic_path(path) as tmp:
+            tmp.write_text(body, encoding="utf-8")
+    return pages.page
 
 
 def _not_unknown_parameter(record: logging.LogRecord) -> bool:

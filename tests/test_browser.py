@@ -59,6 +59,7 @@ def test_landing_page_in_a_real_browser(report):
     assert "<table" in html and "Ordered Rate" in html and "my-qwen" in html
     assert "paper's published numbers" in html  # my-qwen is the paper's Qwen2.5-7B
     assert 'href="cases.html"' in html and 'href="03_main_results.html"' in html
+    assert re.search(r'href="03_main_results.results.html">03_main_results</a> \(<a href="03_main_results.html">with code', html)
     assert re.search(r"broken-model.*failed</span> in 01_generate, cell 3: OSError: gone", html)
     assert "How much the open choices move Table 1" in html and "first occurrences only" in html
     assert "spaCy lemma (CommonGen" in html and "perplexity" in html

@@ -71,3 +71,29 @@ def test_papermill_documents_every_parameter_with_its_type_and_help(path):
     untyped = [n for n, p in listed.items() if p["inferred_type_name"] in ("None", "Unknown type")]
     assert not untyped, f"{path.name}: annotate {untyped}"
     assert not [n for n, p in listed.items() if not p["help"].strip()], f"{path.name}: a comment for each"
+
+
+def test_rendered_pages_leave_out_stderr_and_one_hides_the_code(tmp_path):
+    """Progress bars and library warnings (stderr) stay in the executed copy, out of the pages;
+    readers get the results without code beside the whole notebook."""
+    import nbformat
+
+    from ocg.layout import ExecutedNotebook
+    from ocg.notebook_runner import to_html
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("table = compute_the_table()")
+    cell.outputs = [nbformat.v4.new_output("stream", name="stderr", text="FutureWarning: use_auth_token\n 45%|####\n"),
+                    nbformat.v4.new_output("stream", name="stdout", text="w/ order 61.11\n"),
+                    nbformat.v4.new_output("error", ename="OcgInputError", evalue="no scores", traceback=["no scores"])]
+    nb.cells = [nbformat.v4.new_markdown_cell("# 03 · Main results"), cell]
+    executed = tmp_path / "03_main_results.ipynb"
+    nbformat.write(nb, executed)
+    page = to_html(executed)
+    pages = ExecutedNotebook(tmp_path, "03_main_results")
+    assert page == pages.page
+    whole, results = pages.page.read_text(), pages.results_page.read_text()
+    for html in (whole, results):
+        assert "w/ order 61.11" in html and "no scores" in html and "Main results" in html
+        assert "FutureWarning" not in html and "45%" not in html
+    assert "compute_the_table" in whole and "compute_the_table" not in results
+    assert "FutureWarning" in executed.read_text()  # the copy keeps everything

@@ -18,7 +18,7 @@ import pandas as pd
 from ..designs import describe_design, tables_note
 from ..generation.completeness import problems
 from ..io import atomic_path
-from ..layout import ModelGenerations, ModelScores, ReportFolder
+from ..layout import ExecutedNotebook, ModelGenerations, ModelScores, ReportFolder
 from ..metrics.degenerate import FLAG_COLUMNS, FLAG_HELP
 from ..metrics.registry import label
 from ..provenance import git_state
@@ -161,6 +161,14 @@ def _signatures(signatures: dict[str, Signature]) -> str:
     return "".join(out)
 
 
+def _notebook_link(report_dir: Path, name: str, href: str) -> str:
+    """A notebook's results page (its code hidden), and the whole notebook beside it."""
+    results = ExecutedNotebook(report_dir, Path(href).stem).results_page
+    if not results.exists():
+        return f"<a href='{_esc(href)}'>{_esc(name)}</a>"
+    return f"<a href='{_esc(results.name)}'>{_esc(name)}</a> (<a href='{_esc(href)}'>with code</a>)"
+
+
 def write_index(report_dir: str | Path, title: str, pages: list[tuple[str, str]], *, run: dict,
                 scores_root: str | Path, generations_root: str | Path, failures: dict | None = None) -> Path:
     """index.html (and the case browser) for a report directory."""
@@ -196,7 +204,7 @@ def write_index(report_dir: str | Path, title: str, pages: list[tuple[str, str]]
             + "".join(f"<dt>{_esc(f.replace('_', ' '))}</dt><dd>{_esc(FLAG_HELP[f])}</dd>" for f in FLAG_COLUMNS)
             + "</dl></details>",
             "<h2>How the scores were computed</h2>", _signatures(scores["signatures"]),
-            "<h2>Notebooks</h2><ol>" + "".join(f"<li><a href='{_esc(h)}'>{_esc(n)}</a></li>" for n, h in pages) + "</ol>",
+            "<h2>Notebooks</h2><ol>" + "".join(f"<li>{_notebook_link(report_dir, n, h)}</li>" for n, h in pages) + "</ol>",
             "<h2>Tables and figures</h2><ul class='links'>" + "".join(f"<li><a href='{_esc(f)}'>{_esc(f)}</a></li>" for f in files) + "</ul>"]
     page = (f"<!doctype html>\n<html lang='en'><head><meta charset='utf-8'><title>{_esc(title)}</title>"
             f"<meta name='viewport' content='width=device-width, initial-scale=1'><style>{_CSS}</style></head><body>\n"
