@@ -29,7 +29,7 @@ DEMO_RUN = PARAMS_DIR / "runs" / "demo.yaml"
 def load_run(path: str | Path = DEMO_RUN) -> dict:
     """A run file, validated completely (ocg/runconfig.py) before any work."""
     path = Path(path)
-    return check_common(read_yaml(path), path, {})
+    return check_common(read_yaml(path), path)
 
 
 def steps(run: dict, report_dir: Path) -> list[tuple[str, dict, str]]:

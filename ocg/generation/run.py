@@ -21,6 +21,7 @@ from ..io import write_json, write_json_when_full
 from ..layout import ModelGenerations
 from ..models import MODELS_FILE, ModelSpec, get_model
 from ..provenance import provenance
+from ..schema import positive_int
 from .backends import make_backend
 from .chat import prompt_sha256
 from .completeness import tally_stores
@@ -58,8 +59,7 @@ def generate(model: str | ModelSpec, conditions=("original", "ordered"), subset_
              progress: bool = True) -> Path:
     """Generate (or resume) one model's answers; returns its output directory."""
     spec = model if isinstance(model, ModelSpec) else get_model(model, models_file)
-    if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1):
-        raise OcgInputError("batch_size", f"got {batch_size!r}; expected a positive integer")
+    positive_int("batch_size", batch_size, nullable=True)
     conditions = list(conditions)
     instances = select_instances(dataset, conditions, subset_k, template_ids)
     if instances.empty:
