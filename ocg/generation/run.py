@@ -15,7 +15,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from ..data import ids_hash, load_templates
+from ..data import GENERATE_CONDITIONS, ids_hash, load_templates
 from ..errors import OcgInputError
 from ..io import write_json, write_json_when_full
 from ..layout import ModelGenerations
@@ -53,7 +53,7 @@ def check_batch_invariance(backend, rendered: dict[str, object], raw: dict[str, 
             "dtype": backend.spec.dtype, "quantization": backend.spec.quantization}
 
 
-def generate(model: str | ModelSpec, conditions=("original", "ordered"), subset_k: int | None = None,
+def generate(model: str | ModelSpec, conditions=GENERATE_CONDITIONS, subset_k: int | None = None,
              template_ids=None, dataset: str | Path | None = None, out_dir: str | Path | None = None,
              batch_size: int | None = None, models_file: str | Path = MODELS_FILE,
              progress: bool = True) -> Path:

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..data import build_instances, load_concept_sets, load_dataset, load_templates
+from ..data import GENERATE_CONDITIONS, build_instances, load_concept_sets, load_dataset, load_templates
 from ..data.concepts import select_covering_subset
 from ..errors import OcgInputError
 from ..schema import positive_int
 
 
-def select_instances(dataset: str | Path | None = None, conditions=("original", "ordered"),
+def select_instances(dataset: str | Path | None = None, conditions=GENERATE_CONDITIONS,
                      subset_k: int | None = None, template_ids=None, n_concepts: int = 4
                      ) -> pd.DataFrame:
     """Instances to generate: from a built dataset directory, or built in memory (same ids)."""
