@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .notebook_parameters import declared
-from .paths import NOTEBOOKS_DIR
+from .notebook_runner import find_notebook
 
 BUILD_DATA, GENERATE, SCORE = "00_build_data", "01_generate", "02_score"
 MODEL_NOTEBOOKS = (GENERATE, SCORE)
@@ -28,10 +28,6 @@ class Dirs:
     scores: Path
     reports: Path
     dataset: Path | None = None
-
-
-def notebook_file(notebook: str) -> Path:
-    return NOTEBOOKS_DIR / f"{notebook}.ipynb"
 
 
 def _analysis_values(cfg: dict, dirs: Dirs, models: list[str]) -> dict:
@@ -59,7 +55,7 @@ def notebook_params(notebook: str, cfg: dict, dirs: Dirs, models: list[str]) -> 
                 "metrics": cfg["metrics"], "scoring": dict(cfg["scoring"]), "scores_dir": str(dirs.scores)}
     if notebook not in ANALYSES:
         raise ValueError(f"no plan for notebook {notebook!r}")
-    wanted = declared(notebook_file(notebook))
+    wanted = declared(find_notebook(notebook))
     return {k: v for k, v in _analysis_values(cfg, dirs, models).items() if k in wanted}
 
 

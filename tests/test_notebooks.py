@@ -55,7 +55,7 @@ def test_an_analysis_gets_the_run_values_its_parameters_cell_declares(tmp_path, 
     cell = {"cell_type": "code", "metadata": {"tags": ["parameters"]}, "outputs": [], "execution_count": None,
             "source": "models_file = None\nreports_dir = None\nn_examples = 3\n"}
     notebook.write_text(json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
-    monkeypatch.setattr(plan, "notebook_file", lambda name: notebook)
+    monkeypatch.setattr(plan, "find_notebook", lambda name: notebook)
     run = load_run("params/runs/demo.yaml")
     dirs = plan.Dirs(tmp_path / "g", tmp_path / "s", tmp_path / "r")
     assert plan.notebook_params("09_cases", run, dirs, ["m"]) == {"models_file": run["models_file"],
