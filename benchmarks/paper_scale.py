@@ -94,7 +94,7 @@ def stage_analyses(out: Path, models: list[str]) -> dict:
            "analysis": list(ANALYSES), "conditions": CONDITIONS, "subset_k": None, "template_ids": None}
     d = dirs(out)
     per_notebook, pages = {}, []
-    for notebook, params in analysis_steps(cfg, d, models):
+    for notebook, params, _ in analysis_steps(cfg, d, models):
         t = time.perf_counter()
         run_step(notebook, params, d.reports, notebook)
         per_notebook[notebook] = round(time.perf_counter() - t, 2)

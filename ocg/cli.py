@@ -11,9 +11,9 @@ from .errors import OcgInputError
 
 
 def _build_data(args) -> int:
-    from .data import build_dataset, load_dataset
+    from .data import DEFAULT_CONDITIONS, build_dataset, load_dataset
 
-    path = build_dataset(n_concepts=args.n, subset_k=args.subset_k, conditions=args.conditions,
+    path = build_dataset(n_concepts=args.n, subset_k=args.subset_k, conditions=args.conditions or DEFAULT_CONDITIONS,
                          out_dir=args.out)
     _, manifest = load_dataset(path)
     counts = ", ".join(f"{c}={n:,}" for c, n in manifest["counts_per_condition"].items())
@@ -55,16 +55,18 @@ def _run_notebook(args) -> int:
 
 
 def _generate(args) -> int:
+    from .data import GENERATE_CONDITIONS
     from .generation import generate
     from .generation.completeness import describe_tally
     from .layout import ModelGenerations
     from .records import RunCard
 
-    model_dir = generate(args.model, conditions=args.conditions, subset_k=args.subset_k,
+    conditions = args.conditions or GENERATE_CONDITIONS
+    model_dir = generate(args.model, conditions=conditions, subset_k=args.subset_k,
                          template_ids=args.templates, dataset=args.dataset, out_dir=args.out,
                          batch_size=args.batch_size, models_file=args.models_file)
     tallies = RunCard.read(ModelGenerations(model_dir).run_card).records
-    print(f"{model_dir}: {describe_tally({c: tallies[c] for c in args.conditions})}")
+    print(f"{model_dir}: {describe_tally({c: tallies[c] for c in conditions})}")
     return 0
 
 
@@ -143,14 +145,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--n", type=int, default=4, help="concepts per set: 4 (paper) or 5")
     p.add_argument("--subset-k", type=int, default=None,
                    help="deterministic subset of k concept sets covering N/V compositions")
-    p.add_argument("--conditions", nargs="+", default=["original", "ordered", "ordered_one_shot"])
+    p.add_argument("--conditions", nargs="+", default=None, help="default: ocg.data.DEFAULT_CONDITIONS")
     p.add_argument("--out", type=Path, default=None, help="output directory")
     p.set_defaults(func=_build_data)
 
     from .models import MODELS_FILE
     p = sub.add_parser("generate", help="generate answers with one model (as notebook 01 does)")
     p.add_argument("model", help="an entry of params/models.yaml")
-    p.add_argument("--conditions", nargs="+", default=["original", "ordered"])
+    p.add_argument("--conditions", nargs="+", default=None, help="default: ocg.data.GENERATE_CONDITIONS")
     p.add_argument("--subset-k", type=int, default=None)
     p.add_argument("--templates", type=int, nargs="+", default=None, help="template ids (default all)")
     p.add_argument("--dataset", type=Path, default=None, help="a built dataset directory")

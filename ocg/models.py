@@ -32,6 +32,8 @@ MAX_SECONDS = 7 * 24 * 3600  # a wait longer than a week is a typo (sockets over
 
 @dataclass(frozen=True)
 class ModelSpec:
+    """One models-file entry. Its field defaults are every entry's (the one place they are written);
+    a models file's `defaults:` mapping changes them for that file's entries."""
     name: str
     id: str
     backend: str = "transformers"

@@ -1,6 +1,7 @@
 """The main job: the numbered notebooks run in order with papermill, as a run file says.
 
-00 builds the data, 01 generates with each model, 02 scores, 03-09 analyse. Every executed
+00 builds the data, 01 generates with each model, 02 scores, 03-09 analyse (the steps: ocg/plan.py;
+the loop over them is shared with a sweep's analyses, `run_steps`). Every executed
 notebook and its HTML land in outputs/reports/<run name>/, with tables/, figures/ and an
 index.html linking them; the run builds them in a fresh folder that replaces the report when
 it ends (ocg/analysis/staging.py), so no file of an earlier run stays. A failing notebook stops
@@ -19,7 +20,7 @@ from .io import read_yaml
 from .layout import ExecutedNotebook, outputs
 from .notebook_runner import run_notebook
 from .paths import PARAMS_DIR
-from .plan import Dirs, analysis_steps, notebook_params
+from .plan import Dirs, report_steps
 from .runconfig import check_common
 
 DEMO_RUN = PARAMS_DIR / "runs" / "demo.yaml"
@@ -28,23 +29,14 @@ DEMO_RUN = PARAMS_DIR / "runs" / "demo.yaml"
 def load_run(path: str | Path = DEMO_RUN) -> dict:
     """A run file, validated completely (ocg/runconfig.py) before any work."""
     path = Path(path)
-    return check_common(read_yaml(path), path, {})
+    return check_common(read_yaml(path), path)
 
 
 def steps(run: dict, report_dir: Path) -> list[tuple[str, dict, str]]:
-    """(notebook, parameters, name of the executed copy) in order: 00, 01 per model, 02, 03-09."""
+    """(notebook, parameters, name of the executed copy) in order, from ocg/plan.py."""
     out = outputs()
-    dirs = Dirs(generations=out.generations, scores=out.scores, reports=report_dir,
-                dataset=out.dataset(dataset_name(run["n_concepts"])).folder)
-    plan = [("00_build_data", notebook_params("00_build_data", run, dirs, []), "00_build_data")]
-    for model in run["models"]:
-        if "01_generate" in run["notebooks"]:
-            plan.append(("01_generate", notebook_params("01_generate", run, dirs, [model]),
-                         f"01_generate-{model}"))
-    if "02_score" in run["notebooks"]:
-        plan.append(("02_score", notebook_params("02_score", run, dirs, run["models"]), "02_score"))
-    plan += [(nb, params, nb) for nb, params in analysis_steps(run, dirs, run["models"])]
-    return plan
+    return report_steps(run, Dirs(generations=out.generations, scores=out.scores, reports=report_dir,
+                                  dataset=out.dataset(dataset_name(run["n_concepts"])).folder))
 
 
 class StepFailed(RuntimeError):
@@ -77,22 +69,36 @@ def run_pipeline(run_file: str | Path | None = None) -> int:
     return code
 
 
+def run_steps(plan: list[tuple[str, dict, str]], staging: Path, final: Path, failed_title: str,
+              announce) -> tuple[list[tuple[str, str]], StepFailed | None]:
+    """The one loop of `ocg report` and a sweep's analyses: each notebook into `staging` in order.
+
+    Returns the (name, page) of each finished notebook, and the failure that stopped the loop,
+    if one did; a failure leaves a status page naming the failed notebook in `staging`.
+    `announce(i, n, name)` prints the step's progress line.
+    """
+    pages = []
+    for i, (notebook, params, name) in enumerate(plan, start=1):
+        announce(i, len(plan), name)
+        try:
+            run_step(notebook, params, staging, name, shown_dir=final)
+        except StepFailed as exc:
+            write_status_page(staging, failed_title, str(exc).splitlines()[0],
+                              pages + [(f"{name} (failed)", ExecutedNotebook(staging, name).page.name)])
+            return pages, exc
+        pages.append((name, ExecutedNotebook(staging, name).page.name))
+    return pages, None
+
+
 def _run_steps(run: dict, staging: Path, final: Path) -> tuple[int, dict]:
     """Every notebook into `staging`, then the landing page: (exit code, how the run ended)."""
     from .analysis.site import write_index
 
-    pages = []
-    plan = steps(run, staging)
-    for i, (notebook, params, name) in enumerate(plan, start=1):
-        print(f"[{i}/{len(plan)}] {name}", flush=True)
-        try:
-            run_step(notebook, params, staging, name, shown_dir=final)
-        except StepFailed as exc:
-            print(f"\nocg: {exc}", file=sys.stderr)
-            write_status_page(staging, f"ocg report: {run['name']} (failed)", str(exc).splitlines()[0],
-                              pages + [(f"{name} (failed)", ExecutedNotebook(staging, name).page.name)])
-            return 1, {"state": "failed", "reason": str(exc), "notebooks": [n for n, _ in pages]}
-        pages.append((name, ExecutedNotebook(staging, name).page.name))
-    write_index(staging, f"ocg report: {run['name']}", pages, run=run,
-                scores_root=outputs().scores, generations_root=outputs().generations)
+    title = f"ocg report: {run['name']}"
+    pages, failure = run_steps(steps(run, staging), staging, final, f"{title} (failed)",
+                               lambda i, n, name: print(f"[{i}/{n}] {name}", flush=True))
+    if failure is not None:
+        print(f"\nocg: {failure}", file=sys.stderr)
+        return 1, {"state": "failed", "reason": str(failure), "notebooks": [n for n, _ in pages]}
+    write_index(staging, title, pages, run=run, scores_root=outputs().scores, generations_root=outputs().generations)
     return 0, {"state": "done", "notebooks": [n for n, _ in pages]}

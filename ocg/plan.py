@@ -1,9 +1,10 @@
 """Which notebook runs with which parameters: one plan for `ocg report` and both sweep executors.
 
 A run file (params/runs/) and a sweep file (params/sweeps/) name the same things: models, the
-models file, conditions, concept sets, templates, metrics and scoring settings. Every notebook
-gets every one of them that it reads, from here, so a sweep with its own models file reaches
-the analyses too (tests check each parameter exists in the notebook's parameters cell).
+models file, conditions, concept sets, templates, metrics and scoring settings. Every analysis
+gets exactly the run's values for the parameters its parameters cell declares (read from the
+notebook, ocg/notebook_parameters.py), so a sweep with its own models file reaches the analyses
+too. The notebooks' names are spelled here; other modules use these constants.
 """
 
 from __future__ import annotations
@@ -11,13 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-MODEL_NOTEBOOKS = ("01_generate", "02_score")
+from .notebook_parameters import declared
+from .notebook_runner import find_notebook
+
+BUILD_DATA, GENERATE, SCORE = "00_build_data", "01_generate", "02_score"
+MODEL_NOTEBOOKS = (GENERATE, SCORE)
 ANALYSES = ("03_main_results", "04_pos_patterns", "05_templates", "06_priming",
             "07_reasoning_models", "08_concept_difficulty", "09_cases")
-# Analyses that join our models to the paper's or read their entries (base_model).
-_READ_MODELS_FILE = {"03_main_results", "06_priming", "07_reasoning_models"}
-_WRITE_TABLES = {"03_main_results", "04_pos_patterns", "05_templates", "06_priming",
-                 "07_reasoning_models", "08_concept_difficulty"}
 
 
 @dataclass(frozen=True)
@@ -29,36 +30,51 @@ class Dirs:
     dataset: Path | None = None
 
 
+def _analysis_values(cfg: dict, dirs: Dirs, models: list[str]) -> dict:
+    """What a run offers every analysis; each takes those its parameters cell declares."""
+    values = {"scores_dir": str(dirs.scores), "models": list(models),
+              "allow_incomplete": bool(cfg.get("allow_incomplete", False)),
+              "models_file": cfg["models_file"], "reports_dir": str(dirs.reports)}
+    if cfg.get("table7_pairs"):
+        values.update(pairs=cfg["table7_pairs"], pairs_note=cfg.get("table7_note", ""))
+    return values
+
+
 def notebook_params(notebook: str, cfg: dict, dirs: Dirs, models: list[str]) -> dict:
     """The parameters `notebook` gets for these models under this run or sweep configuration."""
-    if notebook == "00_build_data":
+    if notebook == BUILD_DATA:
         return {"n_concepts": cfg["n_concepts"]}
-    if notebook == "01_generate":
+    if notebook == GENERATE:
         (model,) = models
         return {"model": model, "conditions": cfg["conditions"], "subset_k": cfg["subset_k"],
                 "template_ids": cfg["template_ids"], "generations_dir": str(dirs.generations),
                 "models_file": cfg["models_file"],
                 "dataset": str(dirs.dataset) if dirs.dataset else None}
-    if notebook == "02_score":
+    if notebook == SCORE:
         return {"generations_dir": str(dirs.generations), "models": list(models),
                 "metrics": cfg["metrics"], "scoring": dict(cfg["scoring"]), "scores_dir": str(dirs.scores)}
     if notebook not in ANALYSES:
         raise ValueError(f"no plan for notebook {notebook!r}")
-    params = {"scores_dir": str(dirs.scores), "models": list(models),
-              "allow_incomplete": bool(cfg.get("allow_incomplete", False))}
-    if notebook in _READ_MODELS_FILE:
-        params["models_file"] = cfg["models_file"]
-    if notebook in _WRITE_TABLES:
-        params["reports_dir"] = str(dirs.reports)
-    if notebook == "07_reasoning_models" and cfg.get("table7_pairs"):
-        params.update(pairs=cfg["table7_pairs"], pairs_note=cfg.get("table7_note", ""))
-    return params
+    wanted = declared(find_notebook(notebook))
+    return {k: v for k, v in _analysis_values(cfg, dirs, models).items() if k in wanted}
 
 
 def model_steps(cfg: dict, dirs: Dirs, model: str) -> list[tuple[str, dict]]:
-    """(notebook, parameters) of one model's task, in order."""
+    """(notebook, parameters) of one model's sweep task, in order."""
     return [(nb, notebook_params(nb, cfg, dirs, [model])) for nb in cfg["notebooks"]]
 
 
-def analysis_steps(cfg: dict, dirs: Dirs, models: list[str]) -> list[tuple[str, dict]]:
-    return [(nb, notebook_params(nb, cfg, dirs, models)) for nb in cfg["analysis"]]
+def analysis_steps(cfg: dict, dirs: Dirs, models: list[str]) -> list[tuple[str, dict, str]]:
+    """(notebook, parameters, name of the executed copy) of the analyses over `models`."""
+    return [(nb, notebook_params(nb, cfg, dirs, models), nb) for nb in cfg["analysis"]]
+
+
+def report_steps(cfg: dict, dirs: Dirs) -> list[tuple[str, dict, str]]:
+    """`ocg report`'s steps in order: 00, 01 per model, 02 over all models, the analyses."""
+    models = list(cfg["models"])
+    plan = [(BUILD_DATA, notebook_params(BUILD_DATA, cfg, dirs, []), BUILD_DATA)]
+    if GENERATE in cfg["notebooks"]:
+        plan += [(GENERATE, notebook_params(GENERATE, cfg, dirs, [m]), f"{GENERATE}-{m}") for m in models]
+    if SCORE in cfg["notebooks"]:
+        plan.append((SCORE, notebook_params(SCORE, cfg, dirs, models), SCORE))
+    return plan + analysis_steps(cfg, dirs, models)

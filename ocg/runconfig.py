@@ -2,8 +2,8 @@
 
 Both name what to run: models (entries of a models file), conditions, concept sets, templates,
 metrics and scoring settings, the notebooks, and Table 7's pairs. A sweep adds where outputs go
-and the resources of each model's task. Every field is checked before any work starts; an error
-names the file and the field.
+and the resources of each model's task. Every field is a `schema.Field`, checked before any work
+starts (then what needs the models, templates and scoring files); an error names file and field.
 """
 
 from __future__ import annotations
@@ -14,95 +14,88 @@ from .errors import OcgInputError
 from .models import MODELS_FILE, load_models
 from .names import check_name
 from .plan import ANALYSES, MODEL_NOTEBOOKS
+from .schema import Field, check_fields
 
 COMMON_DEFAULTS = {"models_file": None, "n_concepts": 4, "subset_k": None, "template_ids": None,
                    "metrics": None, "scoring": {}, "notebooks": list(MODEL_NOTEBOOKS),
                    "analysis": list(ANALYSES), "table7_pairs": None, "table7_note": "",
                    "allow_incomplete": False}
-REQUIRED = ("name", "models", "conditions")
 
 
-def _list_of(where: str, value, kind, allow_none=False, allow_empty=False):
-    if value is None and allow_none:
-        return None
-    if not isinstance(value, list) or (not value and not allow_empty) or \
-            not all(isinstance(v, kind) and not isinstance(v, bool) for v in value):
-        raise OcgInputError(where, f"got {value!r}; expected a {'non-empty ' if not allow_empty else ''}"
-                                   f"list of {kind.__name__}" + (" or null" if allow_none else ""))
-    return value
+def _names(where: str, models: list) -> None:
+    for i, model in enumerate(models):
+        check_name(f"{where}[{i}]", model)
+    if len(set(models)) != len(models):
+        raise OcgInputError(where, "a model is listed twice")
 
 
-def check_common(raw: object, path: Path, extra_keys: dict) -> dict:
-    """The validated configuration: COMMON_DEFAULTS filled in, models_file resolved."""
+def _notebooks(allowed: tuple[str, ...]):
+    def check(where: str, notebooks: list) -> None:
+        for i, nb in enumerate(notebooks):
+            if nb not in allowed:
+                raise OcgInputError(f"{where}[{i}]", f"unknown notebook {nb!r}; known: {list(allowed)}")
+    return check
+
+
+def _metrics(where: str, metrics: list) -> None:
+    from .scoring import check_metrics
+    check_metrics(metrics, where)
+
+
+RUN_FIELDS = {
+    "name": Field(str, required=True, check=check_name),
+    "models": Field(list, required=True, items=str, nonempty=True, check=_names),
+    "conditions": Field(list, required=True, items=str, nonempty=True),
+    "models_file": Field(str, nullable=True, expected="a path or null"),
+    "n_concepts": Field(int, choices=(4, 5), expected="4 or 5"),
+    "subset_k": Field(int, nullable=True, minimum=1, expected="a positive number of concept sets, or null for all"),
+    "template_ids": Field(list, nullable=True, items=int),
+    "metrics": Field(list, nullable=True, check=_metrics),
+    "scoring": Field(dict, expected="a mapping of params/scoring.yaml overrides"),
+    "notebooks": Field(list, items=str, check=_notebooks(MODEL_NOTEBOOKS)),
+    "analysis": Field(list, items=str, check=_notebooks(ANALYSES)),
+    "table7_pairs": Field(dict, nullable=True, expected="{reasoning model: base model}"),
+    "table7_note": Field(str, expected="text"),
+    "allow_incomplete": Field(bool, expected="true or false"),
+}
+
+
+def check_common(raw: object, path: Path, fields: dict = RUN_FIELDS, defaults: dict = COMMON_DEFAULTS) -> dict:
+    """The validated configuration: `defaults` filled in, models_file resolved; then what needs
+    the other files (models, templates, scoring settings) and the other fields."""
     from .data import load_templates
-    from .scoring import check_metrics, load_scoring_config
+    from .scoring import load_scoring_config
 
     src = str(path)
     if not isinstance(raw, dict):
         raise OcgInputError(src, "expected a mapping of settings")
-    known = set(COMMON_DEFAULTS) | set(REQUIRED) | set(extra_keys)
-    for key in raw:
-        if key not in known:
-            raise OcgInputError(f"{src}: {key}", f"unknown key; known: {sorted(known)}")
-    for key in REQUIRED:
-        if key not in raw:
-            raise OcgInputError(f"{src}: {key}", "missing")
-    cfg = {**COMMON_DEFAULTS, **extra_keys, **raw}
-    check_name(f"{src}: name", cfg["name"])
+    cfg = check_fields(f"{src}:", raw, fields, defaults)
 
     models_file = Path(cfg["models_file"]) if cfg["models_file"] else MODELS_FILE
-    if cfg["models_file"] is not None and not isinstance(cfg["models_file"], str):
-        raise OcgInputError(f"{src}: models_file", f"got {cfg['models_file']!r}; expected a path or null")
     if not models_file.is_absolute():
         models_file = (path.parent / models_file).resolve()
     cfg["models_file"] = str(models_file) if raw.get("models_file") else None
     specs = load_models(models_file)
-    _list_of(f"{src}: models", cfg["models"], str)
     for i, model in enumerate(cfg["models"]):
-        check_name(f"{src}: models[{i}]", model)
         if model not in specs:
             raise OcgInputError(f"{src}: models[{i}]", f"{model!r} is not an entry of {models_file}")
-    if len(set(cfg["models"])) != len(cfg["models"]):
-        raise OcgInputError(f"{src}: models", "a model is listed twice")
 
     templates = load_templates()
-    for i, cond in enumerate(_list_of(f"{src}: conditions", cfg["conditions"], str)):
+    for i, cond in enumerate(cfg["conditions"]):
         if cond not in templates.conditions:
             raise OcgInputError(f"{src}: conditions[{i}]", f"unknown condition {cond!r}; known: "
                                                            f"{sorted(templates.conditions)}")
-    if cfg["n_concepts"] not in (4, 5) or isinstance(cfg["n_concepts"], bool):
-        raise OcgInputError(f"{src}: n_concepts", f"got {cfg['n_concepts']!r}; expected 4 or 5")
-    k = cfg["subset_k"]
-    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
-        raise OcgInputError(f"{src}: subset_k", f"got {k!r}; expected a positive number of concept sets, "
-                                                "or null for all")
-    for i, tid in enumerate(_list_of(f"{src}: template_ids", cfg["template_ids"], int, allow_none=True) or []):
+    for i, tid in enumerate(cfg["template_ids"] or []):
         if tid not in templates.templates:
             raise OcgInputError(f"{src}: template_ids[{i}]", f"unknown template id {tid}; known: "
                                                              f"{sorted(templates.templates)}")
-    if cfg["metrics"] is not None:
-        check_metrics(cfg["metrics"], f"{src}: metrics")
-    if not isinstance(cfg["scoring"], dict):
-        raise OcgInputError(f"{src}: scoring", "expected a mapping of params/scoring.yaml overrides")
     try:
         load_scoring_config(**cfg["scoring"])
     except OcgInputError as exc:
         raise OcgInputError(f"{src}: scoring", exc.problem) from None
-    for key, allowed in (("notebooks", MODEL_NOTEBOOKS), ("analysis", ANALYSES)):
-        for i, nb in enumerate(_list_of(f"{src}: {key}", cfg[key], str, allow_empty=True)):
-            if nb not in allowed:
-                raise OcgInputError(f"{src}: {key}[{i}]", f"unknown notebook {nb!r}; known: {list(allowed)}")
-    pairs = cfg["table7_pairs"]
-    if pairs is not None:
-        if not isinstance(pairs, dict):
-            raise OcgInputError(f"{src}: table7_pairs", "expected {reasoning model: base model}")
-        for reasoning, base in pairs.items():
-            for model in (reasoning, base):
-                if model not in cfg["models"]:
-                    raise OcgInputError(f"{src}: table7_pairs.{reasoning}", f"{model!r} is not a model of this file")
-    if not isinstance(cfg["allow_incomplete"], bool):
-        raise OcgInputError(f"{src}: allow_incomplete", f"got {cfg['allow_incomplete']!r}; expected true or false")
-    if not isinstance(cfg["table7_note"], str):
-        raise OcgInputError(f"{src}: table7_note", "expected text")
+    for reasoning, base in (cfg["table7_pairs"] or {}).items():
+        for model in (reasoning, base):
+            if model not in cfg["models"]:
+                raise OcgInputError(f"{src}: table7_pairs.{reasoning}", f"{model!r} is not a model of this file")
     cfg["file"] = src
     return cfg

@@ -4,8 +4,8 @@ A parameter file's section is a mapping checked against `Field`s: unknown keys, 
 required ones, wrong types (a YAML `true` is never a number), values outside their choices or
 outside their range, numbers that are not finite (`.nan`, `.inf` fail mid-run, far from
 the file), and any field-specific check, each an OcgInputError naming `where.key`.
-Used by models.yaml entries (and their api and server blocks), scoring.yaml, run and sweep
-files (resources, Slurm settings).
+Used by models.yaml entries (and their api and server blocks), scoring.yaml, templates.yaml,
+run and sweep files (resources, Slurm settings), and by `positive_int` for arguments in code.
 """
 
 from __future__ import annotations
@@ -28,6 +28,9 @@ class Field:
     exclusive: bool = False             # minimum itself not allowed
     maximum: float | None = None        # e.g. a seed's range (numpy and torch take < 2**32)
     check: Callable[[str, Any], None] | None = None  # (where, value): raises OcgInputError
+    items: type | None = None           # a list's elements (never a YAML true for a number)
+    nonempty: bool = False              # a list with at least one element
+    expected: str | None = None         # what a wrong type, choice or range is told it should be
 
 
 def _type_name(kind) -> str:
@@ -48,26 +51,44 @@ def at(where: str, key: str) -> str:
     return f"{where} {key}" if where.endswith(":") else f"{where}.{key}"
 
 
+def _list_text(field: Field) -> str:
+    return f"a {'non-empty ' if field.nonempty else ''}list of {field.items.__name__}"
+
+
+def _fits(value: Any, kind) -> bool:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if float in kinds:
+        kinds = (*kinds, int)
+    return isinstance(value, kinds) and (not isinstance(value, bool) or bool in kinds)
+
+
 def check_value(where: str, value: Any, field: Field) -> Any:
     if value is None and field.nullable:
         return value
-    kinds = field.kind if isinstance(field.kind, tuple) else (field.kind,)
-    if float in kinds:
-        kinds = (*kinds, int)
-    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
-        raise OcgInputError(where, f"expected {_type_name(field.kind)}{' or null' if field.nullable else ''}, "
-                                   f"got {value!r}")
+    or_null = " or null" if field.nullable else ""
+    if field.items is not None and not (isinstance(value, list) and (value or not field.nonempty)
+                                        and all(_fits(v, field.items) for v in value)):
+        raise OcgInputError(where, f"got {value!r}; expected {field.expected or _list_text(field) + or_null}")
+    if not _fits(value, field.kind):
+        raise OcgInputError(where, f"got {value!r}; expected {field.expected}" if field.expected else
+                            f"expected {_type_name(field.kind)}{or_null}, got {value!r}")
     if isinstance(value, float) and not math.isfinite(value):
         raise OcgInputError(where, f"got {value!r}; expected a finite number")
     if field.choices is not None and value not in field.choices:
-        raise OcgInputError(where, f"got {value!r}; expected one of {', '.join(map(str, field.choices))}")
+        raise OcgInputError(where, f"got {value!r}; expected "
+                                   f"{field.expected or 'one of ' + ', '.join(map(str, field.choices))}")
     if field.minimum is not None and (value < field.minimum or (field.exclusive and value == field.minimum)):
-        raise OcgInputError(where, f"got {value!r}; expected {_minimum_text(field)}")
+        raise OcgInputError(where, f"got {value!r}; expected {field.expected or _minimum_text(field)}")
     if field.maximum is not None and value > field.maximum:
         raise OcgInputError(where, f"got {value!r}; expected at most {field.maximum!r}")
     if field.check is not None:
         field.check(where, value)
     return value
+
+
+def positive_int(where: str, value: Any, expected: str = "a positive integer", nullable: bool = False) -> Any:
+    """`value` if it is an integer >= 1 (never a YAML true), or None where `nullable`."""
+    return check_value(where, value, Field(int, minimum=1, nullable=nullable, expected=expected))
 
 
 def check_fields(where: str, raw: Any, fields: dict[str, Field], defaults: dict | None = None) -> dict:

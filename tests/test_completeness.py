@@ -120,9 +120,9 @@ def test_an_older_card_is_checked_from_its_runs_and_an_unbuildable_one_named(mod
 
 def test_a_run_file_takes_allow_incomplete(tmp_path):
     base = {"name": "x", "models": ["smollm2-135m-instruct"], "conditions": ["ordered"]}
-    assert check_common(base, tmp_path / "r.yaml", {})["allow_incomplete"] is False
+    assert check_common(base, tmp_path / "r.yaml")["allow_incomplete"] is False
     with pytest.raises(OcgInputError, match="allow_incomplete: got 'yes'; expected true or false"):
-        check_common({**base, "allow_incomplete": "yes"}, tmp_path / "r.yaml", {})
+        check_common({**base, "allow_incomplete": "yes"}, tmp_path / "r.yaml")
 
 
 def rows(sets, templates):

@@ -37,14 +37,29 @@ def test_every_planned_parameter_exists_in_its_notebook():
     for sweep_file in sorted(NOTEBOOKS_DIR.parent.glob("params/sweeps/*.yaml")):
         sweep = load_sweep(sweep_file)
         from ocg.plan import analysis_steps
-        plans.append([(nb, p, nb) for nb, p in model_steps(sweep, sweep_dirs(sweep), sweep["models"][0])
-                      + analysis_steps(sweep, sweep_dirs(sweep), sweep["models"])])
+        plans.append([(nb, p, nb) for nb, p in model_steps(sweep, sweep_dirs(sweep), sweep["models"][0])]
+                     + analysis_steps(sweep, sweep_dirs(sweep), sweep["models"]))
     seen = set()
     for plan in plans:
         for notebook, params, _ in plan:
             check_parameters(NOTEBOOKS_DIR / f"{notebook}.ipynb", params)
             seen.add(notebook)
     assert seen == {p.stem for p in NOTEBOOKS}
+
+
+def test_an_analysis_gets_the_run_values_its_parameters_cell_declares(tmp_path, monkeypatch):
+    """What an analysis receives is read from its notebook: declare a parameter, and it comes."""
+    from ocg import plan
+    from ocg.pipeline import load_run
+    notebook = tmp_path / "09_cases.ipynb"
+    cell = {"cell_type": "code", "metadata": {"tags": ["parameters"]}, "outputs": [], "execution_count": None,
+            "source": "models_file = None\nreports_dir = None\nn_examples = 3\n"}
+    notebook.write_text(json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    monkeypatch.setattr(plan, "find_notebook", lambda name: notebook)
+    run = load_run("params/runs/demo.yaml")
+    dirs = plan.Dirs(tmp_path / "g", tmp_path / "s", tmp_path / "r")
+    assert plan.notebook_params("09_cases", run, dirs, ["m"]) == {"models_file": run["models_file"],
+                                                                 "reports_dir": str(tmp_path / "r")}
 
 
 @pytest.mark.slow

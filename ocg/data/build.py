@@ -13,9 +13,7 @@ from ..paths import CONCEPT_SETS_FILE, TEMPLATES_FILE
 from ..provenance import provenance
 from .concepts import load_concept_sets, select_covering_subset
 from .instances import build_instances, content_hash, ids_hash
-from .templates import load_templates
-
-DEFAULT_CONDITIONS = ("original", "ordered", "ordered_one_shot")
+from .templates import DEFAULT_CONDITIONS, load_templates
 
 
 def dataset_name(n_concepts: int = 4, subset_k: int | None = None) -> str:

@@ -1,4 +1,4 @@
-"""Instruction templates and conditions, read from params/templates.yaml and validated."""
+"""Instruction templates and conditions, read from params/templates.yaml and checked (schema.Field)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,12 @@ from ..errors import OcgInputError
 from ..io import read_yaml
 from ..names import check_name
 from ..paths import TEMPLATES_FILE
+from ..schema import Field, check_fields
 
 PLACEHOLDERS = ("concepts",)
+# The default conditions, named once: what a dataset is built with, and what a model generates.
+DEFAULT_CONDITIONS = ("original", "ordered", "ordered_one_shot")
+GENERATE_CONDITIONS = ("original", "ordered")
 
 
 @dataclass(frozen=True)
@@ -60,8 +64,8 @@ class TemplateConfig:
         return turns
 
 
-def _check_text(text: object, where: str) -> str:
-    if not isinstance(text, str) or not text.strip():
+def _check_text(where: str, text: str) -> str:
+    if not text.strip():
         raise OcgInputError(where, "expected a non-empty template string")
     try:
         parsed = [(f, spec, conv) for _, f, spec, conv in string.Formatter().parse(text) if f is not None]
@@ -83,61 +87,42 @@ def _check_text(text: object, where: str) -> str:
     return text
 
 
-def _require(mapping: dict, key: str, kind: type, where: str):
-    if key not in mapping:
-        raise OcgInputError(where, f"missing key {key!r}")
-    value = mapping[key]
-    if not isinstance(value, kind):
-        raise OcgInputError(f"{where}.{key}", f"expected {kind.__name__}, got {type(value).__name__}")
-    return value
+def _check_words(where: str, words: list) -> None:
+    if not words or not all(isinstance(w, str) and w.strip() and w == w.strip() for w in words):
+        raise OcgInputError(where, f"got {words!r:.80}; expected a non-empty list of words")
+
+
+def _nonempty(where: str, mapping: dict) -> None:
+    if not mapping:
+        raise OcgInputError(where, "empty; expected at least one template")
+
+
+TEXT = Field(str, required=True, check=_check_text, expected="a non-empty template string")
+FILE_FIELDS = {"answer_suffix": Field(str, required=True), "system_prompt": Field(str, required=True),
+               "one_shot": Field(dict, required=True), "conditions": Field(dict, required=True),
+               "templates": Field(dict, required=True, check=_nonempty)}
+TEMPLATE_FIELDS = {"original": TEXT, "ordered": TEXT}
+CONDITION_FIELDS = {"text": Field(str, required=True, choices=tuple(TEMPLATE_FIELDS)),
+                    "shot": Field(bool, required=True, expected="true or false")}
+SHOT_FIELDS = {"concepts": Field(list, required=True, check=_check_words), "answer": Field(str, required=True)}
 
 
 def load_templates(path: str | Path = TEMPLATES_FILE) -> TemplateConfig:
     path = Path(path)
-    raw = read_yaml(path)
     src = str(path)
-    if not isinstance(raw, dict):
-        raise OcgInputError(src, "expected a mapping at the top level")
-    known_keys = {"answer_suffix", "system_prompt", "one_shot", "conditions", "templates"}
-    extra = sorted(set(raw) - known_keys)
-    if extra:
-        raise OcgInputError(src, f"unknown key(s) {extra}; expected {sorted(known_keys)}")
-
+    raw = check_fields(f"{src}:", read_yaml(path), FILE_FIELDS)
     templates: dict[int, dict[str, str]] = {}
-    if not _require(raw, "templates", dict, src):
-        raise OcgInputError(f"{src}: templates", "empty; expected at least one template")
     for tid, texts in raw["templates"].items():
         where = f"{src}: templates.{tid}"
-        if not isinstance(tid, int) or tid < 0:
+        if not isinstance(tid, int) or isinstance(tid, bool) or tid < 0:
             raise OcgInputError(where, "template ids must be non-negative integers")
-        if not isinstance(texts, dict) or set(texts) != {"original", "ordered"}:
-            raise OcgInputError(where, "expected exactly the keys 'original' and 'ordered'")
-        templates[tid] = {k: _check_text(v, f"{where}.{k}") for k, v in texts.items()}
-
+        templates[tid] = check_fields(where, texts, TEMPLATE_FIELDS)
     conditions: dict[str, Condition] = {}
-    for name, spec in _require(raw, "conditions", dict, src).items():
+    for name, spec in raw["conditions"].items():
         check_name(f"{src}: conditions", name)  # it names the generations file <condition>.jsonl
-        where = f"{src}: conditions.{name}"
-        if not isinstance(spec, dict) or set(spec) != {"text", "shot"}:
-            raise OcgInputError(where, "expected exactly the keys 'text' and 'shot'")
-        if spec["text"] not in ("original", "ordered"):
-            raise OcgInputError(f"{where}.text", f"got {spec['text']!r}; expected 'original' or 'ordered'")
-        if not isinstance(spec["shot"], bool):
-            raise OcgInputError(f"{where}.shot", "expected true or false")
+        spec = check_fields(f"{src}: conditions.{name}", spec, CONDITION_FIELDS)
         conditions[name] = Condition(name, spec["text"], spec["shot"])
-
-    shot = _require(raw, "one_shot", dict, src)
-    shot_concepts = _require(shot, "concepts", list, f"{src}: one_shot")
-    if not shot_concepts or not all(isinstance(w, str) and w.strip() and w == w.strip() for w in shot_concepts):
-        raise OcgInputError(f"{src}: one_shot.concepts", f"got {shot_concepts!r:.80}; expected a non-empty "
-                                                         "list of words")
-    shot_answer = _require(shot, "answer", str, f"{src}: one_shot")
-    return TemplateConfig(
-        templates=templates,
-        conditions=conditions,
-        answer_suffix=_require(raw, "answer_suffix", str, src),
-        system_prompt=_require(raw, "system_prompt", str, src),
-        shot_concepts=tuple(shot_concepts),
-        shot_answer=shot_answer,
-        source=src,
-    )
+    shot = check_fields(f"{src}: one_shot", raw["one_shot"], SHOT_FIELDS)
+    return TemplateConfig(templates=templates, conditions=conditions, answer_suffix=raw["answer_suffix"],
+                          system_prompt=raw["system_prompt"], shot_concepts=tuple(shot["concepts"]),
+                          shot_answer=shot["answer"], source=src)

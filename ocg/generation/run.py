@@ -16,13 +16,14 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from ..data import ids_hash, load_templates
+from ..data import GENERATE_CONDITIONS, ids_hash, load_templates
 from ..errors import OcgInputError
 from ..io import write_json_when_full
 from ..layout import ModelGenerations
 from ..models import MODELS_FILE, ModelSpec, get_model
 from ..provenance import provenance
 from ..records import RunCard
+from ..schema import positive_int
 from .backends import make_backend
 from .chat import prompt_sha256
 from .completeness import tally_stores
@@ -54,14 +55,13 @@ def check_batch_invariance(backend, rendered: dict[str, object], raw: dict[str, 
             "dtype": backend.spec.dtype, "quantization": backend.spec.quantization}
 
 
-def generate(model: str | ModelSpec, conditions=("original", "ordered"), subset_k: int | None = None,
+def generate(model: str | ModelSpec, conditions=GENERATE_CONDITIONS, subset_k: int | None = None,
              template_ids=None, dataset: str | Path | None = None, out_dir: str | Path | None = None,
              batch_size: int | None = None, models_file: str | Path = MODELS_FILE,
              progress: bool = True) -> Path:
     """Generate (or resume) one model's answers; returns its output directory."""
     spec = model if isinstance(model, ModelSpec) else get_model(model, models_file)
-    if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1):
-        raise OcgInputError("batch_size", f"got {batch_size!r}; expected a positive integer")
+    positive_int("batch_size", batch_size, nullable=True)
     conditions = list(conditions)
     instances = select_instances(dataset, conditions, subset_k, template_ids)
     if instances.empty:

@@ -6,20 +6,20 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..data import build_instances, load_concept_sets, load_dataset, load_templates
+from ..data import GENERATE_CONDITIONS, build_instances, load_concept_sets, load_dataset, load_templates
 from ..data.concepts import select_covering_subset
 from ..errors import OcgInputError
+from ..schema import positive_int
 
 
-def select_instances(dataset: str | Path | None = None, conditions=("original", "ordered"),
+def select_instances(dataset: str | Path | None = None, conditions=GENERATE_CONDITIONS,
                      subset_k: int | None = None, template_ids=None, n_concepts: int = 4
                      ) -> pd.DataFrame:
     """Instances to generate: from a built dataset directory, or built in memory (same ids)."""
     conditions = list(conditions)
     if not conditions:
         raise OcgInputError("conditions", "empty: name at least one condition")
-    if subset_k is not None and (isinstance(subset_k, bool) or not isinstance(subset_k, int) or subset_k < 1):
-        raise OcgInputError("subset_k", f"got {subset_k!r}; expected a positive number of concept sets or None")
+    positive_int("subset_k", subset_k, "a positive number of concept sets or None", nullable=True)
     config = load_templates()
     for cond in conditions:
         config.condition(cond)

@@ -8,7 +8,7 @@ from ..errors import OcgInputError
 from ..io import read_yaml
 from ..metrics import coverage
 from ..paths import PARAMS_DIR
-from ..schema import Field, check_fields
+from ..schema import Field, check_fields, positive_int
 from .families import FAMILIES
 
 SCORING_FILE = PARAMS_DIR / "scoring.yaml"
@@ -34,8 +34,8 @@ def check_metrics(metrics, where: str) -> list[str]:
 
 
 def _check_processes(where: str, value) -> None:
-    if value != "auto" and not (isinstance(value, int) and value >= 1):
-        raise OcgInputError(where, f"got {value!r}; expected auto or a positive integer")
+    if value != "auto":
+        positive_int(where, value, "auto or a positive integer")
 
 
 CONFIG_FIELDS = {

@@ -8,7 +8,7 @@ from pathlib import Path
 from ..errors import OcgInputError
 from ..io import read_yaml
 from ..paths import PROJECT_ROOT
-from ..runconfig import check_common
+from ..runconfig import COMMON_DEFAULTS, RUN_FIELDS, check_common
 from ..schema import Field, check_fields
 
 TIME_RE = re.compile(r"^(\d+-)?\d{1,2}(:\d{2}){0,2}$")  # Slurm: [D-]HH[:MM[:SS]] or MM
@@ -28,6 +28,9 @@ RESOURCE_FIELDS = {"gpus": Field(int, minimum=0), "cpus": Field(int, minimum=1),
                    "mem": Field(str, check=_check_mem), "time": Field(str, check=_check_time)}
 SLURM_FIELDS = {"partition": Field(str, nullable=True), "account": Field(str, nullable=True),
                 "throttle": Field(int, minimum=1), "extra_args": Field(list), "analysis": Field(dict)}
+SWEEP_FIELDS = {"outputs": Field(str, nullable=True), "resources": Field(
+    dict, expected="a mapping with default and models"), "slurm": Field(dict)}
+SWEEP_DEFAULTS = {"outputs": None, "resources": {}, "slurm": {}}
 SLURM_DEFAULTS = {"partition": None, "account": None, "throttle": 8, "extra_args": [],
                   "analysis": {"cpus": 2, "mem": "8G", "time": "02:00:00", "gpus": 0}}
 
@@ -39,22 +42,16 @@ def _check_resources(where: str, res: object) -> dict:
 def load_sweep(path: str | Path) -> dict:
     """A sweep file, validated completely before any work (ocg/runconfig.py, plus resources)."""
     path = Path(path).resolve()
-    sweep = check_common(read_yaml(path), path, {"outputs": None, "resources": {}, "slurm": {}})
+    sweep = check_common(read_yaml(path), path, {**RUN_FIELDS, **SWEEP_FIELDS}, {**COMMON_DEFAULTS, **SWEEP_DEFAULTS})
     src = str(path)
     if not isinstance(sweep["outputs"], str) or not sweep["outputs"].strip():
         raise OcgInputError(f"{src}: outputs", "missing: the folder this sweep writes (relative to the "
                                                "project root, or absolute)")
     res = sweep["resources"]
-    if not isinstance(res, dict):
-        raise OcgInputError(f"{src}: resources", "expected a mapping with default and models")
-    extra = sorted(set(res) - {"default", "models"})
-    if extra:
-        raise OcgInputError(f"{src}: resources.{extra[0]}", "unknown key; known: default, models")
+    check_fields(f"{src}: resources", res, {"default": Field(dict), "models": Field(
+        dict, nullable=True, expected="a mapping of model: resources")})
     _check_resources(f"{src}: resources.default", res.get("default", {}))
-    models = res.get("models") or {}
-    if not isinstance(models, dict):
-        raise OcgInputError(f"{src}: resources.models", "expected a mapping of model: resources")
-    for model, r in models.items():
+    for model, r in (res.get("models") or {}).items():
         if model not in sweep["models"]:
             raise OcgInputError(f"{src}: resources.models.{model}", "not a model of this sweep")
         _check_resources(f"{src}: resources.models.{model}", r)

@@ -97,20 +97,14 @@ def run_analysis(sweep: dict) -> int:
 
 def _analyse(sweep: dict, done: list[str], staging, final) -> dict:
     from ..analysis.site import write_index
-    from ..analysis.staging import write_status_page
-    from ..pipeline import StepFailed, run_step
+    from ..pipeline import run_steps
 
     dirs = replace(sweep_dirs(sweep), reports=staging)
-    pages = []
-    for notebook, params in analysis_steps(sweep, dirs, done):
-        print(f"[analysis] {notebook} over {done}", flush=True)
-        try:
-            run_step(notebook, params, staging, notebook, shown_dir=final)
-        except StepFailed as exc:
-            write_status_page(staging, f"ocg sweep: {sweep['name']} (analyses failed)", str(exc).splitlines()[0],
-                              pages + [(f"{notebook} (failed)", ExecutedNotebook(staging, notebook).page.name)])
-            return {"state": "failed", "reason": str(exc)}
-        pages.append((notebook, ExecutedNotebook(staging, notebook).page.name))
+    pages, failure = run_steps(analysis_steps(sweep, dirs, done), staging, final,
+                               f"ocg sweep: {sweep['name']} (analyses failed)", lambda i, n, name:
+                               print(f"[analysis] {name} over {done}", flush=True))
+    if failure is not None:
+        return {"state": "failed", "reason": str(failure)}
     folder = SweepFolder.of(sweep)
     failures = {m: read_json(folder.failure(m)) for m in sweep["models"] if folder.failure(m).exists()}
     write_index(staging, f"ocg sweep: {sweep['name']}", pages, run=sweep, scores_root=dirs.scores,
