@@ -127,6 +127,11 @@ class ReportFolder:
         return self.folder / "index.html"
 
     @property
+    def methods(self) -> Path:
+        """docs/METHODS.md rendered into the report, so its links work wherever the report goes."""
+        return self.folder / "methods.html"
+
+    @property
     def cases(self) -> Path:
         """The case browser's page; its data lie in `case_chunks`."""
         return self.folder / "cases.html"

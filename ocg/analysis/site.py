@@ -25,6 +25,7 @@ from ..provenance import git_state
 from ..records import RunCard, Signature
 from ..results import comparable_signature, instance_keys, load_scores, scoring_differences
 from ..scoring.scoreset import holds_scores, unfinished_reason
+from . import explain
 from .browser import write_case_browser_from
 from .tables import wide
 
@@ -34,7 +35,8 @@ h1{font-size:1.6em;margin-bottom:.1em} h2{font-size:1.2em;margin-top:1.8em;borde
 th{background:#f4f6f8} td:first-child,th:first-child{text-align:left} .ok{color:#1a7f37;font-weight:600} .bad{color:#c62828;font-weight:600}
 .warn{background:#fff4ce;border:1px solid #e0c060;border-radius:6px;padding:.6em 1em} img{max-width:100%;border:1px solid #eee}
 .figs{display:grid;grid-template-columns:repeat(auto-fit,minmax(26em,1fr));gap:1em} code{font-size:.9em;background:#f4f4f4;padding:0 3px}
-ul.links{columns:2} .muted{color:#777}"""
+ul.links{columns:2} .muted{color:#777} .note{margin:.3em 0;color:#5a4a00} dt{font-weight:600} dd{margin:0 0 .3em 1.5em}
+details{margin:.5em 0} summary{cursor:pointer;color:#135}"""
 
 
 def _esc(x) -> str:
@@ -45,7 +47,7 @@ def _table_html(df: pd.DataFrame) -> str:
     return df.to_html(float_format=lambda v: f"{v:.2f}", na_rep="–", border=0, escape=True)
 
 
-def _headline(report_dir: Path) -> str:
+def _headline(report_dir: Path, scores: dict) -> str:
     path = ReportFolder(report_dir).table("table1")
     if not path.exists():
         return "<p class='muted'>Table 1 was not computed in this report.</p>"
@@ -65,7 +67,12 @@ def _headline(report_dir: Path) -> str:
         paper = labelled(wide(known, "model", "paper", "paper Δ"))
         parts.append("<p>The paper's published numbers for the same models:</p>" + _table_html(paper))
     else:
-        parts.append("<p class='muted'>None of these models is in the paper's Table 1 (see notebook 03 for the paper's numbers).</p>")
+        parts.append("<p class='muted'>None of these models is in the paper's Table 1 (the paper's numbers: "
+                     + explain.notebook_link(report_dir, "03_main_results") + ").</p>")
+    parts.append(explain.missing_reasons(scores["summary"], scores["signatures"]) if len(scores["summary"]) else "")
+    parts.append(explain.legend(t1["metric"].unique()))
+    parts.append(f"<p class='sub'>From {explain.notebook_link(report_dir, '03_main_results')} (with bootstrap intervals "
+                 f"and a paired test); method: {explain.methods_link(report_dir, 'Metrics')}.</p>")
     return "".join(parts)
 
 
@@ -190,19 +197,24 @@ def write_index(report_dir: str | Path, title: str, pages: list[tuple[str, str]]
             f"concept sets: {_esc(run.get('subset_k') or 'all')} of {_esc(run.get('n_concepts', 4))} concepts; templates: "
             f"{_esc(run.get('template_ids') or 'all six')}<br>Written {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M} UTC "
             f"from git commit <code>{_esc(str(git['commit'])[:12])}</code>{' (with uncommitted changes)' if git.get('dirty') else ''}"
-            f"; run file <code>{_esc(run.get('file', ''))}</code></p>")
+            f"; run file <code>{_esc(run.get('file', ''))}</code><br>Every definition and choice: "
+            f"<a href='{_esc(report.methods.name)}'>docs/METHODS.md</a></p>")
+    explain.write_methods(report_dir)
     files = sorted(p.relative_to(report_dir).as_posix() for sub in (report.tables, report.figures)
                    for p in sub.glob("*") if p.is_file())
     body = [f"<h1>{_esc(title)}</h1>", what, _warnings(scores, scores_root, scored), browser,
-            "<h2>Table 1: zero-shot, with “in the specified order” (mean over templates)</h2>", _headline(report_dir),
+            "<h2>Table 1: zero-shot, with “in the specified order” (mean over templates)</h2>", _headline(report_dir, scores),
             "<h2>How much the open choices move Table 1</h2>", _sensitivity(report_dir),
+            explain.other_tables(report_dir, _table_html),
             "<h2>Figures 3 and 4: which ordered concept lists the models composed</h2><div class='figs'>",
             _figure(report_dir, "figure3", "Figure 3: ordered concept lists by number of models that composed them"),
             _figure(report_dir, "figure4", "Figure 4: permutations composed per concept set, by model threshold"),
             "</div><h2>Models</h2>", _model_rows(models, generations_root, scores, failures, unfinished),
             "<details id='flags'><summary>What the answer flags mean (docs/METHODS.md, “Answer flags”)</summary><dl>"
             + "".join(f"<dt>{_esc(f.replace('_', ' '))}</dt><dd>{_esc(FLAG_HELP[f])}</dd>" for f in FLAG_COLUMNS)
-            + "</dl></details>",
+            + "</dl></details><p class='sub'>Batch-1 check: after a run, a sample of prompts is answered again one "
+            "at a time; “k/n changed by batching” means k of those n answers differ from the batched ones (greedy "
+            "decoding in bf16 is not batch-invariant; " + explain.methods_link(report_dir, "Decoding") + ").</p>",
             "<h2>How the scores were computed</h2>", _signatures(scores["signatures"]),
             "<h2>Notebooks</h2><ol>" + "".join(f"<li>{_notebook_link(report_dir, n, h)}</li>" for n, h in pages) + "</ol>",
             "<h2>Tables and figures</h2><ul class='links'>" + "".join(f"<li><a href='{_esc(f)}'>{_esc(f)}</a></li>" for f in files) + "</ul>"]

@@ -37,6 +37,8 @@ class Metric:
     pooled: bool = False  # averaged over templates as a ratio of sums (Ordered Rate), not a mean
     tables: tuple[str, ...] = COMPARISONS  # the paper's tables that report it
     family: str = ""     # set by its MetricFamily
+    unit: str = ""       # as a reader should read the number
+    what: str = ""       # one line for a legend (docs/METHODS.md, "Metrics", says it fully)
 
 
 @dataclass(frozen=True)
@@ -99,19 +101,27 @@ def lower_is_better(name: str) -> bool:
 
 for _family in (
     MetricFamily("coverage", "answers", ("all_present", "in_order"), (
-        Metric("coverage_wo_order", "w/o order", True, "all_present", "n", 100.0, tables=COVERAGE_TABLES),
-        Metric("coverage_w_order", "w/ order", True, "in_order", "n", 100.0, tables=COVERAGE_TABLES),
+        Metric("coverage_wo_order", "w/o order", True, "all_present", "n", 100.0, tables=COVERAGE_TABLES,
+               unit="% of answers", what="answers that use all the concepts, in any order"),
+        Metric("coverage_w_order", "w/ order", True, "in_order", "n", 100.0, tables=COVERAGE_TABLES,
+               unit="% of answers", what="answers that use all the concepts in the order the prompt gave"),
         Metric("ordered_rate", "Ordered Rate", True, "in_order", "all_present", 100.0, pooled=True,
-               tables=COVERAGE_TABLES))),
-    MetricFamily("pbleu", "groups", ("pbleu",), (Metric("pbleu", "pBLEU", False, "pbleu", "n_pbleu", 1.0),)),
+               tables=COVERAGE_TABLES, unit="% of complete answers",
+               what="of the answers with all the concepts, those in the given order (w/ order / w/o order)"))),
+    MetricFamily("pbleu", "groups", ("pbleu",), (Metric("pbleu", "pBLEU", False, "pbleu", "n_pbleu", 1.0, unit="BLEU, 0-100",
+                                                             what="how alike a set's 24 answers are (pairwise BLEU); lower: more diverse"),)),
     MetricFamily("pbleurt", "groups", ("pbleurt",),
-                 (Metric("pbleurt", "pBLEURT", False, "pbleurt", "n_pbleurt", 1.0),)),
+                 (Metric("pbleurt", "pBLEURT", False, "pbleurt", "n_pbleurt", 1.0, unit="BLEURT x 100",
+                         what="how alike a set's answers are in meaning (pairwise BLEURT-20); lower: more diverse"),)),
     MetricFamily("distinct", "answers", ("distinct_2",),
-                 (Metric("distinct_2", "Distinct", True, "distinct_2", "n", 100.0),)),
+                 (Metric("distinct_2", "Distinct", True, "distinct_2", "n", 100.0, unit="% of bigrams",
+                         what="unique bigrams per answer (Distinct-2, averaged over answers)"),)),
     MetricFamily("diverse", "groups", ("diverse_rate",), (
-        Metric("diverse_rate", "Diverse Rate", True, "diverse_rate", "n_diverse_rate", 100.0, tables=POS_TABLES),)),
+        Metric("diverse_rate", "Diverse Rate", True, "diverse_rate", "n_diverse_rate", 100.0, tables=POS_TABLES,
+               unit="% of answers", what="distinct answers among a set's 24 permutations"),)),
     MetricFamily("perplexity", "answers", ("perplexity",),
-                 (Metric("perplexity", "Perplexity", False, "perplexity", "n_perplexity", 1.0),)),
+                 (Metric("perplexity", "Perplexity", False, "perplexity", "n_perplexity", 1.0, unit="perplexity",
+                         what="fluency by a language model (GPT2-XL in the paper), mean over answers; lower: more fluent"),)),
 ):
     declare(_family)
 

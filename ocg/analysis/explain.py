@@ -1,0 +1,117 @@
+"""What the landing page says beside its numbers: a legend of the metrics (from their
+declarations, ocg/metrics/registry.py), the reason beside each missing value, which model
+computed perplexity, the paper's other tables with a link to the notebook and method behind
+each, and docs/METHODS.md rendered into the report."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import pandas as pd
+
+from ..layout import ExecutedNotebook, ReportFolder
+from ..metrics.registry import metric
+from ..paths import PROJECT_ROOT
+from .tables import wide
+
+METHODS_FILE = PROJECT_ROOT / "docs" / "METHODS.md"
+# The paper's tables beyond Table 1: (table, title, notebook, METHODS section, rows, beside each value)
+OTHER_TABLES = (
+    ("table2", "Table 2: by the concepts' parts of speech (mean and SD over models)", "04_pos_patterns",
+     "Table 2", "pos_pattern", "mean_over_llms", "sd_over_llms"),
+    ("table3", "Table 3: by template, with and without “in the specified order” (mean and SD over models)",
+     "05_templates", "Table 3", ["template_id", "condition"], "mean_over_llms", "sd_over_llms"),
+    ("table4", "Table 4: one-shot priming (Δ: one-shot minus zero-shot)", "06_priming", "Table 4", "model",
+     "value", "delta_vs_zero_shot_ordered"),
+    ("table7", "Table 7: reasoning models beside their base models (template 0)", "07_reasoning_models", "Table 7",
+     ["pair", "role", "model"], "value", "delta_vs_original_commongen"),
+)
+
+
+def _esc(x) -> str:
+    return html.escape(str(x))
+
+
+def legend(metric_names) -> str:
+    """One line per metric shown: its label, which way is better, its unit and what it is."""
+    items = []
+    for name in metric_names:
+        m = metric(name)
+        if m is None:
+            continue
+        arrow = "↑ higher is better" if m.higher_is_better else "↓ lower is better"
+        items.append(f"<dt>{_esc(m.label)}</dt><dd>{_esc(m.what)} ({_esc(m.unit)}; {arrow})</dd>")
+    return ("<details class='legend'><summary>What the columns mean</summary><dl>" + "".join(items)
+            + "<dt>Δ</dt><dd>the difference from the comparison the table names (ours minus it)</dd>"
+            "<dt>–</dt><dd>no value: the reason is given below the table</dd></dl></details>") if items else ""
+
+
+def missing_reasons(summary: pd.DataFrame, signatures: dict) -> str:
+    """Why a metric has no value (a checkpoint not here), and which model gave perplexity."""
+    lines = []
+    for column in sorted(c for c in summary.columns if c.endswith("_missing_reason")):
+        name = column.removesuffix("_missing_reason")
+        reasons = summary.dropna(subset=[column]).groupby(column)["model"].unique()
+        for reason, models in reasons.items():
+            label = metric(name).label if metric(name) else name
+            lines.append(f"<b>{_esc(label)}</b> is missing for {_esc(', '.join(sorted(models)))}: {_esc(reason)}")
+    used = {}
+    for model, sig in signatures.items():
+        block = sig.family("perplexity")
+        if block.get("used") and block.get("used") != block.get("requested"):
+            used.setdefault((block["used"], block["requested"]), []).append(model)
+    for (model_used, requested), models in used.items():
+        lines.append(f"<b>Perplexity</b> of {_esc(', '.join(sorted(models)))} comes from <code>{_esc(model_used)}</code>, "
+                     f"not the paper's <code>{_esc(requested)}</code> (not available here): compare it "
+                     "only with perplexities from the same model.")
+    return "".join(f"<p class='note'>{line}</p>" for line in lines)
+
+
+def notebook_link(report_dir: Path, notebook: str, text: str | None = None) -> str:
+    """A link to a notebook's results page in the report (its whole page where that is all there is)."""
+    pages = ExecutedNotebook(report_dir, notebook)
+    target = pages.results_page if pages.results_page.exists() else pages.page
+    return f"<a href='{_esc(target.name)}'>{_esc(text or 'notebook ' + notebook)}</a>"
+
+
+def methods_link(report_dir: Path, section: str) -> str:
+    return f"<a href='{_esc(ReportFolder(report_dir).methods.name)}'>docs/METHODS.md</a>, “{_esc(section)}”"
+
+
+def other_tables(report_dir: Path, table_html) -> str:
+    """Tables 2, 3, 4 and 7 as this report computed them, each with its legend and sources."""
+    report, parts = ReportFolder(report_dir), []
+    for table, title, notebook, section, index, value, beside in OTHER_TABLES:
+        path = report.table(table)
+        if not path.exists():
+            continue
+        long = pd.read_csv(path)
+        if long.empty:
+            continue
+        shown = wide(long, index, value, beside)
+        reasons = long.dropna(subset=["missing_reason"]).groupby("metric")["missing_reason"].first() \
+            if "missing_reason" in long else {}
+        notes = "".join(f"<p class='note'><b>{_esc(metric(m).label if metric(m) else m)}</b> is missing: "
+                        f"{_esc(r)}</p>" for m, r in dict(reasons).items())
+        parts.append(f"<h2>{_esc(title)}</h2><p class='sub'>From {notebook_link(report_dir, notebook)}; "
+                     f"method: {methods_link(report_dir, section)}; <a href='{_esc(path.relative_to(report_dir).as_posix())}'>CSV</a>.</p>"
+                     + table_html(shown) + notes + legend(long["metric"].unique()))
+    return "".join(parts)
+
+
+def write_methods(report_dir: Path) -> Path | None:
+    """docs/METHODS.md as a page of the report (escaped: no raw HTML of the file reaches it)."""
+    import mistune
+
+    from ..io import atomic_path
+    if not METHODS_FILE.exists():
+        return None
+    body = mistune.create_markdown(escape=True, plugins=["table"])(METHODS_FILE.read_text(encoding="utf-8"))
+    path = ReportFolder(report_dir).methods
+    with atomic_path(path) as tmp:
+        tmp.write_text("<!doctype html>\n<html lang='en'><head><meta charset='utf-8'><title>ocg: methods</title>"
+                       "<style>body{font-family:system-ui,sans-serif;max-width:60em;margin:1.5em auto;padding:0 1em;"
+                       "line-height:1.5}table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:.2em .5em}"
+                       "code{background:#f4f4f4}</style></head><body>\n" + body + "\n</body></html>\n", encoding="utf-8")
+    return path

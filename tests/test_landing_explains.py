@@ -1,0 +1,81 @@
+"""The landing page explains its numbers: a legend of every column shown, the reason beside a
+missing value, which model gave perplexity, the paper's other tables with their notebook and
+method, and docs/METHODS.md rendered into the report (issue 22, item 2)."""
+
+import dataclasses
+import re
+
+import pandas as pd
+import pytest
+from helpers import write_generations
+
+from ocg.analysis import explain, tables
+from ocg.analysis.report import save_table
+from ocg.analysis.site import write_index
+from ocg.metrics.registry import in_table
+from ocg.records import Signature
+from ocg.results import load_scores
+from ocg.scoring import score_model
+
+ANSWERS = ["The boy rides a bike down the street.", "A bike, a boy and a street.", "The boy rode."]
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    root = tmp_path_factory.mktemp("explains")
+    for model in ("a", "b"):
+        rows = [{"set_id": s, "template_id": t, "perm_index": p, "concepts": ["boy", "ride", "bike", "street"],
+                 "pos_pattern": "NVNN", "answer": ANSWERS[(p + t + (model == "b")) % 3]}
+                for s in ("s1", "s2") for t in (0, 1) for p in range(6)]
+        for cond in ("original", "ordered"):
+            write_generations(root / "gen", model, rows, cond)
+        score_model(root / "gen" / model, metrics=["coverage", "pbleu", "pbleurt", "distinct", "diverse"],
+                    out_dir=root / "scores", progress=False)
+    scores = load_scores(root / "scores")
+    out = root / "report"
+    save_table(tables.table1(scores["summary"]), "table1", out)
+    save_table(tables.table2(scores["answers"]), "table2", out)
+    page = write_index(out, "t", [], run={"models": ["a", "b"], "conditions": ["original", "ordered"], "file": "r"},
+                       scores_root=root / "scores", generations_root=root / "gen").read_text()
+    return out, page
+
+
+def test_every_table1_column_has_a_legend_line_with_its_direction_and_unit(report):
+    out, page = report
+    shown = set(pd.read_csv(out / "tables" / "table1.csv")["metric"])
+    assert len(shown) == 7  # every metric of Table 1 but perplexity (not scored here)
+    legend = page.split("<h2>Table 1")[1].split("<h2>")[0].split("<details class='legend'>")[1].split("</details>")[0]
+    for m in (m for m in in_table("table1") if m.name in shown):
+        assert re.search(rf"<dt>{re.escape(m.label)}</dt><dd>[^<]+\([^;]+; (↑ higher|↓ lower) is better\)</dd>", legend), m.name
+    assert "<dt>pBLEU</dt><dd>how alike a set&#x27;s 24 answers are" in legend and "↓ lower is better" in legend
+
+
+def test_a_missing_value_has_its_reason_beside_the_table(report):
+    _, page = report
+    table1 = page.split("<h2>Table 1")[1].split("<h2>")[0]
+    assert re.search(r"<b>pBLEURT</b> is missing for a, b: .*BLEURT", table1)
+
+
+def test_perplexity_from_a_fallback_is_said():
+    sig = dataclasses.replace(Signature(), families={"perplexity": {"requested": "gpt2-xl",
+                                                                    "used": "embedded:smollm2-135m-instruct"}})
+    note = explain.missing_reasons(pd.DataFrame({"model": ["m"]}), {"m": sig})
+    assert "<b>Perplexity</b> of m comes from <code>embedded:smollm2-135m-instruct</code>, not the paper's" \
+           " <code>gpt2-xl</code>" in note
+
+
+def test_other_tables_are_shown_with_their_notebook_method_and_legend(report):
+    out, page = report
+    section = page.split("<h2>Table 2:")[1].split("<h2>")[0]
+    assert "href='04_pos_patterns.html'>notebook 04_pos_patterns</a>" in section
+    assert "href='methods.html'>docs/METHODS.md</a>, “Table 2”" in section and "href='tables/table2.csv'" in section
+    assert "<table" in section and "<dt>Diverse Rate</dt>" in section
+    assert "<h2>Table 4" not in page  # not computed in this report: not shown
+
+
+def test_methods_are_rendered_into_the_report_escaped(report):
+    out, page = report
+    methods = (out / "methods.html").read_text()
+    assert "<h2>Concept matching</h2>" in methods or "<h3>Concept matching</h3>" in methods
+    assert "<table>" in methods and "<script" not in methods
+    assert "href='methods.html'" in page
