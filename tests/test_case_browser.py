@@ -1,0 +1,88 @@
+"""The case browser (ocg/analysis/browser.py), opened in headless Chromium: concept words as the
+set's label, the answer as written with the concepts found highlighted, sorting, CSV export, an
+address that follows the filters, and a visible message for a preset that matches nothing."""
+
+import re
+
+import pytest
+from helpers import write_generations
+
+from ocg.analysis.browser import spans
+from ocg.analysis.site import write_index
+from ocg.scoring import score_model
+
+ANSWERS = ["The boy rides a bike down the street.", "Push-ups: a boy, a bike.", "A street bike ridden by a boy",
+           "The bike of the boy rode down the street, and the boy was happy with the ride."]
+
+
+def test_spans_lie_in_the_answer_as_written():
+    answer = "Push-Up: the boy rides."
+    tokens = ["Push", "-", "Up", ":", "the", "boy", "rides", "."]
+    assert spans(answer, tokens, [5, -1, 0]) == [[13, 16, 1], [0, 4, 3]]
+    assert [answer[s:e] for s, e, _ in spans(answer, tokens, [5, 6])] == ["boy", "rides"]
+    assert spans(None, tokens, [1]) == [] and spans("x", ["y"], [0]) == []
+
+
+@pytest.fixture(scope="module")
+def cases(tmp_path_factory):
+    from test_browser import CHROMIUM
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    root = tmp_path_factory.mktemp("cases")
+    for model in ("a", "b"):
+        rows = [{"set_id": "s1", "template_id": t, "perm_index": p, "concepts": ["boy", "ride", "bike", "street"],
+                 "pos_pattern": "NVNN", "answer": ANSWERS[(p + (model == "b")) % 4]} for t in (0, 1) for p in range(8)]
+        write_generations(root / "gen", model, rows)
+        score_model(root / "gen" / model, metrics=["coverage"], out_dir=root / "scores", progress=False)
+    write_index(root / "report", "t", [], run={"models": ["a", "b"], "conditions": ["ordered"], "file": "r"},
+                scores_root=root / "scores", generations_root=root / "gen")
+    return root / "report" / "cases.html"
+
+
+def open_at(page, fragment):
+    from test_browser import chromium, console_errors
+    dom = chromium(page.as_uri() + fragment, "--dump-dom")
+    assert dom.returncode == 0 and not console_errors(dom.stderr), dom.stderr[-2000:]
+    return dom.stdout
+
+
+def rows_of(html):
+    return re.findall(r"<tr class=\"case\">(.*?)</tr>", html.split("<tbody id=\"rows\">", 1)[1].split("</tbody>", 1)[0], re.S)
+
+
+@pytest.mark.slow
+def test_the_answer_as_written_with_the_concepts_found(cases):
+    html = open_at(cases, "#model=a&condition=ordered&template=0")
+    first = rows_of(html)[0]
+    assert first.startswith("<td>bike, boy, ride, street<br>")  # the set's words, not a hash
+    assert ('<span class="answer">The <mark title="concept 1">boy<sup>1</sup></mark> <mark title="concept 2">rides'
+            '<sup>2</sup></mark> a <mark title="concept 3">bike<sup>3</sup></mark> down the '
+            '<mark title="concept 4">street<sup>4</sup></mark>.</span>') in first
+    assert '<option value="s1">bike, boy, ride, street</option>' in html
+
+
+@pytest.mark.slow
+def test_the_address_follows_the_filters_and_the_export_counts_them(cases):
+    html = open_at(cases, "#model=b&outcome=missed")
+    shown = rows_of(html)
+    assert shown and all('class="bad">missed' in r for r in shown)
+    assert 'id="permalink" href="#model=b&amp;condition=ordered&amp;template=0&amp;outcome=missed"' in html
+    assert re.search(rf'id="csv" download="cases.csv" href="blob:[^"]+">export {len(shown)} answers \(CSV\)', html)
+
+
+@pytest.mark.slow
+def test_sorting_by_answer_length(cases):
+    lengths = [len(re.sub("<[^>]+>", "", re.search(r'<span class="answer">(.*?)</span>', r).group(1)))
+               for r in rows_of(open_at(cases, "#model=a&sort=length"))]
+    assert lengths == sorted(lengths, reverse=True) and lengths[0] > lengths[-1]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fragment, message", [
+    ("#model=a&template=9", "The address asks for template=9, which this report does not have (it has: 0, 1); showing template 0."),
+    ("#model=a&outcome=misssed", "The address asks for outcome=misssed, which this report does not have"),
+    ("#model=nope", "The address asks for model=nope, which this report does not have (it has: a, b); showing model a."),
+    ("#model=a&q=zzzz", "No answer matches these filters."),
+])
+def test_a_preset_that_matches_nothing_says_so(cases, fragment, message):
+    assert message in open_at(cases, fragment)
