@@ -79,8 +79,9 @@ def _score(args) -> int:
     from .records import Signature
     from .scoring import score_all
 
+    overrides = {"perplexity_fallback": args.perplexity_fallback} if args.perplexity_fallback else {}
     for path in score_all(args.generations, models=args.models, metrics=args.metrics,
-                          redo=args.redo, out_dir=args.out,
+                          redo=args.redo, out_dir=args.out, **overrides,
                           **({"config_file": args.scoring_file} if args.scoring_file else {})):
         print(f"{path}: {describe(Signature.read(ModelScores(path).signature).completeness)}")
     return 0
@@ -169,6 +170,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scoring-file", type=Path, default=None,
                    help="scoring settings (matching rule, models...); default params/scoring.yaml")
     p.add_argument("--out", type=Path, default=None, help="default outputs/scores")
+    p.add_argument("--perplexity-fallback", default=None, metavar="MODEL",
+                   help="perplexity model where GPT2-XL cannot be loaded, e.g. embedded:smollm2-135m-instruct "
+                        "(as the demo's run file chooses: models scored alike share a table)")
     p.add_argument("--device", choices=["auto", "cpu"], default="auto",
                    help="auto: BLEURT and perplexity on a GPU when there is one")
     p.set_defaults(func=_score)

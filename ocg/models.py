@@ -174,12 +174,15 @@ def _validate_api(where: str, api: dict, backend: str) -> dict:
     return merged
 
 
-def parse_models(raw: object, source: str) -> dict[str, ModelSpec]:
+def parse_models(raw: object, source: str, inherited: dict[str, ModelSpec] | None = None) -> dict[str, ModelSpec]:
+    """The entries of one models file; `inherited`: those of the file it `extends`, which its
+    entries may name as base_model but not redefine."""
     if not isinstance(raw, dict) or not isinstance(raw.get("models"), dict):
         raise OcgInputError(source, "expected a mapping with a 'models' mapping")
-    extra = sorted(set(raw) - {"defaults", "models"})
+    extra = sorted(set(raw) - {"defaults", "models", "extends"})
     if extra:
-        raise OcgInputError(source, f"unknown top-level key(s) {extra}; expected defaults, models")
+        raise OcgInputError(source, f"unknown top-level key(s) {extra}; expected extends, defaults, models")
+    inherited = inherited or {}
     defaults = raw.get("defaults") or {}
     for key, value in defaults.items():
         if key not in FIELDS or key == "id":
@@ -189,6 +192,8 @@ def parse_models(raw: object, source: str) -> dict[str, ModelSpec]:
     for name, entry in raw["models"].items():
         where = f"{source}: models.{name}"
         check_name(where, name)
+        if str(name) in inherited:
+            raise OcgInputError(where, "already an entry of the file this one extends; give yours another name")
         merged = check_fields(where, entry, FIELDS, defaults)
         if merged.get("backend") == "openai":  # weights and dtype are the provider's business
             merged["quantization"] = entry.get("quantization", "none")
@@ -212,15 +217,29 @@ def parse_models(raw: object, source: str) -> dict[str, ModelSpec]:
         merged["paper_id"] = merged.get("paper_id") or merged["id"]
         specs[str(name)] = ModelSpec(name=str(name), **merged)
     for spec in specs.values():
-        if spec.base_model and spec.base_model not in specs:
+        if spec.base_model and spec.base_model not in specs and spec.base_model not in inherited:
             raise OcgInputError(f"{source}: models.{spec.name}.base_model",
                                 f"{spec.base_model!r} is not an entry of this file")
-    return specs
+    return {**inherited, **specs}
 
 
-def load_models(path: str | Path = MODELS_FILE) -> dict[str, ModelSpec]:
+def load_models(path: str | Path = MODELS_FILE, _seen: tuple = ()) -> dict[str, ModelSpec]:
+    """A models file's entries, with those of the file it `extends` (a path relative to it, e.g.
+    the shipped params/models.yaml): add a model without copying anyone's entries."""
     path = Path(path)
-    return parse_models(read_yaml(path), str(path))
+    raw = read_yaml(path)
+    inherited = None
+    if isinstance(raw, dict) and raw.get("extends") is not None:
+        base = raw["extends"]
+        if not isinstance(base, str) or not base.strip():
+            raise OcgInputError(f"{path}: extends", f"got {base!r}; expected the path of another models file")
+        base_path = (path.parent / base).resolve()
+        if base_path in _seen or base_path == path.resolve():
+            raise OcgInputError(f"{path}: extends", f"{base} extends this file again (a circle)")
+        if not base_path.is_file():
+            raise OcgInputError(f"{path}: extends", f"no such models file: {base_path}")
+        inherited = load_models(base_path, (*_seen, path.resolve()))
+    return parse_models(raw, str(path), inherited)
 
 
 def get_model(name: str, path: str | Path = MODELS_FILE) -> ModelSpec:

@@ -59,7 +59,10 @@ def run_step(notebook: str, params: dict, report_dir: Path, name: str, shown_dir
 
 
 def run_pipeline(run_file: str | Path | None = None) -> int:
+    import os
     run = load_run(run_file or DEMO_RUN)
+    if run["outputs"]:  # the run file says where: every notebook's kernel inherits it
+        os.environ["OCG_OUTPUTS"] = run["outputs"]
     report = outputs().report(run["name"])
     final = report.folder
     with building(final) as staging:

@@ -19,7 +19,7 @@ from .schema import Field, check_fields
 COMMON_DEFAULTS = {"models_file": None, "n_concepts": 4, "subset_k": None, "template_ids": None,
                    "metrics": None, "scoring": {}, "notebooks": list(MODEL_NOTEBOOKS),
                    "analysis": list(ANALYSES), "table7_pairs": None, "table7_note": "",
-                   "allow_incomplete": False}
+                   "allow_incomplete": False, "outputs": None}
 
 
 def _names(where: str, models: list) -> None:
@@ -57,6 +57,9 @@ RUN_FIELDS = {
     "table7_pairs": Field(dict, nullable=True, expected="{reasoning model: base model}"),
     "table7_note": Field(str, expected="text"),
     "allow_incomplete": Field(bool, expected="true or false"),
+    # where this run's generations, scores and report go (relative to the project root, or
+    # absolute); null: OCG_OUTPUTS, else outputs/
+    "outputs": Field(str, nullable=True, expected="a folder, or null"),
 }
 
 
@@ -97,5 +100,12 @@ def check_common(raw: object, path: Path, fields: dict = RUN_FIELDS, defaults: d
         for model in (reasoning, base):
             if model not in cfg["models"]:
                 raise OcgInputError(f"{src}: table7_pairs.{reasoning}", f"{model!r} is not a model of this file")
+    if cfg["outputs"] is not None:
+        from .paths import PROJECT_ROOT
+        if not cfg["outputs"].strip():
+            raise OcgInputError(f"{src}: outputs", "empty: a folder (relative to the project root, or "
+                                                   "absolute), or leave it out")
+        out = Path(cfg["outputs"])
+        cfg["outputs"] = str(out if out.is_absolute() else (PROJECT_ROOT / out).resolve())
     cfg["file"] = src
     return cfg

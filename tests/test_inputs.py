@@ -60,6 +60,8 @@ def write_run(tmp_path, **changes):
     (dict(table7_pairs={"marco-o1": "qwen2-7b"}), "table7_pairs.marco-o1", "'marco-o1' is not a model of this file"),
     (dict(analysis=["03_main_results", "10_extra"]), "analysis[1]", "unknown notebook '10_extra'"),
     (dict(colour="blue"), "colour", "unknown key"),
+    (dict(outputs=""), "outputs", "empty: a folder"),
+    (dict(outputs=3), "outputs", "a folder, or null"),
 ])
 def test_run_files_are_validated_completely_on_load(tmp_path, changes, where, what):
     path = write_run(tmp_path, **changes)
@@ -139,3 +141,32 @@ def test_repair_command_keeps_the_first_record_of_each_id(tmp_path, capsys):
     assert "kept 2 records, removed 1" in capsys.readouterr().out
     from ocg.generation import read_generations
     assert read_generations(model_dir).answer.tolist() == ["A dog runs.", "A dog runs."]
+
+
+def test_a_run_file_says_where_its_outputs_go(tmp_path, monkeypatch):
+    import ocg.pipeline
+    from ocg.paths import PROJECT_ROOT
+    assert load_run(write_run(tmp_path))["outputs"] is None  # OCG_OUTPUTS, else outputs/
+    assert load_run(write_run(tmp_path, outputs="runs/mine"))["outputs"] == str(PROJECT_ROOT / "runs" / "mine")
+    assert load_run(write_run(tmp_path, outputs=str(tmp_path / "o")))["outputs"] == str(tmp_path / "o")
+    seen = {}
+
+    def steps_seen(run, staging, final):
+        import os
+        seen.update(env=os.environ["OCG_OUTPUTS"], final=final)
+        return 0, {}
+    monkeypatch.setattr(ocg.pipeline, "_run_steps", steps_seen)
+    monkeypatch.setattr(ocg.pipeline, "finish", lambda *a: None)
+    monkeypatch.setenv("OCG_OUTPUTS", str(tmp_path / "elsewhere"))
+    ocg.pipeline.run_pipeline(write_run(tmp_path, outputs=str(tmp_path / "o")))
+    assert seen == {"env": str(tmp_path / "o"), "final": tmp_path / "o" / "reports" / DEMO["name"]}
+
+
+def test_score_takes_the_perplexity_fallback(tmp_path, monkeypatch, capsys):
+    import ocg.scoring
+    asked = {}
+    monkeypatch.setattr(ocg.scoring, "score_all", lambda *a, **k: asked.update(k) or [])
+    assert main(["score", "--perplexity-fallback", "embedded:smollm2-135m-instruct"]) == 0
+    assert asked["perplexity_fallback"] == "embedded:smollm2-135m-instruct"
+    asked.clear()
+    assert main(["score"]) == 0 and "perplexity_fallback" not in asked  # params/scoring.yaml decides

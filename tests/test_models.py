@@ -109,3 +109,35 @@ def test_file_errors_name_the_file(tmp_path):
     bad.write_text(yaml.safe_dump(raw))
     with pytest.raises(OcgInputError, match=rf"{bad}: models.gemma2-2b.dtype: got 'fp8'"):
         load_models(bad)
+
+
+def test_a_models_file_extends_another_without_copying_it(tmp_path):
+    base = tmp_path / "base.yaml"
+    base.write_text("defaults: {max_new_tokens: 64}\nmodels:\n  a: {id: x/a}\n")
+    (tmp_path / "sub").mkdir()
+    mine = tmp_path / "sub" / "mine.yaml"
+    mine.write_text("extends: ../base.yaml\ndefaults: {batch_size: 4}\nmodels:\n  b: {id: x/b, base_model: a}\n")
+    specs = load_models(mine)
+    assert set(specs) == {"a", "b"} and specs["b"].base_model == "a"
+    assert specs["a"].max_new_tokens == 64 and specs["a"].batch_size != 4  # each file's defaults, its own
+    assert specs["b"].batch_size == 4 and specs["b"].max_new_tokens != 64
+
+
+@pytest.mark.parametrize("text, error", [
+    ("extends: base.yaml\nmodels:\n  a: {id: x/other}\n", r"mine.yaml: models.a: already an entry of the file this one extends"),
+    ("extends: nowhere.yaml\nmodels: {}\n", r"mine.yaml: extends: no such models file: .*nowhere.yaml"),
+    ("extends: mine.yaml\nmodels: {}\n", r"mine.yaml: extends: mine.yaml extends this file again \(a circle\)"),
+    ("extends: 3\nmodels: {}\n", r"mine.yaml: extends: got 3; expected the path of another models file"),
+])
+def test_a_bad_extends_is_refused_naming_it(tmp_path, text, error):
+    (tmp_path / "base.yaml").write_text("models:\n  a: {id: x/a}\n")
+    (tmp_path / "mine.yaml").write_text(text)
+    with pytest.raises(OcgInputError, match=error):
+        load_models(tmp_path / "mine.yaml")
+
+
+def test_a_circle_of_two_files_is_refused(tmp_path):
+    (tmp_path / "one.yaml").write_text("extends: two.yaml\nmodels: {}\n")
+    (tmp_path / "two.yaml").write_text("extends: one.yaml\nmodels: {}\n")
+    with pytest.raises(OcgInputError, match=r"extends: one.yaml extends this file again \(a circle\)"):
+        load_models(tmp_path / "one.yaml")

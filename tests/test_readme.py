@@ -43,3 +43,41 @@ def test_the_ad_hoc_block_runs_as_written(tmp_path, monkeypatch):
     assert np.allclose(orate.sort_index(), 100 * pooled.n_in_order / pooled.n_all_present)
     assert len(scope["ax"].get_lines()) == 2
     assert isinstance(scope["table1"], pd.DataFrame)
+
+
+def recipe_blocks() -> list[tuple[str, str]]:
+    section = (PROJECT_ROOT / "README.md").read_text().split("## Add a model to a run and its report\n", 1)[1]
+    section = section.split("\n## ", 1)[0]
+    return re.findall(r"```(yaml|bash)\n(.*?)```", section, re.S)
+
+
+def test_the_add_a_model_recipe_is_three_steps_that_check_out(tmp_path):
+    """The recipe's files as written: the models file extends the shipped one, the run file
+    names all three models and passes the run-file checks, the command is `ocg report`."""
+    import shlex
+    import shutil
+
+    import yaml
+
+    from ocg.cli import build_parser
+    from ocg.models import load_models
+    from ocg.runconfig import check_common
+    blocks = recipe_blocks()
+    assert [kind for kind, _ in blocks] == ["yaml", "yaml", "bash"]
+    (tmp_path / "params").mkdir()
+    shutil.copy(PROJECT_ROOT / "params" / "models.yaml", tmp_path / "params" / "models.yaml")
+    (tmp_path / "my_models.yaml").write_text(blocks[0][1])
+    (tmp_path / "my_run.yaml").write_text(blocks[1][1])
+    specs = load_models(tmp_path / "my_models.yaml")
+    shipped = load_models()
+    assert set(specs) == set(shipped) | {"smollm2-fp32"}
+    assert specs["smollm2-fp32"].dtype == "float32" and specs["smollm2-135m-instruct"] == shipped["smollm2-135m-instruct"]
+    run = check_common(yaml.safe_load(blocks[1][1]), tmp_path / "my_run.yaml")
+    assert run["models_file"] == str(tmp_path / "my_models.yaml")
+    demo = check_common(yaml.safe_load((PROJECT_ROOT / "params" / "runs" / "demo.yaml").read_text()),
+                        PROJECT_ROOT / "params" / "runs" / "demo.yaml")
+    for key in ("n_concepts", "subset_k", "template_ids", "conditions", "scoring"):
+        assert run[key] == demo[key], key  # the demo's design: its models resume with nothing to do
+    assert run["models"] == demo["models"] + ["smollm2-fp32"]
+    argv = shlex.split(blocks[2][1].strip())
+    assert argv[0] == ".venv/bin/ocg" and str(build_parser().parse_args(argv[1:]).run_file) == "my_run.yaml"
