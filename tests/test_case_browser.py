@@ -79,10 +79,32 @@ def test_sorting_by_answer_length(cases):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("fragment, message", [
-    ("#model=a&template=9", "The address asks for template=9, which this report does not have (it has: 0, 1); showing template 0."),
-    ("#model=a&outcome=misssed", "The address asks for outcome=misssed, which this report does not have"),
-    ("#model=nope", "The address asks for model=nope, which this report does not have (it has: a, b); showing model a."),
+    ("#model=a&template=9", "The address asks for template=9, which this report does not have (it has: 0, 1). "
+                            "Showing template 0 instead."),
+    ("#model=a&outcome=misssed", "The address asks for outcome=misssed, which is not an outcome"),
+    ("#model=nope", "The address asks for model=nope, which this report does not have (it has: a, b). "
+                    "Showing model a instead."),
     ("#model=a&q=zzzz", "No answer matches these filters."),
 ])
 def test_a_preset_that_matches_nothing_says_so(cases, fragment, message):
     assert message in open_at(cases, fragment)
+
+
+@pytest.mark.slow
+def test_several_values_per_filter(cases):
+    both = rows_of(open_at(cases, "#model=a,b&condition=ordered&template=0,1"))
+    assert len(both) == 2 * 2 * 8  # two models x two templates x 8 answers (one page of 50)
+    assert {re.search(r"<td>(a|b)<br>ordered<br>template (0|1)</td>", r).groups() for r in both} == \
+        {("a", "0"), ("a", "1"), ("b", "0"), ("b", "1")}
+    assert len(rows_of(open_at(cases, "#model=all&condition=all&template=all"))) == 32
+
+
+@pytest.mark.slow
+def test_one_instance_side_by_side_across_models(cases):
+    html = open_at(cases, "#model=a&compare=s1~3~0")
+    side = html.split('<table id="side">', 1)[1].split("</table>", 1)[0]
+    lined = re.findall(r'<tr class="side"><td>(a|b)</td><td>ordered</td><td>(.*?)</td>', side)
+    assert [m for m, _ in lined] == ["a", "b"]
+    texts = [re.sub("<[^>]+>", "", re.sub("<sup>.*?</sup>", "", a)) for _, a in lined]
+    assert texts == [ANSWERS[3 % 4], ANSWERS[4 % 4]]  # model b answers the next one (see the fixture)
+    assert "asked as boy → ride → bike → street (permutation 3, template 0)" in html

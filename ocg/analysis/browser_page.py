@@ -15,15 +15,15 @@ mark{background:#ffe58a;border-radius:3px;padding:0 2px} mark sup{color:#8a5a00;
 .ok{color:#1a7f37;font-weight:600} .bad{color:#c62828;font-weight:600} .warn{color:#9a6700}
 .flag{display:inline-block;background:#eef;border-radius:3px;padding:0 4px;margin:1px;font-size:.8em}
 details summary{cursor:pointer;color:#0550ae} #pager{margin:.8em 0;display:flex;gap:.6em;align-items:center}
-#errors{color:#c62828}
+#errors{color:#c62828} .muted{color:#777;font-size:.85em} #compare table{margin-bottom:1em}
 </style></head><body>
 <h1>Case browser</h1>
 <p class="sub">Every answer of this report, as the model wrote it. Highlighted: where each concept was found by the order check (superscript: the concept's number in the asked order).</p>
 <div id="errors"></div><div id="notice" class="warn"></div><div id="nomatch" class="warn"></div>
 <fieldset>
-<label>Model<select id="model"></select></label>
-<label>Condition<select id="condition"></select></label>
-<label>Template<select id="template"></select></label>
+<label>Model<select id="model" multiple size="3"></select></label>
+<label>Condition<select id="condition" multiple size="3"></select></label>
+<label>Template<select id="template" multiple size="3"></select></label>
 <label>Concept set<select id="set"><option value="">all</option></select></label>
 <label>Permutation<input id="perm" type="number" min="0" style="width:5em" placeholder="all"></label>
 <label>Outcome<select id="outcome">
@@ -34,80 +34,101 @@ details summary{cursor:pointer;color:#0550ae} #pager{margin:.8em 0;display:flex;
 <label>Text contains<input id="q" type="search" placeholder="word"></label>
 <label>Sort by<select id="sort"><option value="">concept set, permutation</option><option value="length">answer length</option>
 <option value="outcome">outcome</option></select></label>
+<span class="muted">Model, condition and template take several values (Ctrl- or ⌘-click); <button id="all">all of them</button></span>
 </fieldset>
+<div id="compare"></div>
 <div id="pager"><button id="prev">&larr; previous</button><span id="count"></span><button id="next">next &rarr;</button>
 <a id="permalink" href="#">link to this view</a> <a id="csv" download="cases.csv" href="#">export (CSV)</a></div>
-<table><thead><tr><th>concept set / perm</th><th>concepts (asked order)</th><th>answer, concepts found</th><th>outcome</th><th>flags</th><th>prompt and raw output</th></tr></thead>
+<table><thead><tr><th>concept set / perm</th><th>model / condition / template</th><th>concepts (asked order)</th><th>answer, concepts found</th><th>outcome</th><th>flags</th><th>prompt and raw output</th></tr></thead>
 <tbody id="rows"></tbody></table>
 <script>
 "use strict";
 window.onerror = function (msg) { document.getElementById("errors").textContent = "Error: " + msg; };
 const INDEX = __INDEX__;
-const PAGE = 50;
+const PAGE = 50, MAX_CHUNKS = 40;  // at paper size a chunk holds 4,608 answers
+const MULTI = ["model", "condition", "template"], SINGLE = ["set", "perm", "outcome", "q", "sort"];
+const OUTCOMES = ["", "present", "order", "reordered", "missed", "degenerate", "truncated", "looping", "failed"];
+const ORDER = {order: 0, reordered: 1, missed: 2, failed: 3};
 const $ = (id) => document.getElementById(id);
-let page = 0, current = null;
+let page = 0, items = [], compare = null;
 function esc(s) { return String(s == null ? "" : s).replace(/[&<>"]/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}[c])); }
-function fill(sel, values, keep) {
-  const old = keep ? sel.value : null;
+function say(text) { $("notice").textContent = ($("notice").textContent ? $("notice").textContent + " " : "") + text; }
+function chosen(id) { return [...$(id).selectedOptions].map((o) => o.value); }
+function fillMulti(id, values, want) {
+  const sel = $(id), keep = new Set(want || chosen(id));
   sel.innerHTML = values.map((v) => `<option value="${esc(v)}">${esc(v)}</option>`).join("");
-  if (old !== null && values.map(String).includes(old)) sel.value = old;
+  for (const o of sel.options) o.selected = keep.has(o.value);
+  if (!sel.selectedOptions.length && sel.options.length) sel.options[0].selected = true;
 }
-function entries() { return INDEX.filter((e) => e.model === $("model").value && e.condition === $("condition").value); }
-function refreshChoices() {
-  fill($("condition"), [...new Set(INDEX.filter((e) => e.model === $("model").value).map((e) => e.condition))], true);
-  fill($("template"), entries().map((e) => e.template_id), true);
+function refreshChoices(want) {
+  want = want || {};
+  fillMulti("model", [...new Set(INDEX.map((e) => e.model))], want.model);
+  const models = chosen("model");
+  fillMulti("condition", [...new Set(INDEX.filter((e) => models.includes(e.model)).map((e) => e.condition))], want.condition);
+  const conds = chosen("condition");
+  fillMulti("template", [...new Set(INDEX.filter((e) => models.includes(e.model) && conds.includes(e.condition))
+    .map((e) => String(e.template_id)))].sort((a, b) => a - b), want.template);
 }
-function load() {
-  const entry = entries().find((e) => String(e.template_id) === $("template").value);
-  if (!entry) { $("rows").innerHTML = ""; $("count").textContent = "no answers"; return; }
+function selectedEntries() {
+  const m = chosen("model"), c = chosen("condition"), t = chosen("template");
+  return INDEX.filter((e) => m.includes(e.model) && c.includes(e.condition) && t.includes(String(e.template_id)));
+}
+function chunk(entry) {  // a promise of the entry's rows, loaded once with a <script> tag (file:// allows it)
   const key = entry.file.slice("cases/".length);
-  if (window.OCG_CASES && OCG_CASES[key]) { current = OCG_CASES[key]; setChoices(); render(); return; }
-  const tag = document.createElement("script");
-  tag.src = entry.file;
-  tag.onload = () => { current = OCG_CASES[key]; setChoices(); render(); };
-  tag.onerror = () => { $("errors").textContent = "Error: cannot load " + entry.file; };
-  document.body.appendChild(tag);
+  if (window.OCG_CASES && OCG_CASES[key]) return Promise.resolve(OCG_CASES[key]);
+  return new Promise((resolve) => {
+    const tag = document.createElement("script");
+    tag.src = entry.file;
+    tag.onload = () => { const c = OCG_CASES[key]; c.ix = Object.fromEntries(c.fields.map((f, i) => [f, i])); resolve(c); };
+    tag.onerror = () => { $("errors").textContent = "Error: cannot load " + entry.file; resolve({fields: [], rows: [], ix: {}}); };
+    document.body.appendChild(tag);
+  });
 }
-function field(row, name) { return row[current.fields.indexOf(name)]; }
-function setLabel(row) { return [...field(row, "concepts")].sort().join(", "); }
+function field(item, name) { return item.row[item.c.ix[name]]; }
+async function itemsOf(entries) {
+  const chunks = await Promise.all(entries.map(chunk));
+  return entries.flatMap((e, i) => chunks[i].rows.map((row) => ({e, c: chunks[i], row})));
+}
+async function load() {
+  let entries = selectedEntries();
+  if (entries.length > MAX_CHUNKS) {
+    say(`${entries.length} model/condition/template combinations chosen; showing the first ${MAX_CHUNKS} (a browser holds only so many answers): narrow the filters.`);
+    entries = entries.slice(0, MAX_CHUNKS);
+  }
+  items = await itemsOf(entries);
+  setChoices();
+  render();
+  if (compare) showCompare();
+}
+function setLabel(item) { return [...field(item, "concepts")].sort().join(", "); }
 function setChoices() {
-  const labels = new Map(current.rows.map((r) => [field(r, "set_id"), setLabel(r)]));
+  const labels = new Map(items.map((it) => [field(it, "set_id"), setLabel(it)]));
   const sel = $("set"), old = sel.value || preset.get("set") || "";
   sel.innerHTML = '<option value="">all</option>' + [...labels].sort((a, b) => a[1].localeCompare(b[1]))
     .map(([s, l]) => `<option value="${esc(s)}">${esc(l)}</option>`).join("");
   if (labels.has(old)) sel.value = old;
-  else if (old && !checked.has("set")) say(`The address asks for set=${old}, which is not among these answers; showing all sets.`);
-  checked.add("set");
+  else if (old && preset.get("set") === old && !setChoices.warned) { setChoices.warned = true; say(`The address asks for set=${old}, which is not among these answers; showing all sets.`); }
 }
-const OUTCOMES = ["", "present", "order", "reordered", "missed", "degenerate", "truncated", "looping", "failed"];
-const checked = new Set();
-function say(text) { $("notice").textContent = ($("notice").textContent ? $("notice").textContent + " " : "") + text; }
-function applyPreset(id) {
-  if (!preset.has(id)) return;
-  const want = preset.get(id), options = [...$(id).options].map((o) => o.value);
-  if (options.includes(want)) { $(id).value = want; return; }
-  say(`The address asks for ${id}=${want}, which this report does not have (it has: ${options.filter((o) => o !== "").join(", ") || "none"}); showing ${id} ${$(id).value || "all"}.`);
-}
-function outcome(row) {
-  if (["unclosed_think", "no_output"].includes(field(row, "answer_status"))) return "failed";
-  if (field(row, "in_order")) return "order";
-  if (field(row, "all_present")) return "reordered";
+function outcome(item) {
+  if (["unclosed_think", "no_output"].includes(field(item, "answer_status"))) return "failed";
+  if (field(item, "in_order")) return "order";
+  if (field(item, "all_present")) return "reordered";
   return "missed";
 }
-function keep(row) {
+function keep(item) {
   const set = $("set").value, perm = $("perm").value, want = $("outcome").value, q = $("q").value.toLowerCase();
-  if (set && field(row, "set_id") !== set) return false;
-  if (perm !== "" && field(row, "perm_index") !== Number(perm)) return false;
-  const o = outcome(row);
-  if (want === "present" && !field(row, "all_present")) return false;
-  if (want === "degenerate" && field(row, "flags").length === 0) return false;
-  if (["truncated", "looping"].includes(want) && !field(row, "flags").includes(want)) return false;
+  if (set && field(item, "set_id") !== set) return false;
+  if (perm !== "" && field(item, "perm_index") !== Number(perm)) return false;
+  const o = outcome(item);
+  if (want === "present" && !field(item, "all_present")) return false;
+  if (want === "degenerate" && field(item, "flags").length === 0) return false;
+  if (["truncated", "looping"].includes(want) && !field(item, "flags").includes(want)) return false;
   if (["order", "reordered", "missed", "failed"].includes(want) && o !== want) return false;
-  if (q && !String(field(row, "answer") || "").toLowerCase().includes(q)) return false;
+  if (q && !String(field(item, "answer") || "").toLowerCase().includes(q)) return false;
   return true;
 }
-function answerHtml(row) {
-  const answer = field(row, "answer"), spans = field(row, "spans") || [];
+function answerHtml(item) {
+  const answer = field(item, "answer"), spans = field(item, "spans") || [];
   if (answer === null) return "(failed extraction)";
   if (!spans.length) return esc(answer);
   const by = new Map();
@@ -120,68 +141,102 @@ function answerHtml(row) {
   }
   return out + esc(answer.slice(at));
 }
-function tokensHtml(row) {
-  const toks = field(row, "tokens"), pos = field(row, "match_positions");
-  if (!toks.length) return esc(field(row, "answer") === null ? "(failed extraction)" : field(row, "answer"));
+function tokensHtml(item) {
+  const toks = field(item, "tokens"), pos = field(item, "match_positions");
+  if (!toks.length) return "(none)";
   const at = {};
   pos.forEach((p, i) => { if (p >= 0) (at[p] = at[p] || []).push(i + 1); });
   return toks.map((t, i) => at[i] ? `<mark title="concept ${at[i].join(", ")} at token ${i}">${esc(t)}<sup>${at[i].join(",")}@${i}</sup></mark>` : esc(t)).join(" ");
 }
-const ORDER = {order: 0, reordered: 1, missed: 2, failed: 3};
-function sorted(rows) {
+function sorted(list) {
   const how = $("sort").value;
-  if (how === "length") return [...rows].sort((a, b) => String(field(b, "answer") || "").length - String(field(a, "answer") || "").length);
-  if (how === "outcome") return [...rows].sort((a, b) => ORDER[outcome(a)] - ORDER[outcome(b)]);
-  return rows;
+  if (how === "length") return [...list].sort((a, b) => String(field(b, "answer") || "").length - String(field(a, "answer") || "").length);
+  if (how === "outcome") return [...list].sort((a, b) => ORDER[outcome(a)] - ORDER[outcome(b)]);
+  return list;
 }
 function csvCell(v) { const s = String(v == null ? "" : v); return /[",\n]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s; }
 let csvUrl = null;
-function exportLink(rows) {
+function exportLink(list) {
   const head = ["model", "condition", "template_id", "set_id", "concept_set", "perm_index", "concepts", "answer", "outcome", "flags"];
-  const lines = rows.map((r) => [$("model").value, $("condition").value, $("template").value, field(r, "set_id"), setLabel(r),
-    field(r, "perm_index"), field(r, "concepts").join(" "), field(r, "answer"), outcome(r), field(r, "flags").join(" ")].map(csvCell).join(","));
+  const lines = list.map((it) => [it.e.model, it.e.condition, it.e.template_id, field(it, "set_id"), setLabel(it),
+    field(it, "perm_index"), field(it, "concepts").join(" "), field(it, "answer"), outcome(it), field(it, "flags").join(" ")].map(csvCell).join(","));
   if (csvUrl) URL.revokeObjectURL(csvUrl);
   csvUrl = URL.createObjectURL(new Blob([[head.join(","), ...lines].join("\n") + "\n"], {type: "text/csv"}));
   $("csv").href = csvUrl;
-  $("csv").textContent = `export ${rows.length} answers (CSV)`;
+  $("csv").textContent = `export ${list.length} answers (CSV)`;
 }
 function address() {
-  const p = new URLSearchParams();
-  for (const id of ["model", "condition", "template", "set", "perm", "outcome", "q", "sort"]) if ($(id).value !== "") p.set(id, $(id).value);
-  return "#" + p.toString();
+  const parts = [];
+  for (const id of MULTI) parts.push(id + "=" + chosen(id).map(encodeURIComponent).join(","));
+  for (const id of SINGLE) if ($(id).value !== "") parts.push(id + "=" + encodeURIComponent($(id).value));
+  if (compare) parts.push("compare=" + encodeURIComponent(compare.join("~")));
+  return "#" + parts.join("&");
 }
+function outcomeCell(item) {
+  const o = outcome(item), cls = o === "order" ? "ok" : (o === "reordered" ? "warn" : "bad");
+  const label = {order: "all present, in order", reordered: "all present, another order", missed: "missed", failed: "failed"}[o];
+  return `<td class="${cls}">${label}</td>`;
+}
+function flagsCell(item) { return `<td>${field(item, "flags").map((f) => `<span class="flag">${esc(f)}</span>`).join("")}</td>`; }
 function render() {
-  if (!current) return;
-  const rows = sorted(current.rows.filter(keep));
+  const list = sorted(items.filter(keep));
+  const pages = Math.max(1, Math.ceil(list.length / PAGE));
+  page = Math.min(page, pages - 1);
   $("permalink").href = address();
   if (location.hash !== address()) history.replaceState(null, "", address());
-  exportLink(rows);
-  $("nomatch").textContent = rows.length ? "" : "No answer matches these filters.";
-  const pages = Math.max(1, Math.ceil(rows.length / PAGE));
-  page = Math.min(page, pages - 1);
-  $("count").textContent = `${rows.length} answers, page ${page + 1} of ${pages}`;
-  $("rows").innerHTML = rows.slice(page * PAGE, page * PAGE + PAGE).map((r) => {
-    const o = outcome(r), cls = o === "order" ? "ok" : (o === "reordered" ? "warn" : "bad");
-    const label = {order: "all present, in order", reordered: "all present, another order", missed: "missed", failed: "failed"}[o];
-    const concepts = field(r, "concepts").map((c, i) => `${i + 1}. ${esc(c)}` + (field(r, "match_positions")[i] < 0 ? ' <span class="bad">(missing)</span>' : "")).join("<br>");
-    return `<tr class="case"><td>${esc(setLabel(r))}<br><span class="mono">p${field(r, "perm_index")} · ${esc(field(r, "pos_pattern"))}</span></td>` +
-      `<td>${concepts}</td><td><span class="answer">${answerHtml(r)}</span><details><summary>spaCy tokens</summary>${tokensHtml(r)}</details></td><td class="${cls}">${label}</td>` +
-      `<td>${field(r, "flags").map((f) => `<span class="flag">${esc(f)}</span>`).join("")}</td>` +
-      `<td><details><summary>prompt / raw</summary><pre>${esc(field(r, "prompt"))}</pre><hr><pre>${esc(field(r, "raw"))}</pre></details></td></tr>`;
+  exportLink(list);
+  $("nomatch").textContent = list.length ? "" : "No answer matches these filters.";
+  $("count").textContent = `${list.length} answers, page ${page + 1} of ${pages}`;
+  $("rows").innerHTML = list.slice(page * PAGE, page * PAGE + PAGE).map((it) => {
+    const concepts = field(it, "concepts").map((c, i) => `${i + 1}. ${esc(c)}` + (field(it, "match_positions")[i] < 0 ? ' <span class="bad">(missing)</span>' : "")).join("<br>");
+    const key = [field(it, "set_id"), field(it, "perm_index"), it.e.template_id].join("~");
+    return `<tr class="case"><td>${esc(setLabel(it))}<br><span class="mono">p${field(it, "perm_index")} · ${esc(field(it, "pos_pattern"))}</span>` +
+      `<br><a href="#" class="cmp" data-key="${esc(key)}">side by side</a></td>` +
+      `<td>${esc(it.e.model)}<br>${esc(it.e.condition)}<br>template ${esc(it.e.template_id)}</td>` +
+      `<td>${concepts}</td><td><span class="answer">${answerHtml(it)}</span><details><summary>spaCy tokens</summary>${tokensHtml(it)}</details></td>` +
+      outcomeCell(it) + flagsCell(it) +
+      `<td><details><summary>prompt / raw</summary><pre>${esc(field(it, "prompt"))}</pre><hr><pre>${esc(field(it, "raw"))}</pre></details></td></tr>`;
   }).join("");
+  for (const a of document.querySelectorAll("a.cmp")) a.onclick = (ev) => { ev.preventDefault(); compare = a.dataset.key.split("~"); showCompare(); render(); };
 }
-fill($("model"), [...new Set(INDEX.map((e) => e.model))], false);
-// Filters can be preset in the address, e.g. cases.html#model=m&condition=ordered&template=1&outcome=missed
+async function showCompare() {  // one instance (set, permutation, template) across every model and condition
+  const [set, perm, template] = compare;
+  const entries = INDEX.filter((e) => String(e.template_id) === String(template));
+  const found = (await itemsOf(entries)).filter((it) => field(it, "set_id") === set && field(it, "perm_index") === Number(perm));
+  if (!found.length) { $("compare").innerHTML = ""; say(`The address asks to compare ${compare.join(" ")}, which no answer of this report is.`); return; }
+  const first = found[0];
+  $("compare").innerHTML = `<h2>Side by side: ${esc(setLabel(first))}, asked as ${esc(field(first, "concepts").join(" → "))} (permutation ${esc(perm)}, template ${esc(template)})</h2>` +
+    `<table id="side"><thead><tr><th>model</th><th>condition</th><th>answer, concepts found</th><th>outcome</th><th>flags</th></tr></thead><tbody>` +
+    found.map((it) => `<tr class="side"><td>${esc(it.e.model)}</td><td>${esc(it.e.condition)}</td><td>${answerHtml(it)}</td>${outcomeCell(it)}${flagsCell(it)}</tr>`).join("") +
+    `</tbody></table><p><a href="#" id="closecmp">close</a></p>`;
+  $("closecmp").onclick = (ev) => { ev.preventDefault(); compare = null; $("compare").innerHTML = ""; render(); };
+}
+// Filters can be preset in the address: cases.html#model=a,b&condition=ordered&template=1&outcome=missed
 const preset = new URLSearchParams(location.hash.slice(1));
-applyPreset("model");
-refreshChoices();
-for (const id of ["condition", "template"]) { applyPreset(id); refreshChoices(); }
-for (const id of ["outcome", "sort"]) applyPreset(id);
+function wanted(id, known) {
+  if (!preset.has(id)) return null;
+  const asked = preset.get(id) === "all" ? known : preset.get(id).split(",").filter((v) => v !== "");
+  const bad = asked.filter((v) => !known.includes(v));
+  if (bad.length) say(`The address asks for ${id}=${bad.join(",")}, which this report does not have (it has: ${known.join(", ") || "none"}).`);
+  return asked.filter((v) => known.includes(v));
+}
+const want = {model: wanted("model", [...new Set(INDEX.map((e) => e.model))])};
+refreshChoices(want);
+want.condition = wanted("condition", [...$("condition").options].map((o) => o.value));
+refreshChoices(want);
+want.template = wanted("template", [...$("template").options].map((o) => o.value));
+refreshChoices(want);
+for (const id of MULTI) if (want[id] && !want[id].length) say(`Showing ${id} ${chosen(id).join(", ")} instead.`);
+if (preset.has("outcome")) {
+  if (OUTCOMES.includes(preset.get("outcome"))) $("outcome").value = preset.get("outcome");
+  else say(`The address asks for outcome=${preset.get("outcome")}, which is not an outcome (${OUTCOMES.filter((o) => o).join(", ")}); showing all.`);
+}
+if (preset.has("sort") && ["", "length", "outcome"].includes(preset.get("sort"))) $("sort").value = preset.get("sort");
 for (const id of ["perm", "q"]) if (preset.has(id)) $(id).value = preset.get(id);
-$("model").onchange = () => { refreshChoices(); load(); };
-$("condition").onchange = () => { refreshChoices(); load(); };
-$("template").onchange = load;
-for (const id of ["set", "perm", "outcome", "q", "sort"]) $(id).oninput = () => { page = 0; $("notice").textContent = ""; render(); };
+if (preset.has("compare")) compare = preset.get("compare").split("~");
+for (const id of MULTI) $(id).onchange = () => { refreshChoices(); page = 0; load(); };
+$("all").onclick = () => { for (const id of MULTI) { for (const o of $(id).options) o.selected = true; refreshChoices(); } for (const o of $("template").options) o.selected = true; page = 0; load(); };
+for (const id of SINGLE) $(id).oninput = () => { page = 0; $("notice").textContent = ""; render(); };
 $("prev").onclick = () => { page = Math.max(0, page - 1); render(); };
 $("next").onclick = () => { page += 1; render(); };
 load();
