@@ -127,8 +127,7 @@ class ReportFolder:
         return self.folder / "index.html"
 
     @property
-    def methods(self) -> Path:
-        """docs/METHODS.md rendered into the report, so its links work wherever the report goes."""
+    def methods(self) -> Path:  # docs/METHODS.md rendered into the report (its links work anywhere)
         return self.folder / "methods.html"
 
     @property
@@ -168,13 +167,11 @@ class ExecutedNotebook:
         return self.folder / f"{self.name}.ipynb"
 
     @property
-    def page(self) -> Path:
-        """The whole notebook, code included."""
+    def page(self) -> Path:  # the whole notebook, code included
         return self.folder / f"{self.name}.html"
 
     @property
-    def results_page(self) -> Path:
-        """The same without its code: text, tables and figures, for readers."""
+    def results_page(self) -> Path:  # the same without its code, for readers
         return self.folder / f"{self.name}.results.html"
 
 
