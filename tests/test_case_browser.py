@@ -39,10 +39,14 @@ def cases(tmp_path_factory):
     return root / "report" / "cases.html"
 
 
-def open_at(page, fragment):
-    from test_browser import chromium, console_errors
+def open_at(page, fragment, screenshot=None):
+    from test_browser import SCREENSHOTS, chromium, console_errors
     dom = chromium(page.as_uri() + fragment, "--dump-dom")
     assert dom.returncode == 0 and not console_errors(dom.stderr), dom.stderr[-2000:]
+    if screenshot:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        shot = chromium(page.as_uri() + fragment, f"--screenshot={SCREENSHOTS / screenshot}", "--window-size=1300,1400")
+        assert shot.returncode == 0 and (SCREENSHOTS / screenshot).stat().st_size > 20_000
     return dom.stdout
 
 
@@ -87,12 +91,13 @@ def test_sorting_by_answer_length(cases):
     ("#model=a&q=zzzz", "No answer matches these filters."),
 ])
 def test_a_preset_that_matches_nothing_says_so(cases, fragment, message):
-    assert message in open_at(cases, fragment)
+    shot = "cases_no_match.png" if fragment == "#model=a&template=9" else None
+    assert message in open_at(cases, fragment, shot)
 
 
 @pytest.mark.slow
 def test_several_values_per_filter(cases):
-    both = rows_of(open_at(cases, "#model=a,b&condition=ordered&template=0,1"))
+    both = rows_of(open_at(cases, "#model=a,b&condition=ordered&template=0,1", "cases_multi.png"))
     assert len(both) == 2 * 2 * 8  # two models x two templates x 8 answers (one page of 50)
     assert {re.search(r"<td>(a|b)<br>ordered<br>template (0|1)</td>", r).groups() for r in both} == \
         {("a", "0"), ("a", "1"), ("b", "0"), ("b", "1")}
@@ -101,7 +106,7 @@ def test_several_values_per_filter(cases):
 
 @pytest.mark.slow
 def test_one_instance_side_by_side_across_models(cases):
-    html = open_at(cases, "#model=a&compare=s1~3~0")
+    html = open_at(cases, "#model=a&compare=s1~3~0", "cases_side_by_side.png")
     side = html.split('<table id="side">', 1)[1].split("</table>", 1)[0]
     lined = re.findall(r'<tr class="side"><td>(a|b)</td><td>ordered</td><td>(.*?)</td>', side)
     assert [m for m, _ in lined] == ["a", "b"]

@@ -27,7 +27,7 @@ def report(tmp_path_factory):
         rows = [{"set_id": s, "template_id": t, "perm_index": p, "concepts": ["boy", "ride", "bike", "street"],
                  "pos_pattern": "NVNN", "answer": ANSWERS[(p + t + (model == "b")) % 3]}
                 for s in ("s1", "s2") for t in (0, 1) for p in range(6)]
-        for cond in ("original", "ordered"):
+        for cond in ("original", "ordered", "ordered_one_shot"):
             write_generations(root / "gen", model, rows, cond)
         score_model(root / "gen" / model, metrics=["coverage", "pbleu", "pbleurt", "distinct", "diverse"],
                     out_dir=root / "scores", progress=False)
@@ -35,7 +35,10 @@ def report(tmp_path_factory):
     out = root / "report"
     save_table(tables.table1(scores["summary"]), "table1", out)
     save_table(tables.table2(scores["answers"]), "table2", out)
-    page = write_index(out, "t", [], run={"models": ["a", "b"], "conditions": ["original", "ordered"], "file": "r"},
+    save_table(tables.table3(scores["summary"]), "table3", out)
+    save_table(tables.table4(scores["summary"]), "table4", out)
+    save_table(tables.table7(scores["summary"], {"b": "a"}), "table7", out)
+    page = write_index(out, "t", [], run={"models": ["a", "b"], "conditions": ["original", "ordered", "ordered_one_shot"], "file": "r"},
                        scores_root=root / "scores", generations_root=root / "gen").read_text()
     return out, page
 
@@ -70,7 +73,7 @@ def test_other_tables_are_shown_with_their_notebook_method_and_legend(report):
     assert "href='04_pos_patterns.html'>notebook 04_pos_patterns</a>" in section
     assert "href='methods.html'>docs/METHODS.md</a>, “Table 2”" in section and "href='tables/table2.csv'" in section
     assert "<table" in section and "<dt>Diverse Rate</dt>" in section
-    assert "<h2>Table 4" not in page  # not computed in this report: not shown
+    assert "<h2>Table 4" in page and "<h2>Table 7" in page
 
 
 def test_methods_are_rendered_into_the_report_escaped(report):
@@ -79,3 +82,24 @@ def test_methods_are_rendered_into_the_report_escaped(report):
     assert "<h2>Concept matching</h2>" in methods or "<h3>Concept matching</h3>" in methods
     assert "<table>" in methods and "<script" not in methods
     assert "href='methods.html'" in page
+
+
+def test_a_table_not_computed_is_not_shown(tmp_path):
+    assert explain.other_tables(tmp_path, lambda df: "<table>") == ""
+
+
+@pytest.mark.slow
+def test_the_landing_page_in_chromium_shows_every_table_with_its_legend(report):
+    from test_browser import CHROMIUM, SCREENSHOTS, chromium, console_errors
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    out, _ = report
+    dom = chromium((out / "index.html").as_uri(), "--dump-dom")
+    assert dom.returncode == 0 and not console_errors(dom.stderr), dom.stderr[-2000:]
+    for heading in ("Table 1:", "Table 2:", "Table 3:", "Table 4:", "Table 7:"):
+        section = dom.stdout.split(f"<h2>{heading}", 1)[1].split("<h2>", 1)[0]
+        assert "<table" in section and "What the columns mean" in section, heading
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    shot = chromium((out / "index.html").as_uri(), f"--screenshot={SCREENSHOTS / 'index_tables.png'}",
+                    "--window-size=1300,5200")
+    assert shot.returncode == 0 and (SCREENSHOTS / "index_tables.png").stat().st_size > 20_000

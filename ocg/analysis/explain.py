@@ -44,7 +44,7 @@ def legend(metric_names) -> str:
         items.append(f"<dt>{_esc(m.label)}</dt><dd>{_esc(m.what)} ({_esc(m.unit)}; {arrow})</dd>")
     return ("<details class='legend'><summary>What the columns mean</summary><dl>" + "".join(items)
             + "<dt>Δ</dt><dd>the difference from the comparison the table names (ours minus it)</dd>"
-            "<dt>–</dt><dd>no value: the reason is given below the table</dd></dl></details>") if items else ""
+            "<dt>–</dt><dd>no value: the reason is given under Table 1 (a metric whose family was not scored, or whose model is not here)</dd></dl></details>") if items else ""
 
 
 def missing_reasons(summary: pd.DataFrame, signatures: dict) -> str:
@@ -90,6 +90,7 @@ def other_tables(report_dir: Path, table_html) -> str:
         if long.empty:
             continue
         shown = wide(long, index, value, beside)
+        shown.columns = pd.MultiIndex.from_tuples([(metric(m).label if metric(m) else m, sub) for m, sub in shown.columns])
         reasons = long.dropna(subset=["missing_reason"]).groupby("metric")["missing_reason"].first() \
             if "missing_reason" in long else {}
         notes = "".join(f"<p class='note'><b>{_esc(metric(m).label if metric(m) else m)}</b> is missing: "
