@@ -49,7 +49,7 @@ RUN_FIELDS = {
     "models_file": Field(str, nullable=True, expected="a path or null"),
     "n_concepts": Field(int, choices=(4, 5), expected="4 or 5"),
     "subset_k": Field(int, nullable=True, minimum=1, expected="a positive number of concept sets, or null for all"),
-    "template_ids": Field(list, nullable=True, items=int),
+    "template_ids": Field(list, nullable=True, items=int, nonempty=True),
     "metrics": Field(list, nullable=True, check=_metrics),
     "scoring": Field(dict, expected="a mapping of params/scoring.yaml overrides"),
     "notebooks": Field(list, items=str, check=_notebooks(MODEL_NOTEBOOKS)),

@@ -54,6 +54,7 @@ def write_run(tmp_path, **changes):
     (dict(conditions=["ordered", "reversed"]), "conditions[1]", "unknown condition 'reversed'"),
     (dict(n_concepts=3), "n_concepts", "expected 4 or 5"),
     (dict(template_ids=[0, 9]), "template_ids[1]", "unknown template id 9"),
+    (dict(template_ids=[]), "template_ids", "expected a non-empty list of int or null"),
     (dict(metrics=["bleu"]), "metrics", "unknown metric(s) ['bleu']"),
     (dict(scoring={"matching_rule": "fuzzy"}), "scoring", "got 'fuzzy'"),
     (dict(scoring={"perplexity_batch": 8}), "scoring", "unknown key"),

@@ -183,3 +183,15 @@ def test_the_landing_page_names_an_unfinished_score_set_and_shows_the_rest(score
     assert "<span class='ok'>done</span>" in rows["m"]
     assert "unfinished score set</span>: groups.parquet does not match signature.json" in rows["half"]
     assert "cases.html" in page  # the complete model's answers are still browsable
+
+
+def test_the_landing_page_names_an_unreadable_run_card_and_shows_the_rest(scored_with_rule_a, tmp_path):
+    from ocg.analysis.site import write_index
+    source, _ = scored_with_rule_a
+    shutil.copytree(source / "gen", tmp_path / "gen")
+    shutil.copytree(source / "scores", tmp_path / "scores")
+    (tmp_path / "gen" / "m" / "run_card.json").write_text('{"model": "m", "runs": "not a list"}')
+    page = write_index(tmp_path / "report", "t", [], run={"models": ["m"], "conditions": ["ordered"], "file": "r"},
+                       scores_root=tmp_path / "scores", generations_root=tmp_path / "gen").read_text()
+    row = page.split("<h2>Models</h2>")[1].split("</table>")[0]
+    assert "unreadable run card</span>: " in row and "runs: expected a list" in row

@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..designs import describe_design, tables_note
+from ..errors import OcgInputError
 from ..generation.completeness import problems
 from ..io import atomic_path
 from ..layout import ExecutedNotebook, ModelGenerations, ModelScores, ReportFolder
@@ -107,11 +108,16 @@ def _model_rows(models, generations_root, scores, failures, unfinished) -> str:
     summary, rows = scores["summary"], []
     for model in models:
         card_path = ModelGenerations.of(model, generations_root).run_card
-        card = RunCard.read(card_path) if card_path.exists() else RunCard()
+        try:
+            card, card_problem = (RunCard.read(card_path) if card_path.exists() else RunCard()), None
+        except OcgInputError as exc:  # the page still shows the other models
+            card, card_problem = RunCard(), str(exc)
         if model in failures:
             f = failures[model]
             status = (f"<span class='bad'>failed</span> in {_esc(f.get('notebook'))}, cell {_esc(f.get('cell'))}: "
                       f"{_esc(str(f.get('reason', ''))[:300])}")
+        elif card_problem:
+            status = "<span class='bad'>unreadable run card</span>: " + _esc(card_problem)
         elif unfinished.get(model):
             status = "<span class='bad'>unfinished score set</span>: " + _esc(unfinished[model])
         elif blocking := problems(scores["signatures"].get(model, Signature()).completeness)[0]:
