@@ -44,7 +44,7 @@ def _run_notebook(args) -> int:
     check_parameters(source, params, "-p ")
     out_dir = args.out or outputs().notebooks
     if "reports_dir" in declared(source) and "reports_dir" not in params:
-        params["reports_dir"] = str(out_dir)  # tables and figures beside the executed copy
+        params["reports_dir"] = str(Path(out_dir).resolve())  # beside the executed copy (the kernel runs elsewhere)
     try:
         executed = run_step(str(source), params, out_dir, source.stem)
     except StepFailed as exc:

@@ -105,7 +105,7 @@ class ReportFolder:
 
     @classmethod
     def at(cls, folder: str | Path | None = None) -> ReportFolder:
-        """`folder`, or outputs/reports itself (where a notebook run alone puts its tables)."""
+        """`folder`, or outputs/reports itself (a run by hand saves nothing: analysis/report.py)."""
         return cls(Path(folder) if folder else outputs().reports)
 
     @property

@@ -60,9 +60,24 @@ def run_step(notebook: str, params: dict, report_dir: Path, name: str, shown_dir
 
 def run_pipeline(run_file: str | Path | None = None) -> int:
     import os
+
+    from .paths import model_cache_dir
     run = load_run(run_file or DEMO_RUN)
+    saved = {k: os.environ.get(k) for k in ("OCG_OUTPUTS", "OCG_MODEL_CACHE")}
     if run["outputs"]:  # the run file says where: every notebook's kernel inherits it
+        os.environ["OCG_MODEL_CACHE"] = str(model_cache_dir())  # converted models stay where they are
         os.environ["OCG_OUTPUTS"] = run["outputs"]
+    try:
+        return _run_report(run)
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def _run_report(run: dict) -> int:
     report = outputs().report(run["name"])
     final = report.folder
     with building(final) as staging:

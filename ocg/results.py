@@ -134,22 +134,24 @@ def load_scores(scores_root: str | Path | None = None, models: list[str] | None 
 
 def readable(answers: pd.DataFrame) -> pd.DataFrame:
     """Two columns for reading answers (docs/DATA.md): `concept_words`, the concepts in the asked
-    order as the prompt showed them, and `template`, the instruction's text in the shipped
-    params/templates.yaml (None for a template id or condition it does not have). Categorical:
-    at paper size they repeat millions of times."""
+    order as the prompt showed them, and `template`, the instruction's text in params/templates.yaml
+    as it is now (missing for a template id or condition it lacks). Categorical, computed once per
+    distinct value: at paper size they repeat millions of times."""
     from .data import load_templates
     if answers.empty or "concepts" not in answers:
         return answers
     config = load_templates()
-    words = answers["concepts"].map(lambda c: " ".join(c) if c is not None and len(c) else "")
+    word_codes, word_keys = pd.factorize(answers["concepts"].map(tuple))
+    words = pd.Categorical.from_codes(word_codes, [" ".join(k) for k in word_keys]) if len(word_keys) \
+        else pd.Categorical([])
+    pair_codes, pairs = pd.MultiIndex.from_arrays([answers["template_id"], answers["condition"]]).factorize()
 
-    def text(key):
-        template_id, condition = key
+    def text(template_id, condition):
         try:
             return config.template(int(template_id), condition)
         except OcgInputError:
             return None
-    keys = list(zip(answers["template_id"], answers["condition"]))
-    texts = {k: text(k) for k in set(keys)}
-    return answers.assign(concept_words=words.astype("category"),
-                          template=pd.Categorical([texts[k] for k in keys]))
+    texts = [text(*pair) for pair in pairs]
+    known = sorted({x for x in texts if x is not None})
+    codes = pd.Series(pair_codes).map({i: known.index(x) if x is not None else -1 for i, x in enumerate(texts)})
+    return answers.assign(concept_words=words, template=pd.Categorical.from_codes(codes.to_numpy(), known))

@@ -103,8 +103,8 @@ def check_common(raw: object, path: Path, fields: dict = RUN_FIELDS, defaults: d
     if cfg["outputs"] is not None:
         from .paths import PROJECT_ROOT
         if not cfg["outputs"].strip():
-            raise OcgInputError(f"{src}: outputs", "empty: a folder (relative to the project root, or "
-                                                   "absolute), or leave it out")
+            raise OcgInputError(f"{src}: outputs", "empty: expected a folder (relative to the project root, "
+                                                   "or absolute)")
         out = Path(cfg["outputs"])
         cfg["outputs"] = str(out if out.is_absolute() else (PROJECT_ROOT / out).resolve())
     cfg["file"] = src

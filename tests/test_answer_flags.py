@@ -67,8 +67,9 @@ def test_a_set_flagged_under_other_definitions_is_recomputed(flagged, tmp_path):
     summary = tmp_path / "scores" / "m" / "summary.parquet"
     before = summary.stat().st_mtime_ns
     score_model(tmp_path / "gen" / "m", metrics=["pbleu"], out_dir=tmp_path / "scores", progress=False)
-    assert json.loads(sig_path.read_text())["flags_version"] == FLAGS_VERSION
-    assert summary.stat().st_mtime_ns != before
+    sig = json.loads(sig_path.read_text())
+    assert sig["flags_version"] == FLAGS_VERSION and sig["recomputed"] == [] and sig["reused"] == ["pbleu"]
+    assert summary.stat().st_mtime_ns != before  # the flags re-derived; no metric recomputed
     # and with the version it has now, nothing is recomputed
     before = summary.stat().st_mtime_ns
     score_model(tmp_path / "gen" / "m", metrics=["pbleu"], out_dir=tmp_path / "scores", progress=False)

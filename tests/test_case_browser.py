@@ -71,7 +71,7 @@ def test_the_address_follows_the_filters_and_the_export_counts_them(cases):
     shown = rows_of(html)
     assert shown and all('class="bad">missed' in r for r in shown)
     assert 'id="permalink" href="#model=b&amp;condition=ordered&amp;template=0&amp;outcome=missed"' in html
-    assert re.search(rf'id="csv" download="cases.csv" href="blob:[^"]+">export {len(shown)} answers \(CSV\)', html)
+    assert re.search(rf'id="csv" download="cases.csv" href="#">export {len(shown)} answers \(CSV\)', html)  # built on click
 
 
 @pytest.mark.slow
@@ -113,3 +113,25 @@ def test_one_instance_side_by_side_across_models(cases):
     texts = [re.sub("<[^>]+>", "", re.sub("<sup>.*?</sup>", "", a)) for _, a in lined]
     assert texts == [ANSWERS[3 % 4], ANSWERS[4 % 4]]  # model b answers the next one (see the fixture)
     assert "asked as boy → ride → bike → street (permutation 3, template 0)" in html
+
+
+def test_csv_cells_are_quoted_and_never_formulas():
+    """The page's own csvCell, run in Node: commas, quotes and line breaks quoted; a model's text
+    starting with = + - @ is not read as a spreadsheet formula."""
+    import json
+    import os
+    import shutil
+    import subprocess
+
+    from ocg.analysis.browser_page import PAGE
+    node = shutil.which("node")
+    if node is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("node missing in CI")
+        pytest.skip("node is not installed")
+    source = re.search(r"function csvCell\(v\) \{.*?\n\}", PAGE, re.S).group(0)
+    cells = ["plain", "a, b", 'say "hi"', "two\nlines", "cr\rhere", "=HYPERLINK(1)", "+1", "-2", "@x", None]
+    out = subprocess.run([node, "-e", source + f"\nconsole.log(JSON.stringify({json.dumps(cells)}.map(csvCell)))"],
+                         capture_output=True, text=True, check=True).stdout
+    assert json.loads(out) == ["plain", '"a, b"', '"say ""hi"""', '"two\nlines"', '"cr\rhere"', "'=HYPERLINK(1)",
+                               "'+1", "'-2", "'@x", ""]

@@ -110,6 +110,9 @@ def test_run_notebook_saves_tables_beside_its_executed_copy(tmp_path, monkeypatc
     monkeypatch.setattr(ocg.pipeline, "run_step", lambda source, params, out_dir, name: asked.update(params) or out_dir)
     assert main(["run-notebook", "03_main_results", "--out", str(tmp_path / "nb")]) == 0
     assert asked == {"reports_dir": str(tmp_path / "nb")}
+    monkeypatch.chdir(tmp_path)  # a relative --out: the kernel runs in notebooks/, so it is made absolute
+    assert main(["run-notebook", "03_main_results", "--out", "rel"]) == 0
+    assert asked == {"reports_dir": str(tmp_path / "rel")}
     assert main(["run-notebook", "03_main_results", "--out", str(tmp_path / "nb"), "-p", f"reports_dir={tmp_path}"]) == 0
     assert asked == {"reports_dir": str(tmp_path)}
     asked.clear()

@@ -61,7 +61,7 @@ def write_run(tmp_path, **changes):
     (dict(table7_pairs={"marco-o1": "qwen2-7b"}), "table7_pairs.marco-o1", "'marco-o1' is not a model of this file"),
     (dict(analysis=["03_main_results", "10_extra"]), "analysis[1]", "unknown notebook '10_extra'"),
     (dict(colour="blue"), "colour", "unknown key"),
-    (dict(outputs=""), "outputs", "empty: a folder"),
+    (dict(outputs=""), "outputs", "empty: expected a folder"),
     (dict(outputs=3), "outputs", "a folder, or null"),
 ])
 def test_run_files_are_validated_completely_on_load(tmp_path, changes, where, what):
@@ -154,13 +154,17 @@ def test_a_run_file_says_where_its_outputs_go(tmp_path, monkeypatch):
 
     def steps_seen(run, staging, final):
         import os
-        seen.update(env=os.environ["OCG_OUTPUTS"], final=final)
+        seen.update(env=os.environ["OCG_OUTPUTS"], cache=os.environ["OCG_MODEL_CACHE"], final=final)
         return 0, {}
     monkeypatch.setattr(ocg.pipeline, "_run_steps", steps_seen)
     monkeypatch.setattr(ocg.pipeline, "finish", lambda *a: None)
     monkeypatch.setenv("OCG_OUTPUTS", str(tmp_path / "elsewhere"))
+    monkeypatch.delenv("OCG_MODEL_CACHE", raising=False)
     ocg.pipeline.run_pipeline(write_run(tmp_path, outputs=str(tmp_path / "o")))
-    assert seen == {"env": str(tmp_path / "o"), "final": tmp_path / "o" / "reports" / DEMO["name"]}
+    assert seen == {"env": str(tmp_path / "o"), "cache": str(tmp_path / "elsewhere" / "models"),  # not converted again
+                    "final": tmp_path / "o" / "reports" / DEMO["name"]}
+    import os
+    assert os.environ["OCG_OUTPUTS"] == str(tmp_path / "elsewhere") and "OCG_MODEL_CACHE" not in os.environ  # restored
 
 
 def test_score_takes_the_perplexity_fallback(tmp_path, monkeypatch, capsys):

@@ -84,8 +84,12 @@ def test_methods_are_rendered_into_the_report_escaped(report):
     assert "href='methods.html'" in page
 
 
-def test_a_table_not_computed_is_not_shown(tmp_path):
+def test_a_table_not_computed_is_not_shown_and_a_broken_one_costs_only_itself(tmp_path):
     assert explain.other_tables(tmp_path, lambda df: "<table>") == ""
+    (tmp_path / "tables").mkdir()
+    (tmp_path / "tables" / "table4.csv").write_text("model,metric\na,pbleu\n")  # no value column
+    page = explain.other_tables(tmp_path, lambda df: "<table>")
+    assert "<h2>Table 4: one-shot priming" in page and "table4.csv cannot be shown: KeyError" in page
 
 
 @pytest.mark.slow

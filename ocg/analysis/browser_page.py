@@ -50,7 +50,7 @@ const MULTI = ["model", "condition", "template"], SINGLE = ["set", "perm", "outc
 const OUTCOMES = ["", "present", "order", "reordered", "missed", "degenerate", "truncated", "looping", "failed"];
 const ORDER = {order: 0, reordered: 1, missed: 2, failed: 3};
 const $ = (id) => document.getElementById(id);
-let page = 0, items = [], compare = null;
+let page = 0, items = [], compare = null, loads = 0, compares = 0;
 function esc(s) { return String(s == null ? "" : s).replace(/[&<>"]/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}[c])); }
 function say(text) { $("notice").textContent = ($("notice").textContent ? $("notice").textContent + " " : "") + text; }
 function chosen(id) { return [...$(id).selectedOptions].map((o) => o.value); }
@@ -89,13 +89,17 @@ async function itemsOf(entries) {
   const chunks = await Promise.all(entries.map(chunk));
   return entries.flatMap((e, i) => chunks[i].rows.map((row) => ({e, c: chunks[i], row})));
 }
-async function load() {
+async function load(first) {
+  const mine = ++loads;  // a later choice wins over a slower earlier load
+  if (!first) $("notice").textContent = "";
   let entries = selectedEntries();
   if (entries.length > MAX_CHUNKS) {
     say(`${entries.length} model/condition/template combinations chosen; showing the first ${MAX_CHUNKS} (a browser holds only so many answers): narrow the filters.`);
     entries = entries.slice(0, MAX_CHUNKS);
   }
-  items = await itemsOf(entries);
+  const loaded = await itemsOf(entries);
+  if (mine !== loads) return;
+  items = loaded;
   setChoices();
   render();
   if (compare) showCompare();
@@ -103,11 +107,12 @@ async function load() {
 function setLabel(item) { return [...field(item, "concepts")].sort().join(", "); }
 function setChoices() {
   const labels = new Map(items.map((it) => [field(it, "set_id"), setLabel(it)]));
-  const sel = $("set"), old = sel.value || preset.get("set") || "";
+  const sel = $("set"), old = sel.value || presetSet || "";
+  presetSet = "";  // the address's set applies once; "all" chosen later stays "all"
   sel.innerHTML = '<option value="">all</option>' + [...labels].sort((a, b) => a[1].localeCompare(b[1]))
     .map(([s, l]) => `<option value="${esc(s)}">${esc(l)}</option>`).join("");
   if (labels.has(old)) sel.value = old;
-  else if (old && preset.get("set") === old && !setChoices.warned) { setChoices.warned = true; say(`The address asks for set=${old}, which is not among these answers; showing all sets.`); }
+  else if (old && old === asked.set) { asked.set = ""; say(`The address asks for set=${old}, which is not among these answers; showing all sets.`); }
 }
 function outcome(item) {
   if (["unclosed_think", "no_output"].includes(field(item, "answer_status"))) return "failed";
@@ -154,16 +159,19 @@ function sorted(list) {
   if (how === "outcome") return [...list].sort((a, b) => ORDER[outcome(a)] - ORDER[outcome(b)]);
   return list;
 }
-function csvCell(v) { const s = String(v == null ? "" : v); return /[",\n]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s; }
-let csvUrl = null;
-function exportLink(list) {
+function csvCell(v) {
+  let s = String(v == null ? "" : v);
+  if (/^[=+\-@\t\r]/.test(s)) s = "'" + s;  // a model's text is never read as a spreadsheet formula
+  return /[",\r\n]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s;
+}
+let csvUrl = null, shown = [];
+function exportCsv(list) {
   const head = ["model", "condition", "template_id", "set_id", "concept_set", "perm_index", "concepts", "answer", "outcome", "flags"];
   const lines = list.map((it) => [it.e.model, it.e.condition, it.e.template_id, field(it, "set_id"), setLabel(it),
     field(it, "perm_index"), field(it, "concepts").join(" "), field(it, "answer"), outcome(it), field(it, "flags").join(" ")].map(csvCell).join(","));
   if (csvUrl) URL.revokeObjectURL(csvUrl);
   csvUrl = URL.createObjectURL(new Blob([[head.join(","), ...lines].join("\n") + "\n"], {type: "text/csv"}));
   $("csv").href = csvUrl;
-  $("csv").textContent = `export ${list.length} answers (CSV)`;
 }
 function address() {
   const parts = [];
@@ -184,7 +192,8 @@ function render() {
   page = Math.min(page, pages - 1);
   $("permalink").href = address();
   if (location.hash !== address()) history.replaceState(null, "", address());
-  exportLink(list);
+  shown = list;
+  $("csv").textContent = `export ${list.length} answers (CSV)`;
   $("nomatch").textContent = list.length ? "" : "No answer matches these filters.";
   $("count").textContent = `${list.length} answers, page ${page + 1} of ${pages}`;
   $("rows").innerHTML = list.slice(page * PAGE, page * PAGE + PAGE).map((it) => {
@@ -201,8 +210,15 @@ function render() {
 }
 async function showCompare() {  // one instance (set, permutation, template) across every model and condition
   const [set, perm, template] = compare;
-  const entries = INDEX.filter((e) => String(e.template_id) === String(template));
-  const found = (await itemsOf(entries)).filter((it) => field(it, "set_id") === set && field(it, "perm_index") === Number(perm));
+  const mine = ++compares;
+  let entries = INDEX.filter((e) => String(e.template_id) === String(template));
+  if (entries.length > MAX_CHUNKS) {
+    say(`Side by side: ${entries.length} models and conditions; showing the first ${MAX_CHUNKS}.`);
+    entries = entries.slice(0, MAX_CHUNKS);
+  }
+  const all = await itemsOf(entries);
+  if (mine !== compares) return;
+  const found = all.filter((it) => field(it, "set_id") === set && field(it, "perm_index") === Number(perm));
   if (!found.length) { $("compare").innerHTML = ""; say(`The address asks to compare ${compare.join(" ")}, which no answer of this report is.`); return; }
   const first = found[0];
   $("compare").innerHTML = `<h2>Side by side: ${esc(setLabel(first))}, asked as ${esc(field(first, "concepts").join(" → "))} (permutation ${esc(perm)}, template ${esc(template)})</h2>` +
@@ -213,6 +229,8 @@ async function showCompare() {  // one instance (set, permutation, template) acr
 }
 // Filters can be preset in the address: cases.html#model=a,b&condition=ordered&template=1&outcome=missed
 const preset = new URLSearchParams(location.hash.slice(1));
+const asked = {set: preset.get("set") || ""};
+let presetSet = asked.set;
 function wanted(id, known) {
   if (!preset.has(id)) return null;
   const asked = preset.get(id) === "all" ? known : preset.get(id).split(",").filter((v) => v !== "");
@@ -237,8 +255,9 @@ if (preset.has("compare")) compare = preset.get("compare").split("~");
 for (const id of MULTI) $(id).onchange = () => { refreshChoices(); page = 0; load(); };
 $("all").onclick = () => { for (const id of MULTI) { for (const o of $(id).options) o.selected = true; refreshChoices(); } for (const o of $("template").options) o.selected = true; page = 0; load(); };
 for (const id of SINGLE) $(id).oninput = () => { page = 0; $("notice").textContent = ""; render(); };
+$("csv").onclick = () => exportCsv(shown);  // built when asked for: up to 40 chunks of answers
 $("prev").onclick = () => { page = Math.max(0, page - 1); render(); };
 $("next").onclick = () => { page += 1; render(); };
-load();
+load(true);
 </script></body></html>
 """

@@ -86,10 +86,15 @@ def other_tables(report_dir: Path, table_html) -> str:
         path = report.table(table)
         if not path.exists():
             continue
-        long = pd.read_csv(path)
-        if long.empty:
+        try:  # one table that cannot be read (edited by hand, an older format) costs only itself
+            long = pd.read_csv(path)
+            if long.empty:
+                continue
+            shown = wide(long, index, value, beside)
+        except (KeyError, ValueError, pd.errors.ParserError) as exc:
+            parts.append(f"<h2>{_esc(title)}</h2><p class='note'>{_esc(path.name)} cannot be shown: "
+                         f"{_esc(type(exc).__name__)}: {_esc(exc)}</p>")
             continue
-        shown = wide(long, index, value, beside)
         shown.columns = pd.MultiIndex.from_tuples([(metric(m).label if metric(m) else m, sub) for m, sub in shown.columns])
         reasons = long.dropna(subset=["missing_reason"]).groupby("metric")["missing_reason"].first() \
             if "missing_reason" in long else {}

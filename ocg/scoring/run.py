@@ -119,13 +119,12 @@ def _score_model(model_dir: Path, records: pd.DataFrame, completeness: dict, con
         stale = list(keys)  # another metric set: recompute the tables as asked
     if old and old.completeness != completeness:
         stale = list(keys)  # other records kept, or another run status: recompute and record it
-    if old and old.flags_version != degenerate.FLAGS_VERSION:
-        stale = list(keys)  # the answer flags are defined otherwise now: the tables are rewritten
-    if not stale:
+    reflag = bool(old) and old.flags_version != degenerate.FLAGS_VERSION  # flags defined otherwise now
+    if not stale and not reflag:
         return out
     reused = [m for m in metrics if m not in stale]
     if reused:
-        log(f"up to date: {', '.join(reused)}; recomputing: {', '.join(stale)}")
+        log(f"up to date: {', '.join(reused)}; recomputing: {', '.join(stale) or 'the answer flags only'}")
     t0 = time.perf_counter()
     timings = {}
 
