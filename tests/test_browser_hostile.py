@@ -64,7 +64,8 @@ def test_every_page_of_a_hostile_report_is_untouched(report):
     pages = sorted(report.glob("*.html"))
     names = {p.name for p in pages}
     assert {"index.html", "cases.html", "07_reasoning_models.html", "09_cases.html",
-            "01_generate-synth-a.html"} <= names and len(pages) == 2 + 1 + 2 + 1 + 7
+            "01_generate-synth-a.html", "07_reasoning_models.results.html", "methods.html"} <= names
+    assert len(pages) == 2 + 1 + 2 * (1 + 2 + 1 + 7)  # index, cases, methods; each notebook whole and results only
     shown = {}
     for page in pages:
         title, dom = title_and_dom(page)
@@ -74,6 +75,7 @@ def test_every_page_of_a_hostile_report_is_untouched(report):
         shown[page.name] = dom
     # the hostile texts were shown, as written
     assert "&lt;img src=x onerror=\"document.title='pwned'\"&gt;" in shown["07_reasoning_models.html"]  # the run file's note
+    assert "&lt;img src=x onerror=\"document.title='pwned'\"&gt;" in shown["07_reasoning_models.results.html"]
     assert "&lt;script&gt;document.title='pwned'&lt;/script&gt;" in shown["09_cases.html"]  # answers
     assert "x/synth-a &lt;img src=x" in shown["index.html"]  # the model entry's id
     rows = shown["cases.html"].split('<tbody id="rows">', 1)[1].split("</tbody>", 1)[0]
