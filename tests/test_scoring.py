@@ -240,3 +240,13 @@ def test_lmppl_connectivity_check_cannot_hang(monkeypatch):
     assert time.perf_counter() - t0 < 1.0
     used, _, reason = perplexity.resolve_model("gpt2-xl", "embedded:smollm2-135m-instruct")
     assert used == "embedded:smollm2-135m-instruct" and "gpt2-xl" in reason
+
+
+def test_a_fallback_that_cannot_be_loaded_either_is_named_not_a_crash(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # neither gpt2-xl nor "no-such/model" can be had
+    model_dir = write_generations(tmp_path / "gen", "m", rows_for(random.Random(3), templates=(0,)))
+    out = score_model(model_dir, metrics=["perplexity"], out_dir=tmp_path / "s", progress=False,
+                      perplexity_fallback="no-such/model")
+    reason = pd.read_parquet(out / "summary.parquet").perplexity_missing_reason
+    assert reason.str.contains("perplexity_fallback 'no-such/model' cannot be loaded either").all()
+    assert json.loads((out / "signature.json").read_text())["perplexity"]["status"] == "missing"

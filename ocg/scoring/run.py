@@ -20,10 +20,12 @@ from pathlib import Path
 import pandas as pd
 from tqdm import tqdm
 
+from ..embedded import EMBEDDED_PREFIX
 from ..errors import OcgInputError
 from ..generation.completeness import asked_records
 from ..generation.lock import exclusive
 from ..generation.store import read_generations
+from ..hub import unavailable_reason
 from ..io import remove_temps
 from ..layout import ModelGenerations, ModelScores, outputs
 from ..metrics import bleu, coverage, degenerate, diversity, perplexity
@@ -67,10 +69,15 @@ def _resolve(config: dict, metrics: list[str]) -> dict:
         out["nlp"] = nlp
         out["spacy_model"] = f"{nlp.meta['lang']}_{nlp.meta['name']}=={nlp.meta['version']}"
     if "perplexity" in metrics:
+        fallback = config["perplexity_fallback"]
         try:
-            out["perplexity"] = perplexity.resolve_model(config["perplexity_model"], config["perplexity_fallback"])
+            out["perplexity"] = perplexity.resolve_model(config["perplexity_model"], fallback)
         except perplexity.PerplexityModelUnavailable as exc:
             out["perplexity"] = (None, None, str(exc))
+        if out["perplexity"][2] and fallback and not fallback.startswith(EMBEDDED_PREFIX) \
+                and (why := unavailable_reason(fallback)) is not None:  # a fallback that cannot be had either
+            out["perplexity"] = (None, None, f"{out['perplexity'][2]}, but perplexity_fallback {fallback!r} "
+                                             f"cannot be loaded either: {why}")
         out["perplexity_used"] = out["perplexity"][0]
     return out
 
