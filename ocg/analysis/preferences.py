@@ -19,7 +19,7 @@ def written_orders(answers: pd.DataFrame) -> pd.Series:
     positions the order verdict used (two on one token: alphabetically); None when one is missing."""
     need(answers, ["concepts"])
     out = pd.Series(None, index=answers.index, dtype=object)
-    for n, (rows, pos) in by_length(answers.assign(_row=np.arange(len(answers)))).items():
+    for rows, pos in by_length(answers.assign(_row=np.arange(len(answers)))).values():
         complete = (pos >= 0).all(axis=1)
         orders = [" ".join(w for _, w in sorted(zip(p, words))) if ok else None
                   for p, words, ok in zip(pos.tolist(), rows["concepts"], complete)]
