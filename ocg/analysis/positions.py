@@ -36,7 +36,7 @@ def by_length(answers: pd.DataFrame) -> dict[int, tuple[pd.DataFrame, np.ndarray
     out = {}
     for n in sorted(lengths.unique()):
         rows = a[lengths == n].reset_index(drop=True)
-        pos = np.array([list(p) for p in rows["order_positions"]], dtype=int).reshape(len(rows), int(n))
+        pos = np.stack([np.asarray(p, dtype=int) for p in rows["order_positions"]]).reshape(len(rows), int(n))
         out[int(n)] = (rows, pos)
     return out
 

@@ -20,9 +20,16 @@ def written_orders(answers: pd.DataFrame) -> pd.Series:
     need(answers, ["concepts"])
     out = pd.Series(None, index=answers.index, dtype=object)
     for rows, pos in by_length(answers.assign(_row=np.arange(len(answers)))).values():
-        complete = (pos >= 0).all(axis=1)
-        orders = [" ".join(w for _, w in sorted(zip(p, words))) if ok else None
-                  for p, words, ok in zip(pos.tolist(), rows["concepts"], complete)]
+        words = np.empty(pos.shape, dtype=object)
+        words[:] = [list(c) for c in rows["concepts"]]
+        ranked = np.take_along_axis(words, np.argsort(pos, axis=1, kind="stable"), axis=1)
+        orders = ranked[:, 0].astype(str)
+        for k in range(1, pos.shape[1]):
+            orders = np.char.add(np.char.add(orders, " "), ranked[:, k].astype(str))
+        orders = orders.astype(object)
+        tied = np.flatnonzero((np.diff(np.sort(pos, axis=1), axis=1) == 0).any(axis=1))
+        orders[tied] = [" ".join(w for _, w in sorted(zip(pos[i], words[i]))) for i in tied]
+        orders[~(pos >= 0).all(axis=1)] = None
         out.iloc[rows["_row"].to_numpy()] = orders
     return out
 
