@@ -121,9 +121,11 @@ def test_first_concept_part_of_speech(hand):
                             "first_in_place_pct_mean"]]) == [2, 100, 0, 0]
 
 
-def test_answers_without_positions_are_refused(hand):
+def test_answers_without_positions_or_the_condition_are_refused(hand):
     with pytest.raises(OcgInputError, match="order_positions"):
         positions.by_position(hand.drop(columns="order_positions"))
+    with pytest.raises(OcgInputError, match="'ordered_one_shot' has no scored answers; expected one of original, ordered"):
+        preferences.by_first_pos(hand, "ordered_one_shot")
 
 
 @pytest.fixture(scope="module")

@@ -8,10 +8,20 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..errors import OcgInputError
 from . import tables
 from .positions import CONDITION_ORDER, KEYS, _condition_sorted, by_length, by_position, need
 
 GROUP = ["model", "condition", "template_id", "set_id"]  # one concept set under one prompt
+
+
+def of_condition(answers: pd.DataFrame, condition: str) -> pd.DataFrame:
+    """The answers of one condition; an error naming the conditions scored when it is not one."""
+    a = answers[answers["condition"] == condition]
+    if a.empty:
+        raise OcgInputError("condition", f"{condition!r} has no scored answers; expected one of "
+                                         f"{', '.join(conditions(answers)) or 'none'}")
+    return a
 
 
 def written_orders(answers: pd.DataFrame) -> pd.Series:
@@ -72,7 +82,7 @@ def strongest(prefs: pd.DataFrame, answers: pd.DataFrame, condition: str = "orde
     p = prefs[(prefs["condition"] == condition) & (prefs["n_preferred"] > 0)]
     p = p.sort_values(["model", "preferred_pct", "set_id", "template_id"], ascending=[True, False, True, True])
     p = p.groupby("model", observed=True).head(n)
-    a = answers[answers["condition"] == condition]
+    a = of_condition(answers, condition)
     a = a[GROUP + ["answer"]].assign(order=written_orders(a), text=a["answer"].fillna("").str.strip())
     texts = (a.dropna(subset=["order"]).groupby(GROUP + ["order", "text"], observed=True).size()
              .rename("n_same_text").reset_index().sort_values(GROUP + ["order", "n_same_text", "text"],
@@ -98,7 +108,7 @@ def by_first_pos(answers: pd.DataFrame, condition: str = "ordered") -> pd.DataFr
     """Per part of speech of the concept asked first (N, V): mean and SD over models of w/o, w/,
     Ordered Rate and % of answers with the first concept in its place."""
     need(answers, ["all_present", "in_order", "pos_pattern"])
-    a = answers[answers["condition"] == condition]
+    a = of_condition(answers, condition)
     a = a.assign(first_pos=a["pos_pattern"].astype(str).str[0])
     per_model = _rates(a, ["model", "first_pos"])
     first = by_position(a, ["model", "first_pos"])
@@ -116,7 +126,7 @@ def by_pattern(answers: pd.DataFrame, condition: str = "ordered") -> pd.DataFram
     """Per POS pattern: Table 2's w/ order and Ordered Rate (mean over models) beside the mean over
     models of the % of answers with the concept asked at each place in its place."""
     need(answers, ["pos_pattern"])
-    a = answers[answers["condition"] == condition]
+    a = of_condition(answers, condition)
     placed = by_position(a, ["model", "pos_pattern"])
     placed = placed.groupby(["pos_pattern", "position"])["in_place_pct"].mean().unstack("position")
     placed.columns = [f"in_place_{k}_pct" for k in placed.columns]
