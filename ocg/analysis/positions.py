@@ -61,7 +61,8 @@ def out_of_order(pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return both, both & (pos[:, None, :] <= pos[:, :, None])
 
 
-def _condition_sorted(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+def condition_sorted(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Rows sorted by `by`, conditions in the paper's order (original, ordered, one-shot)."""
     rank = {c: i for i, c in enumerate(CONDITION_ORDER)}
     return df.sort_values(by, key=lambda c: c.map(lambda v: (rank.get(v, len(rank)), v))
                           if c.name == "condition" else c, kind="stable").reset_index(drop=True)
@@ -91,7 +92,7 @@ def by_position(answers: pd.DataFrame, keys=KEYS) -> pd.DataFrame:
     columns = keys + ["n_concepts", "position", "n_answers", "n_complete", "present_pct", "in_place_pct",
                       "in_place_if_complete_pct"]
     out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
-    return _condition_sorted(out[columns], keys + ["n_concepts", "position"])
+    return condition_sorted(out[columns], keys + ["n_concepts", "position"])
 
 
 def swapped_pairs(answers: pd.DataFrame, keys=KEYS) -> pd.DataFrame:
@@ -113,7 +114,7 @@ def swapped_pairs(answers: pd.DataFrame, keys=KEYS) -> pd.DataFrame:
                                       ).reset_index())
     columns = keys + ["n_concepts", "first", "second", "n_both", "n_out_of_order", "out_of_order_pct"]
     out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
-    return _condition_sorted(out[columns], keys + ["n_concepts", "first", "second"])
+    return condition_sorted(out[columns], keys + ["n_concepts", "first", "second"])
 
 
 def position_wide(long: pd.DataFrame, values=("present_pct", "in_place_pct")) -> pd.DataFrame:

@@ -10,7 +10,7 @@ import pandas as pd
 
 from ..errors import OcgInputError
 from . import tables
-from .positions import CONDITION_ORDER, KEYS, _condition_sorted, by_length, by_position, need
+from .positions import CONDITION_ORDER, KEYS, by_length, by_position, condition_sorted, need
 
 GROUP = ["model", "condition", "template_id", "set_id"]  # one concept set under one prompt
 
@@ -59,7 +59,7 @@ def preferred_orders(answers: pd.DataFrame) -> pd.DataFrame:
     out = out.reset_index().merge(top, on=GROUP, how="left")
     out["n_preferred"] = out["n_preferred"].fillna(0).astype(int)
     out["preferred_pct"] = 100 * out["n_preferred"] / out["n_answers"]
-    return _condition_sorted(out, GROUP)
+    return condition_sorted(out, GROUP)
 
 
 def preference_summary(prefs: pd.DataFrame) -> pd.DataFrame:
@@ -73,7 +73,7 @@ def preference_summary(prefs: pd.DataFrame) -> pd.DataFrame:
     out["baseline_pct"] = 100 / out["permutations"]  # every answer in its asked order
     original = out[out["condition"] == "original"].set_index("model")["preferred_pct"]
     out["preferred_pct_vs_original"] = out["preferred_pct"] - out["model"].map(original)
-    return _condition_sorted(out, list(KEYS))
+    return condition_sorted(out, list(KEYS))
 
 
 def strongest(prefs: pd.DataFrame, answers: pd.DataFrame, condition: str = "ordered", n: int = 5) -> pd.DataFrame:
