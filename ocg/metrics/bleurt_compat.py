@@ -17,6 +17,9 @@ after) the import, and changes nothing on transformers 4 (each piece is added on
   for protobuf >= 5; the lock has protobuf 3): transformers' own copy of that schema, for protobuf 3.
   transformers 5 reads the sentencepiece model (BLEURT-20's tokenizer) through it and, failing,
   tries a tiktoken reader that cannot read it.
+- an `__init__` of its own on BleurtSPTokenizer (DebertaV2Tokenizer's): transformers 5 converts
+  the sentencepiece model of a tokenizer class without one by a generic path that fails on
+  a Unigram vocabulary ('list' object has no attribute 'items'), then tries tiktoken.
 Equality with transformers 4 is tested in tests/test_bleurt_compat.py on a tiny checkpoint.
 """
 
@@ -85,6 +88,10 @@ def import_bleurt():
     _add_missing_before_import()
     import bleurt_pytorch
     from bleurt_pytorch.bleurt.modeling_bleurt import BleurtPreTrainedModel
+    from bleurt_pytorch.bleurt.tokenization_bleurt_sp import BleurtSPTokenizer
+    from transformers.models.deberta_v2.tokenization_deberta_v2 import DebertaV2Tokenizer
+    if "__init__" not in BleurtSPTokenizer.__dict__ and hasattr(DebertaV2Tokenizer, "convert_to_native_format"):
+        BleurtSPTokenizer.__init__ = DebertaV2Tokenizer.__init__  # transformers 5 only (see above)
     for method, ours in (("get_extended_attention_mask", _extended_attention_mask), ("get_head_mask", _head_mask)):
         if not hasattr(BleurtPreTrainedModel, method):
             setattr(BleurtPreTrainedModel, method, ours)

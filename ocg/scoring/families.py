@@ -32,7 +32,18 @@ from typing import Any
 import pandas as pd
 
 from .. import hub
-from ..metrics import attribute_ruler, bleu, bleurt, coverage, diversity, lm_nll, matching, perplexity, registry
+from ..metrics import (
+    attribute_ruler,
+    bleu,
+    bleurt,
+    bleurt_compat,
+    coverage,
+    diversity,
+    lm_nll,
+    matching,
+    perplexity,
+    registry,
+)
 from ..metrics.registry import MetricFamily
 from . import neural
 
@@ -179,8 +190,8 @@ FAMILIES = {f.name: f for f in (
     Family(registry.FAMILIES["pbleurt"], ("pbleurt",),
            lambda c, r: {"checkpoint": c["bleurt_checkpoint"], "revision": hub.revision(c["bleurt_checkpoint"]),
                          **_packages("bleurt-pytorch", "transformers", "torch", "sentencepiece", "numpy")},
-           _pbleurt, version=1,
-           code=(bleurt, bleu.pair_weights, neural.TextCache, neural.bleurt_scores, _pbleurt)),
+           _pbleurt, version=2,
+           code=(bleurt, bleurt_compat, bleu.pair_weights, neural.TextCache, neural.bleurt_scores, _pbleurt)),
     Family(registry.FAMILIES["perplexity"], ("perplexity", "ppl_status"),
            lambda c, r: {"requested": c["perplexity_model"], "used": r["perplexity_used"],
                          "revision": hub.revision(r["perplexity"][1]) if r["perplexity"][1] else None,
