@@ -13,18 +13,10 @@ import argparse
 import dataclasses
 import json
 
-from ocg.generation import plan_batches, select_instances
+from ocg.generation import select_instances
 from ocg.generation.hf_backend import TransformersBackend
+from ocg.generation.invariance import answers, differing
 from ocg.models import get_model
-
-
-def answers(backend: TransformersBackend, rendered: list[str], batch_size: int) -> tuple[list[str], int]:
-    backend.max_working = batch_size
-    ids = [f"{i:04d}" for i in range(len(rendered))]
-    out: dict[int, dict] = {}
-    for batch in plan_batches(ids, backend.prompt_lengths(rendered), batch_size):
-        out.update(zip(batch, backend.generate([rendered[p] for p in batch])))
-    return [out[i]["raw"] for i in range(len(rendered))], sum(r["completion_tokens"] for r in out.values())
 
 
 def main() -> None:
@@ -42,9 +34,9 @@ def main() -> None:
     for dtype in ("bfloat16", "float32"):
         backend = TransformersBackend(dataclasses.replace(base, dtype=dtype), batch_size=batch)
         rendered = [backend.render(json.loads(m)) for m in rows["messages"]]
-        batched, tok_b = answers(backend, rendered, batch)
-        single, tok_1 = answers(backend, rendered, 1)
-        differ = sum(a != b for a, b in zip(batched, single))
+        batched, tok_b, _ = answers(backend, rendered, batch)
+        single, tok_1, _ = answers(backend, rendered, 1)
+        differ = differing(batched, single)
         print(f"  {dtype:>8}: {differ:>3} of {len(rendered)} answers differ ({100 * differ / len(rendered):5.1f}%); "
               f"tokens batch {batch}: {tok_b}, batch 1: {tok_1}")
 

@@ -21,3 +21,37 @@ def write_generations(root, model, rows, condition="ordered"):
         })
     store.append(records)
     return root / model
+
+
+def build_tiny_bleurt(folder, sentences):
+    """A random tiny BLEURT checkpoint laid out as BLEURT-20's (spm.model, tokenizer_config.json,
+    weights) with a sentencepiece model trained here on `sentences`: the real code path, no hub."""
+    import json
+    import random
+    import shutil
+
+    import sentencepiece as spm
+    import torch
+
+    from ocg.metrics.bleurt_compat import import_bleurt
+    bleurt_pytorch = import_bleurt()
+    rng = random.Random(0)
+    words = " ".join(sentences).lower().replace(".", "").split()
+    (folder / "toy.txt").write_text("\n".join(" ".join(rng.choice(words) for _ in range(8)) for _ in range(300)))
+    spm.SentencePieceTrainer.train(input=str(folder / "toy.txt"), model_prefix=str(folder / "spm"), vocab_size=60,
+                                   hard_vocab_limit=False, minloglevel=2,
+                                   user_defined_symbols=["[CLS]", "[SEP]", "[MASK]"], pad_id=0,
+                                   unk_id=1, bos_id=-1, eos_id=-1, pad_piece="[PAD]", unk_piece="[UNK]")
+    ckpt = folder / "tiny-bleurt"
+    ckpt.mkdir()
+    shutil.copy(folder / "spm.model", ckpt / "spm.model")
+    (ckpt / "tokenizer_config.json").write_text(json.dumps({
+        "tokenizer_class": "BleurtSPTokenizer", "do_lower_case": False, "split_by_punct": False,
+        "bos_token": "[CLS]", "eos_token": "[SEP]", "unk_token": "[UNK]", "sep_token": "[SEP]",
+        "pad_token": "[PAD]", "cls_token": "[CLS]", "mask_token": "[MASK]"}))
+    vocab = spm.SentencePieceProcessor(model_file=str(ckpt / "spm.model")).get_piece_size()
+    torch.manual_seed(0)
+    config = bleurt_pytorch.BleurtConfig(vocab_size=vocab, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                                         intermediate_size=64, max_position_embeddings=512, embedding_size=32)
+    bleurt_pytorch.BleurtForSequenceClassification(config).save_pretrained(ckpt)
+    return ckpt

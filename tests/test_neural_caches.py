@@ -2,6 +2,7 @@
 model or checkpoint and its revision, package versions, the family's version."""
 
 import dataclasses
+import json
 from importlib import metadata
 
 import pandas as pd
@@ -77,3 +78,25 @@ def test_a_directory_revision_follows_its_contents(tmp_path):
     (tmp_path / "config.json").write_text('{"a": 1}')
     assert before.startswith("sha256:") and hub.revision(str(tmp_path)) != before
     assert hub.revision("no-such-org/no-such-model-here") is None
+
+
+def test_lmppl_and_ocg_perplexities_key_apart(tmp_path, monkeypatch, weights):
+    """A value lmppl computed is never served where ocg's own implementation scores (transformers 5)."""
+    checkpoint = tmp_path / "model"
+    checkpoint.mkdir()
+    rows = [{"set_id": "s", "template_id": 0, "perm_index": p, "concepts": ["dog", "run"], "answer": a}
+            for p, a in enumerate(ANSWERS)]
+    model_dir = write_generations(tmp_path / "gen", "m", rows)
+
+    def scored(impl):
+        monkeypatch.setattr(perplexity, "implementation", lambda: impl)
+        out = score_model(model_dir, metrics=["perplexity"], out_dir=tmp_path / "s", progress=False,
+                          perplexity_model=str(checkpoint))
+        sig = json.loads((out / "signature.json").read_text())["perplexity"]
+        return pd.read_parquet(out / "summary.parquet")["perplexity"].tolist(), sig
+
+    assert scored("lmppl")[0] == [10.0]
+    weights["value"] = 20.0
+    values, sig = scored("ocg")
+    assert values == [20.0] and weights["loads"] == 2 and sig["implementation"] == "ocg" and "lmppl" not in sig["key"]
+    assert scored("lmppl")[0] == [20.0] and weights["loads"] == 3  # the cache keeps one key's values

@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import write_generations
+from helpers import build_tiny_bleurt, write_generations
 
 from ocg.errors import OcgInputError
 from ocg.metrics import bleurt, perplexity
@@ -39,27 +39,7 @@ def rows_for(rng, templates=(0, 1)):
 @pytest.fixture(scope="module")
 def tiny_bleurt(tmp_path_factory):
     """A random tiny BLEURT with a sentencepiece model trained here: the real code path, no hub."""
-    import sentencepiece as spm
-    import torch
-    from bleurt_pytorch import BleurtConfig, BleurtForSequenceClassification
-    from bleurt_pytorch.bleurt.tokenization_bleurt_sp import BleurtSPTokenizer
-
-    d = tmp_path_factory.mktemp("bleurt")
-    rng = random.Random(0)
-    words = " ".join(POOL[:4]).lower().replace(".", "").split()
-    (d / "toy.txt").write_text("\n".join(" ".join(rng.choice(words) for _ in range(8)) for _ in range(300)))
-    spm.SentencePieceTrainer.train(input=str(d / "toy.txt"), model_prefix=str(d / "spm"), vocab_size=60,
-                                   hard_vocab_limit=False, minloglevel=2,
-                                   user_defined_symbols=["[CLS]", "[SEP]", "[MASK]"], pad_id=0,
-                                   unk_id=1, bos_id=-1, eos_id=-1, pad_piece="[PAD]", unk_piece="[UNK]")
-    ckpt = d / "tiny-bleurt"
-    tok = BleurtSPTokenizer(vocab_file=str(d / "spm.model"), do_lower_case=False)
-    tok.save_pretrained(ckpt)
-    torch.manual_seed(0)
-    config = BleurtConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                          intermediate_size=64, max_position_embeddings=512, embedding_size=32)
-    BleurtForSequenceClassification(config).save_pretrained(ckpt)
-    return ckpt
+    return build_tiny_bleurt(tmp_path_factory.mktemp("bleurt"), POOL[:4])
 
 
 @pytest.fixture(scope="module")

@@ -1,13 +1,22 @@
-"""The Ordered CommonGen dataset: concept sets, permutations, templates, instances."""
+"""The Ordered CommonGen dataset: concept sets, permutations, templates, instances.
 
-from .build import build_dataset, dataset_name, load_dataset
-from .concepts import Concept, ConceptSet, load_concept_sets, read_concept_sets, select_covering_subset
-from .instances import build_instances, content_hash, ids_hash, instance_id
-from .templates import DEFAULT_CONDITIONS, GENERATE_CONDITIONS, TemplateConfig, load_templates
+Names load on first use (PEP 562), so importing one submodule (concepts, templates) does not
+import pandas: benchmarks/gpu_check.py runs with torch and transformers alone.
+"""
 
-__all__ = [
-    "DEFAULT_CONDITIONS", "GENERATE_CONDITIONS", "Concept", "ConceptSet", "TemplateConfig", "build_dataset",
-    "build_instances", "content_hash", "dataset_name", "ids_hash", "instance_id",
-    "load_concept_sets", "load_dataset", "load_templates", "read_concept_sets",
-    "select_covering_subset",
-]
+import importlib
+
+_EXPORTS = {
+    "build_dataset": "build", "dataset_name": "build", "load_dataset": "build",
+    "Concept": "concepts", "ConceptSet": "concepts", "load_concept_sets": "concepts", "read_concept_sets": "concepts",
+    "select_covering_subset": "concepts", "build_instances": "instances", "content_hash": "instances",
+    "ids_hash": "instances", "instance_id": "instances", "DEFAULT_CONDITIONS": "templates",
+    "GENERATE_CONDITIONS": "templates", "TemplateConfig": "templates", "load_templates": "templates",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)

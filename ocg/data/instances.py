@@ -5,11 +5,13 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from .concepts import ConceptSet
 from .templates import TemplateConfig
+
+if TYPE_CHECKING:  # pandas loads in build_instances: permutations and ids need none (gpu_check)
+    import pandas as pd
 
 COLUMNS = ["instance_id", "set_id", "condition", "template_id", "perm_index", "concepts",
            "pos_pattern", "composition", "n_concepts", "prompt", "messages"]
@@ -28,6 +30,7 @@ def permutations(concept_set: ConceptSet):
 def build_instances(concept_sets: list[ConceptSet], config: TemplateConfig,
                     conditions: list[str], template_ids: list[int] | None = None) -> pd.DataFrame:
     """One row per instance, ordered by condition, template, set (file order), permutation."""
+    import pandas as pd
     template_ids = sorted(config.templates) if template_ids is None else list(template_ids)
     for cond in conditions:
         config.condition(cond)  # unknown names fail here, before any work

@@ -1,9 +1,17 @@
-"""Generation: any instruction-tuned model over the instances (transformers or an OpenAI-style API)."""
+"""Generation: any instruction-tuned model over the instances (transformers or an OpenAI-style API).
 
-from .extraction import extract_answer
-from .run import generate, plan_batches
-from .selection import select_instances
-from .store import GenerationStore, read_generations
+Names load on first use (PEP 562), so importing hf_backend or invariance does not import
+pandas: benchmarks/gpu_check.py runs with torch and transformers alone.
+"""
 
-__all__ = ["GenerationStore", "extract_answer", "generate", "plan_batches",
-           "read_generations", "select_instances"]
+import importlib
+
+_EXPORTS = {"GenerationStore": "store", "extract_answer": "extraction", "generate": "run",
+            "plan_batches": "invariance", "read_generations": "store", "select_instances": "selection"}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)

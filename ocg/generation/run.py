@@ -28,17 +28,12 @@ from .backends import make_backend
 from .chat import prompt_sha256
 from .completeness import tally_stores
 from .extraction import answer_source, extract_answer, prompt_opens_think
+from .invariance import plan_batches
 from .lock import exclusive
 from .run_card import card_settings, check_compatible, check_prompts, close_stale_runs, now_utc
 from .selection import select_instances
 from .server import server_for_run
 from .store import GenerationStore
-
-
-def plan_batches(instance_ids: list[str], lengths: list[int], batch_size: int) -> list[list[int]]:
-    """Row positions grouped into batches: longest prompts first, ties broken by id."""
-    order = sorted(range(len(instance_ids)), key=lambda i: (-lengths[i], instance_ids[i]))
-    return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
 
 
 def check_batch_invariance(backend, rendered: dict[str, object], raw: dict[str, str], n: int,

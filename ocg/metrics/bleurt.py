@@ -24,9 +24,11 @@ def load_bleurt(checkpoint: str, device: str | None = None):
         raise BleurtUnavailable(f"cannot load BLEURT checkpoint: {reason}")
     try:
         import torch
-        from bleurt_pytorch import BleurtForSequenceClassification, BleurtTokenizer
-        tokenizer = BleurtTokenizer.from_pretrained(checkpoint)
-        model = BleurtForSequenceClassification.from_pretrained(checkpoint)
+
+        from .bleurt_compat import import_bleurt
+        bleurt_pytorch = import_bleurt()  # also on transformers 5
+        tokenizer = bleurt_pytorch.BleurtTokenizer.from_pretrained(checkpoint)
+        model = bleurt_pytorch.BleurtForSequenceClassification.from_pretrained(checkpoint)
     except Exception as exc:  # noqa: BLE001 - any failure to load means "missing, and why"
         raise BleurtUnavailable(f"cannot load BLEURT checkpoint {checkpoint!r}: "
                                 f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}") from exc

@@ -1,29 +1,48 @@
-"""Perplexity of each answer with lmppl (GPT2-XL in the paper), guarded for this environment.
+"""Perplexity of each answer (GPT2-XL in the paper), guarded for this environment.
 
-- lmppl puts all texts in one batch unless told: the batch size is always explicit.
-- Right padding (left padding gives wrong batched values in lmppl: no position ids).
-- A text of fewer than 2 tokens cannot be scored (lmppl divides by zero): NaN, status
-  "too_short"; an empty or missing answer: NaN, "empty". Longer texts are truncated to the
-  model's context length, status "truncated".
-- lmppl checks connectivity by opening http://google.com with no timeout; that check is
-  replaced by a 3-second probe of the model hub so scoring never hangs on a dead network.
-- The configured model (gpt2-xl) is used when it is in the local cache or the hub answers;
-  otherwise the fallback, if the scoring settings choose one (the demo chooses the embedded
-  SmolLM2), is used and the reason recorded; without a fallback perplexity is missing, with
-  the reason, and a later scoring retries it.
+Two implementations, the same definition: exp of the mean token NLL over the tokens after the
+first, texts batched with right padding, the attention mask respected.
+- lmppl (the paper's tool) where it runs: transformers 4.x with lmppl importable. Its batch
+  size is always explicit (it puts all texts in one batch unless told); right padding (left
+  padding gives wrong batched values in lmppl: no position ids); its connectivity check (an
+  open of http://google.com with no timeout) is replaced by a 3-second probe of the model hub.
+- ocg's own (`compute_perplexity`, in metrics/lm_nll.py) elsewhere: lmppl's model load fails on
+  transformers 5 (`use_auth_token`). `implementation()` says which one scores; the family's key
+  and signature carry it, so values of the two are never mixed silently.
+Guards for both: a text of fewer than 2 tokens cannot be scored: NaN, status "too_short"; an
+empty or missing answer: NaN, "empty"; a longer text than the model's context is truncated to
+it, status "truncated".
+The configured model (gpt2-xl) is used when it is in the local cache or the hub answers;
+otherwise the fallback, if the scoring settings choose one (the demo chooses the embedded
+SmolLM2), is used and the reason recorded; without a fallback perplexity is missing, with the
+reason, and a later scoring retries it.
 """
 
 from __future__ import annotations
 
-import math
+import importlib.util
 import os
+from importlib import metadata
 
 from ..embedded import EMBEDDED_PREFIX, ensure_converted
 from ..hub import hub_reachable, unavailable_reason
+from .lm_nll import OcgLM, compute_perplexity, context_limit, guarded, load_ocg_lm
+
+__all__ = ["OcgLM", "PerplexityModelUnavailable", "compute_perplexity", "implementation", "load_lm",
+           "resolve_model", "score_perplexity"]
 
 
 class PerplexityModelUnavailable(RuntimeError):
     """The configured model cannot be loaded here and no fallback was chosen."""
+
+
+def implementation() -> str:
+    """"lmppl" where it runs (transformers 4.x, lmppl importable), else "ocg" (lm_nll.py)."""
+    try:
+        major = int(metadata.version("transformers").split(".")[0])
+    except metadata.PackageNotFoundError:
+        major = 0
+    return "lmppl" if major < 5 and importlib.util.find_spec("lmppl") is not None else "ocg"
 
 
 def resolve_model(model: str, fallback: str | None) -> tuple[str, str, str | None]:
@@ -40,8 +59,12 @@ def resolve_model(model: str, fallback: str | None) -> tuple[str, str, str | Non
     return fallback, path_of(fallback), f"{reason}; used {fallback}"
 
 
-def load_lm(path: str):
-    """An lmppl.LM with the guards above."""
+def load_lm(path: str, impl: str | None = None):
+    """The scorer of `implementation()` (or `impl`): an lmppl.LM with the guards above, or an OcgLM."""
+    import torch
+    if (impl or implementation()) == "ocg":
+        return load_ocg_lm(path, "cuda" if torch.cuda.is_available() else "cpu",
+                           local_files_only=not hub_reachable())
     saved = {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "TOKENIZERS_PARALLELISM")}
     import lmppl
     import lmppl.ppl_recurrent_lm as recurrent
@@ -51,33 +74,15 @@ def load_lm(path: str):
         else:
             os.environ[k] = v
     recurrent.internet_connection = lambda host=None: hub_reachable()
-    import torch
     lm = lmppl.LM(path, num_gpus=1 if torch.cuda.is_available() else 0, trust_remote_code=False)
     lm.tokenizer.padding_side = "right"
-    limit = getattr(lm.model.config, "max_position_embeddings", None) or getattr(lm.model.config, "n_positions", 1024)
-    lm.tokenizer.model_max_length = min(int(limit), lm.tokenizer.model_max_length or int(limit))
+    lm.tokenizer.model_max_length = context_limit(lm.model, lm.tokenizer)
     return lm
 
 
 def score_perplexity(texts: list, lm, batch_size: int = 32) -> tuple[dict[str, float], dict[str, str]]:
-    """Perplexity and status of each distinct text."""
-    unique = list(dict.fromkeys(t if isinstance(t, str) else "" for t in texts))
-    ppl: dict[str, float] = {}
-    status: dict[str, str] = {}
-    lengths = {t: len(lm.tokenizer(t, add_special_tokens=True)["input_ids"]) if t.strip() else 0
-               for t in unique}
-    limit = lm.tokenizer.model_max_length
-    scorable = []
-    for t in unique:
-        if not t.strip():
-            ppl[t], status[t] = math.nan, "empty"
-        elif lengths[t] < 2:
-            ppl[t], status[t] = math.nan, "too_short"
-        else:
-            status[t] = "truncated" if lengths[t] > limit else "ok"
-            scorable.append(t)
-    scorable.sort(key=lambda t: (lengths[t], t))  # similar lengths per batch: less padding
-    if scorable:
-        values = lm.get_perplexity(scorable, batch_size=batch_size)
-        ppl.update(zip(scorable, values))
-    return ppl, status
+    """Perplexity and status of each distinct text, with the scorer `load_lm` gave."""
+    if isinstance(lm, OcgLM):
+        return compute_perplexity(texts, lm.model, lm.tokenizer, batch_size, lm.device)
+    return guarded(texts, lm.tokenizer, lm.tokenizer.model_max_length,
+                   lambda scorable: lm.get_perplexity(scorable, batch_size=batch_size))

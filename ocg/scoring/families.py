@@ -32,7 +32,18 @@ from typing import Any
 import pandas as pd
 
 from .. import hub
-from ..metrics import attribute_ruler, bleu, bleurt, coverage, diversity, matching, perplexity, registry
+from ..metrics import (
+    attribute_ruler,
+    bleu,
+    bleurt,
+    bleurt_compat,
+    coverage,
+    diversity,
+    lm_nll,
+    matching,
+    perplexity,
+    registry,
+)
 from ..metrics.registry import MetricFamily
 from . import neural
 
@@ -154,6 +165,13 @@ def _packages(*names: str) -> dict:
     return {name: _version(name) for name in names}
 
 
+def _perplexity_implementation() -> dict:
+    """Which code computes perplexity (lmppl or ocg's own) and the packages it runs on."""
+    impl = perplexity.implementation()
+    return {"implementation": impl, **_packages(*(["lmppl"] if impl == "lmppl" else []),
+                                                "transformers", "torch", "tokenizers")}
+
+
 FAMILIES = {f.name: f for f in (
     Family(registry.FAMILIES["coverage"], COVERAGE_COLUMNS,
            lambda c, r: {"spacy_model": r["spacy_model"], "rule": c["matching_rule"],
@@ -172,14 +190,14 @@ FAMILIES = {f.name: f for f in (
     Family(registry.FAMILIES["pbleurt"], ("pbleurt",),
            lambda c, r: {"checkpoint": c["bleurt_checkpoint"], "revision": hub.revision(c["bleurt_checkpoint"]),
                          **_packages("bleurt-pytorch", "transformers", "torch", "sentencepiece", "numpy")},
-           _pbleurt, version=1,
-           code=(bleurt, bleu.pair_weights, neural.TextCache, neural.bleurt_scores, _pbleurt)),
+           _pbleurt, version=2,
+           code=(bleurt, bleurt_compat, bleu.pair_weights, neural.TextCache, neural.bleurt_scores, _pbleurt)),
     Family(registry.FAMILIES["perplexity"], ("perplexity", "ppl_status"),
            lambda c, r: {"requested": c["perplexity_model"], "used": r["perplexity_used"],
                          "revision": hub.revision(r["perplexity"][1]) if r["perplexity"][1] else None,
-                         **_packages("lmppl", "transformers", "torch", "tokenizers")},
-           _perplexity, version=1,
-           code=(perplexity, neural.TextCache, neural.perplexities, _perplexity)),
+                         **_perplexity_implementation()},
+           _perplexity, version=2,
+           code=(perplexity, lm_nll, neural.TextCache, neural.perplexities, _perplexity)),
 )}
 
 

