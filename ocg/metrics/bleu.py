@@ -95,7 +95,7 @@ def pair_weights(texts: list[str]) -> tuple[list[str], np.ndarray]:
 
 
 def pairwise_bleu(texts: list[str]) -> float:
-    """Mean sentence BLEU over all ordered pairs of positions i != j (552 for 24 answers)."""
+    """Mean sentence BLEU over all ordered pairs of positions i != j (552 for 24 answers, 14,280 for 120)."""
     n = len(texts)
     if n < 2:
         return float("nan")
