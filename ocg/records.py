@@ -90,8 +90,8 @@ class RunCard:
             return self.selection[condition]
         for run in reversed(self.runs):
             if condition in run.get("conditions", []):
-                return {k: run.get(k) for k in ("subset_k", "dataset", "template_ids", "permutations",
-                                                "permutation_seed")}
+                return {**{k: run.get(k) for k in ("subset_k", "dataset", "template_ids")},
+                        **{k: run[k] for k in ("permutations", "permutation_seed") if k in run}}
         return None
 
 
