@@ -157,3 +157,21 @@ def test_five_concepts_report(tmp_path):
     answers = pd.read_parquet(tmp_path / "outputs" / "scores" / "smollm2-135m-instruct" / "answers.parquet")
     assert len(answers) == 2 * 2 * 2 * 3 and answers.concepts.map(len).eq(5).all()
     assert answers.groupby("set_id").perm_index.nunique().eq(3).all()
+
+
+def test_a_sweep_file_passes_permutations_to_notebook_01(tmp_path):
+    from ocg.notebook_parameters import check_parameters
+    from ocg.notebook_runner import find_notebook
+    from ocg.plan import GENERATE, Dirs, model_steps
+    from ocg.sweep.config import load_sweep
+
+    raw = yaml.safe_load((PARAMS_DIR / "sweeps" / "demo.yaml").read_text())
+    sweep_file = tmp_path / "five.yaml"
+    sweep_file.write_text(yaml.safe_dump(raw | {"n_concepts": 5, "permutations": 7}))
+    sweep = load_sweep(sweep_file)
+    sweep_file.write_text(yaml.safe_dump(raw | {"n_concepts": 5, "permutations": 121}))
+    with pytest.raises(OcgInputError, match="only 120 permutations"):
+        load_sweep(sweep_file)
+    steps = dict(model_steps(sweep, Dirs(tmp_path / "g", tmp_path / "s", tmp_path / "r"), sweep["models"][0]))
+    assert steps[GENERATE]["permutations"] == 7
+    assert check_parameters(find_notebook(GENERATE), steps[GENERATE]) == steps[GENERATE]
