@@ -18,7 +18,7 @@ from .notebook_runner import find_notebook
 BUILD_DATA, GENERATE, SCORE = "00_build_data", "01_generate", "02_score"
 MODEL_NOTEBOOKS = (GENERATE, SCORE)
 ANALYSES = ("03_main_results", "04_pos_patterns", "05_templates", "06_priming",
-            "07_reasoning_models", "08_concept_difficulty", "09_cases")
+            "07_reasoning_models", "08_concept_difficulty", "09_cases", "10_positions")
 
 
 @dataclass(frozen=True)

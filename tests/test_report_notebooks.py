@@ -1,4 +1,4 @@
-"""Notebooks 03-09 execute under papermill on a small scored fixture, with the parameters the
+"""Notebooks 03-10 execute under papermill on a small scored fixture, with the parameters the
 run plan gives them (as a sweep with its own models file would), and write their tables."""
 
 import itertools
@@ -12,9 +12,11 @@ import pytest
 import yaml
 from helpers import write_generations
 
+from ocg.analysis import tables
 from ocg.notebook_runner import run_notebook
 from ocg.pipeline import StepFailed, run_step
 from ocg.plan import Dirs, notebook_params
+from ocg.results import load_scores
 from ocg.scoring import score_model
 
 pytestmark = pytest.mark.slow
@@ -152,6 +154,32 @@ def test_09_cases(scored):
     out = run("09_cases", scored)
     shown = output_text(out / "09_cases.ipynb")
     assert "The dog runs." in shown and "written_order" in shown and "n_permutations" in shown
+
+
+def test_10_positions(scored):
+    out = run("10_positions", scored)
+    shown = output_text(out / "10_positions.ipynb")
+    assert "conditions: original, ordered, ordered_one_shot" in shown
+    assert "in place if complete" in shown and "1–2" in shown and "3–4" in shown  # both tables shown
+    by_place = pd.read_csv(out / "tables" / "positions_by_place.csv")
+    # 2 models x 3 conditions x 4 places, each over 2 sets x 6 templates x 24 permutations
+    assert len(by_place) == 2 * 3 * 4 and by_place.n_answers.eq(2 * 6 * 24).all()
+    assert by_place.present_pct.between(0, 100).all() and (by_place.in_place_pct <= by_place.present_pct).all()
+    pairs = pd.read_csv(out / "tables" / "positions_out_of_order.csv")
+    assert len(pairs) == 2 * 3 * 6 and (pairs.n_out_of_order <= pairs.n_both).all()
+    summary = pd.read_csv(out / "tables" / "preferred_order_summary.csv")
+    assert len(summary) == 2 * 3 and summary.permutations.eq(24).all() and summary.baseline_pct.eq(100 / 24).all()
+    assert summary[summary.condition == "original"].preferred_pct_vs_original.eq(0).all()
+    prefs = pd.read_csv(out / "tables" / "preferred_orders.csv")
+    assert len(prefs) == 2 * 3 * 6 * 2 and prefs.n_answers.eq(24).all() and (prefs.n_preferred <= prefs.n_complete).all()
+    strongest = prefs[prefs.condition == "ordered"].groupby("model").n_preferred.max()
+    assert all(f"{k} of 24" in shown for k in strongest) and "most_common_answer" in shown  # the examples
+    assert set(pd.read_csv(out / "tables" / "first_concept_pos.csv").first_pos) == {"N", "V"}
+    patterns = pd.read_csv(out / "tables" / "pos_pattern_places.csv")
+    assert patterns.pos_pattern.nunique() == 6 + 4 and {"table2_coverage_w_order", "in_place_4_pct"} <= set(patterns)
+    t2 = tables.table2(load_scores(scored / "scores", MODELS)["answers"], "ordered")  # beside Table 2, unchanged
+    w = t2[t2.metric == "coverage_w_order"].set_index("pos_pattern").mean_over_llms
+    assert patterns.set_index("pos_pattern").table2_coverage_w_order.to_dict() == pytest.approx(w.to_dict())
 
 
 def test_failing_notebook_names_cell_and_keeps_partial_copy(scored, tmp_path):
