@@ -124,7 +124,7 @@ def score_workload(root: Path, label: str, target: str, **workload):
     pairs = int((sizes * (sizes - 1)).sum())
     print(f"1{'b' * (label != 'n = 4')}. {label}: {len(answers):,} answers ({answers.answer.nunique():,} distinct) in "
           f"{len(sizes):,} groups of {int(sizes.max())}: coverage + pBLEU + distinct-2 + Diverse Rate in "
-          f"{total:.1f} s {target}= {len(answers) / total:,.0f} answers/s; pBLEU {pairs:,} pairs in "
+          f"{total:.1f} s{' ' + target if target else ''} = {len(answers) / total:,.0f} answers/s; pBLEU {pairs:,} pairs in "
           f"{timings.get('pbleu', float('nan')):.1f} s = {pairs / max(timings.get('pbleu', 0), 1e-9):,.0f} pairs/s; "
           f"parts: {timings}", flush=True)
     return answers
