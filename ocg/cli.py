@@ -64,7 +64,8 @@ def _generate(args) -> int:
     conditions = args.conditions or GENERATE_CONDITIONS
     model_dir = generate(args.model, conditions=conditions, subset_k=args.subset_k,
                          template_ids=args.templates, dataset=args.dataset, out_dir=args.out,
-                         batch_size=args.batch_size, models_file=args.models_file)
+                         batch_size=args.batch_size, models_file=args.models_file,
+                         permutations=args.permutations)
     tallies = RunCard.read(ModelGenerations(model_dir).run_card).records
     print(f"{model_dir}: {describe_tally({c: tallies[c] for c in conditions})}")
     return 0
@@ -155,6 +156,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model", help="an entry of params/models.yaml")
     p.add_argument("--conditions", nargs="+", default=None, help="default: ocg.data.GENERATE_CONDITIONS")
     p.add_argument("--subset-k", type=int, default=None)
+    p.add_argument("--permutations", type=int, default=None,
+                   help="a seeded sample of m permutations per concept set (default all)")
     p.add_argument("--templates", type=int, nargs="+", default=None, help="template ids (default all)")
     p.add_argument("--dataset", type=Path, default=None, help="a built dataset directory")
     p.add_argument("--batch-size", type=int, default=None)

@@ -8,6 +8,8 @@ since the group metrics (pBLEU, pBLEURT, Diverse Rate) are computed over its per
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
@@ -18,16 +20,25 @@ GROUP = ["condition", "template_id", "set_id"]
 
 
 def design(keys: pd.DataFrame) -> dict:
-    """What one model answered: conditions, templates, number of concept sets, answers."""
-    return {"conditions": sorted(keys["condition"].unique()),
-            "templates": sorted(int(t) for t in keys["template_id"].unique()),
-            "sets": int(keys["set_id"].nunique()), "n": len(keys)}
+    """What one model answered: conditions, templates, number of concept sets, answers; with a
+    `pos_pattern` column, the permutations per (condition, template, set) group and of how many."""
+    out = {"conditions": sorted(keys["condition"].unique()),
+           "templates": sorted(int(t) for t in keys["template_id"].unique()),
+           "sets": int(keys["set_id"].nunique()), "n": len(keys)}
+    if "pos_pattern" in keys and len(keys):
+        out["permutations"] = int(keys.groupby(GROUP)["perm_index"].nunique().max())
+        out["of_permutations"] = math.factorial(int(keys["pos_pattern"].str.len().max()))
+    return out
 
 
 def describe_design(d: dict, n: bool = True) -> str:
-    """'432 answers: original, ordered; templates 0, 1, 2; 2 concept sets' (without the count: n=False)."""
+    """'432 answers: original, ordered; templates 0, 1, 2; 2 concept sets; all 24 permutations'
+    (or '3 of 120 permutations per set' when sampled; without the count: n=False)."""
     what = (f"{', '.join(d['conditions'])}; template{'s' * (len(d['templates']) > 1)} "
             f"{', '.join(map(str, d['templates']))}; {d['sets']} concept set{'s' * (d['sets'] > 1)}")
+    if d.get("permutations"):
+        what += (f"; all {d['of_permutations']} permutations" if d["permutations"] == d["of_permutations"]
+                 else f"; {d['permutations']} of {d['of_permutations']} permutations per set")
     return f"{d['n']:,} answers: {what}" if n else what
 
 

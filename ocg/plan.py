@@ -46,7 +46,8 @@ def notebook_params(notebook: str, cfg: dict, dirs: Dirs, models: list[str]) -> 
         return {"n_concepts": cfg["n_concepts"]}
     if notebook == GENERATE:
         (model,) = models
-        return {"model": model, "conditions": cfg["conditions"], "subset_k": cfg["subset_k"],
+        sampled = {"permutations": cfg["permutations"]} if cfg.get("permutations") else {}
+        return {"model": model, "conditions": cfg["conditions"], "subset_k": cfg["subset_k"], **sampled,
                 "template_ids": cfg["template_ids"], "generations_dir": str(dirs.generations),
                 "models_file": cfg["models_file"],
                 "dataset": str(dirs.dataset) if dirs.dataset else None}

@@ -38,7 +38,8 @@ class RunCard:
     spec: dict = field(default_factory=dict)
     settings: dict = field(default_factory=dict)
     instances: dict[str, str] = field(default_factory=dict)  # condition: ids sha256
-    selection: dict[str, dict] = field(default_factory=dict)  # condition: subset_k, dataset, template_ids
+    # condition: subset_k, dataset, template_ids (+ permutations, permutation_seed, permutation_rule when sampled)
+    selection: dict[str, dict] = field(default_factory=dict)
     backend: dict = field(default_factory=dict)
     provenance: dict | None = None
     runs: list[dict] = field(default_factory=list)
@@ -89,7 +90,8 @@ class RunCard:
             return self.selection[condition]
         for run in reversed(self.runs):
             if condition in run.get("conditions", []):
-                return {k: run.get(k) for k in ("subset_k", "dataset", "template_ids")}
+                return {**{k: run.get(k) for k in ("subset_k", "dataset", "template_ids")},
+                        **{k: run[k] for k in ("permutations", "permutation_seed") if k in run}}
         return None
 
 

@@ -8,6 +8,7 @@ starts (then what needs the models, templates and scoring files); an error names
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from .errors import OcgInputError
@@ -16,7 +17,7 @@ from .names import check_name
 from .plan import ANALYSES, MODEL_NOTEBOOKS
 from .schema import Field, check_fields
 
-COMMON_DEFAULTS = {"models_file": None, "n_concepts": 4, "subset_k": None, "template_ids": None,
+COMMON_DEFAULTS = {"models_file": None, "n_concepts": 4, "subset_k": None, "permutations": None, "template_ids": None,
                    "metrics": None, "scoring": {}, "notebooks": list(MODEL_NOTEBOOKS),
                    "analysis": list(ANALYSES), "table7_pairs": None, "table7_note": "",
                    "allow_incomplete": False, "outputs": None}
@@ -49,6 +50,10 @@ RUN_FIELDS = {
     "models_file": Field(str, nullable=True, expected="a path or null"),
     "n_concepts": Field(int, choices=(4, 5), expected="4 or 5"),
     "subset_k": Field(int, nullable=True, minimum=1, expected="a positive number of concept sets, or null for all"),
+    # a seeded sample of m permutations per concept set (docs/METHODS.md, "Five concepts and
+    # sampled permutations"); null: all n! of them
+    "permutations": Field(int, nullable=True, minimum=1,
+                          expected="a positive number of permutations per concept set, or null for all"),
     "template_ids": Field(list, nullable=True, items=int, nonempty=True),
     "metrics": Field(list, nullable=True, check=_metrics),
     "scoring": Field(dict, expected="a mapping of params/scoring.yaml overrides"),
@@ -83,6 +88,10 @@ def check_common(raw: object, path: Path, fields: dict = RUN_FIELDS, defaults: d
         if model not in specs:
             raise OcgInputError(f"{src}: models[{i}]", f"{model!r} is not an entry of {models_file}")
 
+    if cfg["permutations"] is not None and cfg["permutations"] > math.factorial(cfg["n_concepts"]):
+        raise OcgInputError(f"{src}: permutations", f"got {cfg['permutations']}; a set of {cfg['n_concepts']} "
+                            f"concepts has only {math.factorial(cfg['n_concepts'])} permutations (expected at "
+                            "most that, or null for all)")
     templates = load_templates()
     for i, cond in enumerate(cfg["conditions"]):
         if cond not in templates.conditions:

@@ -65,7 +65,7 @@ def test_a_version_bump_makes_scores_stale_and_tables_refuse_to_mix(tmp_path, mo
     monkeypatch.setitem(FAMILIES, "pbleu", bumped)
     score_model(write_generations(tmp_path / "gen", "b", rows), metrics=["pbleu", "diverse"],
                 out_dir=tmp_path / "s", progress=False)
-    with pytest.raises(OcgInputError, match=rf"pbleu.version differs: a: 1; b: {bumped.version}"):
+    with pytest.raises(OcgInputError, match=rf"pbleu.version differs: a: {bumped.version - 1}; b: {bumped.version}"):
         load_scores(tmp_path / "s")
     out = score_model(tmp_path / "gen" / "a", metrics=["pbleu", "diverse"], out_dir=tmp_path / "s", progress=False)
     signature = json.loads((out / "signature.json").read_text())

@@ -50,7 +50,7 @@ def test_every_table1_column_has_a_legend_line_with_its_direction_and_unit(repor
     legend = page.split("<h2>Table 1")[1].split("<h2>")[0].split("<details class='legend'>")[1].split("</details>")[0]
     for m in (m for m in in_table("table1") if m.name in shown):
         assert re.search(rf"<dt>{re.escape(m.label)}</dt><dd>[^<]+\([^;]+; (↑ higher|↓ lower) is better\)</dd>", legend), m.name
-    assert "<dt>pBLEU</dt><dd>how alike a set&#x27;s 24 answers are" in legend and "↓ lower is better" in legend
+    assert "<dt>pBLEU</dt><dd>how alike a set&#x27;s answers over its permutations are" in legend and "↓ lower is better" in legend
 
 
 def test_a_missing_value_has_its_reason_beside_the_table(report):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 
 
@@ -17,6 +19,22 @@ def composed_by(answers: pd.DataFrame, condition: str = "ordered") -> pd.DataFra
     return out
 
 
+def permutations_counted(composed: pd.DataFrame) -> tuple[int, int]:
+    """(permutations per set present, all permutations of a set): (24, 24) for four concepts,
+    (120, 120) for five, (m, 120) for a run with `permutations: m`; from the data, never assumed."""
+    present = int(composed.groupby("set_id").size().max()) if len(composed) else 0
+    total = math.factorial(int(composed["pos_pattern"].str.len().max())) if len(composed) else 0
+    return present, total
+
+
+def describe_permutations(composed: pd.DataFrame) -> str:
+    """'all 120 permutations of each set', or '3 of 120 permutations of each set (a seeded sample)'."""
+    present, total = permutations_counted(composed)
+    if present == total:
+        return f"all {total} permutations of each set"
+    return f"{present} of {total} permutations of each set (a seeded sample)"
+
+
 def figure3_data(composed: pd.DataFrame, n_models: int) -> pd.DataFrame:
     """Histogram of lists by number of models that composed them, with cumulative percent."""
     counts = composed["n_models"].value_counts().reindex(range(n_models + 1), fill_value=0)
@@ -27,8 +45,9 @@ def figure3_data(composed: pd.DataFrame, n_models: int) -> pd.DataFrame:
 
 def figure4_data(composed: pd.DataFrame, n_models: int) -> pd.DataFrame:
     """For each threshold k (at least k models), how many sets have j of their permutations
-    composed: rows j = 0..24 (permutations), columns k = 1..n_models, cells = concept sets."""
-    n_perms = int(composed.groupby("set_id").size().max())
+    composed: rows j = 0..m (the permutations of a set present: 24 of four concepts, 120 of five,
+    or the m sampled), columns k = 1..n_models, cells = concept sets."""
+    n_perms = permutations_counted(composed)[0]
     cols = {}
     for k in range(1, n_models + 1):
         per_set = (composed["n_models"] >= k).groupby(composed["set_id"]).sum()
@@ -41,7 +60,7 @@ def figure4_data(composed: pd.DataFrame, n_models: int) -> pd.DataFrame:
 
 def set_summary(composed: pd.DataFrame) -> dict:
     """The paper's headline counts: sets with all permutations composed by at least one model,
-    sets with none, and sets with at least 75% (18 of 24) composed."""
+    sets with none, and sets with at least 75% of their permutations present composed."""
     per_set = (composed["n_models"] >= 1).groupby(composed["set_id"]).agg(["sum", "size"])
     return {"n_sets": len(per_set),
             "all_permutations_composed": int((per_set["sum"] == per_set["size"]).sum()),

@@ -28,16 +28,20 @@ def figure3(data: pd.DataFrame, n_models: int):
     return fig
 
 
-def figure4(data: pd.DataFrame):
-    """Heatmap: concept sets by permutations composed (rows) and model threshold (columns)."""
+def figure4(data: pd.DataFrame, all_permutations: int | None = None):
+    """Heatmap: concept sets by permutations composed (rows) and model threshold (columns); rows
+    run 0..m, the permutations of a set present; `all_permutations` (n!) is named when m is less."""
+    present = len(data) - 1
     sns.set_theme(style="white", context="paper")
     height = max(3.0, 0.22 * len(data) + 1)
     fig, ax = plt.subplots(figsize=(max(4.0, 0.45 * data.shape[1] + 2), height))
     sns.heatmap(data.iloc[::-1], annot=True, fmt="d", cmap="Blues", cbar_kws={"label": "concept sets"},
                 ax=ax, annot_kws={"size": 6})
     ax.set_xlabel("Composed by at least k models")
-    ax.set_ylabel("Permutations composed (of 24)")
-    ax.set_title("Figure 4: permutations composed per concept set")
+    ax.set_ylabel(f"Permutations composed (of {present})")
+    sampled = f"\n({present} of {all_permutations} permutations per set, sampled)" \
+        if all_permutations and all_permutations != present else ""
+    ax.set_title("Figure 4: permutations composed per concept set" + sampled)
     fig.tight_layout()
     plt.close(fig)
     return fig

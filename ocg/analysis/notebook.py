@@ -10,6 +10,8 @@ import pandas as pd
 from ..results import load_scores
 from . import paper
 
+PAPER_PERMUTATIONS = 24  # the paper's design: four concepts, all 4! orders of each set
+
 
 def plain(text: object) -> str:
     """Text from a file or a model, for Markdown: shown as written, never read as HTML or Markdown
@@ -52,6 +54,12 @@ def setup(results_dir=None, models=None, allow_mixed: bool = False, allow_incomp
     if scores["instance_differences"]:
         _note("**Warning: models run on different instances** (docs/METHODS.md, \"The instances "
               "models share\").\n\n- " + "\n- ".join(map(plain, scores["instance_differences"])))
+    designs = [d for d in scores["designs"].values() if d.get("of_permutations")]
+    if any(d["of_permutations"] != PAPER_PERMUTATIONS or d["permutations"] != PAPER_PERMUTATIONS for d in designs):
+        _note("**Not the paper's design:** " + "; ".join(sorted({
+            f"{d['permutations']} of {d['of_permutations']} permutations per concept set" for d in designs}))
+            + ". The paper's published numbers beside ours are for four concepts, every permutation: a "
+            "reference, not the same experiment (docs/METHODS.md, \"Five concepts and sampled permutations\").")
     return scores
 
 

@@ -11,10 +11,12 @@ from __future__ import annotations
 import base64
 import datetime as _dt
 import html
+import math
 from pathlib import Path
 
 import pandas as pd
 
+from ..data.instances import PERMUTATION_SEED
 from ..designs import describe_design, tables_note
 from ..errors import OcgInputError
 from ..generation.completeness import problems
@@ -182,6 +184,27 @@ def _notebook_link(report_dir: Path, name: str, href: str) -> str:
     return f"<a href='{_esc(results.name)}'>{_esc(name)}</a> (<a href='{_esc(href)}'>with code</a>)"
 
 
+def _permutations(run: dict) -> str:
+    """'all 120 permutations', or '3 of 120 permutations per set (seeded sample, seed 0)'."""
+    total = math.factorial(int(run.get("n_concepts", 4)))
+    if not run.get("permutations"):
+        return f"all {total} permutations"
+    return f"{run['permutations']} of {total} permutations per set (seeded sample, seed {PERMUTATION_SEED})"
+
+
+def _lists_counted(designs: dict, short: bool = False) -> str:
+    """' (of 3)' (short) or ' (3 of 120 permutations per set, a seeded sample)': the permutations
+    the scored answers hold, from their designs (nothing when none was scored)."""
+    ds = [d for d in designs.values() if d.get("permutations")]
+    if not ds:
+        return ""
+    present, total = max(d["permutations"] for d in ds), max(d["of_permutations"] for d in ds)
+    if short:
+        return f" (of {present})"
+    return f" (all {total} permutations per set)" if present == total else \
+        f" ({present} of {total} permutations per set, a seeded sample)"
+
+
 def write_index(report_dir: str | Path, title: str, pages: list[tuple[str, str]], *, run: dict,
                 scores_root: str | Path, generations_root: str | Path, failures: dict | None = None) -> Path:
     """index.html (and the case browser) for a report directory."""
@@ -200,7 +223,8 @@ def write_index(report_dir: str | Path, title: str, pages: list[tuple[str, str]]
         browser = f"<p><a href='{report.cases.name}'><b>Case browser</b></a>: every answer, filterable by model, condition, template, concept set, permutation and outcome, with the matched tokens highlighted.</p>"
     git = git_state()
     what = (f"<p class='sub'>Models: {_esc(', '.join(models))}<br>Conditions: {_esc(', '.join(run['conditions']))}; "
-            f"concept sets: {_esc(run.get('subset_k') or 'all')} of {_esc(run.get('n_concepts', 4))} concepts; templates: "
+            f"concept sets: {_esc(run.get('subset_k') or 'all')} of {_esc(run.get('n_concepts', 4))} concepts; "
+            f"{_esc(_permutations(run))}; templates: "
             f"{_esc(run.get('template_ids') or 'all six')}<br>Written {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M} UTC "
             f"from git commit <code>{_esc(str(git['commit'])[:12])}</code>{' (with uncommitted changes)' if git.get('dirty') else ''}"
             f"; run file <code>{_esc(run.get('file', ''))}</code><br>Every definition and choice: "
@@ -213,8 +237,10 @@ def write_index(report_dir: str | Path, title: str, pages: list[tuple[str, str]]
             "<h2>How much the open choices move Table 1</h2>", _sensitivity(report_dir),
             explain.other_tables(report_dir, _table_html),
             "<h2>Figures 3 and 4: which ordered concept lists the models composed</h2><div class='figs'>",
-            _figure(report_dir, "figure3", "Figure 3: ordered concept lists by number of models that composed them"),
-            _figure(report_dir, "figure4", "Figure 4: permutations composed per concept set, by model threshold"),
+            _figure(report_dir, "figure3", "Figure 3: ordered concept lists by number of models that composed them"
+                    + _lists_counted(scores["designs"])),
+            _figure(report_dir, "figure4", f"Figure 4: permutations composed{_lists_counted(scores['designs'], True)} "
+                                           "per concept set, by model threshold"),
             "</div><h2>Models</h2>", _model_rows(models, generations_root, scores, failures, unfinished),
             "<details id='flags'><summary>What the answer flags mean (docs/METHODS.md, “Answer flags”)</summary><dl>"
             + "".join(f"<dt>{_esc(f.replace('_', ' '))}</dt><dd>{_esc(FLAG_HELP[f])}</dd>" for f in FLAG_COLUMNS)

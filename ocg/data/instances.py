@@ -5,13 +5,24 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
+import random
 from typing import TYPE_CHECKING
 
+from ..errors import OcgInputError
+from ..schema import positive_int
 from .concepts import ConceptSet
 from .templates import TemplateConfig
 
 if TYPE_CHECKING:  # pandas loads in build_instances: permutations and ids need none (gpu_check)
     import pandas as pd
+
+# `permutations: m` (docs/METHODS.md, "Five concepts and sampled permutations"): which m of a
+# set's n! orders are asked. One generator per set, so a set's sample does not depend on the other
+# sets, conditions or templates selected.
+PERMUTATION_SEED = 0
+PERMUTATION_RULE = ("per concept set: sorted(random.Random(f'{seed}:{set_id}').sample(range(n!), m)), "
+                    "the same permutations for every condition and template")
 
 COLUMNS = ["instance_id", "set_id", "condition", "template_id", "perm_index", "concepts",
            "pos_pattern", "composition", "n_concepts", "prompt", "messages"]
@@ -25,6 +36,28 @@ def instance_id(condition: str, template_id: int, set_id: str, perm_index: int) 
 def permutations(concept_set: ConceptSet):
     """All orders of a set, indexed in itertools order of the dataset's own concept order."""
     return list(enumerate(itertools.permutations(concept_set.concepts)))
+
+
+def sampled_permutations(set_id: str, n_concepts: int, m: int, seed: int = PERMUTATION_SEED) -> list[int]:
+    """The perm_index values of `set_id` that a run with `permutations: m` asks (PERMUTATION_RULE)."""
+    total = math.factorial(n_concepts)
+    if m > total:
+        raise OcgInputError("permutations", f"got {m}; a set of {n_concepts} concepts has only {total} "
+                            "permutations (expected at most that, or null for all)")
+    return sorted(random.Random(f"{seed}:{set_id}").sample(range(total), m))
+
+
+def sample_permutations(df: pd.DataFrame, m: int | None, seed: int = PERMUTATION_SEED) -> pd.DataFrame:
+    """The rows of `df` whose permutation is in its set's sample of m (all rows when m is None);
+    ids and perm_index stay those of the full permutation list."""
+    positive_int("permutations", m, "a positive number of permutations per concept set, or null for all",
+                 nullable=True)
+    if m is None or df.empty:
+        return df
+    pairs = df[["set_id", "n_concepts"]].drop_duplicates()
+    keep = {(s, p) for s, n in zip(pairs["set_id"], pairs["n_concepts"])
+            for p in sampled_permutations(s, int(n), m, seed)}
+    return df[[k in keep for k in zip(df["set_id"], df["perm_index"])]]
 
 
 def build_instances(concept_sets: list[ConceptSet], config: TemplateConfig,

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..data import ids_hash
-from ..data.instances import instance_id
+from ..data.instances import PERMUTATION_SEED, instance_id
 from ..errors import OcgInputError
 from ..layout import ModelGenerations
 from ..records import RunCard
@@ -89,7 +89,10 @@ def asked_instances(card: RunCard, card_path: Path, records: pd.DataFrame | None
         rows = None
         if sel is not None:
             try:
-                rows = select_instances(sel.get("dataset"), [cond], sel.get("subset_k"), sel.get("template_ids"))
+                rows = select_instances(sel.get("dataset"), [cond], sel.get("subset_k"), sel.get("template_ids"),
+                                        permutations=sel.get("permutations"),
+                                        permutation_seed=PERMUTATION_SEED if sel.get("permutation_seed") is None
+                                        else sel["permutation_seed"])
             except (OcgInputError, OSError):
                 rows = None
         if rows is None or ids_hash(rows) != sha:

@@ -17,6 +17,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from ..data import GENERATE_CONDITIONS, ids_hash, load_templates
+from ..data.instances import PERMUTATION_RULE, PERMUTATION_SEED
 from ..errors import OcgInputError
 from ..io import write_json_when_full
 from ..layout import ModelGenerations
@@ -53,19 +54,23 @@ def check_batch_invariance(backend, rendered: dict[str, object], raw: dict[str, 
 def generate(model: str | ModelSpec, conditions=GENERATE_CONDITIONS, subset_k: int | None = None,
              template_ids=None, dataset: str | Path | None = None, out_dir: str | Path | None = None,
              batch_size: int | None = None, models_file: str | Path = MODELS_FILE,
-             progress: bool = True) -> Path:
-    """Generate (or resume) one model's answers; returns its output directory."""
+             progress: bool = True, permutations: int | None = None) -> Path:
+    """Generate (or resume) one model's answers; returns its output directory. `permutations`:
+    a seeded sample of that many permutations per concept set (None: all)."""
     spec = model if isinstance(model, ModelSpec) else get_model(model, models_file)
     positive_int("batch_size", batch_size, nullable=True)
     conditions = list(conditions)
-    instances = select_instances(dataset, conditions, subset_k, template_ids)
+    instances = select_instances(dataset, conditions, subset_k, template_ids, permutations=permutations)
     if instances.empty:
         raise OcgInputError("instances", "the selection holds no instance")
     model_dir = ModelGenerations.of(spec.name, out_dir).folder
+    asked = {"subset_k": subset_k, "dataset": str(Path(dataset).resolve()) if dataset else None,
+             "template_ids": None if template_ids is None else list(template_ids)}
+    if permutations is not None:  # recorded only when sampled: a full run's card is as it was
+        asked.update(permutations=permutations, permutation_seed=PERMUTATION_SEED,
+                     permutation_rule=PERMUTATION_RULE)
     with exclusive(model_dir):
-        return _generate_locked(spec, instances, conditions, model_dir, batch_size, progress,
-                                {"subset_k": subset_k, "dataset": str(Path(dataset).resolve()) if dataset else None,
-                                 "template_ids": None if template_ids is None else list(template_ids)})
+        return _generate_locked(spec, instances, conditions, model_dir, batch_size, progress, asked)
 
 
 def _generate_locked(spec, instances, conditions, model_dir, batch_size, progress, asked) -> Path:

@@ -8,14 +8,17 @@ import pandas as pd
 
 from ..data import GENERATE_CONDITIONS, build_instances, load_concept_sets, load_dataset, load_templates
 from ..data.concepts import select_covering_subset
+from ..data.instances import PERMUTATION_SEED, sample_permutations
 from ..errors import OcgInputError
 from ..schema import positive_int
 
 
 def select_instances(dataset: str | Path | None = None, conditions=GENERATE_CONDITIONS,
-                     subset_k: int | None = None, template_ids=None, n_concepts: int = 4
+                     subset_k: int | None = None, template_ids=None, n_concepts: int = 4,
+                     permutations: int | None = None, permutation_seed: int = PERMUTATION_SEED
                      ) -> pd.DataFrame:
-    """Instances to generate: from a built dataset directory, or built in memory (same ids)."""
+    """Instances to generate: from a built dataset directory, or built in memory (same ids);
+    with `permutations`, the seeded sample of that many permutations per concept set."""
     conditions = list(conditions)
     if not conditions:
         raise OcgInputError("conditions", "empty: name at least one condition")
@@ -46,5 +49,5 @@ def select_instances(dataset: str | Path | None = None, conditions=GENERATE_COND
         df = build_instances(sets, config, conditions)
     if template_ids is not None:
         df = df[df["template_id"].isin(template_ids)]
-    return df.reset_index(drop=True)
+    return sample_permutations(df, permutations, permutation_seed).reset_index(drop=True)
 

@@ -3,9 +3,9 @@ scoring, tables, bootstrap, LaTeX, the sensitivity view and the notebooks know a
 (docs/METHODS.md, "Metrics").
 
 A `MetricFamily` names a scoring family (ocg/scoring/families.py: its columns, key and
-computation), the level its columns live at (answers, or groups of 24 permutations), the columns
-summed over that level (its sufficient statistics, metrics/statistics.py) and the `Metric`s it
-reports. A metric is a ratio of statistics, `scale x numerator / denominator`, where a statistic
+computation), the level its columns live at (answers, or groups of permutations: 24 of four
+concepts, 120 of five, m sampled), the columns summed over that level (its sufficient
+statistics, metrics/statistics.py) and the `Metric`s it reports. A metric is a ratio of statistics, `scale x numerator / denominator`, where a statistic
 is a summed column, `n_<column>` (how many values of it were not missing), `n` (answers) or
 `n_groups`; a per-answer or per-group mean is the case whose denominator is a count. The same
 ratio gives the summary value, the template average (a `pooled` metric as a ratio of sums, as
@@ -109,7 +109,7 @@ for _family in (
                tables=COVERAGE_TABLES, unit="% of complete answers",
                what="of the answers with all the concepts, those in the given order (w/ order / w/o order)"))),
     MetricFamily("pbleu", "groups", ("pbleu",), (Metric("pbleu", "pBLEU", False, "pbleu", "n_pbleu", 1.0, unit="BLEU, 0-100",
-                                                             what="how alike a set's 24 answers are (pairwise BLEU); lower: more diverse"),)),
+                                                             what="how alike a set's answers over its permutations are (pairwise BLEU); lower: more diverse"),)),
     MetricFamily("pbleurt", "groups", ("pbleurt",),
                  (Metric("pbleurt", "pBLEURT", False, "pbleurt", "n_pbleurt", 1.0, unit="BLEURT x 100",
                          what="how alike a set's answers are in meaning (pairwise BLEURT-20); lower: more diverse"),)),
@@ -118,7 +118,7 @@ for _family in (
                          what="unique bigrams per answer (Distinct-2, averaged over answers)"),)),
     MetricFamily("diverse", "groups", ("diverse_rate",), (
         Metric("diverse_rate", "Diverse Rate", True, "diverse_rate", "n_diverse_rate", 100.0, tables=POS_TABLES,
-               unit="% of answers", what="distinct answers among a set's 24 permutations"),)),
+               unit="% of answers", what="distinct answers among a set's permutations"),)),
     MetricFamily("perplexity", "answers", ("perplexity",),
                  (Metric("perplexity", "Perplexity", False, "perplexity", "n_perplexity", 1.0, unit="perplexity",
                          what="fluency by a language model (GPT2-XL in the paper), mean over answers; lower: more fluent"),)),

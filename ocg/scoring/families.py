@@ -145,8 +145,10 @@ def _diverse(ctx: Context):
 
 
 def _pbleu(ctx: Context):
-    return ({"pbleu": [bleu.pairwise_bleu(tx) for tx in ctx.group_texts]},
-            {"sacrebleu": bleu.signature(), "pairs": "all ordered pairs i != j"})
+    from threadpoolctl import threadpool_limits
+    with threadpool_limits(1, user_api="blas"):  # small products; coverage's workers share the CPUs meanwhile
+        values = [bleu.pairwise_bleu(tx) for tx in ctx.group_texts]
+    return {"pbleu": values}, {"sacrebleu": bleu.signature(), "pairs": "all ordered pairs i != j"}
 
 
 def _pbleurt(ctx: Context):
@@ -180,7 +182,7 @@ FAMILIES = {f.name: f for f in (
            _coverage, start=_start_coverage, version=3,
            code=(coverage, matching, attribute_ruler, _start_coverage, _coverage)),
     Family(registry.FAMILIES["pbleu"], ("pbleu",), lambda c, r: {"sacrebleu": bleu.signature(), **_packages("numpy")},
-           _pbleu, version=1, code=(bleu, _pbleu)),
+           _pbleu, version=2, code=(bleu, _pbleu)),
     Family(registry.FAMILIES["distinct"], ("distinct_2",),
            lambda c, r: {"tokenizer": "13a", **_packages("sacrebleu")}, _distinct, version=1,
            code=(diversity._text, diversity.bigrams, diversity.distinct2_sentence, bleu.tokenize_13a, _distinct)),
