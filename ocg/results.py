@@ -61,8 +61,10 @@ def scoring_differences(signatures: dict[str, Signature]) -> list[str]:
 
 
 def instance_keys(score_dirs: list[Path]) -> dict[str, pd.DataFrame]:
-    """Per model: the (condition, template, set, permutation) of every scored answer."""
-    return {p.name: pd.read_parquet(ModelScores(p).answers, columns=KEY_COLUMNS) for p in score_dirs}
+    """Per model: the (condition, template, set, permutation) of every scored instance (the
+    samples of a sampled run are one instance)."""
+    return {p.name: pd.read_parquet(ModelScores(p).answers, columns=KEY_COLUMNS).drop_duplicates()
+            for p in score_dirs}
 
 
 def incomplete_models(signatures: dict[str, Signature], allow_incomplete: bool, where: str) -> list[str]:
