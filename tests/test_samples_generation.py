@@ -121,3 +121,28 @@ def test_a_batch_seed_is_the_same_in_another_process_and_depends_on_the_sample_a
                            PYTHONHASHSEED="123"), capture_output=True, text=True, check=True)
     assert int(other.stdout) == batch_seed(42, "ordered-t0-s1-p0")
     assert len({batch_seed(42, "a"), batch_seed(43, "a"), batch_seed(42, "b")}) == 3
+
+
+def test_the_run_plan_gives_notebook_01_samples_only_when_sampling():
+    from ocg.notebook_parameters import check_parameters
+    from ocg.notebook_runner import find_notebook
+    from ocg.plan import GENERATE, Dirs, notebook_params
+    base = {"conditions": ["ordered"], "subset_k": 1, "template_ids": None, "models_file": None}
+    dirs = Dirs(Path("g"), Path("s"), Path("r"))
+    greedy = notebook_params(GENERATE, {**base, "samples": 1, "sampling": None}, dirs, ["m"])
+    assert "samples" not in greedy and "sampling" not in greedy
+    sampled = notebook_params(GENERATE, {**base, "samples": 4, "sampling": {"temperature": 0.7, "top_p": 1.0}},
+                              dirs, ["m"])
+    assert sampled["samples"] == 4 and sampled["sampling"] == {"temperature": 0.7, "top_p": 1.0}
+    check_parameters(find_notebook(GENERATE), sampled)  # notebook 01 declares them, typed
+
+
+def test_a_run_file_with_samples_and_no_sampling_is_refused(tmp_path):
+    from ocg.pipeline import load_run
+    path = tmp_path / "run.yaml"
+    path.write_text("name: t\nmodels: [smollm2-135m-instruct]\nconditions: [ordered]\nsamples: 3\n")
+    with pytest.raises(OcgInputError, match=r"run.yaml: samples: 3 samples need sampled decoding"):
+        load_run(path)
+    path.write_text("name: t\nmodels: [smollm2-135m-instruct]\nconditions: [ordered]\nsamples: 3\n"
+                    "sampling: {temperature: 0.7}\n")
+    assert load_run(path)["sampling"] == {"temperature": 0.7, "top_p": 1.0}
