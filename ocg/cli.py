@@ -65,7 +65,9 @@ def _generate(args) -> int:
     model_dir = generate(args.model, conditions=conditions, subset_k=args.subset_k,
                          template_ids=args.templates, dataset=args.dataset, out_dir=args.out,
                          batch_size=args.batch_size, models_file=args.models_file,
-                         permutations=args.permutations)
+                         permutations=args.permutations, samples=args.samples,
+                         sampling=None if args.temperature is None else
+                         {"temperature": args.temperature, "top_p": args.top_p})
     tallies = RunCard.read(ModelGenerations(model_dir).run_card).records
     print(f"{model_dir}: {describe_tally({c: tallies[c] for c in conditions})}")
     return 0
@@ -163,6 +165,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-size", type=int, default=None)
     p.add_argument("--out", type=Path, default=None, help="default outputs/generations")
     p.add_argument("--models-file", type=Path, default=MODELS_FILE)
+    p.add_argument("--samples", type=int, default=1, help="answers per instance (more than one: --temperature)")
+    p.add_argument("--temperature", type=float, default=None, help="sample at this temperature (default greedy)")
+    p.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling's p, with --temperature")
     p.set_defaults(func=_generate)
 
     p = sub.add_parser("score", help="score generations (as notebook 02 does)")

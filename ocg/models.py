@@ -124,6 +124,8 @@ API_FIELDS = {
     "concurrency": Field(int, minimum=1), "timeout_s": Field(float, minimum=0, exclusive=True, maximum=MAX_SECONDS),
     "max_retries": Field(int, minimum=0), "temperature": Field(float, nullable=True, minimum=0),
     "backoff_s": SECONDS, "token_param": Field(str), "max_retry_wait_s": SECONDS, "server": Field(dict),
+    # false: the API takes no `seed` (none is sent; a sampled run's card says seeds were not honoured)
+    "takes_seed": Field(bool),
 }
 API_DEFAULTS = {"key_env": None, "concurrency": 8, "timeout_s": 120, "max_retries": 6, "temperature": 0,
                 "backoff_s": 1.0, "token_param": "max_tokens", "max_retry_wait_s": 300}

@@ -18,7 +18,7 @@ from .notebook_runner import find_notebook
 BUILD_DATA, GENERATE, SCORE = "00_build_data", "01_generate", "02_score"
 MODEL_NOTEBOOKS = (GENERATE, SCORE)
 ANALYSES = ("03_main_results", "04_pos_patterns", "05_templates", "06_priming",
-            "07_reasoning_models", "08_concept_difficulty", "09_cases", "10_positions")
+            "07_reasoning_models", "08_concept_difficulty", "09_cases", "10_positions", "11_samples")
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,9 @@ def notebook_params(notebook: str, cfg: dict, dirs: Dirs, models: list[str]) -> 
         return {"model": model, "conditions": cfg["conditions"], "subset_k": cfg["subset_k"], **sampled,
                 "template_ids": cfg["template_ids"], "generations_dir": str(dirs.generations),
                 "models_file": cfg["models_file"],
-                "dataset": str(dirs.dataset) if dirs.dataset else None}
+                "dataset": str(dirs.dataset) if dirs.dataset else None,
+                # only when asked: a greedy run's parameters stay what they always were
+                **({"samples": cfg["samples"], "sampling": dict(cfg["sampling"])} if cfg.get("sampling") else {})}
     if notebook == SCORE:
         return {"generations_dir": str(dirs.generations), "models": list(models),
                 "metrics": cfg["metrics"], "scoring": dict(cfg["scoring"]), "scores_dir": str(dirs.scores)}

@@ -45,11 +45,14 @@ class RunCard:
     runs: list[dict] = field(default_factory=list)
     checked_utc: str | None = None  # when a run found everything asked already on disk
     records: dict[str, dict] | None = None  # condition: asked / present / missing / foreign
+    # repeated samples (absent for greedy runs): samples, temperature, top_p, seeds, seeding rule
+    sampling: dict | None = None
     other: dict = field(default_factory=dict)
 
     _TYPES = {"model": str, "status": str, "spec": dict, "settings": dict, "instances": dict, "selection": dict,
-              "backend": dict, "provenance": dict, "runs": list, "checked_utc": str, "records": dict}
-    _WRITTEN_WHEN_SET = ("checked_utc", "records")
+              "backend": dict, "provenance": dict, "runs": list, "checked_utc": str, "records": dict,
+              "sampling": dict}
+    _WRITTEN_WHEN_SET = ("checked_utc", "records", "sampling")
 
     @classmethod
     def from_json(cls, data: Any, where: str = "run card") -> RunCard:

@@ -61,9 +61,11 @@ def scoring_differences(signatures: dict[str, Signature]) -> list[str]:
 
 
 def instance_keys(score_dirs: list[Path]) -> dict[str, pd.DataFrame]:
-    """Per model: the (condition, template, set, permutation) of every scored answer, and its POS
-    pattern (whose length is the number of concepts)."""
+    """Per model: the (condition, template, set, permutation) of every scored instance (the
+    samples of a sampled run are one instance), and its POS pattern (whose length is the number
+    of concepts)."""
     return {p.name: pd.read_parquet(ModelScores(p).answers, columns=KEY_COLUMNS + ["pos_pattern"])
+                    .drop_duplicates()
             for p in score_dirs}
 
 

@@ -12,6 +12,7 @@ import math
 from pathlib import Path
 
 from .errors import OcgInputError
+from .generation.sampling import check_sampling
 from .models import MODELS_FILE, load_models
 from .names import check_name
 from .plan import ANALYSES, MODEL_NOTEBOOKS
@@ -20,7 +21,7 @@ from .schema import Field, check_fields
 COMMON_DEFAULTS = {"models_file": None, "n_concepts": 4, "subset_k": None, "permutations": None, "template_ids": None,
                    "metrics": None, "scoring": {}, "notebooks": list(MODEL_NOTEBOOKS),
                    "analysis": list(ANALYSES), "table7_pairs": None, "table7_note": "",
-                   "allow_incomplete": False, "outputs": None}
+                   "allow_incomplete": False, "outputs": None, "samples": 1, "sampling": None}
 
 
 def _names(where: str, models: list) -> None:
@@ -65,6 +66,10 @@ RUN_FIELDS = {
     # where this run's generations, scores and report go (relative to the project root, or
     # absolute); null: OCG_OUTPUTS, else outputs/
     "outputs": Field(str, nullable=True, expected="a folder, or null"),
+    # answers per instance (docs/METHODS.md, "Repeated samples and pass@k"); more than one needs
+    # `sampling: {temperature: T, top_p: p}` (null: the entries' own, greedy, decoding)
+    "samples": Field(int, minimum=1, expected="a positive number of samples per instance"),
+    "sampling": Field(dict, nullable=True, expected="{temperature: T, top_p: p}, or null for greedy"),
 }
 
 
@@ -78,6 +83,7 @@ def check_common(raw: object, path: Path, fields: dict = RUN_FIELDS, defaults: d
     if not isinstance(raw, dict):
         raise OcgInputError(src, "expected a mapping of settings")
     cfg = check_fields(f"{src}:", raw, fields, defaults)
+    cfg["samples"], cfg["sampling"] = check_sampling(f"{src}: ", cfg["samples"], cfg["sampling"])
 
     models_file = Path(cfg["models_file"]) if cfg["models_file"] else MODELS_FILE
     if not models_file.is_absolute():

@@ -18,6 +18,7 @@ def write_generations(root, model, rows, condition="ordered"):
             "answer_status": "ok" if isinstance(r["answer"], str) and r["answer"].strip() else
                              ("empty" if isinstance(r["answer"], str) else "unclosed_think"),
             "raw": r["answer"] or "", "finish_reason": r.get("finish_reason", "stop"),
+            **({"sample": r["sample"]} if "sample" in r else {}),
         })
     store.append(records)
     return root / model

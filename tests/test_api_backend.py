@@ -278,3 +278,30 @@ def test_a_malformed_answer_through_the_backend_names_status_and_excerpt(tmp_pat
         server.close()
     card = json.loads((tmp_path / "local-api" / "run_card.json").read_text())
     assert card["status"] == "failed" and "not JSON" in card["runs"][-1]["error"]
+
+
+@pytest.mark.parametrize("takes_seed", [True, False])
+def test_sampled_api_requests_carry_each_samples_seed_temperature_and_top_p(tmp_path, monkeypatch, takes_seed):
+    monkeypatch.setenv("OCG_TEST_KEY", KEY)
+    bodies = []
+
+    def record(body, headers):
+        bodies.append(body)
+        return 200, {"Content-Type": "application/json"}, ok_body(f"seed {body.get('seed')}"), 0
+
+    server = ScriptedServer(record)
+    try:
+        model_dir = generate(api_spec(server.url, takes_seed=takes_seed), out_dir=tmp_path, progress=False,
+                             conditions=["ordered"], subset_k=1, template_ids=[0], samples=2,
+                             sampling={"temperature": 0.9, "top_p": 0.8})
+    finally:
+        server.close()
+    df = read_generations(model_dir)
+    assert len(df) == 48 and sorted(df["sample"].unique()) == [0, 1]
+    assert all(b["temperature"] == 0.9 and b["top_p"] == 0.8 for b in bodies)
+    if takes_seed:
+        assert (df.answer == "seed " + (42 + df["sample"]).astype(str)).all()
+    else:
+        assert not any("seed" in b for b in bodies)
+    card = json.loads((model_dir / "run_card.json").read_text())
+    assert card["sampling"]["seeds"] == [42, 43] and card["sampling"]["seeds_honoured"] is takes_seed

@@ -13,6 +13,7 @@ from ocg.results import load_scores
 from ocg.scoring import score_model
 
 SCORED = {"always", "coverage", "pbleu", "distinct", "diverse"}  # what the fixture scores
+KEYS = {"model", "condition", "template_id", "scoring_signature", "n_samples"}
 
 
 def documented(frame: str) -> dict[str, str]:
@@ -27,27 +28,43 @@ def documented(frame: str) -> dict[str, str]:
         if "<flag>" in name:
             names = [name.replace("<flag>", f) for f in FLAG_COLUMNS]
         out.update({n: when for n in names})
+    if "<metric>_sample_sd" in out:  # each metric column of the summary (not a count, key or reason)
+        when = out.pop("<metric>_sample_sd")
+        out.update({f"{c}_sample_sd": when for c in list(out) if c not in KEYS and not c.startswith("n_")
+                    and not c.endswith("_missing_reason")})
     return out
 
 
-@pytest.fixture(scope="module")
-def frames(tmp_path_factory):
-    root = tmp_path_factory.mktemp("dictionary")
+def _scored(root, samples=None):
     rows = [{"set_id": "s1", "template_id": t, "perm_index": p, "concepts": ["boy", "ride", "bike", "street"],
-             "pos_pattern": "NVNN", "answer": ["The boy rides a bike down the street.", "A boy."][p % 2]}
-            for t in (0, 1) for p in range(24)]
+             "pos_pattern": "NVNN", "answer": ["The boy rides a bike down the street.", "A boy."][(p + s) % 2],
+             **({"sample": s} if samples else {})}
+            for t in (0, 1) for p in range(24) for s in range(samples or 1)]
     write_generations(root / "gen", "m", rows)
     score_model(root / "gen" / "m", metrics=["coverage", "pbleu", "distinct", "diverse"], out_dir=root / "scores",
                 progress=False)
     return load_scores(root / "scores")
 
 
+@pytest.fixture(scope="module")
+def frames(tmp_path_factory):
+    return _scored(tmp_path_factory.mktemp("dictionary"))
+
+
+@pytest.fixture(scope="module")
+def sampled_frames(tmp_path_factory):
+    return _scored(tmp_path_factory.mktemp("dictionary_samples"), samples=2)
+
+
 @pytest.mark.parametrize("frame", ["answers", "groups", "summary"])
-def test_every_column_is_documented_and_every_documented_column_is_there(frames, frame):
-    docs = documented(frame)
-    assert set(frames[frame].columns) - set(docs) == set(), "columns missing from docs/DATA.md"
-    expected = {c for c, when in docs.items() if when in SCORED}
-    assert expected - set(frames[frame].columns) == set(), "documented, yet not in the frame"
+@pytest.mark.parametrize("sampled", [False, True])
+def test_every_column_is_documented_and_every_documented_column_is_there(frames, sampled_frames, frame, sampled):
+    docs, got = documented(frame), (sampled_frames if sampled else frames)[frame]
+    assert set(got.columns) - set(docs) == set(), "columns missing from docs/DATA.md"
+    expected = {c for c, when in docs.items() if when in SCORED | ({"samples"} if sampled else set())
+                and not (c.startswith(("perplexity", "pbleurt")) and c.endswith("_sample_sd"))}
+    assert expected - set(got.columns) == set(), "documented, yet not in the frame"
+    assert sampled or not {c for c, when in docs.items() if when == "samples"} & set(got.columns)
 
 
 def test_the_convenience_columns_read_as_the_prompt(frames):

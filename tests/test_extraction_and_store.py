@@ -68,18 +68,36 @@ def test_store_appends_once_and_repairs_a_torn_tail_only_when_writing(tmp_path):
         fh.write(torn)  # killed mid-write
     before = path.read_bytes()
     reopened = GenerationStore(path)
-    assert reopened.done == {"id0", "id1", "id2"}
+    assert reopened.done == {("id0", 0), ("id1", 0), ("id2", 0)}
     assert path.read_bytes() == before  # reading never changes the file
     assert reopened.prepare_for_append() == len(torn)
     assert reopened.append([rec(3)]) == 1
     assert [r["instance_id"] for r in GenerationStore(path).records()] == ["id0", "id1", "id2", "id3"]
 
 
+def test_the_store_keys_records_by_id_and_sample(tmp_path):
+    path = tmp_path / "ordered.jsonl"
+    store = GenerationStore(path)
+    assert store.append([rec(0), rec(0, sample=1), rec(1, sample=1)]) == 3
+    assert store.append([rec(0, sample=0), rec(0, sample=1), rec(0, sample=2)]) == 1  # no sample twice
+    assert GenerationStore(path).done == {("id0", 0), ("id0", 1), ("id1", 1), ("id0", 2)}
+    with path.open("a") as fh:
+        fh.write(json.dumps(rec(1, sample=1)) + "\n")
+    with pytest.raises(OcgInputError, match=r":5: instance id1 sample 1 written twice \(first on line 3\)"):
+        GenerationStore(path)
+    report = repair_duplicates(path)
+    assert report["removed"] == [{"line": 5, "why": "second record of id1 sample 1"}]
+    with path.open("a") as fh:
+        fh.write(json.dumps(rec(2, sample=-1)) + "\n")
+    with pytest.raises(OcgInputError, match="'sample' must be a sample index"):
+        GenerationStore(path)
+
+
 def test_a_complete_last_record_without_newline_is_kept(tmp_path):
     path = tmp_path / "ordered.jsonl"
     path.write_text(json.dumps(rec(0)) + "\n" + json.dumps(rec(1)))  # no final newline
     store = GenerationStore(path)
-    assert store.done == {"id0", "id1"}
+    assert store.done == {("id0", 0), ("id1", 0)}
     assert path.read_text().count("\n") == 1  # untouched by reading
     assert store.prepare_for_append() == 0
     store.append([rec(2)])

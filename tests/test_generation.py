@@ -242,11 +242,11 @@ def test_cuda_oom_halves_the_batch_and_records_it(tmp_path, monkeypatch):
     real = TransformersBackend._generate_raw
     sizes = []
 
-    def fake_oom(self, texts):
+    def fake_oom(self, texts, seed):
         sizes.append(len(texts))
         if len(texts) > 3:
             raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2 GiB")
-        return real(self, texts)
+        return real(self, texts, seed)
 
     monkeypatch.setattr(TransformersBackend, "_generate_raw", fake_oom)
     spec = dataclasses.replace(get_model("smollm2-135m-instruct"), max_new_tokens=6, batch_check=0)
@@ -258,3 +258,46 @@ def test_cuda_oom_halves_the_batch_and_records_it(tmp_path, monkeypatch):
     assert set(df.batch_size) == {3} and set(df.planned_batch_size) == {12}
     card = json.loads((model_dir / "run_card.json").read_text())
     assert card["backend"]["working_batch_size"] == 3
+
+
+SAMPLED = dict(conditions=["ordered"], subset_k=1, template_ids=[0], batch_size=8, samples=2,
+               sampling={"temperature": 1.0, "top_p": 0.9})
+SMALL = "smol-sampled"  # the embedded model, 10 new tokens and no batch-1 check: a shorter test
+
+
+def test_sampled_runs_reproduce_their_samples_and_a_killed_one_resumes_to_the_same(tmp_path):
+    """Seeds per (sample, batch): a rerun at the same batch size, and a run killed in sample 1 and
+    resumed, draw exactly the same samples; the samples differ from each other."""
+    models = tmp_path / "models.yaml"
+    models.write_text(f"models:\n  {SMALL}: {{id: 'embedded:smollm2-135m-instruct', quantization: none, "
+                      "max_new_tokens: 10, batch_check: 0}\n")
+    first = generate(SMALL, out_dir=tmp_path / "a", progress=False, models_file=models, **SAMPLED)
+    again = generate(SMALL, out_dir=tmp_path / "b", progress=False, models_file=models, **SAMPLED)
+    key = ["instance_id", "sample"]
+    one, two = (read_generations(d).sort_values(key).reset_index(drop=True) for d in (first, again))
+    assert len(one) == 48 and one[key + ["raw"]].equals(two[key + ["raw"]])
+    by_sample = one.pivot(index="instance_id", columns="sample", values="raw")
+    assert (by_sample[0] != by_sample[1]).mean() > 0.5
+    card = json.loads((first / "run_card.json").read_text())
+    assert card["backend"]["generation_config"]["do_sample"] is True
+    assert card["backend"]["generation_config"]["top_p"] == 0.9 and card["sampling"]["seeds"] == [42, 43]
+
+    out_file = tmp_path / "c" / SMALL / "ordered.jsonl"
+    cmd = [sys.executable, "-m", "ocg.cli", "generate", SMALL, "--models-file", str(models), "--conditions",
+           "ordered", "--subset-k", "1", "--templates", "0", "--batch-size", "8", "--out", str(tmp_path / "c"),
+           "--samples", "2", "--temperature", "1.0", "--top-p", "0.9"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 240
+    try:
+        while time.time() < deadline:
+            if (out_file.read_text().count("\n") if out_file.exists() else 0) >= 32:
+                break
+            assert proc.poll() is None, "generation ended before it could be killed"
+            time.sleep(0.02)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait()
+    assert 32 <= out_file.read_text().count("\n") < 48  # killed in sample 1
+    generate(SMALL, out_dir=tmp_path / "c", progress=False, models_file=models, **SAMPLED)
+    resumed = read_generations(out_file.parent).sort_values(key).reset_index(drop=True)
+    assert resumed[key + ["raw"]].equals(one[key + ["raw"]])

@@ -9,7 +9,8 @@ import pandas as pd
 
 def composed_by(answers: pd.DataFrame, condition: str = "ordered") -> pd.DataFrame:
     """Per ordered concept list (set, permutation): how many models composed it (all concepts,
-    in the given order) with any template. Every model's lists are counted, 0 included."""
+    in the given order) with any template and, in a run with repeated samples, any sample.
+    Every model's lists are counted, 0 included."""
     a = answers[answers["condition"] == condition]
     per_model = a.groupby(["set_id", "perm_index", "model"])["in_order"].any().reset_index()
     out = per_model.groupby(["set_id", "perm_index"])["in_order"].sum().rename("n_models").reset_index()

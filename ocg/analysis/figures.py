@@ -45,3 +45,20 @@ def figure4(data: pd.DataFrame, all_permutations: int | None = None):
     fig.tight_layout()
     plt.close(fig)
     return fig
+
+
+def pass_at_k_curve(data: pd.DataFrame):
+    """Lines: ordered pass@k (%) over k, one per model and condition (analysis/samples.py)."""
+    sns.set_theme(style="whitegrid", context="paper")
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    lines = data.assign(line=data["model"].astype(str) + " · " + data["condition"].astype(str))
+    sns.lineplot(data=lines, x="k", y="pass_at_k", hue="line", marker="o", ax=ax)
+    ax.set_xlabel("k (samples drawn)")
+    ax.set_ylabel("pass@k: composed in order (%)")
+    ax.set_ylim(0, 100)
+    ax.set_xticks(sorted(data["k"].unique()))
+    ax.legend(title=None, fontsize=7)
+    ax.set_title("Ordered pass@k: at least one of k samples composes the list in order")
+    fig.tight_layout()
+    plt.close(fig)
+    return fig

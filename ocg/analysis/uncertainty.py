@@ -3,7 +3,8 @@
 Both resample concept sets (the unit the benchmark samples), from per-set sufficient
 statistics, so each metric is recomputed exactly as in Table 1 (Ordered Rate as a ratio of
 sums; pairwise and diversity metrics as means over groups; with every template weighted
-equally, as in a complete run).
+equally, as in a complete run). A concept set is resampled with all its samples, in a run with
+repeated samples (its statistics sum over them): the interval is across sets, not samples.
 """
 
 from __future__ import annotations

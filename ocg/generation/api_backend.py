@@ -28,6 +28,7 @@ from tqdm import tqdm
 from ..errors import OcgInputError
 from ..models import ModelSpec
 from .chat import MessagePrompts
+from .sampling import sample_seed
 
 EXCERPT_CHARS = 300
 
@@ -131,6 +132,8 @@ def _parse_stream(status: int, body: str, excerpt: str) -> dict:
 
 class OpenAIBackend(MessagePrompts):
     kind = "openai"
+    sampling: dict | None = None  # the run's temperature and top_p (make_backend); None: the api block's
+    sample = 0  # the sample the current batch draws (its seed: sampling.sample_seed)
 
     def __init__(self, spec: ModelSpec, batch_size: int | None = None):
         self.spec = spec
@@ -157,9 +160,13 @@ class OpenAIBackend(MessagePrompts):
         return None
 
     def _body(self, messages: list[dict]) -> dict:
-        body = {"model": self.spec.id, "messages": messages, "seed": self.spec.seed,
+        body = {"model": self.spec.id, "messages": messages, "seed": sample_seed(self.spec.seed, self.sample),
                 self.api["token_param"]: self.spec.max_new_tokens, "stream": False}
-        if self.api["temperature"] is not None:
+        if not self.api.get("takes_seed", True):  # the API rejects a seed: the card says seeds were not honoured
+            del body["seed"]
+        if self.sampling:
+            body.update(self.sampling)
+        elif self.api["temperature"] is not None:
             body["temperature"] = self.api["temperature"]
         return body
 
@@ -240,7 +247,9 @@ class OpenAIBackend(MessagePrompts):
         self.url, self.server = info["base_url"] + "/chat/completions", info
         self._request([{"role": "user", "content": "Say OK."}])
 
-    def generate(self, rendered: list[list[dict]], instance_ids: list[str] | None = None) -> list[dict]:
+    def generate(self, rendered: list[list[dict]], instance_ids: list[str] | None = None,
+                 sample: int = 0) -> list[dict]:
+        self.sample = sample
         with ThreadPoolExecutor(max_workers=min(self.api["concurrency"], len(rendered))) as pool:
             results = list(pool.map(self._request, rendered))
         for r in results:

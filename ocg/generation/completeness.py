@@ -5,6 +5,8 @@ its condition, template, concept set and permutation are the asked instance's. A
 (appended by hand: another set_id, template or condition; an id already in another file) is
 foreign: generation does not count it towards completion and scoring leaves it out. The asked
 set is rebuilt from the run card's recorded selection and checked against its ids sha256.
+With repeated samples (the run card's `sampling.samples` = k) the asked set is every instance
+times samples 0..k-1, and a record's key ends with its `sample` (absent: 0).
 """
 
 from __future__ import annotations
@@ -23,8 +25,23 @@ KEY = ("instance_id", "condition", "template_id", "set_id", "perm_index")
 _EXAMPLES = 3
 
 
-def asked_keys(rows: pd.DataFrame) -> set[tuple]:
-    return set(zip(*(rows[k].tolist() for k in KEY)))
+def _samples_of(records: pd.DataFrame) -> list[int]:
+    return records["sample"].fillna(0).astype(int).tolist() if "sample" in records else [0] * len(records)
+
+
+def asked_keys(rows: pd.DataFrame, samples: int = 1) -> set[tuple]:
+    """The keys asked of `rows`: each instance's KEY and a sample index, for each of `samples`."""
+    return {(*key, s) for key in zip(*(rows[k].tolist() for k in KEY)) for s in range(samples)}
+
+
+def record_keys(records: pd.DataFrame) -> list[tuple]:
+    """Each record's KEY and its sample (0 when it has none)."""
+    return list(zip(*(records[k].tolist() for k in KEY), _samples_of(records)))
+
+
+def card_samples(card: RunCard) -> int:
+    """How many samples per instance a run card asked (1: greedy)."""
+    return int((card.sampling or {}).get("samples", 1))
 
 
 def foreign_mask(records: pd.DataFrame, asked: dict[str, set[tuple]]) -> pd.Series:
@@ -32,16 +49,16 @@ def foreign_mask(records: pd.DataFrame, asked: dict[str, set[tuple]]) -> pd.Seri
     already seen in another condition's file."""
     if records.empty:
         return pd.Series([], dtype=bool)
-    keys = zip(*(records[k].tolist() for k in KEY))
-    not_asked = [key not in asked.get(key[1], set()) for key in keys]
-    return pd.Series(not_asked, index=records.index) | records["instance_id"].duplicated()
+    not_asked = [key not in asked.get(key[1], set()) for key in record_keys(records)]
+    repeated = pd.Series(list(zip(records["instance_id"], _samples_of(records))), index=records.index).duplicated()
+    return pd.Series(not_asked, index=records.index) | repeated
 
 
 def tally(asked: set[tuple], records: list[dict]) -> dict:
     """asked / present / missing / foreign counts of one condition (with a few foreign ids)."""
     present, foreign = set(), []
     for r in records:
-        key = tuple(r.get(k) for k in KEY)
+        key = (*(r.get(k) for k in KEY), r.get("sample", 0))
         if key in asked:
             present.add(key)
         else:
@@ -50,9 +67,9 @@ def tally(asked: set[tuple], records: list[dict]) -> dict:
             "foreign": len(foreign), "foreign_examples": foreign[:_EXAMPLES]}
 
 
-def tally_stores(stores: dict, rows: dict[str, pd.DataFrame]) -> dict[str, dict]:
-    """A run card's `records`: per condition, its store's records against the asked rows."""
-    return {c: tally(asked_keys(rows[c]), store.records()) for c, store in stores.items()}
+def tally_stores(stores: dict, rows: dict[str, pd.DataFrame], samples: int = 1) -> dict[str, dict]:
+    """A run card's `records`: per condition, its store's records against the asked rows (times samples)."""
+    return {c: tally(asked_keys(rows[c], samples), store.records()) for c, store in stores.items()}
 
 
 def describe_tally(per_condition: dict[str, dict]) -> str:
@@ -66,13 +83,16 @@ def describe_tally(per_condition: dict[str, dict]) -> str:
     return line
 
 
-def _all_present(records: pd.DataFrame, cond: str, sha: str) -> set[tuple] | None:
+def _all_present(records: pd.DataFrame, cond: str, sha: str, samples: int) -> set[tuple] | None:
     """The asked keys, when the records of `cond` are exactly its asked set (their ids hash to the
-    card's and every id spells its own fields): the usual case, checked without rebuilding."""
+    card's, every id spells its own fields, each sample holds each id once): the usual case,
+    checked without rebuilding."""
     mine = records[records["condition"] == cond]
-    spelled = [instance_id(*key[1:]) == key[0] for key in zip(*(mine[k].tolist() for k in KEY))]
-    if all(spelled) and not mine["instance_id"].duplicated().any() and ids_hash(mine) == sha:
-        return asked_keys(mine)
+    first = mine[pd.Series(_samples_of(mine), index=mine.index) == 0]
+    spelled = [instance_id(*key[1:]) == key[0] for key in zip(*(first[k].tolist() for k in KEY))]
+    if all(spelled) and not first["instance_id"].duplicated().any() and ids_hash(first) == sha \
+            and set(record_keys(mine)) == (keys := asked_keys(first, samples)) and len(mine) == len(keys):
+        return keys
     return None
 
 
@@ -80,9 +100,9 @@ def asked_instances(card: RunCard, card_path: Path, records: pd.DataFrame | None
     """Per condition of the card: the keys of the instances it asked for (rebuilt, hash-checked)."""
     from .selection import select_instances
 
-    out = {}
+    out, samples = {}, card_samples(card)
     for cond, sha in card.instances.items():
-        if records is not None and (keys := _all_present(records, cond, sha)) is not None:
+        if records is not None and (keys := _all_present(records, cond, sha, samples)) is not None:
             out[cond] = keys
             continue
         sel = card.selection_of(cond)
@@ -98,7 +118,7 @@ def asked_instances(card: RunCard, card_path: Path, records: pd.DataFrame | None
         if rows is None or ids_hash(rows) != sha:
             raise OcgInputError(str(card_path), f"cannot rebuild the instance set of condition {cond!r} "
                                 "that this run card asked for (its dataset moved or changed?)")
-        out[cond] = asked_keys(rows)
+        out[cond] = asked_keys(rows, samples)
     return out
 
 
@@ -114,8 +134,9 @@ def check_model_dir(model_dir: str | Path, records: pd.DataFrame) -> tuple[dict,
     foreign = foreign_mask(records, asked)
     conditions = {}
     for cond in sorted(set(asked) | set(records["condition"])):
-        mine = records[records["condition"] == cond].drop_duplicates("instance_id")
-        conditions[cond] = tally(asked.get(cond, set()), mine[list(KEY)].to_dict("records"))
+        mine = records[records["condition"] == cond]
+        mine = mine.assign(sample=_samples_of(mine)).drop_duplicates(["instance_id", "sample"])
+        conditions[cond] = tally(asked.get(cond, set()), mine[[*KEY, "sample"]].to_dict("records"))
         conditions[cond]["foreign"] = int((foreign & (records["condition"] == cond)).sum())  # with repeated ids
     totals = {k: sum(c[k] for c in conditions.values()) for k in ("asked", "present", "missing", "foreign")}
     return {"run_card": str(card_path), "run_status": card.status, **totals,

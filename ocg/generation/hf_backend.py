@@ -1,4 +1,5 @@
-"""transformers backend: any causal LM (hub id, local directory, or embedded), greedy, batched.
+"""transformers backend: any causal LM (hub id, local directory, or embedded), greedy, batched
+(or sampled, when a run asks for repeated samples: ocg/generation/sampling.py).
 
 The tokenizer loads at once (prompts are rendered and checked before any weights load); the
 model loads on the first batch. Decoding is plain greedy unless the entry opts into the model's
@@ -26,6 +27,7 @@ from .chat import (
     template_default_system_prompt,
     tokenizer_adds_bos,
 )
+from .sampling import batch_seed, sample_seed
 
 
 def _is_oom(exc: BaseException) -> bool:
@@ -41,6 +43,7 @@ class TransformersBackend:
     """Tokenizer at once, model on first use; `generate` takes rendered prompts of one planned batch."""
 
     kind = "transformers"
+    sampling: dict | None = None  # the run's temperature and top_p (make_backend); None: the entry's decoding
 
     def __init__(self, spec: ModelSpec, batch_size: int | None = None, device: str | None = None):
         import torch
@@ -119,6 +122,8 @@ class TransformersBackend:
                   bos_token_id=own.bos_token_id)
         if self.spec.decoding == "greedy":
             gc.update(do_sample=False, num_beams=1, temperature=None, top_p=None, top_k=None)
+        if self.sampling:  # the run's repeated samples: temperature and nucleus sampling, nothing else
+            gc.update(do_sample=True, num_beams=1, top_k=None, **self.sampling)
         gc.validate(strict=True)
         return gc
 
@@ -131,13 +136,13 @@ class TransformersBackend:
         return [len(ids) for ids in enc["input_ids"]]
 
     # -- generation --------------------------------------------------------------------------
-    def _generate_raw(self, texts: list[str]) -> list[dict]:
+    def _generate_raw(self, texts: list[str], seed: int) -> list[dict]:
         import torch
         from transformers import set_seed
 
         if self.model is None:
             self._load_model()
-        set_seed(self.spec.seed)
+        set_seed(seed)
         enc = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False)
         enc = {k: v.to(self.model.device) for k, v in enc.items()}
         with torch.inference_mode():
@@ -157,15 +162,24 @@ class TransformersBackend:
             })
         return results
 
-    def generate(self, rendered: list[str], instance_ids: list[str] | None = None) -> list[dict]:
-        """One planned batch; split into chunks of the size that fits, halving on CUDA OOM."""
+    def _seed(self, instance_ids: list[str] | None, start: int, sample: int) -> int:
+        """The entry's seed (greedy); sampled: from the sample's seed and the chunk's first id."""
+        if not self.sampling:
+            return self.spec.seed
+        if not instance_ids:
+            raise ValueError("sampled generation seeds each batch by its instances: pass instance_ids")
+        return batch_seed(sample_seed(self.spec.seed, sample), instance_ids[start])
+
+    def generate(self, rendered: list[str], instance_ids: list[str] | None = None, sample: int = 0) -> list[dict]:
+        """One planned batch of sample `sample`; split into chunks of the size that fits, halving
+        on CUDA OOM (each chunk seeded as a batch of its own)."""
         results: list[dict] = []
         start = 0
         while start < len(rendered):
             size = min(self.max_working, len(rendered) - start)
             t0 = time.perf_counter()
             try:
-                chunk = self._generate_raw(rendered[start:start + size])
+                chunk = self._generate_raw(rendered[start:start + size], self._seed(instance_ids, start, sample))
             except Exception as exc:  # noqa: BLE001 - only OOM is handled, the rest re-raised
                 if not _is_oom(exc) or size == 1:
                     raise

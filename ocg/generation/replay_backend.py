@@ -31,11 +31,12 @@ def replay_file(spec: ModelSpec) -> Path | None:
     return path if path.is_absolute() else PROJECT_ROOT / path
 
 
-def read_answers(path: Path, field: str = "replay.file") -> dict[str, str | None]:
-    """instance_id -> answer; every line checked, errors name file and line."""
+def read_answers(path: Path, field: str = "replay.file") -> dict[tuple[str, int], str | None]:
+    """(instance_id, sample) -> answer (a line without `sample` is sample 0); every line checked,
+    errors name file and line."""
     if not path.is_file():
         raise OcgInputError(str(path), f"no such replay file (set by {field})")
-    answers: dict[str, str | None] = {}
+    answers: dict[tuple[str, int], str | None] = {}
     with path.open("rb") as fh:
         for lineno, line in enumerate(fh, start=1):
             where = f"{path}:{lineno}"
@@ -50,14 +51,19 @@ def read_answers(path: Path, field: str = "replay.file") -> dict[str, str | None
             answer = record.get("answer", record.get("raw"))
             if answer is not None and not isinstance(answer, str):
                 raise OcgInputError(where, f"'answer' must be text or null, got {type(answer).__name__}")
-            if record["instance_id"] in answers:
-                raise OcgInputError(where, f"instance {record['instance_id']} appears twice")
-            answers[record["instance_id"]] = answer
+            sample = record.get("sample", 0)
+            if not isinstance(sample, int) or isinstance(sample, bool) or sample < 0:
+                raise OcgInputError(where, f"'sample' must be a sample index >= 0, got {sample!r:.60}")
+            key = (record["instance_id"], sample)
+            if key in answers:
+                raise OcgInputError(where, f"instance {key[0]}{f' sample {sample}' if sample else ''} appears twice")
+            answers[key] = answer
     return answers
 
 
 class ReplayBackend(MessagePrompts):
     kind = "replay"
+    sampling: dict | None = None  # the run's (make_backend): replayed answers take only its sample index
 
     def __init__(self, spec: ModelSpec, batch_size: int | None = None, instances=None):
         self.spec = spec
@@ -68,7 +74,7 @@ class ReplayBackend(MessagePrompts):
         if self.path is not None:
             self.answers = read_answers(self.path, f"models.{spec.name}.replay.file")
             self.file_sha256 = hashlib.sha256(self.path.read_bytes()).hexdigest()
-            missing = [iid for iid in self.rows if iid not in self.answers]
+            missing = [iid for iid in self.rows if (iid, 0) not in self.answers]
             if missing:
                 raise OcgInputError(str(self.path), f"no answer for {len(missing)} of the {len(self.rows)} "
                                     f"instances asked (first: {missing[0]}); ask only for the instances the "
@@ -82,15 +88,18 @@ class ReplayBackend(MessagePrompts):
         rates = ",".join(f"{k}={v}" for k, v in sorted(self.rates.items()))
         return f"{WRITER_VERSION} seed={self.spec.seed} {rates}"
 
-    def generate(self, rendered: list, instance_ids: list[str] | None = None) -> list[dict]:
+    def generate(self, rendered: list, instance_ids: list[str] | None = None, sample: int = 0) -> list[dict]:
         if instance_ids is None or len(instance_ids) != len(rendered):
             raise ValueError("the replay backend answers by instance id: pass instance_ids")
         out = []
         for iid in instance_ids:
             if self.path is not None:
-                raw = self.answers[iid]
+                if (iid, sample) not in self.answers:
+                    raise OcgInputError(str(self.path), f"no answer for instance {iid} sample {sample}: "
+                                        "a file replayed with repeated samples holds a line per sample")
+                raw = self.answers[(iid, sample)]
             else:
-                raw = write_answer(self.rows[iid], self.spec.name, self.spec.seed, self.rates)
+                raw = write_answer(self.rows[iid], self.spec.name, self.spec.seed, self.rates, sample)
             out.append({"raw": raw or "", "finish_reason": "replay", "prompt_tokens": None,
                         "completion_tokens": len((raw or "").split()), "batch_size": len(rendered)})
         return out

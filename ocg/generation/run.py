@@ -4,6 +4,9 @@ The batch plan is fixed by the instance list: prompts sorted by token length (lo
 ties by instance id) and cut into batches of the model's batch size. A resumed run forms the
 same batches, regenerates only batches with missing ids, and writes only the missing ids, so
 its answers equal an uninterrupted run's (greedy outputs depend on batch composition).
+With repeated samples (`samples`, `sampling`: ocg/generation/sampling.py) each sample runs the
+same plan, every record carries its `sample`, and a batch is seeded from the sample's seed and
+its first instance id, so a resumed run draws what an uninterrupted one would have.
 """
 
 from __future__ import annotations
@@ -27,11 +30,12 @@ from ..records import RunCard
 from ..schema import positive_int
 from .backends import make_backend
 from .chat import prompt_sha256
-from .completeness import tally_stores
+from .completeness import card_samples, tally_stores
 from .extraction import answer_source, extract_answer, prompt_opens_think
 from .invariance import plan_batches
 from .lock import exclusive
 from .run_card import card_settings, check_compatible, check_prompts, close_stale_runs, now_utc
+from .sampling import card_block, check_sampling
 from .selection import select_instances
 from .server import server_for_run
 from .store import GenerationStore
@@ -39,26 +43,34 @@ from .store import GenerationStore
 
 def check_batch_invariance(backend, rendered: dict[str, object], raw: dict[str, str], n: int,
                            seed: int, progress: bool = True) -> dict:
-    """Regenerate a sample at batch size 1; the share of answers that batching changed."""
+    """Regenerate a sample at batch size 1; the share of answers that batching changed (sampled
+    runs: of sample 0, where a batch of one is also seeded otherwise: see the note)."""
     sample = sorted(random.Random(seed).sample(sorted(raw), min(n, len(raw))))
     differ = []
     for iid in tqdm(sample, desc="batch-1 check", unit="inst", disable=not progress):
         if backend.generate([rendered[iid]], instance_ids=[iid])[0]["raw"] != raw[iid]:
             differ.append(iid)
-    return {"checked": len(sample), "differ": len(differ),
-            "share_differ": round(len(differ) / len(sample), 4) if sample else None,
-            "instances_differ": differ, "batched_size": backend.batch_size,
-            "dtype": backend.spec.dtype, "quantization": backend.spec.quantization}
+    out = {"checked": len(sample), "differ": len(differ),
+           "share_differ": round(len(differ) / len(sample), 4) if sample else None,
+           "instances_differ": differ, "batched_size": backend.batch_size,
+           "dtype": backend.spec.dtype, "quantization": backend.spec.quantization}
+    if backend.sampling:
+        out["note"] = ("sampled: sample 0 regenerated alone, seeded from its own id rather than its "
+                       "batch's first id, so a difference is seeding as well as batching")
+    return out
 
 
 def generate(model: str | ModelSpec, conditions=GENERATE_CONDITIONS, subset_k: int | None = None,
              template_ids=None, dataset: str | Path | None = None, out_dir: str | Path | None = None,
              batch_size: int | None = None, models_file: str | Path = MODELS_FILE,
-             progress: bool = True, permutations: int | None = None) -> Path:
-    """Generate (or resume) one model's answers; returns its output directory. `permutations`:
-    a seeded sample of that many permutations per concept set (None: all)."""
+             progress: bool = True, permutations: int | None = None, samples: int = 1,
+             sampling: dict | None = None) -> Path:
+    """Generate (or resume) one model's answers, `samples` per instance (more than one needs
+    `sampling`: {temperature, top_p}); returns its output directory. `permutations`: a seeded
+    sample of that many permutations per concept set (None: all)."""
     spec = model if isinstance(model, ModelSpec) else get_model(model, models_file)
     positive_int("batch_size", batch_size, nullable=True)
+    samples, sampling = check_sampling("", samples, sampling)
     conditions = list(conditions)
     instances = select_instances(dataset, conditions, subset_k, template_ids, permutations=permutations)
     if instances.empty:
@@ -70,14 +82,22 @@ def generate(model: str | ModelSpec, conditions=GENERATE_CONDITIONS, subset_k: i
         asked.update(permutations=permutations, permutation_seed=PERMUTATION_SEED,
                      permutation_rule=PERMUTATION_RULE)
     with exclusive(model_dir):
-        return _generate_locked(spec, instances, conditions, model_dir, batch_size, progress, asked)
+        return _generate_locked(spec, instances, conditions, model_dir, batch_size, progress, asked,
+                                samples, sampling)
 
 
-def _generate_locked(spec, instances, conditions, model_dir, batch_size, progress, asked) -> Path:
+def _todo(stores, rows, samples: int) -> int:
+    """Answers asked and not on disk: (instance, sample) pairs."""
+    return sum(int((~rows[c]["instance_id"].map(lambda i, s=s, st=st: (i, s) in st.done)).sum())
+               for c, st in stores.items() for s in range(samples))
+
+
+def _generate_locked(spec, instances, conditions, model_dir, batch_size, progress, asked, samples=1,
+                     sampling=None) -> Path:
     stores = {c: GenerationStore(ModelGenerations(model_dir).store(c)) for c in conditions}
     rows = {c: instances[instances.condition == c].reset_index(drop=True) for c in conditions}
     ids_sha = {c: ids_hash(rows[c]) for c in conditions}
-    backend = make_backend(spec, batch_size, instances)  # tokenizer (or API client) only; weights load later
+    backend = make_backend(spec, batch_size, instances, sampling)  # tokenizer (or API client) only; weights load later
     system_prompt = load_templates().system_prompt if spec.system_prompt == "paper" else None
     rendered, hashes = {}, {}
     for cond in conditions:
@@ -92,14 +112,18 @@ def _generate_locked(spec, instances, conditions, model_dir, batch_size, progres
     old = check_compatible(card_path, settings, ids_sha)
     for store in stores.values():
         check_prompts(store, hashes)
-    todo = sum(int((~rows[c]["instance_id"].isin(s.done)).sum()) for c, s in stores.items())
     old = old or RunCard()
+    if sampling:  # a directory's samples grow: those asked before stay asked
+        samples = max(samples, card_samples(old))
+        honoured = backend.kind != "openai" or spec.api.get("takes_seed", True)
+    todo = _todo(stores, rows, samples)
     card = RunCard(model=spec.name, status="running", spec=spec.as_dict(), settings=settings,
                    instances={**old.instances, **ids_sha},
                    selection={**old.selection, **{c: asked for c in conditions}},
-                   backend=backend.card(), provenance=provenance(), runs=close_stale_runs(old.runs))
+                   backend=backend.card(), provenance=provenance(), runs=close_stale_runs(old.runs),
+                   sampling=card_block(spec.seed, samples, sampling, honoured) if sampling else None)
     if todo == 0:
-        card = replace(card, status="complete", checked_utc=now_utc(), records=tally_stores(stores, rows))
+        card = replace(card, status="complete", checked_utc=now_utc(), records=tally_stores(stores, rows, samples))
         if old.model is not None:  # the card of the run that generated them
             card = replace(card, backend=old.backend or card.backend, provenance=old.provenance)
         card.write(card_path)
@@ -107,11 +131,11 @@ def _generate_locked(spec, instances, conditions, model_dir, batch_size, progres
 
     with server_for_run(spec, backend, model_dir):
         return _generate_todo(spec, backend, stores, rows, rendered, hashes, settings, card, card_path,
-                              conditions, instances, todo, asked, progress)
+                              conditions, instances, todo, asked, progress, samples)
 
 
 def _generate_todo(spec, backend, stores, rows, rendered, hashes, settings, card, card_path, conditions,
-                   instances, todo, asked, progress) -> Path:
+                   instances, todo, asked, progress, samples) -> Path:
     model_dir = card_path.parent
     repaired = {c: n for c, s in stores.items() if (n := s.prepare_for_append())}
     run = {"started_utc": now_utc(), "conditions": conditions, **asked, "n_instances": len(instances),
@@ -120,7 +144,7 @@ def _generate_todo(spec, backend, stores, rows, rendered, hashes, settings, card
     card.write(card_path)
     try:
         written, new_tokens, seconds = _generate_missing(spec, backend, stores, rows, rendered, hashes,
-                                                        settings, card_path, progress)
+                                                        settings, card_path, progress, samples)
         run.update(written=written, seconds=round(seconds, 2), new_tokens=new_tokens,
                    tokens_per_s=round(new_tokens / max(seconds, 1e-9), 2))
         counts = {}
@@ -131,7 +155,7 @@ def _generate_todo(spec, backend, stores, rows, rendered, hashes, settings, card
         run["answers_by_status_and_source"] = counts
         if spec.batch_check and backend.batch_size > 1:
             raw = {r["instance_id"]: r["raw"] for s in stores.values() for r in s.records()
-                   if r["instance_id"] in rendered}
+                   if r["instance_id"] in rendered and not r.get("sample", 0)}
             run["batch_invariance"] = check_batch_invariance(backend, rendered, raw, spec.batch_check,
                                                              spec.seed, progress)
     except BaseException as exc:
@@ -141,22 +165,23 @@ def _generate_todo(spec, backend, stores, rows, rendered, hashes, settings, card
         write_json_when_full(card_path, card.to_json())  # a full disk still leaves the card `failed`
         raise
     run.update(status="complete", finished_utc=now_utc())
-    replace(card, status="complete", backend=backend.card(), records=tally_stores(stores, rows)).write(card_path)
+    replace(card, status="complete", backend=backend.card(),
+            records=tally_stores(stores, rows, samples)).write(card_path)
     return model_dir
 
 
-def _generate_missing(spec, backend, stores, rows, rendered, hashes, settings, card_path, progress):
-    todo = sum(int((~rows[c]["instance_id"].isin(s.done)).sum()) for c, s in stores.items())
-    bar = tqdm(total=todo, unit="inst", desc=spec.name, disable=not progress, smoothing=0.1)
+def _generate_missing(spec, backend, stores, rows, rendered, hashes, settings, card_path, progress, samples=1):
+    bar = tqdm(total=_todo(stores, rows, samples), unit="inst", desc=spec.name, disable=not progress, smoothing=0.1)
     t_start, new_tokens, written, checked_revision = time.perf_counter(), 0, 0, False
     for cond, store in stores.items():
         ids = list(rows[cond]["instance_id"])
         plan = plan_batches(ids, backend.prompt_lengths([rendered[i] for i in ids]), backend.batch_size)
-        for batch_index, positions in enumerate(plan):
-            missing = {ids[p] for p in positions} - store.done
+        for sample, (batch_index, positions) in ((s, b) for s in range(samples) for b in enumerate(plan)):
+            missing = {ids[p] for p in positions if (ids[p], sample) not in store.done}
             if not missing:
                 continue
-            outputs = backend.generate([rendered[ids[p]] for p in positions], instance_ids=[ids[p] for p in positions])
+            outputs = backend.generate([rendered[ids[p]] for p in positions], instance_ids=[ids[p] for p in positions],
+                                       sample=sample)
             if not checked_revision:  # weights are loaded now: the resolved revision is known
                 check_compatible(card_path, dict(settings, resolved_revision=backend.resolved_revision()), {})
                 settings["resolved_revision"] = backend.resolved_revision()
@@ -168,7 +193,8 @@ def _generate_missing(spec, backend, stores, rows, rendered, hashes, settings, c
                 opens_think = isinstance(prompt, str) and prompt_opens_think(prompt)
                 answer, status = extract_answer(out["raw"], spec.answer_extraction, opens_think)
                 records.append({
-                    "instance_id": row.instance_id, "model": spec.name, "condition": cond,
+                    "instance_id": row.instance_id, **({"sample": sample} if backend.sampling else {}),
+                    "model": spec.name, "condition": cond,
                     "template_id": int(row.template_id), "set_id": row.set_id,
                     "perm_index": int(row.perm_index), "concepts": list(row.concepts),
                     "pos_pattern": row.pos_pattern, "prompt": prompt,

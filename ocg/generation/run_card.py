@@ -16,7 +16,9 @@ from .store import GenerationStore
 SETTINGS_KEYS = ("id", "revision", "resolved_revision", "quantization", "dtype", "max_new_tokens",
                  "seed", "decoding", "generation_overrides", "answer_extraction", "batch_size",
                  "system_prompt", "chat_template_sha256", "system_mode", "prompt_date", "bos",
-                 "template_default_system_prompt")
+                 "template_default_system_prompt", "sampling")
+# Keys a greedy run does not write: absent reads as None (greedy), not as "(not recorded)".
+ABSENT_WHEN_GREEDY = ("sampling",)
 
 
 def card_settings(spec: ModelSpec, backend, system_prompt: str | None) -> dict:
@@ -31,6 +33,7 @@ def card_settings(spec: ModelSpec, backend, system_prompt: str | None) -> dict:
         "answer_extraction": spec.answer_extraction, "batch_size": backend.batch_size,
         "system_prompt": system_prompt if system_prompt is not None else "(none: the template's default)",
         **backend.prompt_settings(),
+        **({"sampling": backend.sampling} if backend.sampling else {}),
     }
 
 
@@ -40,7 +43,8 @@ def check_compatible(card_path: Path, settings: dict, instances: dict[str, str])
         return None
     old = RunCard.read(card_path)
     for key in SETTINGS_KEYS:
-        was, now = old.settings.get(key, "(not recorded)"), settings.get(key)
+        was = old.settings.get(key, None if key in ABSENT_WHEN_GREEDY else "(not recorded)")
+        now = settings.get(key)
         if key == "resolved_revision" and (was is None or now is None):
             continue  # known only once weights load; checked again then
         if was != now:

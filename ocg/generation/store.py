@@ -5,7 +5,9 @@ at most the batch in flight. Reading never changes a file. Before writing (under
 directory's lock, see `lock.py`) a torn last line, killed mid-write, is cut off and reported;
 a complete last record that only lacks its newline is kept and given one. A malformed line
 anywhere else, a record of the wrong shape, or an id written twice stops with an error naming
-file and line (`repair_duplicates` keeps the first record of each id).
+file and line (`repair_duplicates` keeps the first record of each id). With repeated samples a
+record is keyed by (instance id, `sample`): a record without `sample` is sample 0, as every
+record written before samples existed (and every greedy record still) is.
 
 A lone surrogate (e.g. `"\\ud800"` from a replay file or a server's JSON) cannot be written as
 UTF-8: it is written as U+FFFD, and scoring flags the answer (`replaced_chars`).
@@ -39,9 +41,21 @@ def check_record(record: object, where: str) -> dict:
         if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
             names = " or ".join("null" if k is type(None) else k.__name__ for k in kinds)
             raise OcgInputError(where, f"field {key!r} must be {names}, got {type(value).__name__} {value!r:.60}")
+    sample = record.get("sample", 0)
+    if not isinstance(sample, int) or isinstance(sample, bool) or sample < 0:
+        raise OcgInputError(where, f"field 'sample' must be a sample index >= 0, got {sample!r:.60}")
     if not all(isinstance(c, str) for c in record["concepts"]):
         raise OcgInputError(where, "field 'concepts' must be a list of words")
     return record
+
+
+def record_key(record: dict) -> tuple[str, int]:
+    """What a record answers: (instance id, sample); no `sample` field is sample 0."""
+    return record["instance_id"], record.get("sample", 0)
+
+
+def _describe(key: tuple[str, int]) -> str:
+    return f"instance {key[0]}" + (f" sample {key[1]}" if key[1] else "")
 
 
 def _writable(line: str) -> str:
@@ -61,7 +75,7 @@ def _read_lines(path: Path) -> tuple[bytes, list[bytes]]:
 class GenerationStore:
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        self.done: set[str] = {r["instance_id"] for r in self.records()}
+        self.done: set[tuple[str, int]] = {record_key(r) for r in self.records()}  # (id, sample)
 
     # -- reading (never writes) -------------------------------------------------------------
     def _tail_state(self) -> tuple[int, bool]:
@@ -103,11 +117,11 @@ class GenerationStore:
                 raise OcgInputError(where, "malformed record (not a torn last line): the file was "
                                            "edited or corrupted") from None
             check_record(record, where)
-            iid = record["instance_id"]
-            if iid in seen:
-                raise OcgInputError(where, f"instance {iid} written twice (first on line {seen[iid]}); "
+            key = record_key(record)
+            if key in seen:
+                raise OcgInputError(where, f"{_describe(key)} written twice (first on line {seen[key]}); "
                                            f"`ocg repair {path.parent}` keeps the first record")
-            seen[iid] = lineno
+            seen[key] = lineno
             out.append(record)
         return out
 
@@ -139,12 +153,12 @@ class GenerationStore:
             os.close(fd)
 
     def append(self, records: list[dict]) -> int:
-        """Append the records whose ids are not on disk yet, in one write; returns how many."""
-        fresh = [r for r in records if r["instance_id"] not in self.done]
+        """Append the records whose (id, sample) is not on disk yet, in one write; returns how many."""
+        fresh = [r for r in records if record_key(r) not in self.done]
         if not fresh:
             return 0
         self._write("".join(_writable(json.dumps(r, ensure_ascii=False)) + "\n" for r in fresh).encode("utf-8"))
-        self.done.update(r["instance_id"] for r in fresh)
+        self.done.update(record_key(r) for r in fresh)
         return len(fresh)
 
 
@@ -163,11 +177,12 @@ def repair_duplicates(path: str | Path) -> dict:
                 continue
             raise OcgInputError(f"{path}:{lineno}", "malformed record; repair keeps records, it "
                                                     "cannot guess this one") from None
-        iid = record.get("instance_id") if isinstance(record, dict) else None
-        if iid in seen:
-            dropped.append({"line": lineno, "why": f"second record of {iid}"})
+        key = (record.get("instance_id"), record.get("sample", 0)) if isinstance(record, dict) else None
+        if key in seen:
+            dropped.append({"line": lineno, "why": f"second record of {key[0]}"
+                                                  + (f" sample {key[1]}" if key[1] else "")})
             continue
-        seen.add(iid)
+        seen.add(key)
         kept.append(line if line.endswith(b"\n") else line + b"\n")
     if dropped:
         backup = path.with_name(path.name + ".bak")

@@ -2,7 +2,7 @@
 
 It stands in for a model when only the size and shape of the answers matter (benchmarks,
 tests of everything after generation). Each answer is a function of (writer seed, model name,
-instance) alone, so a resumed or repeated run writes the same bytes. What real outputs show,
+instance, sample index) alone, so a resumed or repeated run writes the same bytes. What real outputs show,
 at rates that differ from model to model (drawn from the model's name unless given):
   - concepts inflected (plural nouns; -s, -ed, -ing verbs), put in another order, or dropped;
   - the same answer repeated across permutations of one group (template x concept set);
@@ -86,10 +86,11 @@ def _degenerate(r: random.Random, sentence: str, words: list[str]) -> str:
     return "Der Hund und die Katze spielen zusammen im Garten, während die Sonne scheint. Schön!"
 
 
-def write_answer(instance: dict, model: str, seed: int, rates: dict[str, float]) -> str:
+def write_answer(instance: dict, model: str, seed: int, rates: dict[str, float], sample: int = 0) -> str:
     """The answer `model` gives to one instance (keys: condition, template_id, set_id,
-    perm_index, concepts, pos_pattern)."""
-    group = (instance["condition"], instance["template_id"], instance["set_id"])
+    perm_index, concepts, pos_pattern) in sample `sample`: sample 0 is the one answer it always
+    gave, later samples draw from RNGs that also take the sample index."""
+    group = (instance["condition"], instance["template_id"], instance["set_id"], *([f"sample={sample}"] if sample else []))
     words = list(zip(instance["concepts"], instance["pos_pattern"]))
     if _rng("repeat", seed, model, *group, instance["perm_index"]).random() < rates["repeat"]:
         # the group's one stock answer, whatever the order asked (models often give it)

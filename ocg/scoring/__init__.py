@@ -3,6 +3,7 @@
 config.py    the scoring settings (params/scoring.yaml), checked
 families.py  each scoring family once: its columns, its key (for staleness), its computation, its code version
 neural.py    perplexity and pairwise BLEURT with per-text caches
+samples.py   tables over repeated samples: groups per sample, the summary's mean and spread over samples
 run.py       score one model (recomputing only stale families), summaries, every model
 scoreset.py  a model's tables and signature.json: written signature-last, complete or unfinished
 """

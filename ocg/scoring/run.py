@@ -34,6 +34,7 @@ from ..provenance import provenance
 from ..records import Signature
 from .config import SCORING_FILE, check_metrics, load_scoring_config
 from .families import FAMILIES, Context, code_digest
+from .samples import keys_with_sample, sample_column, summarise_over_samples
 from .scoreset import holds_scores, unfinished_reason, write_score_set
 
 GROUP_KEYS = ["model", "condition", "template_id", "set_id"]
@@ -139,6 +140,9 @@ def _score_model(model_dir: Path, records: pd.DataFrame, completeness: dict, con
                        "pos_pattern", "concepts", "answer", "answer_status"]].copy()
     answers["answer_source"] = records["answer_source"].fillna("raw") if "answer_source" in records else "raw"
     answers["finish_reason"] = records["finish_reason"] if "finish_reason" in records else None
+    if (samples := sample_column(records)) is not None:  # repeated samples: a group is a group of one sample
+        answers.insert(1, "sample", samples)
+    group_keys = keys_with_sample(GROUP_KEYS, answers)
     texts = answers["answer"].map(lambda a: a if isinstance(a, str) else "")
     ctx = Context(answers=answers, texts=texts, group_texts=[], config=config, resolved=resolved, keys=keys,
                   out=out, redo=redo, log=log)
@@ -151,19 +155,19 @@ def _score_model(model_dir: Path, records: pd.DataFrame, completeness: dict, con
                 started[metric] = (FAMILIES[metric].start(ctx), time.perf_counter())
         answers = pd.concat([answers, degenerate.flag_answers(answers["answer"], answers.get("finish_reason"))], axis=1)
         answers["n_tokens"] = texts.map(lambda t: len(bleu.tokenize_13a(t)))
-        grouped = list(answers.groupby(GROUP_KEYS, sort=True))
-        groups = pd.DataFrame([dict(zip(GROUP_KEYS, key), n=len(g)) for key, g in grouped])
+        grouped = list(answers.groupby(group_keys, sort=True))
+        groups = pd.DataFrame([dict(zip(group_keys, key), n=len(g)) for key, g in grouped])
         ctx.answers, ctx.group_texts = answers, [list(texts.loc[g.index]) for _, g in grouped]
         tables = {"answers": answers, "groups": groups}
-        _compute(metrics, reused, started, ctx, tables, old_tables, old, blocks, timings)
+        _compute(metrics, reused, started, ctx, tables, old_tables, old, blocks, timings, group_keys)
     finally:
         for handle, _ in started.values():
             handle.close()
     answers, groups = tables["answers"], tables["groups"]
 
     if "diverse_rate" in groups:  # a group's value is given to each of its permutations (Table 2)
-        answers = answers.merge(groups[GROUP_KEYS + ["diverse_rate"]], on=GROUP_KEYS, how="left")
-    summary = summarise(answers, groups)
+        answers = answers.merge(groups[group_keys + ["diverse_rate"]], on=group_keys, how="left")
+    summary = summarise_over_samples(answers, groups, SUMMARY_KEYS, summarise)
     for metric in [m for m in FAMILIES if m in metrics]:  # a neural family without its model
         if blocks[metric].get("status") == "missing":
             summary[f"{metric}_missing_reason"] = blocks[metric].get("reason") or blocks[metric].get("fallback_reason")
@@ -185,10 +189,11 @@ def family_block(key: dict, record: dict) -> dict:
     return {"key": key, **{k: v for k, v in record.items() if k != "key"}}
 
 
-def _compute(metrics, reused, started, ctx, tables, old_tables, old, blocks, timings) -> None:
+def _compute(metrics, reused, started, ctx, tables, old_tables, old, blocks, timings, group_keys=GROUP_KEYS) -> None:
     """Each family's columns into its table (answers or groups): copied from the old tables
     where reused, collected where started, else computed here."""
-    for level, index in (("answers", ["instance_id"]), ("groups", GROUP_KEYS)):
+    answer_keys = ["instance_id", *group_keys[len(GROUP_KEYS):]]  # and the sample, in a sampled run
+    for level, index in (("answers", answer_keys), ("groups", group_keys)):
         table = tables[level]
         for metric in [m for m in metrics if FAMILIES[m].level == level]:
             family, t = FAMILIES[metric], time.perf_counter()

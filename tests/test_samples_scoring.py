@@ -1,0 +1,98 @@
+"""Scoring k samples: group metrics within each (group, sample), the summary as the mean over
+samples with its spread, k = 1 as before; ordered pass@k and the spread across samples."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from helpers import write_generations
+
+from ocg.analysis.difficulty import composed_by
+from ocg.analysis.samples import pass_at_k_table, sample_spread, samples_per_instance
+from ocg.results import load_scores
+from ocg.scoring import score_model
+
+CONCEPTS = ["boy", "ride", "bike", "street"]
+# per sample: which answer each permutation gets (sample 0 varied, sample 1 all alike)
+ANSWERS = {0: ["The boy rides a bike down the street.", "A boy rode his bike on the street.",
+               "The street where a boy rides a bike.", "A bike."],
+           1: ["The boy rides a bike down the street."] * 3 + ["A street, a bike, a boy who rides."]}
+METRICS = ["coverage", "pbleu", "distinct", "diverse"]
+
+
+def rows(samples, with_field=True):
+    return [{"set_id": "s1", "template_id": t, "perm_index": p, "concepts": CONCEPTS, "pos_pattern": "NVNN",
+             "answer": ANSWERS[s][(p + t) % 4], **({"sample": s} if with_field else {})}
+            for t in (0, 1) for p in range(24) for s in samples]
+
+
+@pytest.fixture(scope="module")
+def scored(tmp_path_factory):
+    root = tmp_path_factory.mktemp("samples")
+    write_generations(root / "gen", "both", rows([0, 1]))
+    write_generations(root / "gen", "only0", rows([0], with_field=False))
+    write_generations(root / "gen", "only1", rows([1], with_field=False))
+    write_generations(root / "gen", "k1", rows([0]))  # a sampled run of one sample: sample 0 recorded
+    for model in ("both", "only0", "only1", "k1"):
+        score_model(root / "gen" / model, metrics=METRICS, out_dir=root / "scores", progress=False)
+    return load_scores(root / "scores")
+
+
+def of(frame, model):
+    return frame[frame["model"] == model].reset_index(drop=True)
+
+
+def test_a_samples_groups_score_as_that_sample_alone(scored):
+    g = of(scored["groups"], "both")
+    assert len(g) == 2 * 2 and set(g["n"]) == {24}  # (template, sample) groups of 24, never 48
+    for s, alone in ((0, "only0"), (1, "only1")):
+        mine = g[g["sample"] == s].reset_index(drop=True)
+        ref = of(scored["groups"], alone)
+        for col in ("pbleu", "diverse_rate"):
+            assert mine[col].tolist() == pytest.approx(ref[col].tolist()), (s, col)
+    assert g.loc[g["sample"] == 0, "diverse_rate"].iloc[0] != g.loc[g["sample"] == 1, "diverse_rate"].iloc[0]
+
+
+def test_the_summary_is_the_mean_over_samples_with_its_spread(scored):
+    both, a, b = (of(scored["summary"], m) for m in ("both", "only0", "only1"))
+    for col in ("pbleu", "diverse_rate", "coverage_w_order", "ordered_rate", "distinct_2"):
+        assert both[col].tolist() == pytest.approx(((a[col] + b[col]) / 2).tolist()), col
+        sd = np.std(np.vstack([a[col], b[col]]), axis=0, ddof=1)
+        assert both[f"{col}_sample_sd"].tolist() == pytest.approx(sd.tolist()), col
+    assert both["n_answers"].tolist() == (a["n_answers"] + b["n_answers"]).tolist()
+    assert both["n_in_order"].tolist() == (a["n_in_order"] + b["n_in_order"]).tolist()
+    assert set(both["n_samples"]) == {2}
+
+
+def test_one_sample_scores_exactly_as_a_greedy_run(scored):
+    k1, greedy = of(scored["summary"], "k1"), of(scored["summary"], "only0").dropna(axis=1, how="all")
+    assert len(greedy.columns) > 20 and set(k1["n_samples"]) == {1}
+    for col in greedy.columns.drop("model"):
+        assert k1[col].tolist() == pytest.approx(greedy[col].tolist()) if greedy[col].dtype.kind == "f" \
+            else k1[col].tolist() == greedy[col].tolist(), col
+    assert "sample" not in of(scored["answers"], "only0").dropna(axis=1, how="all")
+
+
+def test_pass_at_k_counts_samples_composed_in_order(scored):
+    a = scored["answers"]
+    table = pass_at_k_table(a[a["model"] == "both"])
+    assert table["k"].tolist() == [1, 2, 1, 2] and set(table["n_samples"]) == {2}
+    per = a[a["model"] == "both"].groupby(["template_id", "instance_id"])["in_order"].agg(["sum", "size"])
+    for t in (0, 1):
+        c = per.loc[t, "sum"]
+        assert table[(table.template_id == t) & (table.k == 1)]["pass_at_k"].item() == pytest.approx(100 * (c / 2).mean())
+        assert table[(table.template_id == t) & (table.k == 2)]["pass_at_k"].item() == pytest.approx(100 * (c > 0).mean())
+    assert samples_per_instance(a).to_dict() == {"both": 2, "k1": 1, "only0": 1, "only1": 1}
+
+
+def test_the_spread_is_across_samples_and_figures_3_4_count_any_sample(scored):
+    a, g = scored["answers"], scored["groups"]
+    spread = sample_spread(a[a["model"] == "both"], g[g["model"] == "both"]).set_index("metric")
+    s = scored["summary"]
+    per_sample = [of(s, m)["pbleu"].mean() for m in ("only0", "only1")]
+    assert spread.loc["pbleu", "mean_over_samples"] == pytest.approx(np.mean(per_sample))
+    assert spread.loc["pbleu", "sd_over_samples"] == pytest.approx(np.std(per_sample, ddof=1))
+    composed = composed_by(a[a["model"].isin(["both", "only0", "only1"])]).set_index(["set_id", "perm_index"])
+    alone = [composed_by(a[a["model"] == m]).set_index(["set_id", "perm_index"])["n_models"] for m in ("only0", "only1")]
+    either = ((alone[0] > 0) | (alone[1] > 0)).astype(int)
+    assert composed["n_models"].tolist() == (either + alone[0] + alone[1]).tolist()
+    assert pd.Series(composed["n_models"]).max() == 3
