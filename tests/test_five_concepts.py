@@ -158,8 +158,19 @@ def test_five_concepts_report(tmp_path):
     assert "3 of 120 permutations of each set" in nb08 and "of 24" not in nb08
     assert "Not the paper" in output_text(report / "03_main_results.ipynb")  # its numbers are for n = 4
     answers = pd.read_parquet(tmp_path / "outputs" / "scores" / "smollm2-135m-instruct" / "answers.parquet")
-    assert len(answers) == 2 * 2 * 2 * 3 and answers.concepts.map(len).eq(5).all()
+    assert len(answers) == 2 * 2 * 2 * 3 * 4 and answers.concepts.map(len).eq(5).all()
     assert answers.groupby("set_id").perm_index.nunique().eq(3).all()
+    assert answers.groupby("instance_id")["sample"].apply(sorted).map(tuple).eq((0, 1, 2, 3)).all()
+    # four samples per prompt: the pass@k view of notebook 11, k = 1..4, never falling with k
+    curve = pd.read_csv(report / "tables" / "pass_at_k.csv", comment="#")
+    for _, per in curve.groupby(["model", "condition"]):
+        assert per["k"].tolist() == [1, 2, 3, 4] and per["pass_at_k"].is_monotonic_increasing
+    assert "one answer per instance" not in output_text(report / "11_samples.ipynb")
+    assert (report / "figures" / "pass_at_k.png").exists()
+    # and where order breaks (notebook 10): five asked places, "of 12" answers per group (3 x 4)
+    places = pd.read_csv(report / "tables" / "positions_by_place.csv", comment="#")
+    assert sorted(places.position.unique()) == [1, 2, 3, 4, 5] and places.n_concepts.eq(5).all()
+    assert "of 12" in output_text(report / "10_positions.ipynb")
 
 
 def test_a_sweep_file_passes_permutations_to_notebook_01(tmp_path):
