@@ -62,7 +62,7 @@ def test_sweep_file_validation(tmp_path):
 
 
 @pytest.mark.parametrize("name, n_models, conditions, analysis", [
-    ("paper", 36, ["original", "ordered"], 7),
+    ("paper", 36, ["original", "ordered"], 8),
     ("paper-table4", 36, ["ordered", "ordered_one_shot"], 1),
     ("paper-table7", 4, ["original", "ordered"], 1),
 ])
