@@ -118,3 +118,15 @@ def test_run_notebook_saves_tables_beside_its_executed_copy(tmp_path, monkeypatc
     asked.clear()
     assert main(["run-notebook", "09_cases", "--out", str(tmp_path / "nb")]) == 0
     assert asked == {}  # declares no reports_dir
+
+
+def test_saved_files_are_shown_as_the_report_names_them(tmp_path, capsys):
+    """Not the folder the report was built in (renamed when complete): tables/<name>.csv."""
+    import pandas as pd
+
+    from ocg.analysis import report
+    building = tmp_path / "demo.building~"
+    report.show_saved(*report.save_table(pd.DataFrame({"a": [1]}), "table1", building))
+    shown = capsys.readouterr().out
+    assert shown.splitlines() == ["saved tables/table1.provenance.json", "saved tables/table1.csv"]
+    assert "building~" not in shown

@@ -51,6 +51,13 @@ def save_figure(fig, name: str, out_dir=None) -> list[Path]:
     return written
 
 
+def show_saved(*paths: Path) -> None:
+    """Each saved file as the report names it (`tables/table1.csv`): the folder a report is built
+    in is renamed when it is complete, so its absolute path would point nowhere."""
+    for path in paths:
+        print(f"saved {path.parent.name}/{path.name}")
+
+
 def _not_saved(name: str) -> list[Path]:
     print(f"{name}: not saved (reports_dir is None: a notebook run by hand writes nothing; "
           "set reports_dir to a folder of your own to save it)")
