@@ -107,3 +107,17 @@ def test_the_landing_page_in_chromium_shows_every_table_with_its_legend(report):
     shot = chromium((out / "index.html").as_uri(), f"--screenshot={SCREENSHOTS / 'index_tables.png'}",
                     "--window-size=1300,5200")
     assert shot.returncode == 0 and (SCREENSHOTS / "index_tables.png").stat().st_size > 20_000
+
+
+def test_pass_at_k_on_the_landing_page_from_notebook_11s_table(tmp_path):
+    """Shown only where the run saved pass@k; values as the CSV has them; a model name escaped;
+    an unreadable CSV costs only its own section."""
+    assert explain.pass_at_k(tmp_path, lambda df: df.to_html()) == ""
+    rows = [{"model": "<m>", "condition": "ordered", "k": k, "pass_at_k": v, "n_instances": 12, "n_samples": 4}
+            for k, v in zip((1, 2, 3, 4), (18.75, 25.0, 29.17, 33.33))]
+    save_table(pd.DataFrame(rows), "pass_at_k", tmp_path)
+    shown = explain.pass_at_k(tmp_path, lambda df: df.to_html(escape=True))
+    assert "k = 4" in shown and "33.33" in shown and "each instance's 4 samples" in shown
+    assert "&lt;m&gt;" in shown and "<m>" not in shown
+    (tmp_path / "tables" / "pass_at_k.csv").write_text("model,k\nx,1\n")
+    assert "pass_at_k.csv cannot be shown: KeyError" in explain.pass_at_k(tmp_path, lambda df: df.to_html())

@@ -106,6 +106,26 @@ def other_tables(report_dir: Path, table_html) -> str:
     return "".join(parts)
 
 
+def pass_at_k(report_dir: Path, table_html) -> str:
+    """Ordered pass@k (notebook 11), where the run drew more than one sample per prompt."""
+    path = ReportFolder(report_dir).table("pass_at_k")
+    try:
+        long = pd.read_csv(path, comment="#") if path.exists() else pd.DataFrame()
+        shown = long.pivot(index=["model", "condition"], columns="k", values="pass_at_k") if len(long) else None
+    except (KeyError, ValueError, pd.errors.ParserError) as exc:
+        return (f"<h2>Ordered pass@k</h2><p class='note'>{_esc(path.name)} cannot be shown: "
+                f"{_esc(type(exc).__name__)}: {_esc(exc)}</p>")
+    if shown is None:
+        return ""
+    shown.columns = [f"k = {k}" for k in shown.columns]
+    return ("<h2>Ordered pass@k: at least one of k samples composes the list in order</h2>"
+            f"<p class='sub'>Percent of instances, mean over templates, unbiased from each instance's "
+            f"{_esc(', '.join(map(str, sorted(long['n_samples'].unique()))))} samples (Chen et al., 2021). "
+            f"From {notebook_link(report_dir, '11_samples')}; method: "
+            f"{methods_link(report_dir, 'Repeated samples and pass@k')}; "
+            f"<a href='{_esc(path.relative_to(report_dir).as_posix())}'>CSV</a>.</p>" + table_html(shown))
+
+
 def write_methods(report_dir: Path) -> Path | None:
     """docs/METHODS.md as a page of the report (escaped: no raw HTML of the file reaches it)."""
     import mistune

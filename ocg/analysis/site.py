@@ -133,10 +133,14 @@ def _model_rows(models, generations_root, scores, failures, unfinished) -> str:
                            if f"n_{f}" in s and s[f"n_{f}"].sum()) or "none" if len(s) else ""
         check = card.batch_invariance
         batch = f"{check['differ']}/{check['checked']} changed by batching" if check else "–"
+        sampled = f"; {card.sampling['samples']} samples, seeds {card.sampling['seeds']}" if card.sampling else ""
+        if check and card.sampling:  # sample 0 again at batch 1, seeded from its own id: not batching alone
+            batch = f"{check['differ']}/{check['checked']} differ at batch 1 (sampled: seeding differs too)"
         rows.append(f"<tr><td><code>{_esc(model)}</code></td><td>{_esc(card.model_id or '–')}</td>"
                     f"<td>{_esc(str(card.revision or '–')[:24])}</td>"
                     f"<td>{_esc(card.settings.get('quantization', '–'))}</td><td style='text-align:left'>{status}</td>"
-                    f"<td style='text-align:left'>{_esc(describe_design(scores['designs'][model], n=False) if model in scores['designs'] else '–')}</td>"
+                    f"<td style='text-align:left'>{_esc(describe_design(scores['designs'][model], n=False) if model in scores['designs'] else '–')}"
+                    f"{_esc(sampled)}</td>"
                     f"<td>{int(s['n_answers'].sum()) if 'n_answers' in s else 0}</td>"
                     f"<td style='text-align:left'>{_esc(counts) or '–'}</td><td>{_esc(batch)}</td></tr>")
     return ("<table><tr><th>model</th><th>id</th><th>revision</th><th>quant.</th><th>status</th><th>design</th><th>answers</th>"
@@ -192,6 +196,15 @@ def _permutations(run: dict) -> str:
     return f"{run['permutations']} of {total} permutations per set (seeded sample, seed {PERMUTATION_SEED})"
 
 
+def _decoding(run: dict) -> str:
+    """'greedy, one answer per prompt', or '4 sampled answers per prompt (temperature 0.7, top_p 0.95)'."""
+    sampling = run.get("sampling")
+    if not sampling:
+        return "greedy, one answer per prompt"
+    return (f"{run.get('samples', 1)} sampled answer{'s' * (run.get('samples', 1) > 1)} per prompt "
+            f"(temperature {sampling['temperature']:g}, top_p {sampling.get('top_p', 1.0):g}, a seed per sample)")
+
+
 def _lists_counted(designs: dict, short: bool = False) -> str:
     """' (of 3)' (short) or ' (3 of 120 permutations per set, a seeded sample)': the permutations
     the scored answers hold, from their designs (nothing when none was scored)."""
@@ -225,7 +238,7 @@ def write_index(report_dir: str | Path, title: str, pages: list[tuple[str, str]]
     what = (f"<p class='sub'>Models: {_esc(', '.join(models))}<br>Conditions: {_esc(', '.join(run['conditions']))}; "
             f"concept sets: {_esc(run.get('subset_k') or 'all')} of {_esc(run.get('n_concepts', 4))} concepts; "
             f"{_esc(_permutations(run))}; templates: "
-            f"{_esc(run.get('template_ids') or 'all six')}<br>Written {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M} UTC "
+            f"{_esc(run.get('template_ids') or 'all six')}; {_esc(_decoding(run))}<br>Written {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M} UTC "
             f"from git commit <code>{_esc(str(git['commit'])[:12])}</code>{' (with uncommitted changes)' if git.get('dirty') else ''}"
             f"; run file <code>{_esc(run.get('file', ''))}</code><br>Every definition and choice: "
             f"<a href='{_esc(report.methods.name)}'>docs/METHODS.md</a></p>")
@@ -235,7 +248,7 @@ def write_index(report_dir: str | Path, title: str, pages: list[tuple[str, str]]
     body = [f"<h1>{_esc(title)}</h1>", what, _warnings(scores, scores_root, scored), browser,
             "<h2>Table 1: zero-shot, with “in the specified order” (mean over templates)</h2>", _headline(report_dir, scores),
             "<h2>How much the open choices move Table 1</h2>", _sensitivity(report_dir),
-            explain.other_tables(report_dir, _table_html),
+            explain.other_tables(report_dir, _table_html), explain.pass_at_k(report_dir, _table_html),
             "<h2>Figures 3 and 4: which ordered concept lists the models composed</h2><div class='figs'>",
             _figure(report_dir, "figure3", "Figure 3: ordered concept lists by number of models that composed them"
                     + _lists_counted(scores["designs"])),
