@@ -33,6 +33,22 @@ def _is_oom(exc: BaseException) -> bool:
     return isinstance(exc, torch.cuda.OutOfMemoryError) or "out of memory" in str(exc).lower()
 
 
+def _merges_model_defaults() -> bool:
+    """transformers 5 dropped generate(use_model_defaults=False): it fills every setting left unset
+    from model.generation_config, then from its global defaults (read from generate's signature)."""
+    import inspect
+
+    from transformers import GenerationMixin
+    return "use_model_defaults" not in inspect.signature(GenerationMixin.generate).parameters
+
+
+def _global_defaults() -> dict:
+    """What transformers 5 fills in for a setting nobody set (4.x's GenerationConfig holds them)."""
+    from transformers import GenerationConfig
+    defaults = getattr(GenerationConfig, "_get_default_generation_params", None)
+    return defaults() if defaults and _merges_model_defaults() else {}
+
+
 def _looks_local(model_id: str) -> bool:
     return model_id.startswith(("/", "./", "../", "~")) or os.path.isdir(os.path.expanduser(model_id))
 
@@ -100,12 +116,15 @@ class TransformersBackend:
             self.model.to(self.device)
         self.model.eval()
         self.generation_config = self._generation_config()
+        if _merges_model_defaults():  # transformers 5: nothing of the model's own is left to merge in
+            self.model.generation_config = copy.deepcopy(self.generation_config)
         eos = self.generation_config.eos_token_id
         self.eos_ids = set(eos if isinstance(eos, list) else [eos])
 
     def _generation_config(self):
         """Plain greedy (nothing else changes the scores), or the model's own defaults on opt-in;
-        then the entry's overrides. Passed with use_model_defaults=False, so nothing is merged in."""
+        then the entry's overrides. Nothing of the model's is merged in by generate() (4.x:
+        use_model_defaults=False; 5.x: this config replaces the model's, see _merges_model_defaults)."""
         from transformers import GenerationConfig
 
         own = self.model.generation_config
@@ -142,7 +161,7 @@ class TransformersBackend:
         enc = {k: v.to(self.model.device) for k, v in enc.items()}
         with torch.inference_mode():
             out = self.model.generate(**enc, generation_config=self.generation_config,
-                                      use_model_defaults=False)
+                                      **({} if _merges_model_defaults() else {"use_model_defaults": False}))
         new = out[:, enc["input_ids"].shape[1]:].tolist()
         prompt_tokens = enc["attention_mask"].sum(dim=1).tolist()
         results = []
@@ -215,6 +234,8 @@ class TransformersBackend:
 
 
 def effective_generation_config(gc) -> dict:
-    """Every setting of the GenerationConfig that generate() receives, defaults included."""
-    return {k: v for k, v in sorted(gc.to_dict().items())
-            if not k.startswith("_") and k != "transformers_version"}
+    """Every setting of the GenerationConfig that generate() receives, defaults included (on
+    transformers 5, the global defaults it fills into settings left None)."""
+    values = gc.to_dict()
+    values.update({k: v for k, v in _global_defaults().items() if values.get(k) is None})
+    return {k: v for k, v in sorted(values.items()) if not k.startswith("_") and k != "transformers_version"}
