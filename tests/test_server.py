@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import time
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -23,11 +24,13 @@ from ocg.models import get_model, parse_models
 pytestmark = pytest.mark.slow
 TRANSFORMERS_CLI = Path(sys.executable).parent / "transformers"
 WORK = dict(conditions=["ordered"], subset_k=1, template_ids=[0])
+# The model every request gets: `--force_model X` in transformers 4.x, a positional X in 5.x.
+FORCE_MODEL = "--force_model " if metadata.version("transformers").startswith("4.") else ""
 
 
 def server_entry(**server):
     model_dir = str(ensure_converted("smollm2-135m-instruct"))
-    command = (f"{TRANSFORMERS_CLI} serve --force_model {{model_dir}} --device cpu --dtype bfloat16 "
+    command = (f"{TRANSFORMERS_CLI} serve {FORCE_MODEL}{{model_dir}} --device cpu --dtype bfloat16 "
                f"--host 127.0.0.1 --port {{port}}")
     return {"id": model_dir, "backend": "openai", "max_new_tokens": 48, "batch_size": 8,
             "api": {"base_url": "http://127.0.0.1:{port}/v1", "concurrency": 2, "timeout_s": 120,

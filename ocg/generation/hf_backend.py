@@ -16,7 +16,7 @@ import time
 from ..embedded import EMBEDDED_PREFIX, ensure_converted
 from ..errors import OcgInputError
 from ..layout import ConvertedModel
-from ..models import ModelSpec
+from ..models import ModelSpec, generation_defaults
 from .chat import (
     bos_placement,
     chat_template_sha256,
@@ -40,13 +40,6 @@ def _merges_model_defaults() -> bool:
 
     from transformers import GenerationMixin
     return "use_model_defaults" not in inspect.signature(GenerationMixin.generate).parameters
-
-
-def _global_defaults() -> dict:
-    """What transformers 5 fills in for a setting nobody set (4.x's GenerationConfig holds them)."""
-    from transformers import GenerationConfig
-    defaults = getattr(GenerationConfig, "_get_default_generation_params", None)
-    return defaults() if defaults and _merges_model_defaults() else {}
 
 
 def _looks_local(model_id: str) -> bool:
@@ -237,5 +230,6 @@ def effective_generation_config(gc) -> dict:
     """Every setting of the GenerationConfig that generate() receives, defaults included (on
     transformers 5, the global defaults it fills into settings left None)."""
     values = gc.to_dict()
-    values.update({k: v for k, v in _global_defaults().items() if values.get(k) is None})
+    if _merges_model_defaults():  # 4.x passes None on as None
+        values.update({k: v for k, v in generation_defaults().items() if values.get(k) is None})
     return {k: v for k, v in sorted(values.items()) if not k.startswith("_") and k != "transformers_version"}
