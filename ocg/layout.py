@@ -11,8 +11,7 @@ OCG_MODEL_CACHE move them), so a test or a notebook kernel that sets them is fol
     reports/<run>/           ReportFolder: ExecutedNotebooks (copy and HTML), tables/, figures/,
                              index.html, cases.html (+ cases/), report.json
     notebooks/               notebooks executed one by one (`ocg run-notebook`)
-    models/                  converted embedded models (OCG_MODEL_CACHE moves it): ConvertedModel,
-                             <name>/ by transformers 4.x, <name>.transformers5/ by 5.x
+    models/                  converted embedded models (OCG_MODEL_CACHE moves it): ConvertedModel
   <a sweep's outputs>/       SweepFolder: the same generations/, scores/, reports/<sweep name>/,
                              plus notebooks/<model>/, status/, logs/, slurm/
 """
@@ -283,13 +282,12 @@ class SweepFolder:
 
 @dataclass(frozen=True)
 class ConvertedModel:
-    """An embedded model converted for transformers, in the model cache."""
+    """An embedded model converted for transformers, in the model cache: <name>/ by 4.x, <name>.transformers5/ by 5.x."""
     folder: Path
 
     @classmethod
     def named(cls, name: str, transformers_major: int = 4) -> ConvertedModel:
-        """One folder per transformers major version: a directory saved by one major is not read
-        right by the other (5.x writes `rope_parameters`, which 4.x ignores). 4.x keeps the bare name."""
+        """5.x saves `rope_parameters`, which 4.x misreads: one folder per transformers major."""
         return cls(model_cache_dir() / (name if transformers_major == 4 else f"{name}.transformers{transformers_major}"))
 
     @property
