@@ -282,12 +282,12 @@ class SweepFolder:
 
 @dataclass(frozen=True)
 class ConvertedModel:
-    """An embedded model converted for transformers, in the model cache: <name>/ by 4.x, <name>.transformers5/ by 5.x."""
+    """An embedded model converted for transformers, in the model cache: one folder per transformers
+    major (5.x saves `rope_parameters`, which 4.x misreads): <name>/ by 4.x, <name>.transformers5/ by 5.x."""
     folder: Path
 
     @classmethod
     def named(cls, name: str, transformers_major: int = 4) -> ConvertedModel:
-        """5.x saves `rope_parameters`, which 4.x misreads: one folder per transformers major."""
         return cls(model_cache_dir() / (name if transformers_major == 4 else f"{name}.transformers{transformers_major}"))
 
     @property
