@@ -282,8 +282,7 @@ class SweepFolder:
 
 @dataclass(frozen=True)
 class ConvertedModel:
-    """An embedded model converted for transformers, in the model cache: one folder per transformers
-    major (5.x saves `rope_parameters`, which 4.x misreads): <name>/ by 4.x, <name>.transformers5/ by 5.x."""
+    """A converted embedded model: <name>/ by transformers 4.x, <name>.transformers5/ by 5.x (4.x misreads 5.x's)."""
     folder: Path
 
     @classmethod
