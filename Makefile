@@ -1,5 +1,7 @@
 # The two commands of the README: `make demo` (the main job) and `make test`.
 # Both create .venv and install requirements.lock on first use; later runs reuse it.
+# `make test-tf5`: the second stack (requirements-tf5.lock, transformers 5) in .venv-tf5, and the
+# tests of the paths that depend on transformers (README, "transformers 5").
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -7,7 +9,22 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.ocg-installed
 KERNEL := ocg
 
-.PHONY: demo test install kernel clean-outputs
+# The second stack: the tests of what touches transformers (generation and its config, the embedded
+# model's conversion, chat templates, `transformers serve`, models-file checks, scoring with the
+# embedded model and tiny BLEURT, hub revisions, the build notebook on this venv's kernel), less
+# those that only re-test ocg's process handling (kill/resume, a second writer, a sweep through a
+# server). OCG_EXPECT_TRANSFORMERS makes the session refuse another major version and fail on any
+# skipped test (tests/conftest.py).
+VENV5 := .venv-tf5
+PY5 := $(VENV5)/bin/python
+STAMP5 := $(VENV5)/.ocg-installed
+TF5_TESTS := tests/test_generation.py tests/test_embedded.py tests/test_chat_templates.py \
+	tests/test_models.py tests/test_server.py tests/test_scoring.py tests/test_neural_caches.py \
+	tests/test_notebooks.py tests/test_environment.py
+TF5_DESELECT := not test_kill_and_resume_equals_uninterrupted and not test_a_second_writer_is_refused_at_once \
+	and not test_a_server_killed_mid_run_then_a_resume and not test_server_backed_sweep_runs_locally
+
+.PHONY: demo test test-tf5 install install-tf5 kernel clean-outputs
 
 demo: $(STAMP)
 	$(VENV)/bin/ocg demo
@@ -18,6 +35,11 @@ test: $(STAMP)
 
 install: $(STAMP)
 
+test-tf5: $(STAMP5)
+	OCG_EXPECT_TRANSFORMERS=5 JUPYTER_PREFER_ENV_PATH=1 $(PY5) -m pytest $(TF5_TESTS) -k "$(TF5_DESELECT)" $(PYTEST_ARGS)
+
+install-tf5: $(STAMP5)
+
 # Re-installs only when the lock or the package metadata changes.
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -26,6 +48,14 @@ $(STAMP): requirements.lock pyproject.toml
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	$(PY) -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python (ocg)" >/dev/null
 	touch $(STAMP)
+
+$(STAMP5): requirements-tf5.lock pyproject.toml
+	test -x $(PY5) || $(PYTHON) -m venv $(VENV5)
+	$(PY5) -m pip install --quiet --upgrade "pip>=24"
+	$(PY5) -m pip install --quiet --no-deps -r requirements-tf5.lock
+	$(PY5) -m pip install --quiet --no-deps --no-build-isolation -e .
+	$(PY5) -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python (ocg, transformers 5)" >/dev/null
+	touch $(STAMP5)
 
 # Make the `ocg` kernel visible to a Jupyter outside .venv (writes to ~/.local/share/jupyter).
 kernel: $(STAMP)

