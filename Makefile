@@ -13,14 +13,16 @@ KERNEL := ocg
 # model's conversion, chat templates, `transformers serve`, models-file checks, scoring with the
 # embedded model and tiny BLEURT, hub revisions, the build notebook on this venv's kernel), less
 # those that only re-test ocg's process handling (kill/resume, a second writer, a sweep through a
-# server). OCG_EXPECT_TRANSFORMERS makes the session refuse another major version and fail on any
+# server); perplexity (ocg's own), pBLEURT through the compatibility layer, compared with .venv's
+# transformers 4 (OCG_CROSS_STACK_PYTHON), and the GPU check on the CPU. OCG_EXPECT_TRANSFORMERS makes the session refuse another major version and fail on any
 # skipped test (tests/conftest.py).
 VENV5 := .venv-tf5
 PY5 := $(VENV5)/bin/python
 STAMP5 := $(VENV5)/.ocg-installed
 TF5_TESTS := tests/test_generation.py tests/test_embedded.py tests/test_chat_templates.py \
 	tests/test_models.py tests/test_server.py tests/test_scoring.py tests/test_neural_caches.py \
-	tests/test_notebooks.py tests/test_environment.py
+	tests/test_notebooks.py tests/test_environment.py tests/test_perplexity_impl.py \
+	tests/test_bleurt_compat.py tests/test_gpu_check.py
 TF5_DESELECT := not test_kill_and_resume_equals_uninterrupted and not test_a_second_writer_is_refused_at_once \
 	and not test_a_server_killed_mid_run_then_a_resume and not test_server_backed_sweep_runs_locally
 
@@ -36,7 +38,7 @@ test: $(STAMP)
 install: $(STAMP)
 
 test-tf5: $(STAMP5)
-	OCG_EXPECT_TRANSFORMERS=5 JUPYTER_PREFER_ENV_PATH=1 $(PY5) -m pytest $(TF5_TESTS) -k "$(TF5_DESELECT)" $(PYTEST_ARGS)
+	OCG_EXPECT_TRANSFORMERS=5 OCG_CROSS_STACK_PYTHON="$(CURDIR)/$(PY)" JUPYTER_PREFER_ENV_PATH=1 $(PY5) -m pytest $(TF5_TESTS) -k "$(TF5_DESELECT)" $(PYTEST_ARGS)
 
 install-tf5: $(STAMP5)
 

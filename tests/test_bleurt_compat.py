@@ -74,6 +74,7 @@ def test_the_other_stack_gives_the_same_scores(checkpoint, loaded):
                           text=True, env={**os.environ, "PYTHONPATH": str(root)}, check=True)
     import transformers
     theirs = json.loads(done.stdout.strip().splitlines()[-1])
+    assert theirs["transformers"].split(".")[0] != transformers.__version__.split(".")[0], "not the other stack"
     ours = bleurt.score_pairs(pairs(), *loaded, batch_size=16)
     diff = max(abs(ours[p] - t) for p, t in zip(pairs(), theirs["scores"]))
     print(f"transformers {transformers.__version__} vs {theirs['transformers']}: max |score difference| {diff:.2e} "
