@@ -13,6 +13,7 @@ import yaml
 from test_browser import CHROMIUM, chromium, console_errors
 
 from ocg.generation import select_instances
+from ocg.plan import ANALYSES
 
 pytestmark = pytest.mark.slow
 
@@ -65,7 +66,8 @@ def test_every_page_of_a_hostile_report_is_untouched(report):
     names = {p.name for p in pages}
     assert {"index.html", "cases.html", "07_reasoning_models.html", "09_cases.html",
             "01_generate-synth-a.html", "07_reasoning_models.results.html", "methods.html"} <= names
-    assert len(pages) == 2 + 1 + 2 * (1 + 2 + 1 + 7)  # index, cases, methods; each notebook whole and results only
+    # index, cases, methods; each notebook (build, 2 generates, score, the analyses) whole and results only
+    assert len(pages) == 2 + 1 + 2 * (1 + 2 + 1 + len(ANALYSES))
     shown = {}
     for page in pages:
         title, dom = title_and_dom(page)
