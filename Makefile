@@ -13,7 +13,7 @@ KERNEL := ocg
 # model's conversion, chat templates, `transformers serve`, models-file checks, scoring with the
 # embedded model and tiny BLEURT, hub revisions, the build notebook on this venv's kernel), less
 # those that only re-test ocg's process handling (kill/resume, a second writer, a sweep through a
-# server); perplexity (ocg's own), pBLEURT through the compatibility layer, compared with .venv's
+# server) or its determinism (two runs, identical records); perplexity (ocg's own), pBLEURT through the compatibility layer, compared with .venv's
 # transformers 4 (OCG_CROSS_STACK_PYTHON), and the GPU check on the CPU. OCG_EXPECT_TRANSFORMERS makes the session refuse another major version and fail on any
 # skipped test (tests/conftest.py).
 VENV5 := .venv-tf5
@@ -24,7 +24,8 @@ TF5_TESTS := tests/test_generation.py tests/test_embedded.py tests/test_chat_tem
 	tests/test_notebooks.py tests/test_environment.py tests/test_perplexity_impl.py \
 	tests/test_bleurt_compat.py tests/test_gpu_check.py
 TF5_DESELECT := not test_kill_and_resume_equals_uninterrupted and not test_a_second_writer_is_refused_at_once \
-	and not test_a_server_killed_mid_run_then_a_resume and not test_server_backed_sweep_runs_locally
+	and not test_a_server_killed_mid_run_then_a_resume and not test_server_backed_sweep_runs_locally \
+	and not test_two_runs_give_identical_records
 
 .PHONY: demo test test-tf5 install install-tf5 kernel clean-outputs
 

@@ -41,7 +41,10 @@ def weights(monkeypatch):
     return state
 
 
-@pytest.mark.parametrize("metric, package", [("perplexity", "lmppl"), ("pbleurt", "bleurt-pytorch")])
+# perplexity's package: lmppl where it scores (transformers 4); on transformers 5 ocg's own code
+# scores, whose version is the family's (bumped below), and lmppl's version is no part of the key
+@pytest.mark.parametrize("metric, package", [("perplexity", "lmppl" if perplexity.implementation() == "lmppl" else None),
+                                             ("pbleurt", "bleurt-pytorch")])
 def test_a_changed_key_does_not_serve_old_values(tmp_path, monkeypatch, weights, metric, package):
     checkpoint = tmp_path / "model"
     checkpoint.mkdir()
@@ -59,7 +62,7 @@ def test_a_changed_key_does_not_serve_old_values(tmp_path, monkeypatch, weights,
     weights["value"] = 20.0  # what another package, code version or checkpoint would compute
     assert scored() == [10.0] and weights["loads"] == 1  # nothing changed: nothing recomputed
     real_version = metadata.version
-    for name in (package, "transformers", "torch"):  # an upgrade of any package the values depend on
+    for name in filter(None, (package, "transformers", "torch")):  # an upgrade of any package the values depend on
         weights["value"] += 1
         monkeypatch.setattr(metadata, "version", lambda n, name=name, v=weights["value"]: f"{v}" if n == name
                             else real_version(n))

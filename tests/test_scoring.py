@@ -191,7 +191,7 @@ def test_perplexity_with_the_embedded_model():
     assert all(status[t] == "too_short" and math.isnan(ppl[t]) for t in short)
     scored_texts = texts[2:]
     # right padding: batched values equal one-at-a-time values
-    single = {t: lm.get_perplexity([t], batch_size=1)[0] for t in scored_texts}
+    single = {t: perplexity.score_perplexity([t], lm, batch_size=1)[0][t] for t in scored_texts}
     for t in scored_texts:
         assert status[t] == "ok" and ppl[t] == pytest.approx(single[t], rel=1e-3)
     # and they equal exp(mean NLL of tokens after the first), computed here directly
