@@ -164,23 +164,27 @@ def test_a_second_writer_is_refused_at_once(tmp_path):
     assert records.instance_id.is_unique
 
 
-def test_kill_and_resume_equals_uninterrupted(reference, tmp_path):
-    out_file = tmp_path / "smollm2-135m-instruct" / "ordered.jsonl"
-    cmd = [sys.executable, "-m", "ocg.cli", "generate", "smollm2-135m-instruct",
-           "--conditions", "ordered", "--subset-k", "1", "--templates", "0", "1",
-           "--batch-size", "8", "--out", str(tmp_path)]
+def kill_once_written(cmd: list[str], out_file, lines: int) -> None:
+    """Run `cmd` and SIGKILL it as soon as `out_file` holds `lines` records (within 240 s)."""
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 240
     try:
         while time.time() < deadline:
-            lines = out_file.read_text().count("\n") if out_file.exists() else 0
-            if lines >= 8:
+            if (out_file.read_text().count("\n") if out_file.exists() else 0) >= lines:
                 break
             assert proc.poll() is None, "generation ended before it could be killed"
             time.sleep(0.02)
         os.kill(proc.pid, signal.SIGKILL)
     finally:
         proc.wait()
+
+
+def test_kill_and_resume_equals_uninterrupted(reference, tmp_path):
+    out_file = tmp_path / "smollm2-135m-instruct" / "ordered.jsonl"
+    cmd = [sys.executable, "-m", "ocg.cli", "generate", "smollm2-135m-instruct",
+           "--conditions", "ordered", "--subset-k", "1", "--templates", "0", "1",
+           "--batch-size", "8", "--out", str(tmp_path)]
+    kill_once_written(cmd, out_file, 8)
     killed_at = out_file.read_text().count("\n")
     assert 8 <= killed_at < 48, killed_at
     with out_file.open("a") as fh:
@@ -286,17 +290,7 @@ def test_sampled_runs_reproduce_their_samples_and_a_killed_one_resumes_to_the_sa
     cmd = [sys.executable, "-m", "ocg.cli", "generate", SMALL, "--models-file", str(models), "--conditions",
            "ordered", "--subset-k", "1", "--templates", "0", "--batch-size", "8", "--out", str(tmp_path / "c"),
            "--samples", "2", "--temperature", "1.0", "--top-p", "0.9"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 240
-    try:
-        while time.time() < deadline:
-            if (out_file.read_text().count("\n") if out_file.exists() else 0) >= 32:
-                break
-            assert proc.poll() is None, "generation ended before it could be killed"
-            time.sleep(0.02)
-        os.kill(proc.pid, signal.SIGKILL)
-    finally:
-        proc.wait()
+    kill_once_written(cmd, out_file, 32)
     assert 32 <= out_file.read_text().count("\n") < 48  # killed in sample 1
     generate(SMALL, out_dir=tmp_path / "c", progress=False, models_file=models, **SAMPLED)
     resumed = read_generations(out_file.parent).sort_values(key).reset_index(drop=True)
