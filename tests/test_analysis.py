@@ -341,3 +341,14 @@ def test_intervals_and_p_values_on_few_concept_sets_are_marked():
         test = paired_test(answers, groups, f"m{n_sets}", n_perm=200, n_boot=50)
         assert set(ci["n_sets"]) == set(test["n_sets"]) == {n_sets}
         assert set(ci["small_sample"]) == set(test["small_sample"]) == {small}
+
+
+@pytest.mark.parametrize("table", [tables.table1, tables.table4])
+@pytest.mark.parametrize("asked", [[0, 1, 2], [2, 3], [0, "1"]])
+def test_templates_the_run_lacks_are_refused_naming_those_it_has(table, asked):
+    s = hand_summary()  # templates 0 and 1
+    s = pd.concat([s, s[s.condition == "ordered"].assign(condition="ordered_one_shot")])
+    from ocg.errors import OcgInputError  # a ValueError, as every bad input
+    with pytest.raises(OcgInputError, match=r"not in this run's `ordered\w*` answers; it has templates \[0, 1\]"):
+        table(s, template_ids=asked)
+    assert set(table(s, template_ids=[1]).model) == {"m1", "m2"}  # a template it has still works

@@ -98,7 +98,7 @@ def test_03_main_results(scored):
         lambda g: len(g.drop_duplicates()))
     assert rules.to_dict() == {m: 4 * 2 for m in MODELS}
     assert "Largest shifts" in shown
-    assert "Small samples:" in shown and "rest on 2 concept set(s), under 20" in shown
+    assert "Small samples:" in shown and "rest on 2 concept sets, under 20" in shown
 
 
 def test_04_pos_patterns(scored):
