@@ -52,7 +52,7 @@ def _count(summary: pd.DataFrame, name: str) -> tuple[int | None, str]:
     answers, groups, or a pooled metric's denominator (answers with every concept)."""
     m = metric(name)
     if m.pooled and f"n_{m.denominator}" in summary:
-        return int(summary[f"n_{m.denominator}"].sum()), f"answers counted in {m.denominator}"
+        return int(summary[f"n_{m.denominator}"].sum()), f"answers where {m.denominator}"
     if FAMILIES[m.family].level == "groups":
         return int(summary["n_groups"].sum()), "groups"
     unscored = summary["n_ppl_unscored"].sum() if m.family == "perplexity" and "n_ppl_unscored" in summary else 0
