@@ -1,8 +1,8 @@
 """What the paper does not give: bootstrap intervals, and a paired test, over a chosen unit.
 
-Both resample a unit (docs/METHODS.md, "Uncertainty"): concept sets by default (the unit the
-benchmark samples), (set, template) clusters, or prompts (a set's permutation under a template,
-its repeated samples with it). From per-unit sufficient statistics, so each metric is
+Both resample a unit (docs/METHODS.md, "Uncertainty: the resampling unit"): concept sets by
+default (the unit the benchmark samples), (set, template) clusters, or prompts (a set's
+permutation under a template, its repeated samples with it). From per-unit sufficient statistics, so each metric is
 recomputed exactly as in Table 1 (Ordered Rate as a ratio of sums; pairwise and diversity
 metrics as means over groups; every template weighted equally, as in a complete run). A group
 metric (pBLEU, pBLEURT, Diverse Rate) has no value per prompt: under `prompts` it is resampled
