@@ -1,4 +1,4 @@
-"""results.json: a report's numbers in one machine-readable file (docs/DATA.md, "results.json").
+"""results.json: a report's numbers in one machine-readable file (docs/DATA.md, “results.json”).
 
 As lm-evaluation-harness's results JSON: per model and metric of Table 1 the value, its
 difference from `original`, its bootstrap interval with the unit resampled and n, the paired
