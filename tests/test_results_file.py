@@ -32,7 +32,7 @@ def report(tmp_path_factory):
                 for s in ("s1", "s2") for t in (0, 1) for p in range(6)]
         for cond in ("original", "ordered"):
             write_generations(root / "gen", model, rows, cond)
-        score_model(root / "gen" / model, metrics=["coverage", "pbleu", "distinct", "diverse"],
+        score_model(root / "gen" / model, metrics=["coverage", "pbleu", "pbleurt", "distinct", "diverse"],
                     out_dir=root / "scores", progress=False)
     scores = load_scores(root / "scores")
     out = root / "report"
@@ -59,10 +59,13 @@ def test_every_value_equals_table1s_csv_with_its_interval_unit_and_n(report):
     want = [(r.model, r.metric, None if math.isnan(r.value) else r.value,
              None if math.isnan(r.delta_vs_original_commongen) else r.delta_vs_original_commongen)
             for r in t1.itertuples()]
-    assert sorted(got, key=str) == sorted(want, key=str) and len(got) == 2 * 6
+    assert sorted(got, key=str) == sorted(want, key=str) and len(got) == 2 * 7
     for model, entry in doc["models"].items():
         summary = scores["summary"][(scores["summary"].model == model) & (scores["summary"].condition == "ordered")]
-        for name, m in entry["metrics"].items():
+        shown = dict(entry["metrics"])
+        missing = shown.pop("pbleurt")  # no checkpoint here: no value, its reason beside it
+        assert missing["value"] is None and missing["interval"] is None and "BLEURT" in missing["missing_reason"]
+        for name, m in shown.items():
             reg = metric(name)
             assert (m["higher_is_better"], m["metric_unit"], m["label"]) == (reg.higher_is_better, reg.unit, reg.label)
             assert m["signature_key"] == scores["signatures"][model].metric_keys[reg.family]
@@ -105,7 +108,7 @@ def test_every_key_is_documented_in_data_md_and_every_documented_key_is_there(re
             "bootstrap": set(doc["bootstrap"]),
             "paired_test": set(doc["paired_test"]) - set(doc["bootstrap"])}
     docs = documented_keys()
-    optional = {"top": {"note"}, "metric": {"paper"}}  # a report without Table 1; a model the paper has
+    optional = {"top": {"note"}, "metric": {"paper", "missing_reason"}}  # no Table 1; a model the paper has; no value
     for level, keys in seen.items():
         assert keys - docs.get(level, set()) == set(), f"{level} keys missing from docs/DATA.md"
         assert docs.get(level, set()) - keys - optional.get(level, set()) == set(), f"{level}: documented, not there"

@@ -78,18 +78,23 @@ def _model_metrics(model: str, t1: pd.DataFrame, cis: dict, paired: dict, summar
     out = {}
     s = summary[(summary["model"] == model) & (summary["condition"] == "ordered")] if len(summary) else summary
     for row in t1[t1["model"] == model].to_dict("records"):
-        m = metric(row["metric"])
-        n, n_of = _count(s, m.name) if len(s) else (None, "")
-        test = paired.get((model, m.name))
-        out[m.name] = {
-            "label": m.label, "value": row["value"], "delta_vs_original": row.get("delta_vs_original_commongen"),
-            "interval": _interval(cis.get((model, m.name)), settings["bootstrap"]),
+        name, m = row["metric"], metric(row["metric"])  # None: declared where this process never looked
+        n, n_of = _count(s, name) if len(s) and m else (None, "")
+        test = paired.get((model, name))
+        out[name] = {
+            "label": m.label if m else name, "value": row["value"],
+            "delta_vs_original": row.get("delta_vs_original_commongen"),
+            "interval": _interval(cis.get((model, name)), settings["bootstrap"]),
             "delta_test": None if test is None else {**_interval(test, settings["paired_test"]),
                                                      "p_value": test.get("p_value")},
-            "n": n, "n_of": n_of, "higher_is_better": m.higher_is_better, "metric_unit": m.unit,
-            "family": m.family, "signature_key": signature.metric_keys.get(m.family) if signature else None}
+            "n": n, "n_of": n_of, "higher_is_better": m.higher_is_better if m else None,
+            "metric_unit": m.unit if m else None, "family": m.family if m else None,
+            "signature_key": signature.metric_keys.get(m.family) if signature and m else None}
+        reason = f"{name}_missing_reason"
+        if pd.isna(row["value"]) and reason in s and s[reason].notna().any():
+            out[name]["missing_reason"] = str(s[reason].dropna().iloc[0])
         if pd.notna(row.get("paper_value", float("nan"))):
-            out[m.name]["paper"] = {"value": row["paper_value"], "delta_vs_original": row.get("paper_delta")}
+            out[name]["paper"] = {"value": row["paper_value"], "delta_vs_original": row.get("paper_delta")}
     return out
 
 
