@@ -36,8 +36,8 @@ def marked(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def interval_text(low: float, high: float, unit: str, n: int) -> str:
-    """'51.2–60.8 (95%, 2 concept sets)': an interval with what it resampled, as pages show it."""
-    return f"{low:.2f}–{high:.2f} (95%, {n} {UNIT_NAMES.get(unit, unit)})"
+    """'[51.20, 60.80] (95%, 2 concept sets)': an interval with what it resampled, as pages show it."""
+    return f"[{low:.2f}, {high:.2f}] (95%, {n} {UNIT_NAMES.get(unit, unit)})"
 
 
 def settings(unit: str, n_boot: int, seed: int, level: float = 0.95, **more) -> dict:
