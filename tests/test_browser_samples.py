@@ -10,16 +10,17 @@ import re
 import pytest
 from helpers import write_generations
 
-from ocg.analysis.browser import spans, utf16_spans
+from ocg.analysis.browser import spans
 from ocg.analysis.site import write_index
 from ocg.scoring import score_model
 
 CONCEPTS = ["bobsled", "jump", "push", "run"]
 EMOJI = "😀😀😀😀 The bobsled jump push run."
-ANSWERS = [EMOJI, "𝒜 bobsled 🏂 jumps, a push, a run 😀.", "A bobsled jump, a push and a run."]
+ANSWERS = [EMOJI, "A bobsled 🏂 jump, a push, a run 😀.", "𝒜 bobsled jumps after a push and a run."]
 
 
 def test_offsets_are_utf16_units_where_the_answer_holds_astral_characters():
+    from ocg.analysis.browser import utf16_spans
     tokens = ["😀😀😀😀", "The", "bobsled", "jump", "push", "run", "."]
     found = spans(EMOJI, tokens, [2, 3, 4, 5])
     assert [EMOJI[s:e] for s, e, _ in found] == CONCEPTS  # code points, as Python slices
@@ -79,6 +80,8 @@ def test_highlights_cover_the_concepts_after_emoji(cases):
 @pytest.mark.slow
 def test_each_sample_row_shows_its_own_raw_output_and_index(cases):
     rows = case_rows(open_at(cases))
+    raws = [unescape(re.findall(r"<pre>(.*?)</pre>", row, re.S)[-1]) for row in rows]
+    assert len(set(raws)) == 6  # each sample's own raw output, not the last sample's for both
     seen = set()
     for row in rows:
         sample = int(re.search(r"· sample (\d)</span>", row).group(1))
