@@ -7,6 +7,7 @@ import gzip
 import json
 import sys
 import threading
+import time
 import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -116,6 +117,20 @@ def test_a_broken_gzip_body_is_one_clear_error(tmp_path, capsys, monkeypatch, se
     assert code == 1 and err.count("ocg: error: ") == 1 and "cannot be decoded as Content-Encoding 'gzip'" in err, err
 
 
+def test_a_trickled_gzip_answer_still_meets_the_deadline(tmp_path, capsys, monkeypatch):
+    from test_api_backend import ScriptedServer
+    monkeypatch.setenv("OCG_HTTP_KEY", KEY)
+    body = gzip.compress(json.dumps(completion("A dog runs. " * 50)).encode())
+    server = ScriptedServer(lambda b, h: (200, {"Content-Type": "application/json", "Content-Encoding": "gzip"}, body, 0.1))
+    t0 = time.monotonic()
+    try:
+        code, err = generate(tmp_path, capsys, api_entry(server.url, timeout_s=1, max_retries=0, concurrency=1))
+    finally:
+        server.close()
+    assert code == 1 and "no complete answer within timeout_s=1 s" in err and err.count("ocg: error: ") == 1, err
+    assert time.monotonic() - t0 < 15
+
+
 def stream(content):
     chunks = [{"model": "local", "choices": [{"delta": {"content": content}, "finish_reason": "stop"}]}]
     return ("".join(f"data: {json.dumps(c, ensure_ascii=False)}\n\n" for c in chunks) + "data: [DONE]\n\n").encode()
@@ -189,8 +204,11 @@ class H(BaseHTTPRequestHandler):
     def do_GET(self):
         if self.path == "/v1/models" and args.get("--mode") == "404":
             return self.send(404, {"error": "no such route"})
-        if self.authorised():
-            self.send(200, {"data": None} if args.get("--mode") == "null" else {"data": [{"id": "served"}]})
+        if not self.authorised():
+            return
+        if self.path == "/version":
+            return self.send(200, {"version": "9.9"})
+        self.send(200, {"data": None} if args.get("--mode") == "null" else {"data": [{"id": "served"}]})
     def do_POST(self):
         self.rfile.read(int(self.headers["Content-Length"]))
         if self.authorised():
@@ -217,6 +235,7 @@ def test_a_key_protected_server_starts_with_its_key_never_written(tmp_path, caps
     card = json.loads((tmp_path / "gen" / "m" / "run_card.json").read_text())
     server = card["backend"]["server"]
     assert server["command"][-3:] == ["***", "--mode", "ok"] and server["models_listed"] == ["served"]
+    assert server["version"] == '{"version": "9.9"}'  # /version was asked with the key too
     assert "'--api-key', '***'" in (tmp_path / "gen" / "m" / "server.log").read_text()  # its own output, scrubbed
     assert len(read_generations(tmp_path / "gen" / "m")) == 24
 
