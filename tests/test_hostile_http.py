@@ -6,12 +6,11 @@ Bad input exits 2 with one `ocg: error:` line; a fault exits 1 with one; the key
 import gzip
 import json
 import sys
-import threading
 import time
 import zlib
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from test_api_backend import ScriptedServer
 
 from ocg.cli import main
 from ocg.generation import read_generations
@@ -19,40 +18,6 @@ from ocg.generation import read_generations
 KEY = "sk-hostile-http-7c1e9"
 ANSWER = "The dög jumps over the café 😀 – naïve."
 WORK = ["--conditions", "ordered", "--subset-k", "1", "--templates", "0"]
-
-
-class LocalServer:
-    """GET and POST answered by `respond(method, path, headers, body) -> (status, headers, bytes)`."""
-
-    def __init__(self, respond):
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def answer(self, method):
-                length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length)) if length else None
-                status, headers, data = respond(method, self.path, self.headers, body)
-                self.send_response(status)
-                for k, v in headers.items():
-                    self.send_header(k, v)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self):
-                self.answer("GET")
-
-            def do_POST(self):
-                self.answer("POST")
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_port}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 def completion(content, **extra):
@@ -64,8 +29,8 @@ def completion(content, **extra):
 def serve():
     started = []
 
-    def start(respond):
-        started.append(LocalServer(respond))
+    def start(respond):  # respond(body, headers) -> (status, headers, bytes)
+        started.append(ScriptedServer(lambda body, headers: (*respond(body, headers), 0)))
         return started[-1]
     yield start
     for s in started:
@@ -101,7 +66,7 @@ def nothing_holds_the_key(root):
 def test_a_compressed_answer_is_decoded(tmp_path, capsys, monkeypatch, serve, coding):
     monkeypatch.setenv("OCG_HTTP_KEY", KEY)
     pack = gzip.compress if coding == "gzip" else zlib.compress
-    server = serve(lambda m, p, h, b: (200, {"Content-Type": "application/json", "Content-Encoding": coding},
+    server = serve(lambda b, h: (200, {"Content-Type": "application/json", "Content-Encoding": coding},
                                        pack(json.dumps(completion("A dog runs.")).encode())))
     code, err = generate(tmp_path, capsys, api_entry(server.url))
     assert code == 0, err
@@ -111,14 +76,13 @@ def test_a_compressed_answer_is_decoded(tmp_path, capsys, monkeypatch, serve, co
 
 def test_a_broken_gzip_body_is_one_clear_error(tmp_path, capsys, monkeypatch, serve):
     monkeypatch.setenv("OCG_HTTP_KEY", KEY)
-    server = serve(lambda m, p, h, b: (200, {"Content-Type": "application/json", "Content-Encoding": "gzip"},
+    server = serve(lambda b, h: (200, {"Content-Type": "application/json", "Content-Encoding": "gzip"},
                                        b"\x1f\x8bnot gzip at all"))
     code, err = generate(tmp_path, capsys, api_entry(server.url))
     assert code == 1 and err.count("ocg: error: ") == 1 and "cannot be decoded as Content-Encoding 'gzip'" in err, err
 
 
 def test_a_trickled_gzip_answer_still_meets_the_deadline(tmp_path, capsys, monkeypatch):
-    from test_api_backend import ScriptedServer
     monkeypatch.setenv("OCG_HTTP_KEY", KEY)
     body = gzip.compress(json.dumps(completion("A dog runs. " * 50)).encode())
     server = ScriptedServer(lambda b, h: (200, {"Content-Type": "application/json", "Content-Encoding": "gzip"}, body, 0.1))
@@ -144,7 +108,7 @@ def stream(content):
 ])
 def test_json_without_a_charset_is_utf8(tmp_path, capsys, monkeypatch, serve, content_type, body):
     monkeypatch.setenv("OCG_HTTP_KEY", KEY)
-    server = serve(lambda m, p, h, b: (200, {"Content-Type": content_type}, body))
+    server = serve(lambda b, h: (200, {"Content-Type": content_type}, body))
     code, err = generate(tmp_path, capsys, api_entry(server.url))
     assert code == 0, err
     assert set(read_generations(tmp_path / "gen" / "m").raw) == {ANSWER}
@@ -152,7 +116,7 @@ def test_json_without_a_charset_is_utf8(tmp_path, capsys, monkeypatch, serve, co
 
 def test_an_echoed_key_is_scrubbed_from_stored_answers_and_flagged(tmp_path, capsys, monkeypatch, serve):
     monkeypatch.setenv("OCG_HTTP_KEY", KEY)
-    server = serve(lambda m, p, h, b: (200, {"Content-Type": "application/json"}, json.dumps(completion(
+    server = serve(lambda b, h: (200, {"Content-Type": "application/json"}, json.dumps(completion(
         f"A dog runs. (you sent {h.get('Authorization')})", model=f"echo {h.get('Authorization')}")).encode()))
     code, err = generate(tmp_path, capsys, api_entry(server.url))
     assert code == 0, err
@@ -173,7 +137,7 @@ def test_an_echoed_key_is_scrubbed_from_stored_answers_and_flagged(tmp_path, cap
 def test_answer_fields_of_the_wrong_kind_are_stored_as_null_and_noted(tmp_path, capsys, monkeypatch, serve,
                                                                       extra, note):
     monkeypatch.setenv("OCG_HTTP_KEY", KEY)
-    server = serve(lambda m, p, h, b: (200, {"Content-Type": "application/json"},
+    server = serve(lambda b, h: (200, {"Content-Type": "application/json"},
                                        json.dumps(completion("A dog runs.", **extra)).encode()))
     code, err = generate(tmp_path, capsys, api_entry(server.url))
     assert code == 0, err
