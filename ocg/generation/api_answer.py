@@ -33,6 +33,8 @@ def decode_body(status: int, headers, data: bytes) -> str:
             data = urllib3.HTTPResponse(body=io.BytesIO(data), headers=dict(headers), status=status,
                                         preload_content=False, decode_content=True).read()
         except urllib3.exceptions.DecodeError as exc:
+            if status != 200:  # an error's body: its status is what counts
+                return data.decode("utf-8", errors="replace")
             raise ApiError(f"HTTP {status}: the body cannot be decoded as Content-Encoding "
                            f"{headers.get('Content-Encoding')!r} ({exc})") from None
     message = email.message.Message()

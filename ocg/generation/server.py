@@ -70,14 +70,19 @@ def _tail(path: Path, n: int = 1500) -> str:
         return ""
 
 
-def _version(base_url: str, headers: dict) -> str | None:
+def _auth(key: str) -> dict:
+    return {"Authorization": f"Bearer {key}"} if key else {}
+
+
+def _version(base_url: str, key: str) -> str | None:
     """What the server says its version is, where it says (vLLM and TGI answer /version)."""
     root = base_url[: -len("/v1")] if base_url.endswith("/v1") else base_url
     try:
-        resp = requests.get(f"{root}/version", headers=headers, timeout=2)
-        return resp.text.strip()[:200] if resp.status_code == 200 else None
+        resp = requests.get(f"{root}/version", headers=_auth(key), timeout=2)
     except requests.RequestException:
         return None
+    text = resp.text.strip()[:200]
+    return (text.replace(key, "***") if key else text) if resp.status_code == 200 else None
 
 
 def _stop(proc: subprocess.Popen, grace_s: float = 10.0) -> None:
@@ -111,18 +116,19 @@ def _listed_models(resp) -> list:
     return [m.get("id") for m in items if isinstance(m, dict)][:20] if isinstance(items, list) else []
 
 
-def _poll(base_url: str, headers: dict, where: str, key_env: str | None) -> tuple[object, str | None]:
+def _poll(base_url: str, key: str, where: str, key_env: str | None) -> tuple[object, str | None]:
     """(the answer, if 200; what else was answered): 401/403 stops, with what to fix."""
     try:
-        resp = requests.get(f"{base_url}/models", headers=headers, timeout=2)
+        resp = requests.get(f"{base_url}/models", headers=_auth(key), timeout=2)
     except requests.RequestException:
         return None, None
     if resp.status_code in (401, 403):
-        fix = (f"the key in ${key_env} was refused" if headers else
+        fix = (f"the key in ${key_env} was refused" if key else
                f"it wants a key: name its variable in {where.rsplit('.', 1)[0]}.key_env (and pass it with {{key}})")
         raise ServerError(f"the server answers GET {base_url}/models with HTTP {resp.status_code}: {fix}")
     if resp.status_code != 200:
-        return None, f"HTTP {resp.status_code}: {resp.text[:200]!r}"
+        text = resp.text[:200]
+        return None, f"HTTP {resp.status_code}: {(text.replace(key, '***') if key else text)!r}"
     return resp, None
 
 
@@ -137,7 +143,6 @@ def running_server(spec, log_path: Path, key: str = "") -> Iterator[dict]:
     fields = {"id": spec.id, "port": port, "model_dir": server.get("model_dir") or spec.id}
     command = server_command(server["command"], {**fields, "key": key})
     shown = server_command(server["command"], {**fields, "key": "***"})  # what cards and errors say
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
     base_url = spec.api["base_url"].replace("{port}", str(port)).rstrip("/")
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log = log_path.open("ab")
@@ -166,11 +171,11 @@ def running_server(spec, log_path: Path, key: str = "") -> Iterator[dict]:
                 last = f" (its last answer: {other})" if other else ""
                 raise ServerError(f"the server did not answer {base_url}/models with HTTP 200 within "
                                   f"{server.get('startup_timeout_s', 600)} s{last}; log {log_path}:\n{_tail(log_path)}")
-            listed, now = _poll(base_url, headers, where, spec.api.get("key_env"))
+            listed, now = _poll(base_url, key, where, spec.api.get("key_env"))
             other = now or other
             if listed is None:
                 time.sleep(0.5)
-        yield {"command": shown, "base_url": base_url, "pid": proc.pid, "version": _version(base_url, headers),
+        yield {"command": shown, "base_url": base_url, "pid": proc.pid, "version": _version(base_url, key),
                "http_server": listed.headers.get("server"), "models_listed": _listed_models(listed),
                "log": str(log_path)}
     finally:
