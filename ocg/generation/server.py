@@ -101,9 +101,12 @@ def _stop(proc: subprocess.Popen, grace_s: float = 10.0) -> None:
 
 def _copy_scrubbed(source, log, key: bytes) -> None:
     """The server's output, line by line, into its log with the key replaced."""
-    for line in iter(source.readline, b""):
-        log.write(line.replace(key, b"***"))
-        log.flush()
+    try:
+        for line in iter(source.readline, b""):
+            log.write(line.replace(key, b"***"))
+            log.flush()
+    except (OSError, ValueError):  # the log closed under a straggler still writing: stop copying
+        pass
 
 
 def _listed_models(resp) -> list:
