@@ -19,6 +19,7 @@ from __future__ import annotations
 import email.utils
 import os
 import re
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -93,6 +94,7 @@ class OpenAIBackend(MessagePrompts):
         self.retry_wait_s = 0.0  # total time spent waiting before retries
         self.server_models: set[str] = set()
         self.notes: dict[str, int] = {}  # api_notes of the answers (values not stored as sent), counted
+        self._notes_lock = threading.Lock()
         self.server: dict | None = None  # the inference server started for this run, if any
         self._session = requests.Session()
 
@@ -151,8 +153,11 @@ class OpenAIBackend(MessagePrompts):
             except ApiError as exc:
                 raise ApiError(self._scrub(f"{self.url}: {exc}")) from None
             out = scrub_answer(out, self._key)
-            for note in out["api_notes"]:
-                self.notes[note] = self.notes.get(note, 0) + 1
+            with self._notes_lock:  # requests run in threads
+                for note in out["api_notes"]:
+                    if note not in self.notes:  # said once per run; each record and the card keep it
+                        tqdm.write(f"[{self.spec.name}] warning: {note} (the record's api_notes)")
+                    self.notes[note] = self.notes.get(note, 0) + 1
             out["seconds"] = round(time.perf_counter() - t0, 4)
             return out
         if status in (401, 403):
