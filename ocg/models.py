@@ -111,8 +111,12 @@ def _check_generation_overrides(where: str, overrides: dict) -> None:
 
 
 def _check_url(where: str, value: str) -> None:
+    from urllib.parse import urlsplit
     if not value.startswith(("http://", "https://")):
         raise OcgInputError(where, f"got {value!r}; expected an http(s) URL")
+    if "@" in urlsplit(value).netloc:  # requests would send them instead of the key, and cards keep URLs
+        raise OcgInputError(where, "holds credentials (user:password@host); they would replace the key and be "
+                                   "written into the run card: put the key in the variable api.key_env names")
 
 
 # Every field of an entry (params/models.yaml documents them), checked by ocg/schema.py.
@@ -164,7 +168,7 @@ def _check_command(where: str, command: str) -> None:
         raise OcgInputError(where, "empty; expected the command that starts the server")
 
 
-# A server started for the run: its command ({id}, {port}, {model_dir} filled in).
+# A server started for the run: its command ({id}, {port}, {model_dir}, {key} filled in).
 SERVER_FIELDS = {"command": Field(str, required=True, check=_check_command),
                  "startup_timeout_s": Field(float, minimum=0, exclusive=True, maximum=MAX_SECONDS),
                  "port": Field(int, minimum=1, maximum=65535), "model_dir": Field(str)}
@@ -181,6 +185,9 @@ def _validate_api(where: str, api: dict, backend: str) -> dict:
     if "server" in merged:
         merged["server"] = check_fields(f"{where}.api.server", merged["server"], SERVER_FIELDS,
                                         {"startup_timeout_s": 600})
+        if "{key}" in merged["server"]["command"] and not merged["key_env"]:
+            raise OcgInputError(f"{where}.api.server.command", "uses {key}, but api.key_env names no variable "
+                                                               "to fill it from")
     elif "{port}" in merged["base_url"]:
         raise OcgInputError(f"{where}.api.base_url", "{port} is only filled in when api.server starts a server")
     return merged
