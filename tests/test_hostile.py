@@ -321,3 +321,83 @@ def test_the_installed_entry_point_prints_one_line_and_exits_2(tmp_path):
                           capture_output=True, text=True, env={**os.environ, "OCG_OUTPUTS": str(tmp_path)})
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.startswith(f"ocg: error: {a_file}: a file stands where a directory is needed"), done.stderr
+
+
+# -- links ocg did not make (issue 32): refused, naming the link; the target byte-for-byte untouched
+def tree(root):
+    """Every file's bytes and every folder under `root`, to compare before and after."""
+    return {str(p.relative_to(root)): p.read_bytes() if p.is_file() else None for p in sorted(root.rglob("*"))}
+
+
+def victim(tmp_path):
+    """A folder outside the outputs, with files and a subfolder, that a link points at."""
+    root = tmp_path / "victim"
+    (root / "sub").mkdir(parents=True)
+    (root / "thesis.tex").write_text("years of work\n")
+    (root / "sub" / "data.csv").write_bytes(b"a,b\n1,2\n")
+    return root, tree(root)
+
+
+def papermill_fails(monkeypatch):
+    def fails(source, executed, **kwargs):
+        raise OSError(errno.EIO, "the report should never have started")
+    monkeypatch.setattr("papermill.execute_notebook", fails)
+
+
+@pytest.mark.parametrize("link", ["demo.building~", "demo.old~", "demo", "demo.building~/.lock"])
+def test_report_refuses_a_link_where_it_clears_or_swaps(tmp_path, capsys, monkeypatch, outputs, link):
+    target, before = victim(tmp_path)
+    reports = outputs / "reports"
+    reports.mkdir(parents=True)
+    if link.endswith(".lock"):
+        (reports / "demo.building~").mkdir()
+    if link != "demo":
+        (reports / "demo").mkdir()
+        (reports / "demo" / "index.html").write_text("the previous report\n")
+    if link.endswith(".lock"):
+        target = target / "thesis.tex"  # a lock that is a link to someone's file
+    (reports / link).symlink_to(target)
+    papermill_fails(monkeypatch)
+    status, err = cli(capsys, "report")
+    assert status == 2 and f"ocg: error: {reports / link}: a symbolic link (to {target})" in err, err
+    assert tree(tmp_path / "victim") == before
+    if link != "demo":
+        assert (reports / "demo" / "index.html").read_text() == "the previous report\n"
+    assert (reports / link).is_symlink()
+
+
+def test_score_refuses_a_scores_folder_that_is_a_link(tmp_path, capsys):
+    target, before = victim(tmp_path)
+    write_generations(tmp_path / "gen", "m", [{"set_id": "s", "template_id": 0, "perm_index": 0,
+                                              "concepts": ["dog", "run"], "answer": "A dog runs."}])
+    (tmp_path / "scores").mkdir()
+    (tmp_path / "scores" / "m").symlink_to(target)
+    status, err = cli(capsys, "score", "--generations", tmp_path / "gen", "--out", tmp_path / "scores",
+                      "--metrics", "distinct")
+    assert status == 2 and f"ocg: error: {tmp_path / 'scores' / 'm'}: a symbolic link" in err, err
+    assert tree(target) == before
+
+
+def test_repair_refuses_a_backup_that_is_a_link(tmp_path, capsys):
+    target, before = victim(tmp_path)
+    rows = [{"set_id": "s", "template_id": 0, "perm_index": 0, "concepts": ["dog", "run"], "answer": "A dog runs."}]
+    store = write_generations(tmp_path / "gen", "m", rows) / "ordered.jsonl"
+    store.write_bytes(store.read_bytes() * 2)  # a record written twice: repair keeps one, backs up the file
+    (tmp_path / "gen" / "m" / "ordered.jsonl.bak").symlink_to(target / "thesis.tex")
+    status, err = cli(capsys, "repair", tmp_path / "gen" / "m")
+    assert status == 2 and "ordered.jsonl.bak: a symbolic link" in err, err
+    assert tree(target) == before
+
+
+def test_a_converted_model_folder_that_is_a_link_is_refused_before_converting(tmp_path, monkeypatch):
+    import ocg.embedded
+    from ocg.errors import OcgInputError
+    target, before = victim(tmp_path)
+    monkeypatch.setenv("OCG_MODEL_CACHE", str(tmp_path / "models"))
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "smollm2-135m-instruct").symlink_to(target)
+    (tmp_path / "models" / "smollm2-135m-instruct.transformers5").symlink_to(target)
+    monkeypatch.setattr(ocg.embedded, "gguf_path", lambda name: pytest.fail("converting into a link"))
+    with pytest.raises(OcgInputError, match="a symbolic link"):
+        ocg.embedded.ensure_converted("smollm2-135m-instruct")
+    assert tree(target) == before

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 
 from ..errors import OcgInputError
-from ..io import write_parquet
+from ..io import loads_json, write_parquet
 from ..layout import SCORE_TABLES, ModelScores
 from ..records import Signature
 
@@ -47,7 +46,7 @@ def _read(folder: Path, wanted: tuple[str, ...]) -> tuple[Signature | None, dict
     where = ModelScores(folder)
     sig_name = where.signature.name
     try:
-        signature = Signature.from_json(json.loads(where.signature.read_bytes()), sig_name)
+        signature = Signature.from_json(loads_json(where.signature.read_bytes()), sig_name)
     except FileNotFoundError:
         return None, {}, f"no {sig_name} (a scoring started here and did not finish)"
     except OcgInputError as exc:  # a ValueError too: first
