@@ -401,3 +401,80 @@ def test_a_converted_model_folder_that_is_a_link_is_refused_before_converting(tm
     with pytest.raises(OcgInputError, match="a symbolic link"):
         ocg.embedded.ensure_converted("smollm2-135m-instruct")
     assert tree(target) == before
+
+
+# -- parameter and data files built to exhaust the reader (issue 32) -------------------------------
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+def alias_bomb() -> str:
+    """Eight levels of ten aliases: 10^9 values from a few hundred bytes, in a model's field."""
+    levels = ["&a0 [x, x, x, x, x, x, x, x, x, x]"] + [f"&a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]"
+                                                     for i in range(1, 9)]
+    return "{id: a/b, seed: [" + ", ".join(levels) + "]}"
+
+
+def test_a_yaml_alias_bomb_is_refused_while_loading(tmp_path):
+    import resource
+    import subprocess
+    import time
+    path = models_file(tmp_path, alias_bomb())
+
+    def two_gb():  # main took 117 s and 4.5 GB; a regression fails here, not the machine
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+    start = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "ocg.cli", "models", "--models-file", str(path)],
+                          capture_output=True, text=True, timeout=60, preexec_fn=two_gb)
+    assert done.returncode == 2 and done.stderr.count("ocg: error: ") == 1, done.stderr[-2000:]
+    assert f"{path}: invalid YAML: aliases (*name) expand to over 10,000 values" in done.stderr
+    assert len(done.stderr) < 1000 and time.monotonic() - start < 30
+
+
+@pytest.mark.parametrize("entry, what", [
+    ("{id: a/b, seed: " + DEEP + "}", "invalid YAML: nested deeper than 100 levels"),
+    ("{id: a/b, seed: &s [1, *s]}", "a recursive alias"),
+    ("{id: a/b, <<: {seed: 1}}", "merge keys are not supported"),
+    ("{id: a/b, seed: '" + "x" * 100_000 + "'}", "models.m.seed: expected int"),
+])
+def test_yaml_that_nests_merges_or_repeats_without_end_is_refused(tmp_path, capsys, entry, what):
+    path = models_file(tmp_path, entry)
+    code, err = cli(capsys, "models", "--models-file", path)
+    assert code == 2 and err.startswith(f"ocg: error: {path}: ") and what in err, err
+    assert len(err) < 1000  # a long value is cut in the message
+
+
+def test_nested_brackets_in_a_concept_set_file(tmp_path, capsys, monkeypatch):
+    path = tmp_path / "sets.jsonl"
+    path.write_text("\n".join(SETS + [DEEP]) + "\n")
+    defaults = ocg.data.build.build_dataset.__defaults__
+    monkeypatch.setattr(ocg.data.build.build_dataset, "__defaults__", (*defaults[:-2], path, defaults[-1]))
+    code, err = cli(capsys, "build-data", "--subset-k", 1, "--out", tmp_path / "d")
+    assert code == 2 and f"{path}:{len(SETS) + 1}: malformed JSON (nested too deeply" in err, err
+
+
+@pytest.mark.parametrize("spoilt, what", [("run_card.json", "not valid JSON: nested too deeply"),
+                                          ("ordered.jsonl", ":25: malformed record"),
+                                          ("answers.jsonl", ":25: not JSON (nested too deeply")])
+def test_nested_brackets_in_a_run_card_a_store_or_a_replay_file(tmp_path, capsys, spoilt, what):
+    args = ["generate", "m", "--out", tmp_path / "gen", *replay_run(tmp_path)]
+    assert main([str(a) for a in args]) == 0
+    path = tmp_path / "answers.jsonl" if spoilt == "answers.jsonl" else tmp_path / "gen" / "m" / spoilt
+    if spoilt == "run_card.json":
+        path.write_text(DEEP)
+    else:
+        path.write_text(path.read_text() + DEEP + "\n")
+    if spoilt == "answers.jsonl":  # read by a fresh run
+        args[3] = tmp_path / "gen2"
+    capsys.readouterr()
+    code, err = cli(capsys, *args)
+    assert code == 2 and f"ocg: error: {path}" in err and what in err, err
+
+
+def test_a_run_card_with_a_byte_order_mark_is_read(tmp_path, capsys):
+    args = ["generate", "m", "--out", tmp_path / "gen", *replay_run(tmp_path)]
+    assert main([str(a) for a in args]) == 0
+    card = tmp_path / "gen" / "m" / "run_card.json"
+    card.write_bytes(b"\xef\xbb\xbf" + card.read_bytes())  # as an editor on Windows saves it
+    assert main([str(a) for a in args]) == 0
+    assert main(["score", "--generations", str(tmp_path / "gen"), "--out", str(tmp_path / "scores"),
+                 "--metrics", "distinct"]) == 0
