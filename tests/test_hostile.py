@@ -478,3 +478,40 @@ def test_a_run_card_with_a_byte_order_mark_is_read(tmp_path, capsys):
     assert main([str(a) for a in args]) == 0
     assert main(["score", "--generations", str(tmp_path / "gen"), "--out", str(tmp_path / "scores"),
                  "--metrics", "distinct"]) == 0
+
+
+# -- the command line and the API say what they do (issue 32) ---------------------------------------
+def test_top_p_without_temperature_is_refused(tmp_path, capsys):
+    code, err = cli(capsys, "generate", "m", "--out", tmp_path / "gen", *replay_run(tmp_path), "--top-p", 0.9)
+    assert code == 2 and err.startswith("ocg: error: --top-p: got 0.9 without --temperature"), err
+    assert not (tmp_path / "gen").exists()
+
+
+def test_fewer_samples_asked_than_a_folder_holds_is_said(tmp_path, capsys):
+    from ocg.generation import select_instances
+    args = ["generate", "m", "--out", tmp_path / "gen", *replay_run(tmp_path), "--temperature", 1]
+    with (tmp_path / "answers.jsonl").open("w") as fh:
+        for iid in select_instances(None, ["ordered"], 1, [0]).instance_id:
+            for sample in range(3):
+                fh.write(json.dumps({"instance_id": iid, "sample": sample, "answer": "A dog runs."}) + "\n")
+    assert main([str(a) for a in args + ["--samples", 3]]) == 0
+    capsys.readouterr()
+    assert main([str(a) for a in args + ["--samples", 2]]) == 0
+    out = capsys.readouterr().out
+    assert "72 of 72 asked answers (3 samples of each instance); this run asked 2 sample(s), but the " \
+           "folder holds 3" in out, out
+
+
+def test_load_scores_takes_a_list_of_names(tmp_path, monkeypatch):
+    from ocg.errors import OcgInputError
+    from ocg.results import load_scores
+    monkeypatch.setenv("OCG_OUTPUTS", str(tmp_path / "outputs"))
+    rows = [{"set_id": "s", "template_id": 0, "perm_index": p, "concepts": ["dog", "run"], "answer": "A dog runs."}
+            for p in range(2)]
+    for model in ("a", "b"):
+        write_generations(tmp_path / "gen", model, rows)
+    assert main(["score", "--generations", str(tmp_path / "gen"), "--metrics", "distinct"]) == 0
+    assert set(load_scores(["a"])["summary"].model) == {"a"}
+    assert set(load_scores(models=["a", "b"])["summary"].model) == {"a", "b"}
+    with pytest.raises(OcgInputError, match="expected a folder, or one list of model names"):
+        load_scores(["a"], models=["b"])
