@@ -515,3 +515,63 @@ def test_load_scores_takes_a_list_of_names(tmp_path, monkeypatch):
     assert set(load_scores(models=["a", "b"])["summary"].model) == {"a", "b"}
     with pytest.raises(OcgInputError, match="expected a folder, or one list of model names"):
         load_scores(["a"], models=["b"])
+
+
+# -- score tables edited by hand and resealed (issue 32): checked against docs/DATA.md on read ------
+@pytest.fixture(scope="module")
+def scored_set(tmp_path_factory):
+    root = tmp_path_factory.mktemp("sealed")
+    rows = [{"set_id": "s", "template_id": 0, "perm_index": p, "concepts": ["dog", "run"],
+             "answer": ["A dog runs.", "Run, dog."][p % 2]} for p in range(2)]
+    write_generations(root / "gen", "m", rows)
+    assert main(["score", "--generations", str(root / "gen"), "--out", str(root / "scores"),
+                 "--metrics", "coverage", "distinct", "diverse"]) == 0
+    return root / "scores"
+
+
+def reseal(folder, table, change):
+    """Edit one table, then write a signature that matches it, as a careful tamperer would."""
+    import hashlib
+
+    import pandas as pd
+    path = folder / f"{table}.parquet"
+    change(pd.read_parquet(path)).to_parquet(path, index=False)
+    signature = json.loads((folder / "signature.json").read_text())
+    data = path.read_bytes()
+    signature["files"][path.name] = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    (folder / "signature.json").write_text(json.dumps(signature))
+    return path
+
+
+TAMPERED = [  # (table, change, column named, what is said)
+    ("summary", lambda f: f.drop(columns=["coverage_w_order"]), "", "column(s) coverage_w_order missing"),
+    ("summary", lambda f: f.assign(model="other"), ": column model", "got 'other' in 1 row(s); expected 'm'"),
+    ("summary", lambda f: f.iloc[:0], "", "no rows"),
+    ("answers", lambda f: f.assign(in_order=7), ": column in_order", "expected bool, got int64"),
+    ("answers", lambda f: f.assign(in_order="yes"), ": column in_order", "expected bool, got"),
+    ("answers", lambda f: f.iloc[[0, 0, 1]], ": columns instance_id", "2 rows share a key"),
+    ("groups", lambda f: f.assign(diverse_rate=1.5), ": column diverse_rate", "outside fraction 0-1 (e.g. 1.5)"),
+]
+
+
+@pytest.mark.parametrize("table, change, column, what", TAMPERED)
+def test_a_resealed_score_table_is_checked_on_read(tmp_path, scored_set, table, change, column, what):
+    import shutil
+
+    from ocg.errors import OcgInputError
+    from ocg.results import load_scores
+    shutil.copytree(scored_set, tmp_path / "scores")
+    path = reseal(tmp_path / "scores" / "m", table, change)
+    with pytest.raises(OcgInputError) as caught:
+        load_scores(tmp_path / "scores")
+    assert str(caught.value).startswith(f"{path}{column}: ") and what in str(caught.value), caught.value
+
+
+def test_a_resealed_score_table_stops_a_notebook_naming_file_and_column(tmp_path, capsys, scored_set, monkeypatch):
+    import shutil
+    shutil.copytree(scored_set, tmp_path / "outputs" / "scores")
+    monkeypatch.setenv("OCG_OUTPUTS", str(tmp_path / "outputs"))
+    path = reseal(tmp_path / "outputs" / "scores" / "m", "answers", lambda f: f.assign(in_order=7))
+    code = main(["run-notebook", "03_main_results", "--out", str(tmp_path / "nb")])
+    err = capsys.readouterr().err
+    assert code == 1 and f"{path}: column in_order: expected bool, got int64" in err, err
