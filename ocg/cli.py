@@ -7,7 +7,7 @@ import errno
 import sys
 from pathlib import Path
 
-from .errors import OcgInputError
+from .errors import OcgInputError, shown
 
 
 def _build_data(args) -> int:
@@ -26,6 +26,7 @@ def _run_notebook(args) -> int:
     YAML). A failing cell is reported as `ocg report` reports one: notebook, cell, error."""
     import yaml
 
+    from .io import parse_yaml
     from .layout import outputs
     from .notebook_parameters import check_parameters, declared
     from .notebook_runner import find_notebook
@@ -38,9 +39,9 @@ def _run_notebook(args) -> int:
         if not eq:
             raise OcgInputError(f"-p {name}", "expected NAME=VALUE (an empty value is written NAME=null)")
         try:
-            params[name] = yaml.safe_load(text)
+            params[name] = parse_yaml(text)
         except yaml.YAMLError as exc:
-            raise OcgInputError(f"-p {name}", f"value {text!r} is not YAML ({exc.problem})") from None
+            raise OcgInputError(f"-p {name}", f"value {shown(text)} is not YAML ({exc.problem})") from None
     check_parameters(source, params, "-p ")
     out_dir = args.out or outputs().notebooks
     if "reports_dir" in declared(source) and "reports_dir" not in params:

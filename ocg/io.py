@@ -208,9 +208,15 @@ def read_yaml(path: str | Path) -> Any:
     except OSError as exc:
         raise OcgInputError(str(path), f"cannot read: {exc.strerror or exc}") from None
     try:
-        return yaml.load(text, Loader=_yaml_loader())  # noqa: S506 - a SafeLoader subclass
+        return parse_yaml(text)
     except yaml.YAMLError as exc:
         raise OcgInputError(str(path), f"invalid YAML: {exc}") from None
+
+
+def parse_yaml(text: str) -> Any:
+    """YAML text read with read_yaml's limits (a yaml.YAMLError where it breaks one)."""
+    import yaml
+    return yaml.load(text, Loader=_yaml_loader())  # noqa: S506 - a SafeLoader subclass
 
 
 def loads_json(data: str | bytes) -> Any:

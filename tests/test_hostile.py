@@ -443,6 +443,12 @@ def test_yaml_that_nests_merges_or_repeats_without_end_is_refused(tmp_path, caps
     assert len(err) < 1000  # a long value is cut in the message
 
 
+@pytest.mark.parametrize("value, what", [(DEEP, "nested deeper than 100 levels"), ("[&a [1, *a]]", "recursive alias")])
+def test_a_notebook_parameter_is_read_with_the_same_limits(capsys, value, what):
+    code, err = cli(capsys, "run-notebook", "00_build_data", "-p", f"subset_k={value}")
+    assert code == 2 and err.startswith("ocg: error: -p subset_k: value ") and what in err and len(err) < 1000, err
+
+
 def test_nested_brackets_in_a_concept_set_file(tmp_path, capsys, monkeypatch):
     path = tmp_path / "sets.jsonl"
     path.write_text("\n".join(SETS + [DEEP]) + "\n")
