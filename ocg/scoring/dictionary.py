@@ -93,8 +93,9 @@ def check_table(path: Path, table: str, frame: pd.DataFrame, model: str, familie
         raise OcgInputError(f"{where}: column model", f"got {shown(foreign.iloc[0])} in {len(foreign)} row(s); "
                                                       f"expected {model!r}, the score set's folder")
     key = [k for k in KEYS[table] if k in frame.columns]
-    twice = frame[frame.duplicated(key, keep=False)]
-    if len(twice):
+    twice = frame.duplicated(key, keep=False)
+    if twice.any():
+        twice = frame.loc[twice, key]
         first = twice.iloc[0]
         raise OcgInputError(f"{where}: columns {', '.join(key)}",
                             f"{len(twice)} rows share a key (e.g. {shown(tuple(first[k] for k in key))}); "
