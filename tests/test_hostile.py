@@ -435,6 +435,8 @@ def test_a_yaml_alias_bomb_is_refused_while_loading(tmp_path):
     ("{id: a/b, seed: &s [1, *s]}", "a recursive alias"),
     ("{id: a/b, <<: {seed: 1}}", "merge keys are not supported"),
     ("{id: a/b, seed: '" + "x" * 100_000 + "'}", "models.m.seed: expected int"),
+    ("{id: a/b, backend: openai, api: {key_env: K, base_url: 'ftp://" + "x" * 100_000 + "'}}",
+     "models.m.api.base_url: got 'ftp://xx"),
 ])
 def test_yaml_that_nests_merges_or_repeats_without_end_is_refused(tmp_path, capsys, entry, what):
     path = models_file(tmp_path, entry)
