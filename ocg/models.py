@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .embedded import EMBEDDED_MODELS, EMBEDDED_PREFIX
-from .errors import OcgInputError
+from .errors import OcgInputError, shown
 from .io import read_yaml
 from .names import check_name
 from .paths import PARAMS_DIR
@@ -74,7 +74,7 @@ def _check_date(where: str, value: str) -> None:
     try:
         _dt.date.fromisoformat(value)
     except ValueError:
-        raise OcgInputError(where, f"got {value!r}; expected an ISO date YYYY-MM-DD") from None
+        raise OcgInputError(where, f"got {shown(value)}; expected an ISO date YYYY-MM-DD") from None
 
 
 # Settings that only stop generation or select tokens in ways a user may want to change on
@@ -105,15 +105,15 @@ def _check_generation_overrides(where: str, overrides: dict) -> None:
         default = known[key]
         if default is not None and not isinstance(value, type(default)) and not (
                 isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool)):
-            raise OcgInputError(f"{where}.{key}", f"got {value!r}; expected {type(default).__name__}")
+            raise OcgInputError(f"{where}.{key}", f"got {shown(value)}; expected {type(default).__name__}")
         if isinstance(value, float) and not math.isfinite(value):
-            raise OcgInputError(f"{where}.{key}", f"got {value!r}; expected a finite number")
+            raise OcgInputError(f"{where}.{key}", f"got {shown(value)}; expected a finite number")
 
 
 def _check_url(where: str, value: str) -> None:
     from urllib.parse import urlsplit
     if not value.startswith(("http://", "https://")):
-        raise OcgInputError(where, f"got {value!r}; expected an http(s) URL")
+        raise OcgInputError(where, f"got {shown(value)}; expected an http(s) URL")
     if "@" in urlsplit(value).netloc:  # requests would send them instead of the key, and cards keep URLs
         raise OcgInputError(where, "holds credentials (user:password@host); they would replace the key and be "
                                    "written into the run card: put the key in the variable api.key_env names")
@@ -155,7 +155,7 @@ def _check_rates(where: str, rates: dict) -> None:
             raise OcgInputError(f"{where}.{key}", f"unknown rate; known: {list(RATE_KEYS)}")
         check_value(f"{where}.{key}", value, Field(float, minimum=0))
         if value > 1:
-            raise OcgInputError(f"{where}.{key}", f"got {value!r}; expected a rate between 0 and 1")
+            raise OcgInputError(f"{where}.{key}", f"got {shown(value)}; expected a rate between 0 and 1")
 
 
 def _check_command(where: str, command: str) -> None:

@@ -79,3 +79,12 @@ def test_match_positions_index_tokens_and_minus_one_means_missing(frames):
     assert [full["tokens"][i] for i in full["match_positions"]] == ["boy", "rides", "bike", "street"]
     short = a[a.answer == "A boy."].iloc[0]
     assert list(short["match_positions"]) == [1, -1, -1, -1]
+
+
+@pytest.mark.parametrize("frame", ["answers", "groups", "summary"])
+def test_the_check_on_read_knows_every_documented_column(frame):
+    from ocg.scoring.dictionary import columns
+    checked = columns()[frame]
+    assert set(checked) == {c for c in documented(frame) if not c.endswith("_sample_sd")}
+    assert {when for when, _ in checked.values()} >= {"always"}
+    assert all(kind.strip() for _, kind in checked.values())
