@@ -151,3 +151,15 @@ def test_a_circle_of_two_files_is_refused(tmp_path):
     (tmp_path / "two.yaml").write_text("extends: one.yaml\nmodels: {}\n")
     with pytest.raises(OcgInputError, match=r"extends: one.yaml extends this file again \(a circle\)"):
         load_models(tmp_path / "one.yaml")
+
+
+def test_methods_states_the_demo_models_token_budget():
+    """docs/METHODS.md, "Decoding": the budget it gives for the embedded demo model is the entries'."""
+    import re
+
+    from ocg.paths import PROJECT_ROOT
+    text = (PROJECT_ROOT / "docs" / "METHODS.md").read_text()
+    stated = re.search(r"\*\*Budget\.\*\*.*?(\d+) for the embedded demo model", text, re.S)
+    models = load_models()
+    budgets = {models[m].max_new_tokens for m in ("smollm2-135m-instruct", "smollm2-135m-instruct-4bit")}
+    assert stated and budgets == {int(stated.group(1))}
