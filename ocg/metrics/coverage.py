@@ -43,7 +43,7 @@ def resolve_spacy_model(name: str = "auto") -> str:
 
 
 # Which components run (params/scoring.yaml `spacy_pipeline`, in the coverage key; docs/METHODS.md,
-# "How the pipeline runs"). as_shipped: every component before the lemmatizer, the parser too (13
+# "Which pipeline"). as_shipped: every component before the lemmatizer, the parser too (13
 # of the attribute ruler's patterns read its dependency labels: "Machine demonstrates use sew
 # machine" tags "demonstrates" AUX); NER runs after the lemmatizer and sets no tag or lemma.
 # no_parser (the default: the parser costs 1.65x the CPU, which breaks the scoring target): the
