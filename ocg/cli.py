@@ -133,8 +133,11 @@ def _compare_reports(args) -> int:
 def _models(args) -> int:
     from .models import load_models
 
+    row = "{:32s} {:12s} {:12s} {:8s} {:>10} {:>5} {}"  # what each entry runs as, defaults filled in
+    print(row.format("name", "backend", "quantization", "dtype", "max_tokens", "batch", "id"))
     for spec in load_models(args.models_file).values():
-        print(f"{spec.name:32s} {spec.backend:12s} {spec.quantization:5s} {spec.id}")
+        print(row.format(spec.name, spec.backend, spec.quantization, spec.dtype, spec.max_new_tokens,
+                         spec.batch_size, spec.id))
     return 0
 
 

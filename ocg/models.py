@@ -193,6 +193,16 @@ def _validate_api(where: str, api: dict, backend: str) -> dict:
     return merged
 
 
+def _check_quantization_said(where: str, entry: dict, defaults: dict, merged: dict) -> None:
+    """A transformers entry that sets dtype says its quantization: left to the default (the
+    paper's 4bit), `dtype: float32` meant as full weights would silently be a 4-bit model."""
+    if (merged.get("backend", "transformers") == "transformers" and "dtype" in entry
+            and "quantization" not in entry and "quantization" not in defaults):
+        raise OcgInputError(f"{where}.quantization", "missing: an entry that sets dtype must say its "
+                            "quantization (none: full weights in that dtype; 4bit or 8bit: bitsandbytes "
+                            f"with that compute dtype); left out it would be {ModelSpec.quantization!r}")
+
+
 def parse_models(raw: object, source: str, inherited: dict[str, ModelSpec] | None = None) -> dict[str, ModelSpec]:
     """The entries of one models file; `inherited`: those of the file it `extends`, which its
     entries may name as base_model but not redefine."""
@@ -214,6 +224,7 @@ def parse_models(raw: object, source: str, inherited: dict[str, ModelSpec] | Non
         if str(name) in inherited:
             raise OcgInputError(where, "already an entry of the file this one extends; give yours another name")
         merged = check_fields(where, entry, FIELDS, defaults)
+        _check_quantization_said(where, entry, defaults, merged)
         if merged.get("backend") == "openai":  # weights and dtype are the provider's business
             merged["quantization"] = entry.get("quantization", "none")
             merged["dtype"] = entry.get("dtype", "auto")

@@ -66,7 +66,7 @@ def _resolve(config: dict, metrics: list[str]) -> dict:
     """The models actually used: spaCy pipeline, perplexity model (or why none)."""
     out = {"spacy_model": None, "perplexity_used": None, "perplexity": (None, None, None)}
     if "coverage" in metrics:
-        nlp = coverage.load_nlp(config["spacy_model"])
+        nlp = coverage.load_nlp(config["spacy_model"], config["spacy_pipeline"])
         out["nlp"] = nlp
         out["spacy_model"] = f"{nlp.meta['lang']}_{nlp.meta['name']}=={nlp.meta['version']}"
     if "perplexity" in metrics:
