@@ -33,6 +33,7 @@ from pathlib import Path
 import requests
 
 from ..errors import OcgInputError
+from ..io import refuse_link
 
 
 class ServerError(RuntimeError):
@@ -148,7 +149,8 @@ def running_server(spec, log_path: Path, key: str = "") -> Iterator[dict]:
     shown = server_command(server["command"], {**fields, "key": "***"})  # what cards and errors say
     base_url = spec.api["base_url"].replace("{port}", str(port)).rstrip("/")
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    log = log_path.open("ab")
+    refuse_link(log_path)  # the log is appended to: never another file (O_NOFOLLOW: nor one linked since)
+    log = os.fdopen(os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o666), "ab")
     try:
         proc = subprocess.Popen(command, stdout=subprocess.PIPE if key else log, stderr=subprocess.STDOUT,
                                 start_new_session=True)

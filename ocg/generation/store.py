@@ -130,18 +130,27 @@ class GenerationStore:
         """Cut a torn last line and end a complete one with a newline; returns bytes cut."""
         torn, missing_newline = self._tail_state()
         if torn:
-            size = self.path.stat().st_size
-            with self.path.open("r+b") as fh:
-                fh.truncate(size - torn)
-                fh.flush()
-                os.fsync(fh.fileno())
+            fd = self._open(os.O_RDWR)
+            try:
+                os.ftruncate(fd, os.fstat(fd).st_size - torn)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
         elif missing_newline:
             self._write(b"\n")
         return torn
 
+    def _open(self, flags: int) -> int:
+        """The store opened for writing, never through a link (ELOOP naming it: a link that
+        appeared after generate's check is not followed either)."""
+        try:
+            return os.open(self.path, flags | os.O_NOFOLLOW, 0o644)
+        except OSError as exc:
+            raise naming(exc, self.path) from exc
+
     def _write(self, payload: bytes) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = self._open(os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         try:
             view = memoryview(payload)
             while view:

@@ -1,0 +1,61 @@
+"""Links ocg did not make, where generation, scoring and reports write (second review of issue 32
+item 1): each refused naming the link, or at worst stopped, with the link's target byte-for-byte
+untouched, including a link that appears while the command runs."""
+
+import sys
+
+import pytest
+import yaml
+from test_hostile import cli, replay_run, tree, victim
+
+
+def spoilable_victim(tmp_path):
+    """victim(), with a one-line file without a newline: a store's "torn tail", cut before appending."""
+    target, _ = victim(tmp_path)
+    (target / "token").write_bytes(b"one line, no newline")
+    return target, tree(target)
+
+
+@pytest.mark.parametrize("link", ["m/ordered.jsonl", "m"])
+def test_generate_refuses_a_link_where_it_appends_or_writes(tmp_path, capsys, link):
+    target, before = spoilable_victim(tmp_path)
+    gen = tmp_path / "gen"
+    gen.mkdir()
+    if link != "m":
+        (gen / "m").mkdir()
+    (gen / link).symlink_to(target if link == "m" else target / "token")
+    code, err = cli(capsys, "generate", "m", "--out", gen, *replay_run(tmp_path))
+    assert code == 2 and f"ocg: error: {gen / link}: a symbolic link (to " in err, err
+    assert tree(target) == before
+    assert (gen / link).is_symlink()
+
+
+def test_a_server_log_that_is_a_link_is_not_written_through(tmp_path, capsys):
+    from ocg.generation.server import free_port
+    target, before = spoilable_victim(tmp_path)
+    port, path = free_port(), tmp_path / "models.yaml"
+    path.write_text(yaml.safe_dump({"models": {"m": {"id": "a/b", "backend": "openai", "api": {
+        "base_url": "http://127.0.0.1:{port}/v1", "server": {
+            "command": f"{sys.executable} -c 'print(1)'", "port": port}}}}}))
+    (tmp_path / "gen" / "m").mkdir(parents=True)
+    (tmp_path / "gen" / "m" / "server.log").symlink_to(target / "token")
+    code, err = cli(capsys, "generate", "m", "--models-file", path, "--out", tmp_path / "gen",
+                    "--subset-k", 1, "--templates", 0)
+    assert code == 2 and f"{tmp_path / 'gen' / 'm' / 'server.log'}: a symbolic link" in err, err
+    assert tree(target) == before
+
+
+def test_a_store_that_becomes_a_link_is_never_written_through(tmp_path, monkeypatch):
+    """The check and the write are not one step: the write itself does not follow a link."""
+    from ocg.generation import GenerationStore
+    target, before = spoilable_victim(tmp_path)
+    path = tmp_path / "gen" / "m" / "ordered.jsonl"
+    path.parent.mkdir(parents=True)
+    store = GenerationStore(path)
+    path.symlink_to(target / "token")  # after the store was opened (and checked)
+    with pytest.raises(OSError) as caught:
+        store.append([{"instance_id": "x", "sample": 0}])
+    assert caught.value.filename == str(path)
+    with pytest.raises(OSError):
+        store.prepare_for_append()  # the target's "torn tail" is never cut
+    assert tree(target) == before
