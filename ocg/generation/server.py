@@ -33,7 +33,7 @@ from pathlib import Path
 import requests
 
 from ..errors import OcgInputError
-from ..io import refuse_link
+from ..io import loads_json, refuse_link
 
 
 class ServerError(RuntimeError):
@@ -113,7 +113,7 @@ def _copy_scrubbed(source, log, key: bytes) -> None:
 def _listed_models(resp) -> list:
     """The ids /models lists (at most 20); none where the answer is not the usual shape."""
     try:
-        data = resp.json()
+        data = loads_json(resp.content)  # nested past the parser's depth: malformed, like any
     except ValueError:
         return []
     items = data.get("data") if isinstance(data, dict) else None
