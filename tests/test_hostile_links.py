@@ -59,3 +59,32 @@ def test_a_store_that_becomes_a_link_is_never_written_through(tmp_path, monkeypa
     with pytest.raises(OSError):
         store.prepare_for_append()  # the target's "torn tail" is never cut
     assert tree(target) == before
+
+
+def swap_for_link(folder, target):
+    """What a hostile user sharing the outputs does between ocg's check and its use: the folder
+    moved aside and a link to someone's files put in its place."""
+    folder.rename(folder.with_name(folder.name + ".moved"))
+    folder.symlink_to(target)
+
+
+def test_a_staging_folder_swapped_for_a_link_after_the_check_is_not_cleared_through(tmp_path, monkeypatch):
+    from contextlib import contextmanager
+
+    import ocg.analysis.staging as staging_module
+    from ocg.errors import OcgInputError
+    target, before = victim(tmp_path)
+    final = tmp_path / "reports" / "demo"
+    staging = staging_module.staging_dir(final)
+    real_exclusive = staging_module.exclusive
+
+    @contextmanager
+    def exclusive_then_swap(directory, doing):
+        with real_exclusive(directory, doing=doing):
+            swap_for_link(staging, target)
+            yield
+    monkeypatch.setattr(staging_module, "exclusive", exclusive_then_swap)
+    with pytest.raises(OcgInputError, match="a symbolic link"):
+        with staging_module.building(final):
+            pytest.fail("built into a link")
+    assert tree(target) == before

@@ -31,13 +31,25 @@ def staging_dir(final: Path) -> Path:
 
 
 def _clear(folder: Path, keep: tuple[str, ...] = ()) -> None:
-    for child in folder.iterdir() if folder.exists() else ():
-        if child.name in keep:
-            continue
-        if child.is_dir() and not child.is_symlink():
-            shutil.rmtree(child)
-        else:
-            child.unlink()
+    """Empty `folder`, opened once without following a link: a link put in its place after
+    _refuse_links is refused, never cleared through (each entry removed relative to that handle)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return
+    except OSError:
+        refuse_link(folder)  # a link since the check: say so, naming it
+        raise
+    try:
+        for child in os.scandir(fd):
+            if child.name in keep:
+                continue
+            if child.is_dir(follow_symlinks=False):
+                shutil.rmtree(child.name, dir_fd=fd)
+            else:
+                os.unlink(child.name, dir_fd=fd)
+    finally:
+        os.close(fd)
 
 
 @contextmanager
