@@ -47,6 +47,7 @@ def test_a_server_log_that_is_a_link_is_not_written_through(tmp_path, capsys):
 
 def test_a_store_that_becomes_a_link_is_never_written_through(tmp_path, monkeypatch):
     """The check and the write are not one step: the write itself does not follow a link."""
+    from ocg.errors import OcgInputError
     from ocg.generation import GenerationStore
     target, before = spoilable_victim(tmp_path)
     path = tmp_path / "gen" / "m" / "ordered.jsonl"
@@ -58,6 +59,10 @@ def test_a_store_that_becomes_a_link_is_never_written_through(tmp_path, monkeypa
     assert caught.value.filename == str(path)
     with pytest.raises(OSError):
         store.prepare_for_append()  # the target's "torn tail" is never cut
+    path.unlink()
+    swap_for_link(path.parent, target)  # the model's folder, mid-run
+    with pytest.raises(OcgInputError, match="a symbolic link"):
+        store.append([{"instance_id": "x", "sample": 0}])
     assert tree(target) == before
 
 
@@ -87,4 +92,24 @@ def test_a_staging_folder_swapped_for_a_link_after_the_check_is_not_cleared_thro
     with pytest.raises(OcgInputError, match="a symbolic link"):
         with staging_module.building(final):
             pytest.fail("built into a link")
+    assert tree(target) == before
+
+
+def test_a_scores_folder_swapped_for_a_link_while_scoring_is_not_written_into(tmp_path, capsys, monkeypatch):
+    """Scoring takes minutes between the folder's check and its tables' writing."""
+    from helpers import write_generations
+
+    import ocg.scoring.run as score_run
+    target, before = victim(tmp_path)
+    write_generations(tmp_path / "gen", "m", [{"set_id": "s", "template_id": 0, "perm_index": 0,
+                                              "concepts": ["dog", "run"], "answer": "A dog runs."}])
+    folder, real_write = tmp_path / "scores" / "m", score_run.write_score_set
+
+    def swap_then_write(*args, **kwargs):
+        swap_for_link(folder, target)
+        return real_write(*args, **kwargs)
+    monkeypatch.setattr(score_run, "write_score_set", swap_then_write)
+    code, err = cli(capsys, "score", "--generations", tmp_path / "gen", "--out", tmp_path / "scores",
+                    "--metrics", "distinct")
+    assert code == 2 and f"ocg: error: {folder}: a symbolic link" in err, err
     assert tree(target) == before

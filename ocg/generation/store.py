@@ -141,8 +141,9 @@ class GenerationStore:
         return torn
 
     def _open(self, flags: int) -> int:
-        """The store opened for writing, never through a link (ELOOP naming it: a link that
-        appeared after generate's check is not followed either)."""
+        """The store opened for writing, never through a link (ELOOP naming it), nor in a model
+        folder that became one after generate's check (checked again at each write)."""
+        refuse_link(self.path.parent)
         try:
             return os.open(self.path, flags | os.O_NOFOLLOW, 0o644)
         except OSError as exc:
