@@ -1,6 +1,7 @@
 """Links ocg did not make, where generation, scoring and reports write (second review of issue 32
 item 1): each refused naming the link, or at worst stopped, with the link's target byte-for-byte
-untouched, including a link that appears while the command runs."""
+untouched, including a link that appears while the command runs; and a held lock's stamp read
+with the project's JSON reader."""
 
 import sys
 
@@ -113,3 +114,21 @@ def test_a_scores_folder_swapped_for_a_link_while_scoring_is_not_written_into(tm
                     "--metrics", "distinct")
     assert code == 2 and f"ocg: error: {folder}: a symbolic link" in err, err
     assert tree(target) == before
+
+
+def test_a_held_lock_whose_text_nests_deep_still_names_a_holder(tmp_path):
+    """The holder's stamp is read to say who holds the lock: 2,048 brackets fit in what is read."""
+    import fcntl
+    import os
+
+    from ocg.generation.lock import LockHeld, exclusive
+    lock = tmp_path / ".lock"
+    lock.write_text("[" * 2048)
+    fd = os.open(lock, os.O_RDWR)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # another open file: another holder
+    try:
+        with pytest.raises(LockHeld, match="another process is writing here"):
+            with exclusive(tmp_path):
+                pytest.fail("two holders")
+    finally:
+        os.close(fd)
