@@ -132,3 +132,13 @@ def test_a_held_lock_whose_text_nests_deep_still_names_a_holder(tmp_path):
                 pytest.fail("two holders")
     finally:
         os.close(fd)
+
+
+@pytest.mark.parametrize("text, what", [("not json", "not valid JSON: Expecting value"),
+                                        ("[" * 100_000 + "]" * 100_000, "not valid JSON: nested too deeply"),
+                                        ("[1, 2]", "not a notebook: expected a JSON object with a list of cells")])
+def test_a_notebook_path_that_is_no_notebook_is_named(tmp_path, capsys, text, what):
+    path = tmp_path / "mine.ipynb"
+    path.write_text(text)
+    code, err = cli(capsys, "run-notebook", path, "--out", tmp_path / "out")
+    assert code == 2 and err.startswith(f"ocg: error: {path}: {what}"), err
