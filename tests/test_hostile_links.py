@@ -9,6 +9,8 @@ import pytest
 import yaml
 from test_hostile import cli, replay_run, tree, victim
 
+from ocg.cli import main
+
 
 def spoilable_victim(tmp_path):
     """victim(), with a one-line file without a newline: a store's "torn tail", cut before appending."""
@@ -142,3 +144,22 @@ def test_a_notebook_path_that_is_no_notebook_is_named(tmp_path, capsys, text, wh
     path.write_text(text)
     code, err = cli(capsys, "run-notebook", path, "--out", tmp_path / "out")
     assert code == 2 and err.startswith(f"ocg: error: {path}: {what}"), err
+
+
+def test_a_repair_backup_linked_after_the_check_is_not_written_through(tmp_path, capsys, monkeypatch):
+    from helpers import write_generations
+
+    import ocg.generation.store as store_module
+    target, before = victim(tmp_path)
+    rows = [{"set_id": "s", "template_id": 0, "perm_index": 0, "concepts": ["dog", "run"], "answer": "A dog runs."}]
+    store = write_generations(tmp_path / "gen", "m", rows) / "ordered.jsonl"
+    store.write_bytes(store.read_bytes() * 2)
+    backup, real_refuse = store.with_name("ordered.jsonl.bak"), store_module.refuse_link
+
+    def refuse_then_link(*paths, **kwargs):
+        real_refuse(*paths, **kwargs)
+        backup.symlink_to(target / "thesis.tex")
+    monkeypatch.setattr(store_module, "refuse_link", refuse_then_link)
+    assert main(["repair", str(tmp_path / "gen" / "m")]) == 0
+    assert tree(target) == before
+    assert not backup.is_symlink() and backup.read_bytes().count(b"\n") == 2

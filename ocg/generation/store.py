@@ -197,7 +197,8 @@ def repair_duplicates(path: str | Path) -> dict:
     if dropped:
         backup = path.with_name(path.name + ".bak")
         refuse_link(backup, path)
-        backup.write_bytes(data)
+        with atomic_path(backup) as tmp:  # a link put there since the check is replaced, not written through
+            tmp.write_bytes(data)
         with atomic_path(path) as tmp:
             tmp.write_bytes(b"".join(kept))
     return {"file": str(path), "kept": len(kept), "removed": dropped}
