@@ -176,6 +176,11 @@ def _yaml_loader():
                     "while constructing a mapping", node.start_mark,
                     "found a merge key (<<): merge keys are not supported; write the keys out", key_node.start_mark)
             key = loader.construct_object(key_node, deep=deep)
+            try:
+                hash(key)
+            except TypeError:  # a list or mapping as a key: no Python key (PyYAML's own words)
+                raise yaml.constructor.ConstructorError("while constructing a mapping", node.start_mark,
+                                                        "found unhashable key", key_node.start_mark) from None
             if key in seen:
                 raise yaml.constructor.ConstructorError(
                     "while constructing a mapping", node.start_mark,
