@@ -134,3 +134,21 @@ def test_a_repair_backup_linked_after_the_check_is_not_written_through(tmp_path,
     assert main(["repair", str(tmp_path / "gen" / "m")]) == 0
     assert tree(target) == before
     assert not backup.is_symlink() and backup.read_bytes().count(b"\n") == 2
+
+
+def test_run_notebook_refuses_an_executed_copy_that_is_a_link(tmp_path, capsys, monkeypatch):
+    """papermill writes the executed copy by its name, after every cell: never through a link."""
+    from ocg.notebook_runner import find_notebook
+    target, before = victim(tmp_path)
+    source = find_notebook("03_main_results")
+    (tmp_path / "nb").mkdir()
+    (tmp_path / "nb" / source.name).symlink_to(target / "thesis.tex")
+
+    def writes_like_papermill(src, out, **kwargs):
+        with open(out, "w") as fh:
+            fh.write(open(src).read())
+        raise OSError("stop here: the copy was written")
+    monkeypatch.setattr("papermill.execute_notebook", writes_like_papermill)
+    code, err = cli(capsys, "run-notebook", source.stem, "--out", tmp_path / "nb")
+    assert code == 2 and f"ocg: error: {tmp_path / 'nb' / source.name}: a symbolic link" in err, err
+    assert tree(target) == before
