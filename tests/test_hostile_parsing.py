@@ -1,5 +1,5 @@
-"""Files built to break the readers (second review of issue 32 items 7 and 11), through the real
-CLI where one reads them: one `ocg: error:` line naming the file, never a traceback."""
+"""Files built to break the readers (second review of issue 32 items 7, 10 and 11), through the
+real CLI where one reads them: one `ocg: error:` line naming the file, never a traceback."""
 
 import pytest
 from test_hostile import cli
@@ -40,3 +40,25 @@ def test_a_yaml_key_that_is_a_list_or_mapping_is_named(tmp_path, capsys, entry):
     path.write_text("models:" + entry + "\n")
     code, err = cli(capsys, "models", "--models-file", path)
     assert code == 2 and err.startswith(f"ocg: error: {path}: invalid YAML") and "unhashable key" in err, err
+
+
+def test_a_score_set_lacking_a_documented_column_says_how_to_recompute_it(tmp_path):
+    """A set scored before a column existed is refused on read: the error says what to run."""
+
+    from helpers import write_generations
+    from test_hostile import reseal
+
+    from ocg.cli import main
+    from ocg.errors import OcgInputError
+    from ocg.results import load_scores
+    rows = [{"set_id": "s", "template_id": 0, "perm_index": 0, "concepts": ["dog", "run"], "answer": "A dog runs."}]
+    write_generations(tmp_path / "gen", "m", rows)
+    assert main(["score", "--generations", str(tmp_path / "gen"), "--out", str(tmp_path / "scores"),
+                 "--metrics", "distinct"]) == 0
+    path = reseal(tmp_path / "scores" / "m", "summary", lambda f: f.drop(columns=["n_no_letters"]))
+    with pytest.raises(OcgInputError, match=r"column\(s\) n_no_letters missing .* run `ocg score --redo`"):
+        load_scores(tmp_path / "scores")
+    assert main(["score", "--generations", str(tmp_path / "gen"), "--out", str(tmp_path / "scores"),
+                 "--metrics", "distinct", "--redo"]) == 0
+    assert "n_no_letters" in load_scores(tmp_path / "scores")["summary"]
+    assert path.exists()  # recomputed in place
