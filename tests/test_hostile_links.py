@@ -18,7 +18,7 @@ def spoilable_victim(tmp_path):
     return target, tree(target)
 
 
-@pytest.mark.parametrize("link", ["m/ordered.jsonl", "m"])
+@pytest.mark.parametrize("link", ["m/ordered.jsonl", "m", "m/run_card.json"])
 def test_generate_refuses_a_link_where_it_appends_or_writes(tmp_path, capsys, link):
     target, before = spoilable_victim(tmp_path)
     gen = tmp_path / "gen"
