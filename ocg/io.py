@@ -239,7 +239,7 @@ def read_json(path: str | Path) -> Any:
     else is an error naming the file (and line and column)."""
     from .errors import OcgInputError
     try:
-        return loads_json(Path(path).read_bytes())  # bytes: json detects and skips a BOM
+        return loads_json(Path(path).read_bytes().decode("utf-8-sig"))  # a BOM skipped; UTF-16 is no UTF-8
     except UnicodeDecodeError as exc:
         raise OcgInputError(str(path), f"not UTF-8 text: byte {exc.start}") from None
     except json.JSONDecodeError as exc:

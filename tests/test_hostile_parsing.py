@@ -62,3 +62,17 @@ def test_a_score_set_lacking_a_documented_column_says_how_to_recompute_it(tmp_pa
                  "--metrics", "distinct", "--redo"]) == 0
     assert "n_no_letters" in load_scores(tmp_path / "scores")["summary"]
     assert path.exists()  # recomputed in place
+
+
+def test_a_run_card_in_utf16_is_named_not_read(tmp_path, capsys):
+    """JSON files are UTF-8 (a BOM skipped); json's own guess would read UTF-16 as if it were."""
+    from test_hostile import replay_run
+
+    from ocg.cli import main
+    args = ["generate", "m", "--out", tmp_path / "gen", *replay_run(tmp_path)]
+    assert main([str(a) for a in args]) == 0
+    card = tmp_path / "gen" / "m" / "run_card.json"
+    card.write_bytes(card.read_text().encode("utf-16"))
+    capsys.readouterr()
+    code, err = cli(capsys, *args)
+    assert code == 2 and err.startswith(f"ocg: error: {card}: not UTF-8 text: byte 0"), err
