@@ -152,3 +152,18 @@ def test_run_notebook_refuses_an_executed_copy_that_is_a_link(tmp_path, capsys, 
     code, err = cli(capsys, "run-notebook", source.stem, "--out", tmp_path / "nb")
     assert code == 2 and f"ocg: error: {tmp_path / 'nb' / source.name}: a symbolic link" in err, err
     assert tree(target) == before
+
+
+def test_a_killed_runs_staging_is_cleared_without_following_links_inside(tmp_path):
+    """What a killed run left: files, nested folders, and links in them (removed, not followed)."""
+    from ocg.analysis.staging import building
+    target, before = victim(tmp_path)
+    staging = tmp_path / "reports" / "demo.building~"
+    (staging / "tables" / "deep").mkdir(parents=True)
+    (staging / "tables" / "deep" / "t.csv").write_text("a\n")
+    (staging / "index.html").write_text("old\n")
+    (staging / "tables" / "to_victim").symlink_to(target)
+    (staging / "to_file").symlink_to(target / "thesis.tex")
+    with building(tmp_path / "reports" / "demo") as folder:
+        assert sorted(p.name for p in folder.iterdir()) == [".lock", "index.html", "report.json"]
+    assert tree(target) == before
