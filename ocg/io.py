@@ -176,6 +176,11 @@ def _yaml_loader():
                     "while constructing a mapping", node.start_mark,
                     "found a merge key (<<): merge keys are not supported; write the keys out", key_node.start_mark)
             key = loader.construct_object(key_node, deep=deep)
+            try:
+                hash(key)
+            except TypeError:  # a list or mapping as a key: no Python key (PyYAML's own words)
+                raise yaml.constructor.ConstructorError("while constructing a mapping", node.start_mark,
+                                                        "found unhashable key", key_node.start_mark) from None
             if key in seen:
                 raise yaml.constructor.ConstructorError(
                     "while constructing a mapping", node.start_mark,
@@ -234,7 +239,7 @@ def read_json(path: str | Path) -> Any:
     else is an error naming the file (and line and column)."""
     from .errors import OcgInputError
     try:
-        return loads_json(Path(path).read_bytes())  # bytes: json detects and skips a BOM
+        return loads_json(Path(path).read_bytes().decode("utf-8-sig"))  # a BOM skipped; UTF-16 is no UTF-8
     except UnicodeDecodeError as exc:
         raise OcgInputError(str(path), f"not UTF-8 text: byte {exc.start}") from None
     except json.JSONDecodeError as exc:

@@ -9,11 +9,11 @@ name into the code it runs, so every name and value is checked here first.
 from __future__ import annotations
 
 import ast
-import json
 import math
 from pathlib import Path
 
 from .errors import OcgInputError
+from .io import read_json
 
 _KINDS = {"int": int, "float": float, "str": str, "bool": bool, "list": list, "dict": dict,
           "None": type(None)}
@@ -38,8 +38,11 @@ def _annotation(node: ast.expr) -> str:
 
 def declared(notebook: str | Path) -> dict[str, str]:
     """name -> declared type ("int", "list[str] | None", ...) from the notebook's parameters cell."""
-    nb = json.loads(Path(notebook).read_text(encoding="utf-8"))
-    cell = next((c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])), None)
+    nb = read_json(notebook)  # not JSON, or nested past the parser: an error naming the file
+    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
+        raise OcgInputError(str(notebook), "not a notebook: expected a JSON object with a list of cells")
+    cell = next((c for c in nb["cells"] if isinstance(c, dict)
+                 and "parameters" in c.get("metadata", {}).get("tags", [])), None)
     if cell is None:
         return {}
     source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from .errors import OcgInputError
-from .io import atomic_path, naming
+from .io import atomic_path, naming, refuse_link
 from .layout import ExecutedNotebook, outputs
 from .notebook_parameters import check_parameters
 from .paths import NOTEBOOKS_DIR
@@ -92,6 +92,7 @@ def run_notebook(name: str, parameters: dict | None = None, out_dir: str | Path 
     out_dir = Path(out_dir) if out_dir else outputs().notebooks
     out_dir.mkdir(parents=True, exist_ok=True)
     executed = ExecutedNotebook(out_dir, out_name or source.stem).copy
+    refuse_link(executed)  # papermill writes the copy by its name, after every cell
     logger = logging.getLogger("papermill")
     logger.addFilter(_not_unknown_parameter)
     try:

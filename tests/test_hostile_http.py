@@ -166,6 +166,10 @@ class H(BaseHTTPRequestHandler):
             self.send(401, {"error": "unauthorised"}); return False
         return True
     def do_GET(self):
+        if self.path == "/v1/models" and args.get("--mode") == "deep":
+            data = b"[" * 100_000 + b"]" * 100_000
+            self.send_response(200); self.send_header("Content-Length", str(len(data))); self.end_headers()
+            return self.wfile.write(data)
         if self.path == "/v1/models" and args.get("--mode") == "404":
             return self.send(404, {"error": "no such route"})
         if not self.authorised():
@@ -248,3 +252,24 @@ def test_entries_that_would_leak_or_lack_the_key_are_refused(tmp_path, capsys, e
     code, err = run_cli(capsys, "models", "--models-file", path)
     assert code == 2 and err.count("ocg: error: ") == 1, err
     assert err.startswith(f"ocg: error: {path}: {where}: ") and what in err and KEY not in err, err
+
+
+# -- answers nested past what Python's JSON parser follows (second review of issue 32 item 11) ------
+DEEP = b"[" * 100_000 + b"]" * 100_000
+
+
+@pytest.mark.parametrize("content_type, body", [("application/json", DEEP),
+                                                ("text/event-stream", b"data: " + DEEP + b"\n\n")])
+def test_an_answer_nested_100000_deep_is_one_clear_error(tmp_path, capsys, monkeypatch, serve, content_type, body):
+    monkeypatch.setenv("OCG_HTTP_KEY", KEY)
+    server = serve(lambda b, h: (200, {"Content-Type": content_type}, body))
+    code, err = generate(tmp_path, capsys, api_entry(server.url, max_retries=0))
+    assert code == 1 and err.count("ocg: error: ") == 1 and "RecursionError" not in err, err
+    assert "not JSON" in err, err
+
+
+def test_a_models_list_nested_100000_deep_lists_no_models(tmp_path, capsys):
+    code, err = generate(tmp_path, capsys, server_entry(tmp_path, "--mode deep", key_env=None))
+    assert code == 0, err
+    card = json.loads((tmp_path / "gen" / "m" / "run_card.json").read_text())
+    assert card["backend"]["server"]["models_listed"] == []

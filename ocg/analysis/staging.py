@@ -15,6 +15,7 @@ import html
 import os
 import shutil
 import socket
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,13 +32,40 @@ def staging_dir(final: Path) -> Path:
 
 
 def _clear(folder: Path, keep: tuple[str, ...] = ()) -> None:
-    for child in folder.iterdir() if folder.exists() else ():
-        if child.name in keep:
-            continue
-        if child.is_dir() and not child.is_symlink():
-            shutil.rmtree(child)
-        else:
-            child.unlink()
+    """Empty `folder`, opened once without following a link: a link put in its place after
+    _refuse_links is refused, never cleared through (each entry removed relative to that handle)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return
+    except OSError:
+        refuse_link(folder)  # a link since the check: say so, naming it
+        raise
+    try:
+        for name in [e.name for e in os.scandir(fd) if e.name not in keep]:
+            _remove_at(fd, name)
+    finally:
+        os.close(fd)
+
+
+def _remove_at(fd: int, name: str) -> None:
+    """Remove `name` in the folder open as `fd`, a folder with what it holds, never following a
+    link (shutil.rmtree takes dir_fd only from Python 3.11)."""
+    try:
+        os.unlink(name, dir_fd=fd)
+        return
+    except IsADirectoryError:
+        pass
+    except PermissionError:  # unlink(2) on a folder is EISDIR on Linux, EPERM elsewhere
+        if not stat.S_ISDIR(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+            raise
+    sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+    try:
+        for child in [e.name for e in os.scandir(sub)]:
+            _remove_at(sub, child)
+    finally:
+        os.close(sub)
+    os.rmdir(name, dir_fd=fd)
 
 
 @contextmanager

@@ -15,9 +15,10 @@ from __future__ import annotations
 import codecs
 import email.message
 import io
-import json
 
 import urllib3
+
+from ..io import loads_json
 
 EXCERPT_CHARS = 300
 
@@ -81,7 +82,7 @@ def parse_completion(status: int, content_type: str, body: str) -> dict:
     if "text/event-stream" in content_type or body.lstrip().startswith("data:"):
         return _parse_stream(status, body, excerpt)
     try:
-        payload = json.loads(body)
+        payload = loads_json(body)
     except ValueError:
         raise ApiError(f"HTTP {status} but the body is not JSON ({content_type or 'no content type'}): "
                        f"{excerpt!r}") from None
@@ -105,7 +106,7 @@ def _parse_stream(status: int, body: str, excerpt: str) -> dict:
         if data == "[DONE]":
             break
         try:
-            chunk = json.loads(data)
+            chunk = loads_json(data)
         except ValueError:
             raise ApiError(f"HTTP {status}: a streamed chunk is not JSON: {data[:EXCERPT_CHARS]!r}") from None
         if not isinstance(chunk, dict):

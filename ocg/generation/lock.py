@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import OcgInputError
-from ..io import refuse_link
+from ..io import loads_json, refuse_link
 
 
 class LockHeld(OcgInputError):
@@ -40,7 +40,7 @@ def exclusive(directory: str | Path, doing: str = "is writing here") -> Iterator
         except BlockingIOError:
             holder = os.pread(fd, 4096, 0).decode("utf-8", errors="replace").strip()
             try:
-                h = json.loads(holder)
+                h = loads_json(holder)  # a deeply nested stamp is no stamp (no RecursionError)
                 who = f"PID {h['pid']} on {h['host']} (since {h['since']})"
             except (ValueError, KeyError, TypeError):
                 who = "another process"

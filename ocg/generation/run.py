@@ -22,7 +22,7 @@ from tqdm import tqdm
 from ..data import GENERATE_CONDITIONS, ids_hash, load_templates
 from ..data.instances import PERMUTATION_RULE, PERMUTATION_SEED
 from ..errors import OcgInputError
-from ..io import write_json_when_full
+from ..io import refuse_link, write_json_when_full
 from ..layout import ModelGenerations
 from ..models import MODELS_FILE, ModelSpec, get_model
 from ..provenance import provenance
@@ -81,6 +81,9 @@ def generate(model: str | ModelSpec, conditions=GENERATE_CONDITIONS, subset_k: i
     if permutations is not None:  # recorded only when sampled: a full run's card is as it was
         asked.update(permutations=permutations, permutation_seed=PERMUTATION_SEED,
                      permutation_rule=PERMUTATION_RULE)
+    # ocg's own folder and stores, never a link's target (docs/METHODS.md, "What ocg refuses")
+    refuse_link(model_dir, ModelGenerations(model_dir).run_card,
+                *(ModelGenerations(model_dir).store(c) for c in conditions))
     with exclusive(model_dir):
         return _generate_locked(spec, instances, conditions, model_dir, batch_size, progress, asked,
                                 samples, sampling)

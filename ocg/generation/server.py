@@ -33,6 +33,7 @@ from pathlib import Path
 import requests
 
 from ..errors import OcgInputError
+from ..io import loads_json, refuse_link
 
 
 class ServerError(RuntimeError):
@@ -112,7 +113,7 @@ def _copy_scrubbed(source, log, key: bytes) -> None:
 def _listed_models(resp) -> list:
     """The ids /models lists (at most 20); none where the answer is not the usual shape."""
     try:
-        data = resp.json()
+        data = loads_json(resp.content)  # nested past the parser's depth: malformed, like any
     except ValueError:
         return []
     items = data.get("data") if isinstance(data, dict) else None
@@ -148,7 +149,8 @@ def running_server(spec, log_path: Path, key: str = "") -> Iterator[dict]:
     shown = server_command(server["command"], {**fields, "key": "***"})  # what cards and errors say
     base_url = spec.api["base_url"].replace("{port}", str(port)).rstrip("/")
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    log = log_path.open("ab")
+    refuse_link(log_path)  # the log is appended to: never another file (O_NOFOLLOW: nor one linked since)
+    log = os.fdopen(os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o666), "ab")
     try:
         proc = subprocess.Popen(command, stdout=subprocess.PIPE if key else log, stderr=subprocess.STDOUT,
                                 start_new_session=True)

@@ -130,18 +130,28 @@ class GenerationStore:
         """Cut a torn last line and end a complete one with a newline; returns bytes cut."""
         torn, missing_newline = self._tail_state()
         if torn:
-            size = self.path.stat().st_size
-            with self.path.open("r+b") as fh:
-                fh.truncate(size - torn)
-                fh.flush()
-                os.fsync(fh.fileno())
+            fd = self._open(os.O_RDWR)
+            try:
+                os.ftruncate(fd, os.fstat(fd).st_size - torn)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
         elif missing_newline:
             self._write(b"\n")
         return torn
 
+    def _open(self, flags: int) -> int:
+        """The store opened for writing, never through a link (ELOOP naming it), nor in a model
+        folder that became one after generate's check (checked again at each write)."""
+        refuse_link(self.path.parent)
+        try:
+            return os.open(self.path, flags | os.O_NOFOLLOW, 0o644)
+        except OSError as exc:
+            raise naming(exc, self.path) from exc
+
     def _write(self, payload: bytes) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = self._open(os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         try:
             view = memoryview(payload)
             while view:
@@ -187,7 +197,8 @@ def repair_duplicates(path: str | Path) -> dict:
     if dropped:
         backup = path.with_name(path.name + ".bak")
         refuse_link(backup, path)
-        backup.write_bytes(data)
+        with atomic_path(backup) as tmp:  # a link put there since the check is replaced, not written through
+            tmp.write_bytes(data)
         with atomic_path(path) as tmp:
             tmp.write_bytes(b"".join(kept))
     return {"file": str(path), "kept": len(kept), "removed": dropped}

@@ -83,7 +83,8 @@ def check_table(path: Path, table: str, frame: pd.DataFrame, model: str, familie
               and c not in ADDED_ON_READ]
     missing = [c for c in needed if c not in frame.columns]
     if missing:
-        raise OcgInputError(where, f"column(s) {', '.join(missing)} missing (docs/DATA.md lists them)")
+        raise OcgInputError(where, f"column(s) {', '.join(missing)} missing (docs/DATA.md lists them; a set "
+                                   "scored by an older ocg lacks them too): run `ocg score --redo` to recompute it")
     for name, (_, kind) in listed.items():
         problem = _problem(frame[name], kind) if name in frame.columns else None
         if problem:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import OcgInputError
-from ..io import loads_json, write_parquet
+from ..io import loads_json, refuse_link, write_parquet
 from ..layout import SCORE_TABLES, ModelScores
 from ..records import Signature
 from .dictionary import check_table
@@ -29,7 +29,9 @@ def _digest(data: bytes) -> dict:
 
 def write_score_set(folder: Path, tables: dict[str, pd.DataFrame], signature: Signature) -> None:
     """The tables, then the signature naming their checksums (so a kill between leaves the set
-    recognisably unfinished)."""
+    recognisably unfinished). The folder is checked again here: scoring takes minutes after
+    score_model's check, and a link put in its place meanwhile is not written through."""
+    refuse_link(folder)
     files, where = {}, ModelScores(folder)
     for name in SCORE_TABLES:
         path = write_parquet(where.table(name), tables[name])
