@@ -82,6 +82,24 @@ def test_a_broken_gzip_body_is_one_clear_error(tmp_path, capsys, monkeypatch, se
     assert code == 1 and err.count("ocg: error: ") == 1 and "cannot be decoded as Content-Encoding 'gzip'" in err, err
 
 
+def test_a_gzip_bomb_is_refused_before_it_fills_memory(tmp_path, capsys, monkeypatch, serve):
+    monkeypatch.setenv("OCG_HTTP_KEY", KEY)
+    member = gzip.compress(b" " * 2**25, compresslevel=1)  # 32 MiB of blanks in about 100 kB
+    bomb = member * 4  # four gzip members: 128 MiB decoded, past the 64 MiB limit
+    server = serve(lambda b, h: (200, {"Content-Type": "application/json", "Content-Encoding": "gzip"}, bomb))
+    code, err = generate(tmp_path, capsys, api_entry(server.url, concurrency=1))
+    assert code == 1 and err.count("ocg: error: ") == 1, err
+    assert f"({len(bomb)} bytes as Content-Encoding 'gzip') decompresses to more than 67108864 bytes; refused" in err
+
+
+def test_a_body_longer_than_the_limit_is_refused(tmp_path, capsys, monkeypatch, serve):
+    monkeypatch.setenv("OCG_HTTP_KEY", KEY)
+    monkeypatch.setattr("ocg.generation.api_backend.MAX_BODY_BYTES", 1000)
+    server = serve(lambda b, h: (200, {"Content-Type": "application/json"}, json.dumps(completion("A" * 2000)).encode()))
+    code, err = generate(tmp_path, capsys, api_entry(server.url, concurrency=1))
+    assert code == 1 and err.count("ocg: error: ") == 1 and "the body is longer than 1000 bytes; refused" in err, err
+
+
 def test_a_trickled_gzip_answer_still_meets_the_deadline(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("OCG_HTTP_KEY", KEY)
     body = gzip.compress(json.dumps(completion("A dog runs. " * 50)).encode())

@@ -7,7 +7,9 @@ even where a server calls it `text/plain` or `text/event-stream`, whose HTTP def
 ISO-8859-1, would garble every non-ASCII answer. The answer's fields are checked: a value of
 the wrong kind (token counts that are no counts, a `usage` that is no object, a finish reason
 that is no text) is stored as null and named in the record's `api_notes`, as is an API key the
-server echoed into its answer (replaced by *** before anything is stored).
+server echoed into its answer (replaced by *** before anything is stored). A body is bounded,
+read and decoded, by MAX_BODY_BYTES: a small gzip body can decompress to gigabytes (a "gzip bomb"),
+so decoding stops, in urllib3's bounded reads, as soon as the text would pass the limit.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import json
 import urllib3
 
 EXCERPT_CHARS = 300
+MAX_BODY_BYTES = 64 * 2**20  # far above any chat answer (32k tokens stream in about 7 MB)
 
 
 class ApiError(RuntimeError):
@@ -27,16 +30,26 @@ class ApiError(RuntimeError):
 
 
 def decode_body(status: int, headers, data: bytes) -> str:
-    """The body as text: content coding undone by urllib3, then the charset (default UTF-8)."""
-    if headers.get("Content-Encoding"):
+    """The body as text: content coding undone by urllib3 (at most MAX_BODY_BYTES), then the
+    charset (default UTF-8)."""
+    coding = headers.get("Content-Encoding")
+    if coding:
         try:
-            data = urllib3.HTTPResponse(body=io.BytesIO(data), headers=dict(headers), status=status,
-                                        preload_content=False, decode_content=True).read()
+            decoder = urllib3.HTTPResponse(body=io.BytesIO(data), headers=dict(headers), status=status,
+                                           preload_content=False, decode_content=True)
+            parts, size = [], 0
+            while part := decoder.read(1 << 20):  # urllib3 >= 2.6 decompresses no more than asked
+                size += len(part)
+                if size > MAX_BODY_BYTES:
+                    raise ApiError(f"HTTP {status}: the body ({len(data)} bytes as Content-Encoding {coding!r}) "
+                                   f"decompresses to more than {MAX_BODY_BYTES} bytes; refused")
+                parts.append(part)
+            data = b"".join(parts)
         except urllib3.exceptions.DecodeError as exc:
             if status != 200:  # an error's body: its status is what counts
                 return data.decode("utf-8", errors="replace")
             raise ApiError(f"HTTP {status}: the body cannot be decoded as Content-Encoding "
-                           f"{headers.get('Content-Encoding')!r} ({exc})") from None
+                           f"{coding!r} ({exc})") from None
     message = email.message.Message()
     message["content-type"] = headers.get("Content-Type", "")
     charset = message.get_content_charset()

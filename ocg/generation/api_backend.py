@@ -29,7 +29,7 @@ from tqdm import tqdm
 
 from ..errors import OcgInputError
 from ..models import ModelSpec
-from .api_answer import EXCERPT_CHARS, ApiError, decode_body, parse_completion, scrub_answer
+from .api_answer import EXCERPT_CHARS, MAX_BODY_BYTES, ApiError, decode_body, parse_completion, scrub_answer
 from .chat import MessagePrompts
 from .sampling import sample_seed
 
@@ -129,13 +129,16 @@ class OpenAIBackend(MessagePrompts):
                                       headers={"Authorization": f"Bearer {self._key}"} if self._key else {},
                                       timeout=(min(limit, 30.0), limit))
             with resp:
-                chunks = []
+                chunks, size = [], 0
                 while True:
                     if time.perf_counter() - t0 > limit:
                         raise _Retryable(f"no complete answer within timeout_s={limit:g} s")
                     chunk = resp.raw.read1(65536, decode_content=False)  # decoded once whole
                     if not chunk:
                         break
+                    size += len(chunk)
+                    if size > MAX_BODY_BYTES:
+                        raise ApiError(f"HTTP {resp.status_code}: the body is longer than {MAX_BODY_BYTES} bytes; refused")
                     chunks.append(chunk)
             body = decode_body(resp.status_code, resp.headers, b"".join(chunks))
         except (requests.Timeout, requests.ConnectionError) as exc:
