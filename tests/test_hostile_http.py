@@ -167,6 +167,28 @@ def test_answer_fields_of_the_wrong_kind_are_stored_as_null_and_noted(tmp_path, 
     assert any(note in k and v == 24 for k, v in card["backend"]["api_notes"].items())
 
 
+def test_a_key_echoed_into_a_field_of_the_wrong_kind_stays_out_of_notes_and_stderr(tmp_path, capsys, monkeypatch,
+                                                                                  serve):
+    monkeypatch.setenv("OCG_HTTP_KEY", KEY)
+    server = serve(lambda b, h: (200, {"Content-Type": "application/json"}, json.dumps(completion(
+        "A dog runs.", usage={"prompt_tokens": h.get("Authorization"), "completion_tokens": 3})).encode()))
+    code, err = generate(tmp_path, capsys, api_entry(server.url))
+    assert code == 0 and KEY not in err, err
+    nothing_holds_the_key(tmp_path)  # the records' api_notes and the run card's count of them
+    notes = read_generations(tmp_path / "gen" / "m").api_notes
+    assert all(list(n) == ["prompt_tokens 'Bearer ***' is not a token count; stored as null"] for n in notes), notes[0]
+
+
+@pytest.mark.parametrize("status, body", [(400, "x" * 285 + f"Bearer {KEY}"), (200, "x" * 285 + f"Bearer {KEY}"),
+                                          (200, "data: " + "x" * 279 + f"Bearer {KEY}")])
+def test_a_key_at_the_excerpts_edge_is_not_cut_in_half(tmp_path, capsys, monkeypatch, serve, status, body):
+    monkeypatch.setenv("OCG_HTTP_KEY", KEY)
+    server = serve(lambda b, h: (status, {"Content-Type": "application/json"}, body.encode()))
+    code, err = generate(tmp_path, capsys, api_entry(server.url, max_retries=0))
+    assert code == 1 and err.count("ocg: error: ") == 1 and "Bearer ***" in err, err
+    assert KEY[:7] not in err, err  # the excerpt is cut after the key was replaced, not before
+
+
 # -- a server started for the run, with a key ------------------------------------------------------
 KEYED_SERVER = r'''
 import json, sys
@@ -186,6 +208,8 @@ class H(BaseHTTPRequestHandler):
     def do_GET(self):
         if self.path == "/v1/models" and args.get("--mode") == "404":
             return self.send(404, {"error": "no such route"})
+        if self.path == "/v1/models" and args.get("--mode") == "echo404":  # the key at the excerpt's edge
+            return self.send(404, {"error": "x" * 175 + self.headers.get("Authorization", "")})
         if not self.authorised():
             return
         if self.path == "/version":
@@ -249,6 +273,13 @@ def test_a_readiness_poll_answered_with_another_status_names_it(tmp_path, capsys
     code, err = generate(tmp_path, capsys, server_entry(tmp_path, "--mode 404", startup_timeout_s=3))
     assert code == 1 and err.count("ocg: error: ") == 1, err
     assert "did not answer" in err and "with HTTP 200 within 3 s (its last answer: HTTP 404" in err, err
+
+
+def test_a_readiness_poll_that_echoes_the_key_at_the_excerpts_edge_leaks_no_part(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("OCG_HTTP_KEY", KEY)
+    code, err = generate(tmp_path, capsys, server_entry(tmp_path, "--mode echo404", startup_timeout_s=3))
+    assert code == 1 and "(its last answer: HTTP 404" in err and "Bearer ***" in err, err
+    assert KEY[:7] not in err, err
 
 
 # -- inputs refused before any request -------------------------------------------------------------

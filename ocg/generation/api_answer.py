@@ -60,39 +60,45 @@ def decode_body(status: int, headers, data: bytes) -> str:
     return data.decode(charset or "utf-8-sig", errors="replace")
 
 
-def _count(value, name: str, notes: list[str]) -> int | None:
+def scrub(text: str, key: str) -> str:
+    """`text` with the key replaced by ***; before any cut, so no part of the key is left."""
+    return text.replace(key, "***") if key else text
+
+
+def _count(value, name: str, notes: list[str], key: str) -> int | None:
     if value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
         return value
-    notes.append(f"{name} {value!r:.40} is not a token count; stored as null")
+    notes.append(f"{name} {scrub(repr(value), key)[:40]} is not a token count; stored as null")
     return None
 
 
-def _text(value, name: str, notes: list[str]) -> str | None:
+def _text(value, name: str, notes: list[str], key: str) -> str | None:
     if value is None or isinstance(value, str):
         return value
-    notes.append(f"{name} {value!r:.40} is not text; stored as null")
+    notes.append(f"{name} {scrub(repr(value), key)[:40]} is not text; stored as null")
     return None
 
 
-def _fields(raw: str, finish, usage, model, fingerprint) -> dict:
+def _fields(raw: str, finish, usage, model, fingerprint, key: str) -> dict:
     notes: list[str] = []
     if usage is not None and not isinstance(usage, dict):
         notes.append(f"usage is a {type(usage).__name__}, not an object; token counts stored as null")
         usage = {}
     usage = usage or {}
-    return {"raw": raw, "finish_reason": _text(finish, "finish_reason", notes),
-            "prompt_tokens": _count(usage.get("prompt_tokens"), "prompt_tokens", notes),
-            "completion_tokens": _count(usage.get("completion_tokens"), "completion_tokens", notes),
-            "response_model": _text(model, "model", notes),
-            "system_fingerprint": _text(fingerprint, "system_fingerprint", notes), "api_notes": notes}
+    return {"raw": raw, "finish_reason": _text(finish, "finish_reason", notes, key),
+            "prompt_tokens": _count(usage.get("prompt_tokens"), "prompt_tokens", notes, key),
+            "completion_tokens": _count(usage.get("completion_tokens"), "completion_tokens", notes, key),
+            "response_model": _text(model, "model", notes, key),
+            "system_fingerprint": _text(fingerprint, "system_fingerprint", notes, key), "api_notes": notes}
 
 
-def parse_completion(status: int, content_type: str, body: str) -> dict:
+def parse_completion(status: int, content_type: str, body: str, key: str = "") -> dict:
     """The answer of a chat completion: plain JSON, or an event stream of chunks (servers that
-    stream even when asked not to). Anything else is an ApiError with status and excerpt."""
-    excerpt = body[:EXCERPT_CHARS].replace("\n", " ")
+    stream even when asked not to). Anything else is an ApiError with status and excerpt (and
+    the notes) without the key."""
+    excerpt = scrub(body, key)[:EXCERPT_CHARS].replace("\n", " ")
     if "text/event-stream" in content_type or body.lstrip().startswith("data:"):
-        return _parse_stream(status, body, excerpt)
+        return _parse_stream(status, body, excerpt, key)
     try:
         payload = json.loads(body)
     except ValueError:
@@ -106,10 +112,10 @@ def parse_completion(status: int, content_type: str, body: str) -> dict:
     if content is not None and not isinstance(content, str):
         raise ApiError(f"HTTP {status}: message content is a {type(content).__name__}, not text: {excerpt!r}")
     return _fields(content or "", choices[0].get("finish_reason"), payload.get("usage"), payload.get("model"),
-                   payload.get("system_fingerprint"))
+                   payload.get("system_fingerprint"), key)
 
 
-def _parse_stream(status: int, body: str, excerpt: str) -> dict:
+def _parse_stream(status: int, body: str, excerpt: str, key: str) -> dict:
     parts, finish, model, usage, fingerprint, seen = [], None, None, None, None, False
     for line in body.splitlines():
         if not line.startswith("data:"):
@@ -120,7 +126,7 @@ def _parse_stream(status: int, body: str, excerpt: str) -> dict:
         try:
             chunk = json.loads(data)
         except ValueError:
-            raise ApiError(f"HTTP {status}: a streamed chunk is not JSON: {data[:EXCERPT_CHARS]!r}") from None
+            raise ApiError(f"HTTP {status}: a streamed chunk is not JSON: {scrub(data, key)[:EXCERPT_CHARS]!r}") from None
         if not isinstance(chunk, dict):
             raise ApiError(f"HTTP {status}: a streamed chunk is a {type(chunk).__name__}: {excerpt!r}")
         model = chunk.get("model", model)
@@ -137,7 +143,7 @@ def _parse_stream(status: int, body: str, excerpt: str) -> dict:
             finish = (choice.get("finish_reason") if isinstance(choice, dict) else None) or finish
     if not seen:
         raise ApiError(f"HTTP {status}: an event stream without choices: {excerpt!r}")
-    return _fields("".join(parts), finish, usage, model, fingerprint)
+    return _fields("".join(parts), finish, usage, model, fingerprint, key)
 
 
 def scrub_answer(out: dict, key: str) -> dict:
@@ -147,6 +153,7 @@ def scrub_answer(out: dict, key: str) -> dict:
     held = [name for name, value in out.items() if isinstance(value, str) and key in value]
     for name in held:
         out[name] = out[name].replace(key, "***")
+    out["api_notes"] = [scrub(note, key) for note in out.get("api_notes", [])]
     if held:
         out["api_notes"] = [*out.get("api_notes", []),
                             f"the server echoed the API key into {', '.join(held)}; replaced by ***"]

@@ -149,10 +149,10 @@ class OpenAIBackend(MessagePrompts):
             raise _Retryable(type(exc).__name__) from None
         except ApiError as exc:  # a body that cannot be decoded
             raise ApiError(self._scrub(f"{self.url}: {exc}")) from None
-        status, excerpt = resp.status_code, self._scrub(body[:EXCERPT_CHARS].replace("\n", " "))
+        status, excerpt = resp.status_code, self._scrub(body)[:EXCERPT_CHARS].replace("\n", " ")
         if status == 200:
             try:
-                out = parse_completion(status, resp.headers.get("Content-Type", ""), body)
+                out = parse_completion(status, resp.headers.get("Content-Type", ""), body, self._key)
             except ApiError as exc:
                 raise ApiError(self._scrub(f"{self.url}: {exc}")) from None
             out = scrub_answer(out, self._key)

@@ -33,6 +33,7 @@ from pathlib import Path
 import requests
 
 from ..errors import OcgInputError
+from .api_answer import scrub
 
 
 class ServerError(RuntimeError):
@@ -81,8 +82,7 @@ def _version(base_url: str, key: str) -> str | None:
         resp = requests.get(f"{root}/version", headers=_auth(key), timeout=2)
     except requests.RequestException:
         return None
-    text = resp.text.strip()[:200]
-    return (text.replace(key, "***") if key else text) if resp.status_code == 200 else None
+    return scrub(resp.text, key).strip()[:200] if resp.status_code == 200 else None  # scrubbed, then cut
 
 
 def _stop(proc: subprocess.Popen, grace_s: float = 10.0) -> None:
@@ -130,8 +130,7 @@ def _poll(base_url: str, key: str, where: str, key_env: str | None) -> tuple[obj
                f"it wants a key: name its variable in {where.rsplit('.', 1)[0]}.key_env (and pass it with {{key}})")
         raise ServerError(f"the server answers GET {base_url}/models with HTTP {resp.status_code}: {fix}")
     if resp.status_code != 200:
-        text = resp.text[:200]
-        return None, f"HTTP {resp.status_code}: {(text.replace(key, '***') if key else text)!r}"
+        return None, f"HTTP {resp.status_code}: {scrub(resp.text, key)[:200]!r}"
     return resp, None
 
 
