@@ -132,6 +132,21 @@ def test_json_without_a_charset_is_utf8(tmp_path, capsys, monkeypatch, serve, co
     assert set(read_generations(tmp_path / "gen" / "m").raw) == {ANSWER}
 
 
+@pytest.mark.parametrize("content_type, what", [("text/plain", "UTF-8 (no charset named another)"),
+                                                ("application/json; charset=utf-8", "utf-8")])
+def test_bytes_invalid_in_the_charset_are_stored_with_a_note(tmp_path, capsys, monkeypatch, serve, content_type, what):
+    monkeypatch.setenv("OCG_HTTP_KEY", KEY)
+    body = json.dumps(completion("A dog at the cafe."), ensure_ascii=False).encode().replace(b"cafe", b"caf\xe9")
+    server = serve(lambda b, h: (200, {"Content-Type": content_type}, body))  # Latin-1 bytes, called UTF-8
+    code, err = generate(tmp_path, capsys, api_entry(server.url))
+    assert code == 0, err
+    note = f"the body is not valid {what}: 1 invalid byte sequence(s) stored as U+FFFD"
+    df = read_generations(tmp_path / "gen" / "m")
+    assert set(df.raw) == {"A dog at the caf\ufffd."} and all(list(n) == [note] for n in df.api_notes)
+    card = json.loads((tmp_path / "gen" / "m" / "run_card.json").read_text())
+    assert card["backend"]["api_notes"] == {note: 24}
+
+
 def test_an_echoed_key_is_scrubbed_from_stored_answers_and_flagged(tmp_path, capsys, monkeypatch, serve):
     monkeypatch.setenv("OCG_HTTP_KEY", KEY)
     server = serve(lambda b, h: (200, {"Content-Type": "application/json"}, json.dumps(completion(

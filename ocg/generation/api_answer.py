@@ -29,9 +29,9 @@ class ApiError(RuntimeError):
     """A request that retrying cannot fix (bad key, unknown model, malformed answer, other 4xx)."""
 
 
-def decode_body(status: int, headers, data: bytes) -> str:
+def decode_body(status: int, headers, data: bytes, notes: list[str] | None = None) -> str:
     """The body as text: content coding undone by urllib3 (at most MAX_BODY_BYTES), then the
-    charset (default UTF-8)."""
+    charset (default UTF-8); bytes invalid in it become U+FFFD, said in `notes` (api_notes)."""
     coding = headers.get("Content-Encoding")
     if coding:
         try:
@@ -57,7 +57,16 @@ def decode_body(status: int, headers, data: bytes) -> str:
         codecs.lookup(charset or "utf-8")
     except LookupError:
         raise ApiError(f"HTTP {status}: the body's charset {charset!r} is unknown") from None
-    return data.decode(charset or "utf-8-sig", errors="replace")
+    encoding = charset or "utf-8-sig"
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError:
+        text = data.decode(encoding, errors="replace")
+    if notes is not None:  # the answer is stored, not silently: what was lost is said
+        bad = text.count("\ufffd") - data.decode(encoding, errors="ignore").count("\ufffd")
+        notes.append(f"the body is not valid {charset or 'UTF-8 (no charset named another)'}: "
+                     f"{bad} invalid byte sequence(s) stored as U+FFFD")
+    return text
 
 
 def scrub(text: str, key: str) -> str:

@@ -140,7 +140,7 @@ class OpenAIBackend(MessagePrompts):
                     if size > MAX_BODY_BYTES:
                         raise ApiError(f"HTTP {resp.status_code}: the body is longer than {MAX_BODY_BYTES} bytes; refused")
                     chunks.append(chunk)
-            body = decode_body(resp.status_code, resp.headers, b"".join(chunks))
+            body = decode_body(resp.status_code, resp.headers, b"".join(chunks), decoding := [])
         except (requests.Timeout, requests.ConnectionError) as exc:
             raise _Retryable(type(exc).__name__) from None
         except requests.RequestException as exc:  # anything else: stop, without the key
@@ -153,6 +153,7 @@ class OpenAIBackend(MessagePrompts):
         if status == 200:
             try:
                 out = parse_completion(status, resp.headers.get("Content-Type", ""), body, self._key)
+                out["api_notes"] = decoding + out["api_notes"]
             except ApiError as exc:
                 raise ApiError(self._scrub(f"{self.url}: {exc}")) from None
             out = scrub_answer(out, self._key)
