@@ -204,6 +204,27 @@ def test_a_key_at_the_excerpts_edge_is_not_cut_in_half(tmp_path, capsys, monkeyp
     assert KEY[:7] not in err, err  # the excerpt is cut after the key was replaced, not before
 
 
+@pytest.mark.parametrize("choice, what", [({"text": "A dog runs.", "finish_reason": "stop"}, "no message"),
+                                          ({"message": "A dog runs."}, "a message that is a str")])
+def test_an_answer_that_is_no_chat_message_is_an_error_not_an_empty_answer(tmp_path, capsys, monkeypatch, serve,
+                                                                            choice, what):
+    monkeypatch.setenv("OCG_HTTP_KEY", KEY)
+    server = serve(lambda b, h: (200, {"Content-Type": "application/json"}, json.dumps({"choices": [choice]}).encode()))
+    code, err = generate(tmp_path, capsys, api_entry(server.url))
+    assert code == 1 and err.count("ocg: error: ") == 1, err
+    assert f"HTTP 200: {what} in the first choice, not a chat completion" in err, err
+
+
+def test_a_null_content_is_stored_empty_with_a_note(tmp_path, capsys, monkeypatch, serve):
+    monkeypatch.setenv("OCG_HTTP_KEY", KEY)
+    server = serve(lambda b, h: (200, {"Content-Type": "application/json"}, json.dumps(
+        {"choices": [{"message": {"role": "assistant", "content": None, "refusal": "No."}, "finish_reason": "stop"}]}).encode()))
+    code, err = generate(tmp_path, capsys, api_entry(server.url))
+    assert code == 0, err
+    df = read_generations(tmp_path / "gen" / "m")
+    assert set(df.raw) == {""} and all(list(n) == ["message content is null; stored as an empty answer"] for n in df.api_notes)
+
+
 # -- a server started for the run, with a key ------------------------------------------------------
 KEYED_SERVER = r'''
 import json, sys

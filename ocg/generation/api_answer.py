@@ -116,12 +116,18 @@ def parse_completion(status: int, content_type: str, body: str, key: str = "") -
     choices = payload.get("choices") if isinstance(payload, dict) else None
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise ApiError(f"HTTP {status}: no choices in the answer: {excerpt!r}")
-    message = choices[0].get("message") or {}
-    content = message.get("content") if isinstance(message, dict) else None
+    message = choices[0].get("message")
+    if not isinstance(message, dict):  # e.g. a /completions answer ({"text": ...}): not an empty answer
+        what = "no message" if message is None else f"a message that is a {type(message).__name__}"
+        raise ApiError(f"HTTP {status}: {what} in the first choice, not a chat completion: {excerpt!r}")
+    content = message.get("content")
     if content is not None and not isinstance(content, str):
         raise ApiError(f"HTTP {status}: message content is a {type(content).__name__}, not text: {excerpt!r}")
-    return _fields(content or "", choices[0].get("finish_reason"), payload.get("usage"), payload.get("model"),
-                   payload.get("system_fingerprint"), key)
+    out = _fields(content or "", choices[0].get("finish_reason"), payload.get("usage"), payload.get("model"),
+                  payload.get("system_fingerprint"), key)
+    if content is None:  # a refusal or a tool call: stored as an empty answer, not silently
+        out["api_notes"].append("message content is null; stored as an empty answer")
+    return out
 
 
 def _parse_stream(status: int, body: str, excerpt: str, key: str) -> dict:
