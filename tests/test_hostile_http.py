@@ -250,6 +250,8 @@ class H(BaseHTTPRequestHandler):
             return
         if self.path == "/version":
             return self.send(200, {"version": "9.9"})
+        if args.get("--mode") == "echomodels":  # a server that lists the request's headers as its models
+            return self.send(200, {"data": [{"id": "served"}, {"id": self.headers.get("Authorization")}]})
         self.send(200, {"data": None} if args.get("--mode") == "null" else {"data": [{"id": "served"}]})
     def do_POST(self):
         self.rfile.read(int(self.headers["Content-Length"]))
@@ -280,6 +282,15 @@ def test_a_key_protected_server_starts_with_its_key_never_written(tmp_path, caps
     assert server["version"] == '{"version": "9.9"}'  # /version was asked with the key too
     assert "'--api-key', '***'" in (tmp_path / "gen" / "m" / "server.log").read_text()  # its own output, scrubbed
     assert len(read_generations(tmp_path / "gen" / "m")) == 24
+
+
+def test_a_models_list_that_echoes_the_key_is_recorded_without_it(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("OCG_HTTP_KEY", KEY)
+    code, err = generate(tmp_path, capsys, server_entry(tmp_path, "--api-key {key} --mode echomodels"))
+    assert code == 0, err
+    nothing_holds_the_key(tmp_path)
+    card = json.loads((tmp_path / "gen" / "m" / "run_card.json").read_text())
+    assert card["backend"]["server"]["models_listed"] == ["served", "Bearer ***"]
 
 
 def test_a_models_list_of_null_lists_no_models(tmp_path, capsys):

@@ -109,14 +109,15 @@ def _copy_scrubbed(source, log, key: bytes) -> None:
         pass
 
 
-def _listed_models(resp) -> list:
-    """The ids /models lists (at most 20); none where the answer is not the usual shape."""
+def _listed_models(resp, key: str) -> list:
+    """The ids /models lists (at most 20), without the key; none where the answer is not the usual shape."""
     try:
         data = resp.json()
     except ValueError:
         return []
     items = data.get("data") if isinstance(data, dict) else None
-    return [m.get("id") for m in items if isinstance(m, dict)][:20] if isinstance(items, list) else []
+    ids = [m.get("id") for m in items if isinstance(m, dict)][:20] if isinstance(items, list) else []
+    return [scrub(i, key) if isinstance(i, str) else i for i in ids]
 
 
 def _poll(base_url: str, key: str, where: str, key_env: str | None) -> tuple[object, str | None]:
@@ -178,7 +179,8 @@ def running_server(spec, log_path: Path, key: str = "") -> Iterator[dict]:
             if listed is None:
                 time.sleep(0.5)
         yield {"command": shown, "base_url": base_url, "pid": proc.pid, "version": _version(base_url, key),
-               "http_server": listed.headers.get("server"), "models_listed": _listed_models(listed),
+               "http_server": scrub(listed.headers.get("server") or "", key) or None,
+               "models_listed": _listed_models(listed, key),
                "log": str(log_path)}
     finally:
         signal.signal(signal.SIGTERM, previous)
