@@ -30,7 +30,8 @@ def report(tmp_path_factory):
     root = tmp_path_factory.mktemp("results_file")
     for model in ("a", "b"):
         rows = [{"set_id": s, "template_id": t, "perm_index": p, "concepts": ["boy", "ride", "bike", "street"],
-                 "pos_pattern": "NVNN", "answer": ANSWERS[(p + t + (s == "s2") + (model == "b")) % 3]}
+                 "pos_pattern": "NVNN",  # clusters that differ: intervals that are not points
+                 "answer": ANSWERS[0 if p < 1 + t + 2 * (s == "s2") + (model == "b") else 1 + p % 2]}
                 for s in ("s1", "s2") for t in (0, 1) for p in range(6)]
         for cond in ("original", "ordered"):
             write_generations(root / "gen", model, rows, cond)
@@ -81,6 +82,9 @@ def test_every_value_equals_table1s_csv_with_its_interval_unit_and_n(report):
         orate = entry["metrics"]["ordered_rate"]
         assert orate["n"] == int(summary.n_all_present.sum()) and entry["metrics"]["pbleu"]["n_of"] == "groups"
         assert entry["design"] == scores["designs"][model] and entry["design"]["templates"] == [0, 1]
+    spread = [m["interval"]["low"] < m["value"] < m["interval"]["high"]
+              for entry in doc["models"].values() for m in entry["metrics"].values() if m["interval"]]
+    assert sum(spread) >= 4  # intervals that are no points: low, value and high cannot be swapped unseen
     assert doc["bootstrap"]["unit"] == "clusters" and (doc["bootstrap"]["n_boot"], doc["bootstrap"]["seed"]) == (200, 7)
     assert doc["run"]["template_ids"] == [0, 1] and doc["run"]["conditions"] == ["original", "ordered"]
     assert doc["provenance"]["git"]["commit"] and "pandas" in doc["provenance"]["packages"]
