@@ -354,6 +354,17 @@ def test_templates_the_run_lacks_are_refused_naming_those_it_has(table, asked):
     assert set(table(s, template_ids=[1]).model) == {"m1", "m2"}  # a template it has still works
 
 
+def test_a_template_one_model_lacks_is_refused_naming_that_model():
+    s = hand_summary()  # m1 and m2, templates 0 and 1
+    s = s[~((s.model == "m2") & (s.template_id == 1))]  # m2 was run on template 0 only
+    from ocg.errors import OcgInputError
+    with pytest.raises(OcgInputError, match=r"template\(s\) \[1\] not in this run's `ordered` answers; "
+                                             r"it has templates \[0\] for model 'm2'"):
+        tables.table1(s, template_ids=[0, 1])  # m2's row would average template 0 alone
+    asked = iter([0])  # an iterator is read once, not used up by the check
+    assert set(tables.table1(s, template_ids=asked).model) == {"m1", "m2"}
+
+
 def two_sets_three_templates(samples=1):
     """2 concept sets alike in total, differing by template: a concept-set bootstrap is degenerate
     (the demo's 9.72-9.72), a cluster or prompt bootstrap is not."""

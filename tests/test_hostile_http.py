@@ -82,6 +82,24 @@ def test_a_broken_gzip_body_is_one_clear_error(tmp_path, capsys, monkeypatch, se
     assert code == 1 and err.count("ocg: error: ") == 1 and "cannot be decoded as Content-Encoding 'gzip'" in err, err
 
 
+def test_a_gzip_bomb_is_refused_before_it_fills_memory(tmp_path, capsys, monkeypatch, serve):
+    monkeypatch.setenv("OCG_HTTP_KEY", KEY)
+    member = gzip.compress(b" " * 2**25, compresslevel=1)  # 32 MiB of blanks in about 100 kB
+    bomb = member * 4  # four gzip members: 128 MiB decoded, past the 64 MiB limit
+    server = serve(lambda b, h: (200, {"Content-Type": "application/json", "Content-Encoding": "gzip"}, bomb))
+    code, err = generate(tmp_path, capsys, api_entry(server.url, concurrency=1))
+    assert code == 1 and err.count("ocg: error: ") == 1, err
+    assert f"({len(bomb)} bytes as Content-Encoding 'gzip') decompresses to more than 67108864 bytes; refused" in err
+
+
+def test_a_body_longer_than_the_limit_is_refused(tmp_path, capsys, monkeypatch, serve):
+    monkeypatch.setenv("OCG_HTTP_KEY", KEY)
+    monkeypatch.setattr("ocg.generation.api_backend.MAX_BODY_BYTES", 1000)
+    server = serve(lambda b, h: (200, {"Content-Type": "application/json"}, json.dumps(completion("A" * 2000)).encode()))
+    code, err = generate(tmp_path, capsys, api_entry(server.url, concurrency=1))
+    assert code == 1 and err.count("ocg: error: ") == 1 and "the body is longer than 1000 bytes; refused" in err, err
+
+
 def test_a_trickled_gzip_answer_still_meets_the_deadline(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("OCG_HTTP_KEY", KEY)
     body = gzip.compress(json.dumps(completion("A dog runs. " * 50)).encode())
@@ -112,6 +130,21 @@ def test_json_without_a_charset_is_utf8(tmp_path, capsys, monkeypatch, serve, co
     code, err = generate(tmp_path, capsys, api_entry(server.url))
     assert code == 0, err
     assert set(read_generations(tmp_path / "gen" / "m").raw) == {ANSWER}
+
+
+@pytest.mark.parametrize("content_type, what", [("text/plain", "UTF-8 (no charset named another)"),
+                                                ("application/json; charset=utf-8", "utf-8")])
+def test_bytes_invalid_in_the_charset_are_stored_with_a_note(tmp_path, capsys, monkeypatch, serve, content_type, what):
+    monkeypatch.setenv("OCG_HTTP_KEY", KEY)
+    body = json.dumps(completion("A dog at the cafe."), ensure_ascii=False).encode().replace(b"cafe", b"caf\xe9")
+    server = serve(lambda b, h: (200, {"Content-Type": content_type}, body))  # Latin-1 bytes, called UTF-8
+    code, err = generate(tmp_path, capsys, api_entry(server.url))
+    assert code == 0, err
+    note = f"the body is not valid {what}: 1 invalid byte sequence(s) stored as U+FFFD"
+    df = read_generations(tmp_path / "gen" / "m")
+    assert set(df.raw) == {"A dog at the caf\ufffd."} and all(list(n) == [note] for n in df.api_notes)
+    card = json.loads((tmp_path / "gen" / "m" / "run_card.json").read_text())
+    assert card["backend"]["api_notes"] == {note: 24}
 
 
 def test_an_echoed_key_is_scrubbed_from_stored_answers_and_flagged(tmp_path, capsys, monkeypatch, serve):
@@ -149,6 +182,49 @@ def test_answer_fields_of_the_wrong_kind_are_stored_as_null_and_noted(tmp_path, 
     assert any(note in k and v == 24 for k, v in card["backend"]["api_notes"].items())
 
 
+def test_a_key_echoed_into_a_field_of_the_wrong_kind_stays_out_of_notes_and_stderr(tmp_path, capsys, monkeypatch,
+                                                                                  serve):
+    monkeypatch.setenv("OCG_HTTP_KEY", KEY)
+    server = serve(lambda b, h: (200, {"Content-Type": "application/json"}, json.dumps(completion(
+        "A dog runs.", usage={"prompt_tokens": h.get("Authorization"), "completion_tokens": 3})).encode()))
+    code, err = generate(tmp_path, capsys, api_entry(server.url))
+    assert code == 0 and KEY not in err, err
+    nothing_holds_the_key(tmp_path)  # the records' api_notes and the run card's count of them
+    notes = read_generations(tmp_path / "gen" / "m").api_notes
+    assert all(list(n) == ["prompt_tokens 'Bearer ***' is not a token count; stored as null"] for n in notes), notes[0]
+
+
+@pytest.mark.parametrize("status, body", [(400, "x" * 285 + f"Bearer {KEY}"), (200, "x" * 285 + f"Bearer {KEY}"),
+                                          (200, "data: " + "x" * 279 + f"Bearer {KEY}")])
+def test_a_key_at_the_excerpts_edge_is_not_cut_in_half(tmp_path, capsys, monkeypatch, serve, status, body):
+    monkeypatch.setenv("OCG_HTTP_KEY", KEY)
+    server = serve(lambda b, h: (status, {"Content-Type": "application/json"}, body.encode()))
+    code, err = generate(tmp_path, capsys, api_entry(server.url, max_retries=0))
+    assert code == 1 and err.count("ocg: error: ") == 1 and "Bearer ***" in err, err
+    assert KEY[:7] not in err, err  # the excerpt is cut after the key was replaced, not before
+
+
+@pytest.mark.parametrize("choice, what", [({"text": "A dog runs.", "finish_reason": "stop"}, "no message"),
+                                          ({"message": "A dog runs."}, "a message that is a str")])
+def test_an_answer_that_is_no_chat_message_is_an_error_not_an_empty_answer(tmp_path, capsys, monkeypatch, serve,
+                                                                            choice, what):
+    monkeypatch.setenv("OCG_HTTP_KEY", KEY)
+    server = serve(lambda b, h: (200, {"Content-Type": "application/json"}, json.dumps({"choices": [choice]}).encode()))
+    code, err = generate(tmp_path, capsys, api_entry(server.url))
+    assert code == 1 and err.count("ocg: error: ") == 1, err
+    assert f"HTTP 200: {what} in the first choice, not a chat completion" in err, err
+
+
+def test_a_null_content_is_stored_empty_with_a_note(tmp_path, capsys, monkeypatch, serve):
+    monkeypatch.setenv("OCG_HTTP_KEY", KEY)
+    server = serve(lambda b, h: (200, {"Content-Type": "application/json"}, json.dumps(
+        {"choices": [{"message": {"role": "assistant", "content": None, "refusal": "No."}, "finish_reason": "stop"}]}).encode()))
+    code, err = generate(tmp_path, capsys, api_entry(server.url))
+    assert code == 0, err
+    df = read_generations(tmp_path / "gen" / "m")
+    assert set(df.raw) == {""} and all(list(n) == ["message content is null; stored as an empty answer"] for n in df.api_notes)
+
+
 # -- a server started for the run, with a key ------------------------------------------------------
 KEYED_SERVER = r'''
 import json, sys
@@ -172,10 +248,14 @@ class H(BaseHTTPRequestHandler):
             return self.wfile.write(data)
         if self.path == "/v1/models" and args.get("--mode") == "404":
             return self.send(404, {"error": "no such route"})
+        if self.path == "/v1/models" and args.get("--mode") == "echo404":  # the key at the excerpt's edge
+            return self.send(404, {"error": "x" * 175 + self.headers.get("Authorization", "")})
         if not self.authorised():
             return
         if self.path == "/version":
             return self.send(200, {"version": "9.9"})
+        if args.get("--mode") == "echomodels":  # a server that lists the request's headers as its models
+            return self.send(200, {"data": [{"id": "served"}, {"id": self.headers.get("Authorization")}]})
         self.send(200, {"data": None} if args.get("--mode") == "null" else {"data": [{"id": "served"}]})
     def do_POST(self):
         self.rfile.read(int(self.headers["Content-Length"]))
@@ -195,14 +275,16 @@ def server_entry(tmp_path, args, key_env="OCG_HTTP_KEY", startup_timeout_s=20):
             "api": {**api, **({"key_env": key_env} if key_env else {})}}
 
 
-def test_a_key_protected_server_starts_with_its_key_never_written(tmp_path, capsys, monkeypatch):
+@pytest.mark.parametrize("mode, listed", [("ok", ["served"]),
+                                          ("echomodels", ["served", "Bearer ***"])])  # the key listed as a model
+def test_a_key_protected_server_starts_with_its_key_never_written(tmp_path, capsys, monkeypatch, mode, listed):
     monkeypatch.setenv("OCG_HTTP_KEY", KEY)
-    code, err = generate(tmp_path, capsys, server_entry(tmp_path, "--api-key {key} --mode ok"))
+    code, err = generate(tmp_path, capsys, server_entry(tmp_path, f"--api-key {{key}} --mode {mode}"))
     assert code == 0, err
     nothing_holds_the_key(tmp_path)
     card = json.loads((tmp_path / "gen" / "m" / "run_card.json").read_text())
     server = card["backend"]["server"]
-    assert server["command"][-3:] == ["***", "--mode", "ok"] and server["models_listed"] == ["served"]
+    assert server["command"][-3:] == ["***", "--mode", mode] and server["models_listed"] == listed
     assert server["version"] == '{"version": "9.9"}'  # /version was asked with the key too
     assert "'--api-key', '***'" in (tmp_path / "gen" / "m" / "server.log").read_text()  # its own output, scrubbed
     assert len(read_generations(tmp_path / "gen" / "m")) == 24
@@ -235,6 +317,13 @@ def test_a_readiness_poll_answered_with_another_status_names_it(tmp_path, capsys
     code, err = generate(tmp_path, capsys, server_entry(tmp_path, "--mode 404", startup_timeout_s=3))
     assert code == 1 and err.count("ocg: error: ") == 1, err
     assert "did not answer" in err and "with HTTP 200 within 3 s (its last answer: HTTP 404" in err, err
+
+
+def test_a_readiness_poll_that_echoes_the_key_at_the_excerpts_edge_leaks_no_part(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("OCG_HTTP_KEY", KEY)
+    code, err = generate(tmp_path, capsys, server_entry(tmp_path, "--mode echo404", startup_timeout_s=3))
+    assert code == 1 and "(its last answer: HTTP 404" in err and "Bearer ***" in err, err
+    assert KEY[:7] not in err, err
 
 
 # -- inputs refused before any request -------------------------------------------------------------

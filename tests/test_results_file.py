@@ -5,6 +5,7 @@ registry, the signature key and the design; every key documented (issue 31, item
 import json
 import math
 import re
+import shutil
 
 import pandas as pd
 import pytest
@@ -12,6 +13,7 @@ from helpers import write_generations
 
 from ocg.analysis import tables, uncertainty
 from ocg.analysis.report import save_table, sources
+from ocg.analysis.results_file import results
 from ocg.analysis.site import write_index
 from ocg.metrics.registry import metric
 from ocg.paths import PROJECT_ROOT
@@ -28,7 +30,8 @@ def report(tmp_path_factory):
     root = tmp_path_factory.mktemp("results_file")
     for model in ("a", "b"):
         rows = [{"set_id": s, "template_id": t, "perm_index": p, "concepts": ["boy", "ride", "bike", "street"],
-                 "pos_pattern": "NVNN", "answer": ANSWERS[(p + t + (s == "s2") + (model == "b")) % 3]}
+                 "pos_pattern": "NVNN",  # clusters that differ: intervals that are not points
+                 "answer": ANSWERS[0 if p < 1 + t + 2 * (s == "s2") + (model == "b") else 1 + p % 2]}
                 for s in ("s1", "s2") for t in (0, 1) for p in range(6)]
         for cond in ("original", "ordered"):
             write_generations(root / "gen", model, rows, cond)
@@ -79,9 +82,24 @@ def test_every_value_equals_table1s_csv_with_its_interval_unit_and_n(report):
         orate = entry["metrics"]["ordered_rate"]
         assert orate["n"] == int(summary.n_all_present.sum()) and entry["metrics"]["pbleu"]["n_of"] == "groups"
         assert entry["design"] == scores["designs"][model] and entry["design"]["templates"] == [0, 1]
+    spread = [m["interval"]["low"] < m["value"] < m["interval"]["high"]
+              for entry in doc["models"].values() for m in entry["metrics"].values() if m["interval"]]
+    assert sum(spread) >= 4  # intervals that are no points: low, value and high cannot be swapped unseen
     assert doc["bootstrap"]["unit"] == "clusters" and (doc["bootstrap"]["n_boot"], doc["bootstrap"]["seed"]) == (200, 7)
     assert doc["run"]["template_ids"] == [0, 1] and doc["run"]["conditions"] == ["original", "ordered"]
     assert doc["provenance"]["git"]["commit"] and "pandas" in doc["provenance"]["packages"]
+
+
+def test_a_report_whose_tests_are_empty_still_gets_its_results(report, tmp_path):
+    out, _, _, scores = report
+    copy = tmp_path / "report"
+    shutil.copytree(out, copy)
+    for name in ("table1_paired_test", "table1_bootstrap_ci"):  # as notebook 03 saves them for an ordered-only run
+        save_table(pd.DataFrame(), name, copy, meta=sources(scores))
+    doc = results(copy, RUN, scores)
+    metrics = [m for entry in doc["models"].values() for m in entry["metrics"].values()]
+    assert len(metrics) == 14 and all(m["interval"] is None and m["delta_test"] is None for m in metrics)
+    assert doc["models"]["a"]["metrics"]["coverage_w_order"]["value"] is not None
 
 
 def test_the_landing_page_links_it(report):

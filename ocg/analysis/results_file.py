@@ -38,8 +38,13 @@ def _clean(x):
 
 
 def _table(report: ReportFolder, name: str) -> pd.DataFrame | None:
+    """A saved table; None where it is missing or has no rows (notebook 03 saves an empty paired
+    test when no model ran both conditions, a CSV pandas cannot read back)."""
     path = report.table(name)
-    return pd.read_csv(path) if path.exists() else None
+    try:
+        return pd.read_csv(path) if path.exists() else None
+    except pd.errors.EmptyDataError:
+        return None
 
 
 def _settings(report: ReportFolder, name: str) -> dict | None:

@@ -35,19 +35,25 @@ def _template_average(summary: pd.DataFrame, condition: str, template_ids=None, 
     return pd.DataFrame(rows).set_index("model") if rows else pd.DataFrame()
 
 
-def _check_templates(summary: pd.DataFrame, conditions: tuple[str, ...], template_ids) -> None:
-    """An error naming the templates a run has when `template_ids` asks for one it lacks (for a
-    condition it ran): a subset taken quietly, or an empty table, would read as a result."""
+def _check_templates(summary: pd.DataFrame, conditions: tuple[str, ...], template_ids) -> list | None:
+    """`template_ids` as a list, or an error naming the templates a model has when it asks for one
+    that model lacks (for a condition it ran): a subset taken quietly, or an empty table, would
+    read as a result, and models loaded together may not share their templates."""
     if template_ids is None:
-        return
-    if isinstance(template_ids, (str, bytes, int)) or not len(list(template_ids)):
+        return None
+    asked = None if isinstance(template_ids, (str, bytes, int)) else list(template_ids)  # a generator read once
+    if not asked:
         raise OcgInputError("template_ids", f"got {template_ids!r}; expected a non-empty list of template ids")
     for condition in conditions:
-        has = sorted(int(t) for t in summary.loc[summary["condition"] == condition, "template_id"].unique())
-        missing = sorted({t for t in template_ids if t not in has}, key=str)
-        if has and missing:
-            raise OcgInputError("template_ids", f"template(s) {missing} not in this run's `{condition}` "
-                                                f"answers; it has templates {has}")
+        rows = summary[summary["condition"] == condition]
+        has = {model: sorted(int(t) for t in g["template_id"].unique()) for model, g in rows.groupby("model")}
+        for model, its in has.items():
+            missing = sorted({t for t in asked if t not in its}, key=str)
+            if missing:
+                whose = "" if len({tuple(v) for v in has.values()}) == 1 else f" for model {model!r}"
+                raise OcgInputError("template_ids", f"template(s) {missing} not in this run's `{condition}` "
+                                                    f"answers; it has templates {its}{whose}")
+    return asked
 
 
 def _reported(table: str, values: pd.DataFrame) -> pd.DataFrame:
@@ -69,7 +75,7 @@ def table1(summary: pd.DataFrame, over="mean", template_ids=None) -> pd.DataFram
     """Zero-shot `ordered`, template-averaged, with the difference from `original`. `over` and
     `template_ids` change the aggregation and the templates (README, "Notebooks in JupyterLab");
     a template the run lacks is refused."""
-    _check_templates(summary, ("ordered", "original"), template_ids)
+    template_ids = _check_templates(summary, ("ordered", "original"), template_ids)
     return _with_delta(_reported("table1", _template_average(summary, "ordered", template_ids, over)),
                        _template_average(summary, "original", template_ids, over), "delta_vs_original_commongen")
 
@@ -77,7 +83,7 @@ def table1(summary: pd.DataFrame, over="mean", template_ids=None) -> pd.DataFram
 def table4(summary: pd.DataFrame, over="mean", template_ids=None) -> pd.DataFrame:
     """One-shot priming vs zero-shot `ordered` (difference = one-shot minus zero-shot); a template
     the run lacks is refused."""
-    _check_templates(summary, ("ordered_one_shot", "ordered"), template_ids)
+    template_ids = _check_templates(summary, ("ordered_one_shot", "ordered"), template_ids)
     return _with_delta(_reported("table4", _template_average(summary, "ordered_one_shot", template_ids, over)),
                        _template_average(summary, "ordered", template_ids, over), "delta_vs_zero_shot_ordered")
 

@@ -29,7 +29,7 @@ from tqdm import tqdm
 
 from ..errors import OcgInputError
 from ..models import ModelSpec
-from .api_answer import EXCERPT_CHARS, ApiError, decode_body, parse_completion, scrub_answer
+from .api_answer import EXCERPT_CHARS, MAX_BODY_BYTES, ApiError, decode_body, parse_completion, scrub_answer
 from .chat import MessagePrompts
 from .sampling import sample_seed
 
@@ -129,15 +129,18 @@ class OpenAIBackend(MessagePrompts):
                                       headers={"Authorization": f"Bearer {self._key}"} if self._key else {},
                                       timeout=(min(limit, 30.0), limit))
             with resp:
-                chunks = []
+                chunks, size = [], 0
                 while True:
                     if time.perf_counter() - t0 > limit:
                         raise _Retryable(f"no complete answer within timeout_s={limit:g} s")
                     chunk = resp.raw.read1(65536, decode_content=False)  # decoded once whole
                     if not chunk:
                         break
+                    size += len(chunk)
+                    if size > MAX_BODY_BYTES:
+                        raise ApiError(f"HTTP {resp.status_code}: the body is longer than {MAX_BODY_BYTES} bytes; refused")
                     chunks.append(chunk)
-            body = decode_body(resp.status_code, resp.headers, b"".join(chunks))
+            body = decode_body(resp.status_code, resp.headers, b"".join(chunks), decoding := [])
         except (requests.Timeout, requests.ConnectionError) as exc:
             raise _Retryable(type(exc).__name__) from None
         except requests.RequestException as exc:  # anything else: stop, without the key
@@ -146,10 +149,11 @@ class OpenAIBackend(MessagePrompts):
             raise _Retryable(type(exc).__name__) from None
         except ApiError as exc:  # a body that cannot be decoded
             raise ApiError(self._scrub(f"{self.url}: {exc}")) from None
-        status, excerpt = resp.status_code, self._scrub(body[:EXCERPT_CHARS].replace("\n", " "))
+        status, excerpt = resp.status_code, self._scrub(body)[:EXCERPT_CHARS].replace("\n", " ")
         if status == 200:
             try:
-                out = parse_completion(status, resp.headers.get("Content-Type", ""), body)
+                out = parse_completion(status, resp.headers.get("Content-Type", ""), body, self._key)
+                out["api_notes"] = decoding + out["api_notes"]
             except ApiError as exc:
                 raise ApiError(self._scrub(f"{self.url}: {exc}")) from None
             out = scrub_answer(out, self._key)

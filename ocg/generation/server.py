@@ -34,6 +34,7 @@ import requests
 
 from ..errors import OcgInputError
 from ..io import loads_json, refuse_link
+from .api_answer import scrub
 
 
 class ServerError(RuntimeError):
@@ -82,8 +83,7 @@ def _version(base_url: str, key: str) -> str | None:
         resp = requests.get(f"{root}/version", headers=_auth(key), timeout=2)
     except requests.RequestException:
         return None
-    text = resp.text.strip()[:200]
-    return (text.replace(key, "***") if key else text) if resp.status_code == 200 else None
+    return scrub(resp.text, key).strip()[:200] if resp.status_code == 200 else None  # scrubbed, then cut
 
 
 def _stop(proc: subprocess.Popen, grace_s: float = 10.0) -> None:
@@ -110,14 +110,15 @@ def _copy_scrubbed(source, log, key: bytes) -> None:
         pass
 
 
-def _listed_models(resp) -> list:
-    """The ids /models lists (at most 20); none where the answer is not the usual shape."""
+def _listed_models(resp, key: str) -> list:
+    """The ids /models lists (at most 20), without the key; none where the answer is not the usual shape."""
     try:
         data = loads_json(resp.content)  # nested past the parser's depth: malformed, like any
     except ValueError:
         return []
     items = data.get("data") if isinstance(data, dict) else None
-    return [m.get("id") for m in items if isinstance(m, dict)][:20] if isinstance(items, list) else []
+    ids = [m.get("id") for m in items if isinstance(m, dict)][:20] if isinstance(items, list) else []
+    return [scrub(i, key) if isinstance(i, str) else i for i in ids]
 
 
 def _poll(base_url: str, key: str, where: str, key_env: str | None) -> tuple[object, str | None]:
@@ -131,8 +132,7 @@ def _poll(base_url: str, key: str, where: str, key_env: str | None) -> tuple[obj
                f"it wants a key: name its variable in {where.rsplit('.', 1)[0]}.key_env (and pass it with {{key}})")
         raise ServerError(f"the server answers GET {base_url}/models with HTTP {resp.status_code}: {fix}")
     if resp.status_code != 200:
-        text = resp.text[:200]
-        return None, f"HTTP {resp.status_code}: {(text.replace(key, '***') if key else text)!r}"
+        return None, f"HTTP {resp.status_code}: {scrub(resp.text, key)[:200]!r}"
     return resp, None
 
 
@@ -181,7 +181,8 @@ def running_server(spec, log_path: Path, key: str = "") -> Iterator[dict]:
             if listed is None:
                 time.sleep(0.5)
         yield {"command": shown, "base_url": base_url, "pid": proc.pid, "version": _version(base_url, key),
-               "http_server": listed.headers.get("server"), "models_listed": _listed_models(listed),
+               "http_server": scrub(listed.headers.get("server") or "", key) or None,
+               "models_listed": _listed_models(listed, key),
                "log": str(log_path)}
     finally:
         signal.signal(signal.SIGTERM, previous)
