@@ -102,3 +102,21 @@ def test_glue_is_punctuation_and_the_three_words(tokens, first, used, flags):
     in_order = used == sorted(used)
     got = list_flags_of(tokens, first, used, True, in_order)
     assert (got["copies_list"], got["bare_list"]) == flags
+
+
+@pytest.mark.slow
+def test_methods_states_how_often_real_outputs_copy_the_list():
+    """The measured figure in docs/METHODS.md is what benchmarks/list_copies.py measures (and the
+    flags it finds agree with the text route wherever that route sees a copy)."""
+    import sys
+
+    from ocg.paths import PROJECT_ROOT
+    sys.path.insert(0, str(PROJECT_ROOT / "benchmarks"))
+    import list_copies
+    m = list_copies.measure()
+    assert len(m) == 2496
+    text = (PROJECT_ROOT / "docs" / "METHODS.md").read_text().split("**How often real outputs do it.**")[1]
+    said = re.search(r"(\d+) are in order and (\d+) copies the list \((\S+)% of all outputs", " ".join(text.split()))
+    assert said, "METHODS states the figure"
+    assert (int(said[1]), int(said[2])) == (int(m.in_order.sum()), int(m.copies_list.sum()))
+    assert said[3] == f"{100 * m.copies_list.mean():.2f}" and ("none is a bare list" in text) == (not m.bare_list.any())
