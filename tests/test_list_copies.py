@@ -120,3 +120,26 @@ def test_methods_states_how_often_real_outputs_copy_the_list():
     assert said, "METHODS states the figure"
     assert (int(said[1]), int(said[2])) == (int(m.in_order.sum()), int(m.copies_list.sum()))
     assert said[3] == f"{100 * m.copies_list.mean():.2f}" and ("none is a bare list" in text) == (not m.bare_list.any())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("outcome, wanted", [
+    ("copies_list", lambda v: v["copies_list"]),
+    ("bare_list", lambda v: v["bare_list"]),
+    ("order_not_copied", lambda v: v["in_order"] and not v["copies_list"]),
+])
+def test_the_case_browser_filters_them(scored, outcome, wanted):
+    from test_browser import CHROMIUM
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    from test_case_browser import open_at, rows_of
+
+    from ocg.analysis.site import write_index
+    out, _ = scored
+    root = out.parent.parent
+    write_index(root / "report", "t", [], run={"models": ["m"], "conditions": ["ordered"], "file": "r"},
+                scores_root=root / "scores", generations_root=root / "gen")
+    shown = rows_of(open_at(root / "report" / "cases.html", f"#model=m&condition=ordered&template=0&outcome={outcome}"))
+    texts = [re.sub("<sup>.*?</sup>|<[^>]+>", "", re.search(r'<span class="answer">(.*?)</span>', r, re.S).group(1)) for r in shown]
+    expected = [a for a in ANSWERS if wanted(independent(a))]
+    assert sorted(texts) == sorted(expected) and expected

@@ -81,19 +81,27 @@ def table1_basis(report_dir, summary: pd.DataFrame) -> str:
             + pd.DataFrame(rows).set_index("model").to_html(border=0, escape=True, na_rep="–"))
 
 
-def copy_share(summary: pd.DataFrame) -> str:
-    """One line: per model, the share of `ordered` answers judged in order that copy the list."""
+COPY_SHARE_LEAD = ("In-order answers that copy the concept list (the concepts as one run in the asked order, "
+                   "nothing but punctuation, “and” or articles between them)")
+
+
+def copy_shares(summary: pd.DataFrame) -> list[str]:
+    """Per model: '<model>: 60% (36 of 60)', the share of `ordered` answers judged in order that
+    copy the list (Table 1's caption line, on the landing page and in notebook 03)."""
     if "n_copies_list" not in summary or "n_in_order" not in summary:
-        return ""
+        return []
     ordered = summary[summary["condition"] == "ordered"].groupby("model")[["n_in_order", "n_copies_list"]].sum()
-    parts = [f"{m}: {100 * r.n_copies_list / r.n_in_order:.0f}% ({int(r.n_copies_list)} of {int(r.n_in_order)})"
-             for m, r in ordered.iterrows() if r.n_in_order]
+    return [f"{m}: {100 * r.n_copies_list / r.n_in_order:.0f}% ({int(r.n_copies_list)} of {int(r.n_in_order)})"
+            for m, r in ordered.iterrows() if r.n_in_order]
+
+
+def copy_share(summary: pd.DataFrame) -> str:
+    """copy_shares as one line of the landing page."""
+    parts = copy_shares(summary)
     if not parts:
         return ""
-    return ("<p class='note'><b>In-order answers that copy the concept list</b> (the concepts as one run in "
-            "the asked order, nothing but punctuation, “and” or articles between them): "
-            + _esc("; ".join(parts)) + ". Coverage w/ order counts them; the sensitivity view below "
-            "recomputes Table 1 without them.</p>")
+    return (f"<p class='note'><b>{_esc(COPY_SHARE_LEAD)}</b>: " + _esc("; ".join(parts))
+            + ". Coverage w/ order counts them; the sensitivity view below recomputes Table 1 without them.</p>")
 
 
 def list_copies(summary_rows: pd.DataFrame) -> str:

@@ -64,3 +64,17 @@ def list_flags(answers: pd.DataFrame) -> pd.DataFrame:
     rows = [list_flags_of(t, f, u, bool(p), bool(o)) for t, f, u, p, o in
             zip(answers["tokens"], answers["match_positions"], used, answers["all_present"], answers["in_order"])]
     return pd.DataFrame(rows, index=answers.index, columns=list(LIST_FLAGS))
+
+
+def flag_texts(texts: pd.Series, concepts: pd.Series, pos_patterns: pd.Series | None = None) -> pd.DataFrame:
+    """all_present, in_order and both list flags for answers not yet scored (notebook 01,
+    benchmarks/list_copies.py): coverage's matching as scoring runs it, then the flags."""
+    from . import coverage
+    texts = texts.map(lambda a: a.strip() if isinstance(a, str) else "")
+    job = coverage.CoverageJob(texts, concepts, coverage.load_nlp("auto"), pos_patterns=pos_patterns,
+                               n_process=coverage.processes())
+    try:
+        matched = job.result()
+    finally:
+        job.close()
+    return pd.concat([matched[["all_present", "in_order"]], list_flags(matched)], axis=1)
