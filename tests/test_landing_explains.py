@@ -71,7 +71,7 @@ def test_other_tables_are_shown_with_their_notebook_method_and_legend(report):
     out, page = report
     section = page.split("<h2>Table 2:")[1].split("<h2>")[0]
     assert "href='04_pos_patterns.html'>notebook 04_pos_patterns</a>" in section
-    assert "href='methods.html'>docs/METHODS.md</a>, “Table 2”" in section and "href='tables/table2.csv'" in section
+    assert "href='methods.html#analyses'>docs/METHODS.md, “Analyses”</a>" in section and "href='tables/table2.csv'" in section
     assert "<table" in section and "<dt>Diverse Rate</dt>" in section
     assert "<h2>Table 4" in page and "<h2>Table 7" in page
 
@@ -79,9 +79,9 @@ def test_other_tables_are_shown_with_their_notebook_method_and_legend(report):
 def test_methods_are_rendered_into_the_report_escaped(report):
     out, page = report
     methods = (out / "methods.html").read_text()
-    assert "<h2>Concept matching</h2>" in methods or "<h3>Concept matching</h3>" in methods
+    assert '<h3 id="concept-matching">Concept matching</h3>' in methods
     assert "<table>" in methods and "<script" not in methods
-    assert "href='methods.html'" in page
+    assert "href='methods.html'" in page and "href='methods.html#" in page
 
 
 def test_a_table_not_computed_is_not_shown_and_a_broken_one_costs_only_itself(tmp_path):

@@ -23,6 +23,7 @@ from ..generation.completeness import problems
 from ..io import atomic_path
 from ..layout import ExecutedNotebook, ModelGenerations, ModelScores, ReportFolder
 from ..metrics.degenerate import FLAG_COLUMNS, FLAG_HELP
+from ..metrics.listcopy import LIST_FLAGS
 from ..metrics.registry import label
 from ..provenance import git_state
 from ..records import RunCard, Signature
@@ -137,7 +138,7 @@ def _model_rows(models, generations_root, scores, failures, unfinished) -> str:
             status = "<span class='bad'>not scored</span>"
         s = summary[summary["model"] == model] if "model" in summary else pd.DataFrame()
         counts = ", ".join(f"{int(s[f'n_{f}'].sum())} {f.replace('_', ' ')}" for f in FLAG_COLUMNS
-                           if f"n_{f}" in s and s[f"n_{f}"].sum()) or "none" if len(s) else ""
+                           if f not in LIST_FLAGS and f"n_{f}" in s and s[f"n_{f}"].sum()) or "none" if len(s) else ""
         check, st = card.batch_invariance, card.settings
         batch = f"{check['differ']}/{check['checked']} changed by batching" if check else "–"
         sampled = f"; {card.sampling['samples']} samples, seeds {card.sampling['seeds']}" if card.sampling else ""
