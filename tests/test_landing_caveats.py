@@ -9,7 +9,7 @@ from html.parser import HTMLParser
 
 import pandas as pd
 import pytest
-from helpers import write_generations
+from helpers import score_two_models
 
 from ocg.analysis import explain, positions, sensitivity, tables, uncertainty
 from ocg.analysis.report import save_table
@@ -18,7 +18,6 @@ from ocg.layout import ModelGenerations
 from ocg.paths import PROJECT_ROOT
 from ocg.records import RunCard
 from ocg.results import load_scores
-from ocg.scoring import score_model
 
 ANSWERS = ["Boy ride bike street.", "The boy rides a bike down the street.", "Street, bike, boy.", "The boy rode."]
 NOTE = "demo pairing only: <b>b</b> stands in for a reasoning model"
@@ -29,13 +28,8 @@ SETTINGS = {"a": {"dtype": "bfloat16", "quantization": "none", "max_new_tokens":
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     root = tmp_path_factory.mktemp("caveats")
+    score_two_models(root, ANSWERS, ("original", "ordered"), ["coverage"])
     for model in ("a", "b"):
-        rows = [{"set_id": s, "template_id": t, "perm_index": p, "concepts": ["boy", "ride", "bike", "street"],
-                 "pos_pattern": "NVNN", "answer": ANSWERS[(p + t + (model == "b")) % 4]}
-                for s in ("s1", "s2") for t in (0, 1) for p in range(6)]
-        for cond in ("original", "ordered"):
-            write_generations(root / "gen", model, rows, cond)
-        score_model(root / "gen" / model, metrics=["coverage"], out_dir=root / "scores", progress=False)
         sampling = {"samples": 2, "seeds": [0, 1], "temperature": 0.7, "top_p": 0.95} if model == "b" else None
         check = {"checked": 8, "differ": 2, "share_differ": 0.25}
         RunCard(model=model, settings={"id": f"org/{model}", **SETTINGS[model]}, sampling=sampling,

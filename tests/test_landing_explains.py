@@ -7,7 +7,7 @@ import re
 
 import pandas as pd
 import pytest
-from helpers import write_generations
+from helpers import score_two_models
 
 from ocg.analysis import explain, tables
 from ocg.analysis.report import save_table
@@ -15,7 +15,6 @@ from ocg.analysis.site import write_index
 from ocg.metrics.registry import in_table
 from ocg.records import Signature
 from ocg.results import load_scores
-from ocg.scoring import score_model
 
 ANSWERS = ["The boy rides a bike down the street.", "A bike, a boy and a street.", "The boy rode."]
 
@@ -23,14 +22,8 @@ ANSWERS = ["The boy rides a bike down the street.", "A bike, a boy and a street.
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     root = tmp_path_factory.mktemp("explains")
-    for model in ("a", "b"):
-        rows = [{"set_id": s, "template_id": t, "perm_index": p, "concepts": ["boy", "ride", "bike", "street"],
-                 "pos_pattern": "NVNN", "answer": ANSWERS[(p + t + (model == "b")) % 3]}
-                for s in ("s1", "s2") for t in (0, 1) for p in range(6)]
-        for cond in ("original", "ordered", "ordered_one_shot"):
-            write_generations(root / "gen", model, rows, cond)
-        score_model(root / "gen" / model, metrics=["coverage", "pbleu", "pbleurt", "distinct", "diverse"],
-                    out_dir=root / "scores", progress=False)
+    score_two_models(root, ANSWERS, ("original", "ordered", "ordered_one_shot"),
+                     ["coverage", "pbleu", "pbleurt", "distinct", "diverse"])
     scores = load_scores(root / "scores")
     out = root / "report"
     save_table(tables.table1(scores["summary"]), "table1", out)
