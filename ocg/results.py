@@ -39,6 +39,11 @@ def _short_hash(obj) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:10]
 
 
+def signature_hash(signature: Signature) -> str:
+    """The `scoring_signature` tables carry when models are scored differently (equal: comparable)."""
+    return _short_hash(comparable_signature(signature))
+
+
 def scoring_differences(signatures: dict[str, Signature]) -> list[str]:
     """Human-readable lines naming models and the fields in which their scoring differs."""
     comparable = {m: comparable_signature(s) for m, s in signatures.items()}
@@ -123,7 +128,7 @@ def load_scores(scores_root: str | Path | None = None, models: list[str] | None 
             frames = restrict(read_score_set(p, TABLES)[1], shared)
         for table in tables:
             if differences:
-                frames[table]["scoring_signature"] = _short_hash(comparable_signature(signatures[p.name]))
+                frames[table]["scoring_signature"] = signature_hash(signatures[p.name])
             out[table].append(frames[table])
     out = {table: pd.concat(frames, ignore_index=True) for table, frames in out.items()}
     if "answers" in out:

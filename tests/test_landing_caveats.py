@@ -70,7 +70,7 @@ def test_table1_says_what_it_stands_on_and_the_share_that_copies_the_list(report
         n = int(summary[(summary.model == model) & (summary.condition == "ordered")]["n_answers"].sum())
         row = re.search(rf"<th>{model}</th>\s*<td>2</td>\s*<td>{n}</td>(.*?)</tr>", t1, re.S)
         assert row, f"sets and answers of {model}"
-        assert "small sample (2 sets &lt; 20): no interval" in row[1]
+        assert "small sample (2 concept sets &lt; 20): no interval" in row[1]
         ordered = summary[(summary.model == model) & (summary.condition == "ordered")]
         share = 100 * ordered.n_copies_list.sum() / ordered.n_in_order.sum()
         assert f"{model}: {share:.0f}% ({ordered.n_copies_list.sum()} of {ordered.n_in_order.sum()})" in t1

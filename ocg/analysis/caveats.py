@@ -54,9 +54,12 @@ def mark_perplexity(table: pd.DataFrame, marks: dict) -> pd.DataFrame:
 
 
 def _interval(row) -> str:
+    """'[51.20, 60.80] (95%, 24 prompts)', or the small-sample mark (notebook 03, uncertainty.MIN_SETS)."""
+    from .uncertainty import MIN_SETS, UNIT_NAMES, interval_text
+    unit, n = row.get("unit", "sets"), int(row.get("n", row["n_sets"]))
     if bool(row.get("small_sample", False)):
-        return f"small sample ({int(row['n_sets'])} sets < 20): no interval"
-    return f"{row['ci_low']:.2f}–{row['ci_high']:.2f}"
+        return f"small sample ({n} {UNIT_NAMES.get(unit, unit)} < {MIN_SETS}): no interval"
+    return interval_text(row["ci_low"], row["ci_high"], unit, n)
 
 
 def table1_basis(report_dir, summary: pd.DataFrame) -> str:
@@ -74,8 +77,8 @@ def table1_basis(report_dir, summary: pd.DataFrame) -> str:
         rows.append({"model": model, "concept sets": n_sets if n_sets is not None else "–",
                      "answers (ordered)": int(answers[model]),
                      **{label(m): _interval(mine.loc[m]) if m in mine.index else "–" for m in metrics}})
-    where = ("bootstrap 95% intervals over concept sets (tables/table1_bootstrap_ci.csv); under 20 sets "
-             "no interval is given: a few resampled sets give intervals too narrow to mean anything"
+    where = ("bootstrap 95% intervals, each with its resampling unit and n (tables/table1_bootstrap_ci.csv); "
+             "under 20 units no interval is given: a few resampled units give intervals too narrow to mean anything"
              if len(cis) else "no bootstrap intervals in this report (notebook 03 computes them)")
     return (f"<p class='note'>What each row stands on, and {_esc(where)}:</p>"
             + pd.DataFrame(rows).set_index("model").to_html(border=0, escape=True, na_rep="–"))
