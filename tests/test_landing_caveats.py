@@ -70,7 +70,7 @@ def test_table1_says_what_it_stands_on_and_the_share_that_copies_the_list(report
         n = int(summary[(summary.model == model) & (summary.condition == "ordered")]["n_answers"].sum())
         row = re.search(rf"<th>{model}</th>\s*<td>2</td>\s*<td>{n}</td>(.*?)</tr>", t1, re.S)
         assert row, f"sets and answers of {model}"
-        assert "small sample (2 concept sets &lt; 20): no interval" in row[1]
+        assert "small sample (2 concept sets &lt; 20)" in row[1] and "[" not in row[1]
         ordered = summary[(summary.model == model) & (summary.condition == "ordered")]
         share = 100 * ordered.n_copies_list.sum() / ordered.n_in_order.sum()
         assert f"{model}: {share:.0f}% ({ordered.n_copies_list.sum()} of {ordered.n_in_order.sum()})" in t1
@@ -137,6 +137,8 @@ def test_every_methods_link_lands_on_its_section(report):
     for anchor, name in links:
         assert anchor in parsed.ids and parsed.titles[anchor] == name, (anchor, name)
     # and every section the code links to, wherever it is used, is a heading of METHODS
+    for table, *_, section_name, _, _, _ in explain.OTHER_TABLES:
+        assert parsed.titles.get(explain.slug(section_name)) == section_name, table
     for path in (PROJECT_ROOT / "ocg" / "analysis").glob("*.py"):
         for name in re.findall(r"methods_link\(report_dir, [\"']([^\"']+)[\"']\)", path.read_text()):
             assert explain.slug(name) in parsed.titles and parsed.titles[explain.slug(name)] == name, (path.name, name)

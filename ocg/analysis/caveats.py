@@ -58,7 +58,7 @@ def _interval(row) -> str:
     from .uncertainty import MIN_SETS, UNIT_NAMES, interval_text
     unit, n = row.get("unit", "sets"), int(row.get("n", row["n_sets"]))
     if bool(row.get("small_sample", False)):
-        return f"small sample ({n} {UNIT_NAMES.get(unit, unit)} < {MIN_SETS}): no interval"
+        return f"small sample ({n} {UNIT_NAMES.get(unit, unit)} < {MIN_SETS})"
     return interval_text(row["ci_low"], row["ci_high"], unit, n)
 
 
@@ -78,9 +78,11 @@ def table1_basis(report_dir, summary: pd.DataFrame) -> str:
                      "answers (ordered)": int(answers[model]),
                      **{label(m): _interval(mine.loc[m]) if m in mine.index else "–" for m in metrics}})
     where = ("bootstrap 95% intervals, each with its resampling unit and n (tables/table1_bootstrap_ci.csv); "
-             "under 20 units no interval is given: a few resampled units give intervals too narrow to mean anything"
+             "“small sample”: under 20 units no interval is given, since a few resampled units give intervals "
+             "too narrow to mean anything"
              if len(cis) else "no bootstrap intervals in this report (notebook 03 computes them)")
-    return (f"<p class='note'>What each row stands on, and {_esc(where)}:</p>"
+    return (f"<p class='note'>What each row stands on, and {_esc(where)} ({methods_link(report_dir, 'Analyses')}, "
+            "Uncertainty):</p>"
             + pd.DataFrame(rows).set_index("model").to_html(border=0, escape=True, na_rep="–"))
 
 

@@ -41,7 +41,7 @@ th{background:#f4f6f8} td:first-child,th:first-child{text-align:left} .ok{color:
 .warn{background:#fff4ce;border:1px solid #e0c060;border-radius:6px;padding:.6em 1em} img{max-width:100%;border:1px solid #eee}
 .figs{display:grid;grid-template-columns:repeat(auto-fit,minmax(26em,1fr));gap:1em} code{font-size:.9em;background:#f4f4f4;padding:0 3px}
 ul.links{columns:2} .muted{color:#777} .note{margin:.3em 0;color:#5a4a00} dt{font-weight:600} dd{margin:0 0 .3em 1.5em}
-details{margin:.5em 0} summary{cursor:pointer;color:#135}"""
+details{margin:.5em 0} summary{cursor:pointer;color:#135} .scroll{overflow-x:auto}"""
 
 
 def _esc(x) -> str:
@@ -102,7 +102,7 @@ def _sensitivity(report_dir: Path) -> str:
             "w/o order (–).</p>"
             + ("<p><b>Largest shifts:</b></p><ul>" + "".join(f"<li>{_esc(t)}</li>" for t in shifts) + "</ul>"
                if shifts else "<p>No choice moves these numbers.</p>")
-            + "".join(_table_html(t) if not t.empty else f"<p class='muted'>No {part} here (not scored).</p>"
+            + "".join(f"<div class='scroll'>{_table_html(t)}</div>" if not t.empty else f"<p class='muted'>No {part} here (not scored).</p>"
                       for part, t in (("coverage", sensitivity_wide(long, "coverage")),
                                       ("perplexity", sensitivity_wide(long, "perplexity")))))
 
@@ -153,10 +153,10 @@ def _model_rows(models, generations_root, scores, failures, unfinished) -> str:
                     f"<td>{int(s['n_answers'].sum()) if 'n_answers' in s else 0}</td>"
                     f"<td style='text-align:left'>{_esc(counts) or '–'}</td>"
                     f"<td style='text-align:left'>{_esc(caveats.list_copies(s))}</td><td>{_esc(batch)}</td></tr>")
-    return ("<table><tr><th>model</th><th>id</th><th>revision</th><th>dtype</th><th>quant.</th><th>max_new_tokens</th>"
+    return ("<div class='scroll'><table><tr><th>model</th><th>id</th><th>revision</th><th>dtype</th><th>quant.</th><th>max_new_tokens</th>"
             "<th>batch size</th><th>status</th><th>design</th><th>answers</th><th>flagged answers (<a href='#flags'>?</a>)</th>"
             "<th>copy the list / answers, per condition (<a href='#flags'>?</a>)</th><th>batch-1 check</th></tr>"
-            + "".join(rows) + "</table>")
+            + "".join(rows) + "</table></div>")
 
 
 _RUN_SETTINGS = ("dtype", "quantization", "max_new_tokens", "batch_size")  # from each run card
