@@ -97,10 +97,12 @@ def test_copy_share_and_excluded_w_order_recomputed_from_the_text(scored):
     (["Push", ",", "run", "&", "jump"], [0, 2, 4], [0, 2, 4], (True, True)),
     (["Push", "then", "run", "jump"], [0, 2, 3], [0, 2, 3], (False, False)),   # "then" is no glue
     (["Run", "push", "jump", "."], [1, 0, 2], [1, 0, 2], (False, True)),     # bare, out of order
+    # a later mention as the concept word itself ("run" after "running") stands for it too
+    (["Cat", "running", "run", "push", "jump", "."], [1, 3, 4], [1, 3, 4], (True, False)),
 ])
 def test_glue_is_punctuation_and_the_three_words(tokens, first, used, flags):
     in_order = used == sorted(used)
-    got = list_flags_of(tokens, first, used, True, in_order)
+    got = list_flags_of(tokens, first, used, True, in_order, ["run", "push", "jump"])
     assert (got["copies_list"], got["bare_list"]) == flags
 
 

@@ -3,8 +3,9 @@ prompt can be seen (docs/METHODS.md, "Answers that copy the list").
 
 Read from what coverage stored per answer (`tokens`, `match_positions`, `order_positions`): no
 second spaCy pass. A token *stands for* concept i when it is the token coverage matched to it
-first or used for it in the order check, or has the same lower-cased text as one of those (a
-later mention of the same form). Glue: a token with no letter or digit (punctuation) and the
+first or used for it in the order check, or its lower-cased text is the concept word or that of
+one of those tokens (a later mention of the same form; another inflection of a later mention is
+missed: "runs ... running"). Glue: a token with no letter or digit (punctuation) and the
 words "and", "a", "an", "the" (any case).
 - `copies_list`: the answer is in order, and some tokens t1 < ... < tn, ti standing for concept
   i, have nothing but glue between consecutive ones ("Bobsle, push and run the jump").
@@ -24,12 +25,12 @@ def is_glue(token: str) -> bool:
     return not any(c.isalnum() for c in token) or token.lower() in GLUE_WORDS
 
 
-def _stand_ins(tokens: list[str], positions: list[list[int]]) -> list[set[int]]:
+def _stand_ins(tokens: list[str], positions: list[list[int]], concepts) -> list[set[int]]:
     """Per concept, the token positions that stand for it (see the module docstring)."""
     lowered = [t.lower() for t in tokens]
     out = []
-    for known in positions:
-        forms = {lowered[p] for p in known if 0 <= p < len(tokens)}
+    for known, word in zip(positions, concepts):
+        forms = {lowered[p] for p in known if 0 <= p < len(tokens)} | {str(word).lower()}
         out.append({i for i, t in enumerate(lowered) if t in forms})
     return out
 
@@ -44,13 +45,13 @@ def _run_in_order(tokens: list[str], stand: list[set[int]]) -> bool:
     return bool(reachable)
 
 
-def list_flags_of(tokens, first, used, all_present: bool, in_order: bool) -> dict:
-    """copies_list and bare_list of one answer from its stored tokens and match positions."""
+def list_flags_of(tokens, first, used, all_present: bool, in_order: bool, concepts=None) -> dict:
+    """copies_list and bare_list of one answer from its stored tokens, match positions and concepts."""
     if tokens is None or first is None or not all_present:
         return {"copies_list": False, "bare_list": False}
     tokens = list(tokens)
     positions = [[int(f), int(u)] for f, u in zip(first, used if used is not None else first)]
-    stand = _stand_ins(tokens, positions)
+    stand = _stand_ins(tokens, positions, concepts if concepts is not None else [""] * len(positions))
     concept_tokens = set().union(*stand) if stand else set()
     return {"copies_list": bool(in_order) and _run_in_order(tokens, stand),
             "bare_list": all(i in concept_tokens or is_glue(t) for i, t in enumerate(tokens))}
@@ -63,11 +64,11 @@ def list_flags(answers: pd.DataFrame) -> pd.DataFrame:
     used = answers["order_positions"] if "order_positions" in answers else answers["match_positions"]
     seen: dict = {}  # identical answers to one concept list (about 30% of a group) are read once
     rows = []
-    for t, f, u, p, o in zip(answers["tokens"], answers["match_positions"], used, answers["all_present"],
-                             answers["in_order"]):
-        key = (None if t is None else tuple(t), None if f is None else tuple(f), None if u is None else tuple(u),
-               bool(p), bool(o))
-        rows.append(seen[key] if key in seen else seen.setdefault(key, list_flags_of(t, f, u, bool(p), bool(o))))
+    concepts = answers["concepts"] if "concepts" in answers else [None] * len(answers)
+    for t, f, u, p, o, c in zip(answers["tokens"], answers["match_positions"], used, answers["all_present"],
+                                answers["in_order"], concepts):
+        key = tuple(None if x is None else tuple(x) for x in (t, f, u, c)) + (bool(p), bool(o))
+        rows.append(seen[key] if key in seen else seen.setdefault(key, list_flags_of(t, f, u, bool(p), bool(o), c)))
     return pd.DataFrame(rows, index=answers.index, columns=list(LIST_FLAGS))
 
 
@@ -82,4 +83,4 @@ def flag_texts(texts: pd.Series, concepts: pd.Series, pos_patterns: pd.Series | 
         matched = job.result()
     finally:
         job.close()
-    return pd.concat([matched[["all_present", "in_order"]], list_flags(matched)], axis=1)
+    return pd.concat([matched[["all_present", "in_order"]], list_flags(matched.assign(concepts=list(concepts)))], axis=1)
