@@ -24,6 +24,19 @@ def write_generations(root, model, rows, condition="ordered"):
     return root / model
 
 
+def score_two_models(root, answers, conditions, metrics):
+    """Models a and b over sets s1, s2, templates 0, 1 and six permutations of boy, ride, bike,
+    street, each answering from `answers` in turn (b one step ahead), scored under root/scores."""
+    from ocg.scoring import score_model
+    for model in ("a", "b"):
+        rows = [{"set_id": s, "template_id": t, "perm_index": p, "concepts": ["boy", "ride", "bike", "street"],
+                 "pos_pattern": "NVNN", "answer": answers[(p + t + (model == "b")) % len(answers)]}
+                for s in ("s1", "s2") for t in (0, 1) for p in range(6)]
+        for cond in conditions:
+            write_generations(root / "gen", model, rows, cond)
+        score_model(root / "gen" / model, metrics=metrics, out_dir=root / "scores", progress=False)
+
+
 def build_tiny_bleurt(folder, sentences):
     """A random tiny BLEURT checkpoint laid out as BLEURT-20's (spm.model, tokenizer_config.json,
     weights) with a sentencepiece model trained here on `sentences`: the real code path, no hub."""

@@ -147,7 +147,7 @@ def test_five_concepts_report(tmp_path):
     index = (report / "index.html").read_text()
     assert "3 of 120 permutations per set" in index  # the run, each model's design, Figure 3
     assert "4 sampled answers per prompt (temperature 0.7, top_p 0.95, a seed per sample)" in index
-    assert "4 samples, seeds [42, 43, 44, 45]" in index and "differ at batch 1 (sampled" in index
+    assert "4 samples, seeds [42, 43, 44, 45]" in index and "of sample 0 differ at batch 1 (seeding differs too" in index
     assert "Ordered pass@k" in index and "k = 4" in index
     assert "Figure 4: permutations composed (of 3)" in index and "of 24" not in index
     assert index.count("src='data:image/png;base64") == 2  # Figures 3 and 4 inline

@@ -7,7 +7,7 @@ import re
 
 import pandas as pd
 import pytest
-from helpers import write_generations
+from helpers import score_two_models
 
 from ocg.analysis import explain, tables
 from ocg.analysis.report import save_table
@@ -15,7 +15,6 @@ from ocg.analysis.site import write_index
 from ocg.metrics.registry import in_table
 from ocg.records import Signature
 from ocg.results import load_scores
-from ocg.scoring import score_model
 
 ANSWERS = ["The boy rides a bike down the street.", "A bike, a boy and a street.", "The boy rode."]
 
@@ -23,14 +22,8 @@ ANSWERS = ["The boy rides a bike down the street.", "A bike, a boy and a street.
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     root = tmp_path_factory.mktemp("explains")
-    for model in ("a", "b"):
-        rows = [{"set_id": s, "template_id": t, "perm_index": p, "concepts": ["boy", "ride", "bike", "street"],
-                 "pos_pattern": "NVNN", "answer": ANSWERS[(p + t + (model == "b")) % 3]}
-                for s in ("s1", "s2") for t in (0, 1) for p in range(6)]
-        for cond in ("original", "ordered", "ordered_one_shot"):
-            write_generations(root / "gen", model, rows, cond)
-        score_model(root / "gen" / model, metrics=["coverage", "pbleu", "pbleurt", "distinct", "diverse"],
-                    out_dir=root / "scores", progress=False)
+    score_two_models(root, ANSWERS, ("original", "ordered", "ordered_one_shot"),
+                     ["coverage", "pbleu", "pbleurt", "distinct", "diverse"])
     scores = load_scores(root / "scores")
     out = root / "report"
     save_table(tables.table1(scores["summary"]), "table1", out)
@@ -71,7 +64,7 @@ def test_other_tables_are_shown_with_their_notebook_method_and_legend(report):
     out, page = report
     section = page.split("<h2>Table 2:")[1].split("<h2>")[0]
     assert "href='04_pos_patterns.html'>notebook 04_pos_patterns</a>" in section
-    assert "href='methods.html'>docs/METHODS.md</a>, “Table 2”" in section and "href='tables/table2.csv'" in section
+    assert "href='methods.html#analyses'>docs/METHODS.md, “Analyses”</a>" in section and "href='tables/table2.csv'" in section
     assert "<table" in section and "<dt>Diverse Rate</dt>" in section
     assert "<h2>Table 4" in page and "<h2>Table 7" in page
 
@@ -79,9 +72,9 @@ def test_other_tables_are_shown_with_their_notebook_method_and_legend(report):
 def test_methods_are_rendered_into_the_report_escaped(report):
     out, page = report
     methods = (out / "methods.html").read_text()
-    assert "<h2>Concept matching</h2>" in methods or "<h3>Concept matching</h3>" in methods
+    assert '<h3 id="concept-matching">Concept matching</h3>' in methods
     assert "<table>" in methods and "<script" not in methods
-    assert "href='methods.html'" in page
+    assert "href='methods.html'" in page and "href='methods.html#" in page
 
 
 def test_a_table_not_computed_is_not_shown_and_a_broken_one_costs_only_itself(tmp_path):

@@ -29,8 +29,10 @@ details summary{cursor:pointer;color:#0550ae} #pager{margin:.8em 0;display:flex;
 <label>Outcome<select id="outcome">
 <option value="">all</option><option value="present">all concepts present</option><option value="order">in order</option>
 <option value="reordered">all present, another order</option><option value="missed">a concept missed</option>
-<option value="degenerate">degenerate (any flag)</option><option value="truncated">truncated (stopped at the token budget)</option>
-<option value="looping">looping (repeats itself)</option><option value="failed">failed extraction</option></select></label>
+<option value="degenerate">degenerate (any flag but the list flags)</option><option value="truncated">truncated (stopped at the token budget)</option>
+<option value="looping">looping (repeats itself)</option><option value="copies_list">copies the concept list (in order, one run)</option>
+<option value="bare_list">a bare list (the concepts and nothing else)</option><option value="order_not_copied">in order, not copying the list</option>
+<option value="failed">failed extraction</option></select></label>
 <label>Text contains<input id="q" type="search" placeholder="word"></label>
 <label>Sort by<select id="sort"><option value="">concept set, permutation</option><option value="length">answer length</option>
 <option value="outcome">outcome</option></select></label>
@@ -47,7 +49,9 @@ window.onerror = function (msg) { document.getElementById("errors").textContent 
 const INDEX = __INDEX__;
 const PAGE = 50, MAX_CHUNKS = 40;  // at paper size a chunk holds 4,608 answers
 const MULTI = ["model", "condition", "template"], SINGLE = ["set", "perm", "outcome", "q", "sort"];
-const OUTCOMES = ["", "present", "order", "reordered", "missed", "degenerate", "truncated", "looping", "failed"];
+const OUTCOMES = ["", "present", "order", "reordered", "missed", "degenerate", "truncated", "looping", "copies_list",
+  "bare_list", "order_not_copied", "failed"];
+const LIST_FLAGS = ["copies_list", "bare_list"];  // not degenerate: an answer that echoes the prompt's list
 const ORDER = {order: 0, reordered: 1, missed: 2, failed: 3};
 const $ = (id) => document.getElementById(id);
 let page = 0, items = [], compare = null, loads = 0, compares = 0;
@@ -127,8 +131,9 @@ function keep(item) {
   if (perm !== "" && field(item, "perm_index") !== Number(perm)) return false;
   const o = outcome(item);
   if (want === "present" && !field(item, "all_present")) return false;
-  if (want === "degenerate" && field(item, "flags").length === 0) return false;
-  if (["truncated", "looping"].includes(want) && !field(item, "flags").includes(want)) return false;
+  if (want === "degenerate" && field(item, "flags").every((f) => LIST_FLAGS.includes(f))) return false;
+  if (["truncated", "looping", ...LIST_FLAGS].includes(want) && !field(item, "flags").includes(want)) return false;
+  if (want === "order_not_copied" && (o !== "order" || field(item, "flags").includes("copies_list"))) return false;
   if (["order", "reordered", "missed", "failed"].includes(want) && o !== want) return false;
   if (q && !String(field(item, "answer") || "").toLowerCase().includes(q)) return false;
   return true;

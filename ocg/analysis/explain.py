@@ -1,11 +1,13 @@
 """What the landing page says beside its numbers: a legend of the metrics (from their
 declarations, ocg/metrics/registry.py), the reason beside each missing value, which model
 computed perplexity, the paper's other tables with a link to the notebook and method behind
-each, and docs/METHODS.md rendered into the report."""
+each, notebook 10's positions, and docs/METHODS.md rendered into the report, with a table of
+contents and an anchor per section that every "docs/METHODS.md, '<section>'" link lands on."""
 
 from __future__ import annotations
 
 import html
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -19,12 +21,12 @@ METHODS_FILE = PROJECT_ROOT / "docs" / "METHODS.md"
 # The paper's tables beyond Table 1: (table, title, notebook, METHODS section, rows, beside each value)
 OTHER_TABLES = (
     ("table2", "Table 2: by the concepts' parts of speech (mean and SD over models)", "04_pos_patterns",
-     "Table 2", "pos_pattern", "mean_over_llms", "sd_over_llms"),
+     "Analyses", "pos_pattern", "mean_over_llms", "sd_over_llms"),
     ("table3", "Table 3: by template, with and without “in the specified order” (mean and SD over models)",
-     "05_templates", "Table 3", ["template_id", "condition"], "mean_over_llms", "sd_over_llms"),
-    ("table4", "Table 4: one-shot priming (Δ: one-shot minus zero-shot)", "06_priming", "Table 4", "model",
+     "05_templates", "Analyses", ["template_id", "condition"], "mean_over_llms", "sd_over_llms"),
+    ("table4", "Table 4: one-shot priming (Δ: one-shot minus zero-shot)", "06_priming", "Analyses", "model",
      "value", "delta_vs_zero_shot_ordered"),
-    ("table7", "Table 7: reasoning models beside their base models (template 0)", "07_reasoning_models", "Table 7",
+    ("table7", "Table 7: reasoning models beside their base models (template 0)", "07_reasoning_models", "Analyses",
      ["pair", "role", "model"], "value", "delta_vs_original_commongen"),
 )
 
@@ -75,12 +77,20 @@ def notebook_link(report_dir: Path, notebook: str, text: str | None = None) -> s
     return f"<a href='{_esc(target.name)}'>{_esc(text or 'notebook ' + notebook)}</a>"
 
 
+def slug(title: str) -> str:
+    """A section's anchor in methods.html: its title, lower-cased, runs of other characters as '-'."""
+    return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
+
+
 def methods_link(report_dir: Path, section: str) -> str:
-    return f"<a href='{_esc(ReportFolder(report_dir).methods.name)}'>docs/METHODS.md</a>, “{_esc(section)}”"
+    """A link to one section of methods.html (`section`: a heading of docs/METHODS.md)."""
+    href = f"{ReportFolder(report_dir).methods.name}#{slug(section)}"
+    return f"<a href='{_esc(href)}'>docs/METHODS.md, “{_esc(section)}”</a>"
 
 
-def other_tables(report_dir: Path, table_html) -> str:
-    """Tables 2, 3, 4 and 7 as this report computed them, each with its legend and sources."""
+def other_tables(report_dir: Path, table_html, run_notes: dict | None = None) -> str:
+    """Tables 2, 3, 4 and 7 as this report computed them, each with its legend and sources, and
+    the run file's note on a table (`run_notes`: table7 -> the run's `table7_note`)."""
     report, parts = ReportFolder(report_dir), []
     for table, title, notebook, section, index, value, beside in OTHER_TABLES:
         path = report.table(table)
@@ -100,6 +110,8 @@ def other_tables(report_dir: Path, table_html) -> str:
             if "missing_reason" in long else {}
         notes = "".join(f"<p class='note'><b>{_esc(metric(m).label if metric(m) else m)}</b> is missing: "
                         f"{_esc(r)}</p>" for m, r in dict(reasons).items())
+        if (run_notes or {}).get(table):
+            notes = f"<p class='note'><b>Note from the run file:</b> {_esc(run_notes[table])}</p>" + notes
         parts.append(f"<h2>{_esc(title)}</h2><p class='sub'>From {notebook_link(report_dir, notebook)}; "
                      f"method: {methods_link(report_dir, section)}; <a href='{_esc(path.relative_to(report_dir).as_posix())}'>CSV</a>.</p>"
                      + table_html(shown) + notes + legend(long["metric"].unique()))
@@ -126,6 +138,31 @@ def pass_at_k(report_dir: Path, table_html) -> str:
             f"<a href='{_esc(path.relative_to(report_dir).as_posix())}'>CSV</a>.</p>" + table_html(shown))
 
 
+def positions_section(report_dir: Path, table_html) -> str:
+    """Notebook 10 (where order breaks): by asked place, and which pairs of places swap."""
+    from .positions import position_wide, swaps_wide
+    report, parts = ReportFolder(report_dir), []
+    for name, show, what in (
+            ("positions_by_place", lambda t: position_wide(t, ["present_pct", "in_place_pct"]),
+             "% of answers with the concept asked at each place (present), and with it at that place among the concepts (in place)"),
+            ("positions_out_of_order", swaps_wide,
+             "column i–j: among answers with the concepts asked i-th and j-th, % that write the j-th first")):
+        path = report.table(name)
+        try:
+            long = pd.read_csv(path) if path.exists() else pd.DataFrame()
+            if long.empty:
+                continue
+            parts.append(f"<p class='sub'>{_esc(what)} (<a href='{_esc(path.relative_to(report_dir).as_posix())}'>CSV</a>)."
+                         f"</p>" + table_html(show(long)))
+        except (KeyError, ValueError, pd.errors.ParserError) as exc:
+            parts.append(f"<p class='note'>{_esc(path.name)} cannot be shown: {_esc(type(exc).__name__)}: {_esc(exc)}</p>")
+    if not parts:
+        return ""
+    return ("<h2>Where order breaks: by the place each concept was asked in</h2><p class='sub'>From "
+            f"{notebook_link(report_dir, '10_positions')} (preferred orders and the first concept's part of speech "
+            f"there too); method: {methods_link(report_dir, 'Where order breaks')}.</p>" + "".join(parts))
+
+
 def write_methods(report_dir: Path) -> Path | None:
     """docs/METHODS.md as a page of the report (escaped: no raw HTML of the file reaches it)."""
     import mistune
@@ -133,7 +170,11 @@ def write_methods(report_dir: Path) -> Path | None:
     from ..io import atomic_path
     if not METHODS_FILE.exists():
         return None
-    body = mistune.create_markdown(escape=True, plugins=["table"])(METHODS_FILE.read_text(encoding="utf-8"))
+    from mistune.toc import add_toc_hook, render_toc_ul
+    markdown = mistune.create_markdown(escape=True, plugins=["table"])
+    add_toc_hook(markdown, min_level=2, max_level=3, heading_id=lambda token, index: slug(token["text"]))
+    body, state = markdown.parse(METHODS_FILE.read_text(encoding="utf-8"))
+    body = "<nav id='contents'><b>Contents</b>" + render_toc_ul(state.env["toc_items"]) + "</nav>\n" + body
     path = ReportFolder(report_dir).methods
     with atomic_path(path) as tmp:
         tmp.write_text("<!doctype html>\n<html lang='en'><head><meta charset='utf-8'><title>ocg: methods</title>"

@@ -6,7 +6,9 @@ recomputed under:
   of the order check: ours (some increasing sequence of matches: a concept mentioned twice can
   be matched at its later mention) and "first occurrences only";
 - perplexity averaged over answers as the arithmetic mean (the paper's), the median and the
-  geometric mean, each per template and then averaged over templates, as Table 1 averages.
+  geometric mean, each per template and then averaged over templates, as Table 1 averages;
+- the answers that copy the concept list left out (`copies_list`, ocg/metrics/listcopy.py):
+  w/o, w/ and Ordered Rate recomputed on the rest, with the answers left (`n_answers`).
 Each beside the default (the value Table 1 shows). The verdicts come from the columns scoring
 stores for every rule (ocg.metrics.matching.VARIANT_COLUMNS): no second spaCy pass.
 """
@@ -25,7 +27,8 @@ READING_LABELS = {"in_order": "any increasing sequence (ours)", "in_order_first"
 RULE_LABELS = {"pos_aware_lookup": "POS-aware lookup (ours)", "commongen_lemma": "spaCy lemma (CommonGen's)",
                "commongen_lemma_lower": "spaCy lemma, lower-cased",
                "lemma_or_surface": "lemma or surface form", "any_lookup": "lookup lemma, POS-blind"}
-COLUMNS = ["model", "metric", "choice", "variant", "value", "default", "shift"]
+COLUMNS = ["model", "metric", "choice", "variant", "value", "default", "shift", "n_answers"]
+EXCLUDED_COPIES = ("answers: excluding those that copy the list", "the other answers (copies_list false)")
 
 
 def _coverage_metrics() -> list:
@@ -56,9 +59,25 @@ def _perplexity(answers: pd.DataFrame, how) -> pd.Series:
     return per_template.groupby(level="model").mean()
 
 
-def _rows(model, metric, choice, variant, value, default) -> dict:
+def _rows(model, metric, choice, variant, value, default, n=None) -> dict:
     return {"model": model, "metric": metric, "choice": choice, "variant": variant, "value": value,
-            "default": default, "shift": value - default}
+            "default": default, "shift": value - default, "n_answers": n}
+
+
+def _ordered_counts(answers: pd.DataFrame) -> pd.Series:
+    """Per model: the `ordered` answers a value stands on."""
+    return answers[answers["condition"] == "ordered"].groupby("model").size()
+
+
+def _without_copies(answers: pd.DataFrame, default: pd.DataFrame) -> list[dict]:
+    """Table 1's coverage columns on the answers that do not copy the list, with the n left."""
+    if "copies_list" not in answers:
+        return []
+    rest = answers[~answers["copies_list"].fillna(False).astype(bool)]
+    values, left = _coverage_table1(rest, "all_present", "in_order"), _ordered_counts(rest)
+    return [_rows(model, m.name, *EXCLUDED_COPIES, values.at[model, m.name], default.at[model, m.name],
+                  int(left.get(model, 0))) for model in default.index for m in _coverage_metrics()
+            if model in values.index]
 
 
 def table1_sensitivity(answers: pd.DataFrame) -> pd.DataFrame:
@@ -76,7 +95,7 @@ def table1_sensitivity(answers: pd.DataFrame) -> pd.DataFrame:
                 if not set(columns) <= set(answers.columns):
                     continue
                 scored = answers[answers[list(columns)].notna().all(axis=1)]
-                values = _coverage_table1(scored, *columns)
+                values, n = _coverage_table1(scored, *columns), _ordered_counts(scored)
                 for model in values.index:
                     for m in _coverage_metrics():
                         if reading != "in_order" and "in_order" not in (m.numerator, m.denominator):
@@ -84,12 +103,15 @@ def table1_sensitivity(answers: pd.DataFrame) -> pd.DataFrame:
                         metric = m.name
                         rows.append(_rows(model, metric, f"matching: {RULE_LABELS[rule]}",
                                           f"order: {READING_LABELS[reading]}", values.at[model, metric],
-                                          default.at[model, metric]))
+                                          default.at[model, metric], int(n.get(model, 0))))
+        rows += _without_copies(answers, default)
     if "perplexity" in answers:
         default = _perplexity(answers, "mean")
+        n = _ordered_counts(answers[answers["perplexity"].notna()])
         for label, how in PERPLEXITY_AVERAGES.items():
             for model, value in _perplexity(answers, how).items():
-                rows.append(_rows(model, "perplexity", "perplexity average", label, value, default[model]))
+                rows.append(_rows(model, "perplexity", "perplexity average", label, value, default[model],
+                                  int(n.get(model, 0))))
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -110,13 +132,20 @@ def wide(long: pd.DataFrame, part: str = "coverage") -> pd.DataFrame:
         default = default.to_frame(("default (Table 1)", ""))
     else:
         default = default.rename("default (Table 1)")
-    return pd.concat([default, values], axis=1)
+    out = pd.concat([default, values], axis=1)
+    copies = long[long["choice"] == EXCLUDED_COPIES[0]]
+    if part != "perplexity" and len(copies):  # the answers each excluded-copies value stands on
+        left = copies.set_index(index)["n_answers"]
+        out[(EXCLUDED_COPIES[0], "answers left")] = left.reindex(out.index).to_numpy()
+    return out
 
 
 def _kind(row) -> str:
     """Which choice a row varies: the matching rule, the order reading, both, or perplexity's average."""
     if row.metric == "perplexity":
         return "perplexity average"
+    if row.choice == EXCLUDED_COPIES[0]:
+        return "excluding list copies"
     other_rule = row.choice != f"matching: {RULE_LABELS[DEFAULT_RULE]}"
     other_reading = row.variant != f"order: {READING_LABELS['in_order']}"
     return "both" if other_rule and other_reading else "matching rule" if other_rule else "order reading"
@@ -124,17 +153,21 @@ def _kind(row) -> str:
 
 def largest_shifts(long: pd.DataFrame, n: int = 3) -> list[str]:
     """The `n` largest shifts from the default for each choice (matching rule, order reading,
-    both, perplexity average; percentage points and perplexity are not compared), as sentences."""
+    both, excluding list copies, perplexity average; percentage points and perplexity are not
+    compared), as sentences."""
     if long.empty:
         return []
     rows = long.assign(size=long["shift"].abs()).dropna(subset=["size"])
     rows = rows[rows["size"] > 1e-9].sort_values("size", ascending=False, kind="stable")
     kinds = rows.apply(_kind, axis=1) if len(rows) else pd.Series(dtype=str)
     out = []
-    for kind in ("matching rule", "order reading", "both", "perplexity average"):
+    total = long[long["choice"] == f"matching: {RULE_LABELS[DEFAULT_RULE]}"].groupby("model")["n_answers"].max()
+    for kind in ("matching rule", "order reading", "both", "excluding list copies", "perplexity average"):
         for r in rows[kinds == kind].head(n).itertuples():
             metric = label(r.metric)
             how = (f"as the {r.variant}" if r.metric == "perplexity" else
+                   f"on the {r.n_answers:.0f} of {total.get(r.model, float('nan')):.0f} ordered answers that do "
+                   "not copy the concept list" if kind == "excluding list copies" else
                    f"{r.choice.replace('matching: ', 'matching by ')}, {r.variant.replace('order: ', 'order as ')}")
             out.append(f"{kind}: {metric} of {r.model} {r.default:.2f} → {r.value:.2f} ({r.shift:+.2f}), {how}")
     return out

@@ -23,12 +23,13 @@ from ..generation.completeness import problems
 from ..io import atomic_path
 from ..layout import ExecutedNotebook, ModelGenerations, ModelScores, ReportFolder
 from ..metrics.degenerate import FLAG_COLUMNS, FLAG_HELP
+from ..metrics.listcopy import LIST_FLAGS
 from ..metrics.registry import label
 from ..provenance import git_state
 from ..records import RunCard, Signature
 from ..results import comparable_signature, instance_keys, load_scores, scoring_differences
 from ..scoring.scoreset import holds_scores, unfinished_reason
-from . import explain
+from . import caveats, explain
 from .browser import write_case_browser_from
 from .results_file import write_results
 from .tables import wide
@@ -40,7 +41,7 @@ th{background:#f4f6f8} td:first-child,th:first-child{text-align:left} .ok{color:
 .warn{background:#fff4ce;border:1px solid #e0c060;border-radius:6px;padding:.6em 1em} img{max-width:100%;border:1px solid #eee}
 .figs{display:grid;grid-template-columns:repeat(auto-fit,minmax(26em,1fr));gap:1em} code{font-size:.9em;background:#f4f4f4;padding:0 3px}
 ul.links{columns:2} .muted{color:#777} .note{margin:.3em 0;color:#5a4a00} dt{font-weight:600} dd{margin:0 0 .3em 1.5em}
-details{margin:.5em 0} summary{cursor:pointer;color:#135}"""
+details{margin:.5em 0} summary{cursor:pointer;color:#135} .scroll{overflow-x:auto}"""
 
 
 def _esc(x) -> str:
@@ -64,8 +65,13 @@ def _headline(report_dir: Path, scores: dict) -> str:
         return table
 
     ours = labelled(wide(t1, "model", "value", "delta_vs_original_commongen"))
+    marks = caveats.ppl_medians(report_dir)
     parts = ["<p>Each value with its difference from the prompt without “in the specified order” (Δ).</p>",
-             _table_html(ours)]
+             _table_html(caveats.mark_perplexity(ours, marks))]
+    parts += [f"<p class='note'>‡ Perplexity of {_esc(m)}: its mean, {mean:.2f}, is over "
+              f"{caveats.PPL_MEAN_OVER_MEDIAN}x its median, {median:.2f}: a few answers of extreme perplexity "
+              "make it (both per template, then over templates).</p>" for m, (mean, median) in marks.items()]
+    parts += [caveats.copy_share(scores["summary"]), caveats.table1_basis(report_dir, scores["summary"])]
     if "paper_value" in t1 and t1["paper_value"].notna().any():
         known = t1[t1["paper_value"].notna()].rename(columns={"paper_value": "paper", "paper_delta": "paper Δ"})
         paper = labelled(wide(known, "model", "paper", "paper Δ"))
@@ -90,11 +96,13 @@ def _sensitivity(report_dir: Path) -> str:
     long = pd.read_csv(path)
     shifts = largest_shifts(long)
     return ("<p>Table 1's numbers recomputed under each concept-matching rule (CommonGen's lemma rule among "
-            "them), both readings of the order check, and three averages of perplexity, beside the default "
-            "(docs/METHODS.md, “Sensitivity”); the order reading does not touch w/o order (–).</p>"
+            "them), both readings of the order check, without the answers that copy the concept list (with "
+            "the answers left), and under three averages of perplexity, beside the default ("
+            + explain.methods_link(report_dir, "Analyses") + ", Sensitivity); the order reading does not touch "
+            "w/o order (–).</p>"
             + ("<p><b>Largest shifts:</b></p><ul>" + "".join(f"<li>{_esc(t)}</li>" for t in shifts) + "</ul>"
                if shifts else "<p>No choice moves these numbers.</p>")
-            + "".join(_table_html(t) if not t.empty else f"<p class='muted'>No {part} here (not scored).</p>"
+            + "".join(f"<div class='scroll'>{_table_html(t)}</div>" if not t.empty else f"<p class='muted'>No {part} here (not scored).</p>"
                       for part, t in (("coverage", sensitivity_wide(long, "coverage")),
                                       ("perplexity", sensitivity_wide(long, "perplexity")))))
 
@@ -131,31 +139,37 @@ def _model_rows(models, generations_root, scores, failures, unfinished) -> str:
             status = "<span class='bad'>not scored</span>"
         s = summary[summary["model"] == model] if "model" in summary else pd.DataFrame()
         counts = ", ".join(f"{int(s[f'n_{f}'].sum())} {f.replace('_', ' ')}" for f in FLAG_COLUMNS
-                           if f"n_{f}" in s and s[f"n_{f}"].sum()) or "none" if len(s) else ""
-        check = card.batch_invariance
+                           if f not in LIST_FLAGS and f"n_{f}" in s and s[f"n_{f}"].sum()) or "none" if len(s) else ""
+        check, st = card.batch_invariance, card.settings
         batch = f"{check['differ']}/{check['checked']} changed by batching" if check else "–"
         sampled = f"; {card.sampling['samples']} samples, seeds {card.sampling['seeds']}" if card.sampling else ""
         if check and card.sampling:  # sample 0 again at batch 1, seeded from its own id: not batching alone
-            batch = f"{check['differ']}/{check['checked']} differ at batch 1 (sampled: seeding differs too)"
-        rows.append(f"<tr><td><code>{_esc(model)}</code></td><td>{_esc(card.model_id or '–')}</td>"
-                    f"<td>{_esc(str(card.revision or '–')[:24])}</td>"
-                    f"<td>{_esc(card.settings.get('quantization', '–'))}</td><td style='text-align:left'>{status}</td>"
+            batch = f"{check['differ']}/{check['checked']} of sample 0 differ at batch 1 (seeding differs too §)"
+        cells = [card.model_id or "–", str(card.revision or "–")[:24], *(st.get(k, "–") for k in _RUN_SETTINGS)]
+        rows.append(f"<tr><td><code>{_esc(model)}</code></td>" + "".join(f"<td>{_esc(c)}</td>" for c in cells)
+                    + f"<td style='text-align:left'>{status}</td>"
                     f"<td style='text-align:left'>{_esc(describe_design(scores['designs'][model], n=False) if model in scores['designs'] else '–')}"
                     f"{_esc(sampled)}</td>"
                     f"<td>{int(s['n_answers'].sum()) if 'n_answers' in s else 0}</td>"
-                    f"<td style='text-align:left'>{_esc(counts) or '–'}</td><td>{_esc(batch)}</td></tr>")
-    return ("<table><tr><th>model</th><th>id</th><th>revision</th><th>quant.</th><th>status</th><th>design</th><th>answers</th>"
-            "<th>flagged answers (<a href='#flags'>?</a>)</th><th>batch-1 check</th></tr>" + "".join(rows) + "</table>")
+                    f"<td style='text-align:left'>{_esc(counts) or '–'}</td>"
+                    f"<td style='text-align:left'>{_esc(caveats.list_copies(s))}</td><td>{_esc(batch)}</td></tr>")
+    return ("<div class='scroll'><table><tr><th>model</th><th>id</th><th>revision</th><th>dtype</th><th>quant.</th><th>max_new_tokens</th>"
+            "<th>batch size</th><th>status</th><th>design</th><th>answers</th><th>flagged answers (<a href='#flags'>?</a>)</th>"
+            "<th>copy the list / answers, per condition (<a href='#flags'>?</a>)</th><th>batch-1 check</th></tr>"
+            + "".join(rows) + "</table></div>")
 
 
-def _warnings(scores: dict, scores_root, scored: list[str]) -> str:
+_RUN_SETTINGS = ("dtype", "quantization", "max_new_tokens", "batch_size")  # from each run card
+
+
+def _warnings(scores: dict, scores_root, scored: list[str], report_dir: Path) -> str:
     """Incomplete generations and different instance sets, as the tables saw them."""
     lines = scores.get("incomplete", []) + (tables_note(instance_keys([ModelScores.of(m, scores_root).folder for m in scored]))
                                             if len(scored) > 1 else [])
     if not lines:
         return ""
     return ("<div class='warn'><b>Not every model answered what was asked, or the same instances</b> "
-            "(docs/METHODS.md, “The instances models share”):<ul>"
+            f"({explain.methods_link(report_dir, 'The instances models share')}):<ul>"
             + "".join(f"<li>{_esc(line)}</li>" for line in lines) + "</ul></div>")
 
 
@@ -237,7 +251,7 @@ def write_index(report_dir: str | Path, title: str, pages: list[tuple[str, str]]
         browser = f"<p><a href='{report.cases.name}'><b>Case browser</b></a>: every answer, filterable by model, condition, template, concept set, permutation and outcome, with the matched tokens highlighted.</p>"
     git = git_state()
     what = (f"<p class='sub'>Models: {_esc(', '.join(models))}<br>Conditions: {_esc(', '.join(run['conditions']))}; "
-            f"concept sets: {_esc(run.get('subset_k') or 'all')} of {_esc(run.get('n_concepts', 4))} concepts; "
+            f"{_esc(run.get('subset_k') or 'all')} concept sets of {_esc(run.get('n_concepts', 4))} concepts; "
             f"{_esc(_permutations(run))}; templates: "
             f"{_esc(run.get('template_ids') or 'all six')}; {_esc(_decoding(run))}<br>Written {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M} UTC "
             f"from git commit <code>{_esc(str(git['commit'])[:12])}</code>{' (with uncommitted changes)' if git.get('dirty') else ''}"
@@ -247,21 +261,21 @@ def write_index(report_dir: str | Path, title: str, pages: list[tuple[str, str]]
     write_results(report_dir, run, scores)  # results.json: the numbers, machine-readable
     files = [report.results.name] + sorted(p.relative_to(report_dir).as_posix() for sub in (report.tables, report.figures)
                    for p in sub.glob("*") if p.is_file())
-    body = [f"<h1>{_esc(title)}</h1>", what, _warnings(scores, scores_root, scored), browser,
+    body = [f"<h1>{_esc(title)}</h1>", what, _warnings(scores, scores_root, scored, report_dir), browser,
             "<h2>Table 1: zero-shot, with “in the specified order” (mean over templates)</h2>", _headline(report_dir, scores),
             "<h2>How much the open choices move Table 1</h2>", _sensitivity(report_dir),
-            explain.other_tables(report_dir, _table_html), explain.pass_at_k(report_dir, _table_html),
+            explain.other_tables(report_dir, _table_html, {"table7": run.get("table7_note") or ""}),
+            explain.positions_section(report_dir, _table_html), explain.pass_at_k(report_dir, _table_html),
             "<h2>Figures 3 and 4: which ordered concept lists the models composed</h2><div class='figs'>",
             _figure(report_dir, "figure3", "Figure 3: ordered concept lists by number of models that composed them"
                     + _lists_counted(scores["designs"])),
             _figure(report_dir, "figure4", f"Figure 4: permutations composed{_lists_counted(scores['designs'], True)} "
                                            "per concept set, by model threshold"),
             "</div><h2>Models</h2>", _model_rows(models, generations_root, scores, failures, unfinished),
-            "<details id='flags'><summary>What the answer flags mean (docs/METHODS.md, “Answer flags”)</summary><dl>"
+            f"<details id='flags'><summary>What the answer flags mean ({explain.methods_link(report_dir, 'Answer flags')}"
+            f", {explain.methods_link(report_dir, 'Answers that copy the list')})</summary><dl>"
             + "".join(f"<dt>{_esc(f.replace('_', ' '))}</dt><dd>{_esc(FLAG_HELP[f])}</dd>" for f in FLAG_COLUMNS)
-            + "</dl></details><p class='sub'>Batch-1 check: after a run, a sample of prompts is answered again one "
-            "at a time; “k/n changed by batching” means k of those n answers differ from the batched ones (greedy "
-            "decoding in bf16 is not batch-invariant; " + explain.methods_link(report_dir, "Decoding") + ").</p>",
+            + "</dl></details>" + caveats.batch_line(report_dir, models, generations_root),
             "<h2>How the scores were computed</h2>", _signatures(scores["signatures"]),
             "<h2>Notebooks</h2><ol>" + "".join(f"<li>{_notebook_link(report_dir, n, h)}</li>" for n, h in pages) + "</ol>",
             "<h2>Tables and figures</h2><ul class='links'>" + "".join(f"<li><a href='{_esc(f)}'>{_esc(f)}</a></li>" for f in files) + "</ul>"]

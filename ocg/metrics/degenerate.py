@@ -8,12 +8,14 @@ from collections import Counter
 
 import pandas as pd
 
+from .listcopy import GLUE_WORDS, LIST_FLAGS
+
 _MARKDOWN = re.compile(r"\*\*|__|^\s*#|^\s*[-*] |`|Answer\s*:", re.MULTILINE)
 _SENTENCE_BREAK = re.compile(r"[.!?][\"')\]]*\s+[\"'(]*[A-Z0-9]")
 OVERLONG_CHARS = 300
 LOOP_WORDS, LOOP_TIMES = 3, 3  # a loop: some run of 3 words occurs 3 or more times
 # Bump when a flag is added or its definition changes: score sets flagged otherwise are recomputed.
-FLAGS_VERSION = 2
+FLAGS_VERSION = 3  # 3: copies_list and bare_list (metrics/listcopy.py)
 
 
 def looping(text: str) -> bool:
@@ -44,8 +46,9 @@ def flags(answer) -> dict:
 
 
 # `truncated` comes from the generation record, not the text: the model stopped at its budget
-# (finish_reason "length", from transformers and OpenAI-style servers alike).
-FLAG_COLUMNS = [*flags("x"), "truncated"]
+# (finish_reason "length", from transformers and OpenAI-style servers alike). The list flags come
+# from coverage's tokens and match positions (metrics/listcopy.py), set once coverage is scored.
+FLAG_COLUMNS = [*flags("x"), "truncated", *LIST_FLAGS]
 FLAG_HELP = {
     "failed": "no answer could be extracted (an unclosed <think>, no <Output>)",
     "empty": "the answer is empty",
@@ -58,6 +61,10 @@ FLAG_HELP = {
     "replaced_chars": "characters lost before the answer was stored (U+FFFD)",
     "looping": f"some run of {LOOP_WORDS} words occurs {LOOP_TIMES} or more times",
     "truncated": "generation stopped at max_new_tokens (finish_reason: length): possibly cut off",
+    "copies_list": "in order, and the concepts stand as one run in the asked order, with nothing but punctuation "
+                   f"or {', '.join(repr(w) for w in sorted(GLUE_WORDS))} between them (it echoes the prompt's list)",
+    "bare_list": "every concept present and nothing else: no word but the concepts, punctuation and "
+                 f"{', '.join(repr(w) for w in sorted(GLUE_WORDS))}",
 }
 
 

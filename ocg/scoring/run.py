@@ -28,7 +28,7 @@ from ..generation.store import read_generations
 from ..hub import unavailable_reason
 from ..io import refuse_link, remove_temps
 from ..layout import ModelGenerations, ModelScores, outputs
-from ..metrics import bleu, coverage, degenerate, diversity, perplexity
+from ..metrics import bleu, coverage, degenerate, diversity, listcopy, perplexity
 from ..metrics.statistics import pooled_sums, ratios, sufficient_statistics
 from ..provenance import provenance
 from ..records import Signature
@@ -167,6 +167,7 @@ def _score_model(model_dir: Path, records: pd.DataFrame, completeness: dict, con
         for handle, _ in started.values():
             handle.close()
     answers, groups = tables["answers"], tables["groups"]
+    answers = answers.assign(**listcopy.list_flags(answers))  # from coverage's tokens and positions
 
     if "diverse_rate" in groups:  # a group's value is given to each of its permutations (Table 2)
         answers = answers.merge(groups[group_keys + ["diverse_rate"]], on=group_keys, how="left")

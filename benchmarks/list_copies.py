@@ -1,0 +1,43 @@
+"""How often real LLM outputs copy the concept list (docs/METHODS.md, "Answers that copy the list").
+
+    .venv/bin/python benchmarks/list_copies.py
+
+Reads CommonGen-Eval's 2,496 outputs for the 208 five-concept sets (tests/data/, 12 models),
+matches the concepts as scoring does (ocg.metrics.coverage, the default rule), sets the list
+flags as scoring does (ocg.metrics.listcopy), with each set's concepts in the order the models
+were given them (CommonGen-Eval's, alphabetical), and prints how many answers are in order, copy
+the list and are a bare list, overall and per model. tests/test_list_copies.py checks the
+figure METHODS states against `measure()`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+OUTPUTS = Path(__file__).resolve().parents[1] / "tests" / "data" / "commongen_eval_outputs_5concept.jsonl"
+
+
+def measure(path: Path = OUTPUTS) -> pd.DataFrame:
+    """One row per output: model, all_present, in_order, copies_list, bare_list."""
+    from ocg.metrics.listcopy import flag_texts
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    df = pd.DataFrame(rows)
+    concepts = df["concept_set"].map(lambda cs: [c.rsplit("_", 1)[0] for c in cs])
+    patterns = df["concept_set"].map(lambda cs: "".join(c.rsplit("_", 1)[1] for c in cs))
+    return pd.concat([df[["model"]], flag_texts(df["output"], concepts, patterns)], axis=1)
+
+
+def main() -> None:
+    m = measure()
+    total = m[["all_present", "in_order", "copies_list", "bare_list"]].sum().astype(int)
+    print(f"{len(m)} outputs: {total.all_present} with every concept, {total.in_order} in order, "
+          f"{total.copies_list} copy the list ({100 * total.copies_list / len(m):.2f}%; "
+          f"{100 * total.copies_list / max(total.in_order, 1):.2f}% of those in order), {total.bare_list} bare lists")
+    print(m.groupby("model")[["in_order", "copies_list", "bare_list"]].sum().to_string())
+
+
+if __name__ == "__main__":
+    main()

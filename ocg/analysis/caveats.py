@@ -1,0 +1,143 @@
+"""The caveats the landing page shows beside its numbers, as notebooks 03 and 07 give them: what
+Table 1 stands on (concept sets, answers, a bootstrap interval or the small-sample mark), the
+share of in-order answers that copy the concept list, a perplexity mean dominated by a few
+answers (with the median beside it), and the answer-flag counts per condition, and what the batch-1 check shows."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import pandas as pd
+
+from ..errors import OcgInputError
+from ..layout import ModelGenerations, ReportFolder
+from ..metrics.registry import label
+from ..records import RunCard
+from .explain import methods_link
+
+PPL_MEAN_OVER_MEDIAN = 10  # a mean above this many medians: a few extreme answers make it
+
+
+def _esc(x) -> str:
+    return html.escape(str(x))
+
+
+def _read(report_dir, name: str) -> pd.DataFrame:
+    path = ReportFolder(report_dir).table(name)
+    try:
+        return pd.read_csv(path) if path.exists() else pd.DataFrame()
+    except (ValueError, pd.errors.ParserError):  # a table that cannot be read costs only its caveat
+        return pd.DataFrame()
+
+
+def ppl_medians(report_dir) -> dict[str, tuple[float, float]]:
+    """Per model whose perplexity mean is over PPL_MEAN_OVER_MEDIAN x its median: (mean, median),
+    both per template then over templates (tables/table1_sensitivity.csv, notebook 03)."""
+    sens = _read(report_dir, "table1_sensitivity")
+    if sens.empty or "variant" not in sens:
+        return {}
+    rows = sens[(sens["metric"] == "perplexity") & (sens["variant"] == "median")]
+    return {r.model: (r.default, r.value) for r in rows.itertuples()
+            if r.value > 0 and r.default > PPL_MEAN_OVER_MEDIAN * r.value}
+
+
+def mark_perplexity(table: pd.DataFrame, marks: dict) -> pd.DataFrame:
+    """Table 1's perplexity cells as text, "1779.12 ‡ (median 67.10)" where the mean is marked."""
+    column = next((c for c in table.columns if c[0] == label("perplexity") and c[1] == ""), None)
+    if column is None or not marks:
+        return table
+    table = table.copy()
+    table[column] = [f"{v:.2f} ‡ (median {marks[m][1]:.2f})" if m in marks else ("–" if pd.isna(v) else f"{v:.2f}")
+                     for m, v in zip(table.index, table[column])]
+    return table
+
+
+def _interval(row) -> str:
+    """'[51.20, 60.80] (95%, 24 prompts)', or the small-sample mark (notebook 03, uncertainty.MIN_SETS)."""
+    from .uncertainty import MIN_SETS, UNIT_NAMES, interval_text
+    unit, n = row.get("unit", "sets"), int(row.get("n", row["n_sets"]))
+    if bool(row.get("small_sample", False)):
+        return f"small sample ({n} {UNIT_NAMES.get(unit, unit)} < {MIN_SETS})"
+    return interval_text(row["ci_low"], row["ci_high"], unit, n)
+
+
+def table1_basis(report_dir, summary: pd.DataFrame) -> str:
+    """Per model: the concept sets and `ordered` answers Table 1 stands on, and each metric's
+    bootstrap 95% interval or the small-sample mark (tables/table1_bootstrap_ci.csv)."""
+    ordered = summary[summary["condition"] == "ordered"] if "condition" in summary else pd.DataFrame()
+    if ordered.empty:
+        return ""
+    cis = _read(report_dir, "table1_bootstrap_ci")
+    answers = ordered.groupby("model")["n_answers"].sum()
+    rows, metrics = [], [m for m in dict.fromkeys(cis["metric"])] if len(cis) else []
+    for model in answers.index:
+        mine = cis[cis["model"] == model].set_index("metric") if len(cis) else pd.DataFrame()
+        n_sets = int(mine["n_sets"].iloc[0]) if len(mine) else None
+        rows.append({"model": model, "concept sets": n_sets if n_sets is not None else "–",
+                     "answers (ordered)": int(answers[model]),
+                     **{label(m): _interval(mine.loc[m]) if m in mine.index else "–" for m in metrics}})
+    where = ("bootstrap 95% intervals, each with its resampling unit and n (tables/table1_bootstrap_ci.csv); "
+             "“small sample”: under 20 units no interval is given, since a few resampled units give intervals "
+             "too narrow to mean anything"
+             if len(cis) else "no bootstrap intervals in this report (notebook 03 computes them)")
+    return (f"<p class='note'>What each row stands on, and {_esc(where)} ({methods_link(report_dir, 'Analyses')}, "
+            "Uncertainty):</p>"
+            + pd.DataFrame(rows).set_index("model").to_html(border=0, escape=True, na_rep="–"))
+
+
+COPY_SHARE_LEAD = ("In-order answers that copy the concept list (the concepts as one run in the asked order, "
+                   "nothing but punctuation, “and” or articles between them)")
+
+
+def copy_shares(summary: pd.DataFrame) -> list[str]:
+    """Per model: '<model>: 60% (36 of 60)', the share of `ordered` answers judged in order that
+    copy the list (Table 1's caption line, on the landing page and in notebook 03)."""
+    if "n_copies_list" not in summary or "n_in_order" not in summary:
+        return []
+    ordered = summary[summary["condition"] == "ordered"].groupby("model")[["n_in_order", "n_copies_list"]].sum()
+    return [f"{m}: {100 * r.n_copies_list / r.n_in_order:.0f}% ({int(r.n_copies_list)} of {int(r.n_in_order)})"
+            for m, r in ordered.iterrows() if r.n_in_order]
+
+
+def copy_share(summary: pd.DataFrame) -> str:
+    """copy_shares as one line of the landing page."""
+    parts = copy_shares(summary)
+    if not parts:
+        return ""
+    return (f"<p class='note'><b>{_esc(COPY_SHARE_LEAD)}</b>: " + _esc("; ".join(parts))
+            + ". Coverage w/ order counts them; the sensitivity view below recomputes Table 1 without them.</p>")
+
+
+def list_copies(summary_rows: pd.DataFrame) -> str:
+    """'ordered 40 (bare 20); original 3 (bare 0)': one model's copies_list and bare_list per condition."""
+    if not {"n_copies_list", "n_in_order"} <= set(summary_rows) or summary_rows.empty:
+        return "–"  # coverage not scored: no tokens to read the flags from
+    by = summary_rows.groupby("condition", sort=False)[["n_answers", "n_copies_list", "n_bare_list"]].sum()
+    return "; ".join(f"{c} {int(r.n_copies_list)}/{int(r.n_answers)} (bare {int(r.n_bare_list)})"
+                     for c, r in by.iterrows())
+
+
+_BATCH_GREEDY = ("Batch-1 check: after a run, a sample of prompts is answered again one at a time; “k/n changed by "
+                 "batching” means k of those n answers differ from the batched ones (greedy decoding in bf16 is "
+                 "not batch-invariant; {link}).")
+_BATCH_SAMPLED = (" § For a sampled model the check answers sample 0 of each checked prompt again alone, seeded "
+                  "from the prompt's own id where the batched run seeded the batch from its first id: a difference "
+                  "may be the seed, not batching, so it does not measure batch invariance; it shows only whether "
+                  "sample 0 reproduces when re-run alone ({link}).")
+
+
+def batch_line(report_dir: Path, models, generations_root) -> str:
+    """What the batch-1 column shows: the greedy reading, and for sampled models what it cannot show."""
+    cards = [ModelGenerations.of(m, generations_root).run_card for m in models]
+    sampled = any(_sampled(p) for p in cards)
+    return ("<p class='sub'>" + _BATCH_GREEDY.format(link=methods_link(report_dir, "Decoding"))
+            + (_BATCH_SAMPLED.format(link=methods_link(report_dir, "Repeated samples and pass@k"))
+               if sampled else "") + "</p>")
+
+
+def _sampled(card_path) -> bool:
+    try:
+        return card_path.exists() and bool(RunCard.read(card_path).sampling)
+    except OcgInputError:
+        return False
