@@ -135,7 +135,7 @@ def _models(args) -> int:
 
 
 def _report(args) -> int:
-    """The main job: every notebook, 00 to 09, as a run file says (default: the demo)."""
+    """The main job: every notebook (ocg/plan.py), as a run file says (default: the demo)."""
     from .pipeline import run_pipeline
 
     return run_pipeline(args.run_file)
@@ -185,7 +185,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="auto: BLEURT and perplexity on a GPU when there is one")
     p.set_defaults(func=_score)
 
-    p = sub.add_parser("sweep", help="many models: notebooks 01-02 per model, then 03-09 (local or Slurm)")
+    from .plan import ALL_SPAN, ANALYSES_SPAN
+    p = sub.add_parser("sweep", help=f"many models: notebooks 01-02 per model, then {ANALYSES_SPAN} (local or Slurm)")
     p.add_argument("file", type=Path, help="a sweep file, e.g. params/sweeps/paper.yaml")
     p.add_argument("--executor", choices=["local", "slurm"], default="local")
     p.add_argument("--wait", action="store_true", help="slurm: follow the jobs to the end")
@@ -216,7 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_run_notebook)
 
     for name, text in (("demo", "the main job on the embedded default model (params/runs/demo.yaml)"),
-                       ("report", "run notebooks 00-09 as a run file says and write an index.html")):
+                       ("report", f"run notebooks {ALL_SPAN} as a run file says and write an index.html")):
         p = sub.add_parser(name, help=text)
         p.add_argument("run_file", nargs="?", type=Path, default=None,
                        help="default params/runs/demo.yaml")

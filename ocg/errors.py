@@ -10,3 +10,19 @@ class OcgInputError(ValueError):
         self.where = where
         self.problem = problem
         super().__init__(f"{where}: {problem}")
+
+
+STOP_FILE = "OCG_STOP_FILE"  # set by a sweep's Slurm task (ocg/sweep/scripts.py)
+
+
+class StopRequested(BaseException):
+    """The job's time limit is near (Slurm's warning signal): stop after the batch in flight.
+    A BaseException, as Ctrl-C is: nothing catches it as a failure, the run card says interrupted."""
+
+
+def check_stop(where: str) -> None:
+    """Raise StopRequested when the task's stop file exists (one stat: cheap between batches)."""
+    import os
+    path = os.environ.get(STOP_FILE)
+    if path and os.path.exists(path):
+        raise StopRequested(f"{where}: stopped before the time limit ({path}); the next start resumes")

@@ -13,7 +13,7 @@ Layout under the sweep's `outputs` directory:
                                                so sweeps can share generations: Table 4's adds
                                                one-shot answers beside the paper sweep's)
   logs/<model>.log, logs/slurm-<job>_<index>.out, logs/analysis.log
-  reports/<sweep name>/                        analyses 03-09, tables, figures, index.html
+  reports/<sweep name>/                        the analyses, tables, figures, index.html
   slurm/array.sbatch, analysis.sbatch, manifest.json
 """
 
