@@ -23,11 +23,23 @@ def _sbatch_resources(res: dict, slurm: dict, warn: bool = False) -> list[str]:
     if res["gpus"]:
         args.append(f"--gres=gpu:{res['gpus']}")
     if warn:  # USR1 to the batch shell before the limit: the task stops after its batch, requeues
-        args.append(f"--signal=B:USR1@{slurm['warn_before_limit_s']}")
+        args.append(f"--signal=B:USR1@{min(slurm['warn_before_limit_s'], time_seconds(res['time']) // 2)}")
     for key in ("partition", "account"):
         if value := res.get(key, slurm[key]):
             args.append(f"--{key}={value}")
     return args + list(slurm["extra_args"]) + list(res.get("extra_args", []))
+
+
+def time_seconds(value: str) -> int:
+    """Slurm's time limit in seconds: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS. (A warning
+    longer than half the limit is cut to half: Slurm would signal at once, every start.)"""
+    days, _, rest = value.rpartition("-")
+    parts = [int(p) for p in rest.split(":")]
+    if days:
+        h, m, s = (parts + [0, 0])[:3]
+    else:
+        h, m, s = [0, *parts, 0][:3] if len(parts) <= 2 else parts
+    return int(days or 0) * 86400 + h * 3600 + m * 60 + s
 
 
 def _log_option(folder: Path, pattern: str) -> str:
