@@ -140,3 +140,24 @@ def test_texts_name_only_notebook_ranges_the_plan_has():
     assert span(ANALYSES) == ANALYSES_SPAN == f"03-{last}" and ALL_SPAN == f"00-{last}"
     help_text = ocg("--help").stdout
     assert f"then {ANALYSES_SPAN}" in help_text and f"run notebooks {ALL_SPAN}" in help_text
+
+
+@pytest.mark.slow
+def test_a_model_busy_elsewhere_fails_the_run_and_its_report_follows_when_it_ends(tmp_path):
+    """As after a killed driver whose model task carries on: the rerun does not exit 0 while
+    the model is busy, and once it is done the next sweep re-runs the analyses over it too."""
+    path = tmp_path / "sweep.yaml"
+    path.write_text(yaml.safe_dump({
+        "name": "k", "models": ["m-a", "m-b"], "models_file": replay_models(tmp_path, ["m-a", "m-b"]),
+        "conditions": ["ordered"], "subset_k": 1, "template_ids": [0], "metrics": ["coverage"],
+        "analysis": ["03_main_results"], "outputs": str(tmp_path / "out")}))
+    out = tmp_path / "out"
+    with exclusive(out / "status" / "k" / "m-b", doing="is running this model's task"):  # the orphaned task
+        busy = ocg("sweep", str(path))
+    assert busy.returncode == 1 and "busy, still running elsewhere: ['m-b']" in busy.stderr, busy.stdout + busy.stderr
+    assert json.loads((out / "status" / "k" / "analysis.json").read_text())["models"] == ["m-a"]
+    assert ocg("sweep", str(path), "--task", "m-b").returncode == 0  # the orphan finishes
+    rerun = ocg("sweep", str(path))
+    assert rerun.returncode == 0 and "0 model(s) to run" in rerun.stdout, rerun.stdout + rerun.stderr[-2000:]
+    assert json.loads((out / "status" / "k" / "analysis.json").read_text())["models"] == ["m-a", "m-b"]
+    assert "analysis: done over 2 model(s)" in rerun.stdout

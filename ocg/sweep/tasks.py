@@ -89,7 +89,7 @@ def _interrupted(folder: SweepFolder, model: str, notebook: str, why: str, job: 
     """The time limit is near: say where the task stopped (what it wrote is kept and resumed)."""
     write_json(interrupted_marker(folder, model), {"model": model, "notebook": notebook, "reason": why[:500],
                                                    "time_utc": _now(), "host": socket.gethostname(), **job})
-    print(f"[{model}] {notebook}: stopped before the time limit, to be resumed: {why}", flush=True)
+    print(f"[{model}] {notebook}: {why}", flush=True)
     return INTERRUPTED
 
 def run_analysis(sweep: dict) -> int:
