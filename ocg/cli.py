@@ -97,6 +97,16 @@ def _sweep(args) -> int:
                      task=args.task, analysis=args.analysis, dry_run=args.dry_run)
 
 
+def _prefetch(args) -> int:
+    from .sweep.prefetch import prefetch
+
+    try:
+        return prefetch(args.file, list_only=args.list)
+    except RuntimeError as exc:  # the hub's answer (offline, unknown or gated repository)
+        print(f"ocg: error: {exc}", file=sys.stderr)
+        return 1
+
+
 def _repair(args) -> int:
     from .generation.lock import exclusive
     from .generation.store import repair_duplicates
@@ -195,6 +205,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--task", default=None, help=argparse.SUPPRESS)  # one model's task (both executors)
     p.add_argument("--analysis", action="store_true", help=argparse.SUPPRESS)
     p.set_defaults(func=_sweep)
+
+    p = sub.add_parser("prefetch", help="download the hub files a run or sweep file needs (on a login node)")
+    p.add_argument("file", type=Path, help="a sweep or run file, e.g. params/sweeps/paper.yaml")
+    p.add_argument("--list", action="store_true", help="print repositories, files and sizes; download nothing")
+    p.set_defaults(func=_prefetch)
 
     p = sub.add_parser("repair", help="rewrite a generations directory keeping the first record of each id")
     p.add_argument("path", help="a model's generations directory, or one .jsonl file")

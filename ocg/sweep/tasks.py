@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import socket
 import subprocess
 import sys
@@ -36,10 +37,28 @@ def run_model_task(sweep: dict, model: str) -> int:
         raise OcgInputError(sweep["file"], f"{model!r} is not a model of this sweep")
     try:
         with exclusive(SweepFolder.of(sweep).status(model), doing="is running this model's task"):
-            return _run_notebooks(sweep, model)
+            return _hub_files_here(sweep, model) or _run_notebooks(sweep, model)
     except LockHeld as exc:
         print(f"[{model}] busy, not run: {exc}", flush=True)
         return BUSY
+
+def _hub_files_here(sweep: dict, model: str) -> int:
+    """0 when the task can go on: every hub file cached (then the hub goes offline for it, unless
+    HF_HUB_OFFLINE is set already), or the hub reachable. Else failed.json names what is missing."""
+    from .prefetch import offline_check
+
+    cached, problem = offline_check(sweep, [model], f"ocg prefetch {shlex.quote(sweep['file'])}")
+    if cached and "HF_HUB_OFFLINE" not in os.environ:
+        os.environ["HF_HUB_OFFLINE"] = "1"  # inherited by the notebooks' kernels
+        print(f"[{model}] every hub file is cached: running with HF_HUB_OFFLINE=1", flush=True)
+    if problem is None:
+        return 0
+    folder = SweepFolder.of(sweep)
+    write_json(folder.failure(model), {"model": model, "notebook": "(before 01_generate)", "cell": None,
+                                       "reason": problem[:2000], "log": str(folder.log(model)), "time_utc": _now(),
+                                       "host": socket.gethostname()})
+    print(f"[{model}] FAILED before any work: {problem}", flush=True)
+    return 1
 
 def _run_notebooks(sweep: dict, model: str) -> int:
     from ..notebook_runner import run_notebook
