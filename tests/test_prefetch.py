@@ -14,8 +14,6 @@ import sys
 import pytest
 import yaml
 
-from ocg.sweep.prefetch import select_files
-
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 
@@ -55,6 +53,7 @@ def ocg(*args, env):
 
 
 def test_the_files_a_load_reads_are_chosen_from_a_repository_listing():
+    from ocg.sweep.prefetch import select_files
     llama = ["config.json", "generation_config.json", "model-00001-of-00002.safetensors",
              "model-00002-of-00002.safetensors", "model.safetensors.index.json", "original/consolidated.00.pth",
              "original/params.json", "original/tokenizer.model", "tokenizer.json", "tokenizer_config.json",

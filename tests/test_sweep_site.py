@@ -8,6 +8,7 @@ import random
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -15,7 +16,6 @@ import yaml
 from ocg.generation.lock import exclusive
 from ocg.paths import PROJECT_ROOT
 from ocg.sweep import load_sweep, status_table
-from ocg.sweep.slurm import split_throttle
 
 SETUP = ["module() { echo \"module $*\"; }  # a site's Lmod, as a function here",
          "module load cuda/12.1 python/3.11", 'echo "site setup ran for ${SLURM_JOB_ID:-none}"']
@@ -79,6 +79,9 @@ def test_a_dry_run_prints_every_sbatch_line_and_writes_the_manifest(tmp_path):
 
 
 def test_the_throttle_holds_over_all_arrays():
+    from ocg.sweep.slurm import split_throttle, time_seconds
+    assert [time_seconds(t) for t in ("30", "30:15", "12:00:00", "1-12", "2-00:00:05")] == \
+        [1800, 1815, 43200, 129600, 172805]
     assert split_throttle([2, 1], 3) == [(2, None), (1, None)]
     assert split_throttle([1, 1, 1], 2) == [(1, None), (1, None), (1, 0)]  # more arrays than slots: a chain
     rng = random.Random(0)
@@ -106,8 +109,17 @@ def test_relative_outputs_lie_under_ocg_outputs_when_it_is_set(tmp_path, monkeyp
     assert load_sweep(PROJECT_ROOT / "params/sweeps/demo.yaml")["outputs"] == str(PROJECT_ROOT / "outputs/sweeps/demo")
 
 
+def plain_sweep(tmp_path, name, models, analysis=("03_main_results",)) -> Path:
+    path = tmp_path / "sweep.yaml"
+    path.write_text(yaml.safe_dump({
+        "name": name, "models": models, "models_file": replay_models(tmp_path, models), "conditions": ["ordered"],
+        "subset_k": 1, "template_ids": [0], "metrics": ["coverage"], "analysis": list(analysis),
+        "outputs": str(tmp_path / "out")}))
+    return path
+
+
 def test_status_says_running_or_partial_for_a_model_in_flight(tmp_path):
-    path = site_sweep(tmp_path)
+    path = plain_sweep(tmp_path, "site", ["m-a", "api", "m-b"])
     sweep, out = load_sweep(path), tmp_path / "out"
     with exclusive(out / "status" / "site" / "m-a", doing="is running this model's task"):
         states = {m: (s, d) for m, s, d in status_table(sweep, with_slurm=False)}
@@ -125,7 +137,7 @@ NOTEBOOK_RANGE = re.compile(r"(?<![\d-])(\d\d)-(\d\d)(?![\d-])")
 def test_texts_name_only_notebook_ranges_the_plan_has():
     """A text that names a range of notebooks (help, job scripts, README, sweep files) names one
     the plan runs: a range from 00 or 03 ends at the last analysis; the model notebooks are 01-02."""
-    from ocg.plan import ALL_SPAN, ANALYSES, ANALYSES_SPAN, span
+    from ocg.plan import ANALYSES
     last = ANALYSES[-1][:2]
     files = [PROJECT_ROOT / "README.md", *PROJECT_ROOT.glob("docs/*.md"), *PROJECT_ROOT.glob("ocg/**/*.py"),
              *PROJECT_ROOT.glob("params/**/*.yaml"), *PROJECT_ROOT.glob("benchmarks/*.py")]
@@ -136,7 +148,8 @@ def test_texts_name_only_notebook_ranges_the_plan_has():
                 start, end = m.groups()
                 if start in ("00", "03") and end != last or (start, end) in {("01", "03")}:
                     wrong.append(f"{f.relative_to(PROJECT_ROOT)}:{n}: {m.group(0)}")
-    assert not wrong, f"notebook ranges that disagree with ocg/plan.py (analyses {ANALYSES_SPAN}): {wrong}"
+    assert not wrong, f"notebook ranges that disagree with ocg/plan.py (analyses 03-{last}): {wrong}"
+    from ocg.plan import ALL_SPAN, ANALYSES_SPAN, span
     assert span(ANALYSES) == ANALYSES_SPAN == f"03-{last}" and ALL_SPAN == f"00-{last}"
     help_text = ocg("--help").stdout
     assert f"then {ANALYSES_SPAN}" in help_text and f"run notebooks {ALL_SPAN}" in help_text
@@ -146,12 +159,7 @@ def test_texts_name_only_notebook_ranges_the_plan_has():
 def test_a_model_busy_elsewhere_fails_the_run_and_its_report_follows_when_it_ends(tmp_path):
     """As after a killed driver whose model task carries on: the rerun does not exit 0 while
     the model is busy, and once it is done the next sweep re-runs the analyses over it too."""
-    path = tmp_path / "sweep.yaml"
-    path.write_text(yaml.safe_dump({
-        "name": "k", "models": ["m-a", "m-b"], "models_file": replay_models(tmp_path, ["m-a", "m-b"]),
-        "conditions": ["ordered"], "subset_k": 1, "template_ids": [0], "metrics": ["coverage"],
-        "analysis": ["03_main_results"], "outputs": str(tmp_path / "out")}))
-    out = tmp_path / "out"
+    path, out = plain_sweep(tmp_path, "k", ["m-a", "m-b"]), tmp_path / "out"
     with exclusive(out / "status" / "k" / "m-b", doing="is running this model's task"):  # the orphaned task
         busy = ocg("sweep", str(path))
     assert busy.returncode == 1 and "busy, still running elsewhere: ['m-b']" in busy.stderr, busy.stdout + busy.stderr
