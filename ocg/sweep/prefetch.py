@@ -126,7 +126,7 @@ def prefetch(path: str | Path, list_only: bool = False) -> int:
     if not repos:
         print(f"{path}: no hub files needed (embedded, local or API models only)")
         return 0
-    plans, total = [], 0
+    plans, total, unlisted = [], 0, []
     for repo, rev, why in repos:
         if offline() and not missing_files(repo, rev):  # e.g. on a compute node: is it ready?
             files = [f for f in snapshot(repo, rev).rglob("*") if f.is_file()]
@@ -137,8 +137,10 @@ def prefetch(path: str | Path, list_only: bool = False) -> int:
             info = hf.HfApi().model_info(repo, revision=rev, files_metadata=True)
         except Exception as exc:  # noqa: BLE001 - offline, unknown repo, gated, no network: say which
             cached = "cached" if not missing_files(repo, rev) else "NOT cached"
-            raise RuntimeError(f"cannot list {repo}@{rev} ({why}) on the hub: {type(exc).__name__}: "
-                               f"{str(exc)[:300]} (in the local cache: {cached})") from None
+            unlisted.append(f"{repo}@{rev}")
+            print(f"{repo}@{rev} ({why}): cannot list it on the hub: {type(exc).__name__}: {str(exc)[:300]} "
+                  f"(in the local cache: {cached})", flush=True)
+            continue
         sizes = {s.rfilename: s.size for s in info.siblings or []}
         files = select_files(list(sizes))
         todo = [f for f in files if not isinstance(hf.try_to_load_from_cache(repo, f, revision=info.sha), str)]
@@ -147,14 +149,17 @@ def prefetch(path: str | Path, list_only: bool = False) -> int:
         print(f"{repo}@{rev} (commit {info.sha}, {why}): {len(files)} file(s), {_size(sum(sizes[f] or 0 for f in files))}; "
               f"to download: {len(todo)} file(s), {_size(need)}", flush=True)
         plans.append((repo, info.sha, todo))
-    print(f"in all to download: {_size(total)} into {huggingface_hub.constants.HF_HUB_CACHE}",
+    listed = f" (of the {len(repos) - len(unlisted)} of {len(repos)} repositories listed)" if unlisted else ""
+    print(f"in all to download{listed}: {_size(total)} into {huggingface_hub.constants.HF_HUB_CACHE}",
           flush=True)
-    if list_only:
-        return 0
-    for repo, sha, todo in plans:
+    for repo, sha, todo in [] if list_only else plans:
         if todo:
             hf.snapshot_download(repo, revision=sha, allow_patterns=todo)  # resumes .incomplete files
-    print("done: tasks of this file find every hub file in the cache and run offline", flush=True)
+    if unlisted:
+        raise RuntimeError(f"{len(unlisted)} of {len(repos)} repositories could not be listed (see above; "
+                           f"gated ones need HF_TOKEN): {', '.join(unlisted)}")
+    if not list_only:
+        print("done: tasks of this file find every hub file in the cache and run offline", flush=True)
     return 0
 
 
