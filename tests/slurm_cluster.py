@@ -25,6 +25,24 @@ def _bin(name: str) -> str:
     return shutil.which(name) or f"/usr/sbin/{name}"
 
 
+def cluster_for_test(root: Path, monkeypatch, **kwargs):
+    """A started cluster for one test (SLURM_CONF set), stopped by PID after it, failed or not.
+    Missing binaries skip the test, and fail it in CI (where .ci/run installs them)."""
+    import pytest
+    missing = missing_binaries()
+    if missing and os.environ.get("CI") == "true":
+        pytest.fail(f"Slurm binaries missing in CI: {missing} (.ci/run installs them)")
+    if missing:
+        pytest.skip(f"Slurm binaries missing: {missing} (CI installs slurmctld slurmd slurm-client munge)")
+    cluster = SlurmCluster(root, **kwargs)
+    try:
+        cluster.start()
+        monkeypatch.setenv("SLURM_CONF", str(cluster.conf))
+        yield cluster
+    finally:
+        cluster.stop()
+
+
 class SlurmCluster:
     def __init__(self, root: Path, memory_mb: int = 2000, partitions: tuple[str, ...] = ("debug",)):
         self.root = Path(root)

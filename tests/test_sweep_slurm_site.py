@@ -3,7 +3,6 @@ environment in the job, partitions per resource group and for the analyses, the 
 all arrays together, and a task that meets its time limit, requeues itself and resumes."""
 
 import json
-import os
 import shlex
 import subprocess
 import sys
@@ -12,7 +11,7 @@ import time
 
 import pytest
 import yaml
-from slurm_cluster import SlurmCluster, missing_binaries
+from slurm_cluster import cluster_for_test
 from test_api_backend import ScriptedServer, ok_body
 from test_sweep_site import replay_models
 
@@ -21,18 +20,7 @@ from ocg.sweep import load_sweep, status_table
 
 @pytest.fixture
 def site_slurm(tmp_path, monkeypatch):
-    missing = missing_binaries()
-    if missing and os.environ.get("CI") == "true":
-        pytest.fail(f"Slurm binaries missing in CI: {missing} (.ci/run installs them)")
-    if missing:
-        pytest.skip(f"Slurm binaries missing: {missing}")
-    cluster = SlurmCluster(tmp_path / "cluster", partitions=("debug", "cpu"))
-    try:
-        cluster.start()
-        monkeypatch.setenv("SLURM_CONF", str(cluster.conf))
-        yield cluster
-    finally:
-        cluster.stop()
+    yield from cluster_for_test(tmp_path / "cluster", monkeypatch, partitions=("debug", "cpu"))
 
 
 def squeue(job: str, field: str) -> set[str]:
