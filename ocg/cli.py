@@ -200,8 +200,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", type=Path, help="a sweep file, e.g. params/sweeps/paper.yaml")
     p.add_argument("--executor", choices=["local", "slurm"], default="local")
     p.add_argument("--wait", action="store_true", help="slurm: follow the jobs to the end")
-    p.add_argument("--status", action="store_true", help="per model: done / running / failed / missing")
-    p.add_argument("--dry-run", action="store_true", help="slurm: write the scripts, submit nothing")
+    p.add_argument("--status", action="store_true", help="per model: done / running / partial / failed / missing")
+    p.add_argument("--dry-run", action="store_true", help="slurm: print every sbatch line, write the scripts and "
+                   "slurm/manifest.dry-run.json, submit nothing")
     p.add_argument("--task", default=None, help=argparse.SUPPRESS)  # one model's task (both executors)
     p.add_argument("--analysis", action="store_true", help=argparse.SUPPRESS)
     p.set_defaults(func=_sweep)

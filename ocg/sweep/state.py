@@ -50,11 +50,11 @@ def model_state(sweep: dict, model: str, jobs: dict[str, str] | None = None) -> 
     if folder.failure(model).exists():
         f = read_json(folder.failure(model))
         return "failed", f"{f['notebook']} cell {f.get('cell')}: {f['reason'][:300]} (log: {f['log']})"
-    if state in FAILED_STATES or state == "COMPLETED":
-        return "failed", f"slurm {state} without a completion marker (see {folder.logs})"
-    if interrupted_marker(folder, model).exists():
+    if interrupted_marker(folder, model).exists():  # and not requeued (else Slurm says PENDING)
         i = read_json(interrupted_marker(folder, model))
         return "partial", f"stopped at the time limit in {i['notebook']} ({i['time_utc']}); resumes when run"
+    if state in FAILED_STATES or state == "COMPLETED":
+        return "failed", f"slurm {state} without a completion marker (see {folder.logs})"
     started = folder.outputs.model_generations(model).stores()
     if done or started:
         what = f"{', '.join(done)} done" if done else f"{len(started)} generation file(s) begun"
