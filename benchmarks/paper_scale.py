@@ -194,7 +194,7 @@ def main() -> None:
     if "analyses" in results:
         a = results["analyses"]
         print(f"targets: analyses {a['wall_s'] / 60:.1f} min (< 5), peak memory {a['peak_rss_gb']:.2f} GB (< 8)")
-    (out / "results.json").write_text(json.dumps({"args": vars(args), "stages": results,
+    (out / "paper_scale.json").write_text(json.dumps({"args": vars(args), "stages": results,
                                                   "whole_s": round(total, 1), "answers": n_answers}, indent=1))
 
 

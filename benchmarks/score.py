@@ -8,9 +8,11 @@ inflections, with duplicates inside groups (about 30%), as models produce. Print
      1b. the same for five concepts: 208 sets x 120 permutations (template 0, `ordered`: 24,960
      answers, 208 groups of 14,280 ordered pairs each, 2,970,240 pairs), answers and pairs per second;
   2. pBLEU vectorised vs the sacrebleu `sentence_bleu` loop on the same groups, and the ratio;
-  3. coverage of the same answers (a sample): spaCy as shipped (one process, BLIS, its Matcher)
-     vs ocg's path (numpy BLAS, indexed attribute ruler, worker processes), the ratio, and
-     whether every verdict and token is the same.
+  3. coverage of the same answers (a sample): spaCy as shipped (every component, NER and the
+     parser included; one process, BLIS, its Matcher) vs ocg's path with the pipeline
+     params/scoring.yaml chooses (`spacy_pipeline`; numpy BLAS, indexed attribute ruler, worker
+     processes), the ratio, and whether every verdict and token is the same; `--pipeline
+     no_parser` times the parser-less choice instead (its verdicts may then differ).
 Targets on the 2-core CPU machine: (1) under 20 s; (2) vectorised at least 20x faster; (1b) under
 20 s as well (docs/METHODS.md, "Five concepts and sampled permutations").
 """
@@ -29,7 +31,7 @@ from ocg.layout import ModelGenerations, ModelScores, Outputs
 from ocg.metrics import coverage
 from ocg.metrics.bleu import pairwise_bleu, pairwise_bleu_loop
 from ocg.records import Signature
-from ocg.scoring import score_model
+from ocg.scoring import load_scoring_config, score_model
 
 FORMS = {"catch": "caught", "throw": "threw", "ride": "rides", "sit": "sat", "run": "runs",
          "cut": "cut", "jump": "jumped", "push": "pushed", "use": "uses", "eat": "ate"}
@@ -74,10 +76,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--loop-groups", type=int, default=200, help="groups for the side-by-side pBLEU")
     parser.add_argument("--coverage-answers", type=int, default=10_000, help="answers for the side-by-side coverage")
+    parser.add_argument("--pipeline", choices=list(coverage.SPACY_PIPELINES), default=None,
+                        help="spaCy pipeline for lines 1 and 3 (default: params/scoring.yaml's)")
     args = parser.parse_args()
+    pipeline = args.pipeline or load_scoring_config()["spacy_pipeline"]
+    print(f"spaCy pipeline: {pipeline} ({', '.join(coverage.load_nlp('auto', pipeline).pipe_names)})")
     with tempfile.TemporaryDirectory() as tmp:
-        answers = score_workload(Path(tmp) / "n4", "n = 4", "(target < 20 s)")
-        score_workload(Path(tmp) / "n5", "n = 5", "", n_concepts=5, conditions=["ordered"], template_ids=[0])
+        answers = score_workload(Path(tmp) / "n4", "n = 4", "(target < 20 s)", pipeline=pipeline)
+        score_workload(Path(tmp) / "n5", "n = 5", "", pipeline=pipeline, n_concepts=5, conditions=["ordered"],
+                       template_ids=[0])
 
         groups = [list(g.answer) for _, g in answers.groupby(["condition", "template_id", "set_id"])]
         sample = random.Random(1).sample(groups, min(args.loop_groups, len(groups)))
@@ -98,7 +105,7 @@ def main() -> None:
         shipped = shipped_coverage(sample)
         t_shipped = time.perf_counter() - t
         t = time.perf_counter()
-        nlp = coverage.load_nlp()
+        nlp = coverage.load_nlp("auto", pipeline)
         ours = coverage.score_coverage(sample.answer, sample.concepts, nlp, pos_patterns=sample.pos_pattern,
                                        n_process=coverage.processes())
         t_ours = time.perf_counter() - t
@@ -108,7 +115,7 @@ def main() -> None:
               f"ratio {t_shipped / t_ours:.1f}x; identical verdicts, positions and tokens: {same}")
 
 
-def score_workload(root: Path, label: str, target: str, **workload):
+def score_workload(root: Path, label: str, target: str, pipeline: str, **workload):
     """Line 1 (n = 4: 192 sets x 24 permutations x 6 templates x 2 conditions) or 1b (n = 5: 208
     sets x 120 permutations, template 0, `ordered`): the four metrics through `score_model`, in
     answers per second and pBLEU ordered pairs per second (k(k-1) per group of k answers)."""
@@ -116,7 +123,7 @@ def score_workload(root: Path, label: str, target: str, **workload):
     model_dir = make_generations(root, **workload)
     t0 = time.perf_counter()
     out = score_model(model_dir, metrics=["coverage", "pbleu", "distinct", "diverse"],
-                      out_dir=Outputs(root).scores, progress=False)
+                      out_dir=Outputs(root).scores, progress=False, spacy_pipeline=pipeline)
     total = time.perf_counter() - t0
     answers = pd.read_parquet(ModelScores(out).answers)
     timings = Signature.read(ModelScores(out).signature).timings_s
@@ -131,9 +138,10 @@ def score_workload(root: Path, label: str, target: str, **workload):
 
 
 def shipped_coverage(sample):
-    """Coverage through spaCy exactly as installed: nlp.pipe in one process, default ops."""
+    """Coverage through spaCy exactly as installed: every component, nlp.pipe in one process,
+    default ops."""
     import spacy
-    nlp = spacy.load(coverage.resolve_spacy_model(), exclude=["parser", "ner", "senter"])
+    nlp = spacy.load(coverage.resolve_spacy_model())
     table = coverage.lemma_lookup()
     texts = [a if isinstance(a, str) else "" for a in sample.answer]
     unique = list(dict.fromkeys(texts))

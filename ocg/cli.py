@@ -7,7 +7,7 @@ import errno
 import sys
 from pathlib import Path
 
-from .errors import OcgInputError
+from .errors import OcgInputError, shown
 
 
 def _build_data(args) -> int:
@@ -26,6 +26,7 @@ def _run_notebook(args) -> int:
     YAML). A failing cell is reported as `ocg report` reports one: notebook, cell, error."""
     import yaml
 
+    from .io import parse_yaml
     from .layout import outputs
     from .notebook_parameters import check_parameters, declared
     from .notebook_runner import find_notebook
@@ -38,9 +39,9 @@ def _run_notebook(args) -> int:
         if not eq:
             raise OcgInputError(f"-p {name}", "expected NAME=VALUE (an empty value is written NAME=null)")
         try:
-            params[name] = yaml.safe_load(text)
+            params[name] = parse_yaml(text)
         except yaml.YAMLError as exc:
-            raise OcgInputError(f"-p {name}", f"value {text!r} is not YAML ({exc.problem})") from None
+            raise OcgInputError(f"-p {name}", f"value {shown(text)} is not YAML ({exc.problem})") from None
     check_parameters(source, params, "-p ")
     out_dir = args.out or outputs().notebooks
     if "reports_dir" in declared(source) and "reports_dir" not in params:
@@ -57,19 +58,22 @@ def _run_notebook(args) -> int:
 def _generate(args) -> int:
     from .data import GENERATE_CONDITIONS
     from .generation import generate
-    from .generation.completeness import describe_tally
+    from .generation.completeness import card_samples, describe_tally
     from .layout import ModelGenerations
     from .records import RunCard
 
+    if args.top_p is not None and args.temperature is None:  # greedy decoding has no nucleus
+        raise OcgInputError("--top-p", f"got {args.top_p:g} without --temperature; nucleus sampling needs "
+                                       "sampled decoding: add --temperature T, or leave --top-p out")
     conditions = args.conditions or GENERATE_CONDITIONS
     model_dir = generate(args.model, conditions=conditions, subset_k=args.subset_k,
                          template_ids=args.templates, dataset=args.dataset, out_dir=args.out,
                          batch_size=args.batch_size, models_file=args.models_file,
                          permutations=args.permutations, samples=args.samples,
                          sampling=None if args.temperature is None else
-                         {"temperature": args.temperature, "top_p": args.top_p})
-    tallies = RunCard.read(ModelGenerations(model_dir).run_card).records
-    print(f"{model_dir}: {describe_tally({c: tallies[c] for c in conditions})}")
+                         {"temperature": args.temperature, "top_p": 1.0 if args.top_p is None else args.top_p})
+    card = RunCard.read(ModelGenerations(model_dir).run_card)
+    print(f"{model_dir}: {describe_tally({c: card.records[c] for c in conditions}, card_samples(card), args.samples)}")
     return 0
 
 
@@ -139,8 +143,11 @@ def _compare_reports(args) -> int:
 def _models(args) -> int:
     from .models import load_models
 
+    row = "{:32s} {:12s} {:12s} {:8s} {:>10} {:>5} {}"  # what each entry runs as, defaults filled in
+    print(row.format("name", "backend", "quantization", "dtype", "max_tokens", "batch", "id"))
     for spec in load_models(args.models_file).values():
-        print(f"{spec.name:32s} {spec.backend:12s} {spec.quantization:5s} {spec.id}")
+        print(row.format(spec.name, spec.backend, spec.quantization, spec.dtype, spec.max_new_tokens,
+                         spec.batch_size, spec.id))
     return 0
 
 
@@ -177,7 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--models-file", type=Path, default=MODELS_FILE)
     p.add_argument("--samples", type=int, default=1, help="answers per instance (more than one: --temperature)")
     p.add_argument("--temperature", type=float, default=None, help="sample at this temperature (default greedy)")
-    p.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling's p, with --temperature")
+    p.add_argument("--top-p", type=float, default=None, help="nucleus sampling's p, with --temperature (default 1)")
     p.set_defaults(func=_generate)
 
     p = sub.add_parser("score", help="score generations (as notebook 02 does)")

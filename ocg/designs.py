@@ -111,12 +111,14 @@ def tables_note(keys: dict[str, pd.DataFrame]) -> list[str]:
 
 
 def restrict(tables: dict[str, pd.DataFrame], groups: set[tuple]) -> dict[str, pd.DataFrame]:
-    """One model's answers and groups on the shared groups, and its summary recomputed from them."""
-    from .scoring.run import summarise
+    """One model's answers and groups on the shared groups, and its summary recomputed from them
+    as scoring summarises it (a sampled run's per sample, then over samples)."""
+    from .scoring.run import SUMMARY_KEYS, summarise
+    from .scoring.samples import summarise_over_samples
 
     answers = tables["answers"][in_groups(tables["answers"], groups)].reset_index(drop=True)
     group_rows = tables["groups"][in_groups(tables["groups"], groups)].reset_index(drop=True)
-    summary = summarise(answers, group_rows)
+    summary = summarise_over_samples(answers, group_rows, SUMMARY_KEYS, summarise)
     for col in [c for c in tables["summary"].columns if c.endswith("_missing_reason")]:
         summary[col] = tables["summary"][col].iloc[0]
     return {"answers": answers, "groups": group_rows, "summary": summary}

@@ -17,7 +17,7 @@ import shutil
 from pathlib import Path
 
 from .errors import OcgInputError
-from .io import follow_umask, make_temp
+from .io import follow_umask, make_temp, refuse_link
 from .layout import ConvertedModel
 
 EMBEDDED_PREFIX = "embedded:"
@@ -101,6 +101,7 @@ def ensure_converted(name: str) -> Path:
     if converted.source.exists():
         _check_record(converted, running)
         return target
+    refuse_link(target)  # a conversion is renamed into place: never onto a link (checked before the work)
     from importlib import metadata
 
     import torch

@@ -12,6 +12,17 @@ class OcgInputError(ValueError):
         super().__init__(f"{where}: {problem}")
 
 
+def shown(value, limit: int = 200) -> str:
+    """`value`'s repr for a message, cut to about `limit` characters (reprlib: a huge or deeply
+    shared value is never expanded in full just to be shown)."""
+    import reprlib
+    brief = reprlib.Repr()
+    brief.maxlevel, brief.maxstring, brief.maxother, brief.maxlong = 4, limit, limit, limit
+    brief.maxlist = brief.maxtuple = brief.maxdict = brief.maxset = 10
+    short = brief.repr(value)
+    return short if len(short) <= limit + 20 else short[:limit] + f"... ({len(short):,} characters)"
+
+
 STOP_FILE = "OCG_STOP_FILE"  # set by a sweep's Slurm task (ocg/sweep/scripts.py)
 
 

@@ -37,6 +37,17 @@ def follow_umask(path: str | Path, executable: bool = False) -> None:
     os.chmod(path, (0o777 if executable else 0o666) & ~mask)
 
 
+def refuse_link(*paths: str | Path, fix: str = "remove the link (its target is untouched)") -> None:
+    """ocg deletes, clears, renames and overwrites only what it made: a path it would change that
+    is a symbolic link is an error naming it, before anything is touched (its target never is)."""
+    from .errors import OcgInputError
+    for path in paths:
+        if os.path.islink(path):
+            raise OcgInputError(str(path), f"a symbolic link (to {os.readlink(path)}) stands where ocg "
+                                           "clears, renames or writes its own folder or file; ocg never "
+                                           f"changes anything through a link it did not make: {fix}")
+
+
 def naming(exc: OSError, path: str | Path) -> OSError:
     """The same error naming the file the user knows (not a temporary one, or none at all)."""
     return OSError(exc.errno, exc.strerror or str(exc), str(path))
@@ -88,7 +99,7 @@ def write_json_when_full(path: str | Path, obj: Any) -> Path:
     try:
         return write_json(path, obj)
     except OSError as exc:
-        if exc.errno != errno.ENOSPC or not Path(path).is_file():
+        if exc.errno != errno.ENOSPC or not Path(path).is_file() or Path(path).is_symlink():
             raise
         data = json.dumps(obj, separators=(",", ":"), default=str).encode()
         size = Path(path).stat().st_size
@@ -107,26 +118,73 @@ def write_parquet(path: str | Path, df) -> Path:
     return Path(path)
 
 
-def _unique_key_loader():
-    """A safe YAML loader that refuses a key given twice in one mapping (PyYAML keeps the last)."""
-    import yaml
+YAML_MAX_DEPTH = 100  # collections inside collections: parameter files need a handful
+YAML_ALIAS_BUDGET = 10_000  # values that aliases (*name) may add, all together
 
-    class UniqueKeyLoader(yaml.SafeLoader):
-        pass
+
+def _yaml_loader():
+    """A safe YAML loader that refuses a key given twice in one mapping (PyYAML keeps the last),
+    a merge key (`<<`), nesting deeper than YAML_MAX_DEPTH (Python's recursion would fail first)
+    and aliases that would add more than YAML_ALIAS_BUDGET values (an "alias bomb": a few lines
+    that expand to billions of values, each checked and shown)."""
+    import yaml
+    from yaml.composer import ComposerError
+
+    from .errors import shown
+
+    class Loader(yaml.SafeLoader):
+        def __init__(self, stream):
+            super().__init__(stream)
+            self.depth, self.expanded, self.open_anchors, self.sizes = 0, 0, set(), {}
+
+        def compose_node(self, parent, index):
+            event = self.peek_event()
+            anchor = getattr(event, "anchor", None)
+            if isinstance(event, yaml.AliasEvent):
+                if anchor in self.open_anchors:
+                    raise ComposerError(None, None, f"alias *{anchor} refers to a collection that "
+                                                    "holds it (a recursive alias)", event.start_mark)
+                if anchor in self.anchors:
+                    self.expanded += self.size(self.anchors[anchor])
+                if self.expanded > YAML_ALIAS_BUDGET:
+                    raise ComposerError(None, None, f"aliases (*name) expand to over {YAML_ALIAS_BUDGET:,} "
+                                                    "values; write the values out", event.start_mark)
+                return super().compose_node(parent, index)
+            self.depth += 1
+            if self.depth > YAML_MAX_DEPTH:
+                raise ComposerError(None, None, f"nested deeper than {YAML_MAX_DEPTH} levels", event.start_mark)
+            self.open_anchors.add(anchor)
+            try:
+                return super().compose_node(parent, index)
+            finally:
+                self.depth -= 1
+                self.open_anchors.discard(anchor)
+
+        def size(self, node) -> int:
+            """How many values `node` stands for, aliases inside it expanded (memoised: shared)."""
+            if id(node) not in self.sizes:
+                value = node.value if isinstance(node.value, list) else []
+                self.sizes[id(node)] = 1 + sum(self.size(n) for item in value
+                                               for n in (item if isinstance(item, tuple) else (item,)))
+            return self.sizes[id(node)]
 
     def construct_mapping(loader, node, deep=False):
         seen = {}
         for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                raise yaml.constructor.ConstructorError(
+                    "while constructing a mapping", node.start_mark,
+                    "found a merge key (<<): merge keys are not supported; write the keys out", key_node.start_mark)
             key = loader.construct_object(key_node, deep=deep)
             if key in seen:
                 raise yaml.constructor.ConstructorError(
                     "while constructing a mapping", node.start_mark,
-                    f"found duplicate key {key!r} (first on line {seen[key] + 1})", key_node.start_mark)
+                    f"found duplicate key {shown(key)} (first on line {seen[key] + 1})", key_node.start_mark)
             seen[key] = key_node.start_mark.line
         return loader.construct_mapping(node, deep=deep)
 
-    UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
-    return UniqueKeyLoader
+    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
+    return Loader
 
 
 def read_text(path: str | Path) -> str:
@@ -150,10 +208,34 @@ def read_yaml(path: str | Path) -> Any:
     except OSError as exc:
         raise OcgInputError(str(path), f"cannot read: {exc.strerror or exc}") from None
     try:
-        return yaml.load(text, Loader=_unique_key_loader())  # noqa: S506 - a SafeLoader subclass
+        return parse_yaml(text)
     except yaml.YAMLError as exc:
         raise OcgInputError(str(path), f"invalid YAML: {exc}") from None
 
 
+def parse_yaml(text: str) -> Any:
+    """YAML text read with read_yaml's limits (a yaml.YAMLError where it breaks one)."""
+    import yaml
+    return yaml.load(text, Loader=_yaml_loader())  # noqa: S506 - a SafeLoader subclass
+
+
+def loads_json(data: str | bytes) -> Any:
+    """json.loads, where nesting deeper than Python's parser follows (100,000 brackets) is
+    malformed JSON like any other (a JSONDecodeError, not a RecursionError)."""
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deeply (brackets inside brackets past what Python's "
+                                   "parser follows)", "", 0) from None
+
+
 def read_json(path: str | Path) -> Any:
-    return json.loads(Path(path).read_text())
+    """A JSON file (UTF-8; a byte-order mark is skipped, as it is in signature.json); anything
+    else is an error naming the file (and line and column)."""
+    from .errors import OcgInputError
+    try:
+        return loads_json(Path(path).read_bytes())  # bytes: json detects and skips a BOM
+    except UnicodeDecodeError as exc:
+        raise OcgInputError(str(path), f"not UTF-8 text: byte {exc.start}") from None
+    except json.JSONDecodeError as exc:
+        raise OcgInputError(str(path), f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None

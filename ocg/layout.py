@@ -9,7 +9,7 @@ OCG_MODEL_CACHE move them), so a test or a notebook kernel that sets them is fol
     generations/<model>/     ModelGenerations: <condition>.jsonl + run_card.json (notebook 01)
     scores/<model>/          ModelScores: answers, groups, summary parquet + signature.json (02)
     reports/<run>/           ReportFolder: ExecutedNotebooks (copy and HTML), tables/, figures/,
-                             index.html, cases.html (+ cases/), report.json
+                             index.html, cases.html (+ cases/), report.json, results.json
     notebooks/               notebooks executed one by one (`ocg run-notebook`)
     models/                  converted embedded models (OCG_MODEL_CACHE moves it): ConvertedModel
   <a sweep's outputs>/       SweepFolder: the same generations/, scores/, reports/<sweep name>/,
@@ -145,6 +145,10 @@ class ReportFolder:
         return self.folder / "report.json"
 
     @property
+    def results(self) -> Path:  # every Table 1 number with its interval, machine-readable (docs/DATA.md)
+        return self.folder / "results.json"
+
+    @property
     def staging(self) -> ReportFolder:
         """Where this report is built ('~' is never in a run name, so no report is called this)."""
         return ReportFolder(self.folder.with_name(self.folder.name + ".building~"))
@@ -157,8 +161,7 @@ class ReportFolder:
 
 @dataclass(frozen=True)
 class ExecutedNotebook:
-    """A notebook executed into a folder (a report, outputs/notebooks, a sweep model's): the copy
-    with its outputs, and the HTML rendered from it."""
+    """A notebook executed into a folder (a report, outputs/notebooks, a sweep model's): copy and HTML."""
     folder: Path
     name: str
 
@@ -197,8 +200,7 @@ class Outputs:
         return self.root / "reports"
 
     @property
-    def notebooks(self) -> Path:
-        """Executed copies of notebooks run one by one."""
+    def notebooks(self) -> Path:  # executed copies of notebooks run one by one
         return self.root / "notebooks"
 
     def dataset(self, name: str) -> Dataset:
@@ -275,8 +277,7 @@ class SweepFolder:
         return self.slurm / "analysis.sbatch"
 
     @property
-    def manifest(self) -> Path:
-        """What was submitted to Slurm, and when."""
+    def manifest(self) -> Path:  # what was submitted to Slurm, and when
         return self.slurm / "manifest.json"
 
 
@@ -290,8 +291,7 @@ class ConvertedModel:
         return cls(model_cache_dir() / (name if transformers_major == 4 else f"{name}.transformers{transformers_major}"))
 
     @property
-    def source(self) -> Path:
-        """Where it was converted from; written last, it marks a complete conversion."""
+    def source(self) -> Path:  # where it was converted from; written last, it marks a complete conversion
         return self.folder / "ocg_source.json"
 
 

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .embedded import EMBEDDED_MODELS, EMBEDDED_PREFIX
-from .errors import OcgInputError
+from .errors import OcgInputError, shown
 from .io import read_yaml
 from .names import check_name
 from .paths import PARAMS_DIR
@@ -74,7 +74,7 @@ def _check_date(where: str, value: str) -> None:
     try:
         _dt.date.fromisoformat(value)
     except ValueError:
-        raise OcgInputError(where, f"got {value!r}; expected an ISO date YYYY-MM-DD") from None
+        raise OcgInputError(where, f"got {shown(value)}; expected an ISO date YYYY-MM-DD") from None
 
 
 # Settings that only stop generation or select tokens in ways a user may want to change on
@@ -105,14 +105,18 @@ def _check_generation_overrides(where: str, overrides: dict) -> None:
         default = known[key]
         if default is not None and not isinstance(value, type(default)) and not (
                 isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool)):
-            raise OcgInputError(f"{where}.{key}", f"got {value!r}; expected {type(default).__name__}")
+            raise OcgInputError(f"{where}.{key}", f"got {shown(value)}; expected {type(default).__name__}")
         if isinstance(value, float) and not math.isfinite(value):
-            raise OcgInputError(f"{where}.{key}", f"got {value!r}; expected a finite number")
+            raise OcgInputError(f"{where}.{key}", f"got {shown(value)}; expected a finite number")
 
 
 def _check_url(where: str, value: str) -> None:
+    from urllib.parse import urlsplit
     if not value.startswith(("http://", "https://")):
-        raise OcgInputError(where, f"got {value!r}; expected an http(s) URL")
+        raise OcgInputError(where, f"got {shown(value)}; expected an http(s) URL")
+    if "@" in urlsplit(value).netloc:  # requests would send them instead of the key, and cards keep URLs
+        raise OcgInputError(where, "holds credentials (user:password@host); they would replace the key and be "
+                                   "written into the run card: put the key in the variable api.key_env names")
 
 
 # Every field of an entry (params/models.yaml documents them), checked by ocg/schema.py.
@@ -151,7 +155,7 @@ def _check_rates(where: str, rates: dict) -> None:
             raise OcgInputError(f"{where}.{key}", f"unknown rate; known: {list(RATE_KEYS)}")
         check_value(f"{where}.{key}", value, Field(float, minimum=0))
         if value > 1:
-            raise OcgInputError(f"{where}.{key}", f"got {value!r}; expected a rate between 0 and 1")
+            raise OcgInputError(f"{where}.{key}", f"got {shown(value)}; expected a rate between 0 and 1")
 
 
 def _check_command(where: str, command: str) -> None:
@@ -164,7 +168,7 @@ def _check_command(where: str, command: str) -> None:
         raise OcgInputError(where, "empty; expected the command that starts the server")
 
 
-# A server started for the run: its command ({id}, {port}, {model_dir} filled in).
+# A server started for the run: its command ({id}, {port}, {model_dir}, {key} filled in).
 SERVER_FIELDS = {"command": Field(str, required=True, check=_check_command),
                  "startup_timeout_s": Field(float, minimum=0, exclusive=True, maximum=MAX_SECONDS),
                  "port": Field(int, minimum=1, maximum=65535), "model_dir": Field(str)}
@@ -181,9 +185,22 @@ def _validate_api(where: str, api: dict, backend: str) -> dict:
     if "server" in merged:
         merged["server"] = check_fields(f"{where}.api.server", merged["server"], SERVER_FIELDS,
                                         {"startup_timeout_s": 600})
+        if "{key}" in merged["server"]["command"] and not merged["key_env"]:
+            raise OcgInputError(f"{where}.api.server.command", "uses {key}, but api.key_env names no variable "
+                                                               "to fill it from")
     elif "{port}" in merged["base_url"]:
         raise OcgInputError(f"{where}.api.base_url", "{port} is only filled in when api.server starts a server")
     return merged
+
+
+def _check_quantization_said(where: str, entry: dict, defaults: dict, merged: dict) -> None:
+    """A transformers entry that sets dtype says its quantization: left to the default (the
+    paper's 4bit), `dtype: float32` meant as full weights would silently be a 4-bit model."""
+    if (merged.get("backend", "transformers") == "transformers" and "dtype" in entry
+            and "quantization" not in entry and "quantization" not in defaults):
+        raise OcgInputError(f"{where}.quantization", "missing: an entry that sets dtype must say its "
+                            "quantization (none: full weights in that dtype; 4bit or 8bit: bitsandbytes "
+                            f"with that compute dtype); left out it would be {ModelSpec.quantization!r}")
 
 
 def parse_models(raw: object, source: str, inherited: dict[str, ModelSpec] | None = None) -> dict[str, ModelSpec]:
@@ -207,6 +224,7 @@ def parse_models(raw: object, source: str, inherited: dict[str, ModelSpec] | Non
         if str(name) in inherited:
             raise OcgInputError(where, "already an entry of the file this one extends; give yours another name")
         merged = check_fields(where, entry, FIELDS, defaults)
+        _check_quantization_said(where, entry, defaults, merged)
         if merged.get("backend") == "openai":  # weights and dtype are the provider's business
             merged["quantization"] = entry.get("quantization", "none")
             merged["dtype"] = entry.get("dtype", "auto")

@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from .designs import KEY_COLUMNS, compare, design, restrict
-from .errors import OcgInputError
+from .errors import OcgInputError, shown
 from .generation.completeness import problems
 from .layout import SCORE_TABLES as TABLES
 from .layout import ModelScores, outputs
@@ -37,6 +37,11 @@ def comparable_signature(signature: Signature) -> dict:
 
 def _short_hash(obj) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:10]
+
+
+def signature_hash(signature: Signature) -> str:
+    """The `scoring_signature` tables carry when models are scored differently (equal: comparable)."""
+    return _short_hash(comparable_signature(signature))
 
 
 def scoring_differences(signatures: dict[str, Signature]) -> list[str]:
@@ -91,7 +96,13 @@ def load_scores(scores_root: str | Path | None = None, models: list[str] | None 
     """answers, groups and summary of the scored models (or only the `tables` named),
     concatenated, on the instances the models share (designs.py; all with allow_mixed);
     their signatures (ocg/records.py, without the scoring settings), designs and the lines a page
-    must show (mixed scoring, incomplete generations, instance differences)."""
+    must show (mixed scoring, incomplete generations, instance differences). A list of names
+    in place of `scores_root` is `models` (of the outputs' scores)."""
+    if isinstance(scores_root, (list, tuple)):
+        if models is not None:
+            raise OcgInputError("scores_root", f"got the names {shown(scores_root)} and models={shown(models)}; "
+                                               "expected a folder, or one list of model names")
+        scores_root, models = None, list(scores_root)
     root = Path(scores_root or outputs().scores)
     dirs = sorted(p for p in root.iterdir() if holds_scores(p)) if root.is_dir() else []
     if models is not None:
@@ -123,7 +134,7 @@ def load_scores(scores_root: str | Path | None = None, models: list[str] | None 
             frames = restrict(read_score_set(p, TABLES)[1], shared)
         for table in tables:
             if differences:
-                frames[table]["scoring_signature"] = _short_hash(comparable_signature(signatures[p.name]))
+                frames[table]["scoring_signature"] = signature_hash(signatures[p.name])
             out[table].append(frames[table])
     out = {table: pd.concat(frames, ignore_index=True) for table, frames in out.items()}
     if "answers" in out:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import OcgInputError
+from .errors import OcgInputError, shown
 
 
 @dataclass(frozen=True)
@@ -68,19 +68,19 @@ def check_value(where: str, value: Any, field: Field) -> Any:
     or_null = " or null" if field.nullable else ""
     if field.items is not None and not (isinstance(value, list) and (value or not field.nonempty)
                                         and all(_fits(v, field.items) for v in value)):
-        raise OcgInputError(where, f"got {value!r}; expected {field.expected or _list_text(field) + or_null}")
+        raise OcgInputError(where, f"got {shown(value)}; expected {field.expected or _list_text(field) + or_null}")
     if not _fits(value, field.kind):
-        raise OcgInputError(where, f"got {value!r}; expected {field.expected}" if field.expected else
-                            f"expected {_type_name(field.kind)}{or_null}, got {value!r}")
+        raise OcgInputError(where, f"got {shown(value)}; expected {field.expected}" if field.expected else
+                            f"expected {_type_name(field.kind)}{or_null}, got {shown(value)}")
     if isinstance(value, float) and not math.isfinite(value):
-        raise OcgInputError(where, f"got {value!r}; expected a finite number")
+        raise OcgInputError(where, f"got {shown(value)}; expected a finite number")
     if field.choices is not None and value not in field.choices:
-        raise OcgInputError(where, f"got {value!r}; expected "
+        raise OcgInputError(where, f"got {shown(value)}; expected "
                                    f"{field.expected or 'one of ' + ', '.join(map(str, field.choices))}")
     if field.minimum is not None and (value < field.minimum or (field.exclusive and value == field.minimum)):
-        raise OcgInputError(where, f"got {value!r}; expected {field.expected or _minimum_text(field)}")
+        raise OcgInputError(where, f"got {shown(value)}; expected {field.expected or _minimum_text(field)}")
     if field.maximum is not None and value > field.maximum:
-        raise OcgInputError(where, f"got {value!r}; expected at most {field.maximum!r}")
+        raise OcgInputError(where, f"got {shown(value)}; expected at most {field.maximum!r}")
     if field.check is not None:
         field.check(where, value)
     return value

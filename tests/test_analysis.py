@@ -341,3 +341,62 @@ def test_intervals_and_p_values_on_few_concept_sets_are_marked():
         test = paired_test(answers, groups, f"m{n_sets}", n_perm=200, n_boot=50)
         assert set(ci["n_sets"]) == set(test["n_sets"]) == {n_sets}
         assert set(ci["small_sample"]) == set(test["small_sample"]) == {small}
+
+
+@pytest.mark.parametrize("table", [tables.table1, tables.table4])
+@pytest.mark.parametrize("asked", [[0, 1, 2], [2, 3], [0, "1"]])
+def test_templates_the_run_lacks_are_refused_naming_those_it_has(table, asked):
+    s = hand_summary()  # templates 0 and 1
+    s = pd.concat([s, s[s.condition == "ordered"].assign(condition="ordered_one_shot")])
+    from ocg.errors import OcgInputError  # a ValueError, as every bad input
+    with pytest.raises(OcgInputError, match=r"not in this run's `ordered\w*` answers; it has templates \[0, 1\]"):
+        table(s, template_ids=asked)
+    assert set(table(s, template_ids=[1]).model) == {"m1", "m2"}  # a template it has still works
+
+
+def two_sets_three_templates(samples=1):
+    """2 concept sets alike in total, differing by template: a concept-set bootstrap is degenerate
+    (the demo's 9.72-9.72), a cluster or prompt bootstrap is not."""
+    rows = []
+    for cond in ("ordered", "original"):
+        for s in ("a", "b"):
+            for t in (0, 1, 2):
+                for p in range(24):
+                    for k in range(samples):
+                        rows.append({"model": "m", "condition": cond, "set_id": s, "template_id": t, "perm_index": p,
+                                     "sample": k, "all_present": True, "distinct_2": 0.9,
+                                     "in_order": (p + k) < 4 * (t + 1) + 4 * (cond == "ordered")})
+    answers = pd.DataFrame(rows)
+    groups = answers.groupby(["model", "condition", "set_id", "template_id"]).size().rename("n").reset_index()
+    groups["diverse_rate"] = groups["template_id"] / 4
+    return answers, groups
+
+
+def test_the_bootstrap_resamples_the_unit_asked_and_says_which_and_how_many():
+    answers, groups = two_sets_three_templates()
+    by = {u: uncertainty.bootstrap_ci(answers, groups, "m", n_boot=300, seed=7, unit=u).set_index("metric")
+          for u in ("sets", "clusters", "prompts")}
+    w = {u: ci.loc["coverage_w_order"] for u, ci in by.items()}
+    assert w["sets"].ci_low == w["sets"].ci_high  # both sets alike: no spread across sets
+    assert w["clusters"].ci_low < w["sets"].value < w["clusters"].ci_high
+    assert w["prompts"].ci_low < w["sets"].value < w["prompts"].ci_high
+    assert len({w[u].value for u in w}) == 1  # the point value does not depend on the unit
+    assert [(w[u].unit, w[u].n, w[u].n_sets) for u in w] == [("sets", 2, 2), ("clusters", 6, 2), ("prompts", 144, 2)]
+    diverse = by["prompts"].loc["diverse_rate"]  # a group metric has no value per prompt
+    assert (diverse.unit, diverse.n) == ("clusters", 6)
+    assert by["sets"].small_sample.all() and by["clusters"].small_sample.all()
+    assert not by["prompts"].loc["coverage_w_order"].small_sample
+    paired = uncertainty.paired_test(answers, groups, "m", n_perm=500, n_boot=200, unit="clusters").set_index("metric")
+    assert (paired.loc["coverage_w_order", "unit"], paired.loc["coverage_w_order", "n"]) == ("clusters", 6)
+    assert paired.loc["coverage_w_order", "ci_low"] < paired.loc["coverage_w_order", "ci_high"]
+    text = uncertainty.interval_text(w["clusters"].ci_low, w["clusters"].ci_high, "clusters", 6)
+    assert text.endswith("(95%, 6 (set, template) clusters)")
+    from ocg.errors import OcgInputError
+    with pytest.raises(OcgInputError, match=r"unit: unknown bootstrap unit 'answers'; expected one of \['sets', 'clusters', 'prompts'\]"):
+        uncertainty.bootstrap_ci(answers, groups, "m", unit="answers")
+
+
+def test_a_prompt_is_resampled_with_all_its_samples():
+    answers, groups = two_sets_three_templates(samples=3)
+    ci = uncertainty.bootstrap_ci(answers, groups, "m", n_boot=50, unit="prompts").set_index("metric")
+    assert ci.loc["coverage_w_order", "n"] == 144  # prompts, not their 432 answers

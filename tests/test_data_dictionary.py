@@ -12,7 +12,7 @@ from ocg.paths import PROJECT_ROOT
 from ocg.results import load_scores
 from ocg.scoring import score_model
 
-SCORED = {"always", "coverage", "pbleu", "distinct", "diverse"}  # what the fixture scores
+SCORED = {"always", "coverage", "pbleu", "distinct", "diverse", "perplexity"}  # what the fixture scores
 KEYS = {"model", "condition", "template_id", "scoring_signature", "n_samples"}
 
 
@@ -41,8 +41,9 @@ def _scored(root, samples=None):
              **({"sample": s} if samples else {})}
             for t in (0, 1) for p in range(24) for s in range(samples or 1)]
     write_generations(root / "gen", "m", rows)
-    score_model(root / "gen" / "m", metrics=["coverage", "pbleu", "distinct", "diverse"], out_dir=root / "scores",
-                progress=False)
+    score_model(root / "gen" / "m", metrics=["coverage", "pbleu", "distinct", "diverse", "perplexity"],
+                out_dir=root / "scores", progress=False, perplexity_batch_size=8,
+                perplexity_fallback="embedded:smollm2-135m-instruct")  # as the demo: the embedded model, no hub
     return load_scores(root / "scores")
 
 
@@ -79,3 +80,12 @@ def test_match_positions_index_tokens_and_minus_one_means_missing(frames):
     assert [full["tokens"][i] for i in full["match_positions"]] == ["boy", "rides", "bike", "street"]
     short = a[a.answer == "A boy."].iloc[0]
     assert list(short["match_positions"]) == [1, -1, -1, -1]
+
+
+@pytest.mark.parametrize("frame", ["answers", "groups", "summary"])
+def test_the_check_on_read_knows_every_documented_column(frame):
+    from ocg.scoring.dictionary import columns
+    checked = columns()[frame]
+    assert set(checked) == {c for c in documented(frame) if not c.endswith("_sample_sd")}
+    assert {when for when, _ in checked.values()} >= {"always"}
+    assert all(kind.strip() for _, kind in checked.values())

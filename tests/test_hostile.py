@@ -321,3 +321,265 @@ def test_the_installed_entry_point_prints_one_line_and_exits_2(tmp_path):
                           capture_output=True, text=True, env={**os.environ, "OCG_OUTPUTS": str(tmp_path)})
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.startswith(f"ocg: error: {a_file}: a file stands where a directory is needed"), done.stderr
+
+
+# -- links ocg did not make (issue 32): refused, naming the link; the target byte-for-byte untouched
+def tree(root):
+    """Every file's bytes and every folder under `root`, to compare before and after."""
+    return {str(p.relative_to(root)): p.read_bytes() if p.is_file() else None for p in sorted(root.rglob("*"))}
+
+
+def victim(tmp_path):
+    """A folder outside the outputs, with files and a subfolder, that a link points at."""
+    root = tmp_path / "victim"
+    (root / "sub").mkdir(parents=True)
+    (root / "thesis.tex").write_text("years of work\n")
+    (root / "sub" / "data.csv").write_bytes(b"a,b\n1,2\n")
+    return root, tree(root)
+
+
+def papermill_fails(monkeypatch):
+    def fails(source, executed, **kwargs):
+        raise OSError(errno.EIO, "the report should never have started")
+    monkeypatch.setattr("papermill.execute_notebook", fails)
+
+
+@pytest.mark.parametrize("link", ["demo.building~", "demo.old~", "demo", "demo.building~/.lock"])
+def test_report_refuses_a_link_where_it_clears_or_swaps(tmp_path, capsys, monkeypatch, outputs, link):
+    target, before = victim(tmp_path)
+    reports = outputs / "reports"
+    reports.mkdir(parents=True)
+    if link.endswith(".lock"):
+        (reports / "demo.building~").mkdir()
+    if link != "demo":
+        (reports / "demo").mkdir()
+        (reports / "demo" / "index.html").write_text("the previous report\n")
+    if link.endswith(".lock"):
+        target = target / "thesis.tex"  # a lock that is a link to someone's file
+    (reports / link).symlink_to(target)
+    papermill_fails(monkeypatch)
+    status, err = cli(capsys, "report")
+    assert status == 2 and f"ocg: error: {reports / link}: a symbolic link (to {target})" in err, err
+    assert tree(tmp_path / "victim") == before
+    if link != "demo":
+        assert (reports / "demo" / "index.html").read_text() == "the previous report\n"
+    assert (reports / link).is_symlink()
+
+
+def test_score_refuses_a_scores_folder_that_is_a_link(tmp_path, capsys):
+    target, before = victim(tmp_path)
+    write_generations(tmp_path / "gen", "m", [{"set_id": "s", "template_id": 0, "perm_index": 0,
+                                              "concepts": ["dog", "run"], "answer": "A dog runs."}])
+    (tmp_path / "scores").mkdir()
+    (tmp_path / "scores" / "m").symlink_to(target)
+    status, err = cli(capsys, "score", "--generations", tmp_path / "gen", "--out", tmp_path / "scores",
+                      "--metrics", "distinct")
+    assert status == 2 and f"ocg: error: {tmp_path / 'scores' / 'm'}: a symbolic link" in err, err
+    assert tree(target) == before
+
+
+def test_repair_refuses_a_backup_that_is_a_link(tmp_path, capsys):
+    target, before = victim(tmp_path)
+    rows = [{"set_id": "s", "template_id": 0, "perm_index": 0, "concepts": ["dog", "run"], "answer": "A dog runs."}]
+    store = write_generations(tmp_path / "gen", "m", rows) / "ordered.jsonl"
+    store.write_bytes(store.read_bytes() * 2)  # a record written twice: repair keeps one, backs up the file
+    (tmp_path / "gen" / "m" / "ordered.jsonl.bak").symlink_to(target / "thesis.tex")
+    status, err = cli(capsys, "repair", tmp_path / "gen" / "m")
+    assert status == 2 and "ordered.jsonl.bak: a symbolic link" in err, err
+    assert tree(target) == before
+
+
+def test_a_converted_model_folder_that_is_a_link_is_refused_before_converting(tmp_path, monkeypatch):
+    import ocg.embedded
+    from ocg.errors import OcgInputError
+    target, before = victim(tmp_path)
+    monkeypatch.setenv("OCG_MODEL_CACHE", str(tmp_path / "models"))
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "smollm2-135m-instruct").symlink_to(target)
+    (tmp_path / "models" / "smollm2-135m-instruct.transformers5").symlink_to(target)
+    monkeypatch.setattr(ocg.embedded, "gguf_path", lambda name: pytest.fail("converting into a link"))
+    with pytest.raises(OcgInputError, match="a symbolic link"):
+        ocg.embedded.ensure_converted("smollm2-135m-instruct")
+    assert tree(target) == before
+
+
+# -- parameter and data files built to exhaust the reader (issue 32) -------------------------------
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+def alias_bomb() -> str:
+    """Eight levels of ten aliases: 10^9 values from a few hundred bytes, in a model's field."""
+    levels = ["&a0 [x, x, x, x, x, x, x, x, x, x]"] + [f"&a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]"
+                                                     for i in range(1, 9)]
+    return "{id: a/b, seed: [" + ", ".join(levels) + "]}"
+
+
+def test_a_yaml_alias_bomb_is_refused_while_loading(tmp_path):
+    import resource
+    import subprocess
+    import time
+    path = models_file(tmp_path, alias_bomb())
+
+    def two_gb():  # main took 117 s and 4.5 GB; a regression fails here, not the machine
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+    start = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "ocg.cli", "models", "--models-file", str(path)],
+                          capture_output=True, text=True, timeout=60, preexec_fn=two_gb)
+    assert done.returncode == 2 and done.stderr.count("ocg: error: ") == 1, done.stderr[-2000:]
+    assert f"{path}: invalid YAML: aliases (*name) expand to over 10,000 values" in done.stderr
+    assert len(done.stderr) < 1000 and time.monotonic() - start < 30
+
+
+@pytest.mark.parametrize("entry, what", [
+    ("{id: a/b, seed: " + DEEP + "}", "invalid YAML: nested deeper than 100 levels"),
+    ("{id: a/b, seed: &s [1, *s]}", "a recursive alias"),
+    ("{id: a/b, <<: {seed: 1}}", "merge keys are not supported"),
+    ("{id: a/b, seed: '" + "x" * 100_000 + "'}", "models.m.seed: expected int"),
+    ("{id: a/b, backend: openai, api: {key_env: K, base_url: 'ftp://" + "x" * 100_000 + "'}}",
+     "models.m.api.base_url: got 'ftp://xx"),
+])
+def test_yaml_that_nests_merges_or_repeats_without_end_is_refused(tmp_path, capsys, entry, what):
+    path = models_file(tmp_path, entry)
+    code, err = cli(capsys, "models", "--models-file", path)
+    assert code == 2 and err.startswith(f"ocg: error: {path}: ") and what in err, err
+    assert len(err) < 1000  # a long value is cut in the message
+
+
+@pytest.mark.parametrize("value, what", [(DEEP, "nested deeper than 100 levels"), ("[&a [1, *a]]", "recursive alias")])
+def test_a_notebook_parameter_is_read_with_the_same_limits(capsys, value, what):
+    code, err = cli(capsys, "run-notebook", "00_build_data", "-p", f"subset_k={value}")
+    assert code == 2 and err.startswith("ocg: error: -p subset_k: value ") and what in err and len(err) < 1000, err
+
+
+def test_nested_brackets_in_a_concept_set_file(tmp_path, capsys, monkeypatch):
+    path = tmp_path / "sets.jsonl"
+    path.write_text("\n".join(SETS + [DEEP]) + "\n")
+    defaults = ocg.data.build.build_dataset.__defaults__
+    monkeypatch.setattr(ocg.data.build.build_dataset, "__defaults__", (*defaults[:-2], path, defaults[-1]))
+    code, err = cli(capsys, "build-data", "--subset-k", 1, "--out", tmp_path / "d")
+    assert code == 2 and f"{path}:{len(SETS) + 1}: malformed JSON (nested too deeply" in err, err
+
+
+@pytest.mark.parametrize("spoilt, what", [("run_card.json", "not valid JSON: nested too deeply"),
+                                          ("ordered.jsonl", ":25: malformed record"),
+                                          ("answers.jsonl", ":25: not JSON (nested too deeply")])
+def test_nested_brackets_in_a_run_card_a_store_or_a_replay_file(tmp_path, capsys, spoilt, what):
+    args = ["generate", "m", "--out", tmp_path / "gen", *replay_run(tmp_path)]
+    assert main([str(a) for a in args]) == 0
+    path = tmp_path / "answers.jsonl" if spoilt == "answers.jsonl" else tmp_path / "gen" / "m" / spoilt
+    if spoilt == "run_card.json":
+        path.write_text(DEEP)
+    else:
+        path.write_text(path.read_text() + DEEP + "\n")
+    if spoilt == "answers.jsonl":  # read by a fresh run
+        args[3] = tmp_path / "gen2"
+    capsys.readouterr()
+    code, err = cli(capsys, *args)
+    assert code == 2 and f"ocg: error: {path}" in err and what in err, err
+
+
+def test_a_run_card_with_a_byte_order_mark_is_read(tmp_path, capsys):
+    args = ["generate", "m", "--out", tmp_path / "gen", *replay_run(tmp_path)]
+    assert main([str(a) for a in args]) == 0
+    card = tmp_path / "gen" / "m" / "run_card.json"
+    card.write_bytes(b"\xef\xbb\xbf" + card.read_bytes())  # as an editor on Windows saves it
+    assert main([str(a) for a in args]) == 0
+    assert main(["score", "--generations", str(tmp_path / "gen"), "--out", str(tmp_path / "scores"),
+                 "--metrics", "distinct"]) == 0
+
+
+# -- the command line and the API say what they do (issue 32) ---------------------------------------
+def test_top_p_without_temperature_is_refused(tmp_path, capsys):
+    code, err = cli(capsys, "generate", "m", "--out", tmp_path / "gen", *replay_run(tmp_path), "--top-p", 0.9)
+    assert code == 2 and err.startswith("ocg: error: --top-p: got 0.9 without --temperature"), err
+    assert not (tmp_path / "gen").exists()
+
+
+def test_fewer_samples_asked_than_a_folder_holds_is_said(tmp_path, capsys):
+    from ocg.generation import select_instances
+    args = ["generate", "m", "--out", tmp_path / "gen", *replay_run(tmp_path), "--temperature", 1]
+    with (tmp_path / "answers.jsonl").open("w") as fh:
+        for iid in select_instances(None, ["ordered"], 1, [0]).instance_id:
+            for sample in range(3):
+                fh.write(json.dumps({"instance_id": iid, "sample": sample, "answer": "A dog runs."}) + "\n")
+    assert main([str(a) for a in args + ["--samples", 3]]) == 0
+    capsys.readouterr()
+    assert main([str(a) for a in args + ["--samples", 2]]) == 0
+    out = capsys.readouterr().out
+    assert "72 of 72 asked answers (3 samples of each instance); this run asked 2 sample(s), but the " \
+           "folder holds 3" in out, out
+
+
+def test_load_scores_takes_a_list_of_names(tmp_path, monkeypatch):
+    from ocg.errors import OcgInputError
+    from ocg.results import load_scores
+    monkeypatch.setenv("OCG_OUTPUTS", str(tmp_path / "outputs"))
+    rows = [{"set_id": "s", "template_id": 0, "perm_index": p, "concepts": ["dog", "run"], "answer": "A dog runs."}
+            for p in range(2)]
+    for model in ("a", "b"):
+        write_generations(tmp_path / "gen", model, rows)
+    assert main(["score", "--generations", str(tmp_path / "gen"), "--metrics", "distinct"]) == 0
+    assert set(load_scores(["a"])["summary"].model) == {"a"}
+    assert set(load_scores(models=["a", "b"])["summary"].model) == {"a", "b"}
+    with pytest.raises(OcgInputError, match="expected a folder, or one list of model names"):
+        load_scores(["a"], models=["b"])
+
+
+# -- score tables edited by hand and resealed (issue 32): checked against docs/DATA.md on read ------
+@pytest.fixture(scope="module")
+def scored_set(tmp_path_factory):
+    root = tmp_path_factory.mktemp("sealed")
+    rows = [{"set_id": "s", "template_id": 0, "perm_index": p, "concepts": ["dog", "run"],
+             "answer": ["A dog runs.", "Run, dog."][p % 2]} for p in range(2)]
+    write_generations(root / "gen", "m", rows)
+    assert main(["score", "--generations", str(root / "gen"), "--out", str(root / "scores"),
+                 "--metrics", "coverage", "distinct", "diverse"]) == 0
+    return root / "scores"
+
+
+def reseal(folder, table, change):
+    """Edit one table, then write a signature that matches it, as a careful tamperer would."""
+    import hashlib
+
+    import pandas as pd
+    path = folder / f"{table}.parquet"
+    change(pd.read_parquet(path)).to_parquet(path, index=False)
+    signature = json.loads((folder / "signature.json").read_text())
+    data = path.read_bytes()
+    signature["files"][path.name] = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    (folder / "signature.json").write_text(json.dumps(signature))
+    return path
+
+
+TAMPERED = [  # (table, change, column named, what is said)
+    ("summary", lambda f: f.drop(columns=["coverage_w_order"]), "", "column(s) coverage_w_order missing"),
+    ("summary", lambda f: f.assign(model="other"), ": column model", "got 'other' in 1 row(s); expected 'm'"),
+    ("summary", lambda f: f.iloc[:0], "", "no rows"),
+    ("answers", lambda f: f.assign(in_order=7), ": column in_order", "expected bool, got int64"),
+    ("answers", lambda f: f.assign(in_order="yes"), ": column in_order", "expected bool, got"),
+    ("answers", lambda f: f.iloc[[0, 0, 1]], ": columns instance_id", "2 rows share a key"),
+    ("groups", lambda f: f.assign(diverse_rate=1.5), ": column diverse_rate", "outside fraction 0-1 (e.g. 1.5)"),
+]
+
+
+@pytest.mark.parametrize("table, change, column, what", TAMPERED)
+def test_a_resealed_score_table_is_checked_on_read(tmp_path, scored_set, table, change, column, what):
+    import shutil
+
+    from ocg.errors import OcgInputError
+    from ocg.results import load_scores
+    shutil.copytree(scored_set, tmp_path / "scores")
+    path = reseal(tmp_path / "scores" / "m", table, change)
+    with pytest.raises(OcgInputError) as caught:
+        load_scores(tmp_path / "scores")
+    assert str(caught.value).startswith(f"{path}{column}: ") and what in str(caught.value), caught.value
+
+
+def test_a_resealed_score_table_stops_a_notebook_naming_file_and_column(tmp_path, capsys, scored_set, monkeypatch):
+    import shutil
+    shutil.copytree(scored_set, tmp_path / "outputs" / "scores")
+    monkeypatch.setenv("OCG_OUTPUTS", str(tmp_path / "outputs"))
+    path = reseal(tmp_path / "outputs" / "scores" / "m", "answers", lambda f: f.assign(in_order=7))
+    code = main(["run-notebook", "03_main_results", "--out", str(tmp_path / "nb")])
+    err = capsys.readouterr().err
+    assert code == 1 and f"{path}: column in_order: expected bool, got int64" in err, err

@@ -21,7 +21,7 @@ from ocg.paths import PROJECT_ROOT
 
 OUTPUT_FILES = ("signature.json", "run_card.json", "answers.parquet", "summary.parquet", "groups.parquet",
                 "index.html", "cases.html", "manifest.json", "report.json", "instances.parquet",
-                "failed.json", "analysis.json", "ocg_source.json")
+                "failed.json", "analysis.json", "ocg_source.json", "results.json")
 
 
 def test_a_models_generations_and_scores(tmp_path):
@@ -51,8 +51,8 @@ def test_a_report_folder(tmp_path):
     assert report.table("table1") == root / "tables" / "table1.csv"
     assert report.table("table1", "tex") == root / "tables" / "table1.tex"
     assert report.figure("figure3", "pdf") == root / "figures" / "figure3.pdf"
-    assert (report.index, report.cases, report.case_chunks, report.state) == (
-        root / "index.html", root / "cases.html", root / "cases", root / "report.json")
+    assert (report.index, report.cases, report.case_chunks, report.state, report.results) == (
+        root / "index.html", root / "cases.html", root / "cases", root / "report.json", root / "results.json")
     assert report.staging == ReportFolder(tmp_path / "reports" / "demo.building~")
     assert report.staging.index == tmp_path / "reports" / "demo.building~" / "index.html"
     assert report.previous == tmp_path / "reports" / "demo.old~"

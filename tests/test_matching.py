@@ -72,6 +72,42 @@ def test_rides_needs_the_lookup_repair(nlp):
     assert not present(nlp, "A boy rides a bike.", "ride_V", "commongen_lemma")
 
 
+def test_commongens_rule_compares_the_lemma_as_spacy_writes_it(nlp):
+    """As CommonGen's scripts do (`token.lemma_ in concepts`, docs/METHODS.md): a capitalised
+    proper-noun token keeps its capital and misses; lower-cased is a rule of its own. On every
+    labelled sentence the rule says what the source's expression says, spaCy as shipped."""
+    import spacy
+
+    from ocg.metrics.coverage import resolve_spacy_model
+    text = "The Jump bobsle run push is a fun activity"
+    assert not present(nlp, text, "jump_V", "commongen_lemma")
+    assert present(nlp, text, "jump_V", "commongen_lemma_lower")
+    shipped = spacy.load(resolve_spacy_model("auto"))
+    labels = _labels()
+    lemmas = {t: {tok.lemma_ for tok in doc} for t, doc in
+              zip(sorted({r["output"] for r in labels}), shipped.pipe(sorted({r["output"] for r in labels})))}
+    source = [r["concept"].rsplit("_", 1)[0] in lemmas[r["output"]] for r in labels]
+    assert _verdicts(nlp, labels, "commongen_lemma") == source
+
+
+def test_the_pipeline_is_a_recorded_choice_and_as_shipped_reads_the_parse():
+    """13 of the attribute ruler's patterns read dependency labels: with the parser (as_shipped)
+    "demonstrates" here is an auxiliary whose lemma is itself, and demonstrate_V is missing, as
+    spaCy as shipped says; without it (no_parser, the scoring file's choice) it is found."""
+    import spacy
+
+    from ocg.metrics.coverage import DEFAULT_PIPELINE, SPACY_PIPELINES, resolve_spacy_model
+    from ocg.scoring import load_scoring_config
+    assert load_scoring_config()["spacy_pipeline"] == DEFAULT_PIPELINE == "no_parser"
+    assert set(SPACY_PIPELINES) == {"as_shipped", "no_parser"}
+    text = "Machine demonstrates use sew machine."
+    as_shipped, no_parser = load_nlp("auto", "as_shipped"), load_nlp("auto", "no_parser")
+    assert "parser" in as_shipped.pipe_names and "parser" not in no_parser.pipe_names
+    shipped = {t.text: (t.pos_, t.lemma_) for t in spacy.load(resolve_spacy_model("auto"))(text)}
+    assert shipped["demonstrates"] == ("AUX", "demonstrates")
+    assert not present(as_shipped, text, "demonstrate_V") and present(no_parser, text, "demonstrate_V")
+
+
 def _labels():
     return [json.loads(line) for line in LABELS.read_text().splitlines()]
 
@@ -143,14 +179,17 @@ def test_indexed_attribute_ruler_finds_the_matchers_matches(nlp):
     assert sum(map(len, found)) > len(docs)  # it did find matches (every token gets a tag rule)
 
 
-def test_fast_pipeline_annotates_as_spacy_as_shipped(nlp):
+@pytest.mark.parametrize("pipeline", ["as_shipped", "no_parser"])
+def test_fast_pipeline_annotates_as_spacy_as_shipped(pipeline):
     """numpy BLAS and the indexed ruler: the same tags, POS, morphology and lemmas as spaCy's own
-    pipeline (BLIS, Matcher) on every labelled real output."""
+    pipeline (BLIS, Matcher; every component, NER included, for as_shipped) on every labelled
+    real output."""
     import spacy
     from thinc.api import NumpyOps
 
     from ocg.metrics.coverage import parse, resolve_spacy_model
-    shipped = spacy.load(resolve_spacy_model("auto"), exclude=["parser", "ner", "senter"])
+    nlp = load_nlp("auto", pipeline)
+    shipped = spacy.load(resolve_spacy_model("auto"), exclude=[] if pipeline == "as_shipped" else ["parser", "ner", "senter"])
     assert getattr(shipped.get_pipe("tok2vec").model.ops, "use_blis", True)
     assert isinstance(nlp.get_pipe("tok2vec").model.ops, NumpyOps) and not nlp.get_pipe("tok2vec").model.ops.use_blis
     texts = _label_texts()

@@ -58,6 +58,8 @@ def _raw(entry):
      "models.m.api.backoff_s", "expected a number >= 0"),
     ({"id": "gpt", "backend": "openai", "generation_overrides": {"top_k": 5},
       "api": {"base_url": "https://x", "key_env": "K"}}, "models.m.generation_overrides", "API models decode"),
+    # the README's old recipe: dtype float32 alone was silently a 4-bit model (issue 31)
+    ({"id": "x/y", "dtype": "float32"}, "models.m.quantization", "an entry that sets dtype must say its quantization"),
 ])
 def test_bad_entries_name_model_and_field(entry, where, what):
     with pytest.raises(OcgInputError) as info:
@@ -123,6 +125,14 @@ def test_a_models_file_extends_another_without_copying_it(tmp_path):
     assert specs["b"].batch_size == 4 and specs["b"].max_new_tokens != 64
 
 
+def test_a_dtype_goes_with_a_quantization_said_by_the_entry_or_its_files_defaults():
+    """dtype with the quantization said (in the entry or the file's defaults) loads as written."""
+    said = parse_models({"models": {"m": {"id": "x/y", "dtype": "float32", "quantization": "4bit"}}}, "f")
+    by_defaults = parse_models({"defaults": {"quantization": "none"}, "models": {"m": {"id": "x/y", "dtype": "float32"}}}, "f")
+    assert (said["m"].quantization, said["m"].dtype) == ("4bit", "float32")
+    assert (by_defaults["m"].quantization, by_defaults["m"].dtype) == ("none", "float32")
+
+
 @pytest.mark.parametrize("text, error", [
     ("extends: base.yaml\nmodels:\n  a: {id: x/other}\n", r"mine.yaml: models.a: already an entry of the file this one extends"),
     ("extends: nowhere.yaml\nmodels: {}\n", r"mine.yaml: extends: no such models file: .*nowhere.yaml"),
@@ -141,3 +151,15 @@ def test_a_circle_of_two_files_is_refused(tmp_path):
     (tmp_path / "two.yaml").write_text("extends: one.yaml\nmodels: {}\n")
     with pytest.raises(OcgInputError, match=r"extends: one.yaml extends this file again \(a circle\)"):
         load_models(tmp_path / "one.yaml")
+
+
+def test_methods_states_the_demo_models_token_budget():
+    """docs/METHODS.md, "Decoding": the budget it gives for the embedded demo model is the entries'."""
+    import re
+
+    from ocg.paths import PROJECT_ROOT
+    text = (PROJECT_ROOT / "docs" / "METHODS.md").read_text()
+    stated = re.search(r"\*\*Budget\.\*\*.*?(\d+) for the embedded demo model", text, re.S)
+    models = load_models()
+    budgets = {models[m].max_new_tokens for m in ("smollm2-135m-instruct", "smollm2-135m-instruct-4bit")}
+    assert stated and budgets == {int(stated.group(1))}

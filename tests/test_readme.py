@@ -51,15 +51,19 @@ def recipe_blocks() -> list[tuple[str, str]]:
     return re.findall(r"```(yaml|bash)\n(.*?)```", section, re.S)
 
 
-def test_the_add_a_model_recipe_is_three_steps_that_check_out(tmp_path):
-    """The recipe's files as written: the models file extends the shipped one, the run file
-    names all three models and passes the run-file checks, the command is `ocg report`."""
+def test_the_add_a_model_recipe_is_three_steps_that_check_out(tmp_path, capsys):
+    """The recipe's files as written: the models file extends the shipped one, its model runs
+    in full float32 weights (the run card's settings, not only the entry's dtype: an entry silent
+    on quantization would be the paper's 4bit), the run file names all three models and passes the
+    run-file checks, the command is `ocg report`."""
     import shlex
     import shutil
 
     import yaml
 
-    from ocg.cli import build_parser
+    from ocg.cli import build_parser, main
+    from ocg.generation.backends import make_backend
+    from ocg.generation.run_card import card_settings
     from ocg.models import load_models
     from ocg.runconfig import check_common
     blocks = recipe_blocks()
@@ -71,7 +75,16 @@ def test_the_add_a_model_recipe_is_three_steps_that_check_out(tmp_path):
     specs = load_models(tmp_path / "my_models.yaml")
     shipped = load_models()
     assert set(specs) == set(shipped) | {"smollm2-fp32"}
-    assert specs["smollm2-fp32"].dtype == "float32" and specs["smollm2-135m-instruct"] == shipped["smollm2-135m-instruct"]
+    assert specs["smollm2-135m-instruct"] == shipped["smollm2-135m-instruct"]
+    card = card_settings(specs["smollm2-fp32"], make_backend(specs["smollm2-fp32"]), None)
+    demo_card = card_settings(shipped["smollm2-135m-instruct"], make_backend(shipped["smollm2-135m-instruct"]), None)
+    assert (card["quantization"], card["dtype"]) == ("none", "float32")
+    assert {k: v for k, v in card.items() if k != "dtype"} == {k: v for k, v in demo_card.items() if k != "dtype"}
+    assert main(["models", "--models-file", str(tmp_path / "my_models.yaml")]) == 0
+    listed = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()}
+    assert listed["name"][:6] == ["name", "backend", "quantization", "dtype", "max_tokens", "batch"]
+    assert listed["smollm2-fp32"][1:6] == ["transformers", "none", "float32", "32", "16"]
+    assert listed["smollm2-135m-instruct-4bit"][2:4] == ["4bit", "bfloat16"]
     run = check_common(yaml.safe_load(blocks[1][1]), tmp_path / "my_run.yaml")
     assert run["models_file"] == str(tmp_path / "my_models.yaml")
     demo = check_common(yaml.safe_load((PROJECT_ROOT / "params" / "runs" / "demo.yaml").read_text()),

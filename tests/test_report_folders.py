@@ -62,6 +62,7 @@ def test_a_reused_report_name_keeps_nothing_of_the_previous_run(outputs, tmp_pat
     folder = outputs / "reports" / "demo"
     assert report(monkeypatch, tmp_path, TWO) == 0
     assert (folder / "tables" / "table7.csv").exists() and "table7.csv" in (folder / "index.html").read_text()
+    assert json.loads((folder / "results.json").read_text())["report"] == "demo"  # built with the rest
     assert report(monkeypatch, tmp_path, ONE) == 0
     assert not (folder / "tables" / "table7.csv").exists()
     assert "table7" not in (folder / "index.html").read_text()
@@ -88,6 +89,17 @@ def test_a_failed_notebook_copy_of_an_earlier_run_does_not_stay(outputs, tmp_pat
     capsys.readouterr()
     assert main(["compare-reports", str(folder), str(folder)]) == 2
     assert "an unfinished report (failed: notebook 03_main_results" in capsys.readouterr().err
+
+
+def test_results_json_comes_and_goes_with_the_report_it_describes(outputs, tmp_path, monkeypatch):
+    folder = outputs / "reports" / "demo"
+    seen = {}
+    assert report(monkeypatch, tmp_path, ONE, during=("03_main_results", lambda staging: seen.update(
+        building=(staging / "results.json").exists()))) == 0
+    assert json.loads((folder / "results.json").read_text())["run"]["models"] == ONE["models"]
+    assert seen["building"] is False  # written after the notebooks, in the staging folder
+    assert report(monkeypatch, tmp_path, ONE, fail="03_main_results") == 1
+    assert not (folder / "results.json").exists()  # a failed run's report holds no numbers of the one before
 
 
 def test_a_report_being_rebuilt_is_whole_or_visibly_unfinished(outputs, tmp_path, monkeypatch, capsys):

@@ -75,7 +75,7 @@ def run(nb, scored, **extra):
 
 
 def test_03_main_results(scored):
-    out = run("03_main_results", scored, n_boot=100)
+    out = run("03_main_results", scored, n_boot=200, seed=7)
     t1 = pd.read_csv(out / "tables" / "table1.csv")
     assert set(t1.model) == set(MODELS)
     assert len(t1) == 2 * 6  # six metrics scored here (no pBLEURT, no perplexity)
@@ -98,7 +98,20 @@ def test_03_main_results(scored):
         lambda g: len(g.drop_duplicates()))
     assert rules.to_dict() == {m: 4 * 2 for m in MODELS}
     assert "Largest shifts" in shown
-    assert "Small samples:" in shown and "rest on 2 concept set(s), under 20" in shown
+    assert "Small samples:" in shown and "rest on 2 concept sets, under 20" in shown
+    assert (ci.unit == "sets").all() and (ci.n == 2).all() and "(95%, 2 concept sets)" in shown  # beside each interval
+    for name in ("table1_bootstrap_ci", "table1_paired_test"):  # the settings that made the intervals
+        settings = json.loads((out / "tables" / f"{name}.provenance.json").read_text())["bootstrap"]
+        assert (settings["n_boot"], settings["seed"], settings["unit"]) == (200, 7, "sets")
+
+
+def test_03_resamples_the_unit_asked(scored):
+    out = run("03_main_results", scored, n_boot=50, bootstrap_unit="clusters", compare_paper=False)
+    ci = pd.read_csv(out / "tables" / "table1_bootstrap_ci.csv")
+    assert (ci.unit == "clusters").all() and (ci.n == 2 * 6).all() and (ci.n_sets == 2).all()
+    assert "rest on 12 (set, template) clusters, under 20" in output_text(out / "03_main_results.ipynb")
+    settings = json.loads((out / "tables" / "table1_bootstrap_ci.provenance.json").read_text())["bootstrap"]
+    assert (settings["n_boot"], settings["seed"], settings["unit"]) == (50, 0, "clusters")
 
 
 def test_04_pos_patterns(scored):

@@ -55,12 +55,50 @@ def test_a_samples_groups_score_as_that_sample_alone(scored):
 def test_the_summary_is_the_mean_over_samples_with_its_spread(scored):
     both, a, b = (of(scored["summary"], m) for m in ("both", "only0", "only1"))
     for col in ("pbleu", "diverse_rate", "coverage_w_order", "ordered_rate", "distinct_2"):
-        assert both[col].tolist() == pytest.approx(((a[col] + b[col]) / 2).tolist()), col
+        if col != "ordered_rate":  # pooled: below
+            assert both[col].tolist() == pytest.approx(((a[col] + b[col]) / 2).tolist()), col
         sd = np.std(np.vstack([a[col], b[col]]), axis=0, ddof=1)
         assert both[f"{col}_sample_sd"].tolist() == pytest.approx(sd.tolist()), col
     assert both["n_answers"].tolist() == (a["n_answers"] + b["n_answers"]).tolist()
     assert both["n_in_order"].tolist() == (a["n_in_order"] + b["n_in_order"]).tolist()
+    pooled = 100 * (a.n_in_order + b.n_in_order) / (a.n_all_present + b.n_all_present)
+    assert both["ordered_rate"].tolist() == pytest.approx(pooled.tolist())  # a ratio of sums
+    assert both["ordered_rate"].tolist() == pytest.approx((100 * both.coverage_w_order / both.coverage_wo_order).tolist())
     assert set(both["n_samples"]) == {2}
+
+
+# Per sample, 24 permutations of template 0: sample 0 half complete (all in order: OR 100), sample 1
+# all complete, half in order (OR 50), sample 2 all complete and in order (OR 100). The mean of the
+# per-sample ratios is 83.33; pooled, 48 / 60 = 80, as w/ order / w/o order gives.
+IN_ORDER, OUT_OF_ORDER, INCOMPLETE = ANSWERS[0][0], ANSWERS[0][2], ANSWERS[0][3]
+THREE = {0: [IN_ORDER] * 12 + [INCOMPLETE] * 12, 1: [IN_ORDER] * 12 + [OUT_OF_ORDER] * 12, 2: [IN_ORDER] * 24}
+
+
+def test_a_sampled_runs_ordered_rate_is_one_number_in_tables_1_3_and_7(tmp_path):
+    """Pooled over samples in the summary, so Table 3 (the summary's row), Table 1 and Table 7
+    (pooled over templates) agree: alone, and beside a greedy model of another design (the
+    summary rebuilt on the shared instances, per sample as scoring does it)."""
+    from ocg.analysis import tables
+    write_generations(tmp_path / "gen", "s", [
+        {"set_id": "s1", "template_id": 0, "perm_index": p, "concepts": CONCEPTS, "pos_pattern": "NVNN",
+         "answer": THREE[k][p], "sample": k} for k in range(3) for p in range(24)])
+    write_generations(tmp_path / "gen", "g", [  # greedy, and templates 0 and 1: another design
+        {"set_id": "s1", "template_id": t, "perm_index": p, "concepts": CONCEPTS, "pos_pattern": "NVNN",
+         "answer": ANSWERS[0][p % 4]} for t in (0, 1) for p in range(24)])
+    for model in ("s", "g"):
+        score_model(tmp_path / "gen" / model, metrics=METRICS, out_dir=tmp_path / "scores", progress=False)
+    for models in (["s"], ["s", "g"]):
+        summary = load_scores(tmp_path / "scores", models)["summary"]
+        mine = summary[summary["model"] == "s"]
+        assert mine["n_samples"].tolist() == [3] and mine["ordered_rate_sample_sd"].notna().all()
+        t1 = tables.table1(mine)
+        t3 = tables.table3(mine)
+        t7 = tables.table7(summary, {"s": "g"})
+        values = [t1.loc[t1.metric == "ordered_rate", "value"].item(),
+                  t3.loc[(t3.metric == "ordered_rate") & (t3.condition == "with_phrase"), "mean_over_llms"].item(),
+                  t7.loc[(t7.model == "s") & (t7.metric == "ordered_rate"), "value"].item(),
+                  100 * mine.coverage_w_order.item() / mine.coverage_wo_order.item()]
+        assert values == pytest.approx([80.0] * 4), models
 
 
 def test_one_sample_scores_exactly_as_a_greedy_run(scored):

@@ -151,6 +151,27 @@ def test_a_matching_rule_change_recomputes_coverage_only(tmp_path):
     assert pd.read_parquet(out / "groups.parquet").pbleu.tolist() == pbleu_before
 
 
+def test_a_spacy_pipeline_change_recomputes_coverage_only(tmp_path):
+    """The pipeline is in the coverage key (params/scoring.yaml `spacy_pipeline`): with the parser,
+    "demonstrates" is tagged AUX (an attribute-ruler pattern reads the parse) and the concept
+    is missing; the other families are reused."""
+    model_dir = write_generations(tmp_path / "gen", "m", [
+        {"set_id": "s", "template_id": 0, "perm_index": p, "concepts": ["machine", "demonstrate", "use", "sew"],
+         "pos_pattern": "NVVV", "answer": a}
+        for p, a in enumerate(["Machine demonstrates use sew machine.", "A machine."])])
+    metrics = ["coverage", "pbleu"]
+    out = score_model(model_dir, metrics=metrics, out_dir=tmp_path / "s", progress=False)
+    sig = json.loads((out / "signature.json").read_text())
+    assert sig["coverage"]["spacy_pipeline"] == "no_parser" and "parser" not in sig["coverage"]["pipes"]
+    assert sig["coverage"]["key"]["spacy_pipeline"] == "no_parser"
+    assert pd.read_parquet(out / "answers.parquet").all_present.tolist() == [True, False]
+    out = score_model(model_dir, metrics=metrics, out_dir=tmp_path / "s", progress=False, spacy_pipeline="as_shipped")
+    sig = json.loads((out / "signature.json").read_text())
+    assert sig["recomputed"] == ["coverage"] and sig["reused"] == ["pbleu"]
+    assert sig["coverage"]["spacy_pipeline"] == "as_shipped" and "parser" in sig["coverage"]["pipes"]
+    assert pd.read_parquet(out / "answers.parquet").all_present.tolist() == [False, False]
+
+
 def test_perplexity_missing_without_a_fallback_then_rescored_when_one_is_chosen(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # gpt2-xl cannot be had
     model_dir = write_generations(tmp_path / "gen", "m", rows_for(random.Random(3), templates=(0,)))

@@ -111,7 +111,7 @@ def test_a_server_killed_mid_run_then_a_resume(tmp_path, monkeypatch):
 def test_a_server_that_never_answers_is_stopped(tmp_path):
     entry = server_entry(command="sleep 60", startup_timeout_s=2)
     t0 = time.time()
-    with pytest.raises(ServerError, match=r"did not answer http://127.0.0.1:\d+/v1/models within 2 s"):
+    with pytest.raises(ServerError, match=r"did not answer http://127.0.0.1:\d+/v1/models with HTTP 200 within 2 s"):
         generate(spec_of(entry), out_dir=tmp_path, progress=False, **WORK)
     assert time.time() - t0 < 20
     assert subprocess.run(["pgrep", "-f", "^sleep 60$"], capture_output=True).returncode == 1

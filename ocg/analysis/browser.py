@@ -5,6 +5,8 @@ template) under `cases/` (4,608 answers each at paper size), loaded on demand wi
 tag, which browsers allow from file:// where fetch() is refused. Each row shows the prompt as
 rendered, the raw output, the extracted answer, its tokens with the concepts' matches
 highlighted at the positions the order verdict used (and those positions), and the answer's flags.
+With repeated samples each row is one (instance, sample), with that sample's prompt and raw output.
+Highlight offsets are written in UTF-16 code units, as JavaScript strings count (an emoji is two).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from ..metrics.degenerate import FLAG_COLUMNS
 from .browser_page import PAGE as _PAGE
 
 FIELDS = ["set_id", "perm_index", "concepts", "pos_pattern", "prompt", "raw", "answer", "answer_status",
-          "tokens", "match_positions", "all_present", "in_order", "flags", "spans"]
+          "tokens", "match_positions", "all_present", "in_order", "flags", "spans", "sample"]
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
@@ -44,12 +46,27 @@ def spans(answer, tokens, positions) -> list[list[int]]:
     return [[offsets[p], offsets[p] + len(tokens[p]), i + 1] for i, p in enumerate(positions) if 0 <= p < len(tokens)]
 
 
-def _rows(answers: pd.DataFrame, extra: dict[str, tuple[str, str]]) -> list[list]:
-    """One list per answer, in FIELDS order; `extra` maps an instance id to (prompt, raw)."""
+def utf16_spans(answer: str, found: list[list[int]]) -> list[list[int]]:
+    """`spans` with code-point offsets turned into UTF-16 code units (a page's string indexes)."""
+    if not found or max(answer) < "\U00010000":  # no astral-plane character: the same offsets
+        return found
+    units = [0]
+    for c in answer:
+        units.append(units[-1] + (2 if ord(c) >= 0x10000 else 1))
+    return [[units[s], units[e], n] for s, e, n in found]
+
+
+def _sample(value) -> int | None:
+    return None if value is None or pd.isna(value) else int(value)
+
+
+def _rows(answers: pd.DataFrame, extra: dict[tuple[str, int], tuple[str, str]]) -> list[list]:
+    """One list per answer, in FIELDS order; `extra` maps (instance id, sample) to (prompt, raw)."""
     rows = []
     has = set(answers.columns)
     for r in answers.to_dict("records"):
-        prompt, raw = extra.get(r["instance_id"], ("", ""))
+        sample = _sample(r.get("sample"))
+        prompt, raw = extra.get((r["instance_id"], sample or 0), ("", ""))
         tokens = r.get("tokens") if "tokens" in has else None
         # the positions the order verdict used; scores from before they were stored: first matches
         positions = r.get("order_positions") if "order_positions" in has else r.get("match_positions")
@@ -59,8 +76,9 @@ def _rows(answers: pd.DataFrame, extra: dict[str, tuple[str, str]]) -> list[list
                      [int(x) for x in positions] if positions is not None else [],
                      bool(r.get("all_present", False)), bool(r.get("in_order", False)),
                      [f for f in FLAG_COLUMNS if bool(r.get(f, False))],
-                     spans(r["answer"], list(tokens) if tokens is not None else None,
-                           [int(x) for x in positions] if positions is not None else None)])
+                     utf16_spans(r["answer"], spans(r["answer"], list(tokens) if tokens is not None else None,
+                                                    [int(x) for x in positions] if positions is not None else None)),
+                     sample])
     return rows
 
 
@@ -74,13 +92,15 @@ def _prompt_text(prompt) -> str:
     return ""
 
 
-def _prompts_and_raw(generations: pd.DataFrame) -> dict[str, tuple[str, str]]:
+def _prompts_and_raw(generations: pd.DataFrame) -> dict[tuple[str, int], tuple[str, str]]:
+    """(instance id, sample) -> (prompt, raw output); a record without `sample` is sample 0."""
     if generations.empty:
         return {}
     prompts = generations["prompt"] if "prompt" in generations else [""] * len(generations)
     raws = generations["raw"] if "raw" in generations else [""] * len(generations)
-    return {i: (_prompt_text(p), r if isinstance(r, str) else "")
-            for i, p, r in zip(generations["instance_id"], prompts, raws)}
+    samples = generations["sample"] if "sample" in generations else [None] * len(generations)
+    return {(i, _sample(s) or 0): (_prompt_text(p), r if isinstance(r, str) else "")
+            for i, s, p, r in zip(generations["instance_id"], samples, prompts, raws)}
 
 
 def write_chunks(out_dir: str | Path, answers: pd.DataFrame, generations: dict[str, pd.DataFrame]) -> list[dict]:
@@ -90,7 +110,7 @@ def write_chunks(out_dir: str | Path, answers: pd.DataFrame, generations: dict[s
     index = []
     extra = {m: _prompts_and_raw(g) for m, g in generations.items()}
     for (model, condition, template_id), a in answers.groupby(["model", "condition", "template_id"], sort=True):
-        a = a.sort_values(["set_id", "perm_index"])
+        a = a.sort_values(["set_id", "perm_index", *(["sample"] if "sample" in a else [])])
         name = chunk_name(model, condition, int(template_id))
         payload = {"fields": FIELDS, "rows": _rows(a, extra.get(model, {}))}
         script = (f"window.OCG_CASES = window.OCG_CASES || {{}};\nOCG_CASES[{json.dumps(name)}] = "
@@ -110,7 +130,7 @@ def write_page(out_dir: str | Path, index: list[dict]) -> Path:
     return path
 
 
-ANSWER_COLUMNS = ["instance_id", "model", "condition", "template_id", "set_id", "perm_index", "concepts",
+ANSWER_COLUMNS = ["instance_id", "sample", "model", "condition", "template_id", "set_id", "perm_index", "concepts",
                   "pos_pattern", "answer", "answer_status", "tokens", "match_positions", "order_positions", "all_present",
                   "in_order", *FLAG_COLUMNS]
 

@@ -85,6 +85,7 @@ function chunk(entry) {  // a promise of the entry's rows, loaded once with a <s
   });
 }
 function field(item, name) { return item.row[item.c.ix[name]]; }
+function sampleOf(item) { const s = item.c.ix.sample === undefined ? null : field(item, "sample"); return s == null ? "" : s; }  // "" for a greedy run
 async function itemsOf(entries) {
   const chunks = await Promise.all(entries.map(chunk));
   return entries.flatMap((e, i) => chunks[i].rows.map((row) => ({e, c: chunks[i], row})));
@@ -166,9 +167,9 @@ function csvCell(v) {
 }
 let csvUrl = null, shown = [];
 function exportCsv(list) {
-  const head = ["model", "condition", "template_id", "set_id", "concept_set", "perm_index", "concepts", "answer", "outcome", "flags"];
+  const head = ["model", "condition", "template_id", "set_id", "concept_set", "perm_index", "sample", "concepts", "answer", "outcome", "flags"];
   const lines = list.map((it) => [it.e.model, it.e.condition, it.e.template_id, field(it, "set_id"), setLabel(it),
-    field(it, "perm_index"), field(it, "concepts").join(" "), field(it, "answer"), outcome(it), field(it, "flags").join(" ")].map(csvCell).join(","));
+    field(it, "perm_index"), sampleOf(it), field(it, "concepts").join(" "), field(it, "answer"), outcome(it), field(it, "flags").join(" ")].map(csvCell).join(","));
   if (csvUrl) URL.revokeObjectURL(csvUrl);
   csvUrl = URL.createObjectURL(new Blob([[head.join(","), ...lines].join("\n") + "\n"], {type: "text/csv"}));
   $("csv").href = csvUrl;
@@ -199,7 +200,8 @@ function render() {
   $("rows").innerHTML = list.slice(page * PAGE, page * PAGE + PAGE).map((it) => {
     const concepts = field(it, "concepts").map((c, i) => `${i + 1}. ${esc(c)}` + (field(it, "match_positions")[i] < 0 ? ' <span class="bad">(missing)</span>' : "")).join("<br>");
     const key = [field(it, "set_id"), field(it, "perm_index"), it.e.template_id].join("~");
-    return `<tr class="case"><td>${esc(setLabel(it))}<br><span class="mono">p${field(it, "perm_index")} · ${esc(field(it, "pos_pattern"))}</span>` +
+    const sample = sampleOf(it) === "" ? "" : ` · sample ${esc(sampleOf(it))}`;
+    return `<tr class="case"><td>${esc(setLabel(it))}<br><span class="mono">p${field(it, "perm_index")} · ${esc(field(it, "pos_pattern"))}${sample}</span>` +
       `<br><a href="#" class="cmp" data-key="${esc(key)}">side by side</a></td>` +
       `<td>${esc(it.e.model)}<br>${esc(it.e.condition)}<br>template ${esc(it.e.template_id)}</td>` +
       `<td>${concepts}</td><td><span class="answer">${answerHtml(it)}</span><details><summary>spaCy tokens</summary>${tokensHtml(it)}</details></td>` +
@@ -223,7 +225,7 @@ async function showCompare() {  // one instance (set, permutation, template) acr
   const first = found[0];
   $("compare").innerHTML = `<h2>Side by side: ${esc(setLabel(first))}, asked as ${esc(field(first, "concepts").join(" → "))} (permutation ${esc(perm)}, template ${esc(template)})</h2>` +
     `<table id="side"><thead><tr><th>model</th><th>condition</th><th>answer, concepts found</th><th>outcome</th><th>flags</th></tr></thead><tbody>` +
-    found.map((it) => `<tr class="side"><td>${esc(it.e.model)}</td><td>${esc(it.e.condition)}</td><td>${answerHtml(it)}</td>${outcomeCell(it)}${flagsCell(it)}</tr>`).join("") +
+    found.map((it) => `<tr class="side"><td>${esc(it.e.model)}${sampleOf(it) === "" ? "" : ` (sample ${esc(sampleOf(it))})`}</td><td>${esc(it.e.condition)}</td><td>${answerHtml(it)}</td>${outcomeCell(it)}${flagsCell(it)}</tr>`).join("") +
     `</tbody></table><p><a href="#" id="closecmp">close</a></p>`;
   $("closecmp").onclick = (ev) => { ev.preventDefault(); compare = null; $("compare").innerHTML = ""; render(); };
 }
@@ -249,8 +251,16 @@ if (preset.has("outcome")) {
   if (OUTCOMES.includes(preset.get("outcome"))) $("outcome").value = preset.get("outcome");
   else say(`The address asks for outcome=${preset.get("outcome")}, which is not an outcome (${OUTCOMES.filter((o) => o).join(", ")}); showing all.`);
 }
-if (preset.has("sort") && ["", "length", "outcome"].includes(preset.get("sort"))) $("sort").value = preset.get("sort");
-for (const id of ["perm", "q"]) if (preset.has(id)) $(id).value = preset.get(id);
+if (preset.has("sort")) {
+  const sorts = [...$("sort").options].map((o) => o.value);
+  if (sorts.includes(preset.get("sort"))) $("sort").value = preset.get("sort");
+  else say(`The address asks for sort=${preset.get("sort")}, which is not a sort order (${sorts.filter((o) => o).join(", ")}); showing concept set, permutation.`);
+}
+if (preset.has("perm")) {
+  if (/^\d+$/.test(preset.get("perm"))) $("perm").value = String(Number(preset.get("perm")));
+  else say(`The address asks for perm=${preset.get("perm")}, which is not a permutation number (0, 1, 2, ...); showing all permutations.`);
+}
+if (preset.has("q")) $("q").value = preset.get("q");
 if (preset.has("compare")) compare = preset.get("compare").split("~");
 for (const id of MULTI) $(id).onchange = () => { refreshChoices(); page = 0; load(); };
 $("all").onclick = () => { for (const id of MULTI) { for (const o of $(id).options) o.selected = true; refreshChoices(); } for (const o of $("template").options) o.selected = true; page = 0; load(); };

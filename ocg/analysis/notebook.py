@@ -76,11 +76,12 @@ def beside_paper(ours: pd.DataFrame, table: str, index, models_file=None) -> pd.
 
 
 def small_samples(rows: pd.DataFrame) -> None:
-    """A warning above intervals or p-values that rest on few concept sets (uncertainty.MIN_SETS)."""
+    """A warning above intervals or p-values that rest on few resampled units (uncertainty.MIN_SETS)."""
     if rows.empty or not rows.get("small_sample", pd.Series(dtype=bool)).any():
         return
-    from .uncertainty import MIN_SETS
+    from .uncertainty import MIN_SETS, UNIT_NAMES
     few = rows[rows["small_sample"]]
+    least = few.loc[few["n"].idxmin()]
     _note(f"**Small samples:** {', '.join(plain(m) for m in sorted(few['model'].unique()))} rest on "
-          f"{int(few['n_sets'].min())} concept set(s), under {MIN_SETS}: their intervals are too narrow "
+          f"{int(least['n'])} {UNIT_NAMES[least['unit']]}, under {MIN_SETS}: their intervals are too narrow "
           "and their p-values cannot be small; read them as unfinished (docs/METHODS.md, \"Uncertainty\").")

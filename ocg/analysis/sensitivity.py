@@ -23,6 +23,7 @@ from .tables import _template_average
 
 READING_LABELS = {"in_order": "any increasing sequence (ours)", "in_order_first": "first occurrences only"}
 RULE_LABELS = {"pos_aware_lookup": "POS-aware lookup (ours)", "commongen_lemma": "spaCy lemma (CommonGen's)",
+               "commongen_lemma_lower": "spaCy lemma, lower-cased",
                "lemma_or_surface": "lemma or surface form", "any_lookup": "lookup lemma, POS-blind"}
 COLUMNS = ["model", "metric", "choice", "variant", "value", "default", "shift"]
 

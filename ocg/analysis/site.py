@@ -30,6 +30,7 @@ from ..results import comparable_signature, instance_keys, load_scores, scoring_
 from ..scoring.scoreset import holds_scores, unfinished_reason
 from . import explain
 from .browser import write_case_browser_from
+from .results_file import write_results
 from .tables import wide
 
 _CSS = """body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:1.5em auto;max-width:70em;padding:0 1em;color:#222;line-height:1.45}
@@ -243,7 +244,8 @@ def write_index(report_dir: str | Path, title: str, pages: list[tuple[str, str]]
             f"; run file <code>{_esc(run.get('file', ''))}</code><br>Every definition and choice: "
             f"<a href='{_esc(report.methods.name)}'>docs/METHODS.md</a></p>")
     explain.write_methods(report_dir)
-    files = sorted(p.relative_to(report_dir).as_posix() for sub in (report.tables, report.figures)
+    write_results(report_dir, run, scores)  # results.json: the numbers, machine-readable
+    files = [report.results.name] + sorted(p.relative_to(report_dir).as_posix() for sub in (report.tables, report.figures)
                    for p in sub.glob("*") if p.is_file())
     body = [f"<h1>{_esc(title)}</h1>", what, _warnings(scores, scores_root, scored), browser,
             "<h2>Table 1: zero-shot, with “in the specified order” (mean over templates)</h2>", _headline(report_dir, scores),

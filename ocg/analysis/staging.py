@@ -4,6 +4,8 @@ Each run builds in a fresh `<name>.building~` beside the report (its `report.jso
 "building", with the PID and host) and moves it into place when it ends, done or failed; the
 previous report stays whole until then. A killed run leaves the previous report and a folder
 that says "building"; the next run of that report clears it. One run per report at a time.
+The report, its staging folder and `<name>.old~` are ocg's own: a symbolic link in any of these
+places is refused before anything is touched (docs/METHODS.md, "What ocg refuses").
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pathlib import Path
 
 from ..errors import OcgInputError
 from ..generation.lock import exclusive
-from ..io import atomic_path, read_json, write_json
+from ..io import atomic_path, read_json, refuse_link, write_json
 from ..layout import ReportFolder
 
 
@@ -42,10 +44,10 @@ def _clear(folder: Path, keep: tuple[str, ...] = ()) -> None:
 def building(final: str | Path) -> Iterator[Path]:
     """A fresh staging folder for `final`, locked for this run; `finish` moves it into place."""
     final = Path(final)
-    staging = staging_dir(final)
+    staging, old = staging_dir(final), ReportFolder(final).previous
+    _refuse_links(final, staging, old)  # before the lock, which writes into the staging folder
     with exclusive(staging, doing="is building this report"):
         _clear(staging, keep=(".lock",))  # what a killed run left
-        old = ReportFolder(final).previous
         if old.exists() and not final.exists():  # killed between finish's two renames
             old.rename(final)
         shutil.rmtree(old, ignore_errors=True)
@@ -58,8 +60,15 @@ def building(final: str | Path) -> Iterator[Path]:
         yield staging
 
 
+def _refuse_links(final: Path, staging: Path, old: Path) -> None:
+    refuse_link(final, fix="a report is replaced by renaming folders; to publish one, make the "
+                           f"link elsewhere point at {final} instead (it then follows every new report)")
+    refuse_link(staging, old)
+
+
 def finish(staging: Path, final: Path, state: dict) -> None:
     """Record how the run ended, then put the staging folder where the report was."""
+    _refuse_links(final, staging, ReportFolder(final).previous)  # none appeared while it was built
     started = read_json(ReportFolder(staging).state)
     write_json(ReportFolder(staging).state, {**started, **state,
                                              "ended_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")})

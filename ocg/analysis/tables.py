@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..errors import OcgInputError
 from ..metrics.registry import CONDITION_LABELS, in_table, metrics, names
 from ..metrics.statistics import pooled_column, ratios, sufficient_statistics
 
@@ -34,6 +35,21 @@ def _template_average(summary: pd.DataFrame, condition: str, template_ids=None, 
     return pd.DataFrame(rows).set_index("model") if rows else pd.DataFrame()
 
 
+def _check_templates(summary: pd.DataFrame, conditions: tuple[str, ...], template_ids) -> None:
+    """An error naming the templates a run has when `template_ids` asks for one it lacks (for a
+    condition it ran): a subset taken quietly, or an empty table, would read as a result."""
+    if template_ids is None:
+        return
+    if isinstance(template_ids, (str, bytes, int)) or not len(list(template_ids)):
+        raise OcgInputError("template_ids", f"got {template_ids!r}; expected a non-empty list of template ids")
+    for condition in conditions:
+        has = sorted(int(t) for t in summary.loc[summary["condition"] == condition, "template_id"].unique())
+        missing = sorted({t for t in template_ids if t not in has}, key=str)
+        if has and missing:
+            raise OcgInputError("template_ids", f"template(s) {missing} not in this run's `{condition}` "
+                                                f"answers; it has templates {has}")
+
+
 def _reported(table: str, values: pd.DataFrame) -> pd.DataFrame:
     """The columns of `values` that the paper's `table` reports."""
     return values[[m.name for m in in_table(table) if m.name in values]] if len(values.columns) else values
@@ -51,13 +67,17 @@ def _with_delta(value: pd.DataFrame, base: pd.DataFrame, delta_name: str) -> pd.
 
 def table1(summary: pd.DataFrame, over="mean", template_ids=None) -> pd.DataFrame:
     """Zero-shot `ordered`, template-averaged, with the difference from `original`. `over` and
-    `template_ids` change the aggregation and the templates (README, "Notebooks in JupyterLab")."""
+    `template_ids` change the aggregation and the templates (README, "Notebooks in JupyterLab");
+    a template the run lacks is refused."""
+    _check_templates(summary, ("ordered", "original"), template_ids)
     return _with_delta(_reported("table1", _template_average(summary, "ordered", template_ids, over)),
                        _template_average(summary, "original", template_ids, over), "delta_vs_original_commongen")
 
 
 def table4(summary: pd.DataFrame, over="mean", template_ids=None) -> pd.DataFrame:
-    """One-shot priming vs zero-shot `ordered` (difference = one-shot minus zero-shot)."""
+    """One-shot priming vs zero-shot `ordered` (difference = one-shot minus zero-shot); a template
+    the run lacks is refused."""
+    _check_templates(summary, ("ordered_one_shot", "ordered"), template_ids)
     return _with_delta(_reported("table4", _template_average(summary, "ordered_one_shot", template_ids, over)),
                        _template_average(summary, "ordered", template_ids, over), "delta_vs_zero_shot_ordered")
 

@@ -1,10 +1,12 @@
-"""What the paper does not give: bootstrap intervals over concept sets, and a paired test.
+"""What the paper does not give: bootstrap intervals, and a paired test, over a chosen unit.
 
-Both resample concept sets (the unit the benchmark samples), from per-set sufficient
-statistics, so each metric is recomputed exactly as in Table 1 (Ordered Rate as a ratio of
-sums; pairwise and diversity metrics as means over groups; with every template weighted
-equally, as in a complete run). A concept set is resampled with all its samples, in a run with
-repeated samples (its statistics sum over them): the interval is across sets, not samples.
+Both resample a unit (docs/METHODS.md, "Uncertainty: the resampling unit"): concept sets by
+default (the unit the benchmark samples), (set, template) clusters, or prompts (a set's
+permutation under a template, its repeated samples with it). From per-unit sufficient statistics, so each metric is
+recomputed exactly as in Table 1 (Ordered Rate as a ratio of sums; pairwise and diversity
+metrics as means over groups; every template weighted equally, as in a complete run). A group
+metric (pBLEU, pBLEURT, Diverse Rate) has no value per prompt: under `prompts` it is resampled
+by its (set, template) cluster, and its row says so in `unit`.
 """
 
 from __future__ import annotations
@@ -12,31 +14,69 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..errors import OcgInputError
 from ..metrics.registry import metrics, names
 from ..metrics.statistics import sufficient_statistics
 
-# Under this many concept sets an interval or p-value is marked `small_sample` (docs/METHODS.md,
-# "Uncertainty"): percentile intervals of a few resampled sets are too narrow, and a sign-flip
-# test over n sets cannot give a p-value below 2 / 2^n.
+# Under this many resampled units an interval or p-value is marked `small_sample` (docs/METHODS.md,
+# "Uncertainty"): percentile intervals of a few resampled units are too narrow, and a sign-flip
+# test over n units cannot give a p-value below 2 / 2^n.
 MIN_SETS = 20
+
+# The resampling units, each by the keys of its rows; the first is the default.
+UNITS = {"sets": ["set_id"], "clusters": ["set_id", "template_id"],
+         "prompts": ["set_id", "template_id", "perm_index"]}
+UNIT_NAMES = {"sets": "concept sets", "clusters": "(set, template) clusters", "prompts": "prompts"}
 
 
 def marked(rows: pd.DataFrame) -> pd.DataFrame:
-    """The rows with `small_sample` set where they rest on fewer than MIN_SETS concept sets."""
-    return rows.assign(small_sample=rows["n_sets"] < MIN_SETS) if "n_sets" in rows else rows
+    """The rows with `small_sample` set where they rest on fewer than MIN_SETS units."""
+    count = "n" if "n" in rows else "n_sets"
+    return rows.assign(small_sample=rows[count] < MIN_SETS) if count in rows else rows
 
 
-def set_statistics(answers: pd.DataFrame, groups: pd.DataFrame, model: str, condition: str) -> pd.DataFrame:
-    """Per concept set: numerator and denominator of every metric (metrics/statistics.py);
-    a metric missing for this model (e.g. pBLEURT without its checkpoint) is left out."""
+def interval_text(low: float, high: float, unit: str, n: int) -> str:
+    """'[51.20, 60.80] (95%, 2 concept sets)': an interval with what it resampled, as pages show it."""
+    return f"[{low:.2f}, {high:.2f}] (95%, {n} {UNIT_NAMES.get(unit, unit)})"
+
+
+def settings(unit: str, n_boot: int, seed: int, level: float = 0.95, **more) -> dict:
+    """The bootstrap's settings as a table's provenance records them (analysis/report.py `meta`)."""
+    _check_unit(unit)
+    return {"bootstrap": {"unit": unit, "unit_name": UNIT_NAMES[unit], "n_boot": int(n_boot), "seed": int(seed),
+                          "level": level, **more}}
+
+
+def _check_unit(unit: str) -> list[str]:
+    if unit not in UNITS:
+        raise OcgInputError("unit", f"unknown bootstrap unit {unit!r}; expected one of {list(UNITS)}")
+    return UNITS[unit]
+
+
+def set_statistics(answers: pd.DataFrame, groups: pd.DataFrame, model: str, condition: str,
+                   unit: str = "sets") -> pd.DataFrame:
+    """Per unit (concept set by default): numerator and denominator of every metric
+    (metrics/statistics.py); a metric missing for this model (e.g. pBLEURT without its
+    checkpoint) is left out. Under `prompts`, the answer metrics' statistics only."""
+    keys = _check_unit(unit)
     a = answers[(answers["model"] == model) & (answers["condition"] == condition)]
     g = groups[(groups["model"] == model) & (groups["condition"] == condition)]
-    stats = sufficient_statistics(a, g, ["set_id"])
+    if "perm_index" in keys:  # groups span a cluster's permutations: no statistics per prompt
+        g = g.iloc[0:0]
+    stats = sufficient_statistics(a, g, keys)
     return stats.dropna(axis=1, how="all").fillna(0.0)
 
 
+def _unit_statistics(answers, groups, model, condition, unit) -> list[tuple[str, pd.DataFrame]]:
+    """(unit, its statistics) in order: a metric is taken from the first that holds it."""
+    out = [(unit, set_statistics(answers, groups, model, condition, unit))]
+    if unit == "prompts":
+        out.append(("clusters", set_statistics(answers, groups, model, condition, "clusters")))
+    return out
+
+
 def _metrics_from_weights(stats: pd.DataFrame, weights: np.ndarray) -> dict[str, np.ndarray]:
-    """Each metric (metrics/registry.py) from its statistics summed over sets with `weights`."""
+    """Each metric (metrics/registry.py) from its statistics summed over units with `weights`."""
     out = {}
     for m in metrics():
         if m.numerator in stats and m.denominator in stats:
@@ -46,49 +86,58 @@ def _metrics_from_weights(stats: pd.DataFrame, weights: np.ndarray) -> dict[str,
     return out
 
 
-def _resample_weights(n_sets: int, n_boot: int, seed: int) -> np.ndarray:
+def _resample_weights(n_units: int, n_boot: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
-    return rng.multinomial(n_sets, np.full(n_sets, 1.0 / n_sets), size=n_boot).astype(float)
+    return rng.multinomial(n_units, np.full(n_units, 1.0 / n_units), size=n_boot).astype(float)
 
 
-def bootstrap_ci(answers, groups, model, condition="ordered", n_boot=1000, seed=0, level=0.95) -> pd.DataFrame:
-    """Point value and percentile interval of each metric, resampling concept sets."""
-    stats = set_statistics(answers, groups, model, condition)
-    point = _metrics_from_weights(stats, np.ones((1, len(stats))))
-    boot = _metrics_from_weights(stats, _resample_weights(len(stats), n_boot, seed))
+def _n_sets(stats: pd.DataFrame) -> int:
+    return int(stats.index.get_level_values("set_id").nunique()) if len(stats) else 0
+
+
+def bootstrap_ci(answers, groups, model, condition="ordered", n_boot=1000, seed=0, level=0.95,
+                 unit="sets") -> pd.DataFrame:
+    """Point value and percentile interval of each metric, resampling `unit` (UNITS); each row
+    names its unit, the units resampled (`n`) and the concept sets they hold (`n_sets`)."""
     lo, hi = 100 * (1 - level) / 2, 100 * (1 + level) / 2
-    rows = [{"model": model, "condition": condition, "metric": m, "value": float(point[m][0]),
-             "ci_low": float(np.nanpercentile(boot[m], lo)), "ci_high": float(np.nanpercentile(boot[m], hi)),
-             "n_sets": len(stats)} for m in names() if m in point]
-    return marked(pd.DataFrame(rows))
+    rows = {}
+    for u, stats in _unit_statistics(answers, groups, model, condition, unit):
+        point = _metrics_from_weights(stats, np.ones((1, len(stats))))
+        boot = _metrics_from_weights(stats, _resample_weights(len(stats), n_boot, seed))
+        for m in point:
+            rows.setdefault(m, {"model": model, "condition": condition, "metric": m, "value": float(point[m][0]),
+                                "ci_low": float(np.nanpercentile(boot[m], lo)),
+                                "ci_high": float(np.nanpercentile(boot[m], hi)),
+                                "unit": u, "n": len(stats), "n_sets": _n_sets(stats)})
+    return marked(pd.DataFrame([rows[m] for m in names() if m in rows]))
 
 
 def paired_test(answers, groups, model, a="ordered", b="original", n_perm=10000, n_boot=1000,
-                seed=0) -> pd.DataFrame:
-    """`a` minus `b` per metric, paired by concept set: bootstrap 95% CI of the difference and
-    a two-sided sign-flip permutation p-value (swapping a set's two conditions)."""
-    sa = set_statistics(answers, groups, model, a)
-    sb = set_statistics(answers, groups, model, b).reindex(sa.index)
-    rng = np.random.default_rng(seed)
-    n = len(sa)
-    flips = rng.integers(0, 2, size=(n_perm, n)).astype(float)  # 1: the set's conditions swapped
-    boot = _resample_weights(n, n_boot, seed + 1)
-    ones = np.ones((1, n))
-    rows = []
-    for m in metrics():
-        metric, num, den = m.name, m.numerator, m.denominator
-        if num not in sa or num not in sb:
-            continue
-        observed = _metrics_from_weights(sa, ones)[metric][0] - _metrics_from_weights(sb, ones)[metric][0]
-        # permuted: for flipped sets, a's statistics count as b's and vice versa
-        pa = {k: (1 - flips) * sa[k].to_numpy() + flips * sb[k].to_numpy() for k in (num, den)}
-        pb = {k: (1 - flips) * sb[k].to_numpy() + flips * sa[k].to_numpy() for k in (num, den)}
-        with np.errstate(divide="ignore", invalid="ignore"):
-            null = m.scale * (pa[num].sum(1) / pa[den].sum(1) - pb[num].sum(1) / pb[den].sum(1))
-            diffs = _metrics_from_weights(sa, boot)[metric] - _metrics_from_weights(sb, boot)[metric]
-        null = null[np.isfinite(null)]
-        p = (np.sum(np.abs(null) >= abs(observed) - 1e-12) + 1) / (len(null) + 1) if len(null) else np.nan
-        rows.append({"model": model, "metric": metric, "difference": observed,
-                     "ci_low": float(np.nanpercentile(diffs, 2.5)), "ci_high": float(np.nanpercentile(diffs, 97.5)),
-                     "p_value": float(p), "n_sets": n})
-    return marked(pd.DataFrame(rows))
+                seed=0, unit="sets") -> pd.DataFrame:
+    """`a` minus `b` per metric, paired by `unit` (a concept set by default): bootstrap 95% CI of
+    the difference and a two-sided sign-flip permutation p-value (swapping a unit's conditions)."""
+    rows = {}
+    for u, sa in _unit_statistics(answers, groups, model, a, unit):
+        sb = set_statistics(answers, groups, model, b, u).reindex(sa.index)
+        rng = np.random.default_rng(seed)
+        n = len(sa)
+        flips = rng.integers(0, 2, size=(n_perm, n)).astype(float)  # 1: the unit's conditions swapped
+        boot = _resample_weights(n, n_boot, seed + 1)
+        ones = np.ones((1, n))
+        for m in metrics():
+            metric, num, den = m.name, m.numerator, m.denominator
+            if metric in rows or num not in sa or num not in sb or den not in sa or den not in sb:
+                continue
+            observed = _metrics_from_weights(sa, ones)[metric][0] - _metrics_from_weights(sb, ones)[metric][0]
+            # permuted: for flipped units, a's statistics count as b's and vice versa
+            pa = {k: (1 - flips) * sa[k].to_numpy() + flips * sb[k].to_numpy() for k in (num, den)}
+            pb = {k: (1 - flips) * sb[k].to_numpy() + flips * sa[k].to_numpy() for k in (num, den)}
+            with np.errstate(divide="ignore", invalid="ignore"):
+                null = m.scale * (pa[num].sum(1) / pa[den].sum(1) - pb[num].sum(1) / pb[den].sum(1))
+                diffs = _metrics_from_weights(sa, boot)[metric] - _metrics_from_weights(sb, boot)[metric]
+            null = null[np.isfinite(null)]
+            p = (np.sum(np.abs(null) >= abs(observed) - 1e-12) + 1) / (len(null) + 1) if len(null) else np.nan
+            rows[metric] = {"model": model, "metric": metric, "difference": observed,
+                            "ci_low": float(np.nanpercentile(diffs, 2.5)), "ci_high": float(np.nanpercentile(diffs, 97.5)),
+                            "p_value": float(p), "unit": u, "n": n, "n_sets": _n_sets(sa)}
+    return marked(pd.DataFrame([rows[m] for m in names() if m in rows]))

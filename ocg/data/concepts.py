@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import OcgInputError
-from ..io import read_text
+from ..io import loads_json, read_text
 from ..paths import CONCEPT_SETS_FILE
 
 POS_TAGS = ("N", "V")  # noun, verb: the only suffixes CommonGen-lite uses
@@ -75,7 +75,7 @@ def read_concept_sets(path: str | Path = CONCEPT_SETS_FILE) -> list[ConceptSet]:
             continue
         where = f"{path}:{lineno}"
         try:
-            record = json.loads(raw)
+            record = loads_json(raw)
         except json.JSONDecodeError as exc:
             raise OcgInputError(where, f"malformed JSON ({exc.msg} at column {exc.colno}); "
                                        'expected {"id": ..., "concept_set": [...]}') from None

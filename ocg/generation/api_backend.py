@@ -9,15 +9,17 @@ request may spend waiting on Retry-After is capped by `max_retry_wait_s`.
 
 The key is read from the environment variable the entry names, checked for characters that
 cannot go into an HTTP header, sent in a header and never written anywhere: every error
-message is scrubbed of it.
+message is scrubbed of it, and so is every answer (a server that echoes the request's headers;
+ocg/generation/api_answer.py notes it in the record). Credentials in `base_url` are refused
+(ocg/models.py): they would replace the Bearer key and be written into the run card.
 """
 
 from __future__ import annotations
 
 import email.utils
-import json
 import os
 import re
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -27,14 +29,9 @@ from tqdm import tqdm
 
 from ..errors import OcgInputError
 from ..models import ModelSpec
+from .api_answer import EXCERPT_CHARS, ApiError, decode_body, parse_completion, scrub_answer
 from .chat import MessagePrompts
 from .sampling import sample_seed
-
-EXCERPT_CHARS = 300
-
-
-class ApiError(RuntimeError):
-    """A request that retrying cannot fix (bad key, unknown model, malformed answer, other 4xx)."""
 
 
 class _Retryable(Exception):
@@ -76,60 +73,6 @@ def is_system_role_rejection(status: int, body: str) -> bool:
         re.search(r"role|not supported|unsupported|not allowed|invalid", body, re.I) is not None
 
 
-def parse_completion(status: int, content_type: str, body: str) -> dict:
-    """The answer of a chat completion: plain JSON, or an event stream of chunks (servers that
-    stream even when asked not to). Anything else is an ApiError with status and excerpt."""
-    excerpt = body[:EXCERPT_CHARS].replace("\n", " ")
-    if "text/event-stream" in content_type or body.lstrip().startswith("data:"):
-        return _parse_stream(status, body, excerpt)
-    try:
-        payload = json.loads(body)
-    except ValueError:
-        raise ApiError(f"HTTP {status} but the body is not JSON ({content_type or 'no content type'}): "
-                       f"{excerpt!r}") from None
-    choices = payload.get("choices") if isinstance(payload, dict) else None
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise ApiError(f"HTTP {status}: no choices in the answer: {excerpt!r}")
-    message = choices[0].get("message") or {}
-    content = message.get("content") if isinstance(message, dict) else None
-    if content is not None and not isinstance(content, str):
-        raise ApiError(f"HTTP {status}: message content is a {type(content).__name__}, not text: {excerpt!r}")
-    usage = payload.get("usage") or {}
-    return {"raw": content or "", "finish_reason": choices[0].get("finish_reason"),
-            "prompt_tokens": usage.get("prompt_tokens"), "completion_tokens": usage.get("completion_tokens"),
-            "response_model": payload.get("model"), "system_fingerprint": payload.get("system_fingerprint")}
-
-
-def _parse_stream(status: int, body: str, excerpt: str) -> dict:
-    parts, finish, model, usage, fingerprint, seen = [], None, None, {}, None, False
-    for line in body.splitlines():
-        if not line.startswith("data:"):
-            continue
-        data = line[5:].strip()
-        if data == "[DONE]":
-            break
-        try:
-            chunk = json.loads(data)
-        except ValueError:
-            raise ApiError(f"HTTP {status}: a streamed chunk is not JSON: {data[:EXCERPT_CHARS]!r}") from None
-        model = chunk.get("model", model)
-        fingerprint = chunk.get("system_fingerprint", fingerprint)
-        usage = chunk.get("usage") or usage
-        for choice in chunk.get("choices") or []:
-            seen = True
-            delta = choice.get("delta") or choice.get("message") or {}
-            text = delta.get("content")
-            if text is not None and not isinstance(text, str):
-                raise ApiError(f"HTTP {status}: streamed content is a {type(text).__name__}: {excerpt!r}")
-            parts.append(text or "")
-            finish = choice.get("finish_reason") or finish
-    if not seen:
-        raise ApiError(f"HTTP {status}: an event stream without choices: {excerpt!r}")
-    return {"raw": "".join(parts), "finish_reason": finish, "prompt_tokens": usage.get("prompt_tokens"),
-            "completion_tokens": usage.get("completion_tokens"), "response_model": model,
-            "system_fingerprint": fingerprint}
-
-
 class OpenAIBackend(MessagePrompts):
     kind = "openai"
     sampling: dict | None = None  # the run's temperature and top_p (make_backend); None: the api block's
@@ -150,8 +93,15 @@ class OpenAIBackend(MessagePrompts):
         self.retries = 0  # total retried requests, for the run card
         self.retry_wait_s = 0.0  # total time spent waiting before retries
         self.server_models: set[str] = set()
+        self.notes: dict[str, int] = {}  # api_notes of the answers (values not stored as sent), counted
+        self._notes_lock = threading.Lock()
         self.server: dict | None = None  # the inference server started for this run, if any
         self._session = requests.Session()
+
+    @property
+    def key(self) -> str:
+        """The key, for the server started for this run (server.py's {key}); never to be written."""
+        return self._key
 
     def _scrub(self, text: str) -> str:
         return text.replace(self._key, "***") if self._key else text
@@ -183,23 +133,31 @@ class OpenAIBackend(MessagePrompts):
                 while True:
                     if time.perf_counter() - t0 > limit:
                         raise _Retryable(f"no complete answer within timeout_s={limit:g} s")
-                    chunk = resp.raw.read1(65536)
+                    chunk = resp.raw.read1(65536, decode_content=False)  # decoded once whole
                     if not chunk:
                         break
                     chunks.append(chunk)
-                body = b"".join(chunks).decode(resp.encoding or "utf-8", errors="replace")
+            body = decode_body(resp.status_code, resp.headers, b"".join(chunks))
         except (requests.Timeout, requests.ConnectionError) as exc:
             raise _Retryable(type(exc).__name__) from None
         except requests.RequestException as exc:  # anything else: stop, without the key
             raise ApiError(self._scrub(f"{type(exc).__name__}: {exc}")) from None
         except (OSError, urllib3.exceptions.HTTPError) as exc:  # the connection broke mid-body
             raise _Retryable(type(exc).__name__) from None
+        except ApiError as exc:  # a body that cannot be decoded
+            raise ApiError(self._scrub(f"{self.url}: {exc}")) from None
         status, excerpt = resp.status_code, self._scrub(body[:EXCERPT_CHARS].replace("\n", " "))
         if status == 200:
             try:
                 out = parse_completion(status, resp.headers.get("Content-Type", ""), body)
             except ApiError as exc:
                 raise ApiError(self._scrub(f"{self.url}: {exc}")) from None
+            out = scrub_answer(out, self._key)
+            with self._notes_lock:  # requests run in threads
+                for note in out["api_notes"]:
+                    if note not in self.notes:  # said once per run; each record and the card keep it
+                        tqdm.write(f"[{self.spec.name}] warning: {note} (the record's api_notes)")
+                    self.notes[note] = self.notes.get(note, 0) + 1
             out["seconds"] = round(time.perf_counter() - t0, 4)
             return out
         if status in (401, 403):
@@ -271,5 +229,6 @@ class OpenAIBackend(MessagePrompts):
             "server": self.server,
             "retried_requests": self.retries,
             "retry_wait_s": round(self.retry_wait_s, 2),
+            "api_notes": dict(sorted(self.notes.items())),
             "planned_batch_size": self.batch_size,
         }

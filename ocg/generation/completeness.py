@@ -72,10 +72,15 @@ def tally_stores(stores: dict, rows: dict[str, pd.DataFrame], samples: int = 1) 
     return {c: tally(asked_keys(rows[c], samples), store.records()) for c, store in stores.items()}
 
 
-def describe_tally(per_condition: dict[str, dict]) -> str:
-    """'N of M asked instances' of a run card's `records`, and the foreign records it did not count."""
+def describe_tally(per_condition: dict[str, dict], samples: int = 1, asked_now: int | None = None) -> str:
+    """'N of M asked instances' of a run card's `records` (answers, with `samples` per instance),
+    what this run asked where the folder holds more samples, and the foreign records not counted."""
     line = (f"{sum(t['present'] for t in per_condition.values()):,} of "
-            f"{sum(t['asked'] for t in per_condition.values()):,} asked instances")
+            f"{sum(t['asked'] for t in per_condition.values()):,} asked "
+            + (f"answers ({samples} samples of each instance)" if samples > 1 else "instances"))
+    if asked_now is not None and asked_now < samples:
+        line += (f"; this run asked {asked_now} sample(s), but the folder holds {samples}: a folder's "
+                 "samples only grow, and every one of them is counted")
     foreign = {c: t for c, t in per_condition.items() if t["foreign"]}
     if foreign:
         line += "; not counted, foreign records (not asked: another set, template or condition): " + ", ".join(

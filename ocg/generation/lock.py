@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import OcgInputError
+from ..io import refuse_link
 
 
 class LockHeld(OcgInputError):
@@ -31,7 +32,8 @@ def exclusive(directory: str | Path, doing: str = "is writing here") -> Iterator
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / ".lock"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)  # the umask applies
+    refuse_link(path)  # the lock is emptied on release: never another file's bytes
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o666)  # the umask applies
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

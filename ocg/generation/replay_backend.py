@@ -12,10 +12,10 @@ file or other rates stops instead of mixing two sources.
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 
 from ..errors import OcgInputError
+from ..io import loads_json
 from ..models import ModelSpec
 from ..paths import PROJECT_ROOT
 from .chat import MessagePrompts
@@ -43,7 +43,7 @@ def read_answers(path: Path, field: str = "replay.file") -> dict[tuple[str, int]
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
+                record = loads_json(line)
             except ValueError as exc:
                 raise OcgInputError(where, f"not JSON ({exc.msg}); expected one object per line") from None
             if not isinstance(record, dict) or not isinstance(record.get("instance_id"), str):

@@ -1,12 +1,18 @@
 """An inference server started for one generation run: vLLM, SGLang, TGI, llama.cpp, or
 `transformers serve`, anything that serves the OpenAI chat API.
 
-A model entry's `api.server` names the command (`{id}`, `{port}` and `{model_dir}` are filled
-in, nothing else: other braces, e.g. a JSON `--hf-overrides`, are the command's own); the server
-is started in its own process group, polled until it answers `GET /models` (bounded by
-`startup_timeout_s`; a process that exits first is an error with its log's tail), and stopped
-when the run ends, fails or is cancelled (SIGTERM from Slurm included): SIGTERM to the group,
-then SIGKILL. Its output goes to `server.log` beside the generations.
+A model entry's `api.server` names the command (`{id}`, `{port}`, `{model_dir}` and `{key}` are
+filled in, nothing else: other braces, e.g. a JSON `--hf-overrides`, are the command's own); the
+server is started in its own process group, polled until it answers `GET /models` with 200
+(bounded by `startup_timeout_s`; a process that exits first is an error with its log's tail, a
+401/403 stops at once, another status is named when time runs out), and stopped when the run
+ends, fails or is cancelled (SIGTERM from Slurm included): SIGTERM to the group, then SIGKILL.
+Its output goes to `server.log` beside the generations.
+
+The key (the variable `api.key_env` names) is sent with every poll, as with every request, and
+`{key}` hands it to the server (`vllm serve --api-key {key}`; the command is split without a
+shell, so `$KEY` would stay literal). It is never written: the run card and every error show the
+command with `***`, and the server's output is copied into its log with the key replaced.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -32,11 +39,11 @@ class ServerError(RuntimeError):
     """The server could not be started, or stopped answering."""
 
 
-_PLACEHOLDER = re.compile(r"\{(id|port|model_dir)\}")
+_PLACEHOLDER = re.compile(r"\{(id|port|model_dir|key)\}")
 
 
 def server_command(command: str, fields: dict) -> list[str]:
-    """The command's words with the placeholders {id}, {port} and {model_dir} filled in."""
+    """The command's words with the placeholders {id}, {port}, {model_dir} and {key} filled in."""
     return [_PLACEHOLDER.sub(lambda m: str(fields[m.group(1)]), part) for part in shlex.split(command)]
 
 
@@ -63,14 +70,19 @@ def _tail(path: Path, n: int = 1500) -> str:
         return ""
 
 
-def _version(base_url: str) -> str | None:
+def _auth(key: str) -> dict:
+    return {"Authorization": f"Bearer {key}"} if key else {}
+
+
+def _version(base_url: str, key: str) -> str | None:
     """What the server says its version is, where it says (vLLM and TGI answer /version)."""
     root = base_url[: -len("/v1")] if base_url.endswith("/v1") else base_url
     try:
-        resp = requests.get(f"{root}/version", timeout=2)
-        return resp.text.strip()[:200] if resp.status_code == 200 else None
+        resp = requests.get(f"{root}/version", headers=_auth(key), timeout=2)
     except requests.RequestException:
         return None
+    text = resp.text.strip()[:200]
+    return (text.replace(key, "***") if key else text) if resp.status_code == 200 else None
 
 
 def _stop(proc: subprocess.Popen, grace_s: float = 10.0) -> None:
@@ -87,8 +99,44 @@ def _stop(proc: subprocess.Popen, grace_s: float = 10.0) -> None:
         proc.wait()
 
 
+def _copy_scrubbed(source, log, key: bytes) -> None:
+    """The server's output, line by line, into its log with the key replaced."""
+    try:
+        for line in iter(source.readline, b""):
+            log.write(line.replace(key, b"***"))
+            log.flush()
+    except (OSError, ValueError):  # the log closed under a straggler still writing: stop copying
+        pass
+
+
+def _listed_models(resp) -> list:
+    """The ids /models lists (at most 20); none where the answer is not the usual shape."""
+    try:
+        data = resp.json()
+    except ValueError:
+        return []
+    items = data.get("data") if isinstance(data, dict) else None
+    return [m.get("id") for m in items if isinstance(m, dict)][:20] if isinstance(items, list) else []
+
+
+def _poll(base_url: str, key: str, where: str, key_env: str | None) -> tuple[object, str | None]:
+    """(the answer, if 200; what else was answered): 401/403 stops, with what to fix."""
+    try:
+        resp = requests.get(f"{base_url}/models", headers=_auth(key), timeout=2)
+    except requests.RequestException:
+        return None, None
+    if resp.status_code in (401, 403):
+        fix = (f"the key in ${key_env} was refused" if key else
+               f"it wants a key: name its variable in {where.rsplit('.', 1)[0]}.key_env (and pass it with {{key}})")
+        raise ServerError(f"the server answers GET {base_url}/models with HTTP {resp.status_code}: {fix}")
+    if resp.status_code != 200:
+        text = resp.text[:200]
+        return None, f"HTTP {resp.status_code}: {(text.replace(key, '***') if key else text)!r}"
+    return resp, None
+
+
 @contextmanager
-def running_server(spec, log_path: Path) -> Iterator[dict]:
+def running_server(spec, log_path: Path, key: str = "") -> Iterator[dict]:
     """Start the entry's server, wait until it answers, yield what the run card records; stop it."""
     server = spec.api["server"]
     port = server.get("port") or free_port()
@@ -96,45 +144,48 @@ def running_server(spec, log_path: Path) -> Iterator[dict]:
     if port_in_use(port):
         raise OcgInputError(f"{where}.port", f"port {port} is already in use on this machine")
     fields = {"id": spec.id, "port": port, "model_dir": server.get("model_dir") or spec.id}
-    command = server_command(server["command"], fields)
+    command = server_command(server["command"], {**fields, "key": key})
+    shown = server_command(server["command"], {**fields, "key": "***"})  # what cards and errors say
     base_url = spec.api["base_url"].replace("{port}", str(port)).rstrip("/")
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log = log_path.open("ab")
     try:
-        proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE if key else log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
     except OSError as exc:  # no such program, or not executable
         log.close()
-        raise OcgInputError(f"{where}.command", f"cannot start {command[0]!r} ({exc.strerror}); "
+        raise OcgInputError(f"{where}.command", f"cannot start {shown[0]!r} ({exc.strerror}); "
                                                 "expected a program on PATH or a path to one") from None
+    copier = threading.Thread(target=_copy_scrubbed, args=(proc.stdout, log, key.encode()), daemon=True)
+    if key:
+        copier.start()
     previous = signal.getsignal(signal.SIGTERM)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a cancelled job still stops its server
     try:
         deadline = time.monotonic() + float(server.get("startup_timeout_s", 600))
-        listed = None
+        listed, other = None, None
         while listed is None:
             if proc.poll() is not None:
+                if key:
+                    copier.join(5)  # the log's tail complete
                 raise ServerError(f"the server exited with status {proc.returncode} before answering "
-                                  f"({' '.join(command)}); log {log_path}:\n{_tail(log_path)}")
+                                  f"({' '.join(shown)}); log {log_path}:\n{_tail(log_path)}")
             if time.monotonic() > deadline:
-                raise ServerError(f"the server did not answer {base_url}/models within "
-                                  f"{server.get('startup_timeout_s', 600)} s; log {log_path}:\n{_tail(log_path)}")
-            try:
-                resp = requests.get(f"{base_url}/models", timeout=2)
-                if resp.status_code == 200:
-                    listed = resp
-            except requests.RequestException:
-                pass
+                last = f" (its last answer: {other})" if other else ""
+                raise ServerError(f"the server did not answer {base_url}/models with HTTP 200 within "
+                                  f"{server.get('startup_timeout_s', 600)} s{last}; log {log_path}:\n{_tail(log_path)}")
+            listed, now = _poll(base_url, key, where, spec.api.get("key_env"))
+            other = now or other
             if listed is None:
                 time.sleep(0.5)
-        try:
-            models = [m.get("id") for m in listed.json().get("data", [])][:20]
-        except (ValueError, AttributeError):
-            models = []
-        yield {"command": command, "base_url": base_url, "pid": proc.pid, "version": _version(base_url),
-               "http_server": listed.headers.get("server"), "models_listed": models, "log": str(log_path)}
+        yield {"command": shown, "base_url": base_url, "pid": proc.pid, "version": _version(base_url, key),
+               "http_server": listed.headers.get("server"), "models_listed": _listed_models(listed),
+               "log": str(log_path)}
     finally:
         signal.signal(signal.SIGTERM, previous)
         _stop(proc)
+        if key:
+            copier.join(5)
         log.close()
 
 
@@ -146,7 +197,7 @@ def server_for_run(spec, backend, model_dir: Path) -> Iterator[dict | None]:
         yield None
         return
     from .api_backend import ApiError
-    with running_server(spec, model_dir / "server.log") as info:
+    with running_server(spec, model_dir / "server.log", backend.key) as info:
         try:
             backend.attach_server(info)
         except ApiError as exc:

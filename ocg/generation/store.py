@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import OcgInputError
-from ..io import atomic_path, naming
+from ..io import atomic_path, loads_json, naming, refuse_link
 
 # Fields every record must have, with their types (None allowed where listed).
 REQUIRED = {"instance_id": (str,), "condition": (str,), "template_id": (int,), "set_id": (str,),
@@ -84,7 +84,7 @@ class GenerationStore:
         if not lines or data.endswith(b"\n"):
             return 0, False
         try:
-            json.loads(lines[-1])
+            loads_json(lines[-1])
         except ValueError:
             return len(lines[-1]), False
         return 0, True
@@ -110,7 +110,7 @@ class GenerationStore:
             if not text.strip():
                 raise OcgInputError(where, "empty line: the file was edited")
             try:
-                record = json.loads(text)
+                record = loads_json(text)
             except ValueError:
                 if lineno == len(lines) and not data.endswith(b"\n"):
                     break  # torn tail: repaired before the next write
@@ -170,7 +170,7 @@ def repair_duplicates(path: str | Path) -> dict:
     kept, dropped, seen = [], [], set()
     for lineno, line in enumerate(lines, start=1):
         try:
-            record = json.loads(line)
+            record = loads_json(line)
         except ValueError:
             if lineno == len(lines) and not data.endswith(b"\n"):
                 dropped.append({"line": lineno, "why": "torn last line"})
@@ -186,6 +186,7 @@ def repair_duplicates(path: str | Path) -> dict:
         kept.append(line if line.endswith(b"\n") else line + b"\n")
     if dropped:
         backup = path.with_name(path.name + ".bak")
+        refuse_link(backup, path)
         backup.write_bytes(data)
         with atomic_path(path) as tmp:
             tmp.write_bytes(b"".join(kept))

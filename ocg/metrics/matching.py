@@ -1,11 +1,14 @@
 """Concept matching rules and the order check, on tagged tokens (docs/METHODS.md, "Concept matching").
 
 A token matches a concept (word, part of speech N or V) by one of these rules:
-  1. its spaCy lemma, lower-cased, equals the word (CommonGen's rule);
+  1. its spaCy lemma, lower-cased, equals the word (the paper's "lemmatized forms");
   2. the token itself, lower-cased, equals the word;
   3. its lemma in spaCy's English lookup table (spacy-lookups-data) equals the word, and the
      token can be the concept's part of speech (`pos_aware_lookup`, the default).
-Rules 1 and 2 are the paper's and ignore part of speech. Rule 3 repairs lemmatiser errors
+Rules 1 and 2 ignore part of speech (the paper names lemmatised forms only; rule 2 is ocg's).
+CommonGen's own scripts compare `token.lemma_` as spaCy writes it, not lower-cased, so a
+capitalised proper-noun token ("Jump") keeps its capital and misses: `commongen_lemma`; rule 1
+alone, lower-cased, is `commongen_lemma_lower`. Rule 3 repairs lemmatiser errors
 ("rides" -> "rid", ride_V in 11 of the 192 sets; "Dogs" tagged as a proper noun) but the table
 is POS-blind ("could" -> can, "building" -> build, "parking" -> park, "crowded" -> crowd). So
 rule 3 never lets a function word (AUX, DET, ADP, PRON, ...) match, and:
@@ -31,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-MATCHING_RULES = ("pos_aware_lookup", "commongen_lemma", "lemma_or_surface", "any_lookup")
+MATCHING_RULES = ("pos_aware_lookup", "commongen_lemma", "commongen_lemma_lower", "lemma_or_surface", "any_lookup")
 DEFAULT_RULE = "pos_aware_lookup"
 ORDER_READINGS = ("in_order", "in_order_first")  # ours (any increasing sequence); first occurrences
 
@@ -58,6 +61,8 @@ MATCHING_QUALITY = {
                          "population_weighted": {"precision": 0.9963, "recall": 0.9996}},
     "commongen_lemma": {"sample": {"precision": 0.9159, "recall": 0.8132},
                         "population_weighted": {"precision": 0.9963, "recall": 0.9909}},
+    "commongen_lemma_lower": {"sample": {"precision": 0.9159, "recall": 0.8132},
+                              "population_weighted": {"precision": 0.9963, "recall": 0.9909}},
     "lemma_or_surface": {"sample": {"precision": 0.9162, "recall": 0.8166},
                          "population_weighted": {"precision": 0.9963, "recall": 0.9911}},
     "any_lookup": {"sample": {"precision": 0.8962, "recall": 0.9966},
@@ -111,8 +116,9 @@ def _lookup_fits_noun(tok) -> bool:
 def token_forms(doc, table) -> dict[str, Tokens]:
     """Each rule's Tokens for one parsed doc (the lookup `table` consulted once per token)."""
     toks = [t for t in doc if not t.is_space]
-    lemma, surface, anyl, noun, verb = [], [], [], [], []
+    spacy_lemma, lemma, surface, anyl, noun, verb = [], [], [], [], [], []
     for i, tok in enumerate(toks):
+        spacy_lemma.append(frozenset({tok.lemma_}))  # as CommonGen's scripts compare it
         lem = frozenset({tok.lemma_.lower()})
         sur = lem | {tok.lower_}
         looked_up = table.get(tok.lower_) if table is not None else None
@@ -129,8 +135,10 @@ def token_forms(doc, table) -> dict[str, Tokens]:
         noun.append(n)
         verb.append(v)
     text = tuple(t.text for t in toks)
-    lemma, surface, anyl = tuple(lemma), tuple(surface), tuple(anyl)
-    return {"pos_aware_lookup": Tokens(text, tuple(noun), tuple(verb)), "commongen_lemma": Tokens(text, lemma, lemma),
+    spacy_lemma, lemma, surface, anyl = tuple(spacy_lemma), tuple(lemma), tuple(surface), tuple(anyl)
+    return {"pos_aware_lookup": Tokens(text, tuple(noun), tuple(verb)),
+            "commongen_lemma": Tokens(text, spacy_lemma, spacy_lemma),
+            "commongen_lemma_lower": Tokens(text, lemma, lemma),
             "lemma_or_surface": Tokens(text, surface, surface), "any_lookup": Tokens(text, anyl, anyl)}
 
 

@@ -41,6 +41,7 @@ def _check_processes(where: str, value) -> None:
 CONFIG_FIELDS = {
     "spacy_model": Field(str, required=True), "spacy_batch_size": Field(int, required=True, minimum=1),
     "spacy_processes": Field((int, str), check=_check_processes),
+    "spacy_pipeline": Field(str, required=True, choices=tuple(coverage.SPACY_PIPELINES)),
     "matching_rule": Field(str, required=True, choices=coverage.MATCHING_RULES),
     "bleurt_checkpoint": Field(str, required=True), "bleurt_batch_size": Field(int, required=True, minimum=1),
     "perplexity_model": Field(str, required=True), "perplexity_fallback": Field(str, required=True, nullable=True),

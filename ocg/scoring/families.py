@@ -117,7 +117,8 @@ def _start_coverage(ctx: Context) -> _Started:
                                coverage.processes(ctx.config.get("spacy_processes", "auto")))
     return _Started(job, {
         "spacy_model": f"{nlp.meta['lang']}_{nlp.meta['name']}", "spacy_model_version": nlp.meta["version"],
-        "spacy": _version("spacy"), "pipes": nlp.pipe_names, "matching_rule": rule,
+        "spacy": _version("spacy"), "spacy_pipeline": ctx.config["spacy_pipeline"], "pipes": nlp.pipe_names,
+        "matching_rule": rule,
         "matmul": coverage.MATMUL, "attribute_ruler": coverage.ATTRIBUTE_RULER,
         "lemma_lookup": f"spacy-lookups-data {_version('spacy-lookups-data')} en lemma_lookup",
         "rule": "see docs/METHODS.md, 'Concept matching'; order: left-to-right first later match",
@@ -176,10 +177,11 @@ def _perplexity_implementation() -> dict:
 
 FAMILIES = {f.name: f for f in (
     Family(registry.FAMILIES["coverage"], COVERAGE_COLUMNS,
-           lambda c, r: {"spacy_model": r["spacy_model"], "rule": c["matching_rule"],
+           lambda c, r: {"spacy_model": r["spacy_model"], "spacy_pipeline": c["spacy_pipeline"],
+                         "rule": c["matching_rule"],
                          **_packages("spacy", "spacy-lookups-data", "thinc", "numpy"),
                          "columns": list(COVERAGE_COLUMNS), "matmul": coverage.MATMUL},
-           _coverage, start=_start_coverage, version=3,
+           _coverage, start=_start_coverage, version=4,
            code=(coverage, matching, attribute_ruler, _start_coverage, _coverage)),
     Family(registry.FAMILIES["pbleu"], ("pbleu",), lambda c, r: {"sacrebleu": bleu.signature(), **_packages("numpy")},
            _pbleu, version=2, code=(bleu, _pbleu)),

@@ -26,7 +26,7 @@ from ..generation.completeness import asked_records
 from ..generation.lock import exclusive
 from ..generation.store import read_generations
 from ..hub import unavailable_reason
-from ..io import remove_temps
+from ..io import refuse_link, remove_temps
 from ..layout import ModelGenerations, ModelScores, outputs
 from ..metrics import bleu, coverage, degenerate, diversity, perplexity
 from ..metrics.statistics import pooled_sums, ratios, sufficient_statistics
@@ -66,7 +66,7 @@ def _resolve(config: dict, metrics: list[str]) -> dict:
     """The models actually used: spaCy pipeline, perplexity model (or why none)."""
     out = {"spacy_model": None, "perplexity_used": None, "perplexity": (None, None, None)}
     if "coverage" in metrics:
-        nlp = coverage.load_nlp(config["spacy_model"])
+        nlp = coverage.load_nlp(config["spacy_model"], config["spacy_pipeline"])
         out["nlp"] = nlp
         out["spacy_model"] = f"{nlp.meta['lang']}_{nlp.meta['name']}=={nlp.meta['version']}"
     if "perplexity" in metrics:
@@ -84,7 +84,10 @@ def _resolve(config: dict, metrics: list[str]) -> dict:
 
 
 def _scores_folder(model_dir: Path, out_dir) -> Path:
-    return ModelScores.of(model_dir.name, out_dir).folder
+    """Where a model's score set is written: ocg's own folder, never a link's target."""
+    folder = ModelScores.of(model_dir.name, out_dir).folder
+    refuse_link(folder)
+    return folder
 
 
 def _checked(model_dir: Path, metrics, config_file, overrides: dict) -> tuple[dict, list[str], pd.DataFrame, dict]:

@@ -4,8 +4,10 @@ A sampled run's answers carry `sample`. Group metrics (pBLEU, pBLEURT, Diverse R
 within each (group, sample), never pooling the answers of two samples into one group. The
 summary gives, per (model, condition, template), each metric's mean over the samples' own
 summaries and its spread: `<metric>_sample_sd`, the SD (ddof=1) of the per-sample values, across
-samples and not across concept sets. Counts are summed over samples. A greedy run (no `sample`)
-is summarised exactly as before.
+samples and not across concept sets. Counts are summed over samples, and a pooled metric
+(Ordered Rate) is the ratio of those sums, as everywhere else (w/ order / w/o order: the paper's
+identity), not a mean of per-sample ratios. A greedy run (no `sample`) is summarised exactly as
+before.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pandas as pd
+
+from ..metrics.statistics import pooled, pooled_column
 
 SAMPLE = "sample"
 
@@ -53,5 +57,9 @@ def summarise_over_samples(answers: pd.DataFrame, groups: pd.DataFrame, keys: li
     sds = grouped[[c for c in numeric if not is_count(c)]].std(ddof=1).add_suffix("_sample_sd")
     other = grouped[[c for c in values if c not in numeric]].first()
     out = pd.concat([out, means, other, sds], axis=1)[[*[c for c in values], *sds.columns]]
+    for m in pooled():  # the ratio of the summed counts (its _sample_sd stays the per-sample spread)
+        num, den = pooled_column(m.numerator), pooled_column(m.denominator)
+        if m.name in out and num in out and den in out:
+            out[m.name] = m.scale * out[num] / out[den].where(out[den] > 0)
     out.insert(0, "n_samples", grouped[SAMPLE].nunique())
     return out.reset_index()

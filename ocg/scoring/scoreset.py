@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 
 from ..errors import OcgInputError
-from ..io import write_parquet
+from ..io import loads_json, write_parquet
 from ..layout import SCORE_TABLES, ModelScores
 from ..records import Signature
+from .dictionary import check_table
 
 
 def _digest(data: bytes) -> dict:
@@ -47,7 +47,7 @@ def _read(folder: Path, wanted: tuple[str, ...]) -> tuple[Signature | None, dict
     where = ModelScores(folder)
     sig_name = where.signature.name
     try:
-        signature = Signature.from_json(json.loads(where.signature.read_bytes()), sig_name)
+        signature = Signature.from_json(loads_json(where.signature.read_bytes()), sig_name)
     except FileNotFoundError:
         return None, {}, f"no {sig_name} (a scoring started here and did not finish)"
     except OcgInputError as exc:  # a ValueError too: first
@@ -78,9 +78,13 @@ def unfinished_reason(folder: Path) -> str | None:
 
 def read_score_set(folder: Path, tables: tuple[str, ...] = SCORE_TABLES) -> tuple[Signature, dict[str, pd.DataFrame]]:
     """The signature and the wanted tables of a complete score set, each table checked against
-    the signature from the very bytes parsed; an unfinished set is an error naming the folder."""
+    the signature from the very bytes parsed and against docs/DATA.md (ocg/scoring/dictionary.py);
+    an unfinished set is an error naming the folder."""
     signature, frames, problem = _read(folder, tables)
     if problem:
         raise OcgInputError(str(folder), f"unfinished score set: {problem}; run `ocg score` (or notebook "
                                          "02_score) again to recompute it")
+    families = {m for m in signature.metrics if signature.status(m) == "ok"}
+    for name, frame in frames.items():  # resealed by hand is sealed, not right: docs/DATA.md says what is
+        check_table(ModelScores(folder).table(name), name, frame, Path(folder).name, families)
     return signature, frames

@@ -1,0 +1,127 @@
+"""results.json: a report's numbers in one machine-readable file (docs/DATA.md, “results.json”).
+
+As lm-evaluation-harness's results JSON: per model and metric of Table 1 the value, its
+difference from `original`, its bootstrap interval with the unit resampled and n, the paired
+test of the difference, the metric's direction and unit (metrics/registry.py) and the scoring
+signature's key; the run's design and each model's; versions and the git commit. Built from the
+report's own tables (so it equals Table 1's CSV), in the staging folder with the rest of the
+report (analysis/staging.py).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from ..io import read_json, write_json
+from ..layout import ReportFolder
+from ..metrics.registry import FAMILIES, metric
+from ..provenance import provenance
+from ..results import signature_hash
+
+SCHEMA_VERSION = 1
+RUN_KEYS = ("name", "file", "models", "conditions", "n_concepts", "subset_k", "permutations", "template_ids",
+            "samples", "sampling", "metrics", "scoring")
+
+
+def _clean(x):
+    """JSON as any parser reads it: NaN and infinities as null, numpy scalars as Python's."""
+    if isinstance(x, dict):
+        return {str(k): _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    if hasattr(x, "item") and not isinstance(x, (str, bytes)):
+        x = x.item()
+    return None if isinstance(x, float) and not math.isfinite(x) else x
+
+
+def _table(report: ReportFolder, name: str) -> pd.DataFrame | None:
+    path = report.table(name)
+    return pd.read_csv(path) if path.exists() else None
+
+
+def _settings(report: ReportFolder, name: str) -> dict | None:
+    path = report.table(name, "provenance.json")
+    return read_json(path).get("bootstrap") if path.exists() else None
+
+
+def _count(summary: pd.DataFrame, name: str) -> tuple[int | None, str]:
+    """What a metric's value averages over in `summary` (the rows of one model's `ordered`):
+    answers, groups, or a pooled metric's denominator (answers with every concept)."""
+    m = metric(name)
+    if m.pooled and f"n_{m.denominator}" in summary:
+        return int(summary[f"n_{m.denominator}"].sum()), f"answers where {m.denominator}"
+    if FAMILIES[m.family].level == "groups":
+        return int(summary["n_groups"].sum()), "groups"
+    unscored = summary["n_ppl_unscored"].sum() if m.family == "perplexity" and "n_ppl_unscored" in summary else 0
+    return int(summary["n_answers"].sum() - unscored), "answers"
+
+
+def _by_key(table: pd.DataFrame | None) -> dict[tuple[str, str], dict]:
+    return {} if table is None else {(r["model"], r["metric"]): r for r in table.to_dict("records")}
+
+
+def _interval(row: dict | None, settings: dict | None) -> dict | None:
+    """An interval with what it resampled (a report from before units: concept sets)."""
+    if row is None:
+        return None
+    return {"low": row["ci_low"], "high": row["ci_high"], "level": (settings or {}).get("level", 0.95),
+            "unit": row.get("unit", "sets"),
+            "n": row.get("n", row.get("n_sets")), "n_sets": row.get("n_sets"),
+            "small_sample": bool(row.get("small_sample", False))}
+
+
+def _model_metrics(model: str, t1: pd.DataFrame, cis: dict, paired: dict, summary: pd.DataFrame,
+                   signature, settings: dict) -> dict:
+    out = {}
+    s = summary[(summary["model"] == model) & (summary["condition"] == "ordered")] if len(summary) else summary
+    for row in t1[t1["model"] == model].to_dict("records"):
+        name, m = row["metric"], metric(row["metric"])  # None: declared where this process never looked
+        n, n_of = _count(s, name) if len(s) and m else (None, "")
+        test = paired.get((model, name))
+        out[name] = {
+            "label": m.label if m else name, "value": row["value"],
+            "delta_vs_original": row.get("delta_vs_original_commongen"),
+            "interval": _interval(cis.get((model, name)), settings["bootstrap"]),
+            "delta_test": None if test is None else {**_interval(test, settings["paired_test"]),
+                                                     "p_value": test.get("p_value")},
+            "n": n, "n_of": n_of, "higher_is_better": m.higher_is_better if m else None,
+            "metric_unit": m.unit if m else None, "family": m.family if m else None,
+            "signature_key": signature.metric_keys.get(m.family) if signature and m else None}
+        reason = f"{name}_missing_reason"
+        if pd.isna(row["value"]) and reason in s and s[reason].notna().any():
+            out[name]["missing_reason"] = str(s[reason].dropna().iloc[0])
+        if pd.notna(row.get("paper_value", float("nan"))):
+            out[name]["paper"] = {"value": row["paper_value"], "delta_vs_original": row.get("paper_delta")}
+    return out
+
+
+def results(report_dir: str | Path, run: dict, scores: dict) -> dict:
+    """The results document of a report folder whose notebooks have run (its tables/)."""
+    report = ReportFolder(Path(report_dir))
+    t1, summary = _table(report, "table1"), scores.get("summary", pd.DataFrame())
+    cis, paired = _by_key(_table(report, "table1_bootstrap_ci")), _by_key(_table(report, "table1_paired_test"))
+    signatures, designs = scores.get("signatures", {}), scores.get("designs", {})
+    settings = {"bootstrap": _settings(report, "table1_bootstrap_ci"), "paired_test": _settings(report, "table1_paired_test")}
+    models = {}
+    for model in ([] if t1 is None else list(dict.fromkeys(t1["model"]))):
+        sig = signatures.get(model)
+        s = summary[summary["model"] == model] if len(summary) else summary
+        models[model] = {"design": designs.get(model),
+                         "n_samples": int(s["n_samples"].max()) if "n_samples" in s and len(s) else 1,
+                         "scoring_signature": signature_hash(sig) if sig else None,
+                         "metrics": _model_metrics(model, t1, cis, paired, summary, sig, settings)}
+    doc = {"schema_version": SCHEMA_VERSION, "report": run.get("name"),
+           "table": "table1: zero-shot `ordered`, mean over the run's templates, difference from `original`",
+           "run": {k: run.get(k) for k in RUN_KEYS if k in run},
+           **settings, "models": models, "provenance": provenance()}
+    if t1 is None:
+        doc["note"] = "Table 1 was not computed in this report (notebook 03 did not run)"
+    return _clean(doc)
+
+
+def write_results(report_dir: str | Path, run: dict, scores: dict) -> Path:
+    """results.json in `report_dir` (a staging folder while the report is built), written atomically."""
+    return write_json(ReportFolder(Path(report_dir)).results, results(report_dir, run, scores))

@@ -1,0 +1,250 @@
+"""HTTP as servers really speak it (issue 32), through the real CLI against small local servers on
+127.0.0.1 that each test starts and stops: gzip bodies, JSON without a charset, a key-protected
+readiness poll, a server that echoes the request's headers, answers with fields of the wrong kind.
+Bad input exits 2 with one `ocg: error:` line; a fault exits 1 with one; the key is never written."""
+
+import gzip
+import json
+import sys
+import time
+import zlib
+
+import pytest
+from test_api_backend import ScriptedServer
+
+from ocg.cli import main
+from ocg.generation import read_generations
+
+KEY = "sk-hostile-http-7c1e9"
+ANSWER = "The dög jumps over the café 😀 – naïve."
+WORK = ["--conditions", "ordered", "--subset-k", "1", "--templates", "0"]
+
+
+def completion(content, **extra):
+    return {"model": "local", "choices": [{"message": {"role": "assistant", "content": content},
+                                           "finish_reason": extra.pop("finish_reason", "stop")}], **extra}
+
+
+@pytest.fixture
+def serve():
+    started = []
+
+    def start(respond):  # respond(body, headers) -> (status, headers, bytes)
+        started.append(ScriptedServer(lambda body, headers: (*respond(body, headers), 0)))
+        return started[-1]
+    yield start
+    for s in started:
+        s.close()
+
+
+def run_cli(capsys, *argv):
+    code = main([str(a) for a in argv])
+    err = capsys.readouterr().err
+    assert "Traceback" not in err, err
+    return code, err
+
+
+def generate(tmp_path, capsys, entry: dict, monkeypatch=None):
+    path = tmp_path / "models.yaml"
+    path.write_text(json.dumps({"models": {"m": entry}}))  # JSON is YAML
+    return run_cli(capsys, "generate", "m", "--models-file", path, *WORK, "--out", tmp_path / "gen")
+
+
+def api_entry(url, **api):
+    return {"id": "local-model", "backend": "openai", "max_new_tokens": 32,
+            "api": {"base_url": url, "key_env": "OCG_HTTP_KEY", "concurrency": 2, "timeout_s": 5,
+                    "backoff_s": 0.05, "max_retries": 1, **api}}
+
+
+def nothing_holds_the_key(root):
+    for path in root.rglob("*"):
+        if path.is_file():
+            assert KEY not in path.read_text(errors="replace"), path
+
+
+@pytest.mark.parametrize("coding", ["gzip", "deflate"])
+def test_a_compressed_answer_is_decoded(tmp_path, capsys, monkeypatch, serve, coding):
+    monkeypatch.setenv("OCG_HTTP_KEY", KEY)
+    pack = gzip.compress if coding == "gzip" else zlib.compress
+    server = serve(lambda b, h: (200, {"Content-Type": "application/json", "Content-Encoding": coding},
+                                       pack(json.dumps(completion("A dog runs.")).encode())))
+    code, err = generate(tmp_path, capsys, api_entry(server.url))
+    assert code == 0, err
+    df = read_generations(tmp_path / "gen" / "m")
+    assert len(df) == 24 and set(df.raw) == {"A dog runs."}
+
+
+def test_a_broken_gzip_body_is_one_clear_error(tmp_path, capsys, monkeypatch, serve):
+    monkeypatch.setenv("OCG_HTTP_KEY", KEY)
+    server = serve(lambda b, h: (200, {"Content-Type": "application/json", "Content-Encoding": "gzip"},
+                                       b"\x1f\x8bnot gzip at all"))
+    code, err = generate(tmp_path, capsys, api_entry(server.url))
+    assert code == 1 and err.count("ocg: error: ") == 1 and "cannot be decoded as Content-Encoding 'gzip'" in err, err
+
+
+def test_a_trickled_gzip_answer_still_meets_the_deadline(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("OCG_HTTP_KEY", KEY)
+    body = gzip.compress(json.dumps(completion("A dog runs. " * 50)).encode())
+    server = ScriptedServer(lambda b, h: (200, {"Content-Type": "application/json", "Content-Encoding": "gzip"}, body, 0.1))
+    t0 = time.monotonic()
+    try:
+        code, err = generate(tmp_path, capsys, api_entry(server.url, timeout_s=1, max_retries=0, concurrency=1))
+    finally:
+        server.close()
+    assert code == 1 and "no complete answer within timeout_s=1 s" in err and err.count("ocg: error: ") == 1, err
+    assert time.monotonic() - t0 < 15
+
+
+def stream(content):
+    chunks = [{"model": "local", "choices": [{"delta": {"content": content}, "finish_reason": "stop"}]}]
+    return ("".join(f"data: {json.dumps(c, ensure_ascii=False)}\n\n" for c in chunks) + "data: [DONE]\n\n").encode()
+
+
+@pytest.mark.parametrize("content_type, body", [
+    ("text/plain", json.dumps(completion(ANSWER), ensure_ascii=False).encode()),
+    ("text/event-stream", stream(ANSWER)),
+    ("application/json", json.dumps(completion(ANSWER), ensure_ascii=False).encode()),
+    ("text/plain; charset=utf-16", json.dumps(completion(ANSWER), ensure_ascii=False).encode("utf-16")),
+])
+def test_json_without_a_charset_is_utf8(tmp_path, capsys, monkeypatch, serve, content_type, body):
+    monkeypatch.setenv("OCG_HTTP_KEY", KEY)
+    server = serve(lambda b, h: (200, {"Content-Type": content_type}, body))
+    code, err = generate(tmp_path, capsys, api_entry(server.url))
+    assert code == 0, err
+    assert set(read_generations(tmp_path / "gen" / "m").raw) == {ANSWER}
+
+
+def test_an_echoed_key_is_scrubbed_from_stored_answers_and_flagged(tmp_path, capsys, monkeypatch, serve):
+    monkeypatch.setenv("OCG_HTTP_KEY", KEY)
+    server = serve(lambda b, h: (200, {"Content-Type": "application/json"}, json.dumps(completion(
+        f"A dog runs. (you sent {h.get('Authorization')})", model=f"echo {h.get('Authorization')}")).encode()))
+    code, err = generate(tmp_path, capsys, api_entry(server.url))
+    assert code == 0, err
+    nothing_holds_the_key(tmp_path)
+    df = read_generations(tmp_path / "gen" / "m")
+    assert set(df.raw) == {"A dog runs. (you sent Bearer ***)"} and set(df.response_model) == {"echo Bearer ***"}
+    assert all(n == ["the server echoed the API key into raw, response_model; replaced by ***"] for n in df.api_notes)
+    card = json.loads((tmp_path / "gen" / "m" / "run_card.json").read_text())
+    assert card["backend"]["api_notes"] == {"the server echoed the API key into raw, response_model; replaced by ***": 24}
+
+
+@pytest.mark.parametrize("extra, note", [
+    ({"usage": [1, 2]}, "usage is a list, not an object; token counts stored as null"),
+    ({"usage": {"prompt_tokens": "abc", "completion_tokens": 4}}, "prompt_tokens 'abc' is not a token count"),
+    ({"usage": {"prompt_tokens": 3, "completion_tokens": -5}}, "completion_tokens -5 is not a token count"),
+    ({"finish_reason": 5}, "finish_reason 5 is not text; stored as null"),
+])
+def test_answer_fields_of_the_wrong_kind_are_stored_as_null_and_noted(tmp_path, capsys, monkeypatch, serve,
+                                                                      extra, note):
+    monkeypatch.setenv("OCG_HTTP_KEY", KEY)
+    server = serve(lambda b, h: (200, {"Content-Type": "application/json"},
+                                       json.dumps(completion("A dog runs.", **extra)).encode()))
+    code, err = generate(tmp_path, capsys, api_entry(server.url))
+    assert code == 0, err
+    df = read_generations(tmp_path / "gen" / "m")
+    assert all(any(note in n for n in notes) for notes in df.api_notes)
+    for column in ("prompt_tokens", "completion_tokens", "finish_reason"):
+        assert all(v is None or (isinstance(v, int) and v >= 0) or v == "stop" or v != v for v in df[column]), column
+    card = json.loads((tmp_path / "gen" / "m" / "run_card.json").read_text())
+    assert any(note in k and v == 24 for k, v in card["backend"]["api_notes"].items())
+
+
+# -- a server started for the run, with a key ------------------------------------------------------
+KEYED_SERVER = r'''
+import json, sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
+print("starting with", sys.argv[1:], flush=True)
+class H(BaseHTTPRequestHandler):
+    def log_message(self, *a): pass
+    def send(self, status, payload):
+        data = json.dumps(payload).encode()
+        self.send_response(status); self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data))); self.end_headers(); self.wfile.write(data)
+    def authorised(self):
+        if args.get("--api-key") and self.headers.get("Authorization") != "Bearer " + args["--api-key"]:
+            self.send(401, {"error": "unauthorised"}); return False
+        return True
+    def do_GET(self):
+        if self.path == "/v1/models" and args.get("--mode") == "404":
+            return self.send(404, {"error": "no such route"})
+        if not self.authorised():
+            return
+        if self.path == "/version":
+            return self.send(200, {"version": "9.9"})
+        self.send(200, {"data": None} if args.get("--mode") == "null" else {"data": [{"id": "served"}]})
+    def do_POST(self):
+        self.rfile.read(int(self.headers["Content-Length"]))
+        if self.authorised():
+            self.send(200, {"model": "served", "choices": [{"message": {"content": "A dog runs."}, "finish_reason": "stop"}]})
+HTTPServer(("127.0.0.1", int(args["--port"])), H).serve_forever()
+'''
+
+
+def server_entry(tmp_path, args, key_env="OCG_HTTP_KEY", startup_timeout_s=20):
+    script = tmp_path / "keyed_server.py"
+    script.write_text(KEYED_SERVER)
+    api = {"base_url": "http://127.0.0.1:{port}/v1", "concurrency": 2, "timeout_s": 5, "max_retries": 1,
+           "server": {"command": f"{sys.executable} {script} --port {{port}} {args}",
+                      "startup_timeout_s": startup_timeout_s}}
+    return {"id": "served", "backend": "openai", "max_new_tokens": 32,
+            "api": {**api, **({"key_env": key_env} if key_env else {})}}
+
+
+def test_a_key_protected_server_starts_with_its_key_never_written(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("OCG_HTTP_KEY", KEY)
+    code, err = generate(tmp_path, capsys, server_entry(tmp_path, "--api-key {key} --mode ok"))
+    assert code == 0, err
+    nothing_holds_the_key(tmp_path)
+    card = json.loads((tmp_path / "gen" / "m" / "run_card.json").read_text())
+    server = card["backend"]["server"]
+    assert server["command"][-3:] == ["***", "--mode", "ok"] and server["models_listed"] == ["served"]
+    assert server["version"] == '{"version": "9.9"}'  # /version was asked with the key too
+    assert "'--api-key', '***'" in (tmp_path / "gen" / "m" / "server.log").read_text()  # its own output, scrubbed
+    assert len(read_generations(tmp_path / "gen" / "m")) == 24
+
+
+def test_a_models_list_of_null_lists_no_models(tmp_path, capsys):
+    code, err = generate(tmp_path, capsys, server_entry(tmp_path, "--mode null", key_env=None))
+    assert code == 0, err
+    card = json.loads((tmp_path / "gen" / "m" / "run_card.json").read_text())
+    assert card["backend"]["server"]["models_listed"] == []  # {"data": null}: none listed, no traceback
+
+
+def test_a_server_that_wants_a_key_it_was_not_given_is_named_at_once(tmp_path, capsys):
+    code, err = generate(tmp_path, capsys, server_entry(tmp_path, f"--api-key {KEY}", key_env=None,
+                                                        startup_timeout_s=60))
+    assert code == 1 and err.count("ocg: error: ") == 1, err
+    assert "answers GET http://127.0.0.1:" in err and "/v1/models with HTTP 401: it wants a key" in err, err
+    assert "models.m.api.key_env" in err and "did not answer" not in err
+
+
+def test_a_refused_key_on_the_readiness_poll_says_so(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("OCG_HTTP_KEY", "sk-the-wrong-one")
+    code, err = generate(tmp_path, capsys, server_entry(tmp_path, f"--api-key {KEY}", startup_timeout_s=60))
+    assert code == 1 and err.count("ocg: error: ") == 1, err
+    assert "HTTP 401: the key in $OCG_HTTP_KEY was refused" in err and "sk-the-wrong-one" not in err, err
+
+
+def test_a_readiness_poll_answered_with_another_status_names_it(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("OCG_HTTP_KEY", KEY)
+    code, err = generate(tmp_path, capsys, server_entry(tmp_path, "--mode 404", startup_timeout_s=3))
+    assert code == 1 and err.count("ocg: error: ") == 1, err
+    assert "did not answer" in err and "with HTTP 200 within 3 s (its last answer: HTTP 404" in err, err
+
+
+# -- inputs refused before any request -------------------------------------------------------------
+@pytest.mark.parametrize("entry, where, what", [
+    ({"id": "a/b", "backend": "openai", "api": {"base_url": f"https://user:{KEY}@api.example.com/v1",
+                                                "key_env": "K"}},
+     "models.m.api.base_url", "holds credentials (user:password@host)"),
+    ({"id": "a/b", "backend": "openai", "api": {"base_url": "http://127.0.0.1:{port}/v1",
+                                                "server": {"command": "vllm serve {id} --api-key {key}"}}},
+     "models.m.api.server.command", "uses {key}, but api.key_env names no variable"),
+])
+def test_entries_that_would_leak_or_lack_the_key_are_refused(tmp_path, capsys, entry, where, what):
+    path = tmp_path / "models.yaml"
+    path.write_text(json.dumps({"models": {"m": entry}}))
+    code, err = run_cli(capsys, "models", "--models-file", path)
+    assert code == 2 and err.count("ocg: error: ") == 1, err
+    assert err.startswith(f"ocg: error: {path}: {where}: ") and what in err and KEY not in err, err

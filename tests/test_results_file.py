@@ -1,0 +1,114 @@
+"""results.json (docs/DATA.md, "results.json"): one machine-readable file per report, equal to
+its Table 1 CSV, with each interval's unit and n, each metric's direction and unit from the
+registry, the signature key and the design; every key documented (issue 31, item 5)."""
+
+import json
+import math
+import re
+
+import pandas as pd
+import pytest
+from helpers import write_generations
+
+from ocg.analysis import tables, uncertainty
+from ocg.analysis.report import save_table, sources
+from ocg.analysis.site import write_index
+from ocg.metrics.registry import metric
+from ocg.paths import PROJECT_ROOT
+from ocg.results import load_scores
+from ocg.scoring import score_model
+
+ANSWERS = ["The boy rides a bike down the street.", "A bike, a boy and a street.", "The boy rode."]
+RUN = {"name": "r", "file": "r.yaml", "models": ["a", "b"], "conditions": ["original", "ordered"], "n_concepts": 4,
+       "subset_k": 2, "permutations": None, "template_ids": [0, 1], "samples": 1, "sampling": None}
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    root = tmp_path_factory.mktemp("results_file")
+    for model in ("a", "b"):
+        rows = [{"set_id": s, "template_id": t, "perm_index": p, "concepts": ["boy", "ride", "bike", "street"],
+                 "pos_pattern": "NVNN", "answer": ANSWERS[(p + t + (s == "s2") + (model == "b")) % 3]}
+                for s in ("s1", "s2") for t in (0, 1) for p in range(6)]
+        for cond in ("original", "ordered"):
+            write_generations(root / "gen", model, rows, cond)
+        score_model(root / "gen" / model, metrics=["coverage", "pbleu", "pbleurt", "distinct", "diverse"],
+                    out_dir=root / "scores", progress=False)
+    scores = load_scores(root / "scores")
+    out = root / "report"
+    save_table(tables.table1(scores["summary"]), "table1", out, meta=sources(scores))
+    cis = pd.concat([uncertainty.bootstrap_ci(scores["answers"], scores["groups"], m, n_boot=200, seed=7, unit="clusters")
+                     for m in ("a", "b")])
+    save_table(cis, "table1_bootstrap_ci", out, meta={**sources(scores), **uncertainty.settings("clusters", 200, 7)})
+    paired = pd.concat([uncertainty.paired_test(scores["answers"], scores["groups"], m, n_perm=200, n_boot=200, seed=7,
+                                                unit="clusters") for m in ("a", "b")])
+    save_table(paired, "table1_paired_test", out,
+               meta={**sources(scores), **uncertainty.settings("clusters", 200, 7, n_perm=200)})
+    page = write_index(out, "t", [], run=RUN, scores_root=root / "scores", generations_root=root / "gen").read_text()
+    strict = json.loads((out / "results.json").read_text(),  # NaN or Infinity would fail any other parser
+                        parse_constant=lambda c: pytest.fail(f"results.json holds {c}"))
+    return out, page, strict, scores
+
+
+def test_every_value_equals_table1s_csv_with_its_interval_unit_and_n(report):
+    out, _, doc, scores = report
+    t1 = pd.read_csv(out / "tables" / "table1.csv")
+    ci = pd.read_csv(out / "tables" / "table1_bootstrap_ci.csv").set_index(["model", "metric"])
+    got = [(model, name, m["value"], m["delta_vs_original"])
+           for model, entry in doc["models"].items() for name, m in entry["metrics"].items()]
+    want = [(r.model, r.metric, None if math.isnan(r.value) else r.value,
+             None if math.isnan(r.delta_vs_original_commongen) else r.delta_vs_original_commongen)
+            for r in t1.itertuples()]
+    assert sorted(got, key=str) == sorted(want, key=str) and len(got) == 2 * 7
+    for model, entry in doc["models"].items():
+        summary = scores["summary"][(scores["summary"].model == model) & (scores["summary"].condition == "ordered")]
+        shown = dict(entry["metrics"])
+        missing = shown.pop("pbleurt")  # no checkpoint here: no value, its reason beside it
+        assert missing["value"] is None and missing["interval"] is None and "BLEURT" in missing["missing_reason"]
+        for name, m in shown.items():
+            reg = metric(name)
+            assert (m["higher_is_better"], m["metric_unit"], m["label"]) == (reg.higher_is_better, reg.unit, reg.label)
+            assert m["signature_key"] == scores["signatures"][model].metric_keys[reg.family]
+            row = ci.loc[(model, name)]
+            assert (m["interval"]["low"], m["interval"]["high"]) == (row.ci_low, row.ci_high)
+            assert (m["interval"]["unit"], m["interval"]["n"], m["interval"]["n_sets"]) == ("clusters", 4, 2)
+            assert m["interval"]["level"] == 0.95 and m["interval"]["small_sample"] is True
+            assert m["delta_test"]["unit"] == "clusters" and 0 < m["delta_test"]["p_value"] <= 1
+        cov = entry["metrics"]["coverage_wo_order"]
+        assert (cov["n"], cov["n_of"]) == (int(summary.n_answers.sum()), "answers") == (24, "answers")
+        orate = entry["metrics"]["ordered_rate"]
+        assert orate["n"] == int(summary.n_all_present.sum()) and entry["metrics"]["pbleu"]["n_of"] == "groups"
+        assert entry["design"] == scores["designs"][model] and entry["design"]["templates"] == [0, 1]
+    assert doc["bootstrap"]["unit"] == "clusters" and (doc["bootstrap"]["n_boot"], doc["bootstrap"]["seed"]) == (200, 7)
+    assert doc["run"]["template_ids"] == [0, 1] and doc["run"]["conditions"] == ["original", "ordered"]
+    assert doc["provenance"]["git"]["commit"] and "pandas" in doc["provenance"]["packages"]
+
+
+def test_the_landing_page_links_it(report):
+    _, page, _, _ = report
+    assert "<a href='results.json'>results.json</a>" in page
+
+
+def documented_keys() -> dict[str, set[str]]:
+    """Per level (`top`, `model`, `metric`, `interval`...), the keys docs/DATA.md's results.json section names."""
+    text = (PROJECT_ROOT / "docs" / "DATA.md").read_text()
+    section = text.split("## results.json\n", 1)[1].split("\n## ", 1)[0]
+    out: dict[str, set[str]] = {}
+    for level, key in re.findall(r"^\| (\w+) \| `([^`]+)` \|", section, re.M):
+        out.setdefault(level, set()).add(key)
+    return out
+
+
+def test_every_key_is_documented_in_data_md_and_every_documented_key_is_there(report):
+    *_, doc, _ = report
+    entry = doc["models"]["a"]
+    metric_entry = entry["metrics"]["coverage_w_order"]
+    seen = {"top": set(doc), "model": set(entry), "metric": set(metric_entry), "interval": set(metric_entry["interval"]),
+            "delta_test": set(metric_entry["delta_test"]) - set(metric_entry["interval"]),
+            "bootstrap": set(doc["bootstrap"]),
+            "paired_test": set(doc["paired_test"]) - set(doc["bootstrap"])}
+    docs = documented_keys()
+    optional = {"top": {"note"}, "metric": {"paper", "missing_reason"}}  # no Table 1; a model the paper has; no value
+    for level, keys in seen.items():
+        assert keys - docs.get(level, set()) == set(), f"{level} keys missing from docs/DATA.md"
+        assert docs.get(level, set()) - keys - optional.get(level, set()) == set(), f"{level}: documented, not there"
