@@ -129,6 +129,13 @@ def test_status_says_running_or_partial_for_a_model_in_flight(tmp_path):
     states = {m: (s, d) for m, s, d in status_table(sweep, with_slurm=False)}
     assert states["m-b"] == ("partial", "01_generate done, not finished (resumes when run)")
     assert states["m-a"][0] == "missing" and states["api"][0] == "missing"
+    for model in ("m-a", "m-b"):  # both finish after a report over m-a alone
+        for nb in ("01_generate", "02_score"):
+            (out / "status" / "site" / model).mkdir(parents=True, exist_ok=True)
+            (out / "status" / "site" / model / f"{nb}.done").write_text("{}")
+    (out / "status" / "site" / "analysis.json").write_text(json.dumps({"state": "done", "report": "r", "models": ["m-a"]}))
+    status = ocg("sweep", str(path), "--status").stdout
+    assert "analysis: done over 1 model(s): r (out of date: 2 model(s) done now" in status, status
 
 
 NOTEBOOK_RANGE = re.compile(r"(?<![\d-])(\d\d)-(\d\d)(?![\d-])")

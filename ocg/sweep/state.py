@@ -129,7 +129,10 @@ def print_status(sweep: dict) -> None:
     if marker.exists():
         a = read_json(marker)
         detail = a.get("report") or a.get("reason", "").splitlines()[0]
-        print(f"analysis: {a['state']} over {len(a.get('models', []))} model(s): {detail}")
+        done = [m for m, st, _ in rows if st == "done"]
+        stale = f" (out of date: {len(done)} model(s) done now; `ocg sweep` re-runs it)" \
+            if sorted(a.get("models", [])) != sorted(done) else ""
+        print(f"analysis: {a['state']} over {len(a.get('models', []))} model(s): {detail}{stale}")
     else:
         print("analysis: not run yet")
 
