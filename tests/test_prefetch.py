@@ -35,7 +35,7 @@ def hub_cache(root, repo="ocg-test/smollm2"):
     return snap
 
 
-def hub_sweep(tmp_path, models) -> str:
+def hub_sweep(tmp_path, models, **fields) -> str:
     entry = {"quantization": "none", "max_new_tokens": 12, "batch_size": 24}
     (tmp_path / "models.yaml").write_text(yaml.safe_dump({"models": {
         name: dict(entry, id=repo) for name, repo in models.items()}}))
@@ -43,7 +43,7 @@ def hub_sweep(tmp_path, models) -> str:
     path.write_text(yaml.safe_dump({
         "name": "hub", "models": list(models), "models_file": str(tmp_path / "models.yaml"),
         "conditions": ["ordered"], "subset_k": 1, "template_ids": [0], "metrics": ["coverage"], "analysis": [],
-        "outputs": str(tmp_path / "out"), "resources": {"default": {"cpus": 1}}}))
+        "outputs": str(tmp_path / "out"), "resources": {"default": {"cpus": 1}}, **fields}))
     return str(path)
 
 
@@ -103,7 +103,7 @@ def test_prefetch_lists_from_the_hub_and_cannot_reach_it_offline(tmp_path):
 @pytest.mark.slow
 def test_a_task_whose_files_are_cached_runs_offline(tmp_path):
     hub_cache(tmp_path / "hub")
-    path = hub_sweep(tmp_path, {"cached": "ocg-test/smollm2"})
+    path = hub_sweep(tmp_path, {"cached": "ocg-test/smollm2"}, permutations=2, notebooks=["01_generate"])
     env = {k: v for k, v in os.environ.items() if k != "HF_HUB_OFFLINE"}
     env["HF_HUB_CACHE"] = str(tmp_path / "hub")
     result = ocg("sweep", path, "--task", "cached", env=env)
@@ -111,4 +111,4 @@ def test_a_task_whose_files_are_cached_runs_offline(tmp_path):
     assert "every hub file is cached: running with HF_HUB_OFFLINE=1" in result.stdout
     card = json.loads((tmp_path / "out" / "generations" / "cached" / "run_card.json").read_text())
     assert card["status"] == "complete" and card["backend"]["resolved_revision"] == COMMIT, card["backend"]
-    assert (tmp_path / "out" / "scores" / "cached" / "summary.parquet").exists()
+    assert card["records"]["ordered"]["present"] == 2, card["records"]

@@ -176,3 +176,14 @@ def test_a_model_busy_elsewhere_fails_the_run_and_its_report_follows_when_it_end
     assert rerun.returncode == 0 and "0 model(s) to run" in rerun.stdout, rerun.stdout + rerun.stderr[-2000:]
     assert json.loads((out / "status" / "k" / "analysis.json").read_text())["models"] == ["m-a", "m-b"]
     assert "analysis: done over 2 model(s)" in rerun.stdout
+
+
+def test_a_table_written_without_rows_reads_as_absent_in_results_json(tmp_path):
+    """A one-condition sweep's paired-test table has no rows; results.json must not crash on it
+    (it did, ending every such sweep's analyses in a traceback)."""
+    from ocg.analysis.results_file import _table
+    from ocg.layout import ReportFolder
+    report = ReportFolder(tmp_path)
+    report.tables.mkdir()
+    report.table("table1_paired_test").write_text("\n")
+    assert _table(report, "table1_paired_test") is None

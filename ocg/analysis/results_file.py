@@ -39,7 +39,10 @@ def _clean(x):
 
 def _table(report: ReportFolder, name: str) -> pd.DataFrame | None:
     path = report.table(name)
-    return pd.read_csv(path) if path.exists() else None
+    try:
+        return pd.read_csv(path) if path.exists() else None
+    except pd.errors.EmptyDataError:  # written with no rows (e.g. no model has both conditions)
+        return None
 
 
 def _settings(report: ReportFolder, name: str) -> dict | None:
