@@ -8,7 +8,7 @@ templates = 82,944 answers per model, 2,985,984 in all, through the real path:
   1. generate   ocg.generate per model (replay backend: store, run card, prompt hashes)
   2. score      ocg.scoring.score_model per model, non-neural metrics (coverage, pBLEU,
                 distinct-2, Diverse Rate), as notebook 02 calls it
-  3. analyses   notebooks 03-09 over all models through papermill, then index.html and the
+  3. analyses   the analyses (ocg/plan.py) over all models through papermill, then index.html and the
                 case browser, exactly as `ocg sweep` runs them
 Each stage runs in its own process; printed per stage: wall time and peak memory (the summed
 RSS of the stage's process tree, sampled every 0.2 s), and per model for 1-2. Targets on the

@@ -101,6 +101,16 @@ def _sweep(args) -> int:
                      task=args.task, analysis=args.analysis, dry_run=args.dry_run)
 
 
+def _prefetch(args) -> int:
+    from .sweep.prefetch import prefetch
+
+    try:
+        return prefetch(args.file, list_only=args.list)
+    except RuntimeError as exc:  # the hub's answer (offline, unknown or gated repository)
+        print(f"ocg: error: {exc}", file=sys.stderr)
+        return 1
+
+
 def _repair(args) -> int:
     from .generation.lock import exclusive
     from .generation.store import repair_duplicates
@@ -142,7 +152,7 @@ def _models(args) -> int:
 
 
 def _report(args) -> int:
-    """The main job: every notebook, 00 to 09, as a run file says (default: the demo)."""
+    """The main job: every notebook (ocg/plan.py), as a run file says (default: the demo)."""
     from .pipeline import run_pipeline
 
     return run_pipeline(args.run_file)
@@ -192,15 +202,22 @@ def build_parser() -> argparse.ArgumentParser:
                    help="auto: BLEURT and perplexity on a GPU when there is one")
     p.set_defaults(func=_score)
 
-    p = sub.add_parser("sweep", help="many models: notebooks 01-02 per model, then 03-09 (local or Slurm)")
+    from .plan import ALL_SPAN, ANALYSES_SPAN
+    p = sub.add_parser("sweep", help=f"many models: notebooks 01-02 per model, then {ANALYSES_SPAN} (local or Slurm)")
     p.add_argument("file", type=Path, help="a sweep file, e.g. params/sweeps/paper.yaml")
     p.add_argument("--executor", choices=["local", "slurm"], default="local")
     p.add_argument("--wait", action="store_true", help="slurm: follow the jobs to the end")
-    p.add_argument("--status", action="store_true", help="per model: done / running / failed / missing")
-    p.add_argument("--dry-run", action="store_true", help="slurm: write the scripts, submit nothing")
+    p.add_argument("--status", action="store_true", help="per model: done / running / partial / failed / missing")
+    p.add_argument("--dry-run", action="store_true", help="slurm: print every sbatch line, write the scripts and "
+                   "slurm/manifest.dry-run.json, submit nothing")
     p.add_argument("--task", default=None, help=argparse.SUPPRESS)  # one model's task (both executors)
     p.add_argument("--analysis", action="store_true", help=argparse.SUPPRESS)
     p.set_defaults(func=_sweep)
+
+    p = sub.add_parser("prefetch", help="download the hub files a run or sweep file needs (on a login node)")
+    p.add_argument("file", type=Path, help="a sweep or run file, e.g. params/sweeps/paper.yaml")
+    p.add_argument("--list", action="store_true", help="print repositories, files and sizes; download nothing")
+    p.set_defaults(func=_prefetch)
 
     p = sub.add_parser("repair", help="rewrite a generations directory keeping the first record of each id")
     p.add_argument("path", help="a model's generations directory, or one .jsonl file")
@@ -223,7 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_run_notebook)
 
     for name, text in (("demo", "the main job on the embedded default model (params/runs/demo.yaml)"),
-                       ("report", "run notebooks 00-09 as a run file says and write an index.html")):
+                       ("report", f"run notebooks {ALL_SPAN} as a run file says and write an index.html")):
         p = sub.add_parser(name, help=text)
         p.add_argument("run_file", nargs="?", type=Path, default=None,
                        help="default params/runs/demo.yaml")

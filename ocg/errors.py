@@ -21,3 +21,19 @@ def shown(value, limit: int = 200) -> str:
     brief.maxlist = brief.maxtuple = brief.maxdict = brief.maxset = 10
     short = brief.repr(value)
     return short if len(short) <= limit + 20 else short[:limit] + f"... ({len(short):,} characters)"
+
+
+STOP_FILE = "OCG_STOP_FILE"  # set by a sweep's Slurm task (ocg/sweep/scripts.py)
+
+
+class StopRequested(BaseException):
+    """The job's time limit is near (Slurm's warning signal): stop after the batch in flight.
+    A BaseException, as Ctrl-C is: nothing catches it as a failure, the run card says interrupted."""
+
+
+def check_stop(where: str) -> None:
+    """Raise StopRequested when the task's stop file exists (one stat: cheap between batches)."""
+    import os
+    path = os.environ.get(STOP_FILE)
+    if path and os.path.exists(path):
+        raise StopRequested(f"{where}: stopped before the time limit ({path}); the next start resumes")

@@ -49,6 +49,16 @@ def outputs_dir() -> Path:
     return _folder_from_env("OCG_OUTPUTS") or PROJECT_ROOT / "outputs"
 
 
+def outputs_field(value: str) -> Path:
+    """A run or sweep file's `outputs:`. The one rule: absolute as written; relative, under
+    OCG_OUTPUTS when it is set (so moving outputs to scratch moves every run and sweep with
+    them), else under the project root (the shipped `outputs/sweeps/demo` is then in outputs/)."""
+    path = Path(value)
+    if path.is_absolute():
+        return path
+    return ((_folder_from_env("OCG_OUTPUTS") or PROJECT_ROOT) / path).resolve()
+
+
 def model_cache_dir() -> Path:
     """Where converted models live; `OCG_MODEL_CACHE` moves it (e.g. a shared cluster disk)."""
     return _folder_from_env("OCG_MODEL_CACHE") or outputs_dir() / "models"

@@ -1,6 +1,6 @@
 """The main job: the numbered notebooks run in order with papermill, as a run file says.
 
-00 builds the data, 01 generates with each model, 02 scores, 03-09 analyse (the steps: ocg/plan.py;
+00 builds the data, 01 generates with each model, 02 scores, the analyses follow (the steps: ocg/plan.py;
 the loop over them is shared with a sweep's analyses, `run_steps`). Every executed
 notebook and its HTML land in outputs/reports/<run name>/, with tables/, figures/ and an
 index.html linking them; the run builds them in a fresh folder that replaces the report when

@@ -21,6 +21,16 @@ ANALYSES = ("03_main_results", "04_pos_patterns", "05_templates", "06_priming",
             "07_reasoning_models", "08_concept_difficulty", "09_cases", "10_positions", "11_samples")
 
 
+def span(notebooks) -> str:
+    """'03-11': the numbers of the first and last of `notebooks`, for texts that name a range
+    (help, job scripts), so no text says a range the plan does not run."""
+    first, last = notebooks[0][:2], notebooks[-1][:2]
+    return first if first == last else f"{first}-{last}"
+
+
+ANALYSES_SPAN, ALL_SPAN = span(ANALYSES), span((BUILD_DATA, *ANALYSES))
+
+
 @dataclass(frozen=True)
 class Dirs:
     """Where one run's notebooks read and write."""

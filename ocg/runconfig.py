@@ -63,8 +63,8 @@ RUN_FIELDS = {
     "table7_pairs": Field(dict, nullable=True, expected="{reasoning model: base model}"),
     "table7_note": Field(str, expected="text"),
     "allow_incomplete": Field(bool, expected="true or false"),
-    # where this run's generations, scores and report go (relative to the project root, or
-    # absolute); null: OCG_OUTPUTS, else outputs/
+    # where this run's generations, scores and report go: absolute, or relative (under OCG_OUTPUTS
+    # when it is set, else the project root: ocg/paths.py, outputs_field); null: OCG_OUTPUTS, else outputs/
     "outputs": Field(str, nullable=True, expected="a folder, or null"),
     # answers per instance (docs/METHODS.md, "Repeated samples and pass@k"); more than one needs
     # `sampling: {temperature: T, top_p: p}` (null: the entries' own, greedy, decoding)
@@ -116,11 +116,10 @@ def check_common(raw: object, path: Path, fields: dict = RUN_FIELDS, defaults: d
             if model not in cfg["models"]:
                 raise OcgInputError(f"{src}: table7_pairs.{reasoning}", f"{model!r} is not a model of this file")
     if cfg["outputs"] is not None:
-        from .paths import PROJECT_ROOT
+        from .paths import outputs_field
         if not cfg["outputs"].strip():
-            raise OcgInputError(f"{src}: outputs", "empty: expected a folder (relative to the project root, "
-                                                   "or absolute)")
-        out = Path(cfg["outputs"])
-        cfg["outputs"] = str(out if out.is_absolute() else (PROJECT_ROOT / out).resolve())
+            raise OcgInputError(f"{src}: outputs", "empty: expected a folder (relative: under OCG_OUTPUTS "
+                                                   "when set, else the project root; or absolute)")
+        cfg["outputs"] = str(outputs_field(cfg["outputs"]))
     cfg["file"] = src
     return cfg

@@ -25,10 +25,29 @@ def _bin(name: str) -> str:
     return shutil.which(name) or f"/usr/sbin/{name}"
 
 
+def cluster_for_test(root: Path, monkeypatch, **kwargs):
+    """A started cluster for one test (SLURM_CONF set), stopped by PID after it, failed or not.
+    Missing binaries skip the test, and fail it in CI (where .ci/run installs them)."""
+    import pytest
+    missing = missing_binaries()
+    if missing and os.environ.get("CI") == "true":
+        pytest.fail(f"Slurm binaries missing in CI: {missing} (.ci/run installs them)")
+    if missing:
+        pytest.skip(f"Slurm binaries missing: {missing} (CI installs slurmctld slurmd slurm-client munge)")
+    cluster = SlurmCluster(root, **kwargs)
+    try:
+        cluster.start()
+        monkeypatch.setenv("SLURM_CONF", str(cluster.conf))
+        yield cluster
+    finally:
+        cluster.stop()
+
+
 class SlurmCluster:
-    def __init__(self, root: Path, memory_mb: int = 2000):
+    def __init__(self, root: Path, memory_mb: int = 2000, partitions: tuple[str, ...] = ("debug",)):
         self.root = Path(root)
         self.memory_mb = memory_mb
+        self.partitions = partitions  # the first is the default; all on the one node
         self.conf = self.root / "slurm.conf"
         self.env = dict(os.environ, SLURM_CONF=str(self.conf))
         self.pid_files = []
@@ -67,8 +86,8 @@ ReturnToService=2
 KillWait=5
 MinJobAge=3600
 NodeName={host} NodeAddr=127.0.0.1 CPUs={os.cpu_count()} RealMemory={self.memory_mb} State=UNKNOWN
-PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
-""")
+""" + "".join(f"PartitionName={name} Nodes=ALL Default={'YES' if i == 0 else 'NO'} MaxTime=INFINITE State=UP\n"
+              for i, name in enumerate(self.partitions)))
 
     def start(self, timeout: float = 30.0) -> SlurmCluster:
         self._write_config()

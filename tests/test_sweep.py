@@ -9,7 +9,7 @@ import time
 
 import pytest
 import yaml
-from slurm_cluster import SlurmCluster, missing_binaries
+from slurm_cluster import cluster_for_test
 
 from ocg.errors import OcgInputError
 from ocg.generation.lock import exclusive
@@ -119,18 +119,7 @@ def test_local_executor_two_entries_of_the_embedded_model(tmp_path):
 
 @pytest.fixture
 def slurm(tmp_path, monkeypatch):
-    missing = missing_binaries()
-    if missing and os.environ.get("CI") == "true":
-        pytest.fail(f"Slurm binaries missing in CI: {missing} (.ci/run installs them)")
-    if missing:
-        pytest.skip(f"Slurm binaries missing: {missing} (CI installs slurmctld slurmd slurm-client munge)")
-    cluster = SlurmCluster(tmp_path / "cluster")
-    try:
-        cluster.start()
-        monkeypatch.setenv("SLURM_CONF", str(cluster.conf))
-        yield cluster
-    finally:
-        cluster.stop()  # by PID, also when the test failed
+    yield from cluster_for_test(tmp_path / "cluster", monkeypatch)
 
 
 @pytest.mark.slow

@@ -2,6 +2,7 @@
 every value in the job scripts is quoted, and nothing in the path is executed."""
 
 import json
+import subprocess
 
 import pytest
 import yaml
@@ -31,7 +32,9 @@ def test_scripts_quote_every_value(tmp_path):
     out = folder / "out 50%A"
     script = (out / "slurm" / "array.sbatch").read_text()
     assert f"sweep {shlex.quote(str(folder / 's.yaml'))} --task \"$MODEL\"" in script
-    assert f">> {shlex.quote(str(out / 'logs'))}/\"$MODEL.log\" 2>&1" in script
+    assert f"LOG={shlex.quote(str(out / 'logs'))}/\"$MODEL.log\"\n" in script and '>> "$LOG" 2>&1 &' in script
+    assert f"STOP={shlex.quote(str(out / 'status' / 'q'))}/\"$MODEL\"/stop-requested\n" in script
+    assert subprocess.run(["bash", "-n", str(out / "slurm" / "array.sbatch")]).returncode == 0
     assert "#SBATCH --output" not in script  # sbatch would split it at the spaces
     analysis = (out / "slurm" / "analysis.sbatch").read_text()
     assert f"sweep {shlex.quote(str(folder / 's.yaml'))} --analysis" in analysis

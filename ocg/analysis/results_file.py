@@ -43,7 +43,7 @@ def _table(report: ReportFolder, name: str) -> pd.DataFrame | None:
     path = report.table(name)
     try:
         return pd.read_csv(path) if path.exists() else None
-    except pd.errors.EmptyDataError:
+    except pd.errors.EmptyDataError:  # written with no rows (e.g. no model has both conditions)
         return None
 
 

@@ -57,3 +57,25 @@ def exclusive(directory: str | Path, doing: str = "is writing here") -> Iterator
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
+
+
+def holder(directory: str | Path) -> str | None:
+    """Who holds `<directory>/.lock` now ("PID p on host (since t)"), or None when nobody does;
+    takes nothing (a shared lock tried and let go at once), creates nothing."""
+    try:
+        fd = os.open(Path(directory) / ".lock", os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            try:
+                h = json.loads(os.pread(fd, 4096, 0).decode("utf-8", errors="replace"))
+                return f"PID {h['pid']} on {h['host']} (since {h['since']})"
+            except (ValueError, KeyError, TypeError):
+                return "another process"
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)

@@ -21,7 +21,7 @@ from tqdm import tqdm
 
 from ..data import GENERATE_CONDITIONS, ids_hash, load_templates
 from ..data.instances import PERMUTATION_RULE, PERMUTATION_SEED
-from ..errors import OcgInputError
+from ..errors import OcgInputError, check_stop
 from ..io import refuse_link, write_json_when_full
 from ..layout import ModelGenerations
 from ..models import MODELS_FILE, ModelSpec, get_model
@@ -213,5 +213,6 @@ def _generate_missing(spec, backend, stores, rows, rendered, hashes, settings, c
             elapsed = max(time.perf_counter() - t_start, 1e-9)
             bar.update(n)
             bar.set_postfix(inst_s=f"{written / elapsed:.2f}", tok_s=f"{new_tokens / elapsed:.1f}")
+            check_stop(f"{spec.name} {cond} batch {batch_index}")  # what is written stays; resumed later
     bar.close()
     return written, new_tokens, time.perf_counter() - t_start

@@ -13,8 +13,9 @@ Layout under the sweep's `outputs` directory:
                                                so sweeps can share generations: Table 4's adds
                                                one-shot answers beside the paper sweep's)
   logs/<model>.log, logs/slurm-<job>_<index>.out, logs/analysis.log
-  reports/<sweep name>/                        analyses 03-09, tables, figures, index.html
-  slurm/array.sbatch, analysis.sbatch, manifest.json
+  reports/<sweep name>/                        the analyses, tables, figures, index.html
+  status/<sweep name>/<model>/interrupted.json  a task stopped at its time-limit warning (it requeues)
+  slurm/array.sbatch, analysis.sbatch, manifest.json (manifest.dry-run.json: what a dry run would submit)
 """
 
 from __future__ import annotations
@@ -62,5 +63,5 @@ def _drive(sweep: dict, executor: str, wait: bool, dry_run: bool, wait_timeout_s
             print_status(sweep)
             if not finished:
                 return 124
-            return 1 if any(st == "failed" for _, st, _ in status_table(sweep)) else 0
+            return 1 if any(st != "done" for _, st, _ in status_table(sweep)) else 0  # failed, or never finished
     return 0

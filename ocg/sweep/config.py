@@ -7,7 +7,6 @@ from pathlib import Path
 
 from ..errors import OcgInputError
 from ..io import read_yaml
-from ..paths import PROJECT_ROOT
 from ..runconfig import COMMON_DEFAULTS, RUN_FIELDS, check_common
 from ..schema import Field, check_fields
 
@@ -24,14 +23,36 @@ def _check_mem(where: str, value: str) -> None:
         raise OcgInputError(where, f"got {value!r}; expected e.g. 16G or 500M")
 
 
+def _check_env(where: str, env: dict) -> None:
+    for name, value in env.items():
+        if not isinstance(name, str) or not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
+            raise OcgInputError(f"{where}.{name}", "expected a variable name (letters, digits, _)")
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+            raise OcgInputError(f"{where}.{name}", f"got {value!r}; expected a text or a number")
+
+
+def _check_setup(where: str, lines: list) -> None:
+    """Shell lines, run as written (trusted): only checked to parse, so the script stays valid."""
+    import subprocess
+    proc = subprocess.run(["bash", "-n"], input="\n".join(lines) + "\n", capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise OcgInputError(where, f"not valid bash: {proc.stderr.strip()[:300]}")
+
+
+# Where a group's jobs queue: each resource group (and the analysis job) may name its own; unset,
+# the sweep's `slurm:` values hold. A group's extra_args come after the sweep's (the last wins).
+SITE_FIELDS = {"partition": Field(str, nullable=True), "account": Field(str, nullable=True),
+               "extra_args": Field(list, items=str)}
 RESOURCE_FIELDS = {"gpus": Field(int, minimum=0), "cpus": Field(int, minimum=1),
-                   "mem": Field(str, check=_check_mem), "time": Field(str, check=_check_time)}
-SLURM_FIELDS = {"partition": Field(str, nullable=True), "account": Field(str, nullable=True),
-                "throttle": Field(int, minimum=1), "extra_args": Field(list), "analysis": Field(dict)}
+                   "mem": Field(str, check=_check_mem), "time": Field(str, check=_check_time), **SITE_FIELDS}
+SLURM_FIELDS = {**SITE_FIELDS, "throttle": Field(int, minimum=1), "analysis": Field(dict),
+                "setup": Field(list, items=str, check=_check_setup), "env": Field(dict, check=_check_env),
+                "warn_before_limit_s": Field(int, minimum=10)}
 SWEEP_FIELDS = {"outputs": Field(str, nullable=True), "resources": Field(
     dict, expected="a mapping with default and models"), "slurm": Field(dict)}
 SWEEP_DEFAULTS = {"outputs": None, "resources": {}, "slurm": {}}
-SLURM_DEFAULTS = {"partition": None, "account": None, "throttle": 8, "extra_args": [],
+SLURM_DEFAULTS = {"partition": None, "account": None, "throttle": 8, "extra_args": [], "setup": [], "env": {},
+                  "warn_before_limit_s": 600,
                   "analysis": {"cpus": 2, "mem": "8G", "time": "02:00:00", "gpus": 0}}
 
 
@@ -45,8 +66,8 @@ def load_sweep(path: str | Path) -> dict:
     sweep = check_common(read_yaml(path), path, {**RUN_FIELDS, **SWEEP_FIELDS}, {**COMMON_DEFAULTS, **SWEEP_DEFAULTS})
     src = str(path)
     if not isinstance(sweep["outputs"], str) or not sweep["outputs"].strip():
-        raise OcgInputError(f"{src}: outputs", "missing: the folder this sweep writes (relative to the "
-                                               "project root, or absolute)")
+        raise OcgInputError(f"{src}: outputs", "missing: the folder this sweep writes (relative: under "
+                                               "OCG_OUTPUTS when set, else the project root; or absolute)")
     res = sweep["resources"]
     check_fields(f"{src}: resources", res, {"default": Field(dict), "models": Field(
         dict, nullable=True, expected="a mapping of model: resources")})
@@ -58,8 +79,6 @@ def load_sweep(path: str | Path) -> dict:
     slurm = check_fields(f"{src}: slurm", sweep["slurm"], SLURM_FIELDS, SLURM_DEFAULTS)
     _check_resources(f"{src}: slurm.analysis", slurm["analysis"])
     sweep["slurm"] = slurm
-    out = Path(sweep["outputs"])
-    sweep["outputs"] = str(out if out.is_absolute() else (PROJECT_ROOT / out).resolve())
     sweep["file"] = src
     return sweep
 

@@ -1,35 +1,45 @@
-"""The Slurm executor: one array task per model, submitted once per resource request, then the
-analyses as a job that runs after all of them (afterany: a failed model never blocks the report)."""
+"""The Slurm executor: one array task per model, submitted once per resource request (the
+sweep's throttle shared among the arrays), then the analyses as a job that runs after all of
+them (afterany: a failed model never blocks the report). The scripts: ocg/sweep/scripts.py."""
 
 from __future__ import annotations
 
-import os
 import shlex
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-from ..io import atomic_path, follow_umask, read_json, write_json
+from ..io import read_json, write_json
 from ..layout import SweepFolder
-from ..paths import FOLDER_VARIABLES, PROJECT_ROOT
 from .config import resources_for
-from .state import ACTIVE_STATES, _now, to_run
-from .tasks import task_command
+from .scripts import write_array_script
+from .state import ACTIVE_STATES, _now, analysis_stale, slurm_jobs, to_run
 
 
-def _sbatch_resources(res: dict) -> list[str]:
+def _sbatch_resources(res: dict, slurm: dict, warn: bool = False) -> list[str]:
+    """Resources, then where the job queues: the group's partition and account, else the
+    sweep's; the sweep's extra args, then the group's (sbatch takes the last of an option)."""
     args = [f"--cpus-per-task={res['cpus']}", f"--mem={res['mem']}", f"--time={res['time']}"]
     if res["gpus"]:
         args.append(f"--gres=gpu:{res['gpus']}")
-    return args
+    if warn:  # USR1 to the batch shell before the limit: the task stops after its batch, requeues
+        args.append(f"--signal=B:USR1@{min(slurm['warn_before_limit_s'], time_seconds(res['time']) // 2)}")
+    for key in ("partition", "account"):
+        if value := res.get(key, slurm[key]):
+            args.append(f"--{key}={value}")
+    return args + list(slurm["extra_args"]) + list(res.get("extra_args", []))
 
 
-def _exports() -> str:
-    """The submitter's OCG_OUTPUTS and OCG_MODEL_CACHE (absolute: `ocg` settles them at start),
-    so a job reads the same folders whatever sbatch's --export."""
-    lines = [f"export {name}={shlex.quote(os.environ[name])}" for name in FOLDER_VARIABLES if name in os.environ]
-    return "\n".join(lines) or "# OCG_OUTPUTS and OCG_MODEL_CACHE: not set (the defaults)"
+def time_seconds(value: str) -> int:
+    """Slurm's time limit in seconds: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS. (A warning
+    longer than half the limit is cut to half: Slurm would signal at once, every start.)"""
+    days, _, rest = value.rpartition("-")
+    parts = [int(p) for p in rest.split(":")]
+    if days:
+        h, m, s = (parts + [0, 0])[:3]
+    else:
+        h, m, s = [0, *parts, 0][:3] if len(parts) <= 2 else parts
+    return int(days or 0) * 86400 + h * 3600 + m * 60 + s
 
 
 def _log_option(folder: Path, pattern: str) -> str:
@@ -38,44 +48,21 @@ def _log_option(folder: Path, pattern: str) -> str:
     return f"--output={str(folder).replace('%', '%%')}/{pattern}"
 
 
-def write_array_script(sweep: dict) -> Path:
-    """array.sbatch and analysis.sbatch; every value in them is quoted for the shell."""
-    folder = SweepFolder.of(sweep)
-    logs = shlex.quote(str(folder.logs))
-    models = " ".join(shlex.quote(m) for m in sweep["models"])
-    cmd = shlex.join(task_command(sweep)[:-1]) + ' "$MODEL"'
-    script = f"""#!/bin/bash
-# ocg sweep {sweep['name']}: one array task per model (index = position in the sweep's model list).
-# Resources and the log file are given per submission on the sbatch command line (see manifest.json).
-#SBATCH --job-name=ocg-{sweep['name']}
-#SBATCH --requeue
-#SBATCH --open-mode=append
-{_exports()}
-set -uo pipefail
-MODELS=({models})
-MODEL="${{MODELS[$SLURM_ARRAY_TASK_ID]}}"
-cd {shlex.quote(str(PROJECT_ROOT))}
-echo "[$(date -u +%FT%TZ)] task $SLURM_ARRAY_TASK_ID: $MODEL on $(hostname) (job $SLURM_JOB_ID)" >> {logs}/"$MODEL.log"
-{cmd} >> {logs}/"$MODEL.log" 2>&1
-"""
-    path = folder.array_script
-    with atomic_path(path) as tmp:
-        tmp.write_text(script)
-    follow_umask(path, executable=True)
-    analysis = f"""#!/bin/bash
-# ocg sweep {sweep['name']}: the analyses (03-09) once over every finished model.
-#SBATCH --job-name=ocg-{sweep['name']}-analysis
-#SBATCH --open-mode=append
-{_exports()}
-set -uo pipefail
-cd {shlex.quote(str(PROJECT_ROOT))}
-{shlex.join([sys.executable, "-m", "ocg.cli", "sweep", sweep['file'], "--analysis"])}
-"""
-    apath = folder.analysis_script
-    with atomic_path(apath) as tmp:
-        tmp.write_text(analysis)
-    follow_umask(apath, executable=True)
-    return path
+def split_throttle(sizes: list[int], limit: int) -> list[tuple[int, int | None]]:
+    """Per array: its %N, and the array it waits for (index), so that the sweep's `throttle`
+    bounds the tasks of all its arrays together (Slurm's %N is per array). With no more arrays
+    than the limit, the limit is shared out (each at least 1, the larger arrays more); with
+    more, each gets %1 and array j starts after array j - limit has ended (a chain per slot)."""
+    if len(sizes) > limit:
+        return [(1, j - limit if j >= limit else None) for j in range(len(sizes))]
+    shares = [1] * len(sizes)
+    for _ in range(limit - len(sizes)):
+        open_ = [j for j, n in enumerate(sizes) if shares[j] < n]
+        if not open_:
+            break
+        j = max(open_, key=lambda j: (sizes[j] / shares[j], -j))
+        shares[j] += 1
+    return [(share, None) for share in shares]
 
 
 def _sbatch(args: list[str]) -> str:
@@ -84,47 +71,77 @@ def _sbatch(args: list[str]) -> str:
         raise RuntimeError(f"sbatch {' '.join(args)} failed: {proc.stderr.strip()}")
     return proc.stdout.strip().split(";")[0]
 
+
+def _groups(sweep: dict, pending: list[str]) -> list[tuple[dict, list[str]]]:
+    """The pending models by resource request (one array each), in sweep order."""
+    groups: dict[str, tuple[dict, list[str]]] = {}
+    for model in pending:
+        res = resources_for(sweep, model)
+        groups.setdefault(repr(sorted(res.items())), (res, []))[1].append(model)
+    return list(groups.values())
+
+
+def _active_jobs(sweep: dict) -> list[str]:
+    """Earlier arrays of this sweep with a task still queued or running (new ones wait for
+    them, so a rerun adds no tasks beyond the throttle)."""
+    return sorted({job.split("_")[0] for job in slurm_jobs(sweep, ACTIVE_STATES)})
+
+
 def submit_slurm(sweep: dict, dry_run: bool = False) -> dict:
-    """Submit the models that are neither done nor running, grouped by resources; then the
-    analyses as a job that depends on them (afterany: a failed model does not block it)."""
+    """Submit the models that are neither done nor running, one array per resource request with
+    the sweep's throttle shared among them; then the analyses as a job that depends on them
+    (afterany: a failed model does not block it). A dry run prints each sbatch command line and
+    writes what it would submit to manifest.dry-run.json, beside the real manifest."""
     folder = SweepFolder.of(sweep)
     folder.logs.mkdir(parents=True, exist_ok=True)
     pending = to_run(sweep, with_slurm=True)
     script = write_array_script(sweep)
-    manifest = read_json(folder.manifest) if folder.manifest.exists() else \
+    real = read_json(folder.manifest) if folder.manifest.exists() else None
+    manifest = real if real and not dry_run else \
         {"sweep": sweep["name"], "file": sweep["file"], "submissions": [], "analysis_jobs": []}
-    common = [f"--{k}={sweep['slurm'][k]}" for k in ("partition", "account") if sweep["slurm"][k]]
-    common += list(sweep["slurm"]["extra_args"])
-    groups: dict[tuple, list[str]] = {}
-    for model in pending:
-        groups.setdefault(tuple(sorted(resources_for(sweep, model).items())), []).append(model)
-    job_ids = []
-    for key, models in groups.items():
-        res = dict(key)
+    slurm, earlier = sweep["slurm"], [] if dry_run else _active_jobs(sweep)
+    groups = _groups(sweep, pending)
+    job_ids: list[str] = []
+    for g, ((res, models), (share, after)) in enumerate(zip(groups, split_throttle(
+            [len(m) for _, m in groups], slurm["throttle"]))):
         indices = {sweep["models"].index(m): m for m in models}
-        array = ",".join(str(i) for i in sorted(indices)) + f"%{sweep['slurm']['throttle']}"
-        args = [f"--array={array}", _log_option(folder.logs, "slurm-%A_%a.out"), *_sbatch_resources(res),
-                *common, str(script)]
+        waits = earlier + ([job_ids[after]] if after is not None else [])
+        args = [f"--array={','.join(str(i) for i in sorted(indices))}%{share}",
+                *([f"--dependency=afterany:{':'.join(waits)}"] if waits else []),
+                _log_option(folder.logs, "slurm-%A_%a.out"), *_sbatch_resources(res, slurm, warn=True), str(script)]
         for m in models:
             folder.status(m).mkdir(parents=True, exist_ok=True)
-        job_id = "DRY-RUN" if dry_run else _sbatch(args)
-        job_ids.append(job_id)
-        manifest["submissions"].append({"job_id": job_id, "time_utc": _now(), "resources": res,
+        job_ids.append(f"JOB{g + 1}" if dry_run else _sbatch(args))
+        manifest["submissions"].append({"job_id": job_ids[-1], "time_utc": _now(), "resources": res,
                                         "tasks": {str(i): m for i, m in sorted(indices.items())},
                                         "sbatch_args": args})
-    if sweep["analysis"] and (job_ids or not manifest["analysis_jobs"]):
-        deps = [f"--dependency=afterany:{':'.join(job_ids)}"] if job_ids and not dry_run else []
-        res = {"gpus": 0, "cpus": 1, "mem": "4G", "time": "01:00:00", **sweep["slurm"]["analysis"]}
-        args = [*deps, _log_option(folder.logs, folder.analysis_log.name), *_sbatch_resources(res), *common,
+    if sweep["analysis"] and (job_ids or analysis_stale(sweep) or not manifest["analysis_jobs"]):
+        res = {"gpus": 0, "cpus": 1, "mem": "4G", "time": "01:00:00", **slurm["analysis"]}
+        deps = [f"--dependency=afterany:{':'.join(job_ids + earlier)}"] if job_ids or earlier else []
+        args = [*deps, _log_option(folder.logs, folder.analysis_log.name), *_sbatch_resources(res, slurm),
                 str(folder.analysis_script)]
-        analysis_id = "DRY-RUN" if dry_run else _sbatch(args)
-        manifest["analysis_jobs"].append({"job_id": analysis_id, "after": job_ids, "time_utc": _now(),
+        analysis_id = "ANALYSIS" if dry_run else _sbatch(args)
+        manifest["analysis_jobs"].append({"job_id": analysis_id, "after": job_ids + earlier, "time_utc": _now(),
                                           "sbatch_args": args})
-    if not dry_run:
-        write_json(folder.manifest, manifest)
-    print(f"sweep {sweep['name']}: submitted {len(pending)} model(s) {pending} as job(s) {job_ids}",
-          flush=True)
+    written = folder.manifest.with_name("manifest.dry-run.json") if dry_run else folder.manifest
+    write_json(written, manifest)
+    _say(sweep, pending, manifest, job_ids, dry_run, written)
     return manifest
+
+
+def _say(sweep: dict, pending: list[str], manifest: dict, job_ids: list[str], dry_run: bool, written: Path) -> None:
+    if not dry_run:
+        print(f"sweep {sweep['name']}: submitted {len(pending)} model(s) {pending} as job(s) {job_ids}",
+              flush=True)
+        return
+    print(f"sweep {sweep['name']}: dry run, nothing submitted; would submit {len(pending)} model(s) "
+          f"in {len(job_ids)} array(s), throttle {sweep['slurm']['throttle']} over all of them:", flush=True)
+    new = manifest["submissions"][-len(job_ids):] if job_ids else []
+    for sub in new + manifest["analysis_jobs"][-1:]:
+        what = f"{len(sub['tasks'])} model(s): {', '.join(sub['tasks'].values())}" if "tasks" in sub else "the analyses"
+        print(f"  {sub['job_id']} ({what})\n    {shlex.join(['sbatch', '--parsable', *sub['sbatch_args']])}")
+    print(f"manifest: {written}\nscripts: {SweepFolder.of(sweep).slurm}\nfolder: {SweepFolder.of(sweep).root}",
+          flush=True)
 
 def wait_slurm(sweep: dict, timeout_s: float = 24 * 3600, poll_s: float = 5.0) -> bool:
     """Follow the sweep's jobs (model arrays and analyses) until none is queued or running."""

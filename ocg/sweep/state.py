@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import subprocess
+from pathlib import Path
 
+from ..generation.lock import holder
 from ..io import read_json
 from ..layout import SweepFolder
 from ..plan import Dirs
@@ -23,32 +25,46 @@ def sweep_dirs(sweep: dict) -> Dirs:
     folder = SweepFolder.of(sweep)
     return Dirs(generations=folder.outputs.generations, scores=folder.outputs.scores, reports=folder.report.folder)
 
+def interrupted_marker(folder: SweepFolder, model: str) -> Path:
+    """Written by a task that stopped at Slurm's time-limit warning (it requeues itself)."""
+    return folder.status(model) / "interrupted.json"
+
+
+def stop_file(folder: SweepFolder, model: str) -> Path:
+    """Made by the job script on the warning signal; the task stops after the batch in flight."""
+    return folder.status(model) / "stop-requested"
+
+
 def model_state(sweep: dict, model: str, jobs: dict[str, str] | None = None) -> tuple[str, str]:
-    """(done | running | failed | missing, detail) from markers, and Slurm states if given."""
+    """(done | running | partial | failed | missing, detail) from markers, the model's task lock
+    (a local task holds it while it runs) and Slurm states if given."""
     folder = SweepFolder.of(sweep)
-    if all(folder.done_marker(model, nb).exists() for nb in sweep["notebooks"]):
+    done = [nb for nb in sweep["notebooks"] if folder.done_marker(model, nb).exists()]
+    if len(done) == len(sweep["notebooks"]):
         return "done", "all notebooks finished"
     state = (jobs or {}).get(model)
     if state in ACTIVE_STATES:
         return "running", f"slurm {state}"
+    if who := holder(folder.status(model)):
+        return "running", f"task of {who}"
     if folder.failure(model).exists():
         f = read_json(folder.failure(model))
         return "failed", f"{f['notebook']} cell {f.get('cell')}: {f['reason'][:300]} (log: {f['log']})"
+    if interrupted_marker(folder, model).exists():  # and not requeued (else Slurm says PENDING)
+        i = read_json(interrupted_marker(folder, model))
+        return "partial", f"stopped at the time limit in {i['notebook']} ({i['time_utc']}); resumes when run"
     if state in FAILED_STATES or state == "COMPLETED":
         return "failed", f"slurm {state} without a completion marker (see {folder.logs})"
+    started = folder.outputs.model_generations(model).stores()
+    if done or started:
+        what = f"{', '.join(done)} done" if done else f"{len(started)} generation file(s) begun"
+        return "partial", f"{what}, not finished (resumes when run)"
     return "missing", "not run yet"
 
 def slurm_states(sweep: dict) -> dict[str, str]:
     """Latest Slurm state of each model's array task (squeue; needs finished jobs kept visible,
     or sacct where accounting is on)."""
-    path = SweepFolder.of(sweep).manifest
-    if not path.exists():
-        return {}
-    manifest = read_json(path)
-    latest: dict[str, tuple[str, int]] = {}
-    for sub in manifest["submissions"]:
-        for index, model in sub["tasks"].items():
-            latest[model] = (sub["job_id"], int(index))
+    latest = _latest_tasks(sweep)
     states = {}
     for job_id in sorted({j for j, _ in latest.values()}):
         found = _job_states(job_id)
@@ -56,6 +72,24 @@ def slurm_states(sweep: dict) -> dict[str, str]:
             if jid == job_id and index in found:
                 states[model] = found[index]
     return states
+
+def _latest_tasks(sweep: dict) -> dict[str, tuple[str, int]]:
+    """Each model's latest array task in manifest.json: (job id, index)."""
+    path = SweepFolder.of(sweep).manifest
+    latest: dict[str, tuple[str, int]] = {}
+    for sub in read_json(path)["submissions"] if path.exists() else []:
+        for index, model in sub["tasks"].items():
+            latest[model] = (sub["job_id"], int(index))
+    return latest
+
+def slurm_jobs(sweep: dict, states: set[str]) -> list[str]:
+    """'<job>_<index>' of the sweep's latest array tasks whose Slurm state is one of `states`."""
+    try:
+        found = slurm_states(sweep)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    latest = _latest_tasks(sweep)
+    return [f"{latest[m][0]}_{latest[m][1]}" for m, st in found.items() if st in states]
 
 def _job_states(job_id: str) -> dict[int, str]:
     out = subprocess.run(["squeue", "-h", "-r", "-t", "all", "-j", job_id, "-o", "%K|%T"],
@@ -89,15 +123,28 @@ def print_status(sweep: dict) -> None:
     width = max(len(m) for m, _, _ in rows)
     for model, state, detail in rows:
         print(f"{model:<{width}}  {state:<8} {detail}")
-    counts = {s: sum(1 for _, st, _ in rows if st == s) for s in ("done", "running", "failed", "missing")}
+    counts = {s: sum(1 for _, st, _ in rows if st == s) for s in ("done", "running", "partial", "failed", "missing")}
     print("  ".join(f"{k}: {v}" for k, v in counts.items()))
     marker = SweepFolder.of(sweep).analysis_marker
     if marker.exists():
         a = read_json(marker)
         detail = a.get("report") or a.get("reason", "").splitlines()[0]
-        print(f"analysis: {a['state']} over {len(a.get('models', []))} model(s): {detail}")
+        done = [m for m, st, _ in rows if st == "done"]
+        stale = f" (out of date: {len(done)} model(s) done now; `ocg sweep` re-runs it)" \
+            if sorted(a.get("models", [])) != sorted(done) else ""
+        print(f"analysis: {a['state']} over {len(a.get('models', []))} model(s): {detail}{stale}")
     else:
         print("analysis: not run yet")
 
+def analysis_stale(sweep: dict) -> bool:
+    """The report is missing, failed, or covers other models than those done now (a model that
+    finished after the analyses, e.g. the task of a killed driver, gets them re-run)."""
+    marker = SweepFolder.of(sweep).analysis_marker
+    if not marker.exists():
+        return True
+    last = read_json(marker)
+    done = [m for m in sweep["models"] if model_state(sweep, m)[0] == "done"]
+    return last.get("state") != "done" or sorted(last.get("models", [])) != sorted(done)
+
 def to_run(sweep: dict, with_slurm: bool) -> list[str]:
-    return [m for m, state, _ in status_table(sweep, with_slurm) if state in ("missing", "failed")]
+    return [m for m, state, _ in status_table(sweep, with_slurm) if state in ("missing", "partial", "failed")]

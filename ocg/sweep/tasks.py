@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import socket
 import subprocess
 import sys
@@ -10,15 +11,16 @@ import time
 import traceback
 from dataclasses import replace
 
-from ..errors import OcgInputError
+from ..errors import OcgInputError, StopRequested, check_stop
 from ..generation.lock import LockHeld, exclusive
 from ..io import read_json, write_json
 from ..layout import ExecutedNotebook, SweepFolder
 from ..paths import PROJECT_ROOT
 from ..plan import analysis_steps, model_steps
-from .state import _now, model_state, print_status, status_table, sweep_dirs, to_run
+from .state import _now, analysis_stale, interrupted_marker, model_state, print_status, status_table, sweep_dirs, to_run
 
 BUSY = 75  # EX_TEMPFAIL: another process holds a lock this task needs; try again later
+INTERRUPTED = 79  # stopped at Slurm's time-limit warning; the job script requeues the task
 
 
 def task_command(sweep: dict, model: str = "$MODEL") -> list[str]:
@@ -35,18 +37,38 @@ def run_model_task(sweep: dict, model: str) -> int:
         raise OcgInputError(sweep["file"], f"{model!r} is not a model of this sweep")
     try:
         with exclusive(SweepFolder.of(sweep).status(model), doing="is running this model's task"):
-            return _run_notebooks(sweep, model)
+            return _hub_files_here(sweep, model) or _run_notebooks(sweep, model)
     except LockHeld as exc:
         print(f"[{model}] busy, not run: {exc}", flush=True)
         return BUSY
+
+def _hub_files_here(sweep: dict, model: str) -> int:
+    """0 when the task can go on: every hub file cached (then the hub goes offline for it, unless
+    HF_HUB_OFFLINE is set already), or the hub reachable. Else failed.json names what is missing."""
+    from .prefetch import offline_check
+
+    cached, problem = offline_check(sweep, [model], f"ocg prefetch {shlex.quote(sweep['file'])}")
+    if cached and "HF_HUB_OFFLINE" not in os.environ:
+        os.environ["HF_HUB_OFFLINE"] = "1"  # inherited by the notebooks' kernels
+        print(f"[{model}] every hub file is cached: running with HF_HUB_OFFLINE=1", flush=True)
+    if problem is None:
+        return 0
+    folder = SweepFolder.of(sweep)
+    write_json(folder.failure(model), {"model": model, "notebook": "(before 01_generate)", "cell": None,
+                                       "reason": problem[:2000], "log": str(folder.log(model)), "time_utc": _now(),
+                                       "host": socket.gethostname()})
+    print(f"[{model}] FAILED before any work: {problem}", flush=True)
+    return 1
 
 def _run_notebooks(sweep: dict, model: str) -> int:
     from ..notebook_runner import run_notebook
 
     folder = SweepFolder.of(sweep)
     folder.failure(model).unlink(missing_ok=True)
+    interrupted_marker(folder, model).unlink(missing_ok=True)
     job = {k: os.environ.get(k) for k in ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID")
            if os.environ.get(k)}
+    ran = False  # the stop file is honoured once this start has done some work: each start progresses
     for notebook, params in model_steps(sweep, sweep_dirs(sweep), model):
         marker = folder.done_marker(model, notebook)
         if marker.exists():
@@ -55,8 +77,14 @@ def _run_notebooks(sweep: dict, model: str) -> int:
         print(f"[{model}] {notebook}: running", flush=True)
         t0 = time.time()
         try:
+            if ran:
+                check_stop(notebook)
             executed = run_notebook(notebook, params, out_dir=folder.notebooks(model))
+        except StopRequested as exc:
+            return _interrupted(folder, model, notebook, str(exc), job)
         except Exception as exc:  # noqa: BLE001 - any failure is recorded for --status
+            if getattr(exc, "ename", None) == StopRequested.__name__:
+                return _interrupted(folder, model, notebook, str(getattr(exc, "evalue", exc)), job)
             if getattr(exc, "ename", None) == LockHeld.__name__:
                 raise LockHeld(notebook, str(getattr(exc, "evalue", exc))) from None
             reason = f"{getattr(exc, 'ename', type(exc).__name__)}: {getattr(exc, 'evalue', exc)}"
@@ -69,14 +97,22 @@ def _run_notebooks(sweep: dict, model: str) -> int:
             print(f"[{model}] {notebook}: FAILED in cell {cell}: {reason}", flush=True)
             traceback.print_exc()
             return 1
+        ran = True
         write_json(marker, {"model": model, "notebook": notebook, "executed_notebook": str(executed),
                             "seconds": round(time.time() - t0, 1), "time_utc": _now(),
                             "host": socket.gethostname(), **job})
     print(f"[{model}] done", flush=True)
     return 0
 
+def _interrupted(folder: SweepFolder, model: str, notebook: str, why: str, job: dict) -> int:
+    """The time limit is near: say where the task stopped (what it wrote is kept and resumed)."""
+    write_json(interrupted_marker(folder, model), {"model": model, "notebook": notebook, "reason": why[:500],
+                                                   "time_utc": _now(), "host": socket.gethostname(), **job})
+    print(f"[{model}] {notebook}: {why}", flush=True)
+    return INTERRUPTED
+
 def run_analysis(sweep: dict) -> int:
-    """Notebooks 03-09 once over every model whose scoring is done, built in a fresh folder that
+    """The sweep's analyses once over every model whose scoring is done, built in a fresh folder that
     replaces the sweep's report when they end (ocg/analysis/staging.py)."""
     from ..analysis.staging import building, finish
 
@@ -127,20 +163,21 @@ def run_local(sweep: dict) -> int:
                    if code == BUSY else f"FAILED (exit {code}), see {logs / model}.log")
         print(f"  {model}: {outcome}", flush=True)
         failed += code != 0
-    analysed = folder.analysis_marker
-    stale = not analysed.exists() or read_json(analysed)["state"] != "done"
     analysis_code = 0
-    if sweep["analysis"] and (pending or stale):
+    if sweep["analysis"] and (pending or analysis_stale(sweep)):
         with folder.analysis_log.open("a") as log:
             analysis_code = subprocess.call([sys.executable, "-m", "ocg.cli", "sweep", sweep["file"], "--analysis"],
                                             stdout=log, stderr=subprocess.STDOUT, cwd=PROJECT_ROOT)
     print_status(sweep)
     states = status_table(sweep, with_slurm=False)
     still_failed = [m for m, state, _ in states if state == "failed"]
-    unfinished = [m for m, state, _ in states if state == "missing"]
-    if still_failed or unfinished or analysis_code:
+    unfinished = [m for m, state, _ in states if state in ("missing", "partial")]
+    elsewhere = [m for m, state, _ in states if state == "running"]  # e.g. the task of a killed driver
+    if still_failed or unfinished or elsewhere or analysis_code:
         print(f"ocg: {len(still_failed)} model(s) failed: {still_failed}" if still_failed else
               f"ocg: {len(unfinished)} model(s) not run: {unfinished}" if unfinished else
+              f"ocg: {len(elsewhere)} model(s) busy, still running elsewhere: {elsewhere}; the report "
+              "leaves them out until a rerun after they end" if elsewhere else
               "ocg: the analyses failed (see logs/analysis.log)", file=sys.stderr)
         return 1
     return 0

@@ -1,0 +1,175 @@
+"""Hub files a run or sweep needs, fetched once on a node with internet (a login node), so that
+compute nodes without it run with the hub offline.
+
+`ocg prefetch FILE` lists, per hub repository (each model entry at the revision it pins, and the
+scoring models its metrics load: BLEURT-20, GPT2-XL), the files a load reads, their sizes and
+what the cache already holds, then downloads the rest with huggingface_hub (which resumes a
+partial file). A task checks the same repositories in the local cache before any work
+(`offline_check`): all there, it runs with HF_HUB_OFFLINE=1; some missing on an offline node,
+it fails at once, naming them and this command.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+from pathlib import Path
+
+from ..embedded import EMBEDDED_PREFIX
+from ..errors import OcgInputError
+
+# What a load reads: configs, tokenizers, code (trust_remote_code) and one weight format.
+WANTED = ("*.json", "*.txt", "*.model", "*.tiktoken", "*.py")
+SKIPPED_FOLDERS = {"original", "onnx", "openvino", "coreml", "flax", "tf", "gguf"}
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "vocab.json", "spiece.model", "sentencepiece.model",
+                   "tokenizer_config.json")
+
+
+def offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "0").lower() not in ("0", "", "false", "no")
+
+
+def _is_hub_id(name: str | None) -> bool:
+    """'org/name' or 'name'; an embedded model, a path (absolute, ./, ../, deeper) or a folder is not."""
+    return (bool(name) and not name.startswith((EMBEDDED_PREFIX, "/", ".", "~")) and name.count("/") <= 1
+            and not os.path.isdir(name))
+
+
+def hub_repos(cfg: dict, models: list[str] | None = None) -> list[tuple[str, str, str]]:
+    """(repository, revision, what needs it) for the models (default: all of the file's) and
+    the scoring models of its metrics; local folders, embedded and API models need none."""
+    from ..models import MODELS_FILE, load_models
+    from ..scoring import load_scoring_config
+
+    specs = load_models(cfg["models_file"] or MODELS_FILE)
+    repos = []
+    for name in models or cfg["models"]:
+        spec = specs[name]
+        if _is_hub_id(spec.id) and (spec.backend == "transformers" or spec.api.get("server")):
+            repos.append((spec.id, spec.revision, f"model {name}"))
+    scoring = load_scoring_config(**cfg["scoring"])
+    metrics = cfg["metrics"] or scoring["metrics"]
+    if "pbleurt" in metrics and _is_hub_id(scoring["bleurt_checkpoint"]):
+        repos.append((scoring["bleurt_checkpoint"], "main", "pBLEURT"))
+    if "perplexity" in metrics and _is_hub_id(scoring["perplexity_model"]) and not scoring["perplexity_fallback"]:
+        repos.append((scoring["perplexity_model"], "main", "perplexity"))  # with a fallback, it may be missing
+    seen: dict[tuple[str, str], str] = {}
+    for repo, rev, why in repos:
+        seen[(repo, rev)] = f"{seen[(repo, rev)]}, {why}" if (repo, rev) in seen else why
+    return [(repo, rev, why) for (repo, rev), why in seen.items()]
+
+
+def select_files(names: list[str]) -> list[str]:
+    """The files of a repository a load reads: configs, tokenizer, code, and safetensors weights
+    where there are any, else the PyTorch .bin ones (never both, nor original/, onnx/ copies)."""
+    names = [n for n in names if not SKIPPED_FOLDERS & set(Path(n).parts[:-1])]
+    weights = "*.safetensors" if any(fnmatch.fnmatch(n, "*.safetensors") for n in names) else "*.bin"
+    return sorted(n for n in names if any(fnmatch.fnmatch(n, p) for p in (*WANTED, weights)))
+
+
+def snapshot(repo: str, revision: str) -> Path | None:
+    """The cached snapshot folder of repo@revision (a branch name read from refs/), or None."""
+    from huggingface_hub.constants import HF_HUB_CACHE  # HF_HOME, HF_HUB_CACHE as the hub reads them
+    folder = Path(HF_HUB_CACHE) / f"models--{repo.replace('/', '--')}"
+    ref = folder / "refs" / revision
+    commit = ref.read_text().strip() if ref.is_file() else revision
+    path = folder / "snapshots" / commit
+    return path if path.is_dir() else None
+
+
+def missing_files(repo: str, revision: str) -> list[str]:
+    """What a load of repo@revision would need from the hub that the cache lacks (empty: none):
+    its config, a tokenizer, and every weight file (each shard its index names)."""
+    snap = snapshot(repo, revision)
+    if snap is None:
+        return [f"{repo}@{revision} (not in the cache)"]
+    missing = [] if (snap / "config.json").exists() else ["config.json"]
+    if not any((snap / t).exists() for t in TOKENIZER_FILES):
+        missing.append("a tokenizer (tokenizer.json, tokenizer.model, vocab.json ...)")
+    for index in ("model.safetensors.index.json", "pytorch_model.bin.index.json"):
+        if (snap / index).exists():
+            shards = sorted(set(json.loads((snap / index).read_text())["weight_map"].values()))
+            return missing + [s for s in shards if not (snap / s).exists()]
+    if not any(snap.glob("*.safetensors")) and not any(snap.glob("*.bin")):
+        missing.append("weights (*.safetensors or *.bin)")
+    return missing
+
+
+def offline_check(cfg: dict, models: list[str], command: str) -> tuple[bool, str | None]:
+    """(every hub file is cached, why a task cannot start): a task on a node that cannot reach
+    the hub with files missing fails at once, before any model loads."""
+    from ..hub import hub_reachable
+
+    missing = {f"{repo}@{rev} ({why})": files for repo, rev, why in hub_repos(cfg, models)
+               if (files := missing_files(repo, rev))}
+    if not missing:
+        return True, None
+    if hub_reachable():
+        return False, None  # downloads on demand, as before
+    listed = "; ".join(f"{repo}: {', '.join(files)}" for repo, files in missing.items())
+    return False, (f"not in the Hugging Face cache and the hub is unreachable: {listed}; fetch them on a "
+                   f"node with internet (a login node) into the same cache: {command}")
+
+
+def _size(n: int | None) -> str:
+    return "?" if n is None else f"{n / 1e9:.2f} GB" if n >= 1e8 else f"{n / 1e6:.1f} MB"
+
+
+def prefetch(path: str | Path, list_only: bool = False) -> int:
+    """Plan (repositories, files, sizes, what is cached), print it, then download what is missing."""
+    import huggingface_hub as hf
+    import huggingface_hub.constants
+
+    cfg = load_file(path)
+    repos = hub_repos(cfg)
+    if not repos:
+        print(f"{path}: no hub files needed (embedded, local or API models only)")
+        return 0
+    plans, total, unlisted = [], 0, []
+    for repo, rev, why in repos:
+        if offline() and not missing_files(repo, rev):  # e.g. on a compute node: is it ready?
+            files = [f for f in snapshot(repo, rev).rglob("*") if f.is_file()]
+            print(f"{repo}@{rev} ({why}): cached, {len(files)} file(s), {_size(sum(f.stat().st_size for f in files))} "
+                  "(HF_HUB_OFFLINE: not checked against the hub)", flush=True)
+            continue
+        try:
+            info = hf.HfApi().model_info(repo, revision=rev, files_metadata=True)
+        except Exception as exc:  # noqa: BLE001 - offline, unknown repo, gated, no network: say which
+            cached = "cached" if not missing_files(repo, rev) else "NOT cached"
+            unlisted.append(f"{repo}@{rev}")
+            print(f"{repo}@{rev} ({why}): cannot list it on the hub: {type(exc).__name__}: {str(exc)[:300]} "
+                  f"(in the local cache: {cached})", flush=True)
+            continue
+        sizes = {s.rfilename: s.size for s in info.siblings or []}
+        files = select_files(list(sizes))
+        todo = [f for f in files if not isinstance(hf.try_to_load_from_cache(repo, f, revision=info.sha), str)]
+        need = sum(sizes[f] or 0 for f in todo)
+        total += need
+        print(f"{repo}@{rev} (commit {info.sha}, {why}): {len(files)} file(s), {_size(sum(sizes[f] or 0 for f in files))}; "
+              f"to download: {len(todo)} file(s), {_size(need)}", flush=True)
+        plans.append((repo, info.sha, todo))
+    listed = f" (of the {len(repos) - len(unlisted)} of {len(repos)} repositories listed)" if unlisted else ""
+    print(f"in all to download{listed}: {_size(total)} into {huggingface_hub.constants.HF_HUB_CACHE}",
+          flush=True)
+    for repo, sha, todo in [] if list_only else plans:
+        if todo:
+            hf.snapshot_download(repo, revision=sha, allow_patterns=todo)  # resumes .incomplete files
+    if unlisted:
+        raise RuntimeError(f"{len(unlisted)} of {len(repos)} repositories could not be listed (see above; "
+                           f"gated ones need HF_TOKEN): {', '.join(unlisted)}")
+    if not list_only:
+        print("done: tasks of this file find every hub file in the cache and run offline", flush=True)
+    return 0
+
+
+def load_file(path: str | Path) -> dict:
+    """A sweep file (it has `resources` or `slurm`) or a run file."""
+    from ..io import read_yaml
+    from ..pipeline import load_run
+    from .config import load_sweep
+
+    raw = read_yaml(Path(path))
+    if not isinstance(raw, dict):
+        raise OcgInputError(str(path), "expected a run or sweep file (a mapping of settings)")
+    return load_sweep(path) if {"resources", "slurm"} & set(raw) else load_run(path)

@@ -1,0 +1,105 @@
+"""The sweep's two job scripts, array.sbatch and analysis.sbatch.
+
+Every value from our own fields (paths, model names, environment values) is quoted for the
+shell; the site's `slurm.setup` lines are the one exception: trusted, run as written (they are
+the site's `module load`, `conda activate` or `source .../bin/activate`). Resources, partition
+and the log file are given per submission on sbatch's command line (manifest.json keeps them).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from pathlib import Path
+
+from ..io import atomic_path, follow_umask
+from ..layout import SweepFolder
+from ..paths import FOLDER_VARIABLES, PROJECT_ROOT
+from ..plan import span
+from .state import stop_file
+from .tasks import INTERRUPTED, task_command
+
+
+def _exports(sweep: dict) -> str:
+    """The submitter's OCG_OUTPUTS and OCG_MODEL_CACHE (absolute: `ocg` settles them at start),
+    so a job reads the same folders whatever sbatch's --export; then the sweep's `slurm.env`."""
+    lines = [f"export {name}={shlex.quote(os.environ[name])}" for name in FOLDER_VARIABLES if name in os.environ]
+    lines = lines or ["# OCG_OUTPUTS and OCG_MODEL_CACHE: not set (the defaults)"]
+    lines += [f"export {name}={shlex.quote(str(value))}" for name, value in sweep["slurm"]["env"].items()]
+    return "\n".join(lines)
+
+
+def _setup(sweep: dict) -> str:
+    lines = sweep["slurm"]["setup"]
+    if not lines:
+        return "# site setup: none (slurm.setup in the sweep file)"
+    return "\n".join(["# site setup (slurm.setup in the sweep file: trusted, run as written)", *lines,
+                      "# end of site setup"])
+
+
+def _write(path: Path, text: str) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(text)
+    follow_umask(path, executable=True)
+
+
+def write_array_script(sweep: dict) -> Path:
+    """array.sbatch: one task per model. Slurm's warning signal (USR1, `warn_before_limit_s`
+    before the time limit) makes the task stop after the batch in flight; the script then
+    requeues the task (Slurm does not requeue a TIMEOUT), and the next start resumes."""
+    folder = SweepFolder.of(sweep)
+    logs = shlex.quote(str(folder.logs))
+    models = " ".join(shlex.quote(m) for m in sweep["models"])
+    cmd = shlex.join(task_command(sweep)[:-1]) + ' "$MODEL"'
+    first = sweep["models"][0]  # every model's stop file, spelled with "$MODEL" for the shell
+    stop = f'{shlex.quote(str(folder.status(first).parent))}/"$MODEL"/{stop_file(folder, first).name}'
+    script = f"""#!/bin/bash
+# ocg sweep {sweep['name']}: one array task per model (index = position in the sweep's model list).
+# Resources and the log file are given per submission on the sbatch command line (see manifest.json).
+#SBATCH --job-name=ocg-{sweep['name']}
+#SBATCH --requeue
+#SBATCH --open-mode=append
+# The time-limit warning (sbatch --signal=B:USR1@N): ask the task to stop after its batch.
+WARNED=0
+trap 'WARNED=1; [ -z "${{OCG_STOP_FILE:-}}" ] || touch "$OCG_STOP_FILE"' USR1
+{_exports(sweep)}
+{_setup(sweep)}
+set -uo pipefail
+MODELS=({models})
+MODEL="${{MODELS[$SLURM_ARRAY_TASK_ID]}}"
+LOG={logs}/"$MODEL.log"
+STOP={stop}
+rm -f "$STOP"
+[ "$WARNED" = 0 ] || touch "$STOP"
+export OCG_STOP_FILE="$STOP"
+cd {shlex.quote(str(PROJECT_ROOT))}
+echo "[$(date -u +%FT%TZ)] task $SLURM_ARRAY_TASK_ID: $MODEL on $(hostname) (job $SLURM_JOB_ID)" >> "$LOG"
+{cmd} >> "$LOG" 2>&1 &
+TASK=$!
+while :; do
+  wait "$TASK"; CODE=$?
+  kill -0 "$TASK" 2>/dev/null || break  # a signal ended `wait`, not the task: wait again
+done
+if [ "$CODE" -gt 128 ]; then wait "$TASK" 2>/dev/null; LAST=$?; [ "$LAST" -eq 127 ] || CODE=$LAST; fi
+[ "$WARNED" = 0 ] || echo "[$(date -u +%FT%TZ)] the time-limit warning came (USR1)" >> "$LOG"
+rm -f "$OCG_STOP_FILE"
+if [ "$CODE" -eq {INTERRUPTED} ]; then
+  echo "[$(date -u +%FT%TZ)] requeued ${{SLURM_ARRAY_JOB_ID}}_${{SLURM_ARRAY_TASK_ID}}; the next start resumes" >> "$LOG"
+  scontrol requeue "${{SLURM_ARRAY_JOB_ID}}_${{SLURM_ARRAY_TASK_ID}}"
+fi
+exit "$CODE"
+"""
+    _write(folder.array_script, script)
+    analysis = f"""#!/bin/bash
+# ocg sweep {sweep['name']}: the analyses ({span(sweep['analysis']) if sweep['analysis'] else 'none'}) once over every finished model.
+#SBATCH --job-name=ocg-{sweep['name']}-analysis
+#SBATCH --open-mode=append
+{_exports(sweep)}
+{_setup(sweep)}
+set -uo pipefail
+cd {shlex.quote(str(PROJECT_ROOT))}
+{shlex.join([sys.executable, "-m", "ocg.cli", "sweep", sweep['file'], "--analysis"])}
+"""
+    _write(folder.analysis_script, analysis)
+    return folder.array_script

@@ -1,0 +1,189 @@
+"""A sweep as a real HPC site submits it: dry runs that show every sbatch line, the throttle over
+the whole sweep, site setup and environment, per-group partitions, OCG_OUTPUTS and relative
+`outputs:`, what --status says of a model in flight, and texts that name the plan's notebooks."""
+
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ocg.generation.lock import exclusive
+from ocg.paths import PROJECT_ROOT
+from ocg.sweep import load_sweep, status_table
+
+SETUP = ["module() { echo \"module $*\"; }  # a site's Lmod, as a function here",
+         "module load cuda/12.1 python/3.11", 'echo "site setup ran for ${SLURM_JOB_ID:-none}"']
+
+
+def replay_models(tmp_path, names) -> str:
+    path = tmp_path / "models.yaml"
+    path.write_text(yaml.safe_dump({"models": {n: {"backend": "replay", "id": f"x/{n}"} for n in names}}))
+    return str(path)
+
+
+def site_sweep(tmp_path, **slurm) -> str:
+    """Three replay models in two resource groups: `api` queues on its own partition."""
+    sweep = {"name": "site", "models": ["m-a", "api", "m-b"], "models_file": replay_models(tmp_path, ["m-a", "api", "m-b"]),
+             "conditions": ["ordered"], "subset_k": 1, "template_ids": [0], "metrics": ["coverage"],
+             "analysis": ["03_main_results"], "outputs": str(tmp_path / "out"),
+             "resources": {"default": {"gpus": 1, "cpus": 1, "mem": "300M", "time": "00:20:00"},
+                           "models": {"api": {"gpus": 0, "mem": "200M", "partition": "cpu",
+                                              "extra_args": ["--comment=api-group"]}}},
+             "slurm": {"partition": "gpu", "account": "proj1", "throttle": 3, "setup": SETUP,
+                       "env": {"HF_HOME": "/shared/hf cache/it's", "OCG_SITE_NOTE": "$(touch pwned)"},
+                       "extra_args": ["--qos=normal"],
+                       "analysis": {"gpus": 0, "cpus": 1, "mem": "200M", "time": "00:20:00", "partition": "cpu"},
+                       **slurm}}
+    path = tmp_path / "sweep.yaml"
+    path.write_text(yaml.safe_dump(sweep))
+    return str(path)
+
+
+def ocg(*args, env=None, cwd=None):
+    return subprocess.run([sys.executable, "-m", "ocg.cli", *args], capture_output=True, text=True,
+                          env=env or os.environ.copy(), timeout=900, cwd=cwd)
+
+
+def test_a_dry_run_prints_every_sbatch_line_and_writes_the_manifest(tmp_path):
+    path = site_sweep(tmp_path)
+    result = ocg("sweep", path, "--executor", "slurm", "--dry-run")
+    assert result.returncode == 0, result.stderr
+    out, slurm = result.stdout, tmp_path / "out" / "slurm"
+    assert "dry run, nothing submitted; would submit 3 model(s) in 2 array(s), throttle 3" in out
+    lines = [line.strip() for line in out.splitlines() if line.strip().startswith("sbatch ")]
+    assert len(lines) == 3, out
+    gpu, api, analysis = lines
+    assert "--array=0,2%2" in gpu and "--gres=gpu:1" in gpu and "--mem=300M" in gpu and "--time=00:20:00" in gpu
+    assert "--cpus-per-task=1" in gpu and "--partition=gpu" in gpu and "--account=proj1" in gpu
+    assert "--signal=B:USR1@600" in gpu and "--qos=normal" in gpu and "--comment" not in gpu
+    assert "--array=1%1" in api and "--gres" not in api and "--partition=cpu" in api and "--mem=200M" in api
+    assert api.index("--qos=normal") < api.index("--comment=api-group")  # the group's args come last
+    assert "--dependency=afterany:JOB1:JOB2" in analysis and "--partition=cpu" in analysis
+    assert "--signal" not in analysis
+    assert f"folder: {tmp_path / 'out'}" in out and f"manifest: {slurm / 'manifest.dry-run.json'}" in out
+    manifest = json.loads((slurm / "manifest.dry-run.json").read_text())
+    assert [s["tasks"] for s in manifest["submissions"]] == [{"0": "m-a", "2": "m-b"}, {"1": "api"}]
+    assert not (slurm / "manifest.json").exists()  # the record of real submissions stays apart
+    for script in ("array.sbatch", "analysis.sbatch"):
+        text = (slurm / script).read_text()
+        assert subprocess.run(["bash", "-n", str(slurm / script)]).returncode == 0, script
+        assert "\n".join(SETUP) in text  # trusted, as written
+        assert "export HF_HOME='/shared/hf cache/it'\"'\"'s'" in text and "export OCG_SITE_NOTE='$(touch pwned)'" in text
+    assert "the analyses (03) once" in (slurm / "analysis.sbatch").read_text()
+
+
+def test_the_throttle_holds_over_all_arrays():
+    from ocg.sweep.slurm import split_throttle, time_seconds
+    assert [time_seconds(t) for t in ("30", "30:15", "12:00:00", "1-12", "2-00:00:05")] == \
+        [1800, 1815, 43200, 129600, 172805]
+    assert split_throttle([2, 1], 3) == [(2, None), (1, None)]
+    assert split_throttle([1, 1, 1], 2) == [(1, None), (1, None), (1, 0)]  # more arrays than slots: a chain
+    rng = random.Random(0)
+    for _ in range(200):
+        sizes, limit = [rng.randint(1, 12) for _ in range(rng.randint(1, 6))], rng.randint(1, 10)
+        split = split_throttle(sizes, limit)
+        running_at_once = sum(share for share, after in split if after is None)
+        assert running_at_once <= limit and all(1 <= s <= max(n, 1) for (s, _), n in zip(split, sizes))
+
+
+@pytest.mark.parametrize("setup, what", [(["if true; then"], "not valid bash"), ([3], "list of str")])
+def test_bad_setup_lines_are_refused_naming_the_field(tmp_path, setup, what):
+    result = ocg("sweep", site_sweep(tmp_path, setup=setup), "--executor", "slurm", "--dry-run")
+    assert result.returncode == 2 and "slurm.setup" in result.stderr and what in result.stderr, result.stderr
+    bad_env = ocg("sweep", site_sweep(tmp_path, env={"A B": "x"}), "--dry-run", "--executor", "slurm")
+    assert bad_env.returncode == 2 and "slurm.env.A B: expected a variable name" in bad_env.stderr
+
+
+def test_relative_outputs_lie_under_ocg_outputs_when_it_is_set(tmp_path, monkeypatch):
+    from ocg.pipeline import load_run
+    monkeypatch.setenv("OCG_OUTPUTS", str(tmp_path / "scratch"))
+    assert load_sweep(PROJECT_ROOT / "params/sweeps/demo.yaml")["outputs"] == str(tmp_path / "scratch/outputs/sweeps/demo")
+    assert load_run(PROJECT_ROOT / "params/runs/five-concepts.yaml")["outputs"] == str(tmp_path / "scratch/outputs/five-concepts")
+    monkeypatch.delenv("OCG_OUTPUTS")
+    assert load_sweep(PROJECT_ROOT / "params/sweeps/demo.yaml")["outputs"] == str(PROJECT_ROOT / "outputs/sweeps/demo")
+
+
+def plain_sweep(tmp_path, name, models, analysis=("03_main_results",)) -> Path:
+    path = tmp_path / "sweep.yaml"
+    path.write_text(yaml.safe_dump({
+        "name": name, "models": models, "models_file": replay_models(tmp_path, models), "conditions": ["ordered"],
+        "subset_k": 1, "template_ids": [0], "metrics": ["coverage"], "analysis": list(analysis),
+        "outputs": str(tmp_path / "out")}))
+    return path
+
+
+def test_status_says_running_or_partial_for_a_model_in_flight(tmp_path):
+    path = plain_sweep(tmp_path, "site", ["m-a", "api", "m-b"])
+    sweep, out = load_sweep(path), tmp_path / "out"
+    with exclusive(out / "status" / "site" / "m-a", doing="is running this model's task"):
+        states = {m: (s, d) for m, s, d in status_table(sweep, with_slurm=False)}
+    assert states["m-a"][0] == "running" and f"PID {os.getpid()}" in states["m-a"][1]
+    (out / "status" / "site" / "m-b").mkdir(parents=True)
+    (out / "status" / "site" / "m-b" / "01_generate.done").write_text("{}")
+    states = {m: (s, d) for m, s, d in status_table(sweep, with_slurm=False)}
+    assert states["m-b"] == ("partial", "01_generate done, not finished (resumes when run)")
+    assert states["m-a"][0] == "missing" and states["api"][0] == "missing"
+    for model in ("m-a", "m-b"):  # both finish after a report over m-a alone
+        for nb in ("01_generate", "02_score"):
+            (out / "status" / "site" / model).mkdir(parents=True, exist_ok=True)
+            (out / "status" / "site" / model / f"{nb}.done").write_text("{}")
+    (out / "status" / "site" / "analysis.json").write_text(json.dumps({"state": "done", "report": "r", "models": ["m-a"]}))
+    status = ocg("sweep", str(path), "--status").stdout
+    assert "analysis: done over 1 model(s): r (out of date: 2 model(s) done now" in status, status
+
+
+NOTEBOOK_RANGE = re.compile(r"(?<![\d-])(\d\d)-(\d\d)(?![\d-])")
+
+
+def test_texts_name_only_notebook_ranges_the_plan_has():
+    """A text that names a range of notebooks (help, job scripts, README, sweep files) names one
+    the plan runs: a range from 00 or 03 ends at the last analysis; the model notebooks are 01-02."""
+    from ocg.plan import ANALYSES
+    last = ANALYSES[-1][:2]
+    files = [PROJECT_ROOT / "README.md", *PROJECT_ROOT.glob("docs/*.md"), *PROJECT_ROOT.glob("ocg/**/*.py"),
+             *PROJECT_ROOT.glob("params/**/*.yaml"), *PROJECT_ROOT.glob("benchmarks/*.py")]
+    wrong = []
+    for f in files:
+        for n, line in enumerate(f.read_text().splitlines(), 1):
+            for m in NOTEBOOK_RANGE.finditer(line):
+                start, end = m.groups()
+                if start in ("00", "03") and end != last or (start, end) in {("01", "03")}:
+                    wrong.append(f"{f.relative_to(PROJECT_ROOT)}:{n}: {m.group(0)}")
+    assert not wrong, f"notebook ranges that disagree with ocg/plan.py (analyses 03-{last}): {wrong}"
+    from ocg.plan import ALL_SPAN, ANALYSES_SPAN, span
+    assert span(ANALYSES) == ANALYSES_SPAN == f"03-{last}" and ALL_SPAN == f"00-{last}"
+    help_text = ocg("--help").stdout
+    assert f"then {ANALYSES_SPAN}" in help_text and f"run notebooks {ALL_SPAN}" in help_text
+
+
+@pytest.mark.slow
+def test_a_model_busy_elsewhere_fails_the_run_and_its_report_follows_when_it_ends(tmp_path):
+    """As after a killed driver whose model task carries on: the rerun does not exit 0 while
+    the model is busy, and once it is done the next sweep re-runs the analyses over it too."""
+    path, out = plain_sweep(tmp_path, "k", ["m-a", "m-b"]), tmp_path / "out"
+    with exclusive(out / "status" / "k" / "m-b", doing="is running this model's task"):  # the orphaned task
+        busy = ocg("sweep", str(path))
+    assert busy.returncode == 1 and "busy, still running elsewhere: ['m-b']" in busy.stderr, busy.stdout + busy.stderr
+    assert json.loads((out / "status" / "k" / "analysis.json").read_text())["models"] == ["m-a"]
+    assert ocg("sweep", str(path), "--task", "m-b").returncode == 0  # the orphan finishes
+    rerun = ocg("sweep", str(path))
+    assert rerun.returncode == 0 and "0 model(s) to run" in rerun.stdout, rerun.stdout + rerun.stderr[-2000:]
+    assert json.loads((out / "status" / "k" / "analysis.json").read_text())["models"] == ["m-a", "m-b"]
+    assert "analysis: done over 2 model(s)" in rerun.stdout
+
+
+def test_a_table_written_without_rows_reads_as_absent_in_results_json(tmp_path):
+    """A one-condition sweep's paired-test table has no rows; results.json must not crash on it
+    (it did, ending every such sweep's analyses in a traceback)."""
+    from ocg.analysis.results_file import _table
+    from ocg.layout import ReportFolder
+    report = ReportFolder(tmp_path)
+    report.tables.mkdir()
+    report.table("table1_paired_test").write_text("\n")
+    assert _table(report, "table1_paired_test") is None
