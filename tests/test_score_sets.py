@@ -21,6 +21,7 @@ from ocg.paths import PROJECT_ROOT
 from ocg.results import load_scores
 from ocg.scoring import SCORING_FILE, score_model
 from ocg.scoring.scoreset import read_score_set
+from ocg.sweep import load_sweep
 from ocg.sweep.slurm import write_array_script
 
 INTERRUPT = Path(__file__).parent / "interrupt_ocg.py"
@@ -123,7 +124,10 @@ def test_written_files_follow_the_umask(tmp_path, umask):
         with atomic_path(tmp_path / "page.html") as tmp:
             tmp.write_text("<p>hi</p>")
         made = make_temp(tmp_path, ".model.", suffix="", directory=True)
-        script = write_array_script({"name": "t", "outputs": str(tmp_path / "sweep"), "models": ["m"], "file": "t.yaml"})
+        sweep = {**yaml.safe_load((PROJECT_ROOT / "params" / "sweeps" / "demo.yaml").read_text()),
+                 "name": "t", "outputs": str(tmp_path / "sweep")}
+        (tmp_path / "t.yaml").write_text(yaml.safe_dump(sweep))
+        script = write_array_script(load_sweep(tmp_path / "t.yaml"))  # a sweep as `ocg sweep` loads it
         rows = [{"set_id": "s", "template_id": 0, "perm_index": p, "concepts": ["dog", "run"],
                  "answer": "Dogs run."} for p in range(2)]
         out = score_model(write_generations(tmp_path / "gen", "m", rows), metrics=["pbleu"],

@@ -146,16 +146,17 @@ def _model_rows(models, generations_root, scores, failures, unfinished) -> str:
         if check and card.sampling:  # sample 0 again at batch 1, seeded from its own id: not batching alone
             batch = f"{check['differ']}/{check['checked']} of sample 0 differ at batch 1 (seeding differs too §)"
         cells = [card.model_id or "–", str(card.revision or "–")[:24], *(st.get(k, "–") for k in _RUN_SETTINGS)]
-        rows.append(f"<tr><td><code>{_esc(model)}</code></td>" + "".join(f"<td>{_esc(c)}</td>" for c in cells)
-                    + f"<td style='text-align:left'>{status}</td>"
-                    f"<td style='text-align:left'>{_esc(describe_design(scores['designs'][model], n=False) if model in scores['designs'] else '–')}"
-                    f"{_esc(sampled)}</td>"
+        # what a reader must see comes first (status, counts, caveats); the settings may scroll off to the right
+        rows.append(f"<tr><td><code>{_esc(model)}</code></td><td style='text-align:left'>{status}</td>"
                     f"<td>{int(s['n_answers'].sum()) if 'n_answers' in s else 0}</td>"
                     f"<td style='text-align:left'>{_esc(counts) or '–'}</td>"
-                    f"<td style='text-align:left'>{_esc(caveats.list_copies(s))}</td><td>{_esc(batch)}</td></tr>")
-    return ("<div class='scroll'><table><tr><th>model</th><th>id</th><th>revision</th><th>dtype</th><th>quant.</th><th>max_new_tokens</th>"
-            "<th>batch size</th><th>status</th><th>design</th><th>answers</th><th>flagged answers (<a href='#flags'>?</a>)</th>"
-            "<th>copy the list / answers, per condition (<a href='#flags'>?</a>)</th><th>batch-1 check</th></tr>"
+                    f"<td style='text-align:left'>{_esc(caveats.list_copies(s))}</td><td>{_esc(batch)}</td>"
+                    f"<td style='text-align:left'>{_esc(describe_design(scores['designs'][model], n=False) if model in scores['designs'] else '–')}"
+                    f"{_esc(sampled)}</td>" + "".join(f"<td>{_esc(c)}</td>" for c in cells) + "</tr>")
+    return ("<div class='scroll'><table><tr><th>model</th><th>status</th><th>answers</th>"
+            "<th>flagged answers (<a href='#flags'>?</a>)</th>"
+            "<th>copy the list / answers, per condition (<a href='#flags'>?</a>)</th><th>batch-1 check</th><th>design</th>"
+            "<th>id</th><th>revision</th><th>dtype</th><th>quant.</th><th>max_new_tokens</th><th>batch size</th></tr>"
             + "".join(rows) + "</table></div>")
 
 
