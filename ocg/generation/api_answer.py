@@ -168,7 +168,7 @@ def scrub_answer(out: dict, key: str) -> dict:
         return out
     held = [name for name, value in out.items() if isinstance(value, str) and key in value]
     for name in held:
-        out[name] = out[name].replace(key, "***")
+        out[name] = scrub(out[name], key)
     out["api_notes"] = [scrub(note, key) for note in out.get("api_notes", [])]
     if held:
         out["api_notes"] = [*out.get("api_notes", []),

@@ -29,7 +29,7 @@ from tqdm import tqdm
 
 from ..errors import OcgInputError
 from ..models import ModelSpec
-from .api_answer import EXCERPT_CHARS, MAX_BODY_BYTES, ApiError, decode_body, parse_completion, scrub_answer
+from .api_answer import EXCERPT_CHARS, MAX_BODY_BYTES, ApiError, decode_body, parse_completion, scrub, scrub_answer
 from .chat import MessagePrompts
 from .sampling import sample_seed
 
@@ -103,9 +103,6 @@ class OpenAIBackend(MessagePrompts):
         """The key, for the server started for this run (server.py's {key}); never to be written."""
         return self._key
 
-    def _scrub(self, text: str) -> str:
-        return text.replace(self._key, "***") if self._key else text
-
     def resolved_revision(self) -> str | None:
         return None
 
@@ -144,18 +141,18 @@ class OpenAIBackend(MessagePrompts):
         except (requests.Timeout, requests.ConnectionError) as exc:
             raise _Retryable(type(exc).__name__) from None
         except requests.RequestException as exc:  # anything else: stop, without the key
-            raise ApiError(self._scrub(f"{type(exc).__name__}: {exc}")) from None
+            raise ApiError(scrub(f"{type(exc).__name__}: {exc}", self._key)) from None
         except (OSError, urllib3.exceptions.HTTPError) as exc:  # the connection broke mid-body
             raise _Retryable(type(exc).__name__) from None
         except ApiError as exc:  # a body that cannot be decoded
-            raise ApiError(self._scrub(f"{self.url}: {exc}")) from None
-        status, excerpt = resp.status_code, self._scrub(body)[:EXCERPT_CHARS].replace("\n", " ")
+            raise ApiError(scrub(f"{self.url}: {exc}", self._key)) from None
+        status, excerpt = resp.status_code, scrub(body, self._key)[:EXCERPT_CHARS].replace("\n", " ")
         if status == 200:
             try:
                 out = parse_completion(status, resp.headers.get("Content-Type", ""), body, self._key)
                 out["api_notes"] = decoding + out["api_notes"]
             except ApiError as exc:
-                raise ApiError(self._scrub(f"{self.url}: {exc}")) from None
+                raise ApiError(scrub(f"{self.url}: {exc}", self._key)) from None
             out = scrub_answer(out, self._key)
             with self._notes_lock:  # requests run in threads
                 for note in out["api_notes"]:
