@@ -26,6 +26,16 @@ class LockHeld(OcgInputError):
     no model failure for it)."""
 
 
+def _who(fd: int) -> str:
+    """The holder a lock's stamp names; "another process" where the stamp is unreadable (a deeply
+    nested stamp is no stamp: no RecursionError)."""
+    try:
+        h = loads_json(os.pread(fd, 4096, 0).decode("utf-8", errors="replace").strip())
+        return f"PID {h['pid']} on {h['host']} (since {h['since']})"
+    except (ValueError, KeyError, TypeError):
+        return "another process"
+
+
 @contextmanager
 def exclusive(directory: str | Path, doing: str = "is writing here") -> Iterator[None]:
     """Hold `<directory>/.lock` while the block runs; refused at once (LockHeld) if another has it."""
@@ -38,13 +48,7 @@ def exclusive(directory: str | Path, doing: str = "is writing here") -> Iterator
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.pread(fd, 4096, 0).decode("utf-8", errors="replace").strip()
-            try:
-                h = loads_json(holder)  # a deeply nested stamp is no stamp (no RecursionError)
-                who = f"PID {h['pid']} on {h['host']} (since {h['since']})"
-            except (ValueError, KeyError, TypeError):
-                who = "another process"
-            raise LockHeld(str(directory), f"{who} {doing}; wait for it to finish or "
+            raise LockHeld(str(directory), f"{_who(fd)} {doing}; wait for it to finish or "
                                            "stop it (two writers would corrupt what is written here)") from None
         stamp = {"pid": os.getpid(), "host": socket.gethostname(),
                  "since": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
@@ -70,11 +74,7 @@ def holder(directory: str | Path) -> str | None:
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:
-            try:
-                h = json.loads(os.pread(fd, 4096, 0).decode("utf-8", errors="replace"))
-                return f"PID {h['pid']} on {h['host']} (since {h['since']})"
-            except (ValueError, KeyError, TypeError):
-                return "another process"
+            return _who(fd)
         fcntl.flock(fd, fcntl.LOCK_UN)
         return None
     finally:
