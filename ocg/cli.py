@@ -112,9 +112,9 @@ def _prefetch(args) -> int:
 
 
 def _repair(args) -> int:
-    from .generation.lock import exclusive
     from .generation.store import repair_duplicates
     from .layout import ModelGenerations
+    from .lock import exclusive
 
     target = Path(args.path)
     files = ModelGenerations(target).stores() if target.is_dir() else [target]

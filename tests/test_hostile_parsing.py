@@ -10,7 +10,7 @@ def test_a_held_lock_whose_text_nests_deep_still_names_a_holder(tmp_path):
     import fcntl
     import os
 
-    from ocg.generation.lock import LockHeld, exclusive
+    from ocg.lock import LockHeld, exclusive
     lock = tmp_path / ".lock"
     lock.write_text("[" * 2048)
     fd = os.open(lock, os.O_RDWR)

@@ -12,7 +12,7 @@ import yaml
 from slurm_cluster import cluster_for_test
 
 from ocg.errors import OcgInputError
-from ocg.generation.lock import exclusive
+from ocg.lock import exclusive
 from ocg.sweep import load_sweep, resources_for, status_table
 from ocg.sweep.tasks import BUSY
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ocg.generation.lock import exclusive
+from ocg.lock import exclusive
 from ocg.paths import PROJECT_ROOT
 from ocg.sweep import load_sweep, status_table
 

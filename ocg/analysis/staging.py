@@ -21,9 +21,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import OcgInputError
-from ..generation.lock import exclusive
 from ..io import atomic_path, read_json, refuse_link, write_json
 from ..layout import ReportFolder
+from ..lock import exclusive
 
 
 def staging_dir(final: Path) -> Path:

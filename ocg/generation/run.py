@@ -24,6 +24,7 @@ from ..data.instances import PERMUTATION_RULE, PERMUTATION_SEED
 from ..errors import OcgInputError, check_stop
 from ..io import refuse_link, write_json_when_full
 from ..layout import ModelGenerations
+from ..lock import exclusive
 from ..models import MODELS_FILE, ModelSpec, get_model
 from ..provenance import provenance
 from ..records import RunCard
@@ -33,7 +34,6 @@ from .chat import prompt_sha256
 from .completeness import card_samples, tally_stores
 from .extraction import answer_source, extract_answer, prompt_opens_think
 from .invariance import plan_batches
-from .lock import exclusive
 from .run_card import card_settings, check_compatible, check_prompts, close_stale_runs, now_utc
 from .sampling import card_block, check_sampling
 from .selection import select_instances

@@ -23,11 +23,11 @@ from tqdm import tqdm
 from ..embedded import EMBEDDED_PREFIX
 from ..errors import OcgInputError
 from ..generation.completeness import asked_records
-from ..generation.lock import exclusive
 from ..generation.store import read_generations
 from ..hub import unavailable_reason
 from ..io import refuse_link, remove_temps
 from ..layout import ModelGenerations, ModelScores, outputs
+from ..lock import exclusive
 from ..metrics import bleu, coverage, degenerate, diversity, listcopy, perplexity
 from ..metrics.statistics import pooled_sums, ratios, sufficient_statistics
 from ..provenance import provenance

@@ -23,8 +23,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import OcgInputError
-from ..generation.lock import exclusive
 from ..layout import SweepFolder
+from ..lock import exclusive
 from ..plan import model_steps
 from .config import load_sweep, resources_for
 from .slurm import submit_slurm, wait_slurm

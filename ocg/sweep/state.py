@@ -6,9 +6,9 @@ import datetime as _dt
 import subprocess
 from pathlib import Path
 
-from ..generation.lock import holder
 from ..io import read_json
 from ..layout import SweepFolder
+from ..lock import holder
 from ..plan import Dirs
 
 ACTIVE_STATES = {"PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "REQUEUED", "RESIZING",

@@ -12,9 +12,9 @@ import traceback
 from dataclasses import replace
 
 from ..errors import OcgInputError, StopRequested, check_stop
-from ..generation.lock import LockHeld, exclusive
 from ..io import read_json, write_json
 from ..layout import ExecutedNotebook, SweepFolder
+from ..lock import LockHeld, exclusive
 from ..paths import PROJECT_ROOT
 from ..plan import analysis_steps, model_steps
 from .state import _now, analysis_stale, interrupted_marker, model_state, print_status, status_table, sweep_dirs, to_run

@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..errors import OcgInputError
-from ..io import loads_json, refuse_link
+from .errors import OcgInputError
+from .io import loads_json, refuse_link
 
 
 class LockHeld(OcgInputError):
