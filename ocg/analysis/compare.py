@@ -14,13 +14,23 @@ import numpy as np
 import pandas as pd
 
 from ..errors import OcgInputError
+from ..io import read_json
 from ..layout import ReportFolder
+
+
+def check_finished(folder: Path) -> None:
+    """An error unless `folder` is a report whose run ended well (or one from before report.json)."""
+    path = ReportFolder(folder).state
+    if not path.exists():
+        return
+    state = read_json(path)
+    if state.get("state") != "done":
+        why = state.get("reason") or f"PID {state.get('pid')} on {state.get('host')} since {state.get('started_utc')}"
+        raise OcgInputError(str(folder), f"an unfinished report ({state.get('state')}: {why.splitlines()[0]})")
 
 
 def _tables(folder: Path) -> Path:
     """`folder`/tables of a finished report, else an error naming the folder."""
-    from .staging import check_finished
-
     if not folder.is_dir():
         raise OcgInputError(str(folder), "no such report folder")
     check_finished(folder)

@@ -20,7 +20,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..errors import OcgInputError
 from ..io import atomic_path, read_json, refuse_link, write_json
 from ..layout import ReportFolder
 from ..lock import exclusive
@@ -106,17 +105,6 @@ def finish(staging: Path, final: Path, state: dict) -> None:
     staging.rename(final)  # between the two renames there is no report at all, never a mixed one
     (final / ".lock").unlink(missing_ok=True)
     shutil.rmtree(old, ignore_errors=True)
-
-
-def check_finished(folder: Path) -> None:
-    """An error unless `folder` is a report whose run ended well (or one from before report.json)."""
-    path = ReportFolder(folder).state
-    if not path.exists():
-        return
-    state = read_json(path)
-    if state.get("state") != "done":
-        why = state.get("reason") or f"PID {state.get('pid')} on {state.get('host')} since {state.get('started_utc')}"
-        raise OcgInputError(str(folder), f"an unfinished report ({state.get('state')}: {why.splitlines()[0]})")
 
 
 def write_status_page(folder: Path, title: str, text: str, pages: list[tuple[str, str]] = ()) -> Path:
