@@ -141,7 +141,7 @@ class ReportFolder:
 
     @property
     def state(self) -> Path:
-        """report.json: building, done or failed (ocg/analysis/staging.py)."""
+        """report.json: building, done or failed (ocg/staging.py)."""
         return self.folder / "report.json"
 
     @property

@@ -4,7 +4,7 @@
 the loop over them is shared with a sweep's analyses, `run_steps`). Every executed
 notebook and its HTML land in outputs/reports/<run name>/, with tables/, figures/ and an
 index.html linking them; the run builds them in a fresh folder that replaces the report when
-it ends (ocg/analysis/staging.py), so no file of an earlier run stays. A failing notebook stops
+it ends (ocg/staging.py), so no file of an earlier run stays. A failing notebook stops
 the run; its partial executed copy (with the error shown) is kept, and the failing notebook,
 cell and error are printed.
 """
@@ -14,7 +14,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .analysis.staging import building, finish, write_status_page
 from .data import dataset_name
 from .io import read_yaml
 from .layout import ExecutedNotebook, outputs
@@ -22,6 +21,7 @@ from .notebook_runner import run_notebook
 from .paths import PARAMS_DIR
 from .plan import Dirs, report_steps
 from .runconfig import check_common
+from .staging import building, finish, write_status_page
 
 DEMO_RUN = PARAMS_DIR / "runs" / "demo.yaml"
 

@@ -78,7 +78,7 @@ def swap_for_link(folder, target):
 def test_a_staging_folder_swapped_for_a_link_after_the_check_is_not_cleared_through(tmp_path, monkeypatch):
     from contextlib import contextmanager
 
-    import ocg.analysis.staging as staging_module
+    import ocg.staging as staging_module
     from ocg.errors import OcgInputError
     target, before = victim(tmp_path)
     final = tmp_path / "reports" / "demo"
@@ -156,7 +156,7 @@ def test_run_notebook_refuses_an_executed_copy_that_is_a_link(tmp_path, capsys, 
 
 def test_a_killed_runs_staging_is_cleared_without_following_links_inside(tmp_path):
     """What a killed run left: files, nested folders, and links in them (removed, not followed)."""
-    from ocg.analysis.staging import building
+    from ocg.staging import building
     target, before = victim(tmp_path)
     staging = tmp_path / "reports" / "demo.building~"
     (staging / "tables" / "deep").mkdir(parents=True)

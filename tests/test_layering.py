@@ -18,7 +18,7 @@ FLOORS = [
     ("scoring", ["ocg.scoring"]),
     ("results", ["ocg.designs", "ocg.results"]),
     ("analysis", ["ocg.analysis"]),
-    ("running", ["ocg.plan", "ocg.runconfig", "ocg.notebook_runner", "ocg.pipeline", "ocg.sweep"]),
+    ("running", ["ocg.plan", "ocg.runconfig", "ocg.notebook_runner", "ocg.pipeline", "ocg.staging", "ocg.sweep"]),
     ("command line", ["ocg.cli"]),
 ]
 MAX_LINES = 300

@@ -19,10 +19,10 @@ import pytest
 import yaml
 
 from ocg import pipeline
-from ocg.analysis.staging import staging_dir
 from ocg.cli import main
 from ocg.errors import OcgInputError
 from ocg.paths import NOTEBOOKS_DIR, PROJECT_ROOT
+from ocg.staging import staging_dir
 
 DEMO = yaml.safe_load(open(PROJECT_ROOT / "params" / "runs" / "demo.yaml"))
 TWO = dict(DEMO, analysis=["03_main_results", "07_reasoning_models"])

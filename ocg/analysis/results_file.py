@@ -5,7 +5,7 @@ difference from `original`, its bootstrap interval with the unit resampled and n
 test of the difference, the metric's direction and unit (metrics/registry.py) and the scoring
 signature's key; the run's design and each model's; versions and the git commit. Built from the
 report's own tables (so it equals Table 1's CSV), in the staging folder with the rest of the
-report (analysis/staging.py).
+report (ocg/staging.py).
 """
 
 from __future__ import annotations

@@ -113,8 +113,8 @@ def _interrupted(folder: SweepFolder, model: str, notebook: str, why: str, job: 
 
 def run_analysis(sweep: dict) -> int:
     """The sweep's analyses once over every model whose scoring is done, built in a fresh folder that
-    replaces the sweep's report when they end (ocg/analysis/staging.py)."""
-    from ..analysis.staging import building, finish
+    replaces the sweep's report when they end (ocg/staging.py)."""
+    from ..staging import building, finish
 
     done = [m for m in sweep["models"] if model_state(sweep, m)[0] == "done"]
     marker = SweepFolder.of(sweep).analysis_marker

@@ -20,9 +20,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..io import atomic_path, read_json, refuse_link, write_json
-from ..layout import ReportFolder
-from ..lock import exclusive
+from .io import atomic_path, read_json, refuse_link, write_json
+from .layout import ReportFolder
+from .lock import exclusive
 
 
 def staging_dir(final: Path) -> Path:
