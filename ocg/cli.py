@@ -153,9 +153,9 @@ def _models(args) -> int:
 
 def _report(args) -> int:
     """The main job: every notebook (ocg/plan.py), as a run file says (default: the demo)."""
-    from .pipeline import run_pipeline
+    from .pipeline import run_report
 
-    return run_pipeline(args.run_file)
+    return run_report(args.run_file)
 
 
 def build_parser() -> argparse.ArgumentParser:

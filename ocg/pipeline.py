@@ -58,7 +58,7 @@ def run_step(notebook: str, params: dict, report_dir: Path, name: str, shown_dir
                          f"     rendered: {partial.page}") from exc
 
 
-def run_pipeline(run_file: str | Path | None = None) -> int:
+def run_report(run_file: str | Path | None = None) -> int:
     import os
 
     from .paths import model_cache_dir
@@ -68,7 +68,7 @@ def run_pipeline(run_file: str | Path | None = None) -> int:
         os.environ["OCG_MODEL_CACHE"] = str(model_cache_dir())  # converted models stay where they are
         os.environ["OCG_OUTPUTS"] = run["outputs"]
     try:
-        return _run_report(run)
+        return _staged_report(run)
     finally:
         for key, value in saved.items():
             if value is None:
@@ -77,11 +77,11 @@ def run_pipeline(run_file: str | Path | None = None) -> int:
                 os.environ[key] = value
 
 
-def _run_report(run: dict) -> int:
+def _staged_report(run: dict) -> int:
     report = outputs().report(run["name"])
     final = report.folder
     with building(final) as staging:
-        code, state = _run_steps(run, staging, final)
+        code, state = _write_report(run, staging, final)
         finish(staging, final, state)
     print(f"\nreport: {report.index}" if code == 0 else f"\nunfinished report: {report.index}")
     return code
@@ -108,7 +108,7 @@ def run_steps(plan: list[tuple[str, dict, str]], staging: Path, final: Path, fai
     return pages, None
 
 
-def _run_steps(run: dict, staging: Path, final: Path) -> tuple[int, dict]:
+def _write_report(run: dict, staging: Path, final: Path) -> tuple[int, dict]:
     """Every notebook into `staging`, then the landing page: (exit code, how the run ended)."""
     from .analysis.site import write_index
 

@@ -156,11 +156,11 @@ def test_a_run_file_says_where_its_outputs_go(tmp_path, monkeypatch):
         import os
         seen.update(env=os.environ["OCG_OUTPUTS"], cache=os.environ["OCG_MODEL_CACHE"], final=final)
         return 0, {}
-    monkeypatch.setattr(ocg.pipeline, "_run_steps", steps_seen)
+    monkeypatch.setattr(ocg.pipeline, "_write_report", steps_seen)
     monkeypatch.setattr(ocg.pipeline, "finish", lambda *a: None)
     monkeypatch.setenv("OCG_OUTPUTS", str(tmp_path / "elsewhere"))
     monkeypatch.delenv("OCG_MODEL_CACHE", raising=False)
-    ocg.pipeline.run_pipeline(write_run(tmp_path, outputs=str(tmp_path / "o")))
+    ocg.pipeline.run_report(write_run(tmp_path, outputs=str(tmp_path / "o")))
     assert seen == {"env": str(tmp_path / "o"), "cache": str(tmp_path / "elsewhere" / "models"),  # not converted again
                     "final": tmp_path / "o" / "reports" / DEMO["name"]}
     import os

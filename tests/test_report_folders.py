@@ -55,7 +55,7 @@ def fake_step(notebook, params, report_dir, name, shown_dir=None, fail=None, dur
 
 def report(monkeypatch, tmp_path, run, **step_options) -> int:
     monkeypatch.setattr(pipeline, "run_step", lambda *a, **k: fake_step(*a, **k, **step_options))
-    return pipeline.run_pipeline(write_run(tmp_path, run))
+    return pipeline.run_report(write_run(tmp_path, run))
 
 
 def test_a_reused_report_name_keeps_nothing_of_the_previous_run(outputs, tmp_path, monkeypatch, capsys):
@@ -114,7 +114,7 @@ def test_a_report_being_rebuilt_is_whole_or_visibly_unfinished(outputs, tmp_path
         seen["page"] = (staging / "index.html").read_text()
         seen["compare"] = main(["compare-reports", str(staging), str(folder)])
         with pytest.raises(OcgInputError, match=rf"PID {os.getpid()} on .* is building this report"):
-            pipeline.run_pipeline(write_run(tmp_path, ONE))  # a second run of the same report
+            pipeline.run_report(write_run(tmp_path, ONE))  # a second run of the same report
 
     assert report(monkeypatch, tmp_path, ONE, during=("03_main_results", mid_run)) == 0
     assert seen["index"] == first_index  # the previous report, whole, until this one ends
@@ -137,7 +137,7 @@ def report_until_killed(run_file: str, ready: str) -> None:
         Path(ready).write_text("in notebook 07")
         time.sleep(120)
     pipeline.run_step = lambda *a, **k: fake_step(*a, **k, during=("07_reasoning_models", hang))
-    pipeline.run_pipeline(run_file)
+    pipeline.run_report(run_file)
 
 
 def test_kill_9_during_a_notebook_leaves_the_previous_report_and_a_visibly_unfinished_one(
