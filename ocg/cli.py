@@ -202,7 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="auto: BLEURT and perplexity on a GPU when there is one")
     p.set_defaults(func=_score)
 
-    from .plan import ALL_SPAN, ANALYSES_SPAN
+    from .notebook_names import ALL_SPAN, ANALYSES_SPAN, BUILD_DATA
     p = sub.add_parser("sweep", help=f"many models: notebooks 01-02 per model, then {ANALYSES_SPAN} (local or Slurm)")
     p.add_argument("file", type=Path, help="a sweep file, e.g. params/sweeps/paper.yaml")
     p.add_argument("--executor", choices=["local", "slurm"], default="local")
@@ -234,7 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_models)
 
     p = sub.add_parser("run-notebook", help="execute a numbered notebook with papermill")
-    p.add_argument("notebook", help="e.g. 00_build_data")
+    p.add_argument("notebook", help=f"e.g. {BUILD_DATA}")
     p.add_argument("-p", "--param", action="append", help="KEY=VALUE (VALUE read as YAML)")
     p.add_argument("--out", type=Path, default=None, help="directory for the executed copy")
     p.set_defaults(func=_run_notebook)

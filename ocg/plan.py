@@ -4,7 +4,7 @@ A run file (params/runs/) and a sweep file (params/sweeps/) name the same things
 models file, conditions, concept sets, templates, metrics and scoring settings. Every analysis
 gets exactly the run's values for the parameters its parameters cell declares (read from the
 notebook, ocg/notebook_parameters.py), so a sweep with its own models file reaches the analyses
-too. The notebooks' names are spelled here; other modules use these constants.
+too. The notebooks' names are spelled in ocg/notebook_names.py.
 """
 
 from __future__ import annotations
@@ -12,23 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from .notebook_names import ANALYSES, BUILD_DATA, GENERATE, SCORE
 from .notebook_parameters import declared
 from .notebook_runner import find_notebook
-
-BUILD_DATA, GENERATE, SCORE = "00_build_data", "01_generate", "02_score"
-MODEL_NOTEBOOKS = (GENERATE, SCORE)
-ANALYSES = ("03_main_results", "04_pos_patterns", "05_templates", "06_priming",
-            "07_reasoning_models", "08_concept_difficulty", "09_cases", "10_positions", "11_samples")
-
-
-def span(notebooks) -> str:
-    """'03-11': the numbers of the first and last of `notebooks`, for texts that name a range
-    (help, job scripts), so no text says a range the plan does not run."""
-    first, last = notebooks[0][:2], notebooks[-1][:2]
-    return first if first == last else f"{first}-{last}"
-
-
-ANALYSES_SPAN, ALL_SPAN = span(ANALYSES), span((BUILD_DATA, *ANALYSES))
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from .errors import OcgInputError
 from .generation.sampling import check_sampling
 from .models import MODELS_FILE, load_models
 from .names import check_name
-from .plan import ANALYSES, MODEL_NOTEBOOKS
+from .notebook_names import ANALYSES, MODEL_NOTEBOOKS
 from .schema import Field, check_fields
 
 COMMON_DEFAULTS = {"models_file": None, "n_concepts": 4, "subset_k": None, "permutations": None, "template_ids": None,

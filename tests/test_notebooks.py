@@ -1,6 +1,7 @@
 """Committed notebooks are clean and parameterised; they execute under papermill."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -12,8 +13,23 @@ NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("*.ipynb"))
 
 
 def test_the_notebooks_are_the_steps_of_the_plan():
-    from ocg.plan import ANALYSES, MODEL_NOTEBOOKS
+    from ocg.notebook_names import ANALYSES, MODEL_NOTEBOOKS
     assert [p.stem for p in NOTEBOOKS] == ["00_build_data", *MODEL_NOTEBOOKS, *ANALYSES]
+
+
+def test_no_module_but_notebook_names_spells_a_notebook_name():
+    """A module that names a notebook (to run it, link it or check a run file) takes the name from
+    ocg/notebook_names.py: a renamed notebook then breaks nowhere else (site.py and explain.py
+    once spelled the analyses' names again)."""
+    import ast
+
+    import ocg
+    names = {p.stem for p in NOTEBOOKS}
+    package = Path(ocg.__file__).parent
+    spelled = [f"{path.relative_to(package)}:{node.lineno}: {node.value!r}" for path in sorted(package.rglob("*.py"))
+               if path.name != "notebook_names.py" for node in ast.walk(ast.parse(path.read_text()))
+               if isinstance(node, ast.Constant) and node.value in names]
+    assert not spelled, f"use the constants of ocg/notebook_names.py: {spelled}"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)

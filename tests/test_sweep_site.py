@@ -156,7 +156,7 @@ def test_texts_name_only_notebook_ranges_the_plan_has():
                 if start in ("00", "03") and end != last or (start, end) in {("01", "03")}:
                     wrong.append(f"{f.relative_to(PROJECT_ROOT)}:{n}: {m.group(0)}")
     assert not wrong, f"notebook ranges that disagree with ocg/plan.py (analyses 03-{last}): {wrong}"
-    from ocg.plan import ALL_SPAN, ANALYSES_SPAN, span
+    from ocg.notebook_names import ALL_SPAN, ANALYSES_SPAN, span
     assert span(ANALYSES) == ANALYSES_SPAN == f"03-{last}" and ALL_SPAN == f"00-{last}"
     help_text = ocg("--help").stdout
     assert f"then {ANALYSES_SPAN}" in help_text and f"run notebooks {ALL_SPAN}" in help_text

@@ -14,19 +14,20 @@ import pandas as pd
 
 from ..layout import ExecutedNotebook, ReportFolder
 from ..metrics.registry import metric
+from ..notebook_names import POS_PATTERNS, POSITIONS, PRIMING, REASONING_MODELS, SAMPLES, TEMPLATES
 from ..paths import PROJECT_ROOT
 from .tables import wide
 
 METHODS_FILE = PROJECT_ROOT / "docs" / "METHODS.md"
 # The paper's tables beyond Table 1: (table, title, notebook, METHODS section, rows, beside each value)
 OTHER_TABLES = (
-    ("table2", "Table 2: by the concepts' parts of speech (mean and SD over models)", "04_pos_patterns",
+    ("table2", "Table 2: by the concepts' parts of speech (mean and SD over models)", POS_PATTERNS,
      "Analyses", "pos_pattern", "mean_over_llms", "sd_over_llms"),
     ("table3", "Table 3: by template, with and without “in the specified order” (mean and SD over models)",
-     "05_templates", "Analyses", ["template_id", "condition"], "mean_over_llms", "sd_over_llms"),
-    ("table4", "Table 4: one-shot priming (Δ: one-shot minus zero-shot)", "06_priming", "Analyses", "model",
+     TEMPLATES, "Analyses", ["template_id", "condition"], "mean_over_llms", "sd_over_llms"),
+    ("table4", "Table 4: one-shot priming (Δ: one-shot minus zero-shot)", PRIMING, "Analyses", "model",
      "value", "delta_vs_zero_shot_ordered"),
-    ("table7", "Table 7: reasoning models beside their base models (template 0)", "07_reasoning_models", "Analyses",
+    ("table7", "Table 7: reasoning models beside their base models (template 0)", REASONING_MODELS, "Analyses",
      ["pair", "role", "model"], "value", "delta_vs_original_commongen"),
 )
 
@@ -133,7 +134,7 @@ def pass_at_k(report_dir: Path, table_html) -> str:
     return ("<h2>Ordered pass@k: at least one of k samples composes the list in order</h2>"
             f"<p class='sub'>Percent of instances, mean over templates, unbiased from each instance's "
             f"{_esc(', '.join(map(str, sorted(long['n_samples'].unique()))))} samples (Chen et al., 2021). "
-            f"From {notebook_link(report_dir, '11_samples')}; method: "
+            f"From {notebook_link(report_dir, SAMPLES)}; method: "
             f"{methods_link(report_dir, 'Repeated samples and pass@k')}; "
             f"<a href='{_esc(path.relative_to(report_dir).as_posix())}'>CSV</a>.</p>" + table_html(shown))
 
@@ -159,7 +160,7 @@ def positions_section(report_dir: Path, table_html) -> str:
     if not parts:
         return ""
     return ("<h2>Where order breaks: by the place each concept was asked in</h2><p class='sub'>From "
-            f"{notebook_link(report_dir, '10_positions')} (preferred orders and the first concept's part of speech "
+            f"{notebook_link(report_dir, POSITIONS)} (preferred orders and the first concept's part of speech "
             f"there too); method: {methods_link(report_dir, 'Where order breaks')}.</p>" + "".join(parts))
 
 

@@ -1,4 +1,4 @@
-"""What every analysis notebook (ocg/plan.py ANALYSES) does first and shows alike: one call each."""
+"""What every analysis notebook (ANALYSES, ocg/notebook_names.py) does first and shows alike: one call each."""
 
 from __future__ import annotations
 

@@ -25,6 +25,7 @@ from ..layout import ExecutedNotebook, ModelGenerations, ModelScores, ReportFold
 from ..metrics.degenerate import FLAG_COLUMNS, FLAG_HELP
 from ..metrics.listcopy import LIST_FLAGS
 from ..metrics.registry import label
+from ..notebook_names import MAIN_RESULTS
 from ..provenance import git_state
 from ..records import RunCard, Signature
 from ..results import comparable_signature, instance_keys, load_scores, scoring_differences
@@ -78,10 +79,10 @@ def _headline(report_dir: Path, scores: dict) -> str:
         parts.append("<p>The paper's published numbers for the same models:</p>" + _table_html(paper))
     else:
         parts.append("<p class='muted'>None of these models is in the paper's Table 1 (the paper's numbers: "
-                     + explain.notebook_link(report_dir, "03_main_results") + ").</p>")
+                     + explain.notebook_link(report_dir, MAIN_RESULTS) + ").</p>")
     parts.append(explain.missing_reasons(scores["summary"], scores["signatures"]) if len(scores["summary"]) else "")
     parts.append(explain.legend(t1["metric"].unique()))
-    parts.append(f"<p class='sub'>From {explain.notebook_link(report_dir, '03_main_results')} (with bootstrap intervals "
+    parts.append(f"<p class='sub'>From {explain.notebook_link(report_dir, MAIN_RESULTS)} (with bootstrap intervals "
                  f"and a paired test); method: {explain.methods_link(report_dir, 'Metrics')}.</p>")
     return "".join(parts)
 

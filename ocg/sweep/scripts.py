@@ -15,8 +15,8 @@ from pathlib import Path
 
 from ..io import atomic_path, follow_umask
 from ..layout import SweepFolder
+from ..notebook_names import span
 from ..paths import FOLDER_VARIABLES, PROJECT_ROOT
-from ..plan import span
 from .state import stop_file
 from .tasks import INTERRUPTED, task_command
 
