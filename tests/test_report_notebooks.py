@@ -1,5 +1,6 @@
-"""Notebooks 03-10 execute under papermill on a small scored fixture, with the parameters the
-run plan gives them (as a sweep with its own models file would), and write their tables."""
+"""The analysis notebooks but 11 (tests/test_samples_notebook.py runs it on a sampled run) execute
+under papermill on a small scored fixture, with the parameters the run plan gives them (as a
+sweep with its own models file would), and write their tables."""
 
 import itertools
 import json

@@ -5,7 +5,6 @@ the whole sweep, site setup and environment, per-group partitions, OCG_OUTPUTS a
 import json
 import os
 import random
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -136,30 +135,6 @@ def test_status_says_running_or_partial_for_a_model_in_flight(tmp_path):
     (out / "status" / "site" / "analysis.json").write_text(json.dumps({"state": "done", "report": "r", "models": ["m-a"]}))
     status = ocg("sweep", str(path), "--status").stdout
     assert "analysis: done over 1 model(s): r (out of date: 2 model(s) done now" in status, status
-
-
-NOTEBOOK_RANGE = re.compile(r"(?<![\d-])(\d\d)-(\d\d)(?![\d-])")
-
-
-def test_texts_name_only_notebook_ranges_the_plan_has():
-    """A text that names a range of notebooks (help, job scripts, README, sweep files) names one
-    the plan runs: a range from 00 or 03 ends at the last analysis; the model notebooks are 01-02."""
-    from ocg.plan import ANALYSES
-    last = ANALYSES[-1][:2]
-    files = [PROJECT_ROOT / "README.md", *PROJECT_ROOT.glob("docs/*.md"), *PROJECT_ROOT.glob("ocg/**/*.py"),
-             *PROJECT_ROOT.glob("params/**/*.yaml"), *PROJECT_ROOT.glob("benchmarks/*.py")]
-    wrong = []
-    for f in files:
-        for n, line in enumerate(f.read_text().splitlines(), 1):
-            for m in NOTEBOOK_RANGE.finditer(line):
-                start, end = m.groups()
-                if start in ("00", "03") and end != last or (start, end) in {("01", "03")}:
-                    wrong.append(f"{f.relative_to(PROJECT_ROOT)}:{n}: {m.group(0)}")
-    assert not wrong, f"notebook ranges that disagree with ocg/plan.py (analyses 03-{last}): {wrong}"
-    from ocg.notebook_names import ALL_SPAN, ANALYSES_SPAN, span
-    assert span(ANALYSES) == ANALYSES_SPAN == f"03-{last}" and ALL_SPAN == f"00-{last}"
-    help_text = ocg("--help").stdout
-    assert f"then {ANALYSES_SPAN}" in help_text and f"run notebooks {ALL_SPAN}" in help_text
 
 
 @pytest.mark.slow
