@@ -2,8 +2,8 @@
 
 The package ships a GGUF file. transformers (+ gguf) dequantizes it into a Llama model; we
 save that once as a normal transformers directory (reloads in ~2 s instead of ~20 s), with
-the tokenizer fixed for generation (see shared notes: under transformers 4.57 the GGUF
-tokenizer has eos=<|im_start|>, no pad token and add_bos=True). The folder records the
+the tokenizer fixed for generation (under transformers 4.57 the GGUF tokenizer comes out with
+eos=<|im_start|>, no pad token and add_bos=True: `convert` sets eos and pad to <|im_end|>, no BOS). The folder records the
 transformers version that wrote it and is keyed by its major version.
 """
 

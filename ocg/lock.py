@@ -1,8 +1,9 @@
 """One writer per output directory: an exclusive lock that names its holder.
 
-A second `generate` into the same directory (or a second `ocg score` of one model's scores)
-fails at once, saying which process (PID, host, start time) holds it, instead of interleaving
-records or files. The lock is an advisory `flock` on
+A second `generate` into the same directory (or a second `ocg score` of one model's scores, a
+second run building the same report, a second task of one sweep model, `ocg repair` during a
+run) fails at once, saying which process (PID, host, start time) holds it, instead of
+interleaving records or files. The lock is an advisory `flock` on
 `<dir>/.lock`; the kernel releases it when the holder exits, even after `kill -9`.
 """
 

@@ -40,7 +40,8 @@ def steps(run: dict, report_dir: Path) -> list[tuple[str, dict, str]]:
 
 
 class StepFailed(RuntimeError):
-    """A notebook of the pipeline failed; the message names notebook, cell, error and copy."""
+    """A notebook of a report, a sweep's analyses or `ocg run-notebook` failed; the message names
+    notebook, cell, error and copy."""
 
 
 def run_step(notebook: str, params: dict, report_dir: Path, name: str, shown_dir: Path | None = None) -> Path:

@@ -1,4 +1,4 @@
-"""The caveats the landing page shows beside its numbers, as notebooks 03 and 07 give them: what
+"""The caveats the landing page shows beside its numbers, as notebook 03 gives them: what
 Table 1 stands on (concept sets, answers, a bootstrap interval or the small-sample mark), the
 share of in-order answers that copy the concept list, a perplexity mean dominated by a few
 answers (with the median beside it), and the answer-flag counts per condition, and what the batch-1 check shows."""

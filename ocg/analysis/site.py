@@ -1,9 +1,11 @@
 """The report's landing page: index.html, static and self-contained (opens from disk).
 
 What was run (and each model's design, with a warning where models answered different instances
-or not all that was asked), the headline table (Table 1, ours beside the paper's), Figures 3 and 4 inline,
-one status line per model, the scoring signatures (with a warning where models differ), then
-links to every notebook, table and figure, and the case browser.
+or not all that was asked), the case browser, the headline table (Table 1, ours beside the
+paper's, with its caveats), the sensitivity view, the paper's other tables, where order breaks,
+ordered pass@k, Figures 3 and 4 inline, one status line per model, the scoring signatures (with a
+warning where models differ), then links to every notebook, table and figure, and
+docs/METHODS.md rendered beside it.
 """
 
 from __future__ import annotations

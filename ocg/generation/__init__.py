@@ -1,4 +1,5 @@
-"""Generation: any instruction-tuned model over the instances (transformers or an OpenAI-style API).
+"""Generation: any instruction-tuned model over the instances (transformers or an OpenAI-style API),
+or answers written before (replay).
 
 Names load on first use (PEP 562), so importing hf_backend or invariance does not import
 pandas: benchmarks/gpu_check.py runs with torch and transformers alone.

@@ -2,7 +2,7 @@
 
 Each batch is appended with one write and an fsync, so a process killed at any moment loses
 at most the batch in flight. Reading never changes a file. Before writing (under the output
-directory's lock, see `lock.py`) a torn last line, killed mid-write, is cut off and reported;
+directory's lock, ocg/lock.py) a torn last line, killed mid-write, is cut off and reported;
 a complete last record that only lacks its newline is kept and given one. A malformed line
 anywhere else, a record of the wrong shape, or an id written twice stops with an error naming
 file and line (`repair_duplicates` keeps the first record of each id). With repeated samples a

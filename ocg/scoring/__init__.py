@@ -1,6 +1,7 @@
 """Scoring: every metric of the paper for each model's generations (docs/METHODS.md, "Metrics").
 
 config.py    the scoring settings (params/scoring.yaml), checked
+dictionary.py  score tables checked on read against docs/DATA.md
 families.py  each scoring family once: its columns, its key (for staleness), its computation, its code version
 neural.py    perplexity and pairwise BLEURT with per-text caches
 samples.py   tables over repeated samples: groups per sample, the summary's mean and spread over samples

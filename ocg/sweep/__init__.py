@@ -15,6 +15,7 @@ Layout under the sweep's `outputs` directory:
   logs/<model>.log, logs/slurm-<job>_<index>.out, logs/analysis.log
   reports/<sweep name>/                        the analyses, tables, figures, index.html
   status/<sweep name>/<model>/interrupted.json  a task stopped at its time-limit warning (it requeues)
+  status/<sweep name>/analysis.json            the analyses' state and the models their report covers
   slurm/array.sbatch, analysis.sbatch, manifest.json (manifest.dry-run.json: what a dry run would submit)
 """
 
