@@ -202,8 +202,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="auto: BLEURT and perplexity on a GPU when there is one")
     p.set_defaults(func=_score)
 
-    from .notebook_names import ALL_SPAN, ANALYSES_SPAN, BUILD_DATA
-    p = sub.add_parser("sweep", help=f"many models: notebooks 01-02 per model, then {ANALYSES_SPAN} (local or Slurm)")
+    from .notebook_names import ALL_SPAN, ANALYSES_SPAN, BUILD_DATA, MODEL_NOTEBOOKS, span
+    p = sub.add_parser("sweep", help=f"many models: notebooks {span(MODEL_NOTEBOOKS)} per model, then "
+                                    f"{ANALYSES_SPAN} (local or Slurm)")
     p.add_argument("file", type=Path, help="a sweep file, e.g. params/sweeps/paper.yaml")
     p.add_argument("--executor", choices=["local", "slurm"], default="local")
     p.add_argument("--wait", action="store_true", help="slurm: follow the jobs to the end")

@@ -81,6 +81,7 @@ def test_help_texts_name_the_plans_ranges():
     help_text = subprocess.run([sys.executable, "-m", "ocg.cli", "--help"], capture_output=True, text=True,
                                check=True).stdout
     assert f"then {ANALYSES_SPAN}" in help_text and f"run notebooks {ALL_SPAN}" in help_text
+    assert f"notebooks {span(MODEL_NOTEBOOKS)} per model" in help_text
 
 
 def methods_table_disagreements(text: str) -> list[str]:
