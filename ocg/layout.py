@@ -26,24 +26,26 @@ from .paths import model_cache_dir, outputs_dir
 SCORE_TABLES = ("answers", "groups", "summary")
 
 
+def _inside(*parts: str, doc: str | None = None) -> property:
+    """A read-only attribute: the path `parts` inside the object's own folder (`folder`, or `root`)."""
+    def path(self) -> Path:
+        return Path(getattr(self, "folder", None) or self.root, *parts)
+    return property(path, doc=doc)
+
+
 @dataclass(frozen=True)
 class Dataset:
     """A built dataset (notebook 00): its manifest is written last and marks a complete build."""
     folder: Path
-
-    @property
-    def instances(self) -> Path:
-        return self.folder / "instances.parquet"
-
-    @property
-    def manifest(self) -> Path:
-        return self.folder / "manifest.json"
+    instances = _inside("instances.parquet")
+    manifest = _inside("manifest.json")
 
 
 @dataclass(frozen=True)
 class ModelGenerations:
     """One model's generations folder: a JSONL store per condition and the run card."""
     folder: Path
+    run_card = _inside("run_card.json")
 
     @classmethod
     def of(cls, model: str, root: str | Path | None = None) -> ModelGenerations:
@@ -53,10 +55,6 @@ class ModelGenerations:
     @property
     def model(self) -> str:
         return self.folder.name
-
-    @property
-    def run_card(self) -> Path:
-        return self.folder / "run_card.json"
 
     def store(self, condition: str) -> Path:
         return self.folder / f"{condition}.jsonl"
@@ -71,6 +69,10 @@ class ModelScores:
     """One model's score set: three tables and the signature. (The neural families' caches beside
     them are named in ocg/scoring/families.py: inside code whose digest is each family's version.)"""
     folder: Path
+    answers = _inside("answers.parquet")
+    groups = _inside("groups.parquet")
+    summary = _inside("summary.parquet")
+    signature = _inside("signature.json")
 
     @classmethod
     def of(cls, model: str, root: str | Path | None = None) -> ModelScores:
@@ -81,72 +83,30 @@ class ModelScores:
         """answers, groups or summary."""
         return self.folder / f"{name}.parquet"
 
-    @property
-    def answers(self) -> Path:
-        return self.table("answers")
-
-    @property
-    def groups(self) -> Path:
-        return self.table("groups")
-
-    @property
-    def summary(self) -> Path:
-        return self.table("summary")
-
-    @property
-    def signature(self) -> Path:
-        return self.folder / "signature.json"
-
 
 @dataclass(frozen=True)
 class ReportFolder:
     """A report: executed notebooks, tables/, figures/, the landing page and the case browser."""
     folder: Path
+    tables = _inside("tables")
+    figures = _inside("figures")
+    index = _inside("index.html")
+    methods = _inside("methods.html", doc="docs/METHODS.md rendered into the report (its links work anywhere)")
+    cases = _inside("cases.html", doc="The case browser's page; its data lie in `case_chunks`.")
+    case_chunks = _inside("cases")
+    state = _inside("report.json", doc="report.json: building, done or failed (ocg/staging.py).")
+    results = _inside("results.json", doc="Every Table 1 number with its interval, machine-readable (docs/DATA.md).")
 
     @classmethod
     def at(cls, folder: str | Path | None = None) -> ReportFolder:
         """`folder`, or outputs/reports itself (a run by hand saves nothing: analysis/report.py)."""
         return cls(Path(folder) if folder else outputs().reports)
 
-    @property
-    def tables(self) -> Path:
-        return self.folder / "tables"
-
-    @property
-    def figures(self) -> Path:
-        return self.folder / "figures"
-
     def table(self, name: str, ext: str = "csv") -> Path:
         return self.tables / f"{name}.{ext}"
 
     def figure(self, name: str, ext: str = "png") -> Path:
         return self.figures / f"{name}.{ext}"
-
-    @property
-    def index(self) -> Path:
-        return self.folder / "index.html"
-
-    @property
-    def methods(self) -> Path:  # docs/METHODS.md rendered into the report (its links work anywhere)
-        return self.folder / "methods.html"
-
-    @property
-    def cases(self) -> Path:
-        """The case browser's page; its data lie in `case_chunks`."""
-        return self.folder / "cases.html"
-
-    @property
-    def case_chunks(self) -> Path:
-        return self.folder / "cases"
-
-    @property
-    def state(self) -> Path:
-        """report.json: building, done or failed (ocg/staging.py)."""
-        return self.folder / "report.json"
-
-    @property
-    def results(self) -> Path:  # every Table 1 number with its interval, machine-readable (docs/DATA.md)
-        return self.folder / "results.json"
 
     @property
     def staging(self) -> ReportFolder:
@@ -182,26 +142,11 @@ class ExecutedNotebook:
 class Outputs:
     """A root holding generations/, scores/, reports/ and the rest (outputs/, or a sweep's)."""
     root: Path
-
-    @property
-    def data(self) -> Path:
-        return self.root / "data"
-
-    @property
-    def generations(self) -> Path:
-        return self.root / "generations"
-
-    @property
-    def scores(self) -> Path:
-        return self.root / "scores"
-
-    @property
-    def reports(self) -> Path:
-        return self.root / "reports"
-
-    @property
-    def notebooks(self) -> Path:  # executed copies of notebooks run one by one
-        return self.root / "notebooks"
+    data = _inside("data")
+    generations = _inside("generations")
+    scores = _inside("scores")
+    reports = _inside("reports")
+    notebooks = _inside("notebooks", doc="Executed copies of notebooks run one by one.")
 
     def dataset(self, name: str) -> Dataset:
         return Dataset(self.data / name)
@@ -221,6 +166,12 @@ class SweepFolder:
     """A sweep's outputs folder; status/ is per sweep name, so sweeps can share generations."""
     root: Path
     name: str
+    logs = _inside("logs")
+    analysis_log = _inside("logs", "analysis.log")
+    slurm = _inside("slurm")
+    array_script = _inside("slurm", "array.sbatch")
+    analysis_script = _inside("slurm", "analysis.sbatch")
+    manifest = _inside("slurm", "manifest.json", doc="What was submitted to Slurm, and when.")
 
     @classmethod
     def of(cls, sweep: dict) -> SweepFolder:
@@ -253,46 +204,19 @@ class SweepFolder:
     def analysis_marker(self) -> Path:
         return self.root / "status" / self.name / "analysis.json"
 
-    @property
-    def logs(self) -> Path:
-        return self.root / "logs"
-
     def log(self, model: str) -> Path:
         return self.logs / f"{model}.log"
-
-    @property
-    def analysis_log(self) -> Path:
-        return self.logs / "analysis.log"
-
-    @property
-    def slurm(self) -> Path:
-        return self.root / "slurm"
-
-    @property
-    def array_script(self) -> Path:
-        return self.slurm / "array.sbatch"
-
-    @property
-    def analysis_script(self) -> Path:
-        return self.slurm / "analysis.sbatch"
-
-    @property
-    def manifest(self) -> Path:  # what was submitted to Slurm, and when
-        return self.slurm / "manifest.json"
 
 
 @dataclass(frozen=True)
 class ConvertedModel:
     """A converted embedded model: <name>/ by transformers 4.x, <name>.transformers5/ by 5.x (4.x misreads 5.x's)."""
     folder: Path
+    source = _inside("ocg_source.json", doc="Where it was converted from; written last, it marks a complete conversion.")
 
     @classmethod
     def named(cls, name: str, transformers_major: int = 4) -> ConvertedModel:
         return cls(model_cache_dir() / (name if transformers_major == 4 else f"{name}.transformers{transformers_major}"))
-
-    @property
-    def source(self) -> Path:  # where it was converted from; written last, it marks a complete conversion
-        return self.folder / "ocg_source.json"
 
 
 def outputs() -> Outputs:
