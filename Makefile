@@ -36,6 +36,12 @@ test: $(STAMP)
 	$(VENV)/bin/ruff check ocg tests benchmarks
 	$(PY) -m pytest $(PYTEST_ARGS)
 
+# The fast tier while developing: the linter and every test not marked slow (README, "Developing").
+.PHONY: test-fast
+test-fast: $(STAMP)
+	$(VENV)/bin/ruff check ocg tests benchmarks
+	$(PY) -m pytest -m "not slow" $(PYTEST_ARGS)
+
 install: $(STAMP)
 
 test-tf5: $(STAMP5)

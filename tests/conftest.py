@@ -12,6 +12,28 @@ from ocg.paths import PROJECT_ROOT  # noqa: E402
 os.environ.setdefault("OCG_MODEL_CACHE", str(PROJECT_ROOT / "outputs" / "models"))
 
 
+@pytest.fixture(scope="session")
+def scored_run(tmp_path_factory):
+    """The scored run most tests read, built by one factory: scored_run(name, rows, metrics, models,
+    conditions, **settings) writes each model's records in each condition (rows: a list, or a
+    function of model and condition giving one; see helpers.write_generations) under <root>/gen,
+    scores each model with score_model(metrics, **settings) under <root>/scores and returns <root>,
+    a fresh folder per call. Session-scoped so that module-scoped fixtures build once per module;
+    a test that changes a build copies it first (shutil.copytree), as others may read it."""
+    from helpers import write_generations
+
+    from ocg.scoring import score_model
+
+    def build(name, rows, metrics, models=("m",), conditions=("ordered",), **settings):
+        root = tmp_path_factory.mktemp(name)
+        for model in models:
+            for condition in conditions:
+                write_generations(root / "gen", model, rows(model, condition) if callable(rows) else rows, condition)
+            score_model(root / "gen" / model, metrics=metrics, out_dir=root / "scores", progress=False, **settings)
+        return root
+    return build
+
+
 @pytest.fixture
 def outputs(tmp_path, monkeypatch):
     """An empty outputs/ root for the test (OCG_OUTPUTS), so tests never touch the real one."""

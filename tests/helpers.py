@@ -24,17 +24,13 @@ def write_generations(root, model, rows, condition="ordered"):
     return root / model
 
 
-def score_two_models(root, answers, conditions, metrics):
-    """Models a and b over sets s1, s2, templates 0, 1 and six permutations of boy, ride, bike,
-    street, each answering from `answers` in turn (b one step ahead), scored under root/scores."""
-    from ocg.scoring import score_model
-    for model in ("a", "b"):
-        rows = [{"set_id": s, "template_id": t, "perm_index": p, "concepts": ["boy", "ride", "bike", "street"],
-                 "pos_pattern": "NVNN", "answer": answers[(p + t + (model == "b")) % len(answers)]}
-                for s in ("s1", "s2") for t in (0, 1) for p in range(6)]
-        for cond in conditions:
-            write_generations(root / "gen", model, rows, cond)
-        score_model(root / "gen" / model, metrics=metrics, out_dir=root / "scores", progress=False)
+def two_models_rows(answers):
+    """Rows for the conftest's scored_run (models a and b): sets s1, s2, templates 0, 1 and six
+    permutations of boy, ride, bike, street, each answering from `answers` in turn (b one step ahead)."""
+    return lambda model, _condition: [
+        {"set_id": s, "template_id": t, "perm_index": p, "concepts": ["boy", "ride", "bike", "street"],
+         "pos_pattern": "NVNN", "answer": answers[(p + t + (model == "b")) % len(answers)]}
+        for s in ("s1", "s2") for t in (0, 1) for p in range(6)]
 
 
 def build_tiny_bleurt(folder, sentences):

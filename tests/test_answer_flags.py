@@ -6,7 +6,6 @@ import re
 
 import pandas as pd
 import pytest
-from helpers import write_generations
 
 from ocg.analysis.site import write_index
 from ocg.metrics.degenerate import FLAGS_VERSION, flag_answers, looping
@@ -35,14 +34,12 @@ def test_truncated_comes_from_the_finish_reason_not_the_text():
 
 
 @pytest.fixture(scope="module")
-def flagged(tmp_path_factory):
-    root = tmp_path_factory.mktemp("flags")
+def flagged(scored_run):
     rows = [{"set_id": "s1", "template_id": 0, "perm_index": p, "concepts": ["dog", "run", "park", "ball"],
              "answer": LOOP if p == 5 else ("The dog runs in the" if p < 2 else "The dog runs in the park with a ball."),
              "finish_reason": "length" if p < 2 or p == 5 else "stop"} for p in range(24)]
-    write_generations(root / "gen", "m", rows)
-    out = score_model(root / "gen" / "m", metrics=["pbleu"], out_dir=root / "scores", progress=False)
-    return root, out
+    root = scored_run("flags", rows, ["pbleu"])
+    return root, root / "scores" / "m"
 
 
 def test_scores_carry_the_flags_and_their_version(flagged):

@@ -26,7 +26,7 @@ def report(scored):  # noqa: F811
         pytest.skip("chromium is not installed (apt-get install chromium)")
     out = scored / "site"
     cfg = {"models_file": str(scored / "models.yaml"), "table7_pairs": None}
-    dirs = Dirs(scored / "generations", scored / "scores", out)
+    dirs = Dirs(scored / "gen", scored / "scores", out)
     pages = []
     for nb in ("03_main_results", "08_concept_difficulty"):
         run_notebook(nb, {**notebook_params(nb, cfg, dirs, MODELS), "n_boot": 50} if nb.startswith("03")
@@ -35,7 +35,7 @@ def report(scored):  # noqa: F811
     run = {"models": MODELS + ["broken-model"], "conditions": ["original", "ordered", "ordered_one_shot"], "subset_k": 2,
            "n_concepts": 4, "file": "test"}
     write_index(out, "ocg report: browser test", pages, run=run, scores_root=scored / "scores",
-                generations_root=scored / "generations",
+                generations_root=scored / "gen",
                 failures={"broken-model": {"notebook": "01_generate", "cell": 3, "reason": "OSError: gone"}})
     return out
 

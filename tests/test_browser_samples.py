@@ -8,11 +8,9 @@ import io
 import re
 
 import pytest
-from helpers import write_generations
 
 from ocg.analysis.browser import spans
 from ocg.analysis.site import write_index
-from ocg.scoring import score_model
 
 CONCEPTS = ["bobsled", "jump", "push", "run"]
 EMOJI = "😀😀😀😀 The bobsled jump push run."
@@ -30,15 +28,13 @@ def test_offsets_are_utf16_units_where_the_answer_holds_astral_characters():
 
 
 @pytest.fixture(scope="module")
-def cases(tmp_path_factory):
+def cases(scored_run):
     from test_browser import CHROMIUM
     if CHROMIUM is None:
         pytest.skip("chromium is not installed (apt-get install chromium)")
-    root = tmp_path_factory.mktemp("samples")
     rows = [{"set_id": "s1", "template_id": 0, "perm_index": p, "concepts": CONCEPTS, "pos_pattern": "NVVV",
              "sample": s, "answer": f"{ANSWERS[(p + s) % 3]} #{s}"} for p in range(3) for s in (0, 1)]
-    write_generations(root / "gen", "a", rows)
-    score_model(root / "gen" / "a", metrics=["coverage"], out_dir=root / "scores", progress=False)
+    root = scored_run("samples", rows, ["coverage"], models=("a",))
     write_index(root / "report", "t", [], run={"models": ["a"], "conditions": ["ordered"], "file": "r"},
                 scores_root=root / "scores", generations_root=root / "gen")
     page = root / "report" / "cases.html"

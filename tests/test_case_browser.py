@@ -5,11 +5,9 @@ address that follows the filters, and a visible message for a preset that matche
 import re
 
 import pytest
-from helpers import write_generations
 
 from ocg.analysis.browser import spans
 from ocg.analysis.site import write_index
-from ocg.scoring import score_model
 
 ANSWERS = ["The boy rides a bike down the street.", "Push-ups: a boy, a bike.", "A street bike ridden by a boy",
            "The bike of the boy rode down the street, and the boy was happy with the ride."]
@@ -24,16 +22,14 @@ def test_spans_lie_in_the_answer_as_written():
 
 
 @pytest.fixture(scope="module")
-def cases(tmp_path_factory):
+def cases(scored_run):
     from test_browser import CHROMIUM
     if CHROMIUM is None:
         pytest.skip("chromium is not installed (apt-get install chromium)")
-    root = tmp_path_factory.mktemp("cases")
-    for model in ("a", "b"):
-        rows = [{"set_id": "s1", "template_id": t, "perm_index": p, "concepts": ["boy", "ride", "bike", "street"],
-                 "pos_pattern": "NVNN", "answer": ANSWERS[(p + (model == "b")) % 4]} for t in (0, 1) for p in range(8)]
-        write_generations(root / "gen", model, rows)
-        score_model(root / "gen" / model, metrics=["coverage"], out_dir=root / "scores", progress=False)
+    root = scored_run("cases", lambda model, _: [
+        {"set_id": "s1", "template_id": t, "perm_index": p, "concepts": ["boy", "ride", "bike", "street"],
+         "pos_pattern": "NVNN", "answer": ANSWERS[(p + (model == "b")) % 4]} for t in (0, 1) for p in range(8)],
+        ["coverage"], models=("a", "b"))
     write_index(root / "report", "t", [], run={"models": ["a", "b"], "conditions": ["ordered"], "file": "r"},
                 scores_root=root / "scores", generations_root=root / "gen")
     return root / "report" / "cases.html"

@@ -131,18 +131,16 @@ def rows(sets, templates):
             for s in sets for t in templates for p in range(24)]
 
 
-@pytest.fixture
-def two_designs(tmp_path):
+@pytest.fixture(scope="module")
+def two_designs(scored_run):
     """'wide' over 2 sets x 3 templates, 'narrow' over 1 set x 1 template, both conditions."""
-    for model, sets, templates in (("wide", ["s1", "s2"], [0, 1, 2]), ("narrow", ["s1"], [0])):
-        for cond in ("original", "ordered"):
-            write_generations(tmp_path / "gen", model, rows(sets, templates), condition=cond)
-        score_model(tmp_path / "gen" / model, metrics=["pbleu"], out_dir=tmp_path / "s", progress=False)
-    return tmp_path
+    designs = {"wide": (["s1", "s2"], [0, 1, 2]), "narrow": (["s1"], [0])}
+    return scored_run("designs", lambda model, _: rows(*designs[model]), ["pbleu"], models=tuple(designs),
+                      conditions=("original", "ordered"))
 
 
 def test_models_on_different_instances_are_compared_on_those_they_share(two_designs):
-    scores = load_scores(two_designs / "s")
+    scores = load_scores(two_designs / "scores")
     assert scores["designs"]["wide"]["n"] == 288 and scores["designs"]["narrow"]["n"] == 48
     assert scores["answers"].groupby("model").size().to_dict() == {"narrow": 48, "wide": 48}
     s = scores["summary"]
@@ -152,7 +150,7 @@ def test_models_on_different_instances_are_compared_on_those_they_share(two_desi
     (line,) = scores["instance_differences"]
     assert "wide: 288 answers: ordered, original; templates 0, 1, 2; 2 concept sets" in line
     assert "narrow: 48 answers" in line and "wide 240" in line
-    mixed = load_scores(two_designs / "s", allow_mixed=True)
+    mixed = load_scores(two_designs / "scores", allow_mixed=True)
     assert len(mixed["answers"]) == 288 + 48 and "not comparable" in mixed["instance_differences"][0]
 
 
@@ -165,9 +163,9 @@ def test_models_sharing_no_instance_are_refused_with_their_designs(tmp_path):
     assert len(load_scores(tmp_path / "s", allow_mixed=True)["answers"]) == 48
 
 
-def test_the_landing_page_shows_each_design_and_the_difference(two_designs):
+def test_the_landing_page_shows_each_design_and_the_difference(two_designs, tmp_path):
     run = {"models": ["wide", "narrow"], "conditions": ["original", "ordered"], "file": "r.yaml"}
-    html = write_index(two_designs / "report", "t", [], run=run, scores_root=two_designs / "s",
+    html = write_index(tmp_path / "report", "t", [], run=run, scores_root=two_designs / "scores",
                        generations_root=two_designs / "gen").read_text()
     assert "ordered, original; templates 0, 1, 2; 2 concept sets" in html
     assert "ordered, original; template 0; 1 concept set" in html

@@ -4,13 +4,11 @@ column documented for the families scored is there."""
 import re
 
 import pytest
-from helpers import write_generations
 
 from ocg.metrics.coverage import MATCHING_RULES
 from ocg.metrics.degenerate import FLAG_COLUMNS
 from ocg.paths import PROJECT_ROOT
 from ocg.results import load_scores
-from ocg.scoring import score_model
 
 SCORED = {"always", "coverage", "pbleu", "distinct", "diverse", "perplexity"}  # what the fixture scores
 KEYS = {"model", "condition", "template_id", "scoring_signature", "n_samples"}
@@ -35,28 +33,28 @@ def documented(frame: str) -> dict[str, str]:
     return out
 
 
-def _scored(root, samples=None):
+def _scored(scored_run, name, samples=None):
     rows = [{"set_id": "s1", "template_id": t, "perm_index": p, "concepts": ["boy", "ride", "bike", "street"],
              "pos_pattern": "NVNN", "answer": ["The boy rides a bike down the street.", "A boy."][(p + s) % 2],
              **({"sample": s} if samples else {})}
             for t in (0, 1) for p in range(24) for s in range(samples or 1)]
-    write_generations(root / "gen", "m", rows)
-    score_model(root / "gen" / "m", metrics=["coverage", "pbleu", "distinct", "diverse", "perplexity"],
-                out_dir=root / "scores", progress=False, perplexity_batch_size=8,
-                perplexity_fallback="embedded:smollm2-135m-instruct")  # as the demo: the embedded model, no hub
+    root = scored_run(name, rows, ["coverage", "pbleu", "distinct", "diverse", "perplexity"], perplexity_batch_size=8,
+                      perplexity_fallback="embedded:smollm2-135m-instruct")  # as the demo: the embedded model, no hub
     return load_scores(root / "scores")
 
 
+# The frames hold perplexity, scored by the embedded model: the tests that read them are slow.
 @pytest.fixture(scope="module")
-def frames(tmp_path_factory):
-    return _scored(tmp_path_factory.mktemp("dictionary"))
+def frames(scored_run):
+    return _scored(scored_run, "dictionary")
 
 
 @pytest.fixture(scope="module")
-def sampled_frames(tmp_path_factory):
-    return _scored(tmp_path_factory.mktemp("dictionary_samples"), samples=2)
+def sampled_frames(scored_run):
+    return _scored(scored_run, "dictionary_samples", samples=2)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("frame", ["answers", "groups", "summary"])
 @pytest.mark.parametrize("sampled", [False, True])
 def test_every_column_is_documented_and_every_documented_column_is_there(frames, sampled_frames, frame, sampled):
@@ -68,12 +66,14 @@ def test_every_column_is_documented_and_every_documented_column_is_there(frames,
     assert sampled or not {c for c, when in docs.items() if when == "samples"} & set(got.columns)
 
 
+@pytest.mark.slow
 def test_the_convenience_columns_read_as_the_prompt(frames):
     a = frames["answers"].iloc[0]
     assert a["concept_words"] == "boy ride bike street"
     assert a["template"] == "Concepts: {concepts}\n\nWrite a sentence that includes all these words in the specified order."
 
 
+@pytest.mark.slow
 def test_match_positions_index_tokens_and_minus_one_means_missing(frames):
     a = frames["answers"]
     full = a[a.answer == "The boy rides a bike down the street."].iloc[0]

@@ -575,6 +575,7 @@ def test_a_resealed_score_table_is_checked_on_read(tmp_path, scored_set, table, 
     assert str(caught.value).startswith(f"{path}{column}: ") and what in str(caught.value), caught.value
 
 
+@pytest.mark.slow
 def test_a_resealed_score_table_stops_a_notebook_naming_file_and_column(tmp_path, capsys, scored_set, monkeypatch):
     import shutil
     shutil.copytree(scored_set, tmp_path / "outputs" / "scores")

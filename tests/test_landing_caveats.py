@@ -9,7 +9,7 @@ from html.parser import HTMLParser
 
 import pandas as pd
 import pytest
-from helpers import score_two_models
+from helpers import two_models_rows
 
 from ocg.analysis import explain, positions, sensitivity, tables, uncertainty
 from ocg.analysis.report import save_table
@@ -26,9 +26,9 @@ SETTINGS = {"a": {"dtype": "bfloat16", "quantization": "none", "max_new_tokens":
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory):
-    root = tmp_path_factory.mktemp("caveats")
-    score_two_models(root, ANSWERS, ("original", "ordered"), ["coverage"])
+def report(scored_run):
+    root = scored_run("caveats", two_models_rows(ANSWERS), ["coverage"], models=("a", "b"),
+                      conditions=("original", "ordered"))
     for model in ("a", "b"):
         sampling = {"samples": 2, "seeds": [0, 1], "temperature": 0.7, "top_p": 0.95} if model == "b" else None
         check = {"checked": 8, "differ": 2, "share_differ": 0.25}

@@ -7,7 +7,7 @@ import re
 
 import pandas as pd
 import pytest
-from helpers import score_two_models
+from helpers import two_models_rows
 
 from ocg.analysis import explain, tables
 from ocg.analysis.report import save_table
@@ -20,10 +20,9 @@ ANSWERS = ["The boy rides a bike down the street.", "A bike, a boy and a street.
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory):
-    root = tmp_path_factory.mktemp("explains")
-    score_two_models(root, ANSWERS, ("original", "ordered", "ordered_one_shot"),
-                     ["coverage", "pbleu", "pbleurt", "distinct", "diverse"])
+def report(scored_run):
+    root = scored_run("explains", two_models_rows(ANSWERS), ["coverage", "pbleu", "pbleurt", "distinct", "diverse"],
+                      models=("a", "b"), conditions=("original", "ordered", "ordered_one_shot"))
     scores = load_scores(root / "scores")
     out = root / "report"
     save_table(tables.table1(scores["summary"]), "table1", out)

@@ -8,11 +8,9 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import write_generations
 
 from ocg.analysis.sensitivity import EXCLUDED_COPIES, largest_shifts, table1_sensitivity, wide
 from ocg.metrics.listcopy import list_flags_of
-from ocg.scoring import score_model
 
 CONCEPTS, POS = ["boy", "ride", "bike", "street"], "NVNN"
 ANSWERS = ["Boy ride bike street.",                                   # copies, bare
@@ -27,13 +25,11 @@ GLUE = r"(?:\s+(?:and|a|an|the|[^\w\s]+))*\s+"
 
 
 @pytest.fixture(scope="module")
-def scored(tmp_path_factory):
-    root = tmp_path_factory.mktemp("copies")
+def scored(scored_run):
     rows = [{"set_id": "s1", "template_id": t, "perm_index": i, "concepts": CONCEPTS, "pos_pattern": POS, "answer": a}
             for t in (0, 1) for i, a in enumerate(ANSWERS[t * 3:] + ANSWERS[:t * 3])]
-    write_generations(root / "gen", "m", rows)
-    write_generations(root / "gen", "m", rows[:5], condition="original")
-    out = score_model(root / "gen" / "m", metrics=["coverage"], out_dir=root / "scores", progress=False)
+    out = scored_run("copies", lambda _, condition: rows if condition == "ordered" else rows[:5], ["coverage"],
+                     conditions=("ordered", "original")) / "scores" / "m"
     return out, pd.read_parquet(out / "answers.parquet")
 
 

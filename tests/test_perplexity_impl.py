@@ -11,6 +11,8 @@ import pytest
 from ocg.metrics import perplexity
 from ocg.metrics.lm_nll import context_limit, load_ocg_lm
 
+pytestmark = pytest.mark.slow  # a tiny GPT-2 and the embedded model
+
 LABELS = Path(__file__).parent / "data" / "matching_labels.jsonl"
 CONTEXT = 48  # the tiny model's positions: the longest answers are truncated
 
@@ -83,7 +85,6 @@ def test_ocg_perplexity_equals_lmppl_and_the_unbatched_loss_on_a_tiny_gpt2(tiny_
     print("max relative difference", check_against_references(tiny_lm, expect_truncated=True))
 
 
-@pytest.mark.slow
 def test_ocg_perplexity_equals_lmppl_and_the_unbatched_loss_on_smollm2():
     from ocg.embedded import ensure_converted
     print("max relative difference", check_against_references(ensure_converted("smollm2-135m-instruct"), expect_truncated=False))

@@ -5,12 +5,10 @@ ocg's coverage scoring, where a repeated word decides which mention counts."""
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import write_generations
 
 from ocg.analysis import positions, preferences
 from ocg.errors import OcgInputError
 from ocg.results import load_scores
-from ocg.scoring import score_model
 
 WORDS = {"boy": "N", "ride": "V", "bike": "N", "street": "N", "dog": "N", "catch": "V", "frisbee": "N", "throw": "V"}
 
@@ -129,15 +127,13 @@ def test_answers_without_positions_or_the_condition_are_refused(hand):
 
 
 @pytest.fixture(scope="module")
-def scored(tmp_path_factory):
-    root = tmp_path_factory.mktemp("positions")
+def scored(scored_run):
     sentence, mentioned_twice = "The boy rides a bike down the street.", "A bike: the boy rides a bike down the street."
     rows = [(0, "boy ride bike street", sentence), (1, "bike boy ride street", sentence),
             (2, "bike boy ride street", mentioned_twice), (3, "boy ride bike street", mentioned_twice)]
-    write_generations(root / "gen", "m", [
+    root = scored_run("positions", [
         {"set_id": "s", "template_id": 0, "perm_index": p, "concepts": asked.split(), "answer": text,
-         "pos_pattern": "".join(WORDS[w] for w in asked.split())} for p, asked, text in rows])
-    score_model(root / "gen" / "m", metrics=["coverage"], out_dir=root / "scores", progress=False)
+         "pos_pattern": "".join(WORDS[w] for w in asked.split())} for p, asked, text in rows], ["coverage"])
     return load_scores(root / "scores")["answers"].sort_values("perm_index").reset_index(drop=True)
 
 

@@ -66,6 +66,7 @@ def test_the_files_a_load_reads_are_chosen_from_a_repository_listing():
     assert select_files(bleurt) == ["config.json", "pytorch_model.bin", "sentencepiece.model", "tokenizer_config.json"]
 
 
+@pytest.mark.slow
 def test_a_missing_model_fails_before_any_work_naming_files_and_the_prefetch_command(tmp_path):
     snap = hub_cache(tmp_path / "hub")
     (snap / "model.safetensors").unlink()  # a half-fetched repository
@@ -82,6 +83,7 @@ def test_a_missing_model_fails_before_any_work_naming_files_and_the_prefetch_com
     assert "absent" in status and "failed" in status and "ocg prefetch" in status
 
 
+@pytest.mark.slow
 def test_prefetch_lists_from_the_hub_and_cannot_reach_it_offline(tmp_path):
     hub_cache(tmp_path / "hub")
     path = hub_sweep(tmp_path, {"cached": "ocg-test/smollm2", "absent": "ocg-test/absent"})

@@ -11,7 +11,6 @@ import nbformat
 import pandas as pd
 import pytest
 import yaml
-from helpers import write_generations
 
 from ocg.analysis import tables
 from ocg.metrics.matching import MATCHING_RULES, ORDER_READINGS
@@ -19,7 +18,6 @@ from ocg.notebook_runner import run_notebook
 from ocg.pipeline import StepFailed, run_step
 from ocg.plan import Dirs, notebook_params
 from ocg.results import load_scores
-from ocg.scoring import score_model
 
 pytestmark = pytest.mark.slow
 
@@ -42,28 +40,27 @@ def output_text(executed) -> str:
 
 
 @pytest.fixture(scope="module")
-def scored(tmp_path_factory):
-    root = tmp_path_factory.mktemp("fixture")
+def scored(scored_run):
+    rng = random.Random(0)
+
+    def rows(_model, _condition):  # called model by model, condition by condition: one stream of draws
+        rows = []
+        for set_id, concepts in SETS.items():
+            for t in range(6):
+                for p, order in enumerate(itertools.permutations(concepts)):
+                    words = [w for w, _ in order]
+                    if rng.random() < 0.3:
+                        rng.shuffle(words)
+                    answer = "The " + " and ".join(words) + "." if rng.random() < 0.8 else "The dog runs."
+                    rows.append({"set_id": set_id, "template_id": t, "perm_index": p,
+                                 "concepts": [w for w, _ in order], "answer": answer,
+                                 "pos_pattern": "".join(pos for _, pos in order)})
+        return rows
+    root = scored_run("fixture", rows, ["coverage", "pbleu", "distinct", "diverse"], models=MODELS,
+                      conditions=("original", "ordered", "ordered_one_shot"))
     (root / "models.yaml").write_text(yaml.safe_dump({"models": {
         "smollm2-135m-instruct": {"id": "embedded:smollm2-135m-instruct", "quantization": "none"},
         "my-qwen": {"id": "Qwen/Qwen2.5-7B-Instruct", "paper_name": "Qwen2.5-7B"}}}))
-    rng = random.Random(0)
-    for model in MODELS:
-        for cond in ("original", "ordered", "ordered_one_shot"):
-            rows = []
-            for set_id, concepts in SETS.items():
-                for t in range(6):
-                    for p, order in enumerate(itertools.permutations(concepts)):
-                        words = [w for w, _ in order]
-                        if rng.random() < 0.3:
-                            rng.shuffle(words)
-                        answer = "The " + " and ".join(words) + "." if rng.random() < 0.8 else "The dog runs."
-                        rows.append({"set_id": set_id, "template_id": t, "perm_index": p,
-                                     "concepts": [w for w, _ in order], "answer": answer,
-                                     "pos_pattern": "".join(pos for _, pos in order)})
-            write_generations(root / "generations", model, rows, condition=cond)
-        score_model(root / "generations" / model, out_dir=root / "scores", progress=False,
-                    metrics=["coverage", "pbleu", "distinct", "diverse"])
     return root
 
 
@@ -71,7 +68,7 @@ def run(nb, scored, **extra):
     out = scored / "reports"
     cfg = {"models_file": str(scored / "models.yaml"), "table7_pairs": extra.pop("pairs", None),
            "table7_note": extra.pop("pairs_note", "")}
-    params = notebook_params(nb, cfg, Dirs(scored / "generations", scored / "scores", out), MODELS)
+    params = notebook_params(nb, cfg, Dirs(scored / "gen", scored / "scores", out), MODELS)
     run_notebook(nb, {**params, **extra}, out_dir=out)
     return out
 

@@ -9,7 +9,6 @@ import shutil
 
 import pandas as pd
 import pytest
-from helpers import write_generations
 
 from ocg.analysis import tables, uncertainty
 from ocg.analysis.report import save_table, sources
@@ -18,7 +17,6 @@ from ocg.analysis.site import write_index
 from ocg.metrics.registry import metric
 from ocg.paths import PROJECT_ROOT
 from ocg.results import load_scores
-from ocg.scoring import score_model
 
 ANSWERS = ["The boy rides a bike down the street.", "A bike, a boy and a street.", "The boy rode."]
 RUN = {"name": "r", "file": "r.yaml", "models": ["a", "b"], "conditions": ["original", "ordered"], "n_concepts": 4,
@@ -26,17 +24,13 @@ RUN = {"name": "r", "file": "r.yaml", "models": ["a", "b"], "conditions": ["orig
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory):
-    root = tmp_path_factory.mktemp("results_file")
-    for model in ("a", "b"):
-        rows = [{"set_id": s, "template_id": t, "perm_index": p, "concepts": ["boy", "ride", "bike", "street"],
-                 "pos_pattern": "NVNN",  # clusters that differ: intervals that are not points
-                 "answer": ANSWERS[0 if p < 1 + t + 2 * (s == "s2") + (model == "b") else 1 + p % 2]}
-                for s in ("s1", "s2") for t in (0, 1) for p in range(6)]
-        for cond in ("original", "ordered"):
-            write_generations(root / "gen", model, rows, cond)
-        score_model(root / "gen" / model, metrics=["coverage", "pbleu", "pbleurt", "distinct", "diverse"],
-                    out_dir=root / "scores", progress=False)
+def report(scored_run):
+    root = scored_run("results_file", lambda model, _: [
+        {"set_id": s, "template_id": t, "perm_index": p, "concepts": ["boy", "ride", "bike", "street"],
+         "pos_pattern": "NVNN",  # clusters that differ: intervals that are not points
+         "answer": ANSWERS[0 if p < 1 + t + 2 * (s == "s2") + (model == "b") else 1 + p % 2]}
+        for s in ("s1", "s2") for t in (0, 1) for p in range(6)], ["coverage", "pbleu", "pbleurt", "distinct", "diverse"],
+        models=("a", "b"), conditions=("original", "ordered"))
     scores = load_scores(root / "scores")
     out = root / "report"
     save_table(tables.table1(scores["summary"]), "table1", out, meta=sources(scores))

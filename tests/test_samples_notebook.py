@@ -3,33 +3,29 @@ needs samples, saves nothing)."""
 
 import pandas as pd
 import pytest
-from helpers import write_generations
 from test_report_notebooks import output_text
 
 from ocg.notebook_runner import run_notebook
 from ocg.plan import Dirs, notebook_params
-from ocg.scoring import score_model
 
 pytestmark = pytest.mark.slow
 ANSWERS = ["The boy rides a bike down the street.", "A boy rode his bike on the street.",
            "The street where a boy rides a bike.", "A bike."]
 
 
-def scored(root, samples):
+def scored(scored_run, samples):
     rows = [{"set_id": "s1", "template_id": t, "perm_index": p, "concepts": ["boy", "ride", "bike", "street"],
              "pos_pattern": "NVNN", "answer": ANSWERS[(p + t + 3 * s) % 4], **({"sample": s} if samples > 1 else {})}
             for t in (0, 1) for p in range(24) for s in range(samples)]
-    write_generations(root / "generations", "m", rows)
-    score_model(root / "generations" / "m", out_dir=root / "scores", progress=False,
-                metrics=["coverage", "pbleu", "distinct", "diverse"])
+    root = scored_run(f"samples{samples}", rows, ["coverage", "pbleu", "distinct", "diverse"])
     out = root / "reports"
-    params = notebook_params("11_samples", {"models_file": None}, Dirs(root / "generations", root / "scores", out), ["m"])
+    params = notebook_params("11_samples", {"models_file": None}, Dirs(root / "gen", root / "scores", out), ["m"])
     run_notebook("11_samples", params, out_dir=out)
     return out
 
 
-def test_11_on_three_samples_saves_pass_at_k_and_the_spread(tmp_path):
-    out = scored(tmp_path, 3)
+def test_11_on_three_samples_saves_pass_at_k_and_the_spread(scored_run):
+    out = scored(scored_run, 3)
     curve = pd.read_csv(out / "tables" / "pass_at_k.csv")
     assert curve["k"].tolist() == [1, 2, 3] and curve["pass_at_k"].is_monotonic_increasing
     spread = pd.read_csv(out / "tables" / "sample_spread.csv")
@@ -38,8 +34,8 @@ def test_11_on_three_samples_saves_pass_at_k_and_the_spread(tmp_path):
     assert "one answer per instance" not in output_text(out / "11_samples.ipynb")
 
 
-def test_11_on_a_greedy_run_says_it_needs_samples_and_saves_nothing(tmp_path):
-    out = scored(tmp_path, 1)
+def test_11_on_a_greedy_run_says_it_needs_samples_and_saves_nothing(scored_run):
+    out = scored(scored_run, 1)
     shown = output_text(out / "11_samples.ipynb")
     assert "one answer per instance" in shown and "samples: k" in shown
     assert not (out / "tables").exists() or not list((out / "tables").glob("*.csv"))

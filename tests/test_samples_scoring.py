@@ -4,12 +4,10 @@ samples with its spread, k = 1 as before; ordered pass@k and the spread across s
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import write_generations
 
 from ocg.analysis.difficulty import composed_by
 from ocg.analysis.samples import pass_at_k_table, sample_spread, samples_per_instance
 from ocg.results import load_scores
-from ocg.scoring import score_model
 
 CONCEPTS = ["boy", "ride", "bike", "street"]
 # per sample: which answer each permutation gets (sample 0 varied, sample 1 all alike)
@@ -26,14 +24,10 @@ def rows(samples, with_field=True):
 
 
 @pytest.fixture(scope="module")
-def scored(tmp_path_factory):
-    root = tmp_path_factory.mktemp("samples")
-    write_generations(root / "gen", "both", rows([0, 1]))
-    write_generations(root / "gen", "only0", rows([0], with_field=False))
-    write_generations(root / "gen", "only1", rows([1], with_field=False))
-    write_generations(root / "gen", "k1", rows([0]))  # a sampled run of one sample: sample 0 recorded
-    for model in ("both", "only0", "only1", "k1"):
-        score_model(root / "gen" / model, metrics=METRICS, out_dir=root / "scores", progress=False)
+def scored(scored_run):
+    by_model = {"both": rows([0, 1]), "only0": rows([0], with_field=False), "only1": rows([1], with_field=False),
+                "k1": rows([0])}  # k1: a sampled run of one sample, sample 0 recorded
+    root = scored_run("samples", lambda model, _: by_model[model], METRICS, models=tuple(by_model))
     return load_scores(root / "scores")
 
 
@@ -74,21 +68,19 @@ IN_ORDER, OUT_OF_ORDER, INCOMPLETE = ANSWERS[0][0], ANSWERS[0][2], ANSWERS[0][3]
 THREE = {0: [IN_ORDER] * 12 + [INCOMPLETE] * 12, 1: [IN_ORDER] * 12 + [OUT_OF_ORDER] * 12, 2: [IN_ORDER] * 24}
 
 
-def test_a_sampled_runs_ordered_rate_is_one_number_in_tables_1_3_and_7(tmp_path):
+def test_a_sampled_runs_ordered_rate_is_one_number_in_tables_1_3_and_7(scored_run):
     """Pooled over samples in the summary, so Table 3 (the summary's row), Table 1 and Table 7
     (pooled over templates) agree: alone, and beside a greedy model of another design (the
     summary rebuilt on the shared instances, per sample as scoring does it)."""
     from ocg.analysis import tables
-    write_generations(tmp_path / "gen", "s", [
-        {"set_id": "s1", "template_id": 0, "perm_index": p, "concepts": CONCEPTS, "pos_pattern": "NVNN",
-         "answer": THREE[k][p], "sample": k} for k in range(3) for p in range(24)])
-    write_generations(tmp_path / "gen", "g", [  # greedy, and templates 0 and 1: another design
-        {"set_id": "s1", "template_id": t, "perm_index": p, "concepts": CONCEPTS, "pos_pattern": "NVNN",
-         "answer": ANSWERS[0][p % 4]} for t in (0, 1) for p in range(24)])
-    for model in ("s", "g"):
-        score_model(tmp_path / "gen" / model, metrics=METRICS, out_dir=tmp_path / "scores", progress=False)
+    by_model = {"s": [{"set_id": "s1", "template_id": 0, "perm_index": p, "concepts": CONCEPTS, "pos_pattern": "NVNN",
+                       "answer": THREE[k][p], "sample": k} for k in range(3) for p in range(24)],
+                "g": [{"set_id": "s1", "template_id": t, "perm_index": p, "concepts": CONCEPTS,  # greedy, and
+                       "pos_pattern": "NVNN", "answer": ANSWERS[0][p % 4]}  # templates 0 and 1: another design
+                      for t in (0, 1) for p in range(24)]}
+    root = scored_run("sampled_and_greedy", lambda model, _: by_model[model], METRICS, models=("s", "g"))
     for models in (["s"], ["s", "g"]):
-        summary = load_scores(tmp_path / "scores", models)["summary"]
+        summary = load_scores(root / "scores", models)["summary"]
         mine = summary[summary["model"] == "s"]
         assert mine["n_samples"].tolist() == [3] and mine["ordered_rate_sample_sd"].notna().all()
         t1 = tables.table1(mine)

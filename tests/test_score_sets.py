@@ -76,6 +76,7 @@ def scored_with_rule_a(tmp_path_factory):
     return root, a_verdicts
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("writes_done", [0, 1, 2, 3, 4])
 def test_a_rescoring_killed_after_each_file_leaves_nothing_read_as_complete(scored_with_rule_a, tmp_path,
                                                                          writes_done):
@@ -99,6 +100,7 @@ def test_a_rescoring_killed_after_each_file_leaves_nothing_read_as_complete(scor
     assert load_scores(tmp_path / "scores")["summary"].shape[0] == 2
 
 
+@pytest.mark.slow
 def test_a_second_scorer_is_refused_at_once_naming_the_first(scored_with_rule_a, tmp_path):
     source, _ = scored_with_rule_a
     shutil.copytree(source / "gen", tmp_path / "gen")

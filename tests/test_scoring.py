@@ -42,16 +42,26 @@ def tiny_bleurt(tmp_path_factory):
     return build_tiny_bleurt(tmp_path_factory.mktemp("bleurt"), POOL[:4])
 
 
+NEURAL = {"perplexity_batch_size": 8, "perplexity_fallback": "embedded:smollm2-135m-instruct"}
+
+
 @pytest.fixture(scope="module")
-def scored(tmp_path_factory, tiny_bleurt):
-    root = tmp_path_factory.mktemp("gen")
-    model_dir = write_generations(root, "synthetic", rows_for(random.Random(1)))
-    out = score_model(model_dir, out_dir=root / "scores", progress=False,
-                      bleurt_checkpoint=str(tiny_bleurt), perplexity_batch_size=8,
-                      perplexity_fallback="embedded:smollm2-135m-instruct")
-    return model_dir, out
+def scored(scored_run, tiny_bleurt):
+    """Every family, perplexity with the embedded model and pBLEURT with the tiny BLEURT: slow
+    (minutes on 2 cores), so the tests that read it are marked slow."""
+    root = scored_run("gen", rows_for(random.Random(1)), None, models=("synthetic",),
+                      bleurt_checkpoint=str(tiny_bleurt), **NEURAL)
+    return root / "gen" / "synthetic", root / "scores" / "synthetic"
 
 
+@pytest.fixture(scope="module")
+def scored_on_cpu(scored_run):
+    """The same answers scored by a CPU family only (Diverse Rate): for the tests that need no model."""
+    root = scored_run("gen", rows_for(random.Random(1)), ["diverse"], models=("synthetic",))
+    return root / "gen" / "synthetic", root / "scores" / "synthetic"
+
+
+@pytest.mark.slow
 def test_degenerate_answers_are_scored_and_counted(scored):
     _, out = scored
     answers = pd.read_parquet(out / "answers.parquet")
@@ -69,6 +79,7 @@ def test_degenerate_answers_are_scored_and_counted(scored):
         assert summary[col].notna().all(), col
 
 
+@pytest.mark.slow
 def test_pbleurt_matches_the_pair_loop(scored, tiny_bleurt):
     _, out = scored
     groups = pd.read_parquet(out / "groups.parquet")
@@ -85,8 +96,8 @@ def test_pbleurt_matches_the_pair_loop(scored, tiny_bleurt):
     assert sig["pbleurt"]["status"] == "ok" and sig["pbleurt"]["checkpoint"] == str(tiny_bleurt)
 
 
-def test_missing_bleurt_is_reported_not_zero(scored, tmp_path):
-    model_dir, _ = scored
+def test_missing_bleurt_is_reported_not_zero(scored_on_cpu, tmp_path):
+    model_dir, _ = scored_on_cpu
     out = score_model(model_dir, out_dir=tmp_path, progress=False, metrics=["pbleu", "pbleurt"],
                       bleurt_checkpoint=str(tmp_path / "no-such-checkpoint"))
     summary = pd.read_parquet(out / "summary.parquet")
@@ -96,6 +107,7 @@ def test_missing_bleurt_is_reported_not_zero(scored, tmp_path):
     assert sig["pbleurt"]["status"] == "missing" and "no-such-checkpoint" in sig["pbleurt"]["reason"]
 
 
+@pytest.mark.slow
 def test_signature_says_how_metrics_were_computed(scored):
     _, out = scored
     sig = json.loads((out / "signature.json").read_text())
@@ -106,8 +118,8 @@ def test_signature_says_how_metrics_were_computed(scored):
     assert sig["provenance"]["git"]["commit"] and "sacrebleu" in sig["provenance"]["packages"]
 
 
-def test_table2_property_diverse_rate_ties_within_noun_verb_classes(scored):
-    _, out = scored
+def test_table2_property_diverse_rate_ties_within_noun_verb_classes(scored_on_cpu):
+    _, out = scored_on_cpu
     answers = pd.read_parquet(out / "answers.parquet")
     by_pattern = answers.groupby("pos_pattern").diverse_rate.mean()
     classes = by_pattern.groupby(lambda p: p.count("N"))
@@ -116,11 +128,14 @@ def test_table2_property_diverse_rate_ties_within_noun_verb_classes(scored):
     assert len(by_pattern) == 6 + 4  # 2N2V patterns and 3N1V patterns
 
 
-def test_rerun_skips_and_redo_recomputes(scored, tiny_bleurt):
-    model_dir, out = scored
+@pytest.mark.slow
+def test_rerun_skips_and_redo_recomputes(scored, tiny_bleurt, tmp_path):
+    import shutil
+    model_dir, shared = scored
+    out = tmp_path / "scores" / shared.name  # the fixture is shared: rescore a copy
+    shutil.copytree(shared, out)
     stamp = (out / "summary.parquet").stat().st_mtime_ns
-    same = dict(bleurt_checkpoint=str(tiny_bleurt), perplexity_batch_size=8,
-                perplexity_fallback="embedded:smollm2-135m-instruct")
+    same = dict(bleurt_checkpoint=str(tiny_bleurt), **NEURAL)
     score_model(model_dir, out_dir=out.parent, progress=False, **same)
     assert (out / "summary.parquet").stat().st_mtime_ns == stamp
     score_model(model_dir, out_dir=out.parent, progress=False, metrics=["pbleu"], redo=True)
@@ -172,6 +187,7 @@ def test_a_spacy_pipeline_change_recomputes_coverage_only(tmp_path):
     assert pd.read_parquet(out / "answers.parquet").all_present.tolist() == [False, False]
 
 
+@pytest.mark.slow
 def test_perplexity_missing_without_a_fallback_then_rescored_when_one_is_chosen(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # gpt2-xl cannot be had
     model_dir = write_generations(tmp_path / "gen", "m", rows_for(random.Random(3), templates=(0,)))
@@ -201,6 +217,7 @@ def test_tables_refuse_models_scored_differently(tmp_path):
     assert load_scores(tmp_path / "s", ["a"])["mixed_scoring"] == []
 
 
+@pytest.mark.slow
 def test_perplexity_with_the_embedded_model():
     _, path, _ = perplexity.resolve_model("embedded:smollm2-135m-instruct", None)
     lm = perplexity.load_lm(path)
@@ -228,6 +245,7 @@ def test_perplexity_with_the_embedded_model():
     assert status2[texts[-1]] == "truncated" and math.isfinite(ppl2[texts[-1]])
 
 
+@pytest.mark.slow
 def test_lmppl_connectivity_check_cannot_hang(monkeypatch):
     """lmppl opens http://google.com with no timeout; load_lm replaces that check."""
     import time

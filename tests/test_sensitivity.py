@@ -7,11 +7,9 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import write_generations
 
 from ocg.analysis.sensitivity import RULE_LABELS, largest_shifts, table1_sensitivity, wide
 from ocg.metrics.coverage import MATCHING_RULES, analyse, load_nlp
-from ocg.scoring import score_model
 
 CONCEPTS, POS = ["boy", "ride", "bike", "street"], "NVNN"
 ANSWERS = ["The boy rides a bike down the street.",              # "rides": only the lookup rules
@@ -23,14 +21,11 @@ PERPLEXITIES = [12.0, 30.0, 7.5, 800.0, 20.0]
 
 
 @pytest.fixture(scope="module")
-def scored(tmp_path_factory):
-    root = tmp_path_factory.mktemp("sens")
+def scored(scored_run):
     rows = [{"set_id": "s1", "template_id": t, "perm_index": i, "concepts": CONCEPTS, "pos_pattern": POS, "answer": a}
             for t in (0, 1) for i, a in enumerate(ANSWERS[t:] + ANSWERS[:t])]
-    write_generations(root / "gen", "m", rows)
-    write_generations(root / "gen", "m", rows, condition="original")
-    out = score_model(root / "gen" / "m", metrics=["coverage"], out_dir=root / "scores", progress=False)
-    answers = pd.read_parquet(out / "answers.parquet")
+    root = scored_run("sens", rows, ["coverage"], conditions=("ordered", "original"))
+    answers = pd.read_parquet(root / "scores" / "m" / "answers.parquet")
     answers["perplexity"] = [PERPLEXITIES[ANSWERS.index(a)] for a in answers["answer"]]
     return answers
 
