@@ -10,7 +10,7 @@ scoreset.py  a model's tables and signature.json: written signature-last, comple
 
 from .config import CONFIG_KEYS, METRICS, SCORING_FILE, check_metrics, load_scoring_config
 from .families import FAMILIES
-from .run import GROUP_KEYS, SUMMARY_KEYS, score_all, score_model, stale_metrics, summarise
+from .run import score_all, score_model, stale_metrics, summarise
 
-__all__ = ["CONFIG_KEYS", "FAMILIES", "GROUP_KEYS", "METRICS", "SCORING_FILE", "SUMMARY_KEYS",
+__all__ = ["CONFIG_KEYS", "FAMILIES", "METRICS", "SCORING_FILE",
            "check_metrics", "load_scoring_config", "score_all", "score_model", "stale_metrics", "summarise"]

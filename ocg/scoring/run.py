@@ -22,6 +22,7 @@ from tqdm import tqdm
 
 from ..embedded import EMBEDDED_PREFIX
 from ..errors import OcgInputError
+from ..frames import GROUP_KEYS, SAMPLE, SUMMARY_KEYS, sample_column
 from ..generation.completeness import asked_records
 from ..generation.lock import exclusive
 from ..generation.store import read_generations
@@ -34,11 +35,8 @@ from ..provenance import provenance
 from ..records import Signature
 from .config import SCORING_FILE, check_metrics, load_scoring_config
 from .families import FAMILIES, Context, code_digest
-from .samples import keys_with_sample, sample_column, summarise_over_samples
+from .samples import keys_with_sample, summarise_over_samples
 from .scoreset import holds_scores, unfinished_reason, write_score_set
-
-GROUP_KEYS = ["model", "condition", "template_id", "set_id"]
-SUMMARY_KEYS = ["model", "condition", "template_id"]
 
 
 def _inputs_hash(model_dir: Path) -> str:
@@ -139,12 +137,12 @@ def _score_model(model_dir: Path, records: pd.DataFrame, completeness: dict, con
     t0 = time.perf_counter()
     timings = {}
 
-    answers = records[["instance_id", "model", "condition", "template_id", "set_id", "perm_index",
-                       "pos_pattern", "concepts", "answer", "answer_status"]].copy()
+    answers = records[["instance_id", *GROUP_KEYS, "perm_index", "pos_pattern", "concepts", "answer",
+                       "answer_status"]].copy()
     answers["answer_source"] = records["answer_source"].fillna("raw") if "answer_source" in records else "raw"
     answers["finish_reason"] = records["finish_reason"] if "finish_reason" in records else None
     if (samples := sample_column(records)) is not None:  # repeated samples: a group is a group of one sample
-        answers.insert(1, "sample", samples)
+        answers.insert(1, SAMPLE, samples)
     group_keys = keys_with_sample(GROUP_KEYS, answers)
     texts = answers["answer"].map(lambda a: a if isinstance(a, str) else "")
     ctx = Context(answers=answers, texts=texts, group_texts=[], config=config, resolved=resolved, keys=keys,
