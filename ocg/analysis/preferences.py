@@ -10,6 +10,8 @@ import pandas as pd
 
 from ..errors import OcgInputError
 from ..frames import GROUP_KEYS
+from ..metrics.registry import FAMILIES
+from ..metrics.statistics import pooled_sums, ratios, sufficient_statistics
 from . import tables
 from .positions import CONDITION_ORDER, KEYS, by_length, by_position, condition_sorted, need
 
@@ -94,13 +96,11 @@ def strongest(prefs: pd.DataFrame, answers: pd.DataFrame, condition: str = "orde
 
 
 def _rates(answers: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    """Per keys: answers, w/o and w/ order (% of answers) and Ordered Rate (% of those with all)."""
-    g = answers.groupby(keys, observed=True)
-    out = g.agg(n_answers=("in_order", "size"), n_all_present=("all_present", "sum"), n_in_order=("in_order", "sum"))
-    out["coverage_wo_order"] = 100 * out["n_all_present"] / out["n_answers"]
-    out["coverage_w_order"] = 100 * out["n_in_order"] / out["n_answers"]
-    out["ordered_rate"] = 100 * out["n_in_order"] / out["n_all_present"].where(out["n_all_present"] > 0)
-    return out.reset_index()
+    """Per keys: answers, the sums Ordered Rate pools, and the coverage family's metrics (w/o and
+    w/ order, Ordered Rate) from their declarations (metrics/registry.py), as the summary has them."""
+    stats = sufficient_statistics(answers, pd.DataFrame(), keys)
+    return pd.concat([stats[["n"]].rename(columns={"n": "n_answers"}), pooled_sums(stats),
+                      ratios(stats, FAMILIES["coverage"].metrics)], axis=1).reset_index()
 
 
 def by_first_pos(answers: pd.DataFrame, condition: str = "ordered") -> pd.DataFrame:
