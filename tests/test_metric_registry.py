@@ -93,3 +93,9 @@ def test_a_family_block_holds_its_staleness_key_verbatim(tmp_path):
     sig = Signature.read(out / "signature.json")
     assert all(sig.family(m)["key"] == sig.metric_keys[m] for m in sig.metrics)
     assert sig.family("pbleu")["key"]["version"] == FAMILIES["pbleu"].version
+
+
+def test_the_cpu_families_are_those_without_a_neural_model():
+    from ocg.scoring import cpu_families
+    assert cpu_families() == ["coverage", "pbleu", "distinct", "diverse"]
+    assert [n for n, f in FAMILIES.items() if f.neural] == ["pbleurt", "perplexity"]

@@ -18,7 +18,7 @@ from ocg.notebook_runner import run_notebook
 from ocg.pipeline import StepFailed, run_step
 from ocg.plan import Dirs, notebook_params
 from ocg.results import load_scores
-from ocg.scoring import score_model
+from ocg.scoring import cpu_families, score_model
 
 pytestmark = pytest.mark.slow
 
@@ -62,7 +62,7 @@ def scored(tmp_path_factory):
                                      "pos_pattern": "".join(pos for _, pos in order)})
             write_generations(root / "generations", model, rows, condition=cond)
         score_model(root / "generations" / model, out_dir=root / "scores", progress=False,
-                    metrics=["coverage", "pbleu", "distinct", "diverse"])
+                    metrics=cpu_families())
     return root
 
 

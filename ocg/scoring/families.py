@@ -1,6 +1,6 @@
 """The scoring families: each declares once the columns it writes, what its values depend on
-(its key, for staleness), how it computes them, and what it reports (`reported`: its
-ocg.metrics.registry.MetricFamily: level, summed columns, reported metrics).
+(its key, for staleness), how it computes them, whether it runs a neural model, and what it
+reports (`reported`: its ocg.metrics.registry.MetricFamily: level, summed columns, reported metrics).
 
 A family's block in signature.json is one record: `key`, verbatim (what the values depend on,
 what staleness compares; also `metric_keys` there), beside what `compute` measured or chose
@@ -80,6 +80,7 @@ class Family:
     # Optional: starts the computation in other processes and returns a handle whose
     # `result()` gives what `compute` would, so scoring goes on with other families meanwhile.
     start: Callable[[Context], Any] | None = None
+    neural: bool = False  # runs a neural model (slow on a CPU, a checkpoint to fetch): perplexity, pBLEURT
 
     def __post_init__(self):
         missing = [c for c in self.reported.sums if c not in self.columns]
@@ -94,6 +95,11 @@ class Family:
     @property
     def level(self) -> str:  # "answers" or "groups": the table its columns go to
         return self.reported.level
+
+
+def cpu_families() -> list[str]:
+    """The scoring families that run no neural model, in the order they run."""
+    return [name for name, f in FAMILIES.items() if not f.neural]
 
 
 class _Started:
@@ -194,13 +200,13 @@ FAMILIES = {f.name: f for f in (
     Family(registry.FAMILIES["pbleurt"], ("pbleurt",),
            lambda c, r: {"checkpoint": c["bleurt_checkpoint"], "revision": hub.revision(c["bleurt_checkpoint"]),
                          **_packages("bleurt-pytorch", "transformers", "torch", "sentencepiece", "numpy")},
-           _pbleurt, version=2,
+           _pbleurt, version=2, neural=True,
            code=(bleurt, bleurt_compat, bleu.pair_weights, neural.TextCache, neural.bleurt_scores, _pbleurt)),
     Family(registry.FAMILIES["perplexity"], ("perplexity", "ppl_status"),
            lambda c, r: {"requested": c["perplexity_model"], "used": r["perplexity_used"],
                          "revision": hub.revision(r["perplexity"][1]) if r["perplexity"][1] else None,
                          **_perplexity_implementation()},
-           _perplexity, version=2,
+           _perplexity, version=2, neural=True,
            code=(perplexity, lm_nll, neural.TextCache, neural.perplexities, _perplexity)),
 )}
 
