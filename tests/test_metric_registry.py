@@ -95,6 +95,20 @@ def test_a_family_block_holds_its_staleness_key_verbatim(tmp_path):
     assert sig.family("pbleu")["key"]["version"] == FAMILIES["pbleu"].version
 
 
+def test_a_family_block_never_restates_a_setting_in_other_words(tmp_path):
+    """The block's key holds the settings; what compute records beside it may not say them again
+    otherwise (Diverse Rate's rule and Distinct's tokenizer once did, in other words)."""
+    rows = [{"set_id": "s", "template_id": 0, "perm_index": i, "concepts": ["boy"], "answer": a}
+            for i, a in enumerate(["a boy", " a boy ", "boy"])]
+    write_generations(tmp_path / "gen", "m", rows)
+    out = score_model(tmp_path / "gen" / "m", metrics=["pbleu", "diverse", "distinct"], out_dir=tmp_path / "s",
+                      progress=False)
+    sig = Signature.read(out / "signature.json")
+    restated = {(m, k): (v, sig.family(m)["key"][k]) for m in sig.metrics for k, v in sig.family(m).items()
+                if k in sig.family(m)["key"] and v != sig.family(m)["key"][k]}
+    assert not restated, f"one settings record per family (key and block): {restated}"
+
+
 def test_the_cpu_families_are_those_without_a_neural_model():
     from ocg.scoring import cpu_families
     assert cpu_families() == ["coverage", "pbleu", "distinct", "diverse"]

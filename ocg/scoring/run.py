@@ -34,7 +34,7 @@ from ..metrics.statistics import pooled_sums, ratios, sufficient_statistics
 from ..provenance import provenance
 from ..records import Signature
 from .config import SCORING_FILE, check_metrics, load_scoring_config
-from .families import FAMILIES, Context, code_digest
+from .families import FAMILIES, Context, Family, code_digest
 from .samples import keys_with_sample, summarise_over_samples
 from .scoreset import holds_scores, unfinished_reason, write_score_set
 
@@ -45,12 +45,6 @@ def _inputs_hash(model_dir: Path) -> str:
         h.update(path.name.encode())
         h.update(path.read_bytes())
     return h.hexdigest()
-
-
-def metric_key(metric: str, config: dict, inputs_sha256: str, resolved: dict) -> dict:
-    """Everything `metric`'s values depend on; a change means they must be recomputed."""
-    family = FAMILIES[metric]
-    return {"inputs_sha256": inputs_sha256, "version": family.version, **family.key(config, resolved)}
 
 
 def stale_metrics(old: Signature | None, keys: dict[str, dict]) -> list[str]:
@@ -122,7 +116,7 @@ def _score_model(model_dir: Path, records: pd.DataFrame, completeness: dict, con
         log(f"unfinished score set: {unfinished}; recomputing everything")
     old = Signature.read(ModelScores(out).signature) if not (redo or unfinished) else None
     resolved = _resolve(config, metrics)
-    keys = {m: metric_key(m, config, inputs_hash, resolved) for m in metrics}
+    keys = {m: FAMILIES[m].key(config, resolved, inputs_hash) for m in metrics}
     stale = stale_metrics(old, keys)
     if old and set(old.metrics) != set(metrics):
         stale = list(keys)  # another metric set: recompute the tables as asked
@@ -184,13 +178,6 @@ def _score_model(model_dir: Path, records: pd.DataFrame, completeness: dict, con
     return out
 
 
-def family_block(key: dict, record: dict) -> dict:
-    """A family's block in signature.json: its key verbatim (the staleness key, in the same
-    words), then what its computation measured or chose (`record`; a block stored before the key
-    was in it gets it added: a reused family's key is the one just checked)."""
-    return {"key": key, **{k: v for k, v in record.items() if k != "key"}}
-
-
 def _compute(metrics, reused, started, ctx, tables, old_tables, old, blocks, timings, group_keys=GROUP_KEYS) -> None:
     """Each family's columns into its table (answers or groups): copied from the old tables
     where reused, collected where started, else computed here."""
@@ -211,7 +198,7 @@ def _compute(metrics, reused, started, ctx, tables, old_tables, old, blocks, tim
             else:
                 columns, record = family.compute(ctx)
                 timings[metric] = time.perf_counter() - t
-            blocks[metric] = family_block(ctx.keys[metric], record)
+            blocks[metric] = Family.block(ctx.keys[metric], record)
             table = table.assign(**{c: list(columns[c]) if not isinstance(columns, pd.DataFrame)
                                     else columns[c].to_numpy() for c in family.columns})
         tables[level] = table
