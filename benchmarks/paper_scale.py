@@ -35,7 +35,6 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 CONDITIONS = ["original", "ordered", "ordered_one_shot"]
-METRICS = ["coverage", "pbleu", "distinct", "diverse"]
 STAGES = ("generate", "score", "analyses")
 
 
@@ -75,11 +74,11 @@ def stage_generate(out: Path, models: list[str], subset_k: int | None) -> dict:
 
 def stage_score(out: Path, models: list[str]) -> dict:
     from ocg.layout import ModelGenerations
-    from ocg.scoring import score_model
+    from ocg.scoring import cpu_families, score_model
     per_model = {}
     for i, model in enumerate(models, 1):
         t = time.perf_counter()
-        score_model(ModelGenerations.of(model, dirs(out).generations).folder, metrics=METRICS, out_dir=dirs(out).scores, progress=False)
+        score_model(ModelGenerations.of(model, dirs(out).generations).folder, metrics=cpu_families(), out_dir=dirs(out).scores, progress=False)
         per_model[model] = round(time.perf_counter() - t, 2)
         print(f"  score {i}/{len(models)} {model}: {per_model[model]:.1f} s", flush=True)
     return per_model

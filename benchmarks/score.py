@@ -31,7 +31,7 @@ from ocg.layout import ModelGenerations, ModelScores, Outputs
 from ocg.metrics import coverage
 from ocg.metrics.bleu import pairwise_bleu, pairwise_bleu_loop
 from ocg.records import Signature
-from ocg.scoring import load_scoring_config, score_model
+from ocg.scoring import cpu_families, load_scoring_config, score_model
 
 FORMS = {"catch": "caught", "throw": "threw", "ride": "rides", "sit": "sat", "run": "runs",
          "cut": "cut", "jump": "jumped", "push": "pushed", "use": "uses", "eat": "ate"}
@@ -122,7 +122,7 @@ def score_workload(root: Path, label: str, target: str, pipeline: str, **workloa
     import pandas as pd
     model_dir = make_generations(root, **workload)
     t0 = time.perf_counter()
-    out = score_model(model_dir, metrics=["coverage", "pbleu", "distinct", "diverse"],
+    out = score_model(model_dir, metrics=cpu_families(),
                       out_dir=Outputs(root).scores, progress=False, spacy_pipeline=pipeline)
     total = time.perf_counter() - t0
     answers = pd.read_parquet(ModelScores(out).answers)

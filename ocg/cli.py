@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from .errors import OcgInputError, shown
+from .frames import DEFAULT_N_CONCEPTS, N_CONCEPTS_TEXT
 
 
 def _build_data(args) -> int:
@@ -163,7 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("build-data", help="build the instance table (as notebook 00 does)")
-    p.add_argument("--n", type=int, default=4, help="concepts per set: 4 (paper) or 5")
+    p.add_argument("--n", type=int, default=DEFAULT_N_CONCEPTS, help=f"concepts per set: {N_CONCEPTS_TEXT} (the paper: {DEFAULT_N_CONCEPTS})")
     p.add_argument("--subset-k", type=int, default=None,
                    help="deterministic subset of k concept sets covering N/V compositions")
     p.add_argument("--conditions", nargs="+", default=None, help="default: ocg.data.DEFAULT_CONDITIONS")

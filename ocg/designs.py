@@ -14,9 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import OcgInputError
-
-KEY_COLUMNS = ["condition", "template_id", "set_id", "perm_index"]
-GROUP = ["condition", "template_id", "set_id"]
+from .frames import INSTANCE_KEY, SET_KEY, SUMMARY_KEYS
 
 
 def design(keys: pd.DataFrame) -> dict:
@@ -26,7 +24,7 @@ def design(keys: pd.DataFrame) -> dict:
            "templates": sorted(int(t) for t in keys["template_id"].unique()),
            "sets": int(keys["set_id"].nunique()), "n": len(keys)}
     if "pos_pattern" in keys and len(keys):
-        out["permutations"] = int(keys.groupby(GROUP)["perm_index"].nunique().max())
+        out["permutations"] = int(keys.groupby(SET_KEY)["perm_index"].nunique().max())
         out["of_permutations"] = math.factorial(int(keys["pos_pattern"].str.len().max()))
     return out
 
@@ -44,7 +42,7 @@ def describe_design(d: dict, n: bool = True) -> str:
 
 def _fingerprint(keys: pd.DataFrame) -> tuple[int, int]:
     """Equal for two models that answered the same instances (in any order)."""
-    rows = pd.util.hash_pandas_object(keys[KEY_COLUMNS], index=False).to_numpy()
+    rows = pd.util.hash_pandas_object(keys[INSTANCE_KEY], index=False).to_numpy()
     return len(rows), int(rows.sum(dtype=np.uint64))
 
 
@@ -52,7 +50,7 @@ def _groups(keys: pd.DataFrame) -> pd.Series:
     """Per (condition, template, set): the permutations answered, as a bit mask (62 per word)."""
     perm = keys["perm_index"].to_numpy()
     bits = pd.Series(np.left_shift(np.int64(1), perm % 62), index=keys.index)
-    masks = bits.groupby([keys[c] for c in GROUP] + [pd.Series(perm // 62, index=keys.index)]).sum()
+    masks = bits.groupby([keys[c] for c in SET_KEY] + [pd.Series(perm // 62, index=keys.index)]).sum()
     masks = masks.unstack(fill_value=0)
     return pd.Series([tuple(row[:np.flatnonzero(row).max() + 1]) for row in masks.to_numpy()],
                      index=masks.index)
@@ -74,7 +72,7 @@ def shared_groups(keys: dict[str, pd.DataFrame]) -> tuple[set[tuple], list[str]]
 
 
 def in_groups(df: pd.DataFrame, groups: set[tuple]) -> pd.Series:
-    return pd.Series(pd.MultiIndex.from_frame(df[GROUP]).isin(list(groups)), index=df.index)
+    return pd.Series(pd.MultiIndex.from_frame(df[SET_KEY]).isin(list(groups)), index=df.index)
 
 
 def compare(keys: dict[str, pd.DataFrame], allow_mixed: bool, where: str) -> tuple[set[tuple] | None, list[str]]:
@@ -113,7 +111,7 @@ def tables_note(keys: dict[str, pd.DataFrame]) -> list[str]:
 def restrict(tables: dict[str, pd.DataFrame], groups: set[tuple]) -> dict[str, pd.DataFrame]:
     """One model's answers and groups on the shared groups, and its summary recomputed from them
     as scoring summarises it (a sampled run's per sample, then over samples)."""
-    from .scoring.run import SUMMARY_KEYS, summarise
+    from .scoring.run import summarise
     from .scoring.samples import summarise_over_samples
 
     answers = tables["answers"][in_groups(tables["answers"], groups)].reset_index(drop=True)

@@ -18,8 +18,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from .designs import KEY_COLUMNS, compare, design, restrict
+from .designs import compare, design, restrict
 from .errors import OcgInputError, shown
+from .frames import INSTANCE_KEY
 from .generation.completeness import problems
 from .layout import SCORE_TABLES as TABLES
 from .layout import ModelScores, outputs
@@ -69,7 +70,7 @@ def instance_keys(score_dirs: list[Path]) -> dict[str, pd.DataFrame]:
     """Per model: the (condition, template, set, permutation) of every scored instance (the
     samples of a sampled run are one instance), and its POS pattern (whose length is the number
     of concepts)."""
-    return {p.name: pd.read_parquet(ModelScores(p).answers, columns=KEY_COLUMNS + ["pos_pattern"])
+    return {p.name: pd.read_parquet(ModelScores(p).answers, columns=INSTANCE_KEY + ["pos_pattern"])
                     .drop_duplicates()
             for p in score_dirs}
 

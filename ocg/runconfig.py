@@ -8,17 +8,17 @@ starts (then what needs the models, templates and scoring files); an error names
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 from .errors import OcgInputError
+from .frames import DEFAULT_N_CONCEPTS, N_CONCEPTS, N_CONCEPTS_TEXT, check_permutations, unknown_template
 from .generation.sampling import check_sampling
 from .models import MODELS_FILE, load_models
 from .names import check_name
 from .notebook_names import ANALYSES, MODEL_NOTEBOOKS
 from .schema import Field, check_fields
 
-COMMON_DEFAULTS = {"models_file": None, "n_concepts": 4, "subset_k": None, "permutations": None, "template_ids": None,
+COMMON_DEFAULTS = {"models_file": None, "n_concepts": DEFAULT_N_CONCEPTS, "subset_k": None, "permutations": None, "template_ids": None,
                    "metrics": None, "scoring": {}, "notebooks": list(MODEL_NOTEBOOKS),
                    "analysis": list(ANALYSES), "table7_pairs": None, "table7_note": "",
                    "allow_incomplete": False, "outputs": None, "samples": 1, "sampling": None}
@@ -49,7 +49,7 @@ RUN_FIELDS = {
     "models": Field(list, required=True, items=str, nonempty=True, check=_names),
     "conditions": Field(list, required=True, items=str, nonempty=True),
     "models_file": Field(str, nullable=True, expected="a path or null"),
-    "n_concepts": Field(int, choices=(4, 5), expected="4 or 5"),
+    "n_concepts": Field(int, choices=N_CONCEPTS, expected=N_CONCEPTS_TEXT),
     "subset_k": Field(int, nullable=True, minimum=1, expected="a positive number of concept sets, or null for all"),
     # a seeded sample of m permutations per concept set (docs/METHODS.md, "Five concepts and
     # sampled permutations"); null: all n! of them
@@ -94,10 +94,7 @@ def check_common(raw: object, path: Path, fields: dict = RUN_FIELDS, defaults: d
         if model not in specs:
             raise OcgInputError(f"{src}: models[{i}]", f"{model!r} is not an entry of {models_file}")
 
-    if cfg["permutations"] is not None and cfg["permutations"] > math.factorial(cfg["n_concepts"]):
-        raise OcgInputError(f"{src}: permutations", f"got {cfg['permutations']}; a set of {cfg['n_concepts']} "
-                            f"concepts has only {math.factorial(cfg['n_concepts'])} permutations (expected at "
-                            "most that, or null for all)")
+    check_permutations(f"{src}: permutations", cfg["permutations"], cfg["n_concepts"])
     templates = load_templates()
     for i, cond in enumerate(cfg["conditions"]):
         if cond not in templates.conditions:
@@ -105,8 +102,7 @@ def check_common(raw: object, path: Path, fields: dict = RUN_FIELDS, defaults: d
                                                            f"{sorted(templates.conditions)}")
     for i, tid in enumerate(cfg["template_ids"] or []):
         if tid not in templates.templates:
-            raise OcgInputError(f"{src}: template_ids[{i}]", f"unknown template id {tid}; known: "
-                                                             f"{sorted(templates.templates)}")
+            raise unknown_template(f"{src}: template_ids[{i}]", tid, templates.templates)
     try:
         load_scoring_config(**cfg["scoring"])
     except OcgInputError as exc:

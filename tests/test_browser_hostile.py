@@ -14,6 +14,7 @@ from test_browser import CHROMIUM, chromium, console_errors
 
 from ocg.generation import select_instances
 from ocg.plan import ANALYSES
+from ocg.scoring import cpu_families
 
 pytestmark = pytest.mark.slow
 
@@ -25,7 +26,7 @@ PAYLOADS = ["<img src=x onerror=\"document.title='pwned'\">",
             "<iframe srcdoc=\"<script>parent.document.title='pwned'</script>\"></iframe>"]
 INJECTED = re.compile(r"<(img|svg|iframe)[^>]*(src=\"x\"|onload|srcdoc)|<script>document\.title", re.I)
 RUN = dict(name="hostile", models=["synth-a", "synth-b"], conditions=["original", "ordered", "ordered_one_shot"],
-           subset_k=2, template_ids=[0, 1], metrics=["coverage", "pbleu", "distinct", "diverse"],
+           subset_k=2, template_ids=[0, 1], metrics=cpu_families(),
            table7_pairs={"synth-b": "synth-a"}, table7_note=" ".join(PAYLOADS))
 
 

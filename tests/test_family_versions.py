@@ -75,7 +75,7 @@ def test_a_version_bump_makes_scores_stale_and_tables_refuse_to_mix(tmp_path, mo
 
 def test_numerical_packages_are_in_the_keys():
     from ocg.scoring import FAMILIES
-    keys = {name: f.key({"matching_rule": "r", "spacy_pipeline": "no_parser", "bleurt_checkpoint": "none/such", "perplexity_model": "x"},
+    keys = {name: f.settings({"matching_rule": "r", "spacy_pipeline": "no_parser", "bleurt_checkpoint": "none/such", "perplexity_model": "x"},
                         {"spacy_model": "s", "perplexity_used": None, "perplexity": (None, None, None)})
             for name, f in FAMILIES.items()}
     assert {"numpy", "thinc", "spacy"} <= set(keys["coverage"]) and "numpy" in keys["pbleu"]

@@ -10,7 +10,7 @@ ROOT = Path(ocg.__file__).parent
 
 # Lowest first. A module belongs to the longest prefix listed here.
 FLOORS = [
-    ("foundation", ["ocg", "ocg.errors", "ocg.paths", "ocg.io", "ocg.names", "ocg.schema", "ocg.provenance",
+    ("foundation", ["ocg", "ocg.errors", "ocg.paths", "ocg.io", "ocg.names", "ocg.schema", "ocg.frames", "ocg.provenance",
                     "ocg.hub", "ocg.layout", "ocg.records", "ocg.parallel", "ocg.notebook_parameters",
                     "ocg.notebook_names", "ocg.lock", "ocg.embedded"]),
     ("inputs", ["ocg.data", "ocg.models"]),

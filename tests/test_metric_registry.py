@@ -84,7 +84,9 @@ def test_the_readme_family_is_scored_summarised_tabled_and_signed(readme_family,
     assert sig.metric_keys["long"]["rule"] == "over 12 words"
 
 
-def test_a_family_block_holds_its_staleness_key_verbatim(tmp_path):
+def test_a_family_block_holds_its_staleness_key_verbatim_and_no_setting_again(tmp_path):
+    """The block's key holds the settings; what compute records beside it may not say them again
+    otherwise (Diverse Rate's rule and Distinct's tokenizer once did, in other words)."""
     rows = [{"set_id": "s", "template_id": 0, "perm_index": i, "concepts": ["boy"], "answer": a}
             for i, a in enumerate(["a boy", "the boy rides", "boy"])]
     write_generations(tmp_path / "gen", "m", rows)
@@ -93,3 +95,12 @@ def test_a_family_block_holds_its_staleness_key_verbatim(tmp_path):
     sig = Signature.read(out / "signature.json")
     assert all(sig.family(m)["key"] == sig.metric_keys[m] for m in sig.metrics)
     assert sig.family("pbleu")["key"]["version"] == FAMILIES["pbleu"].version
+    restated = {(m, k): (v, sig.metric_keys[m][k]) for m in sig.metrics for k, v in sig.family(m).items()
+                if k in sig.metric_keys[m] and v != sig.metric_keys[m][k]}
+    assert not restated, f"one settings record per family (key and block): {restated}"
+
+
+def test_the_cpu_families_are_those_without_a_neural_model():
+    from ocg.scoring import cpu_families
+    assert cpu_families() == ["coverage", "pbleu", "distinct", "diverse"]
+    assert [n for n, f in FAMILIES.items() if f.neural] == ["pbleurt", "perplexity"]

@@ -18,6 +18,7 @@ from ocg.notebook_runner import run_notebook
 from ocg.pipeline import StepFailed, run_step
 from ocg.plan import Dirs, notebook_params
 from ocg.results import load_scores
+from ocg.scoring import cpu_families
 
 pytestmark = pytest.mark.slow
 
@@ -56,7 +57,7 @@ def scored(scored_run):
                                  "concepts": [w for w, _ in order], "answer": answer,
                                  "pos_pattern": "".join(pos for _, pos in order)})
         return rows
-    root = scored_run("fixture", rows, ["coverage", "pbleu", "distinct", "diverse"], models=MODELS,
+    root = scored_run("fixture", rows, cpu_families(), models=MODELS,
                       conditions=("original", "ordered", "ordered_one_shot"))
     (root / "models.yaml").write_text(yaml.safe_dump({"models": {
         "smollm2-135m-instruct": {"id": "embedded:smollm2-135m-instruct", "quantization": "none"},

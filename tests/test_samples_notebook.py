@@ -7,6 +7,7 @@ from test_report_notebooks import output_text
 
 from ocg.notebook_runner import run_notebook
 from ocg.plan import Dirs, notebook_params
+from ocg.scoring import cpu_families
 
 pytestmark = pytest.mark.slow
 ANSWERS = ["The boy rides a bike down the street.", "A boy rode his bike on the street.",
@@ -17,7 +18,7 @@ def scored(scored_run, samples):
     rows = [{"set_id": "s1", "template_id": t, "perm_index": p, "concepts": ["boy", "ride", "bike", "street"],
              "pos_pattern": "NVNN", "answer": ANSWERS[(p + t + 3 * s) % 4], **({"sample": s} if samples > 1 else {})}
             for t in (0, 1) for p in range(24) for s in range(samples)]
-    root = scored_run(f"samples{samples}", rows, ["coverage", "pbleu", "distinct", "diverse"])
+    root = scored_run(f"samples{samples}", rows, cpu_families())
     out = root / "reports"
     params = notebook_params("11_samples", {"models_file": None}, Dirs(root / "gen", root / "scores", out), ["m"])
     run_notebook("11_samples", params, out_dir=out)

@@ -8,13 +8,14 @@ import pytest
 from ocg.analysis.difficulty import composed_by
 from ocg.analysis.samples import pass_at_k_table, sample_spread, samples_per_instance
 from ocg.results import load_scores
+from ocg.scoring import cpu_families
 
 CONCEPTS = ["boy", "ride", "bike", "street"]
 # per sample: which answer each permutation gets (sample 0 varied, sample 1 all alike)
 ANSWERS = {0: ["The boy rides a bike down the street.", "A boy rode his bike on the street.",
                "The street where a boy rides a bike.", "A bike."],
            1: ["The boy rides a bike down the street."] * 3 + ["A street, a bike, a boy who rides."]}
-METRICS = ["coverage", "pbleu", "distinct", "diverse"]
+METRICS = cpu_families()
 
 
 def rows(samples, with_field=True):

@@ -19,7 +19,7 @@ from ocg.errors import OcgInputError
 from ocg.io import atomic_path, make_temp, write_json
 from ocg.paths import PROJECT_ROOT
 from ocg.results import load_scores
-from ocg.scoring import SCORING_FILE, score_model
+from ocg.scoring import SCORING_FILE, cpu_families, score_model
 from ocg.scoring.scoreset import read_score_set
 from ocg.sweep import load_sweep
 from ocg.sweep.slurm import write_array_script
@@ -32,7 +32,7 @@ ANSWERS = ["The boy rides a bike down the street.", "A boy rode his bike on the 
 
 def _scoring_file(folder: Path, rule: str) -> Path:
     settings = yaml.safe_load(SCORING_FILE.read_text())
-    settings.update(matching_rule=rule, spacy_processes=1, metrics=["coverage", "pbleu", "distinct", "diverse"])
+    settings.update(matching_rule=rule, spacy_processes=1, metrics=cpu_families())
     path = folder / f"scoring-{rule}.yaml"
     path.write_text(yaml.safe_dump(settings))
     return path

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..frames import GROUP_KEYS, SAMPLE, SUMMARY_KEYS, sample_index, samples_or_zero
 from ..io import atomic_path
 from ..layout import ModelGenerations, ModelScores, ReportFolder
 from ..metrics.degenerate import FLAG_COLUMNS
@@ -65,8 +66,8 @@ def _rows(answers: pd.DataFrame, extra: dict[tuple[str, int], tuple[str, str]]) 
     rows = []
     has = set(answers.columns)
     for r in answers.to_dict("records"):
-        sample = _sample(r.get("sample"))
-        prompt, raw = extra.get((r["instance_id"], sample or 0), ("", ""))
+        sample = _sample(r.get(SAMPLE))
+        prompt, raw = extra.get((r["instance_id"], sample_index(sample)), ("", ""))
         tokens = r.get("tokens") if "tokens" in has else None
         # the positions the order verdict used; scores from before they were stored: first matches
         positions = r.get("order_positions") if "order_positions" in has else r.get("match_positions")
@@ -98,8 +99,8 @@ def _prompts_and_raw(generations: pd.DataFrame) -> dict[tuple[str, int], tuple[s
         return {}
     prompts = generations["prompt"] if "prompt" in generations else [""] * len(generations)
     raws = generations["raw"] if "raw" in generations else [""] * len(generations)
-    samples = generations["sample"] if "sample" in generations else [None] * len(generations)
-    return {(i, _sample(s) or 0): (_prompt_text(p), r if isinstance(r, str) else "")
+    samples = samples_or_zero(generations).tolist()
+    return {(i, s): (_prompt_text(p), r if isinstance(r, str) else "")
             for i, s, p, r in zip(generations["instance_id"], samples, prompts, raws)}
 
 
@@ -109,8 +110,8 @@ def write_chunks(out_dir: str | Path, answers: pd.DataFrame, generations: dict[s
     chunks = ReportFolder(Path(out_dir)).case_chunks
     index = []
     extra = {m: _prompts_and_raw(g) for m, g in generations.items()}
-    for (model, condition, template_id), a in answers.groupby(["model", "condition", "template_id"], sort=True):
-        a = a.sort_values(["set_id", "perm_index", *(["sample"] if "sample" in a else [])])
+    for (model, condition, template_id), a in answers.groupby(SUMMARY_KEYS, sort=True):
+        a = a.sort_values(["set_id", "perm_index", *([SAMPLE] if SAMPLE in a else [])])
         name = chunk_name(model, condition, int(template_id))
         payload = {"fields": FIELDS, "rows": _rows(a, extra.get(model, {}))}
         script = (f"window.OCG_CASES = window.OCG_CASES || {{}};\nOCG_CASES[{json.dumps(name)}] = "
@@ -130,7 +131,7 @@ def write_page(out_dir: str | Path, index: list[dict]) -> Path:
     return path
 
 
-ANSWER_COLUMNS = ["instance_id", "sample", "model", "condition", "template_id", "set_id", "perm_index", "concepts",
+ANSWER_COLUMNS = ["instance_id", SAMPLE, *GROUP_KEYS, "perm_index", "concepts",
                   "pos_pattern", "answer", "answer_status", "tokens", "match_positions", "order_positions", "all_present",
                   "in_order", *FLAG_COLUMNS]
 

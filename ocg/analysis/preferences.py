@@ -9,10 +9,11 @@ import numpy as np
 import pandas as pd
 
 from ..errors import OcgInputError
+from ..frames import GROUP_KEYS
+from ..metrics.registry import FAMILIES
+from ..metrics.statistics import pooled_sums, ratios, sufficient_statistics
 from . import tables
 from .positions import CONDITION_ORDER, KEYS, by_length, by_position, condition_sorted, need
-
-GROUP = ["model", "condition", "template_id", "set_id"]  # one concept set under one prompt
 
 
 def of_condition(answers: pd.DataFrame, condition: str) -> pd.DataFrame:
@@ -48,18 +49,18 @@ def preferred_orders(answers: pd.DataFrame) -> pd.DataFrame:
     """Per model, condition, template and concept set: answers, the asked permutations, answers with
     every concept, distinct written orders, the most frequent one (ties: alphabetically first) and
     how many answers write it."""
-    a = answers[GROUP + ["perm_index", "concepts"]].assign(order=written_orders(answers))
+    a = answers[GROUP_KEYS + ["perm_index", "concepts"]].assign(order=written_orders(answers))
     a = a.assign(concept_set=[" ".join(sorted(c)) for c in a["concepts"]])
-    counts = a.dropna(subset=["order"]).groupby(GROUP + ["order"], observed=True).size().rename("n").reset_index()
-    top = counts.sort_values(GROUP + ["n", "order"], ascending=[True] * len(GROUP) + [False, True])
-    top = top.drop_duplicates(GROUP).rename(columns={"order": "preferred_order", "n": "n_preferred"})
-    out = a.groupby(GROUP, observed=True).agg(concept_set=("concept_set", "first"), n_answers=("perm_index", "size"),
+    counts = a.dropna(subset=["order"]).groupby(GROUP_KEYS + ["order"], observed=True).size().rename("n").reset_index()
+    top = counts.sort_values(GROUP_KEYS + ["n", "order"], ascending=[True] * len(GROUP_KEYS) + [False, True])
+    top = top.drop_duplicates(GROUP_KEYS).rename(columns={"order": "preferred_order", "n": "n_preferred"})
+    out = a.groupby(GROUP_KEYS, observed=True).agg(concept_set=("concept_set", "first"), n_answers=("perm_index", "size"),
                                               n_permutations=("perm_index", "nunique"),
                                               n_complete=("order", "count"), n_orders=("order", "nunique"))
-    out = out.reset_index().merge(top, on=GROUP, how="left")
+    out = out.reset_index().merge(top, on=GROUP_KEYS, how="left")
     out["n_preferred"] = out["n_preferred"].fillna(0).astype(int)
     out["preferred_pct"] = 100 * out["n_preferred"] / out["n_answers"]
-    return condition_sorted(out, GROUP)
+    return condition_sorted(out, GROUP_KEYS)
 
 
 def preference_summary(prefs: pd.DataFrame) -> pd.DataFrame:
@@ -83,25 +84,23 @@ def strongest(prefs: pd.DataFrame, answers: pd.DataFrame, condition: str = "orde
     p = p.sort_values(["model", "preferred_pct", "set_id", "template_id"], ascending=[True, False, True, True])
     p = p.groupby("model", observed=True).head(n)
     a = of_condition(answers, condition)
-    a = a[GROUP + ["answer"]].assign(order=written_orders(a), text=a["answer"].fillna("").str.strip())
-    texts = (a.dropna(subset=["order"]).groupby(GROUP + ["order", "text"], observed=True).size()
-             .rename("n_same_text").reset_index().sort_values(GROUP + ["order", "n_same_text", "text"],
+    a = a[GROUP_KEYS + ["answer"]].assign(order=written_orders(a), text=a["answer"].fillna("").str.strip())
+    texts = (a.dropna(subset=["order"]).groupby(GROUP_KEYS + ["order", "text"], observed=True).size()
+             .rename("n_same_text").reset_index().sort_values(GROUP_KEYS + ["order", "n_same_text", "text"],
                                                                ascending=[True] * 5 + [False, True]))
-    texts = texts.drop_duplicates(GROUP + ["order"]).rename(columns={"order": "preferred_order"})
-    out = p.merge(texts, on=GROUP + ["preferred_order"], how="left")
+    texts = texts.drop_duplicates(GROUP_KEYS + ["order"]).rename(columns={"order": "preferred_order"})
+    out = p.merge(texts, on=GROUP_KEYS + ["preferred_order"], how="left")
     out["how_often"] = [f"{k} of {m}" for k, m in zip(out["n_preferred"], out["n_answers"])]
     return out[["model", "template_id", "concept_set", "preferred_order", "how_often", "text",
                 "n_same_text"]].rename(columns={"text": "most_common_answer"}).reset_index(drop=True)
 
 
 def _rates(answers: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    """Per keys: answers, w/o and w/ order (% of answers) and Ordered Rate (% of those with all)."""
-    g = answers.groupby(keys, observed=True)
-    out = g.agg(n_answers=("in_order", "size"), n_all_present=("all_present", "sum"), n_in_order=("in_order", "sum"))
-    out["coverage_wo_order"] = 100 * out["n_all_present"] / out["n_answers"]
-    out["coverage_w_order"] = 100 * out["n_in_order"] / out["n_answers"]
-    out["ordered_rate"] = 100 * out["n_in_order"] / out["n_all_present"].where(out["n_all_present"] > 0)
-    return out.reset_index()
+    """Per keys: answers, the sums Ordered Rate pools, and the coverage family's metrics (w/o and
+    w/ order, Ordered Rate) from their declarations (metrics/registry.py), as the summary has them."""
+    stats = sufficient_statistics(answers, pd.DataFrame(), keys)
+    return pd.concat([stats[["n"]].rename(columns={"n": "n_answers"}), pooled_sums(stats),
+                      ratios(stats, FAMILIES["coverage"].metrics)], axis=1).reset_index()
 
 
 def by_first_pos(answers: pd.DataFrame, condition: str = "ordered") -> pd.DataFrame:

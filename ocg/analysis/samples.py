@@ -11,21 +11,21 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..frames import SAMPLE, SUMMARY_KEYS, samples_or_zero
 from ..metrics.pass_at_k import pass_at_k
 from ..metrics.registry import in_table
-from ..scoring.run import SUMMARY_KEYS, summarise
+from ..scoring.run import summarise
 from .tables import _template_average
 
 
 def with_samples(answers: pd.DataFrame) -> pd.DataFrame:
     """`answers` with a whole `sample` on every row: 0 where a model's run had none (greedy)."""
-    sample = answers["sample"].fillna(0).astype(int) if "sample" in answers else 0
-    return answers.assign(sample=sample)
+    return answers.assign(**{SAMPLE: samples_or_zero(answers)})
 
 
 def samples_per_instance(answers: pd.DataFrame) -> pd.Series:
     """Per model: the fewest samples any of its instances has (1 for a greedy run)."""
-    per = with_samples(answers).groupby(["model", "instance_id"])["sample"].nunique()
+    per = with_samples(answers).groupby(["model", "instance_id"])[SAMPLE].nunique()
     return per.groupby(level="model").min()
 
 
@@ -55,12 +55,12 @@ def sample_spread(answers: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
     (not a spread across concept sets: see the bootstrap for that)."""
     answers, groups = with_samples(answers), with_samples(groups)
     per_sample = []
-    for s in sorted(answers["sample"].unique()):
-        summary = summarise(answers[answers["sample"] == s], groups[groups["sample"] == s])
+    for s in sorted(answers[SAMPLE].unique()):
+        summary = summarise(answers[answers[SAMPLE] == s], groups[groups[SAMPLE] == s])
         for condition in sorted(summary["condition"].unique()):
             avg = _template_average(summary, condition)
             for model in avg.index:
-                per_sample += [{"model": model, "condition": condition, "sample": s, "metric": m.name,
+                per_sample += [{"model": model, "condition": condition, SAMPLE: s, "metric": m.name,
                                 "value": avg.at[model, m.name]} for m in in_table("table1") if m.name in avg]
     long = pd.DataFrame(per_sample)
     out = long.groupby(["model", "condition", "metric"], sort=False)["value"].agg(

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..frames import SUMMARY_KEYS
 from ..metrics.matching import DEFAULT_RULE, MATCHING_RULES, ORDER_READINGS
 from ..metrics.registry import FAMILIES, label
 from ..metrics.statistics import pooled_sums, ratios, sufficient_statistics
@@ -40,7 +41,7 @@ def _coverage_table1(answers: pd.DataFrame, present: str, ordered: str) -> pd.Da
     """Per model: Table 1's coverage columns with `present` and `ordered` as the verdicts, each
     metric from its declaration as the summary and Table 1 compute it."""
     a = answers.assign(all_present=answers[present].astype(bool), in_order=answers[ordered].astype(bool))
-    stats = sufficient_statistics(a, pd.DataFrame(), ["model", "condition", "template_id"])
+    stats = sufficient_statistics(a, pd.DataFrame(), SUMMARY_KEYS)
     per_template = pd.concat([ratios(stats, _coverage_metrics()), pooled_sums(stats)], axis=1)
     return _template_average(per_template.reset_index(), "ordered")[[m.name for m in _coverage_metrics()]]
 

@@ -21,6 +21,7 @@ import pandas as pd
 from ..data.instances import PERMUTATION_SEED
 from ..designs import describe_design, tables_note
 from ..errors import OcgInputError
+from ..frames import DEFAULT_N_CONCEPTS
 from ..generation.completeness import problems
 from ..io import atomic_path
 from ..layout import ExecutedNotebook, ModelGenerations, ModelScores, ReportFolder
@@ -209,7 +210,7 @@ def _notebook_link(report_dir: Path, name: str, href: str) -> str:
 
 def _permutations(run: dict) -> str:
     """'all 120 permutations', or '3 of 120 permutations per set (seeded sample, seed 0)'."""
-    total = math.factorial(int(run.get("n_concepts", 4)))
+    total = math.factorial(int(run.get("n_concepts", DEFAULT_N_CONCEPTS)))
     if not run.get("permutations"):
         return f"all {total} permutations"
     return f"{run['permutations']} of {total} permutations per set (seeded sample, seed {PERMUTATION_SEED})"
@@ -255,7 +256,7 @@ def write_index(report_dir: str | Path, title: str, pages: list[tuple[str, str]]
         browser = f"<p><a href='{report.cases.name}'><b>Case browser</b></a>: every answer, filterable by model, condition, template, concept set, permutation and outcome, with the matched tokens highlighted.</p>"
     git = git_state()
     what = (f"<p class='sub'>Models: {_esc(', '.join(models))}<br>Conditions: {_esc(', '.join(run['conditions']))}; "
-            f"{_esc(run.get('subset_k') or 'all')} concept sets of {_esc(run.get('n_concepts', 4))} concepts; "
+            f"{_esc(run.get('subset_k') or 'all')} concept sets of {_esc(run.get('n_concepts', DEFAULT_N_CONCEPTS))} concepts; "
             f"{_esc(_permutations(run))}; templates: "
             f"{_esc(run.get('template_ids') or 'all six')}; {_esc(_decoding(run))}<br>Written {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M} UTC "
             f"from git commit <code>{_esc(str(git['commit'])[:12])}</code>{' (with uncommitted changes)' if git.get('dirty') else ''}"

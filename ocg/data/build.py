@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..frames import DEFAULT_N_CONCEPTS
 from ..io import read_json, write_json, write_parquet
 from ..layout import Dataset, outputs
 from ..paths import CONCEPT_SETS_FILE, TEMPLATES_FILE
@@ -16,7 +17,7 @@ from .instances import build_instances, content_hash, ids_hash
 from .templates import DEFAULT_CONDITIONS, load_templates
 
 
-def dataset_name(n_concepts: int = 4, subset_k: int | None = None) -> str:
+def dataset_name(n_concepts: int = DEFAULT_N_CONCEPTS, subset_k: int | None = None) -> str:
     return f"n{n_concepts}" + (f"-k{subset_k}" if subset_k else "")
 
 
@@ -24,7 +25,7 @@ def _file_sha256(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def build_dataset(n_concepts: int = 4, subset_k: int | None = None,
+def build_dataset(n_concepts: int = DEFAULT_N_CONCEPTS, subset_k: int | None = None,
                   conditions=DEFAULT_CONDITIONS, template_ids: list[int] | None = None,
                   out_dir: str | Path | None = None,
                   concept_sets_file: str | Path = CONCEPT_SETS_FILE,

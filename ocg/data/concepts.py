@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import OcgInputError
+from ..frames import DEFAULT_N_CONCEPTS, N_CONCEPTS
 from ..io import loads_json, read_text
 from ..paths import CONCEPT_SETS_FILE
 
 POS_TAGS = ("N", "V")  # noun, verb: the only suffixes CommonGen-lite uses
-SUPPORTED_SIZES = (4, 5)  # the paper's 4-concept sets, and the 5-concept sets for extensions
 _WORD = re.compile(r"[^\W\d_]+(?:['-][^\W\d_]+)*")  # letters, with inner hyphens or apostrophes
 
 
@@ -87,9 +87,9 @@ def read_concept_sets(path: str | Path = CONCEPT_SETS_FILE) -> list[ConceptSet]:
         set_id = str(set_id)
         if not isinstance(entries, list):
             raise OcgInputError(where, f'"concept_set" must be a list, got {type(entries).__name__}')
-        if len(entries) not in SUPPORTED_SIZES:
+        if len(entries) not in N_CONCEPTS:
             raise OcgInputError(where, f"concept set {set_id} has {len(entries)} concepts; "
-                                       f"expected one of {SUPPORTED_SIZES}")
+                                       f"expected one of {N_CONCEPTS}")
         concepts = tuple(parse_concept(e, where) for e in entries)
         repeated = [w for w, k in Counter(c.word for c in concepts).items() if k > 1]
         if repeated:
@@ -109,14 +109,14 @@ def read_concept_sets(path: str | Path = CONCEPT_SETS_FILE) -> list[ConceptSet]:
     return sets
 
 
-def load_concept_sets(n_concepts: int = 4, path: str | Path = CONCEPT_SETS_FILE,
+def load_concept_sets(n_concepts: int = DEFAULT_N_CONCEPTS, path: str | Path = CONCEPT_SETS_FILE,
                       set_ids: list[str] | None = None) -> list[ConceptSet]:
     """The sets of exactly `n_concepts` concepts (192 for 4, 208 for 5), in file order.
 
     With `set_ids`, exactly those sets; one of another size is an error, not silently dropped.
     """
-    if n_concepts not in SUPPORTED_SIZES:
-        raise OcgInputError("n_concepts", f"got {n_concepts}; expected one of {SUPPORTED_SIZES}")
+    if n_concepts not in N_CONCEPTS:
+        raise OcgInputError("n_concepts", f"got {n_concepts}; expected one of {N_CONCEPTS}")
     all_sets = read_concept_sets(path)
     if set_ids is not None:
         by_id = {s.set_id: s for s in all_sets}

@@ -9,7 +9,7 @@ import math
 import random
 from typing import TYPE_CHECKING
 
-from ..errors import OcgInputError
+from ..frames import check_permutations
 from ..schema import positive_int
 from .concepts import ConceptSet
 from .templates import TemplateConfig
@@ -40,11 +40,8 @@ def permutations(concept_set: ConceptSet):
 
 def sampled_permutations(set_id: str, n_concepts: int, m: int, seed: int = PERMUTATION_SEED) -> list[int]:
     """The perm_index values of `set_id` that a run with `permutations: m` asks (PERMUTATION_RULE)."""
-    total = math.factorial(n_concepts)
-    if m > total:
-        raise OcgInputError("permutations", f"got {m}; a set of {n_concepts} concepts has only {total} "
-                            "permutations (expected at most that, or null for all)")
-    return sorted(random.Random(f"{seed}:{set_id}").sample(range(total), m))
+    check_permutations("permutations", m, n_concepts)
+    return sorted(random.Random(f"{seed}:{set_id}").sample(range(math.factorial(n_concepts)), m))
 
 
 def sample_permutations(df: pd.DataFrame, m: int | None, seed: int = PERMUTATION_SEED) -> pd.DataFrame:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import OcgInputError
+from ..frames import unknown_template
 from ..io import read_yaml
 from ..names import check_name
 from ..paths import TEMPLATES_FILE
@@ -38,8 +39,7 @@ class TemplateConfig:
     def template(self, template_id: int, condition: str) -> str:
         cond = self.condition(condition)
         if template_id not in self.templates:
-            raise OcgInputError(f"{self.source}: templates", f"unknown template id {template_id!r}; "
-                                f"known: {sorted(self.templates)}")
+            raise unknown_template(f"{self.source}: templates", template_id, self.templates)
         return self.templates[template_id][cond.text]
 
     def condition(self, name: str) -> Condition:

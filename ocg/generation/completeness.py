@@ -18,15 +18,16 @@ import pandas as pd
 from ..data import ids_hash
 from ..data.instances import PERMUTATION_SEED, instance_id
 from ..errors import OcgInputError
+from ..frames import INSTANCE_KEY, SAMPLE, record_sample, samples_or_zero
 from ..layout import ModelGenerations
 from ..records import RunCard
 
-KEY = ("instance_id", "condition", "template_id", "set_id", "perm_index")
+KEY = ("instance_id", *INSTANCE_KEY)
 _EXAMPLES = 3
 
 
 def _samples_of(records: pd.DataFrame) -> list[int]:
-    return records["sample"].fillna(0).astype(int).tolist() if "sample" in records else [0] * len(records)
+    return samples_or_zero(records).tolist()
 
 
 def asked_keys(rows: pd.DataFrame, samples: int = 1) -> set[tuple]:
@@ -58,7 +59,7 @@ def tally(asked: set[tuple], records: list[dict]) -> dict:
     """asked / present / missing / foreign counts of one condition (with a few foreign ids)."""
     present, foreign = set(), []
     for r in records:
-        key = (*(r.get(k) for k in KEY), r.get("sample", 0))
+        key = (*(r.get(k) for k in KEY), record_sample(r))
         if key in asked:
             present.add(key)
         else:
@@ -140,8 +141,8 @@ def check_model_dir(model_dir: str | Path, records: pd.DataFrame) -> tuple[dict,
     conditions = {}
     for cond in sorted(set(asked) | set(records["condition"])):
         mine = records[records["condition"] == cond]
-        mine = mine.assign(sample=_samples_of(mine)).drop_duplicates(["instance_id", "sample"])
-        conditions[cond] = tally(asked.get(cond, set()), mine[[*KEY, "sample"]].to_dict("records"))
+        mine = mine.assign(**{SAMPLE: _samples_of(mine)}).drop_duplicates(["instance_id", SAMPLE])
+        conditions[cond] = tally(asked.get(cond, set()), mine[[*KEY, SAMPLE]].to_dict("records"))
         conditions[cond]["foreign"] = int((foreign & (records["condition"] == cond)).sum())  # with repeated ids
     totals = {k: sum(c[k] for c in conditions.values()) for k in ("asked", "present", "missing", "foreign")}
     return {"run_card": str(card_path), "run_status": card.status, **totals,

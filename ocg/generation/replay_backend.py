@@ -15,6 +15,7 @@ import hashlib
 from pathlib import Path
 
 from ..errors import OcgInputError
+from ..frames import checked_sample
 from ..io import loads_json
 from ..models import ModelSpec
 from ..paths import PROJECT_ROOT
@@ -51,9 +52,7 @@ def read_answers(path: Path, field: str = "replay.file") -> dict[tuple[str, int]
             answer = record.get("answer", record.get("raw"))
             if answer is not None and not isinstance(answer, str):
                 raise OcgInputError(where, f"'answer' must be text or null, got {type(answer).__name__}")
-            sample = record.get("sample", 0)
-            if not isinstance(sample, int) or isinstance(sample, bool) or sample < 0:
-                raise OcgInputError(where, f"'sample' must be a sample index >= 0, got {sample!r:.60}")
+            sample = checked_sample(where, record)
             key = (record["instance_id"], sample)
             if key in answers:
                 raise OcgInputError(where, f"instance {key[0]}{f' sample {sample}' if sample else ''} appears twice")

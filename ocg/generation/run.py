@@ -22,6 +22,7 @@ from tqdm import tqdm
 from ..data import GENERATE_CONDITIONS, ids_hash, load_templates
 from ..data.instances import PERMUTATION_RULE, PERMUTATION_SEED
 from ..errors import OcgInputError, check_stop
+from ..frames import record_sample
 from ..io import refuse_link, write_json_when_full
 from ..layout import ModelGenerations
 from ..lock import exclusive
@@ -158,7 +159,7 @@ def _generate_todo(spec, backend, stores, rows, rendered, hashes, settings, card
         run["answers_by_status_and_source"] = counts
         if spec.batch_check and backend.batch_size > 1:
             raw = {r["instance_id"]: r["raw"] for s in stores.values() for r in s.records()
-                   if r["instance_id"] in rendered and not r.get("sample", 0)}
+                   if r["instance_id"] in rendered and not record_sample(r)}
             run["batch_invariance"] = check_batch_invariance(backend, rendered, raw, spec.batch_check,
                                                              spec.seed, progress)
     except BaseException as exc:

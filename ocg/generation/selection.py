@@ -10,11 +10,12 @@ from ..data import GENERATE_CONDITIONS, build_instances, load_concept_sets, load
 from ..data.concepts import select_covering_subset
 from ..data.instances import PERMUTATION_SEED, sample_permutations
 from ..errors import OcgInputError
+from ..frames import DEFAULT_N_CONCEPTS, unknown_template
 from ..schema import positive_int
 
 
 def select_instances(dataset: str | Path | None = None, conditions=GENERATE_CONDITIONS,
-                     subset_k: int | None = None, template_ids=None, n_concepts: int = 4,
+                     subset_k: int | None = None, template_ids=None, n_concepts: int = DEFAULT_N_CONCEPTS,
                      permutations: int | None = None, permutation_seed: int = PERMUTATION_SEED
                      ) -> pd.DataFrame:
     """Instances to generate: from a built dataset directory, or built in memory (same ids);
@@ -30,7 +31,7 @@ def select_instances(dataset: str | Path | None = None, conditions=GENERATE_COND
         template_ids = list(template_ids)
         for tid in template_ids:
             if isinstance(tid, bool) or not isinstance(tid, int) or tid not in config.templates:
-                raise OcgInputError("template_ids", f"unknown template id {tid!r}; known: {sorted(config.templates)}")
+                raise unknown_template("template_ids", tid, config.templates)
     if dataset is not None:
         df, _ = load_dataset(dataset)
         unknown = sorted(set(conditions) - set(df["condition"]))

@@ -22,6 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import OcgInputError
+from ..frames import checked_sample, record_sample
 from ..io import atomic_path, loads_json, naming, refuse_link
 
 # Fields every record must have, with their types (None allowed where listed).
@@ -41,9 +42,7 @@ def check_record(record: object, where: str) -> dict:
         if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
             names = " or ".join("null" if k is type(None) else k.__name__ for k in kinds)
             raise OcgInputError(where, f"field {key!r} must be {names}, got {type(value).__name__} {value!r:.60}")
-    sample = record.get("sample", 0)
-    if not isinstance(sample, int) or isinstance(sample, bool) or sample < 0:
-        raise OcgInputError(where, f"field 'sample' must be a sample index >= 0, got {sample!r:.60}")
+    checked_sample(where, record)
     if not all(isinstance(c, str) for c in record["concepts"]):
         raise OcgInputError(where, "field 'concepts' must be a list of words")
     return record
@@ -51,7 +50,7 @@ def check_record(record: object, where: str) -> dict:
 
 def record_key(record: dict) -> tuple[str, int]:
     """What a record answers: (instance id, sample); no `sample` field is sample 0."""
-    return record["instance_id"], record.get("sample", 0)
+    return record["instance_id"], record_sample(record)
 
 
 def _describe(key: tuple[str, int]) -> str:
@@ -187,7 +186,7 @@ def repair_duplicates(path: str | Path) -> dict:
                 continue
             raise OcgInputError(f"{path}:{lineno}", "malformed record; repair keeps records, it "
                                                     "cannot guess this one") from None
-        key = (record.get("instance_id"), record.get("sample", 0)) if isinstance(record, dict) else None
+        key = (record.get("instance_id"), record_sample(record)) if isinstance(record, dict) else None
         if key in seen:
             dropped.append({"line": lineno, "why": f"second record of {key[0]}"
                                                   + (f" sample {key[1]}" if key[1] else "")})

@@ -9,9 +9,9 @@ run.py       score one model (recomputing only stale families), summaries, every
 scoreset.py  a model's tables and signature.json: written signature-last, complete or unfinished
 """
 
-from .config import CONFIG_KEYS, METRICS, SCORING_FILE, check_metrics, load_scoring_config
-from .families import FAMILIES
-from .run import GROUP_KEYS, SUMMARY_KEYS, score_all, score_model, stale_metrics, summarise
+from .config import CONFIG_KEYS, SCORING_FILE, check_metrics, load_scoring_config
+from .families import FAMILIES, cpu_families
+from .run import score_all, score_model, stale_metrics, summarise
 
-__all__ = ["CONFIG_KEYS", "FAMILIES", "GROUP_KEYS", "METRICS", "SCORING_FILE", "SUMMARY_KEYS",
-           "check_metrics", "load_scoring_config", "score_all", "score_model", "stale_metrics", "summarise"]
+__all__ = ["CONFIG_KEYS", "FAMILIES", "SCORING_FILE",
+           "check_metrics", "cpu_families", "load_scoring_config", "score_all", "score_model", "stale_metrics", "summarise"]

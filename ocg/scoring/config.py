@@ -12,7 +12,8 @@ from ..schema import Field, check_fields, positive_int
 from .families import FAMILIES
 
 SCORING_FILE = PARAMS_DIR / "scoring.yaml"
-METRICS = tuple(FAMILIES)  # the scoring families, in the order they run
+
+
 def load_scoring_config(path: str | Path = SCORING_FILE, **overrides) -> dict:
     """The scoring file's settings with `overrides` (a run's `scoring:` block) on top, checked."""
     path = Path(path)

@@ -18,13 +18,14 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import OcgInputError, shown
+from ..frames import GROUP_KEYS, SAMPLE, SUMMARY_KEYS
 from ..metrics.coverage import MATCHING_RULES
 from ..metrics.degenerate import FLAG_COLUMNS
 from ..paths import PROJECT_ROOT
 
 DATA_FILE = PROJECT_ROOT / "docs" / "DATA.md"
-KEYS = {"answers": ["instance_id", "sample"], "groups": ["model", "condition", "template_id", "set_id", "sample"],
-        "summary": ["model", "condition", "template_id"]}  # "sample" where the run had samples
+KEYS = {"answers": ["instance_id", SAMPLE], "groups": [*GROUP_KEYS, SAMPLE],
+        "summary": SUMMARY_KEYS}  # "sample" where the run had samples
 ADDED_ON_READ = {"concept_words", "template"}  # load_scores adds them (results.readable)
 
 

@@ -1,10 +1,12 @@
-"""The scoring families: each declares once the columns it writes, what its values depend on
-(its key, for staleness), how it computes them, and what it reports (`reported`: its
-ocg.metrics.registry.MetricFamily: level, summed columns, reported metrics).
+"""The scoring families: each declares once the columns it writes, its settings (what its values
+depend on), how it computes them, whether it runs a neural model, and what it reports
+(`reported`: its ocg.metrics.registry.MetricFamily: level, summed columns, reported metrics).
 
-A family's block in signature.json is one record: `key`, verbatim (what the values depend on,
-what staleness compares; also `metric_keys` there), beside what `compute` measured or chose
-while computing (scoring/run.py).
+As sacreBLEU builds its signature from the metric object's own attributes, one settings record
+per family feeds both its key (`Family.key`: the generations' hash, the version and the
+settings; what staleness compares, `metric_keys` in signature.json) and its block there
+(`Family.block`: the key verbatim, then what `compute` measured or chose while computing, never
+the settings again in other words).
 
 Each family also declares its `version` and the `code` that computes it (modules and
 functions). The version is part of the family's key, so a new version makes stored values
@@ -73,13 +75,14 @@ class Context:
 class Family:
     reported: MetricFamily  # its name, level, summed columns and reported metrics (declared on creation)
     columns: tuple[str, ...]
-    key: Callable[[dict, dict], dict]  # (config, resolved) -> what the values depend on
+    settings: Callable[[dict, dict], dict]  # (config, resolved) -> what the values depend on, once
     compute: Callable[[Context], tuple[pd.DataFrame | dict, dict]]  # -> columns, what it measured or chose
     version: int  # bump whenever `code` changes what it computes
     code: tuple  # the modules and functions that compute the values (hashed by code_digest)
     # Optional: starts the computation in other processes and returns a handle whose
     # `result()` gives what `compute` would, so scoring goes on with other families meanwhile.
     start: Callable[[Context], Any] | None = None
+    neural: bool = False  # runs a neural model (slow on a CPU, a checkpoint to fetch): perplexity, pBLEURT
 
     def __post_init__(self):
         missing = [c for c in self.reported.sums if c not in self.columns]
@@ -94,6 +97,23 @@ class Family:
     @property
     def level(self) -> str:  # "answers" or "groups": the table its columns go to
         return self.reported.level
+
+    def key(self, config: dict, resolved: dict, inputs_sha256: str) -> dict:
+        """Everything the values depend on; a change means they must be recomputed."""
+        return {"inputs_sha256": inputs_sha256, "version": self.version, **self.settings(config, resolved)}
+
+    @staticmethod
+    def block(key: dict, record: dict) -> dict:
+        """The family's block in signature.json: its key verbatim (its settings in the same words),
+        then what its computation measured or chose (`record`: e.g. the revision a neural model
+        loaded; a block stored before the key was in it gets it added: a reused family's key is
+        the one just checked)."""
+        return {"key": key, **{k: v for k, v in record.items() if k != "key"}}
+
+
+def cpu_families() -> list[str]:
+    """The scoring families that run no neural model, in the order they run."""
+    return [name for name, f in FAMILIES.items() if not f.neural]
 
 
 class _Started:
@@ -131,8 +151,8 @@ def _coverage(ctx: Context):
 
 def _distinct(ctx: Context):
     return ({"distinct_2": ctx.answers["answer"].map(diversity.distinct2_sentence)},
-            {"tokenizer": "13a (sacrebleu)", "per_sentence": "unique bigrams / tokens",
-             "pooled": "unique bigrams / bigrams over the aggregate", "empty": 0.0})
+            {"per_sentence": "unique bigrams / tokens", "pooled": "unique bigrams / bigrams over the aggregate",
+             "empty": 0.0})
 
 
 def _perplexity(ctx: Context):
@@ -141,8 +161,7 @@ def _perplexity(ctx: Context):
 
 
 def _diverse(ctx: Context):
-    return ({"diverse_rate": [diversity.diverse_rate(tx) for tx in ctx.group_texts]},
-            {"rule": "distinct whitespace-stripped answers / answers, per group"})
+    return {"diverse_rate": [diversity.diverse_rate(tx) for tx in ctx.group_texts]}, {}
 
 
 def _pbleu(ctx: Context):
@@ -186,21 +205,21 @@ FAMILIES = {f.name: f for f in (
     Family(registry.FAMILIES["pbleu"], ("pbleu",), lambda c, r: {"sacrebleu": bleu.signature(), **_packages("numpy")},
            _pbleu, version=2, code=(bleu, _pbleu)),
     Family(registry.FAMILIES["distinct"], ("distinct_2",),
-           lambda c, r: {"tokenizer": "13a", **_packages("sacrebleu")}, _distinct, version=1,
+           lambda c, r: {"tokenizer": "13a", **_packages("sacrebleu")}, _distinct, version=2,
            code=(diversity._text, diversity.bigrams, diversity.distinct2_sentence, bleu.tokenize_13a, _distinct)),
     Family(registry.FAMILIES["diverse"], ("diverse_rate",),
-           lambda c, r: {"rule": "distinct stripped answers / answers"}, _diverse, version=1,
+           lambda c, r: {"rule": "distinct stripped answers / answers"}, _diverse, version=2,
            code=(diversity.diverse_rate, _diverse)),
     Family(registry.FAMILIES["pbleurt"], ("pbleurt",),
            lambda c, r: {"checkpoint": c["bleurt_checkpoint"], "revision": hub.revision(c["bleurt_checkpoint"]),
                          **_packages("bleurt-pytorch", "transformers", "torch", "sentencepiece", "numpy")},
-           _pbleurt, version=2,
+           _pbleurt, version=2, neural=True,
            code=(bleurt, bleurt_compat, bleu.pair_weights, neural.TextCache, neural.bleurt_scores, _pbleurt)),
     Family(registry.FAMILIES["perplexity"], ("perplexity", "ppl_status"),
            lambda c, r: {"requested": c["perplexity_model"], "used": r["perplexity_used"],
                          "revision": hub.revision(r["perplexity"][1]) if r["perplexity"][1] else None,
                          **_perplexity_implementation()},
-           _perplexity, version=2,
+           _perplexity, version=2, neural=True,
            code=(perplexity, lm_nll, neural.TextCache, neural.perplexities, _perplexity)),
 )}
 

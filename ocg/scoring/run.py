@@ -22,6 +22,7 @@ from tqdm import tqdm
 
 from ..embedded import EMBEDDED_PREFIX
 from ..errors import OcgInputError
+from ..frames import GROUP_KEYS, SAMPLE, SUMMARY_KEYS, sample_column
 from ..generation.completeness import asked_records
 from ..generation.store import read_generations
 from ..hub import unavailable_reason
@@ -33,12 +34,9 @@ from ..metrics.statistics import pooled_sums, ratios, sufficient_statistics
 from ..provenance import provenance
 from ..records import Signature
 from .config import SCORING_FILE, check_metrics, load_scoring_config
-from .families import FAMILIES, Context, code_digest
-from .samples import keys_with_sample, sample_column, summarise_over_samples
+from .families import FAMILIES, Context, Family, code_digest
+from .samples import keys_with_sample, summarise_over_samples
 from .scoreset import holds_scores, unfinished_reason, write_score_set
-
-GROUP_KEYS = ["model", "condition", "template_id", "set_id"]
-SUMMARY_KEYS = ["model", "condition", "template_id"]
 
 
 def _inputs_hash(model_dir: Path) -> str:
@@ -47,12 +45,6 @@ def _inputs_hash(model_dir: Path) -> str:
         h.update(path.name.encode())
         h.update(path.read_bytes())
     return h.hexdigest()
-
-
-def metric_key(metric: str, config: dict, inputs_sha256: str, resolved: dict) -> dict:
-    """Everything `metric`'s values depend on; a change means they must be recomputed."""
-    family = FAMILIES[metric]
-    return {"inputs_sha256": inputs_sha256, "version": family.version, **family.key(config, resolved)}
 
 
 def stale_metrics(old: Signature | None, keys: dict[str, dict]) -> list[str]:
@@ -114,22 +106,15 @@ def score_model(model_dir: str | Path, metrics=None, out_dir: str | Path | None 
 
 def _score_model(model_dir: Path, records: pd.DataFrame, completeness: dict, config: dict, metrics: list[str],
                  out_dir, redo: bool, progress: bool) -> Path:
-    """score_model, under the scores folder's lock."""
+    """score_model, under the scores folder's lock: what is stale, the tables, the signature."""
     out = _scores_folder(model_dir, out_dir)
     log = (lambda msg: tqdm.write(f"[score {model_dir.name}] {msg}")) if progress else (lambda msg: None)
     remove_temps(out)  # left by a killed write; nobody else writes here while we hold the lock
     inputs_hash = _inputs_hash(model_dir)
-    unfinished = None if redo else unfinished_reason(out)
-    if unfinished and holds_scores(out):
-        log(f"unfinished score set: {unfinished}; recomputing everything")
-    old = Signature.read(ModelScores(out).signature) if not (redo or unfinished) else None
+    old = _old_signature(out, redo, log)
     resolved = _resolve(config, metrics)
-    keys = {m: metric_key(m, config, inputs_hash, resolved) for m in metrics}
-    stale = stale_metrics(old, keys)
-    if old and set(old.metrics) != set(metrics):
-        stale = list(keys)  # another metric set: recompute the tables as asked
-    if old and old.completeness != completeness:
-        stale = list(keys)  # other records kept, or another run status: recompute and record it
+    keys = {m: FAMILIES[m].key(config, resolved, inputs_hash) for m in metrics}
+    stale = _stale(old, metrics, keys, completeness)
     reflag = bool(old) and old.flags_version != degenerate.FLAGS_VERSION  # flags defined otherwise now
     if not stale and not reflag:
         return out
@@ -137,44 +122,12 @@ def _score_model(model_dir: Path, records: pd.DataFrame, completeness: dict, con
     if reused:
         log(f"up to date: {', '.join(reused)}; recomputing: {', '.join(stale) or 'the answer flags only'}")
     t0 = time.perf_counter()
-    timings = {}
-
-    answers = records[["instance_id", "model", "condition", "template_id", "set_id", "perm_index",
-                       "pos_pattern", "concepts", "answer", "answer_status"]].copy()
-    answers["answer_source"] = records["answer_source"].fillna("raw") if "answer_source" in records else "raw"
-    answers["finish_reason"] = records["finish_reason"] if "finish_reason" in records else None
-    if (samples := sample_column(records)) is not None:  # repeated samples: a group is a group of one sample
-        answers.insert(1, "sample", samples)
-    group_keys = keys_with_sample(GROUP_KEYS, answers)
-    texts = answers["answer"].map(lambda a: a if isinstance(a, str) else "")
-    ctx = Context(answers=answers, texts=texts, group_texts=[], config=config, resolved=resolved, keys=keys,
-                  out=out, redo=redo, log=log)
-    blocks = {}  # each family's block of the signature: how its values were computed
+    answers = _answer_rows(records)
+    ctx = Context(answers=answers, texts=answers["answer"].map(lambda a: a if isinstance(a, str) else ""),
+                  group_texts=[], config=config, resolved=resolved, keys=keys, out=out, redo=redo, log=log)
     old_tables = {level: pd.read_parquet(ModelScores(out).table(level)) for level in ("answers", "groups")} if reused else {}
-    started = {}  # families running in worker processes (coverage) while the rest is computed here
-    try:
-        for metric in stale:
-            if FAMILIES[metric].start is not None:
-                started[metric] = (FAMILIES[metric].start(ctx), time.perf_counter())
-        answers = pd.concat([answers, degenerate.flag_answers(answers["answer"], answers.get("finish_reason"))], axis=1)
-        answers["n_tokens"] = texts.map(lambda t: len(bleu.tokenize_13a(t)))
-        grouped = list(answers.groupby(group_keys, sort=True))
-        groups = pd.DataFrame([dict(zip(group_keys, key), n=len(g)) for key, g in grouped])
-        ctx.answers, ctx.group_texts = answers, [list(texts.loc[g.index]) for _, g in grouped]
-        tables = {"answers": answers, "groups": groups}
-        _compute(metrics, reused, started, ctx, tables, old_tables, old, blocks, timings, group_keys)
-    finally:
-        for handle, _ in started.values():
-            handle.close()
-    answers, groups = tables["answers"], tables["groups"]
-    answers = answers.assign(**listcopy.list_flags(answers))  # from coverage's tokens and positions
-
-    if "diverse_rate" in groups:  # a group's value is given to each of its permutations (Table 2)
-        answers = answers.merge(groups[group_keys + ["diverse_rate"]], on=group_keys, how="left")
-    summary = summarise_over_samples(answers, groups, SUMMARY_KEYS, summarise)
-    for metric in [m for m in FAMILIES if m in metrics]:  # a neural family without its model
-        if blocks[metric].get("status") == "missing":
-            summary[f"{metric}_missing_reason"] = blocks[metric].get("reason") or blocks[metric].get("fallback_reason")
+    tables, blocks, timings = _compute(metrics, reused, ctx, old_tables, old)
+    answers, summary = _summarised(tables["answers"], tables["groups"], metrics, blocks)
     signature = Signature(
         metrics=metrics, inputs_sha256=inputs_hash, generations=str(model_dir),
         failed_answers="scored as empty text (no concepts, no n-grams)", metric_keys=keys,
@@ -182,41 +135,97 @@ def _score_model(model_dir: Path, records: pd.DataFrame, completeness: dict, con
         flags_version=degenerate.FLAGS_VERSION, families=blocks,
         recomputed=stale, reused=reused, timings_s={k: round(v, 2) for k, v in timings.items()},
         seconds=round(time.perf_counter() - t0, 2), config=config, provenance=provenance())
-    write_score_set(out, {"answers": answers, "groups": groups, "summary": summary}, signature)
+    write_score_set(out, {"answers": answers, "groups": tables["groups"], "summary": summary}, signature)
     return out
 
 
-def family_block(key: dict, record: dict) -> dict:
-    """A family's block in signature.json: its key verbatim (the staleness key, in the same
-    words), then what its computation measured or chose (`record`; a block stored before the key
-    was in it gets it added: a reused family's key is the one just checked)."""
-    return {"key": key, **{k: v for k, v in record.items() if k != "key"}}
+def _old_signature(out: Path, redo: bool, log) -> Signature | None:
+    """The signature of the score set there, if one is finished and `redo` not asked."""
+    unfinished = None if redo else unfinished_reason(out)
+    if unfinished and holds_scores(out):
+        log(f"unfinished score set: {unfinished}; recomputing everything")
+    return Signature.read(ModelScores(out).signature) if not (redo or unfinished) else None
 
 
-def _compute(metrics, reused, started, ctx, tables, old_tables, old, blocks, timings, group_keys=GROUP_KEYS) -> None:
-    """Each family's columns into its table (answers or groups): copied from the old tables
-    where reused, collected where started, else computed here."""
-    answer_keys = ["instance_id", *group_keys[len(GROUP_KEYS):]]  # and the sample, in a sampled run
-    for level, index in (("answers", answer_keys), ("groups", group_keys)):
-        table = tables[level]
-        for metric in [m for m in metrics if FAMILIES[m].level == level]:
-            family, t = FAMILIES[metric], time.perf_counter()
-            if metric in reused:  # the same rows, in the same order: copy the columns across
-                kept = old_tables[level].set_index(index).loc[pd.MultiIndex.from_frame(table[index])
-                                                                if len(index) > 1 else table[index[0]]]
-                columns = {c: kept[c].to_numpy() for c in family.columns}
-                record = old.families[metric]
-            elif metric in started:
-                handle, t = started[metric]
-                columns, record = handle.result()
-                timings[metric] = time.perf_counter() - t
-            else:
-                columns, record = family.compute(ctx)
-                timings[metric] = time.perf_counter() - t
-            blocks[metric] = family_block(ctx.keys[metric], record)
-            table = table.assign(**{c: list(columns[c]) if not isinstance(columns, pd.DataFrame)
-                                    else columns[c].to_numpy() for c in family.columns})
-        tables[level] = table
+def _stale(old: Signature | None, metrics: list[str], keys: dict[str, dict], completeness: dict) -> list[str]:
+    """The families to recompute: stale ones, or all where the metric set or the records changed."""
+    if old and set(old.metrics) != set(metrics):
+        return list(keys)  # another metric set: recompute the tables as asked
+    if old and old.completeness != completeness:
+        return list(keys)  # other records kept, or another run status: recompute and record it
+    return stale_metrics(old, keys)
+
+
+def _answer_rows(records: pd.DataFrame) -> pd.DataFrame:
+    """One row per answer before any family's columns: its ids, the answer and how it was got,
+    and its sample in a sampled run (a group is then a group of one sample)."""
+    answers = records[["instance_id", *GROUP_KEYS, "perm_index", "pos_pattern", "concepts", "answer",
+                       "answer_status"]].copy()
+    answers["answer_source"] = records["answer_source"].fillna("raw") if "answer_source" in records else "raw"
+    answers["finish_reason"] = records["finish_reason"] if "finish_reason" in records else None
+    if (samples := sample_column(records)) is not None:
+        answers.insert(1, SAMPLE, samples)
+    return answers
+
+
+def _flagged(answers: pd.DataFrame, texts: pd.Series, group_keys: list[str]):
+    """The answers with their flags and token counts, the groups (one row each), each group's texts."""
+    answers = pd.concat([answers, degenerate.flag_answers(answers["answer"], answers.get("finish_reason"))], axis=1)
+    answers["n_tokens"] = texts.map(lambda t: len(bleu.tokenize_13a(t)))
+    grouped = list(answers.groupby(group_keys, sort=True))
+    groups = pd.DataFrame([dict(zip(group_keys, key), n=len(g)) for key, g in grouped])
+    return answers, groups, [list(texts.loc[g.index]) for _, g in grouped]
+
+
+def _compute(metrics: list[str], reused: list[str], ctx: Context, old_tables: dict, old: Signature | None):
+    """The tables (answers, groups) with each family's columns, each family's signature block and
+    the seconds each took: families with a `start` run in worker processes (coverage) while the
+    rest is computed here; reused ones are copied from the old tables."""
+    started = {}
+    try:
+        for metric in [m for m in metrics if m not in reused and FAMILIES[m].start is not None]:
+            started[metric] = (FAMILIES[metric].start(ctx), time.perf_counter())
+        group_keys = keys_with_sample(GROUP_KEYS, ctx.answers)
+        answers, groups, ctx.group_texts = _flagged(ctx.answers, ctx.texts, group_keys)
+        ctx.answers = answers
+        tables, blocks, timings = {"answers": answers, "groups": groups}, {}, {}
+        index = {"answers": ["instance_id", *group_keys[len(GROUP_KEYS):]], "groups": group_keys}  # sample too
+        for level in ("answers", "groups"):
+            for metric in [m for m in metrics if FAMILIES[m].level == level]:
+                if metric in reused:  # the same rows, in the same order: copy the columns across
+                    columns, record = _kept(old_tables[level], tables[level], index[level], FAMILIES[metric]), \
+                        old.families[metric]
+                else:
+                    handle, t = started.get(metric, (None, time.perf_counter()))
+                    columns, record = handle.result() if handle else FAMILIES[metric].compute(ctx)
+                    timings[metric] = time.perf_counter() - t
+                blocks[metric] = Family.block(ctx.keys[metric], record)
+                tables[level] = tables[level].assign(**{c: list(columns[c]) if not isinstance(columns, pd.DataFrame)
+                                                        else columns[c].to_numpy() for c in FAMILIES[metric].columns})
+        return tables, blocks, timings
+    finally:
+        for handle, _ in started.values():
+            handle.close()
+
+
+def _kept(old: pd.DataFrame, table: pd.DataFrame, index: list[str], family: Family) -> dict:
+    """A reused family's columns from the old table, in the new table's row order."""
+    kept = old.set_index(index).loc[pd.MultiIndex.from_frame(table[index]) if len(index) > 1 else table[index[0]]]
+    return {c: kept[c].to_numpy() for c in family.columns}
+
+
+def _summarised(answers: pd.DataFrame, groups: pd.DataFrame, metrics: list[str], blocks: dict):
+    """The answers with their list-copy flags and their group's Diverse Rate, and the summary
+    (with why a neural family has no values, where its model was missing)."""
+    group_keys = keys_with_sample(GROUP_KEYS, answers)
+    answers = answers.assign(**listcopy.list_flags(answers))  # from coverage's tokens and positions
+    if "diverse_rate" in groups:  # a group's value is given to each of its permutations (Table 2)
+        answers = answers.merge(groups[group_keys + ["diverse_rate"]], on=group_keys, how="left")
+    summary = summarise_over_samples(answers, groups, SUMMARY_KEYS, summarise)
+    for metric in [m for m in FAMILIES if m in metrics]:  # a neural family without its model
+        if blocks[metric].get("status") == "missing":
+            summary[f"{metric}_missing_reason"] = blocks[metric].get("reason") or blocks[metric].get("fallback_reason")
+    return answers, summary
 
 
 def summarise(answers: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:

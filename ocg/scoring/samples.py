@@ -16,9 +16,8 @@ from collections.abc import Callable
 
 import pandas as pd
 
+from ..frames import SAMPLE
 from ..metrics.statistics import pooled, pooled_column
-
-SAMPLE = "sample"
 
 
 def sampled(answers: pd.DataFrame) -> bool:
@@ -29,11 +28,6 @@ def sampled(answers: pd.DataFrame) -> bool:
 def keys_with_sample(keys: list[str], answers: pd.DataFrame) -> list[str]:
     """`keys`, and `sample` after them for a sampled run (a group is a group of one sample)."""
     return [*keys, SAMPLE] if sampled(answers) else list(keys)
-
-
-def sample_column(records: pd.DataFrame) -> pd.Series | None:
-    """The records' sample index (a record without one is sample 0), or None for a greedy run."""
-    return records[SAMPLE].fillna(0).astype(int) if SAMPLE in records else None
 
 
 def is_count(column: str) -> bool:
