@@ -1,5 +1,6 @@
 """The records ocg keeps beside its outputs, read and written here alone: a model's run card
-(run_card.json, written by generation) and a score set's signature (signature.json, by scoring).
+(run_card.json, written by generation), a score set's signature (signature.json, by scoring) and
+how a report's last run went (report.json, by analysis/staging.py).
 
 Each is a frozen dataclass whose fields are declared once: reading checks every JSON key against
 its field's type, and a field typed by a `Vocabulary` holds one of a closed set of words. The JSON
@@ -55,6 +56,13 @@ class RunStatus(Vocabulary):
     FAILED = "failed"
     INTERRUPTED = "interrupted"  # killed, or a run still marked running whose process is gone
     UNKNOWN = "unknown"  # a card from before the status was recorded
+
+
+class ReportStatus(Vocabulary):
+    """How a report's last run stands (report.json's `state`)."""
+    BUILDING = "building"
+    DONE = "done"
+    FAILED = "failed"
 
 
 def _json_type(hint: Any) -> Any:
@@ -245,3 +253,20 @@ class Signature(Record):
         """ok, or missing (a neural family without its checkpoint or model)."""
         return self.family(name).get("status", "ok")
 
+
+@dataclass(frozen=True)
+class ReportStamp(Record):
+    """How a report's last run stands (report.json, ocg/analysis/staging.py): who builds it and
+    since when; how it ended (the notebooks finished, or why it failed)."""
+    WHAT, FORMAT_VERSION = "a report's state", 1
+    WRITTEN_WHEN_SET = ("pid", "host", "started_utc", "reason", "report", "notebooks", "ended_utc")
+
+    state: ReportStatus
+    pid: int | None = None
+    host: str | None = None
+    started_utc: str | None = None
+    reason: str | None = None  # why the run failed
+    report: str | None = None  # a sweep's landing page
+    notebooks: list[str] | None = None  # those finished (ocg report)
+    ended_utc: str | None = None
+    other: dict = field(default_factory=dict)

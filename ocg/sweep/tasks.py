@@ -17,6 +17,7 @@ from ..io import read_json, write_json
 from ..layout import ExecutedNotebook, SweepFolder
 from ..paths import PROJECT_ROOT
 from ..plan import analysis_steps, model_steps
+from ..records import ReportStatus
 from .state import _now, analysis_stale, interrupted_marker, model_state, print_status, status_table, sweep_dirs, to_run
 
 BUSY = 75  # EX_TEMPFAIL: another process holds a lock this task needs; try again later
@@ -125,13 +126,14 @@ def run_analysis(sweep: dict) -> int:
     final = sweep_dirs(sweep).reports
     with building(final) as staging:
         outcome = _analyse(sweep, done, staging, final)
-        finish(staging, final, outcome)
+        finish(staging, final, **outcome)
     write_json(marker, {**outcome, "models": done, "time_utc": _now()})
-    print(f"[analysis] report: {outcome['report']}" if outcome["state"] == "done" else
+    print(f"[analysis] report: {outcome['report']}" if outcome["state"] == ReportStatus.DONE else
           f"[analysis] {outcome['reason']}", flush=True)
-    return 0 if outcome["state"] == "done" else 1
+    return 0 if outcome["state"] == ReportStatus.DONE else 1
 
 def _analyse(sweep: dict, done: list[str], staging, final) -> dict:
+    """The analyses into `staging`: how they ended (fields of ReportStamp and the analysis marker)."""
     from ..analysis.site import write_index
     from ..pipeline import run_steps
 
@@ -140,12 +142,12 @@ def _analyse(sweep: dict, done: list[str], staging, final) -> dict:
                                f"ocg sweep: {sweep['name']} (analyses failed)", lambda i, n, name:
                                print(f"[analysis] {name} over {done}", flush=True))
     if failure is not None:
-        return {"state": "failed", "reason": str(failure)}
+        return {"state": ReportStatus.FAILED, "reason": str(failure)}
     folder = SweepFolder.of(sweep)
     failures = {m: read_json(folder.failure(m)) for m in sweep["models"] if folder.failure(m).exists()}
     write_index(staging, f"ocg sweep: {sweep['name']}", pages, run=sweep, scores_root=dirs.scores,
                 generations_root=dirs.generations, failures=failures)
-    return {"state": "done", "report": str(folder.report.index)}
+    return {"state": ReportStatus.DONE, "report": str(folder.report.index)}
 
 def run_local(sweep: dict) -> int:
     """Each pending model's task as a subprocess, one after another; then the analyses."""
