@@ -14,6 +14,7 @@ from ocg.cli import main
 from ocg.errors import OcgInputError
 from ocg.generation.run import generate
 from ocg.layout import ModelGenerations, ModelScores
+from ocg.paths import PROJECT_ROOT
 from ocg.records import ReportStamp, ReportStatus, RunCard, RunStatus, Signature
 from ocg.scoring import score_model
 from ocg.sweep import load_sweep, status_table
@@ -162,3 +163,10 @@ def test_a_sweeps_model_states_are_the_closed_set_and_its_markers_are_checked(tm
     with pytest.raises(OcgInputError, match=rf"{re.escape(str(status / 'm-failed' / 'failed.json'))}: cell: "
                                             r"expected an integer, got 'five'"):
         status_table(sweep, with_slurm=False)
+
+
+def test_methods_lists_each_vocabulary_as_the_code_declares_it():
+    text = " ".join((PROJECT_ROOT / "docs" / "METHODS.md").read_text().split())
+    for vocabulary in (RunStatus, ReportStatus, AnalysisStatus, ModelState):
+        assert f"({', '.join(f'`{w}`' for w in vocabulary)}" in text or \
+            f"one of {', '.join(f'`{w}`' for w in vocabulary)}." in text, vocabulary.__name__
