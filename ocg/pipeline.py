@@ -20,6 +20,7 @@ from .layout import ExecutedNotebook, outputs
 from .notebook_runner import run_notebook
 from .paths import PARAMS_DIR
 from .plan import Dirs, report_steps
+from .records import ReportStatus
 from .runconfig import check_common
 from .staging import building, finish, write_status_page
 
@@ -83,7 +84,7 @@ def _staged_report(run: dict) -> int:
     final = report.folder
     with building(final) as staging:
         code, state = _write_report(run, staging, final)
-        finish(staging, final, state)
+        finish(staging, final, **state)
     print(f"\nreport: {report.index}" if code == 0 else f"\nunfinished report: {report.index}")
     return code
 
@@ -110,7 +111,8 @@ def run_steps(plan: list[tuple[str, dict, str]], staging: Path, final: Path, fai
 
 
 def _write_report(run: dict, staging: Path, final: Path) -> tuple[int, dict]:
-    """Every notebook into `staging`, then the landing page: (exit code, how the run ended)."""
+    """Every notebook into `staging`, then the landing page: (exit code, how the run ended: its
+    ReportStamp fields)."""
     from .analysis.site import write_index
 
     title = f"ocg report: {run['name']}"
@@ -118,6 +120,6 @@ def _write_report(run: dict, staging: Path, final: Path) -> tuple[int, dict]:
                                lambda i, n, name: print(f"[{i}/{n}] {name}", flush=True))
     if failure is not None:
         print(f"\nocg: {failure}", file=sys.stderr)
-        return 1, {"state": "failed", "reason": str(failure), "notebooks": [n for n, _ in pages]}
+        return 1, {"state": ReportStatus.FAILED, "reason": str(failure), "notebooks": [n for n, _ in pages]}
     write_index(staging, title, pages, run=run, scores_root=outputs().scores, generations_root=outputs().generations)
-    return 0, {"state": "done", "notebooks": [n for n, _ in pages]}
+    return 0, {"state": ReportStatus.DONE, "notebooks": [n for n, _ in pages]}

@@ -18,11 +18,13 @@ import socket
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
-from .io import atomic_path, read_json, refuse_link, write_json
+from .io import atomic_path, refuse_link
 from .layout import ReportFolder
 from .lock import exclusive
+from .records import ReportStamp, ReportStatus
 
 
 def staging_dir(final: Path) -> Path:
@@ -78,11 +80,10 @@ def building(final: str | Path) -> Iterator[Path]:
         if old.exists() and not final.exists():  # killed between finish's two renames
             old.rename(final)
         shutil.rmtree(old, ignore_errors=True)
-        stamp = {"state": "building", "pid": os.getpid(), "host": socket.gethostname(),
-                 "started_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
-        write_json(ReportFolder(staging).state, stamp)
+        stamp = ReportStamp(ReportStatus.BUILDING, pid=os.getpid(), host=socket.gethostname(), started_utc=_now())
+        stamp.write(ReportFolder(staging).state)
         write_status_page(staging, f"{final.name}: being built",
-                          f"PID {stamp['pid']} on {stamp['host']} started this run at {stamp['started_utc']}; "
+                          f"PID {stamp.pid} on {stamp.host} started this run at {stamp.started_utc}; "
                           "this folder replaces the report when it ends.")
         yield staging
 
@@ -93,12 +94,16 @@ def _refuse_links(final: Path, staging: Path, old: Path) -> None:
     refuse_link(staging, old)
 
 
-def finish(staging: Path, final: Path, state: dict) -> None:
-    """Record how the run ended, then put the staging folder where the report was."""
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def finish(staging: Path, final: Path, state: ReportStatus, **how: str | list[str]) -> None:
+    """Record how the run ended (`state`; `how`: ReportStamp's reason, report or notebooks), then
+    put the staging folder where the report was."""
     _refuse_links(final, staging, ReportFolder(final).previous)  # none appeared while it was built
-    started = read_json(ReportFolder(staging).state)
-    write_json(ReportFolder(staging).state, {**started, **state,
-                                             "ended_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")})
+    started = ReportStamp.read(ReportFolder(staging).state)
+    replace(started, state=state, **how, ended_utc=_now()).write(ReportFolder(staging).state)
     old = ReportFolder(final).previous
     if final.exists():
         final.rename(old)

@@ -60,8 +60,8 @@ def test_older_files_read_with_defaults_and_keep_keys_this_version_does_not_know
     sig = Signature.from_json({"metrics": ["coverage"], "coverage": {"rule": "r"}, "kept": [1]})
     assert sig.completeness is None and sig.files is None and sig.metric_keys == {}
     assert sig.family("coverage") == {"rule": "r"} and sig.status("coverage") == "ok"
-    assert sig.to_json() == {"metrics": ["coverage"], "code_sha256": {}, "metric_keys": {}, "coverage": {"rule": "r"},
-                             "kept": [1]}
+    assert sig.to_json() == {"format_version": 1, "metrics": ["coverage"], "code_sha256": {}, "metric_keys": {},
+                             "coverage": {"rule": "r"}, "kept": [1]}
 
 
 def test_a_record_of_the_wrong_shape_is_refused_naming_the_field():

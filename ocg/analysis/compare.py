@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import OcgInputError
-from ..io import read_json
 from ..layout import ReportFolder
+from ..records import ReportStamp, ReportStatus
 
 
 def check_finished(folder: Path) -> None:
@@ -23,10 +23,10 @@ def check_finished(folder: Path) -> None:
     path = ReportFolder(folder).state
     if not path.exists():
         return
-    state = read_json(path)
-    if state.get("state") != "done":
-        why = state.get("reason") or f"PID {state.get('pid')} on {state.get('host')} since {state.get('started_utc')}"
-        raise OcgInputError(str(folder), f"an unfinished report ({state.get('state')}: {why.splitlines()[0]})")
+    stamp = ReportStamp.read(path)
+    if stamp.state != ReportStatus.DONE:
+        why = stamp.reason or f"PID {stamp.pid} on {stamp.host} since {stamp.started_utc}"
+        raise OcgInputError(str(folder), f"an unfinished report ({stamp.state}: {why.splitlines()[0]})")
 
 
 def _tables(folder: Path) -> Path:

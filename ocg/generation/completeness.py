@@ -20,7 +20,7 @@ from ..data.instances import PERMUTATION_SEED, instance_id
 from ..errors import OcgInputError
 from ..frames import INSTANCE_KEY, SAMPLE, record_sample, samples_or_zero
 from ..layout import ModelGenerations
-from ..records import RunCard
+from ..records import RunCard, RunStatus
 
 KEY = ("instance_id", *INSTANCE_KEY)
 _EXAMPLES = 3
@@ -134,7 +134,7 @@ def check_model_dir(model_dir: str | Path, records: pd.DataFrame) -> tuple[dict,
     Without a run card nothing can be checked: the block says so and every record is kept."""
     card_path = ModelGenerations(Path(model_dir)).run_card
     if not card_path.exists():
-        return {"run_card": None, "run_status": "unknown"}, pd.Series(False, index=records.index)
+        return {"run_card": None, "run_status": RunStatus.UNKNOWN.value}, pd.Series(False, index=records.index)
     card = RunCard.read(card_path)
     asked = asked_instances(card, card_path, records)
     foreign = foreign_mask(records, asked)
@@ -145,7 +145,7 @@ def check_model_dir(model_dir: str | Path, records: pd.DataFrame) -> tuple[dict,
         conditions[cond] = tally(asked.get(cond, set()), mine[[*KEY, SAMPLE]].to_dict("records"))
         conditions[cond]["foreign"] = int((foreign & (records["condition"] == cond)).sum())  # with repeated ids
     totals = {k: sum(c[k] for c in conditions.values()) for k in ("asked", "present", "missing", "foreign")}
-    return {"run_card": str(card_path), "run_status": card.status, **totals,
+    return {"run_card": str(card_path), "run_status": card.status.value, **totals,
             "conditions": conditions}, foreign
 
 
@@ -166,7 +166,7 @@ def problems(block: dict | None) -> tuple[list[str], list[str]]:
     if block.get("run_card") is None:
         return [], ["no run_card.json beside the generations: what was asked is unknown"]
     blocking, notes = [], []
-    if block["run_status"] != "complete":
+    if block["run_status"] != RunStatus.COMPLETE:
         blocking.append(f"the run card says {block['run_status']!r} (generation did not finish)")
     if block["missing"]:
         per = ", ".join(f"{c} {v['missing']} of {v['asked']}" for c, v in block["conditions"].items() if v["missing"])

@@ -28,7 +28,7 @@ from ..layout import ModelGenerations
 from ..lock import exclusive
 from ..models import MODELS_FILE, ModelSpec, get_model
 from ..provenance import provenance
-from ..records import RunCard
+from ..records import RunCard, RunStatus
 from ..schema import positive_int
 from .backends import make_backend
 from .chat import prompt_sha256
@@ -121,13 +121,13 @@ def _generate_locked(spec, instances, conditions, model_dir, batch_size, progres
         samples = max(samples, card_samples(old))
         honoured = backend.kind != "openai" or spec.api.get("takes_seed", True)
     todo = _todo(stores, rows, samples)
-    card = RunCard(model=spec.name, status="running", spec=spec.as_dict(), settings=settings,
+    card = RunCard(model=spec.name, status=RunStatus.RUNNING, spec=spec.as_dict(), settings=settings,
                    instances={**old.instances, **ids_sha},
                    selection={**old.selection, **{c: asked for c in conditions}},
                    backend=backend.card(), provenance=provenance(), runs=close_stale_runs(old.runs),
                    sampling=card_block(spec.seed, samples, sampling, honoured) if sampling else None)
     if todo == 0:
-        card = replace(card, status="complete", checked_utc=now_utc(), records=tally_stores(stores, rows, samples))
+        card = replace(card, status=RunStatus.COMPLETE, checked_utc=now_utc(), records=tally_stores(stores, rows, samples))
         if old.model is not None:  # the card of the run that generated them
             card = replace(card, backend=old.backend or card.backend, provenance=old.provenance)
         card.write(card_path)
@@ -143,7 +143,7 @@ def _generate_todo(spec, backend, stores, rows, rendered, hashes, settings, card
     model_dir = card_path.parent
     repaired = {c: n for c, s in stores.items() if (n := s.prepare_for_append())}
     run = {"started_utc": now_utc(), "conditions": conditions, **asked, "n_instances": len(instances),
-           "todo": todo, "status": "running", "repaired_torn_bytes": repaired}
+           "todo": todo, "status": RunStatus.RUNNING, "repaired_torn_bytes": repaired}
     card.runs.append(run)
     card.write(card_path)
     try:
@@ -163,13 +163,13 @@ def _generate_todo(spec, backend, stores, rows, rendered, hashes, settings, card
             run["batch_invariance"] = check_batch_invariance(backend, rendered, raw, spec.batch_check,
                                                              spec.seed, progress)
     except BaseException as exc:
-        run.update(status="failed" if isinstance(exc, Exception) else "interrupted",
+        run.update(status=RunStatus.FAILED if isinstance(exc, Exception) else RunStatus.INTERRUPTED,
                    finished_utc=now_utc(), error=f"{type(exc).__name__}: {str(exc)[:500]}")
         card = replace(card, status=run["status"], backend=backend.card())
         write_json_when_full(card_path, card.to_json())  # a full disk still leaves the card `failed`
         raise
-    run.update(status="complete", finished_utc=now_utc())
-    replace(card, status="complete", backend=backend.card(),
+    run.update(status=RunStatus.COMPLETE, finished_utc=now_utc())
+    replace(card, status=RunStatus.COMPLETE, backend=backend.card(),
             records=tally_stores(stores, rows, samples)).write(card_path)
     return model_dir
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..errors import OcgInputError
 from ..models import ModelSpec
-from ..records import RunCard
+from ..records import RunCard, RunStatus
 from .store import GenerationStore
 
 # Settings that must not change between the runs that fill one output directory. The
@@ -79,6 +79,6 @@ def now_utc() -> str:
 def close_stale_runs(runs: list[dict]) -> list[dict]:
     """A run still marked running was killed (its lock is free now): say so."""
     for r in runs:
-        if r.get("status") == "running":
-            r.update(status="interrupted", note="the process ended without finishing (killed?)")
+        if r.get("status") == RunStatus.RUNNING:
+            r.update(status=RunStatus.INTERRUPTED, note="the process ended without finishing (killed?)")
     return runs

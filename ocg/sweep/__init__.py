@@ -29,7 +29,7 @@ from ..lock import exclusive
 from ..plan import model_steps
 from .config import load_sweep, resources_for
 from .slurm import submit_slurm, wait_slurm
-from .state import print_status, status_table, sweep_dirs
+from .state import ModelState, print_status, status_table, sweep_dirs
 from .tasks import run_analysis, run_local, run_model_task
 
 __all__ = ["load_sweep", "model_steps", "resources_for", "run_sweep", "status_table", "sweep_dirs"]
@@ -64,5 +64,5 @@ def _drive(sweep: dict, executor: str, wait: bool, dry_run: bool, wait_timeout_s
             print_status(sweep)
             if not finished:
                 return 124
-            return 1 if any(st != "done" for _, st, _ in status_table(sweep)) else 0  # failed, or never finished
+            return 1 if any(st != ModelState.DONE for _, st, _ in status_table(sweep)) else 0  # failed, or never finished
     return 0

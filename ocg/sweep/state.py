@@ -10,12 +10,22 @@ from ..io import read_json
 from ..layout import SweepFolder
 from ..lock import holder
 from ..plan import Dirs
+from ..records import Vocabulary
+from .markers import AnalysisMarker, AnalysisStatus, FailureMarker, InterruptedMarker
 
 ACTIVE_STATES = {"PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "REQUEUED", "RESIZING",
                  "SUSPENDED", "REQUEUE_HOLD", "REQUEUE_FED"}
 
 FAILED_STATES = {"FAILED", "TIMEOUT", "CANCELLED", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED",
                  "BOOT_FAIL", "DEADLINE"}
+
+class ModelState(Vocabulary):
+    """Where one model of a sweep stands (`ocg sweep --status`), from its markers, lock and Slurm."""
+    DONE = "done"  # every notebook finished
+    RUNNING = "running"  # a task holds its lock, or Slurm runs it
+    PARTIAL = "partial"  # begun, stopped (time limit, killed): resumes when run
+    FAILED = "failed"  # failed.json, or Slurm ended it without a completion marker
+    MISSING = "missing"  # not run yet
 
 def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
@@ -35,31 +45,31 @@ def stop_file(folder: SweepFolder, model: str) -> Path:
     return folder.status(model) / "stop-requested"
 
 
-def model_state(sweep: dict, model: str, jobs: dict[str, str] | None = None) -> tuple[str, str]:
-    """(done | running | partial | failed | missing, detail) from markers, the model's task lock
-    (a local task holds it while it runs) and Slurm states if given."""
+def model_state(sweep: dict, model: str, jobs: dict[str, str] | None = None) -> tuple[ModelState, str]:
+    """(the model's state, detail) from markers, the model's task lock (a local task holds it
+    while it runs) and Slurm states if given."""
     folder = SweepFolder.of(sweep)
     done = [nb for nb in sweep["notebooks"] if folder.done_marker(model, nb).exists()]
     if len(done) == len(sweep["notebooks"]):
-        return "done", "all notebooks finished"
+        return ModelState.DONE, "all notebooks finished"
     state = (jobs or {}).get(model)
     if state in ACTIVE_STATES:
-        return "running", f"slurm {state}"
+        return ModelState.RUNNING, f"slurm {state}"
     if who := holder(folder.status(model)):
-        return "running", f"task of {who}"
+        return ModelState.RUNNING, f"task of {who}"
     if folder.failure(model).exists():
-        f = read_json(folder.failure(model))
-        return "failed", f"{f['notebook']} cell {f.get('cell')}: {f['reason'][:300]} (log: {f['log']})"
+        f = FailureMarker.read(folder.failure(model))
+        return ModelState.FAILED, f"{f.notebook} cell {f.cell}: {(f.reason or '')[:300]} (log: {f.log})"
     if interrupted_marker(folder, model).exists():  # and not requeued (else Slurm says PENDING)
-        i = read_json(interrupted_marker(folder, model))
-        return "partial", f"stopped at the time limit in {i['notebook']} ({i['time_utc']}); resumes when run"
+        i = InterruptedMarker.read(interrupted_marker(folder, model))
+        return ModelState.PARTIAL, f"stopped at the time limit in {i.notebook} ({i.time_utc}); resumes when run"
     if state in FAILED_STATES or state == "COMPLETED":
-        return "failed", f"slurm {state} without a completion marker (see {folder.logs})"
+        return ModelState.FAILED, f"slurm {state} without a completion marker (see {folder.logs})"
     started = folder.outputs.model_generations(model).stores()
     if done or started:
         what = f"{', '.join(done)} done" if done else f"{len(started)} generation file(s) begun"
-        return "partial", f"{what}, not finished (resumes when run)"
-    return "missing", "not run yet"
+        return ModelState.PARTIAL, f"{what}, not finished (resumes when run)"
+    return ModelState.MISSING, "not run yet"
 
 def slurm_states(sweep: dict) -> dict[str, str]:
     """Latest Slurm state of each model's array task (squeue; needs finished jobs kept visible,
@@ -123,16 +133,16 @@ def print_status(sweep: dict) -> None:
     width = max(len(m) for m, _, _ in rows)
     for model, state, detail in rows:
         print(f"{model:<{width}}  {state:<8} {detail}")
-    counts = {s: sum(1 for _, st, _ in rows if st == s) for s in ("done", "running", "partial", "failed", "missing")}
+    counts = {s: sum(1 for _, st, _ in rows if st == s) for s in ModelState}
     print("  ".join(f"{k}: {v}" for k, v in counts.items()))
     marker = SweepFolder.of(sweep).analysis_marker
     if marker.exists():
-        a = read_json(marker)
-        detail = a.get("report") or a.get("reason", "").splitlines()[0]
-        done = [m for m, st, _ in rows if st == "done"]
+        a = AnalysisMarker.read(marker)
+        detail = a.report or (a.reason or "").splitlines()[0]
+        done = [m for m, st, _ in rows if st == ModelState.DONE]
         stale = f" (out of date: {len(done)} model(s) done now; `ocg sweep` re-runs it)" \
-            if sorted(a.get("models", [])) != sorted(done) else ""
-        print(f"analysis: {a['state']} over {len(a.get('models', []))} model(s): {detail}{stale}")
+            if sorted(a.models or []) != sorted(done) else ""
+        print(f"analysis: {a.state} over {len(a.models or [])} model(s): {detail}{stale}")
     else:
         print("analysis: not run yet")
 
@@ -142,9 +152,9 @@ def analysis_stale(sweep: dict) -> bool:
     marker = SweepFolder.of(sweep).analysis_marker
     if not marker.exists():
         return True
-    last = read_json(marker)
-    done = [m for m in sweep["models"] if model_state(sweep, m)[0] == "done"]
-    return last.get("state") != "done" or sorted(last.get("models", [])) != sorted(done)
+    last = AnalysisMarker.read(marker)
+    done = [m for m in sweep["models"] if model_state(sweep, m)[0] == ModelState.DONE]
+    return last.state != AnalysisStatus.DONE or sorted(last.models or []) != sorted(done)
 
 def to_run(sweep: dict, with_slurm: bool) -> list[str]:
-    return [m for m, state, _ in status_table(sweep, with_slurm) if state in ("missing", "partial", "failed")]
+    return [m for m, state, _ in status_table(sweep, with_slurm) if state in (ModelState.MISSING, ModelState.PARTIAL, ModelState.FAILED)]

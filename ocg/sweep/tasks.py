@@ -12,12 +12,23 @@ import traceback
 from dataclasses import replace
 
 from ..errors import OcgInputError, StopRequested, check_stop
-from ..io import read_json, write_json
 from ..layout import ExecutedNotebook, SweepFolder
 from ..lock import LockHeld, exclusive
 from ..paths import PROJECT_ROOT
 from ..plan import analysis_steps, model_steps
-from .state import _now, analysis_stale, interrupted_marker, model_state, print_status, status_table, sweep_dirs, to_run
+from ..records import ReportStatus
+from .markers import AnalysisMarker, AnalysisStatus, DoneMarker, FailureMarker, InterruptedMarker
+from .state import (
+    ModelState,
+    _now,
+    analysis_stale,
+    interrupted_marker,
+    model_state,
+    print_status,
+    status_table,
+    sweep_dirs,
+    to_run,
+)
 
 BUSY = 75  # EX_TEMPFAIL: another process holds a lock this task needs; try again later
 INTERRUPTED = 79  # stopped at Slurm's time-limit warning; the job script requeues the task
@@ -54,9 +65,8 @@ def _hub_files_here(sweep: dict, model: str) -> int:
     if problem is None:
         return 0
     folder = SweepFolder.of(sweep)
-    write_json(folder.failure(model), {"model": model, "notebook": "(before 01_generate)", "cell": None,
-                                       "reason": problem[:2000], "log": str(folder.log(model)), "time_utc": _now(),
-                                       "host": socket.gethostname()})
+    FailureMarker(model, "(before 01_generate)", reason=problem[:2000], log=str(folder.log(model)),
+                  time_utc=_now(), host=socket.gethostname()).write(folder.failure(model))
     print(f"[{model}] FAILED before any work: {problem}", flush=True)
     return 1
 
@@ -89,25 +99,23 @@ def _run_notebooks(sweep: dict, model: str) -> int:
                 raise LockHeld(notebook, str(getattr(exc, "evalue", exc))) from None
             reason = f"{getattr(exc, 'ename', type(exc).__name__)}: {getattr(exc, 'evalue', exc)}"
             cell = getattr(exc, "exec_count", None)
-            write_json(folder.failure(model), {
-                "model": model, "notebook": notebook, "cell": cell, "reason": reason.strip()[:2000],
-                "executed_notebook": str(ExecutedNotebook(folder.notebooks(model), notebook).copy),
-                "log": str(folder.log(model)), "time_utc": _now(),
-                "host": socket.gethostname(), **job})
+            FailureMarker(model, notebook, cell=cell, reason=reason.strip()[:2000],
+                          executed_notebook=str(ExecutedNotebook(folder.notebooks(model), notebook).copy),
+                          log=str(folder.log(model)), time_utc=_now(), host=socket.gethostname(),
+                          other=job).write(folder.failure(model))
             print(f"[{model}] {notebook}: FAILED in cell {cell}: {reason}", flush=True)
             traceback.print_exc()
             return 1
         ran = True
-        write_json(marker, {"model": model, "notebook": notebook, "executed_notebook": str(executed),
-                            "seconds": round(time.time() - t0, 1), "time_utc": _now(),
-                            "host": socket.gethostname(), **job})
+        DoneMarker(model, notebook, executed_notebook=str(executed), seconds=round(time.time() - t0, 1),
+                   time_utc=_now(), host=socket.gethostname(), other=job).write(marker)
     print(f"[{model}] done", flush=True)
     return 0
 
 def _interrupted(folder: SweepFolder, model: str, notebook: str, why: str, job: dict) -> int:
     """The time limit is near: say where the task stopped (what it wrote is kept and resumed)."""
-    write_json(interrupted_marker(folder, model), {"model": model, "notebook": notebook, "reason": why[:500],
-                                                   "time_utc": _now(), "host": socket.gethostname(), **job})
+    InterruptedMarker(model, notebook, reason=why[:500], time_utc=_now(), host=socket.gethostname(),
+                      other=job).write(interrupted_marker(folder, model))
     print(f"[{model}] {notebook}: {why}", flush=True)
     return INTERRUPTED
 
@@ -116,22 +124,23 @@ def run_analysis(sweep: dict) -> int:
     replaces the sweep's report when they end (ocg/staging.py)."""
     from ..staging import building, finish
 
-    done = [m for m in sweep["models"] if model_state(sweep, m)[0] == "done"]
+    done = [m for m in sweep["models"] if model_state(sweep, m)[0] == ModelState.DONE]
     marker = SweepFolder.of(sweep).analysis_marker
     if not done:
         print("no finished model to analyse", flush=True)
-        write_json(marker, {"state": "failed", "reason": "no finished model", "time_utc": _now()})
+        AnalysisMarker(AnalysisStatus.FAILED, reason="no finished model", time_utc=_now()).write(marker)
         return 1
     final = sweep_dirs(sweep).reports
     with building(final) as staging:
         outcome = _analyse(sweep, done, staging, final)
-        finish(staging, final, outcome)
-    write_json(marker, {**outcome, "models": done, "time_utc": _now()})
-    print(f"[analysis] report: {outcome['report']}" if outcome["state"] == "done" else
+        finish(staging, final, **outcome)
+    AnalysisMarker(**outcome, models=done, time_utc=_now()).write(marker)
+    print(f"[analysis] report: {outcome['report']}" if outcome["state"] == ReportStatus.DONE else
           f"[analysis] {outcome['reason']}", flush=True)
-    return 0 if outcome["state"] == "done" else 1
+    return 0 if outcome["state"] == ReportStatus.DONE else 1
 
 def _analyse(sweep: dict, done: list[str], staging, final) -> dict:
+    """The analyses into `staging`: how they ended (fields of ReportStamp and AnalysisMarker)."""
     from ..analysis.site import write_index
     from ..pipeline import run_steps
 
@@ -140,12 +149,12 @@ def _analyse(sweep: dict, done: list[str], staging, final) -> dict:
                                f"ocg sweep: {sweep['name']} (analyses failed)", lambda i, n, name:
                                print(f"[analysis] {name} over {done}", flush=True))
     if failure is not None:
-        return {"state": "failed", "reason": str(failure)}
+        return {"state": ReportStatus.FAILED, "reason": str(failure)}
     folder = SweepFolder.of(sweep)
-    failures = {m: read_json(folder.failure(m)) for m in sweep["models"] if folder.failure(m).exists()}
+    failures = {m: FailureMarker.read(folder.failure(m)).to_json() for m in sweep["models"] if folder.failure(m).exists()}
     write_index(staging, f"ocg sweep: {sweep['name']}", pages, run=sweep, scores_root=dirs.scores,
                 generations_root=dirs.generations, failures=failures)
-    return {"state": "done", "report": str(folder.report.index)}
+    return {"state": ReportStatus.DONE, "report": str(folder.report.index)}
 
 def run_local(sweep: dict) -> int:
     """Each pending model's task as a subprocess, one after another; then the analyses."""
@@ -170,9 +179,9 @@ def run_local(sweep: dict) -> int:
                                             stdout=log, stderr=subprocess.STDOUT, cwd=PROJECT_ROOT)
     print_status(sweep)
     states = status_table(sweep, with_slurm=False)
-    still_failed = [m for m, state, _ in states if state == "failed"]
-    unfinished = [m for m, state, _ in states if state in ("missing", "partial")]
-    elsewhere = [m for m, state, _ in states if state == "running"]  # e.g. the task of a killed driver
+    still_failed = [m for m, state, _ in states if state == ModelState.FAILED]
+    unfinished = [m for m, state, _ in states if state in (ModelState.MISSING, ModelState.PARTIAL)]
+    elsewhere = [m for m, state, _ in states if state == ModelState.RUNNING]  # e.g. the task of a killed driver
     if still_failed or unfinished or elsewhere or analysis_code:
         print(f"ocg: {len(still_failed)} model(s) failed: {still_failed}" if still_failed else
               f"ocg: {len(unfinished)} model(s) not run: {unfinished}" if unfinished else
