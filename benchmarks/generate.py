@@ -3,18 +3,19 @@
     .venv/bin/python benchmarks/generate.py [--model smollm2-135m-instruct] [--prompts N]
         [--conditions ordered,...] [--variants batch48,...] [--rounds R] [--threads T] [--save FILE]
 
-The prompts are the demo's (params/runs/demo.yaml: 432 per model; `--conditions` keeps some of
-its conditions, `--prompts` a seeded sample), each condition planned into batches as
-`ocg generate` plans it (sorted by token length, ties by instance id). `today` is the path
-before issue 35 (the entry at batch 16, dynamic KV cache, eager); every other variant changes
-one thing of it: the batch size, the KV cache (`cache_implementation: static`), torch.compile
-of the decoding step (transformers' CompileConfig, on a static cache), batch 1, or the entry as
-configured now (`entry`). Variants run round-robin, `--rounds` times (medians printed), so load
-that comes and goes hits all alike. Useful tokens = generated tokens up to and including the
-end-of-turn token. Printed per variant: tokens/s and its ratio to today's, the generation time
-of the prompts and its ratio, and how many answers differ from today's (a cache or compile
-variant at batch 16 runs the same batches: any difference is its arithmetic, not batching).
-"""
+The prompts are the demo's (params/runs/demo.yaml: 432 per model; `--conditions` keeps some of its
+conditions, `--prompts` a seeded sample), each condition planned into batches as `ocg generate`
+plans it (sorted by token length, ties by instance id). `today` is the path before issue 35 (the
+entry at batch 16, dynamic KV cache, not compiled, sdpa attention); every other variant changes one
+thing of it: the batch size, the KV cache (`cache_implementation: static`), torch.compile of the
+decoding step (transformers' CompileConfig, on a static cache), the attention implementation
+(`eager` instead of sdpa), batch 1, or the entry as configured now (`entry`). Variants run round-
+robin, `--rounds` times (medians printed), so load that comes and goes hits all alike. Useful tokens
+= generated tokens up to and including the end-of-turn token. Printed per variant: tokens/s and its
+ratio to today's, the generation time of the prompts and its ratio, and how many answers differ from
+today's (a cache or compile variant at batch 16 runs the same batches: any difference is its
+arithmetic, not batching). CPU seconds of the process are printed beside wall seconds: on a loaded
+machine, with `--threads 1`, they are the steadier measure (two threads there spin on each other)."""
 
 from __future__ import annotations
 
@@ -29,18 +30,21 @@ from ocg.generation.hf_backend import TransformersBackend
 from ocg.models import get_model
 from ocg.pipeline import load_run
 
-# name: (batch size or None for the entry's, generation overrides, compile the decoding step)
+# name: (batch size or None for the entry's, generation overrides, compile the decoding step,
+# attention implementation or None for transformers' choice: sdpa)
 VARIANTS = {
-    "today": (16, {}, False),
-    "batch1": (1, {}, False),
-    "batch32": (32, {}, False),
-    "batch48": (48, {}, False),
-    "batch72": (72, {}, False),
-    "batch144": (144, {}, False),
-    "static16": (16, {"cache_implementation": "static"}, False),
-    "static48": (48, {"cache_implementation": "static"}, False),
-    "compiled16": (16, {"cache_implementation": "static"}, True),
-    "entry": (None, {}, False),
+    "today": (16, {}, False, None),
+    "batch1": (1, {}, False, None),
+    "batch32": (32, {}, False, None),
+    "batch48": (48, {}, False, None),
+    "batch72": (72, {}, False, None),
+    "batch144": (144, {}, False, None),
+    "static16": (16, {"cache_implementation": "static"}, False, None),
+    "static48": (48, {"cache_implementation": "static"}, False, None),
+    "compiled16": (16, {"cache_implementation": "static"}, True, None),
+    "eager16": (16, {}, False, "eager"),
+    "eager48": (48, {}, False, "eager"),
+    "entry": (None, {}, False, None),
 }
 
 
@@ -58,11 +62,13 @@ def demo_prompts(backend: TransformersBackend, n: int | None, conditions: list[s
 
 
 def make_backend(base, name: str) -> TransformersBackend:
-    batch, overrides, compiled = VARIANTS[name]
+    batch, overrides, compiled, attention = VARIANTS[name]
     spec = dataclasses.replace(base, batch_size=batch or base.batch_size,
                                generation_overrides={**base.generation_overrides, **overrides})
     backend = TransformersBackend(spec)
     backend.generate(["<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"])  # loads the weights
+    if attention:  # after the weights load: the model switches its attention functions in place
+        backend.model.set_attn_implementation(attention)
     if compiled:
         from transformers import CompileConfig
         config = CompileConfig()
@@ -72,12 +78,13 @@ def make_backend(base, name: str) -> TransformersBackend:
 
 
 def measure(backend: TransformersBackend, ids: list[str], prompts: list[tuple[str, str]]
-            ) -> tuple[list[str], int, float]:
-    """Answers in prompt order, useful tokens and seconds; each condition planned on its own, by
-    instance id as `ocg generate` plans it (so today's batches are the demo's)."""
+            ) -> tuple[list[str], int, float, float]:
+    """Answers in prompt order, useful tokens, seconds and CPU seconds of this process; each
+    condition planned on its own, by instance id as `ocg generate` plans it (today's batches are
+    the demo's)."""
     answers: dict[int, str] = {}
     tokens = 0
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     for cond in dict.fromkeys(c for c, _ in prompts):
         where = [i for i, (c, _) in enumerate(prompts) if c == cond]
         texts = [prompts[i][1] for i in where]
@@ -85,7 +92,8 @@ def measure(backend: TransformersBackend, ids: list[str], prompts: list[tuple[st
             out = backend.generate([texts[p] for p in batch])
             answers.update((where[p], r["raw"]) for p, r in zip(batch, out))
             tokens += sum(r["completion_tokens"] for r in out)
-    return [answers[i] for i in range(len(prompts))], tokens, time.perf_counter() - t0
+    return ([answers[i] for i in range(len(prompts))], tokens, time.perf_counter() - t0,
+            time.process_time() - cpu0)
 
 
 def main() -> None:
@@ -115,21 +123,20 @@ def main() -> None:
     for r in range(args.rounds):
         for name in names:
             runs[name].append(measure(backends[name], ids, prompts))
-            print(f"  round {r + 1} {name}: {runs[name][-1][2]:.1f} s", flush=True)
+            print(f"  round {r + 1} {name}: {runs[name][-1][2]:.1f} s, {runs[name][-1][3]:.1f} CPU s", flush=True)
 
     print(f"model {base.name} ({base.quantization}, {base.dtype}), {len(prompts)} of the demo's prompts, "
           f"max_new_tokens={base.max_new_tokens}, torch threads {torch.get_num_threads()}, "
           f"{args.rounds} round(s), median")
-    today_answers, today_tokens, _ = runs["today"][0]
-    today_rate = statistics.median(t / s for _, t, s in runs["today"])
-    today_seconds = statistics.median(s for _, _, s in runs["today"])
+    today_answers = runs["today"][0][0]
+    today = [statistics.median(run[k] for run in runs["today"]) for k in (2, 3)]
     for name in names:
-        answers, tokens, _ = runs[name][0]
-        rate = statistics.median(t / s for _, t, s in runs[name])
-        seconds = statistics.median(s for _, _, s in runs[name])
+        answers, tokens = runs[name][0][:2]
+        seconds, cpu = (statistics.median(run[k] for run in runs[name]) for k in (2, 3))
         differ = sum(a != b for a, b in zip(answers, today_answers))
-        print(f"  {name:>10} (batch {backends[name].batch_size:>3}): {tokens:>6} tokens, {rate:7.1f} tokens/s "
-              f"= {rate / today_rate:5.2f}x today's; {seconds:7.1f} s = {today_seconds / seconds:5.2f}x faster; "
+        print(f"  {name:>10} (batch {backends[name].batch_size:>3}): {tokens:>6} tokens, {tokens / seconds:7.1f} tokens/s "
+              f"= {today[0] / seconds * tokens / runs['today'][0][1]:5.2f}x today's; {seconds:7.1f} s = "
+              f"{today[0] / seconds:5.2f}x faster; CPU {cpu:7.1f} s = {today[1] / cpu:5.2f}x less; "
               f"{differ} of {len(answers)} answers differ from today's")
     if args.save:
         with open(args.save, "w") as fh:
