@@ -1,59 +1,146 @@
-"""Tokens/s of a model at batch 1 vs its configured batch size, side by side in one run.
+"""Tokens/s of the embedded model's generation paths, each beside the path before issue 35, in one run.
 
-    .venv/bin/python benchmarks/generate.py [--model smollm2-135m-instruct] [--prompts 32]
+    .venv/bin/python benchmarks/generate.py [--model smollm2-135m-instruct] [--prompts N]
+        [--conditions ordered,...] [--variants batch48,...] [--rounds R] [--threads T] [--save FILE]
 
-Useful tokens = generated tokens up to and including the end-of-turn token (padding after a
-finished answer is not counted). Same prompts, same greedy settings, one process.
-Target on the 2-core CPU machine: batched >= 4x batch 1.
-"""
+The prompts are the demo's (params/runs/demo.yaml: 432 per model; `--conditions` keeps some of its
+conditions, `--prompts` a seeded sample), each condition planned into batches as `ocg generate`
+plans it (sorted by token length, ties by instance id). `today` is the path before issue 35 (the
+entry at batch 16, dynamic KV cache, not compiled, sdpa attention); every other variant changes one
+thing of it: the batch size, the KV cache (`cache_implementation: static`), torch.compile of the
+decoding step (transformers' CompileConfig, on a static cache), the attention implementation
+(`eager` instead of sdpa), batch 1, or the entry as configured now (`entry`). Variants run round-
+robin, `--rounds` times (medians printed), so load that comes and goes hits all alike. Useful tokens
+= generated tokens up to and including the end-of-turn token. Printed per variant: tokens/s and its
+ratio to today's, the generation time of the prompts and its ratio, and how many answers differ from
+today's (a cache or compile variant at batch 16 runs the same batches: any difference is its
+arithmetic, not batching). CPU seconds of the process are printed beside wall seconds: on a loaded
+machine, with `--threads 1`, they are the steadier measure (two threads there spin on each other)."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import statistics
 import time
 
 from ocg.generation import plan_batches, select_instances
 from ocg.generation.hf_backend import TransformersBackend
 from ocg.models import get_model
+from ocg.pipeline import load_run
+
+# name: (batch size or None for the entry's, generation overrides, compile the decoding step,
+# attention implementation or None for transformers' choice: sdpa)
+VARIANTS = {
+    "today": (16, {}, False, None),
+    "batch1": (1, {}, False, None),
+    "batch32": (32, {}, False, None),
+    "batch48": (48, {}, False, None),
+    "batch72": (72, {}, False, None),
+    "batch144": (144, {}, False, None),
+    "static16": (16, {"cache_implementation": "static"}, False, None),
+    "static48": (48, {"cache_implementation": "static"}, False, None),
+    "compiled16": (16, {"cache_implementation": "static"}, True, None),
+    "eager16": (16, {}, False, "eager"),
+    "eager48": (48, {}, False, "eager"),
+    "entry": (None, {}, False, None),
+}
 
 
-def measure(backend: TransformersBackend, rendered: list[str], batch_size: int) -> dict:
-    backend.max_working = batch_size
-    lengths = backend.prompt_lengths(rendered)
-    ids = [str(i) for i in range(len(rendered))]
-    t0 = time.perf_counter()
+def demo_prompts(backend: TransformersBackend, n: int | None, conditions: list[str] | None
+                 ) -> tuple[list[str], list[tuple[str, str]]]:
+    """Instance ids and (condition, rendered prompt) of the demo's instances (of `conditions`, if
+    given), or a seeded sample of n of them."""
+    run = load_run()
+    rows = select_instances(conditions=conditions or run["conditions"], subset_k=run["subset_k"],
+                            template_ids=run["template_ids"])
+    if n:
+        rows = rows.sample(n=min(n, len(rows)), random_state=0).sort_index()
+    return list(rows["instance_id"]), [(c, backend.render(json.loads(m)))
+                                       for c, m in zip(rows["condition"], rows["messages"])]
+
+
+def make_backend(base, name: str) -> TransformersBackend:
+    batch, overrides, compiled, attention = VARIANTS[name]
+    spec = dataclasses.replace(base, batch_size=batch or base.batch_size,
+                               generation_overrides={**base.generation_overrides, **overrides})
+    backend = TransformersBackend(spec)
+    backend.generate(["<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"])  # loads the weights
+    if attention:  # after the weights load: the model switches its attention functions in place
+        backend.model.set_attn_implementation(attention)
+    if compiled:
+        from transformers import CompileConfig
+        config = CompileConfig()
+        config._compile_all_devices = True  # transformers compiles on CUDA only unless asked
+        backend.generation_config.compile_config = config
+    return backend
+
+
+def measure(backend: TransformersBackend, ids: list[str], prompts: list[tuple[str, str]]
+            ) -> tuple[list[str], int, float, float]:
+    """Answers in prompt order, useful tokens, seconds and CPU seconds of this process; each
+    condition planned on its own, by instance id as `ocg generate` plans it (today's batches are
+    the demo's)."""
+    answers: dict[int, str] = {}
     tokens = 0
-    for batch in plan_batches(ids, lengths, batch_size):
-        tokens += sum(r["completion_tokens"] for r in backend.generate([rendered[p] for p in batch]))
-    seconds = time.perf_counter() - t0
-    return {"batch_size": batch_size, "prompts": len(rendered), "tokens": tokens,
-            "seconds": round(seconds, 2), "tokens_per_s": round(tokens / seconds, 1)}
+    t0, cpu0 = time.perf_counter(), time.process_time()
+    for cond in dict.fromkeys(c for c, _ in prompts):
+        where = [i for i, (c, _) in enumerate(prompts) if c == cond]
+        texts = [prompts[i][1] for i in where]
+        for batch in plan_batches([ids[i] for i in where], backend.prompt_lengths(texts), backend.batch_size):
+            out = backend.generate([texts[p] for p in batch])
+            answers.update((where[p], r["raw"]) for p, r in zip(batch, out))
+            tokens += sum(r["completion_tokens"] for r in out)
+    return ([answers[i] for i in range(len(prompts))], tokens, time.perf_counter() - t0,
+            time.process_time() - cpu0)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="smollm2-135m-instruct")
-    parser.add_argument("--prompts", type=int, default=32)
-    parser.add_argument("--batch-size", type=int, default=None, help="default: the model entry's")
+    parser.add_argument("--prompts", type=int, default=None, help="a seeded sample of the demo's (default: all)")
+    parser.add_argument("--conditions", default=None, help="comma-separated (default: the demo's)")
+    parser.add_argument("--variants", default="today,batch48,batch144,static16,static48,entry",
+                        help=f"comma-separated, from {','.join(VARIANTS)}; today's is always run")
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (default: torch's)")
+    parser.add_argument("--save", default=None, help="write each variant's answers here (JSON, by instance id)")
     args = parser.parse_args()
 
-    spec = get_model(args.model)
-    batch = args.batch_size or spec.batch_size
-    backend = TransformersBackend(spec, batch_size=batch)
-    rows = select_instances(conditions=["ordered"], subset_k=2)
-    rows = rows.sample(n=args.prompts, random_state=0)
-    rendered = [backend.render(json.loads(m)) for m in rows["messages"]]
-    backend.generate(rendered[:2])  # warm-up (first call allocates)
+    import torch
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    names = ["today"] + [v for v in args.variants.split(",") if v and v != "today"]
+    unknown = sorted(set(names) - set(VARIANTS))
+    if unknown:
+        parser.error(f"unknown variant(s) {unknown}; known: {sorted(VARIANTS)}")
+    base = get_model(args.model)
+    backends = {name: make_backend(base, name) for name in names}
+    ids, prompts = demo_prompts(backends["today"], args.prompts,
+                               args.conditions.split(",") if args.conditions else None)
+    runs: dict[str, list] = {name: [] for name in names}
+    for r in range(args.rounds):
+        for name in names:
+            runs[name].append(measure(backends[name], ids, prompts))
+            print(f"  round {r + 1} {name}: {runs[name][-1][2]:.1f} s, {runs[name][-1][3]:.1f} CPU s", flush=True)
 
-    one = measure(backend, rendered, 1)
-    many = measure(backend, rendered, batch)
-    print(f"model {spec.name} ({spec.quantization}, {spec.dtype}) on {backend.card()['device']}, "
-          f"max_new_tokens={spec.max_new_tokens}")
-    for r in (one, many):
-        print(f"  batch {r['batch_size']:>3}: {r['tokens']:>5} tokens in {r['seconds']:>7.2f} s "
-              f"= {r['tokens_per_s']:>7.1f} tokens/s")
-    print(f"ratio batched/batch-1: {many['tokens_per_s'] / one['tokens_per_s']:.2f}x")
+    print(f"model {base.name} ({base.quantization}, {base.dtype}), {len(prompts)} of the demo's prompts, "
+          f"max_new_tokens={base.max_new_tokens}, torch threads {torch.get_num_threads()}, "
+          f"{args.rounds} round(s), median")
+    today_answers = runs["today"][0][0]
+    today = [statistics.median(run[k] for run in runs["today"]) for k in (2, 3)]
+    for name in names:
+        answers, tokens = runs[name][0][:2]
+        seconds, cpu = (statistics.median(run[k] for run in runs[name]) for k in (2, 3))
+        differ = sum(a != b for a, b in zip(answers, today_answers))
+        print(f"  {name:>10} (batch {backends[name].batch_size:>3}): {tokens:>6} tokens, {tokens / seconds:7.1f} tokens/s "
+              f"= {today[0] / seconds * tokens / runs['today'][0][1]:5.2f}x today's; {seconds:7.1f} s = "
+              f"{today[0] / seconds:5.2f}x faster; CPU {cpu:7.1f} s = {today[1] / cpu:5.2f}x less; "
+              f"{differ} of {len(answers)} answers differ from today's")
+    if args.save:
+        with open(args.save, "w") as fh:
+            json.dump({name: dict(zip(ids, runs[name][0][0])) for name in names}, fh, indent=1)
 
 
 if __name__ == "__main__":

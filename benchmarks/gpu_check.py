@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float16", "float32"])
     parser.add_argument("--no-4bit", action="store_true", help="skip the 4-bit row even with bitsandbytes")
     parser.add_argument("--prompts", type=int, default=64)
-    parser.add_argument("--batch-size", type=int, default=16, help="batched size (the embedded entry's: 16)")
+    parser.add_argument("--batch-size", type=int, default=16, help="batched size (16: the embedded entry's before issue 35)")
     parser.add_argument("--max-new-tokens", type=int, default=32, help="the embedded entry's: 32")
     args = parser.parse_args(argv)
     import torch

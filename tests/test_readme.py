@@ -83,7 +83,8 @@ def test_the_add_a_model_recipe_is_three_steps_that_check_out(tmp_path, capsys):
     assert main(["models", "--models-file", str(tmp_path / "my_models.yaml")]) == 0
     listed = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()}
     assert listed["name"][:6] == ["name", "backend", "quantization", "dtype", "max_tokens", "batch"]
-    assert listed["smollm2-fp32"][1:6] == ["transformers", "none", "float32", "32", "16"]
+    assert listed["smollm2-fp32"][1:6] == ["transformers", "none", "float32", "32",
+                                           str(shipped["smollm2-135m-instruct"].batch_size)]
     assert listed["smollm2-135m-instruct-4bit"][2:4] == ["4bit", "bfloat16"]
     run = check_common(yaml.safe_load(blocks[1][1]), tmp_path / "my_run.yaml")
     assert run["models_file"] == str(tmp_path / "my_models.yaml")
