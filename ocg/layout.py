@@ -61,6 +61,10 @@ class ModelGenerations:
     def store(self, condition: str) -> Path:
         return self.folder / f"{condition}.jsonl"
 
+    def prompts(self, condition: str) -> Path:
+        """Each distinct prompt of `condition`'s store, once (store format 2, docs/DATA.md)."""
+        return self.folder / f"{condition}.prompts.jsonl.gz"
+
     def stores(self) -> list[Path]:
         """Every condition's store present, in name order."""
         return sorted(self.folder.glob(self.store("*").name))
