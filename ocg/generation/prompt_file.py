@@ -69,7 +69,8 @@ class PromptFile:
         """(sha256 -> prompt, bytes of complete members)."""
         data = self.path.read_bytes() if self.path.exists() else b""
         prompts, end = {}, 0
-        for start, end, text in _members(data, self.path):
+        for start, stop, text in _members(data, self.path):
+            end = stop
             for lineno, line in enumerate(text.splitlines(), start=1):
                 key, prompt = _check_line(line, f"{self.path}: member at byte {start}, line {lineno}")
                 prompts[key] = prompt
