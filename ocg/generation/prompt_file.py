@@ -3,11 +3,12 @@
 keep only the prompt's sha256. Prompts differ from one another by a few words (the concepts,
 their order), so gzip keeps them in a small fraction of their size.
 
-The file is a series of gzip members, each a block of JSON lines `{"sha256": ..., "prompt": ...}`
-(`zcat` reads it), appended with one write and an fsync before any record that names one of its
+The file is a series of gzip members, each a block of JSON lines, one prompt each (a text, or
+the messages sent to an API; `zcat` reads it), keyed by the sha256 the reader computes (a stored
+hash would be the least compressible part of the file), appended with one write and an fsync before any record that names one of its
 prompts: a process killed mid-write leaves at most a torn last member, which no record names; it
-is skipped on reading and cut before the next write. Every prompt read is checked against its
-sha256, so a prompt put back into a record is the one the model was asked.
+is skipped on reading and cut before the next write. A record names its prompt by sha256, so a
+prompt put back into a record is the one the model was asked.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import OcgInputError
-from ..io import loads_json
+from ..io import loads_json, refuse_link
 from .appending import append_synced, cut_to
 from .chat import prompt_sha256
 
@@ -47,15 +48,12 @@ def _members(data: bytes, path: Path) -> Iterator[tuple[int, int, bytes]]:
 
 def _check_line(line: bytes, where: str) -> tuple[str, object]:
     try:
-        entry = loads_json(line)
+        prompt = loads_json(line)
     except ValueError:
-        raise OcgInputError(where, "malformed line (expected {\"sha256\": ..., \"prompt\": ...})") from None
-    if not isinstance(entry, dict) or not isinstance(entry.get("sha256"), str) \
-            or not isinstance(entry.get("prompt"), (str, list)):
-        raise OcgInputError(where, "expected an object with a 'sha256' text and a 'prompt' (text or messages)")
-    if prompt_sha256(entry["prompt"]) != entry["sha256"]:
-        raise OcgInputError(where, f"the prompt's sha256 is not {entry['sha256']}: the file was edited")
-    return entry["sha256"], entry["prompt"]
+        raise OcgInputError(where, "malformed line (expected one prompt as JSON: a text or a list of messages)") from None
+    if not isinstance(prompt, (str, list)):
+        raise OcgInputError(where, f"expected a prompt (a text or a list of messages), got {type(prompt).__name__}")
+    return prompt_sha256(prompt), prompt
 
 
 class PromptFile:
@@ -82,6 +80,7 @@ class PromptFile:
 
     def cut_torn(self) -> int:
         """Cut a torn last member (killed mid-write); returns the bytes cut."""
+        refuse_link(self.path)
         if not self.path.exists():
             return 0
         size = self.path.stat().st_size
@@ -94,11 +93,12 @@ class PromptFile:
     def add(self, prompts: dict[str, object]) -> int:
         """Append the prompts (sha256 -> prompt) not on disk yet, as one member; returns how many."""
         if self._known is None:
+            refuse_link(self.path)  # not even read through a link ocg would then write through
             self._known = set(self.read())
         fresh = {k: p for k, p in prompts.items() if k not in self._known}
         if not fresh:
             return 0
-        lines = "".join(json.dumps({"sha256": k, "prompt": p}, ensure_ascii=False) + "\n" for k, p in fresh.items())
+        lines = "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in fresh.values())
         append_synced(self.path, gzip.compress(lines.encode("utf-8"), compresslevel=6, mtime=0))
         self._known.update(fresh)
         return len(fresh)

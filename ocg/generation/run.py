@@ -83,7 +83,8 @@ def generate(model: str | ModelSpec, conditions=GENERATE_CONDITIONS, subset_k: i
                      permutation_rule=PERMUTATION_RULE)
     # ocg's own folder and stores, never a link's target (docs/METHODS.md, "What ocg refuses")
     refuse_link(model_dir, ModelGenerations(model_dir).run_card,
-                *(ModelGenerations(model_dir).store(c) for c in conditions))
+                *(ModelGenerations(model_dir).store(c) for c in conditions),
+                *(ModelGenerations(model_dir).prompts(c) for c in conditions))
     with exclusive(model_dir):
         return _generate_locked(spec, instances, conditions, model_dir, batch_size, progress, asked,
                                 samples, sampling)
@@ -141,6 +142,8 @@ def _generate_todo(spec, backend, stores, rows, rendered, hashes, settings, card
                    instances, todo, asked, progress, samples) -> Path:
     model_dir = card_path.parent
     repaired = {c: n for c, s in stores.items() if (n := s.prepare_for_append())}
+    for cond, store in stores.items():  # every prompt this run may ask, in one block per store, before any record
+        store.add_prompts(rendered[i] for i in rows[cond]["instance_id"])
     run = {"started_utc": now_utc(), "conditions": conditions, **asked, "n_instances": len(instances),
            "todo": todo, "status": "running", "repaired_torn_bytes": repaired}
     card.runs.append(run)
