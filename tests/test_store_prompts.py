@@ -8,8 +8,7 @@ import os
 import pytest
 
 from ocg.errors import OcgInputError
-from ocg.generation import GenerationStore, generate, read_generations
-from ocg.generation import appending
+from ocg.generation import GenerationStore, appending, generate, read_generations
 from ocg.generation.chat import prompt_sha256
 from ocg.layout import ModelGenerations
 

@@ -142,13 +142,13 @@ def _generate_todo(spec, backend, stores, rows, rendered, hashes, settings, card
                    instances, todo, asked, progress, samples) -> Path:
     model_dir = card_path.parent
     repaired = {c: n for c, s in stores.items() if (n := s.prepare_for_append())}
-    for cond, store in stores.items():  # every prompt this run may ask, in one block per store, before any record
-        store.add_prompts(rendered[i] for i in rows[cond]["instance_id"])
     run = {"started_utc": now_utc(), "conditions": conditions, **asked, "n_instances": len(instances),
            "todo": todo, "status": "running", "repaired_torn_bytes": repaired}
     card.runs.append(run)
     card.write(card_path)
     try:
+        for cond, store in stores.items():  # every prompt this run may ask, one block per store, before any record
+            store.add_prompts(rendered[i] for i in rows[cond]["instance_id"])
         written, new_tokens, seconds = _generate_missing(spec, backend, stores, rows, rendered, hashes,
                                                         settings, card_path, progress, samples)
         run.update(written=written, seconds=round(seconds, 2), new_tokens=new_tokens,
