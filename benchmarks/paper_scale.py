@@ -165,17 +165,18 @@ def disk(out: Path) -> dict:
     gen_before = gen_now
     for folder in (p for p in d.generations.iterdir() if p.is_dir()) if d.generations.exists() else []:
         for store in ModelGenerations(folder).stores():  # each record with its prompt inline, as c20dad0 wrote it
-            prompts = ModelGenerations(folder).prompts(store.stem)
+            prompts = ModelGenerations(folder).store(store.stem, prompts=True)
             gen_before += sum(len((json.dumps(r, ensure_ascii=False) + "\n").encode("utf-8"))
                               for r in GenerationStore.read(store)) - store.stat().st_size
             gen_before -= prompts.stat().st_size if prompts.exists() else 0
     rep_now = tree_bytes(d.reports)
-    rep_before = rep_now
+    rep_before, cases_now = rep_now, tree_bytes(d.reports / "cases")
     for chunk in sorted(d.reports.glob("cases/*.js")):  # the chunk's JSON as a plain script, as c20dad0 wrote it
         payload = json.dumps(read_chunk(chunk), ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
         rep_before += len(f"window.OCG_CASES = window.OCG_CASES || {{}};\nOCG_CASES[{json.dumps(chunk.name)}] = "
                           f"{payload};\n".encode()) - chunk.stat().st_size
-    return {"generations": [gen_now, gen_before], "report": [rep_now, rep_before]}
+    return {"generations": [gen_now, gen_before], "report": [rep_now, rep_before],
+            "report cases/": [cases_now, cases_now + rep_before - rep_now]}
 
 
 def main() -> None:
@@ -228,10 +229,11 @@ def main() -> None:
     if "score" in results:
         print(f"target: scoring {results['score']['wall_s'] / 60:.1f} min (< 10 for 36 models x 192 sets)")
     sizes = disk(out)
-    for what, target in (("generations", 1.5), ("report", 0.5)):
+    for what, target in (("generations", " (target < 1.5 GB at full size)"), ("report", " (target < 0.5 GB at full size)"),
+                         ("report cases/", "")):
         now, before = sizes[what]
-        print(f"disk: {what} {now / 1e9:.3f} GB (target < {target} GB at full size); c20dad0's format "
-              f"{before / 1e9:.3f} GB; ratio {before / max(now, 1):.1f}x")
+        print(f"disk: {what} {now / 1e9:.3f} GB{target}; c20dad0's format {before / 1e9:.3f} GB; "
+              f"ratio {before / max(now, 1):.1f}x")
     (out / "paper_scale.json").write_text(json.dumps({"args": vars(args), "stages": results, "disk_bytes": sizes,
                                                   "whole_s": round(total, 1), "answers": n_answers}, indent=1))
 

@@ -58,12 +58,8 @@ class ModelGenerations:
     def run_card(self) -> Path:
         return self.folder / "run_card.json"
 
-    def store(self, condition: str) -> Path:
-        return self.folder / f"{condition}.jsonl"
-
-    def prompts(self, condition: str) -> Path:
-        """Each distinct prompt of `condition`'s store, once (store format 2, docs/DATA.md)."""
-        return self.folder / f"{condition}.prompts.jsonl.gz"
+    def store(self, condition: str, prompts: bool = False) -> Path:  # prompts: its prompt file (docs/DATA.md)
+        return self.folder / (f"{condition}.prompts.jsonl.gz" if prompts else f"{condition}.jsonl")
 
     def stores(self) -> list[Path]:
         """Every condition's store present, in name order."""

@@ -37,7 +37,7 @@ def test_each_prompt_is_stored_once_and_records_read_as_they_were_given(tmp_path
     assert store.append(given[:8]) == 8 and store.append(given) == len(given) - 8
     on_disk = [json.loads(line) for line in store_path.read_text().splitlines()]
     assert all("prompt" not in r and len(r["prompt_sha256"]) == 64 for r in on_disk)
-    stored = prompt_lines(ModelGenerations(tmp_path / "m").prompts("ordered"))
+    stored = prompt_lines(ModelGenerations(tmp_path / "m").store("ordered", prompts=True))
     assert len(stored) == 7 == len({r["prompt_sha256"] for r in given})  # 6 texts shared by 3 samples, 1 message list
     back = GenerationStore.read(store_path)
     assert back == given and [list(r) for r in back] == [list(r) for r in given]  # the same fields, in order
@@ -144,4 +144,4 @@ def test_a_generated_store_keeps_every_prompt_in_a_fraction_of_the_space(tmp_pat
         lines = ModelGenerations(folder).store(cond).read_text().splitlines()
         assert not any('"prompt":' in line for line in lines)
         inline = sum(len(json.dumps(p, ensure_ascii=False)) for p in table[table.condition == cond].prompt)
-        assert ModelGenerations(folder).prompts(cond).stat().st_size < inline / 10
+        assert ModelGenerations(folder).store(cond, prompts=True).stat().st_size < inline / 10

@@ -84,7 +84,7 @@ def generate(model: str | ModelSpec, conditions=GENERATE_CONDITIONS, subset_k: i
     # ocg's own folder and stores, never a link's target (docs/METHODS.md, "What ocg refuses")
     refuse_link(model_dir, ModelGenerations(model_dir).run_card,
                 *(ModelGenerations(model_dir).store(c) for c in conditions),
-                *(ModelGenerations(model_dir).prompts(c) for c in conditions))
+                *(ModelGenerations(model_dir).store(c, prompts=True) for c in conditions))
     with exclusive(model_dir):
         return _generate_locked(spec, instances, conditions, model_dir, batch_size, progress, asked,
                                 samples, sampling)

@@ -85,7 +85,7 @@ def _read_lines(path: Path) -> tuple[bytes, list[bytes]]:
 
 def prompt_file(path: Path) -> PromptFile:
     """The prompt file of the store at `path` (`<condition>.prompts.jsonl.gz` beside it)."""
-    return PromptFile(ModelGenerations(path.parent).prompts(path.stem))
+    return PromptFile(ModelGenerations(path.parent).store(path.stem, prompts=True))
 
 
 def _refers(record: dict) -> bool:
