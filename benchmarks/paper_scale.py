@@ -11,8 +11,12 @@ templates = 82,944 answers per model, 2,985,984 in all, through the real path:
   3. analyses   the analyses (ocg/plan.py) over all models through papermill, then index.html and the
                 case browser, exactly as `ocg sweep` runs them
 Each stage runs in its own process; printed per stage: wall time and peak memory (the summed
-RSS of the stage's process tree, sampled every 0.2 s), and per model for 1-2. Targets on the
-2-core machine: analyses under 5 minutes, peak memory under 8 GB. Outputs stay in --out
+RSS of the stage's process tree, sampled every 0.2 s), and per model for 1-2. Then the disk: the
+generations (store format 2: each prompt once, gzip'd) and the report (case-browser chunks gzip'd),
+each beside its size in the previous format (c20dad0: every record with its prompt inline, chunks
+as plain JSON), computed from the same files by writing them as that format did. Targets on the
+2-core machine: scoring the 36 models under 10 minutes, analyses under 5 minutes, peak memory
+under 8 GB, generations under 1.5 GB and the report under 0.5 GB (issue 35). Outputs stay in --out
 (default outputs/benchmarks/paper_scale; about 5 GB at full size) for a look at the report;
 a rerun reuses finished stages (generation resumes, scoring is skipped when up to date) unless
 --fresh.
@@ -146,6 +150,34 @@ def run_stage(stage: str, args) -> dict:
             "parts_s": json.loads(report.read_text())}
 
 
+def tree_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.exists() else 0
+
+
+def disk(out: Path) -> dict:
+    """Bytes on disk now and in the previous format, of the generations and the report."""
+    from ocg.analysis.browser import read_chunk
+    from ocg.generation import GenerationStore
+    from ocg.layout import ModelGenerations
+    d = dirs(out)
+    gen_now = tree_bytes(d.generations)
+    gen_before = gen_now
+    for folder in (p for p in d.generations.iterdir() if p.is_dir()) if d.generations.exists() else []:
+        for store in ModelGenerations(folder).stores():  # each record with its prompt inline, as c20dad0 wrote it
+            prompts = ModelGenerations(folder).store(store.stem, prompts=True)
+            gen_before += sum(len((json.dumps(r, ensure_ascii=False) + "\n").encode("utf-8"))
+                              for r in GenerationStore.read(store)) - store.stat().st_size
+            gen_before -= prompts.stat().st_size if prompts.exists() else 0
+    rep_now = tree_bytes(d.reports)
+    rep_before, cases_now = rep_now, tree_bytes(d.reports / "cases")
+    for chunk in sorted(d.reports.glob("cases/*.js")):  # the chunk's JSON as a plain script, as c20dad0 wrote it
+        payload = json.dumps(read_chunk(chunk), ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
+        rep_before += len(f"window.OCG_CASES = window.OCG_CASES || {{}};\nOCG_CASES[{json.dumps(chunk.name)}] = "
+                          f"{payload};\n".encode()) - chunk.stat().st_size
+    return {"generations": [gen_now, gen_before], "report": [rep_now, rep_before],
+            "report cases/": [cases_now, cases_now + rep_before - rep_now]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", type=int, default=36, help="how many of the paper's 36 models")
@@ -193,7 +225,15 @@ def main() -> None:
     if "analyses" in results:
         a = results["analyses"]
         print(f"targets: analyses {a['wall_s'] / 60:.1f} min (< 5), peak memory {a['peak_rss_gb']:.2f} GB (< 8)")
-    (out / "paper_scale.json").write_text(json.dumps({"args": vars(args), "stages": results,
+    if "score" in results:
+        print(f"target: scoring {results['score']['wall_s'] / 60:.1f} min (< 10 for 36 models x 192 sets)")
+    sizes = disk(out)
+    for what, target in (("generations", " (target < 1.5 GB at full size)"), ("report", " (target < 0.5 GB at full size)"),
+                         ("report cases/", "")):
+        now, before = sizes[what]
+        print(f"disk: {what} {now / 1e9:.3f} GB{target}; c20dad0's format {before / 1e9:.3f} GB; "
+              f"ratio {before / max(now, 1):.1f}x")
+    (out / "paper_scale.json").write_text(json.dumps({"args": vars(args), "stages": results, "disk_bytes": sizes,
                                                   "whole_s": round(total, 1), "answers": n_answers}, indent=1))
 
 

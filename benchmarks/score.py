@@ -1,10 +1,14 @@
 """Speed of the non-neural metrics on one model's worth of answers (55,296; and 24,960 of five concepts).
 
-    .venv/bin/python benchmarks/score.py [--loop-groups 200]
+    .venv/bin/python benchmarks/score.py [--loop-groups 200] [--previous c20dad0]
 
 Answers are realistic: templated sentences over each instance's concepts in varied orders and
 inflections, with duplicates inside groups (about 30%), as models produce. Prints:
   1. coverage + pBLEU + distinct-2 + Diverse Rate for all 55,296 answers through `score_model`;
+     then the same scoring by this checkout's code and by the code of `--previous` (default
+     c20dad0, before issue 35: no token-form memo, spaCy's lemmatizer as is, the garbage collector
+     on), each in a fresh process, one after the other on the same answers: wall and CPU seconds
+     (the workers' included) and the ratio. On a shared machine the CPU seconds are the fairer;
      1b. the same for five concepts: 208 sets x 120 permutations (template 0, `ordered`: 24,960
      answers, 208 groups of 14,280 ordered pairs each, 2,970,240 pairs), answers and pairs per second;
   2. pBLEU vectorised vs the sacrebleu `sentence_bleu` loop on the same groups, and the ratio;
@@ -13,14 +17,19 @@ inflections, with duplicates inside groups (about 30%), as models produce. Print
      params/scoring.yaml chooses (`spacy_pipeline`; numpy BLAS, indexed attribute ruler, worker
      processes), the ratio, and whether every verdict and token is the same; `--pipeline
      no_parser` times the parser-less choice instead (its verdicts may then differ).
-Targets on the 2-core CPU machine: (1) under 20 s; (2) vectorised at least 20x faster; (1b) under
-20 s as well (docs/METHODS.md, "Five concepts and sampled permutations").
+Targets on the 2-core CPU machine: (1) under 15 s (issue 35; 20 s before); (2) vectorised at
+least 20x faster; (1b) under 20 s (docs/METHODS.md, "Five concepts and sampled permutations").
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
+import resource
+import subprocess
+import sys
+import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -78,11 +87,13 @@ def main() -> None:
     parser.add_argument("--coverage-answers", type=int, default=10_000, help="answers for the side-by-side coverage")
     parser.add_argument("--pipeline", choices=list(coverage.SPACY_PIPELINES), default=None,
                         help="spaCy pipeline for lines 1 and 3 (default: params/scoring.yaml's)")
+    parser.add_argument("--previous", default="c20dad0", help="git revision whose scoring line 1 compares with")
     args = parser.parse_args()
     pipeline = args.pipeline or load_scoring_config()["spacy_pipeline"]
     print(f"spaCy pipeline: {pipeline} ({', '.join(coverage.load_nlp('auto', pipeline).pipe_names)})")
     with tempfile.TemporaryDirectory() as tmp:
-        answers = score_workload(Path(tmp) / "n4", "n = 4", "(target < 20 s)", pipeline=pipeline)
+        answers = score_workload(Path(tmp) / "n4", "n = 4", "(target < 15 s)", pipeline=pipeline)
+        compare_with_previous(Path(tmp), args.previous, pipeline)
         score_workload(Path(tmp) / "n5", "n = 5", "", pipeline=pipeline, n_concepts=5, conditions=["ordered"],
                        template_ids=[0])
 
@@ -135,6 +146,39 @@ def score_workload(root: Path, label: str, target: str, pipeline: str, **workloa
           f"{timings.get('pbleu', float('nan')):.1f} s = {pairs / max(timings.get('pbleu', 0), 1e-9):,.0f} pairs/s; "
           f"parts: {timings}", flush=True)
     return answers
+
+
+SCORE_ONCE = """import sys, time
+from ocg.scoring import score_model
+t = time.perf_counter()
+score_model(sys.argv[1], metrics=["coverage", "pbleu", "distinct", "diverse"], out_dir=sys.argv[2], progress=False,
+            spacy_pipeline=sys.argv[3])
+print(time.perf_counter() - t)
+"""
+
+
+def timed_scoring(code: Path, model_dir: Path, out: Path, pipeline: str) -> tuple[float, float]:
+    """(wall, CPU) seconds of `score_model` over model_dir by the ocg package under `code`, in a fresh
+    process (CPU: that process and its workers)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run([sys.executable, "-c", SCORE_ONCE, str(model_dir), str(out), pipeline], check=True,
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(code)})
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return float(done.stdout.split()[-1]), (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+
+
+def compare_with_previous(tmp: Path, revision: str, pipeline: str) -> None:
+    """Line 1 again, by this checkout and by `revision`'s code, side by side on the same answers."""
+    root = Path(__file__).resolve().parents[1]
+    archive = tmp / "previous.tar"
+    subprocess.run(["git", "-C", str(root), "archive", "-o", str(archive), revision], check=True)
+    with tarfile.open(archive) as tar:
+        tar.extractall(tmp / "previous", filter="data")
+    model_dir = ModelGenerations.of("bench-model", tmp / "n4").folder
+    now = timed_scoring(root, model_dir, tmp / "now", pipeline)
+    before = timed_scoring(tmp / "previous", model_dir, tmp / "before", pipeline)
+    print(f"1 vs {revision}: this checkout {now[0]:.1f} s wall, {now[1]:.1f} s CPU; {revision} {before[0]:.1f} s wall, "
+          f"{before[1]:.1f} s CPU; ratio {before[0] / now[0]:.2f}x wall, {before[1] / now[1]:.2f}x CPU", flush=True)
 
 
 def shipped_coverage(sample):

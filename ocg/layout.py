@@ -6,7 +6,7 @@ OCG_MODEL_CACHE move them), so a test or a notebook kernel that sets them is fol
 
   outputs/ (OCG_OUTPUTS)   Outputs
     data/<dataset>/          Dataset: instances.parquet + manifest.json (notebook 00)
-    generations/<model>/     ModelGenerations: <condition>.jsonl + run_card.json (notebook 01)
+    generations/<model>/     ModelGenerations: <condition>.jsonl (+ .prompts.jsonl.gz) + run_card.json (01)
     scores/<model>/          ModelScores: answers, groups, summary parquet + signature.json (02)
     reports/<run>/           ReportFolder: ExecutedNotebooks (copy and HTML), tables/, figures/,
                              index.html, cases.html (+ cases/), report.json, results.json
@@ -56,8 +56,8 @@ class ModelGenerations:
     def model(self) -> str:
         return self.folder.name
 
-    def store(self, condition: str) -> Path:
-        return self.folder / f"{condition}.jsonl"
+    def store(self, condition: str, prompts: bool = False) -> Path:  # prompts: its prompt file (docs/DATA.md)
+        return self.folder / (f"{condition}.prompts.jsonl.gz" if prompts else f"{condition}.jsonl")
 
     def stores(self) -> list[Path]:
         """Every condition's store present, in name order."""

@@ -281,7 +281,7 @@ def test_case_browser_is_built_model_by_model_and_shows_api_prompts_as_text(tmp_
 
     from helpers import write_generations
 
-    from ocg.analysis.browser import write_case_browser_from
+    from ocg.analysis.browser import read_chunk, write_case_browser_from
     from ocg.generation import GenerationStore
     from ocg.scoring import score_model
     rows = [{"set_id": "s1", "template_id": 0, "perm_index": p, "concepts": ["dog", "catch", "frisbee", "throw"],
@@ -297,8 +297,7 @@ def test_case_browser_is_built_model_by_model_and_shows_api_prompts_as_text(tmp_
     page = write_case_browser_from(tmp_path / "site", ["a", "b", "not-scored"], tmp_path / "scores", tmp_path / "gen")
     index = json.loads(page.read_text().split("const INDEX = ", 1)[1].split(";\n", 1)[0])
     assert [(e["model"], e["n"]) for e in index] == [("a", 3), ("b", 3)]
-    chunk = (tmp_path / "site" / index[1]["file"]).read_text()
-    payload = json.loads(chunk.split("] = ", 1)[1].rstrip().rstrip(";"))
+    payload = read_chunk(tmp_path / "site" / index[1]["file"])
     prompt = payload["rows"][0][payload["fields"].index("prompt")]
     assert prompt == "[system]\nBe brief.\n\n[user]\nConcepts for b"
     assert payload["rows"][0][payload["fields"].index("all_present")] is True
@@ -311,7 +310,7 @@ def test_case_browser_highlights_the_positions_the_order_verdict_used(tmp_path):
 
     from helpers import write_generations
 
-    from ocg.analysis.browser import write_case_browser_from
+    from ocg.analysis.browser import read_chunk, write_case_browser_from
     from ocg.scoring import score_model
     rows = [{"set_id": "s1", "template_id": 0, "perm_index": 0, "concepts": ["frisbee", "dog", "catch", "throw"],
              "pos_pattern": "NNVV", "answer": "A dog saw the frisbee, and the dog caught it after I threw it."}]
@@ -319,7 +318,7 @@ def test_case_browser_highlights_the_positions_the_order_verdict_used(tmp_path):
                 progress=False)
     page = write_case_browser_from(tmp_path / "site", ["a"], tmp_path / "scores", tmp_path / "gen")
     index = json.loads(page.read_text().split("const INDEX = ", 1)[1].split(";\n", 1)[0])
-    payload = json.loads((tmp_path / "site" / index[0]["file"]).read_text().split("] = ", 1)[1].rstrip().rstrip(";"))
+    payload = read_chunk(tmp_path / "site" / index[0]["file"])
     row = dict(zip(payload["fields"], payload["rows"][0]))
     assert row["in_order"] is True
     assert row["match_positions"] == [4, 8, 9, 13]
@@ -411,3 +410,24 @@ def test_a_prompt_is_resampled_with_all_its_samples():
     answers, groups = two_sets_three_templates(samples=3)
     ci = uncertainty.bootstrap_ci(answers, groups, "m", n_boot=50, unit="prompts").set_index("metric")
     assert ci.loc["coverage_w_order", "n"] == 144  # prompts, not their 432 answers
+
+
+def test_case_browser_chunks_are_gzipped_and_read_back_whole(tmp_path):
+    """Each chunk holds its rows as gzip'd JSON in base64 (the page inflates it; Chromium checks in
+    tests/test_case_browser.py): rows that repeat a prompt's template take a fraction of their JSON."""
+    import json
+
+    from ocg.analysis.browser import FIELDS, read_chunk, write_chunks
+    template = "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\nWrite one sentence using: "
+    answers = pd.DataFrame([{"instance_id": f"ordered-t0-s{s}-p{p}", "model": "m", "condition": "ordered", "template_id": 0,
+                             "set_id": f"s{s}", "perm_index": p, "concepts": ["dog", "ball", f"w{s}"], "pos_pattern": "NNN",
+                             "answer": f"The dog threw the ball to w{s} ({p}).", "answer_status": "ok"}
+                            for s in range(40) for p in range(24)])
+    generations = pd.DataFrame({"instance_id": answers.instance_id, "raw": answers.answer,
+                                "prompt": [template + ", ".join(c) + "<|im_end|>\n" for c in answers.concepts]})
+    index = write_chunks(tmp_path, answers, {"m": generations})
+    path = tmp_path / index[0]["file"]
+    payload = read_chunk(path)
+    assert payload["fields"] == FIELDS and len(payload["rows"]) == 960
+    assert payload["rows"][5][FIELDS.index("prompt")] == generations.prompt[5]
+    assert path.stat().st_size < len(json.dumps(payload, ensure_ascii=False)) / 5

@@ -184,7 +184,7 @@ def test_a_full_disk_during_generate_leaves_the_run_card_failed(tmp_path, capsys
     disk = {"full": False}
     real_make_temp = ocg.io.make_temp
 
-    class FullDisk:  # the store's os module, whose write finds the disk full
+    class FullDisk:  # the os module of the store's appends, whose write finds the disk full
         def __getattr__(self, name):
             return getattr(os, name)
 
@@ -196,11 +196,11 @@ def test_a_full_disk_during_generate_leaves_the_run_card_failed(tmp_path, capsys
         if disk["full"]:
             raise OSError(errno.ENOSPC, "No space left on device", "/x/.tmp")
         return real_make_temp(*args, **kwargs)
-    monkeypatch.setattr("ocg.generation.store.os", FullDisk())
+    monkeypatch.setattr("ocg.generation.appending.os", FullDisk())
     monkeypatch.setattr(ocg.io, "make_temp", make_temp)
     status, err = cli(capsys, "generate", "m", "--out", tmp_path / "gen", *replay_run(tmp_path))
-    store = tmp_path / "gen" / "m" / "ordered.jsonl"
-    assert status == 1 and f"ocg: error: {store}: no space left" in err, err
+    prompts = tmp_path / "gen" / "m" / "ordered.prompts.jsonl.gz"  # the run's first write (store format 2)
+    assert status == 1 and f"ocg: error: {prompts}: no space left" in err, err
     card = json.loads((tmp_path / "gen" / "m" / "run_card.json").read_text())
     assert card["status"] == "failed" and card["runs"][-1]["status"] == "failed"
     assert "No space left" in card["runs"][-1]["error"]

@@ -214,3 +214,72 @@ def test_verdicts_do_not_depend_on_the_number_of_processes(nlp, monkeypatch):
     two = job.result()
     pd.testing.assert_frame_equal(one, two)
     assert one["all_present"].sum() > 0 and not one["all_present"].iloc[-2:].any()
+
+
+def _real_outputs() -> list[str]:
+    rows = [json.loads(line) for line in (LABELS.parent / "commongen_eval_outputs_5concept.jsonl").read_text().splitlines()]
+    return _label_texts() + sorted({r["output"] for r in rows if isinstance(r.get("output"), str)})
+
+
+def test_remembered_token_forms_are_token_forms(nlp):
+    """coverage's TokenForms (attributes read as arrays, each token's word sets remembered) gives
+    what matching.token_forms gives, token by token, under every rule, on every labelled and real
+    output, read twice (the second time from the memo)."""
+    from ocg.metrics.coverage import lemma_lookup, parse
+    from ocg.metrics.matching import TokenForms, token_forms
+    texts = _real_outputs()
+    docs = list(parse(texts, nlp))
+    table = lemma_lookup()
+    fast = TokenForms(table)
+    want = [token_forms(doc, table) for doc in docs]
+    assert [fast(doc) for doc in docs] == want and [fast(doc) for doc in docs] == want
+    assert len(fast.memo) < sum(len(doc) for doc in docs) / 2  # tokens recur: the memo is worth having
+    assert len(texts) > 2000 and set(want[0]) == set(MATCHING_RULES)
+
+
+def test_the_lemmatizer_derives_a_tokens_lemma_once():
+    """spaCy's rule lemmatizer re-derives a base form at every occurrence; load_nlp's remembers it
+    (the lemmas themselves: test_fast_pipeline_annotates_as_spacy_as_shipped)."""
+    import spacy
+
+    from ocg.metrics.coverage import resolve_spacy_model
+    calls = {"plain": 0, "remembered": 0}
+    texts = ["The dog eats the food near the dog."] * 3
+    for name, nlp in (("plain", spacy.load(resolve_spacy_model("auto"), exclude=["parser", "ner", "senter"])),
+                      ("remembered", load_nlp("auto", "no_parser"))):
+        lemmatizer = nlp.get_pipe("lemmatizer")
+        base = lemmatizer.is_base_form
+
+        def counted(token, name=name, base=base):
+            calls[name] += 1
+            return base(token)
+        lemmatizer.is_base_form = counted
+        try:
+            lemmas = [[t.lemma_ for t in doc] for doc in nlp.pipe(texts)]
+        finally:
+            del lemmatizer.is_base_form
+        assert lemmas[0] == ["the", "dog", "eat", "the", "food", "near", "the", "dog", "."]
+    # once per distinct (text, POS, morphology): The, the, dog, eats, food, near, "." vs at most every occurrence
+    assert calls["remembered"] == 7 and calls["plain"] > 3 * 7
+
+
+def test_coverage_runs_with_the_collector_paused_and_leaves_no_cycles(nlp, monkeypatch):
+    """The cyclic garbage collector is off while a chunk is analysed and matched (its passes over
+    the loaded pipeline cost time), back on after; nothing it would have collected is left."""
+    import gc
+
+    import pandas as pd
+
+    from ocg.metrics import coverage
+    seen = []
+    real = coverage.match_all_rules
+
+    def spy(*args):
+        seen.append(gc.isenabled())
+        return real(*args)
+    monkeypatch.setattr(coverage, "match_all_rules", spy)
+    texts = _label_texts()
+    gc.collect()
+    out = coverage.score_coverage(pd.Series(texts), pd.Series([["dog"]] * len(texts)), nlp, n_process=1)
+    assert len(out) == len(texts) and seen and not any(seen) and gc.isenabled()
+    assert gc.collect() == 0  # spaCy's docs and the token forms made no reference cycles

@@ -2,7 +2,10 @@
 
 `cases.html` holds the page; its data sit beside it as one small script per (model, condition,
 template) under `cases/` (4,608 answers each at paper size), loaded on demand with a <script>
-tag, which browsers allow from file:// where fetch() is refused. Each row shows the prompt as
+tag, which browsers allow from file:// where fetch() is refused. Each script holds its rows as
+gzip'd JSON in base64, which the page inflates with the browser's own DecompressionStream: rows
+repeat most of their text (the prompt's template, the concepts), so a report takes a small
+fraction of the disk (benchmarks/paper_scale.py prints the sizes); `read_chunk` reads one here. Each row shows the prompt as
 rendered, the raw output, the extracted answer, its tokens with the concepts' matches
 highlighted at the positions the order verdict used (and those positions), and the answer's flags.
 With repeated samples each row is one (instance, sample), with that sample's prompt and raw output.
@@ -11,6 +14,8 @@ Highlight offsets are written in UTF-16 code units, as JavaScript strings count 
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 import re
 from pathlib import Path
@@ -114,13 +119,30 @@ def write_chunks(out_dir: str | Path, answers: pd.DataFrame, generations: dict[s
         a = a.sort_values(["set_id", "perm_index", *([SAMPLE] if SAMPLE in a else [])])
         name = chunk_name(model, condition, int(template_id))
         payload = {"fields": FIELDS, "rows": _rows(a, extra.get(model, {}))}
-        script = (f"window.OCG_CASES = window.OCG_CASES || {{}};\nOCG_CASES[{json.dumps(name)}] = "
-                  f"{json.dumps(payload, ensure_ascii=False, separators=(',', ':'))};\n")
         with atomic_path(chunks / name) as tmp:
-            tmp.write_text(script.replace("</", "<\\/"), encoding="utf-8")
+            tmp.write_text(chunk_script(name, payload), encoding="ascii")
         index.append({"model": model, "condition": condition, "template_id": int(template_id),
                       "file": f"{chunks.name}/{name}", "n": len(a)})
     return index
+
+
+_PACKED = re.compile(r'OCG_CASES\[("[A-Za-z0-9._-]+")\] = \{"gzip": "([A-Za-z0-9+/=]*)"\};\n\Z')
+
+
+def chunk_script(name: str, payload: dict) -> str:
+    """The script that gives the page one chunk: its payload as gzip'd JSON in base64 (nothing in
+    base64 can close the script or run)."""
+    packed = gzip.compress(json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8"), mtime=0)
+    return (f"window.OCG_CASES = window.OCG_CASES || {{}};\nOCG_CASES[{json.dumps(name)}] = "
+            f'{{"gzip": "{base64.b64encode(packed).decode("ascii")}"}};\n')
+
+
+def read_chunk(path: str | Path) -> dict:
+    """A chunk script's payload (fields and rows), as the page reads it."""
+    found = _PACKED.search(Path(path).read_text(encoding="ascii"))
+    if found is None:
+        raise ValueError(f"{path}: not a case-browser chunk written by chunk_script")
+    return json.loads(gzip.decompress(base64.b64decode(found.group(2))))
 
 
 def write_page(out_dir: str | Path, index: list[dict]) -> Path:

@@ -77,14 +77,22 @@ function selectedEntries() {
   const m = chosen("model"), c = chosen("condition"), t = chosen("template");
   return INDEX.filter((e) => m.includes(e.model) && c.includes(e.condition) && t.includes(String(e.template_id)));
 }
+async function unpack(c) {  // a chunk's rows are gzip'd JSON in base64, inflated by the browser itself (no fetch: file:// works)
+  if (!c.gzip) return c;
+  const bytes = Uint8Array.from(atob(c.gzip), (ch) => ch.charCodeAt(0));
+  return JSON.parse(await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).text());
+}
+const CHUNKS = {};
 function chunk(entry) {  // a promise of the entry's rows, loaded once with a <script> tag (file:// allows it)
   const key = entry.file.slice("cases/".length);
-  if (window.OCG_CASES && OCG_CASES[key]) return Promise.resolve(OCG_CASES[key]);
-  return new Promise((resolve) => {
+  const empty = (why) => { $("errors").textContent = "Error: cannot load " + entry.file + why; return {fields: [], rows: [], ix: {}}; };
+  return CHUNKS[key] = CHUNKS[key] || new Promise((resolve) => {
     const tag = document.createElement("script");
     tag.src = entry.file;
-    tag.onload = () => { const c = OCG_CASES[key]; c.ix = Object.fromEntries(c.fields.map((f, i) => [f, i])); resolve(c); };
-    tag.onerror = () => { $("errors").textContent = "Error: cannot load " + entry.file; resolve({fields: [], rows: [], ix: {}}); };
+    tag.onload = () => unpack(OCG_CASES[key]).then((c) => {
+      c.ix = Object.fromEntries(c.fields.map((f, i) => [f, i])); resolve(c);
+    }, (e) => resolve(empty(": " + e)));
+    tag.onerror = () => resolve(empty(""));
     document.body.appendChild(tag);
   });
 }

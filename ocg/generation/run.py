@@ -84,7 +84,8 @@ def generate(model: str | ModelSpec, conditions=GENERATE_CONDITIONS, subset_k: i
                      permutation_rule=PERMUTATION_RULE)
     # ocg's own folder and stores, never a link's target (docs/METHODS.md, "What ocg refuses")
     refuse_link(model_dir, ModelGenerations(model_dir).run_card,
-                *(ModelGenerations(model_dir).store(c) for c in conditions))
+                *(ModelGenerations(model_dir).store(c) for c in conditions),
+                *(ModelGenerations(model_dir).store(c, prompts=True) for c in conditions))
     with exclusive(model_dir):
         return _generate_locked(spec, instances, conditions, model_dir, batch_size, progress, asked,
                                 samples, sampling)
@@ -147,6 +148,8 @@ def _generate_todo(spec, backend, stores, rows, rendered, hashes, settings, card
     card.runs.append(run)
     card.write(card_path)
     try:
+        for cond, store in stores.items():  # every prompt this run may ask, one block per store, before any record
+            store.add_prompts(rendered[i] for i in rows[cond]["instance_id"])
         written, new_tokens, seconds = _generate_missing(spec, backend, stores, rows, rendered, hashes,
                                                         settings, card_path, progress, samples)
         run.update(written=written, seconds=round(seconds, 2), new_tokens=new_tokens,

@@ -11,19 +11,30 @@ record written before samples existed (and every greedy record still) is.
 
 A lone surrogate (e.g. `"\\ud800"` from a replay file or a server's JSON) cannot be written as
 UTF-8: it is written as U+FFFD, and scoring flags the answer (`replaced_chars`).
+
+Store format 2 (docs/DATA.md, "Generation records"): a record's rendered `prompt` is written once
+per distinct prompt to the prompt file beside the store (prompt_file.py), before the record, and
+the record keeps its `prompt_sha256`; reading puts the prompt back where it stood, so a record
+reads as it was given. Format 1 records (the prompt inline, as written before) read unchanged,
+also in a store that format 2 records were appended to.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pandas as pd
 
 from ..errors import OcgInputError
 from ..frames import checked_sample, record_sample
-from ..io import atomic_path, loads_json, naming, refuse_link
+from ..io import atomic_path, loads_json, refuse_link
+from ..layout import ModelGenerations
+from .appending import append_synced, cut_to
+from .chat import prompt_sha256
+from .prompt_file import PromptFile
+
+STORE_FORMAT = 2  # 1: every record with its prompt inline; 2: prompts once, in the prompt file
 
 # Fields every record must have, with their types (None allowed where listed).
 REQUIRED = {"instance_id": (str,), "condition": (str,), "template_id": (int,), "set_id": (str,),
@@ -71,10 +82,61 @@ def _read_lines(path: Path) -> tuple[bytes, list[bytes]]:
     return data, data.splitlines(keepends=True)
 
 
+def prompt_file(path: Path) -> PromptFile:
+    """The prompt file of the store at `path` (`<condition>.prompts.jsonl.gz` beside it)."""
+    return PromptFile(ModelGenerations(path.parent).store(path.stem, prompts=True))
+
+
+def _refers(record: dict) -> bool:
+    """A format 2 record: its prompt is in the prompt file."""
+    return "prompt" not in record and "prompt_sha256" in record
+
+
+def _with_prompts(path: Path, records: list[dict], lines: list[int]) -> list[dict]:
+    """The records, each format 2 one with its prompt put back before its `prompt_sha256`."""
+    if not any(_refers(r) for r in records):
+        return records
+    file = prompt_file(path)
+    prompts = file.read()
+    out = []
+    for record, lineno in zip(records, lines):
+        if _refers(record):
+            prompt = prompts.get(record["prompt_sha256"])
+            if prompt is None:
+                raise OcgInputError(f"{path}:{lineno}", f"prompt {str(record['prompt_sha256'])[:64]!r} is not in "
+                                                        f"{file.path.name}: that file was removed or edited")
+            record = _put_back(record, prompt)
+        out.append(record)
+    return out
+
+
+def _put_back(record: dict, prompt) -> dict:
+    """The record with `prompt` where format 1 wrote it: just before `prompt_sha256`."""
+    out = {}
+    for key, value in record.items():
+        if key == "prompt_sha256":
+            out["prompt"] = prompt
+        out[key] = value
+    return out
+
+
+def _split_prompt(record: dict, prompts: dict[str, object]) -> dict:
+    """A record as format 2 writes it: its prompt (text or messages) moved to `prompts` by sha256."""
+    prompt = record.get("prompt")
+    if not isinstance(prompt, (str, list)):
+        return record
+    key = prompt_sha256(prompt)
+    if record.get("prompt_sha256", key) != key:
+        raise ValueError(f"{_describe(record_key(record))}: prompt_sha256 is not the sha256 of its prompt")
+    prompts[key] = prompt
+    return {k: v for k, v in {**record, "prompt_sha256": key}.items() if k != "prompt"}
+
+
 class GenerationStore:
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        self.done: set[tuple[str, int]] = {record_key(r) for r in self.records()}  # (id, sample)
+        self.prompts = prompt_file(self.path)
+        self.done: set[tuple[str, int]] = {record_key(r) for r in self.read(self.path, prompts=False)}  # (id, sample)
 
     # -- reading (never writes) -------------------------------------------------------------
     def _tail_state(self) -> tuple[int, bool]:
@@ -93,8 +155,9 @@ class GenerationStore:
         return self.read(self.path)
 
     @staticmethod
-    def read(path: Path) -> list[dict]:
-        """The records of a store file, without opening it for writing (one pass)."""
+    def read(path: Path, prompts: bool = True) -> list[dict]:
+        """The records of a store file, without opening it for writing (one pass), each with its
+        prompt (`prompts=False`: format 2 records without it, as on disk)."""
         path = Path(path)
         data, lines = _read_lines(path)
         out, seen, offset = [], {}, 0
@@ -122,51 +185,36 @@ class GenerationStore:
                                            f"`ocg repair {path.parent}` keeps the first record")
             seen[key] = lineno
             out.append(record)
-        return out
+        return _with_prompts(path, out, list(seen.values())) if prompts else out
 
     # -- writing (under the directory lock) ---------------------------------------------------
     def prepare_for_append(self) -> int:
-        """Cut a torn last line and end a complete one with a newline; returns bytes cut."""
+        """Cut a torn last line (and a torn last block of the prompt file) and end a complete
+        line with a newline; returns the store's bytes cut."""
+        self.prompts.cut_torn()
         torn, missing_newline = self._tail_state()
         if torn:
-            fd = self._open(os.O_RDWR)
-            try:
-                os.ftruncate(fd, os.fstat(fd).st_size - torn)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            cut_to(self.path, self.path.stat().st_size - torn)
         elif missing_newline:
-            self._write(b"\n")
+            append_synced(self.path, b"\n")
         return torn
 
-    def _open(self, flags: int) -> int:
-        """The store opened for writing, never through a link (ELOOP naming it), nor in a model
-        folder that became one after generate's check (checked again at each write)."""
-        refuse_link(self.path.parent)
-        try:
-            return os.open(self.path, flags | os.O_NOFOLLOW, 0o644)
-        except OSError as exc:
-            raise naming(exc, self.path) from exc
-
-    def _write(self, payload: bytes) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = self._open(os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-        try:
-            view = memoryview(payload)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        except OSError as exc:  # e.g. a full disk: name the file
-            raise naming(exc, self.path) from exc
-        finally:
-            os.close(fd)
+    def add_prompts(self, prompts) -> int:
+        """Write these prompts (rendered texts or messages) to the prompt file now, in one block,
+        ahead of the records that will name them (a run writes all it will ask, once)."""
+        return self.prompts.add({prompt_sha256(p): p for p in prompts})
 
     def append(self, records: list[dict]) -> int:
-        """Append the records whose (id, sample) is not on disk yet, in one write; returns how many."""
+        """Append the records whose (id, sample) is not on disk yet, in one write, their prompts
+        first (those the prompt file lacks, in one block); returns how many records."""
         fresh = [r for r in records if record_key(r) not in self.done]
         if not fresh:
             return 0
-        self._write("".join(_writable(json.dumps(r, ensure_ascii=False)) + "\n" for r in fresh).encode("utf-8"))
+        prompts: dict[str, object] = {}
+        fresh = [_split_prompt(r, prompts) for r in fresh]
+        self.prompts.add(prompts)  # on disk before any record that names them
+        append_synced(self.path, "".join(_writable(json.dumps(r, ensure_ascii=False)) + "\n"
+                                         for r in fresh).encode("utf-8"))
         self.done.update(record_key(r) for r in fresh)
         return len(fresh)
 
@@ -203,11 +251,12 @@ def repair_duplicates(path: str | Path) -> dict:
     return {"file": str(path), "kept": len(kept), "removed": dropped}
 
 
-def read_generations(model_dir: str | Path, conditions=None) -> pd.DataFrame:
-    """All records of one model directory as a DataFrame."""
+def read_generations(model_dir: str | Path, conditions=None, prompts: bool = True) -> pd.DataFrame:
+    """All records of one model directory as a DataFrame (`prompts=False`: format 2 records
+    without their prompt, for readers that do not show it)."""
     model_dir = Path(model_dir)
     frames = []
-    for path in sorted(model_dir.glob("*.jsonl")):
+    for path in ModelGenerations(model_dir).stores():
         if conditions is None or path.stem in conditions:
-            frames.append(pd.DataFrame(GenerationStore.read(path)))
+            frames.append(pd.DataFrame(GenerationStore.read(path, prompts)))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

@@ -5,7 +5,9 @@ fast and in worker processes, then matched to the concepts by the rules of match
 
 from __future__ import annotations
 
+import gc
 import importlib.util
+from contextlib import contextmanager
 from functools import lru_cache
 
 import pandas as pd
@@ -18,6 +20,7 @@ from .matching import (  # noqa: F401 (the matching API, also importable from he
     MATCHING_QUALITY,
     MATCHING_RULES,
     VARIANT_COLUMNS,
+    TokenForms,
     Tokens,
     match,
     match_all_rules,
@@ -53,16 +56,40 @@ DEFAULT_PIPELINE = "no_parser"
 
 
 @lru_cache(maxsize=4)
-def load_nlp(name: str = "auto", pipeline: str = DEFAULT_PIPELINE):
+def load_nlp(name: str = "auto", pipeline: str = DEFAULT_PIPELINE, remember: bool = True):
     """The pipeline, its layers multiplying through numpy's BLAS rather than thinc's bundled
-    single-threaded BLIS (2-4x faster; the same tags and lemmas on every labelled sentence and
-    real output, checked by tests/test_matching.py)."""
+    single-threaded BLIS (2-4x faster), its lemmatizer remembering every lemma (`remember_lemmas`);
+    the same tags and lemmas on every labelled sentence and real output, checked by
+    tests/test_matching.py. (`remember=False`: spaCy's lemmatizer as it is, for benchmarks.)"""
     import spacy
     from thinc.api import use_ops
     if pipeline not in SPACY_PIPELINES:
         raise ValueError(f"unknown spaCy pipeline {pipeline!r}; known: {list(SPACY_PIPELINES)}")
     with use_ops("numpy", use_blis=False):
-        return spacy.load(resolve_spacy_model(name), exclude=list(SPACY_PIPELINES[pipeline]))
+        nlp = spacy.load(resolve_spacy_model(name), exclude=list(SPACY_PIPELINES[pipeline]))
+    if remember:
+        remember_lemmas(nlp)
+    return nlp
+
+
+def remember_lemmas(nlp) -> None:
+    """spaCy's rule lemmatizer caches the lemmas it derives by rule, not those it returns early
+    for a base form ("dog" as a singular noun: most tokens), which it derives again at every
+    occurrence. Its answer depends only on the token's text, POS and morphology (its own cache
+    key), so every answer is remembered by that key: the same lemmas, about a quarter of the
+    lemmatizer's time."""
+    lemmatizer = nlp.get_pipe("lemmatizer") if "lemmatizer" in nlp.pipe_names else None
+    if lemmatizer is None or getattr(lemmatizer, "mode", None) != "rule":
+        return
+    derive, memo = lemmatizer.lemmatize, {}
+
+    def lemmatize(token) -> list[str]:
+        key = (token.orth, token.pos, token.morph.key)
+        forms = memo.get(key)
+        if forms is None:
+            forms = memo[key] = derive(token)
+        return forms
+    lemmatizer.lemmatize = lemmatize
 
 
 @lru_cache(maxsize=1)
@@ -105,9 +132,25 @@ MAX_CHARS = 100_000
 MIN_TEXTS_PER_PROCESS = 2000
 
 
+@contextmanager
+def _collector_paused():
+    """Python's cyclic garbage collector off while a chunk is analysed: its full passes walk the
+    loaded pipeline and the memos at every few thousand allocations (about a sixth of the time),
+    and there is nothing for it to find: spaCy's docs and ocg's token forms hold no reference
+    cycles (reference counting frees them; tests/test_matching.py checks none is left)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def _analyse_chunk(state: tuple, texts: list[str]) -> list[Tokens]:
-    nlp, table, rule, batch_size = state
-    return [token_forms(doc, table) for doc in parse(texts, nlp, batch_size)]
+    nlp, forms, rule, batch_size = state
+    with _collector_paused():
+        return [forms(doc) for doc in parse(texts, nlp, batch_size)]
 
 
 def _match_chunk(state: tuple, chunk: list[tuple[str, list]]) -> list[list[dict]]:
@@ -115,12 +158,13 @@ def _match_chunk(state: tuple, chunk: list[tuple[str, list]]) -> list[list[dict]
     every rule's verdicts beside it."""
     rule = state[2]
     forms = _analyse_chunk(state, [text for text, _ in chunk])
-    return [[match_all_rules(f, rule, list(c), p) for c, p in requests] for f, (_, requests) in zip(forms, chunk)]
+    with _collector_paused():
+        return [[match_all_rules(f, rule, list(c), p) for c, p in requests] for f, (_, requests) in zip(forms, chunk)]
 
 
 def _job(work, items: list, n_process: int, nlp, rule: str, batch_size: int) -> ForkedJob:
     """work over the items, in worker processes that inherit the loaded pipeline (ocg/parallel.py)."""
-    return ForkedJob(work, items, n_process, (nlp, _table(rule), rule, batch_size), MIN_TEXTS_PER_PROCESS)
+    return ForkedJob(work, items, n_process, (nlp, TokenForms(_table(rule)), rule, batch_size), MIN_TEXTS_PER_PROCESS)
 
 
 def _table(rule: str):

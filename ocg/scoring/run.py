@@ -87,7 +87,7 @@ def _checked(model_dir: Path, metrics, config_file, overrides: dict) -> tuple[di
     (the records against the run card too): bad input stops here, before anything is written."""
     config = load_scoring_config(config_file, **overrides)
     metrics = check_metrics(list(metrics or config["metrics"]), "metrics")
-    records = read_generations(model_dir)
+    records = read_generations(model_dir, prompts=False)  # scoring reads no prompt
     if records.empty:
         raise OcgInputError(str(model_dir), "no generations (*.jsonl) to score")
     records, completeness = asked_records(model_dir, records)
@@ -265,5 +265,5 @@ def score_all(gen_dir: str | Path | None = None, models: list[str] | None = None
     with ExitStack() as locks:  # every scores folder ours before any is written
         for p in dirs:
             locks.enter_context(exclusive(_scores_folder(p, out_dir)))
-        return [_score_model(p, *asked_records(p, read_generations(p)), *checked[p], out_dir, redo, progress)
+        return [_score_model(p, *asked_records(p, read_generations(p, prompts=False)), *checked[p], out_dir, redo, progress)
                 for p in dirs]
