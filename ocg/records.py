@@ -47,12 +47,14 @@ class RunCard:
     records: dict[str, dict] | None = None  # condition: asked / present / missing / foreign
     # repeated samples (absent for greedy runs): samples, temperature, top_p, seeds, seeding rule
     sampling: dict | None = None
+    # constrained conditions (absent without one): condition: library, lexicon, rule, grammar sha256s
+    constrained: dict | None = None
     other: dict = field(default_factory=dict)
 
     _TYPES = {"model": str, "status": str, "spec": dict, "settings": dict, "instances": dict, "selection": dict,
               "backend": dict, "provenance": dict, "runs": list, "checked_utc": str, "records": dict,
-              "sampling": dict}
-    _WRITTEN_WHEN_SET = ("checked_utc", "records", "sampling")
+              "sampling": dict, "constrained": dict}
+    _WRITTEN_WHEN_SET = ("checked_utc", "records", "sampling", "constrained")
 
     @classmethod
     def from_json(cls, data: Any, where: str = "run card") -> RunCard:

@@ -71,6 +71,16 @@ def check_prompts(store: GenerationStore, hashes: dict[str, str]) -> None:
                                 "experiments; use another output directory")
 
 
+def check_grammars(store: GenerationStore, grammars: dict[str, str]) -> None:
+    """Every constrained record on disk was forced to the expression built now (ordered_grammar.py)."""
+    for lineno, record in enumerate(store.records(), start=1):
+        want = grammars.get(record["instance_id"])
+        if want is not None and record.get("grammar") != want:
+            raise OcgInputError(f"{store.path}:{lineno}", f"instance {record['instance_id']} was forced to "
+                                "another grammar than the one built now (the grammar rule or the lexicon "
+                                "changed): one file would hold two experiments; use another output directory")
+
+
 def now_utc() -> str:
     """The time now, as the run card records it."""
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
