@@ -12,13 +12,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from .data.templates import DEFAULT_CONDITIONS
 from .notebook_parameters import declared
 from .notebook_runner import find_notebook
 
 BUILD_DATA, GENERATE, SCORE = "00_build_data", "01_generate", "02_score"
 MODEL_NOTEBOOKS = (GENERATE, SCORE)
 ANALYSES = ("03_main_results", "04_pos_patterns", "05_templates", "06_priming",
-            "07_reasoning_models", "08_concept_difficulty", "09_cases", "10_positions", "11_samples")
+            "07_reasoning_models", "08_concept_difficulty", "09_cases", "10_positions", "11_samples",
+            "12_forcing_order")
 
 
 def span(notebooks) -> str:
@@ -52,8 +54,9 @@ def _analysis_values(cfg: dict, dirs: Dirs, models: list[str]) -> dict:
 
 def notebook_params(notebook: str, cfg: dict, dirs: Dirs, models: list[str]) -> dict:
     """The parameters `notebook` gets for these models under this run or sweep configuration."""
-    if notebook == BUILD_DATA:
-        return {"n_concepts": cfg["n_concepts"]}
+    if notebook == BUILD_DATA:  # the default conditions, and any other the run asks (ordered_constrained)
+        extra = [c for c in cfg["conditions"] if c not in DEFAULT_CONDITIONS]
+        return {"n_concepts": cfg["n_concepts"], **({"conditions": [*DEFAULT_CONDITIONS, *extra]} if extra else {})}
     if notebook == GENERATE:
         (model,) = models
         sampled = {"permutations": cfg["permutations"]} if cfg.get("permutations") else {}

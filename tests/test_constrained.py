@@ -6,6 +6,7 @@ import json
 import re
 import shutil
 
+import pandas as pd
 import pytest
 
 from ocg.errors import OcgInputError
@@ -105,3 +106,40 @@ def test_a_backend_that_cannot_force_a_grammar_is_refused(tmp_path):
         generate(synth, conditions=["ordered", "ordered_constrained"], subset_k=1, template_ids=[0],
                  out_dir=tmp_path, progress=False)
     assert not list(tmp_path.rglob("*.jsonl"))  # refused before anything is written
+
+
+def test_the_forced_table_is_table_4s_pattern_against_ordered_and_original():
+    from test_analysis import hand_summary
+
+    from ocg.analysis import tables
+    s = hand_summary()
+    forced = s[s.condition == "ordered"].assign(condition="ordered_constrained", coverage_w_order=100.0,
+                                                perplexity=lambda d: d.perplexity + 40)
+    t = tables.forced_order(pd.concat([s, forced])).set_index(["model", "metric"])
+    assert t.loc[("m1", "coverage_w_order"), "value"] == 100.0
+    assert t.loc[("m1", "coverage_w_order"), "delta_vs_ordered"] == pytest.approx(100.0 - 25.0)
+    assert t.loc[("m1", "coverage_w_order"), "delta_vs_original"] == pytest.approx(100.0 - 20.0)
+    assert t.loc[("m2", "perplexity"), "delta_vs_ordered"] == pytest.approx(40.0)
+    assert tables.forced_order(s).empty  # no forced answers: an empty table, not an error
+
+
+def test_every_forced_answer_not_in_order_is_counted_under_one_reason():
+    from ocg.analysis import forcing
+    rows = [  # (condition, in_order, truncated, answer, copies_list)
+        ("ordered_constrained", True, False, "Dog frisbee catch throw.", True),
+        ("ordered_constrained", True, True, "The dog caught a frisbee to catch and throw it", False),
+        ("ordered_constrained", False, True, "The dog and the", False),
+        ("ordered_constrained", False, False, "The dogs, the frisbee, catching the throwing.", False),
+        ("ordered", False, False, "A frisbee for the dog.", False),
+        ("ordered", True, False, "The dog, frisbee, catch, throw.", True),
+    ]
+    answers = pd.DataFrame([dict(model="m", instance_id=f"i{k}", concepts=CONCEPTS, pos_pattern=POS, condition=c,
+                                 in_order=o, truncated=t, answer=a, copies_list=cl)
+                            for k, (c, o, t, a, cl) in enumerate(rows)])
+    o = forcing.outcomes(answers).set_index("condition")
+    assert list(o.index) == ["ordered", "ordered_constrained"]
+    forced = o.loc["ordered_constrained"]
+    assert (forced["answers"], forced["in order"], forced["cut by budget"]) == (4, 2, 2)
+    assert (forced["missed: budget"], forced["missed: matcher"], forced["missed: failed"]) == (1, 1, 0)
+    assert forced["list copies % of in order"] == 50.0
+    assert list(forcing.unexplained(answers)["instance_id"]) == ["i3"]  # shown, never hidden
