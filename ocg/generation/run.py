@@ -112,7 +112,7 @@ def _generate_locked(spec, instances, conditions, model_dir, batch_size, progres
     grammars = instance_grammars(templates, rows)  # the constrained conditions' expressions
     if grammars and not getattr(backend, "applies_grammars", False):
         raise OcgInputError("conditions", f"{sorted(grammars)} force a grammar at decoding time; the "
-                            f"{backend.kind} backend of {spec.name} cannot apply one (transformers can)")
+                            f"{backend.kind} backend of {spec.name} cannot apply one (transformers and openai can)")
     backend.grammars = {i: g for per in grammars.values() for i, g in per.items()}
     system_prompt = templates.system_prompt if spec.system_prompt == "paper" else None
     rendered, hashes = {}, {}
