@@ -143,3 +143,14 @@ def test_every_forced_answer_not_in_order_is_counted_under_one_reason():
     assert (forced["missed: budget"], forced["missed: matcher"], forced["missed: failed"]) == (1, 1, 0)
     assert forced["list copies % of in order"] == 50.0
     assert list(forcing.unexplained(answers)["instance_id"]) == ["i3"]  # shown, never hidden
+
+
+def test_the_case_browser_shows_a_forced_answers_grammar_under_its_prompt():
+    from ocg.analysis.browser import _prompts_and_raw
+    g = ordered_regex(CONCEPTS, POS)
+    records = pd.DataFrame([{"instance_id": "ordered_constrained-a", "prompt": "Write it.", "raw": "Dog frisbee catch throw.",
+                             "grammar": g},
+                            {"instance_id": "ordered-a", "prompt": "Write it.", "raw": "A dog.", "grammar": None}])
+    shown = _prompts_and_raw(records)
+    assert shown[("ordered_constrained-a", 0)][0] == f"Write it.\n\n[decoded under the grammar]\n{g}"
+    assert shown[("ordered-a", 0)] == ("Write it.", "A dog.")
