@@ -24,14 +24,13 @@ from ocg.models import get_model
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="smollm2-135m-instruct")
-    parser.add_argument("--prompts", type=int, default=32)
-    parser.add_argument("--batch-size", type=int, default=None, help="default: the model entry's")
+    parser.add_argument("--model", default="smollm2-135m-instruct", help="a transformers entry; its batch size is used")
+    parser.add_argument("--prompts", type=int, default=32, help="ordered prompts of 2 concept sets, drawn with seed 0")
     args = parser.parse_args()
 
     spec = get_model(args.model)
-    batch = args.batch_size or spec.batch_size
-    backend = TransformersBackend(spec, batch_size=batch)
+    backend = TransformersBackend(spec)
+    batch = backend.batch_size
     rows = select_instances(conditions=["ordered"], subset_k=2).sample(n=args.prompts, random_state=0)
     rendered = [backend.render(json.loads(m)) for m in rows["messages"]]
     regexes = [ordered_regex(list(c), p) for c, p in zip(rows["concepts"], rows["pos_pattern"])]
