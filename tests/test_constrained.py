@@ -140,7 +140,7 @@ def test_every_forced_answer_not_in_order_is_counted_under_one_reason():
     assert list(o.index) == ["ordered", "ordered_constrained"]
     forced = o.loc["ordered_constrained"]
     assert (forced["answers"], forced["in order"], forced["cut by budget"]) == (4, 2, 2)
-    assert (forced["missed: budget"], forced["missed: matcher"], forced["missed: failed"]) == (1, 1, 0)
+    assert (forced["missed: budget"], forced["missed: finished"], forced["missed: failed"]) == (1, 1, 0)
     assert forced["list copies % of in order"] == 50.0
     assert list(forcing.unexplained(answers)["instance_id"]) == ["i3"]  # shown, never hidden
 

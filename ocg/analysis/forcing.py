@@ -11,7 +11,8 @@ from .tables import ASKED, FORCED, UNORDERED, wide
 
 CONDITIONS = (UNORDERED, ASKED, FORCED)
 WHY = {"budget": "cut by the token budget (finish_reason: length) before the grammar's end",
-       "matcher": "finished inside the grammar, yet ocg's matcher misses a concept's inflected form",
+       "finished": "finished, yet not in order by ocg's matcher (a forced answer: the matcher misses a form the "
+                   "grammar admitted)",
        "failed": "no answer could be extracted"}
 
 
@@ -20,13 +21,13 @@ def _flag(answers: pd.DataFrame, column: str) -> pd.Series:
 
 
 def why_missed(answers: pd.DataFrame) -> pd.Series:
-    """Per answer not in order: budget, matcher or failed (WHY); None for one in order."""
+    """Per answer not in order: budget, finished or failed (WHY); None for one in order."""
     truncated, in_order = _flag(answers, "truncated"), _flag(answers, "in_order")
     failed = answers["answer"].isna() if "answer" in answers else pd.Series(False, index=answers.index)
     why = pd.Series(None, index=answers.index, dtype=object)
     why[~in_order & failed] = "failed"
     why[~in_order & ~failed & truncated] = "budget"
-    why[~in_order & ~failed & ~truncated] = "matcher"
+    why[~in_order & ~failed & ~truncated] = "finished"
     return why
 
 
@@ -58,7 +59,7 @@ def unexplained(answers: pd.DataFrame) -> pd.DataFrame:
     a = answers[answers["condition"] == FORCED] if "condition" in answers else answers.iloc[:0]
     if a.empty:
         return pd.DataFrame(columns=["model", "instance_id", "concepts", "answer"])
-    a = a[why_missed(a) == "matcher"]
+    a = a[why_missed(a) == "finished"]
     return a[["model", "instance_id", "concepts", "pos_pattern", "answer"]].reset_index(drop=True)
 
 
