@@ -151,7 +151,7 @@ def forced_section(report_dir: Path, table_html) -> str:
             if name == "forced_order":
                 shown = forced_wide(long)
                 shown.columns = pd.MultiIndex.from_tuples([(metric(m).label if metric(m) else m, sub) for m, sub in shown.columns])
-                parts.append(table_html(shown) + legend(long["metric"].unique()))
+                parts.append(f"<div class='scroll'>{table_html(shown)}</div>" + legend(long["metric"].unique()))
             else:
                 parts.append("<p class='sub'>Answer by answer: in order by ocg's matcher, cut by the token budget, "
                              "list copies among the in-order answers, and every answer not in order under one reason ("
