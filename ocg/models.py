@@ -140,6 +140,9 @@ API_FIELDS = {
     "backoff_s": SECONDS, "token_param": Field(str), "max_retry_wait_s": SECONDS, "server": Field(dict),
     # false: the API takes no `seed` (none is sent; a sampled run's card says seeds were not honoured)
     "takes_seed": Field(bool),
+    # how a constrained condition's regex is sent (ocg/generation/api_backend.py, REGEX_PARAMS):
+    # structured_outputs (vLLM >= 0.10.2; the default) or guided_regex (older vLLM)
+    "regex_param": Field(str, choices=("structured_outputs", "guided_regex")),
 }
 API_DEFAULTS = {"key_env": None, "concurrency": 8, "timeout_s": 120, "max_retries": 6, "temperature": 0,
                 "backoff_s": 1.0, "token_param": "max_tokens", "max_retry_wait_s": 300}

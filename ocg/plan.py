@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from .data.templates import DEFAULT_CONDITIONS
 from .notebook_names import ANALYSES, BUILD_DATA, GENERATE, SCORE
 from .notebook_parameters import declared
 from .notebook_runner import find_notebook
@@ -38,8 +39,9 @@ def _analysis_values(cfg: dict, dirs: Dirs, models: list[str]) -> dict:
 
 def notebook_params(notebook: str, cfg: dict, dirs: Dirs, models: list[str]) -> dict:
     """The parameters `notebook` gets for these models under this run or sweep configuration."""
-    if notebook == BUILD_DATA:
-        return {"n_concepts": cfg["n_concepts"]}
+    if notebook == BUILD_DATA:  # the default conditions, and any other the run asks (ordered_constrained)
+        extra = [c for c in cfg["conditions"] if c not in DEFAULT_CONDITIONS]
+        return {"n_concepts": cfg["n_concepts"], **({"conditions": [*DEFAULT_CONDITIONS, *extra]} if extra else {})}
     if notebook == GENERATE:
         (model,) = models
         sampled = {"permutations": cfg["permutations"]} if cfg.get("permutations") else {}

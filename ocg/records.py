@@ -151,7 +151,7 @@ class RunCard(Record):
     """What a model's generations folder was asked (instances per condition, how they were
     selected), with which settings, and how each run that filled it went."""
     WHAT, FORMAT_VERSION = "a run card", 1
-    WRITTEN_WHEN_SET = ("checked_utc", "records", "sampling")
+    WRITTEN_WHEN_SET = ("checked_utc", "records", "sampling", "constrained")
 
     model: str | None = None
     status: RunStatus = RunStatus.UNKNOWN
@@ -167,6 +167,8 @@ class RunCard(Record):
     records: dict[str, dict] | None = None  # condition: asked / present / missing / foreign
     # repeated samples (absent for greedy runs): samples, temperature, top_p, seeds, seeding rule
     sampling: dict | None = None
+    # constrained conditions (absent without one): condition: library, lexicon, rule, grammar sha256s
+    constrained: dict | None = None
     other: dict = field(default_factory=dict)
 
     @classmethod

@@ -305,3 +305,36 @@ def test_sampled_api_requests_carry_each_samples_seed_temperature_and_top_p(tmp_
         assert not any("seed" in b for b in bodies)
     card = json.loads((model_dir / "run_card.json").read_text())
     assert card["sampling"]["seeds"] == [42, 43] and card["sampling"]["seeds_honoured"] is takes_seed
+
+
+@pytest.mark.parametrize("regex_param", [None, "guided_regex"])
+def test_a_constrained_condition_sends_each_instances_regex(tmp_path, monkeypatch, regex_param):
+    """vLLM's structured outputs (`structured_outputs: {regex}`) or its older `guided_regex`: each
+    request of `ordered_constrained` carries its instance's grammar; `ordered` requests none."""
+    from ocg.generation.ordered_grammar import ordered_regex
+    monkeypatch.setenv("OCG_TEST_KEY", KEY)
+    bodies = []
+
+    def record(body, headers):
+        bodies.append(body)
+        return 200, {"Content-Type": "application/json"}, ok_body(body["messages"][-1]["content"][-40:]), 0
+
+    server = ScriptedServer(record)
+    try:
+        model_dir = generate(api_spec(server.url, **({"regex_param": regex_param} if regex_param else {})),
+                             out_dir=tmp_path, progress=False, conditions=["ordered", "ordered_constrained"],
+                             subset_k=1, template_ids=[0])
+    finally:
+        server.close()
+    df = read_generations(model_dir)
+    forced = df[df.condition == "ordered_constrained"]
+    assert len(forced) == 24 and (forced.grammar == [ordered_regex(c, p) for c, p in zip(forced.concepts, forced.pos_pattern)]).all()
+    sent = {}
+    for b in bodies:
+        regex = b.get("guided_regex") if regex_param else b.get("structured_outputs", {}).get("regex")
+        assert ("structured_outputs" in b) is (regex_param is None and regex is not None)
+        sent.setdefault(b["messages"][-1]["content"], []).append(regex)
+    for r in df.itertuples():  # the same prompt in both conditions: one request without, one with its regex
+        prompt = r.prompt[-1]["content"] if isinstance(r.prompt, list) else json.loads(r.prompt)[-1]["content"]
+        assert sorted(sent[prompt], key=str) == sorted([None, forced.set_index("instance_id").grammar[
+            r.instance_id.replace("ordered-", "ordered_constrained-", 1) if r.condition == "ordered" else r.instance_id]], key=str)

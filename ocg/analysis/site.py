@@ -270,6 +270,7 @@ def write_index(report_dir: str | Path, title: str, pages: list[tuple[str, str]]
             "<h2>Table 1: zero-shot, with “in the specified order” (mean over templates)</h2>", _headline(report_dir, scores),
             "<h2>How much the open choices move Table 1</h2>", _sensitivity(report_dir),
             explain.other_tables(report_dir, _table_html, {"table7": run.get("table7_note") or ""}),
+            explain.forced_section(report_dir, _table_html),
             explain.positions_section(report_dir, _table_html), explain.pass_at_k(report_dir, _table_html),
             "<h2>Figures 3 and 4: which ordered concept lists the models composed</h2><div class='figs'>",
             _figure(report_dir, "figure3", "Figure 3: ordered concept lists by number of models that composed them"

@@ -88,6 +88,23 @@ def table4(summary: pd.DataFrame, over="mean", template_ids=None) -> pd.DataFram
                        _template_average(summary, "ordered", template_ids, over), "delta_vs_zero_shot_ordered")
 
 
+FORCED, ASKED, UNORDERED = "ordered_constrained", "ordered", "original"
+
+
+def forced_order(summary: pd.DataFrame, over="mean", template_ids=None) -> pd.DataFrame:
+    """Table 4's pattern for the order forced by a grammar (docs/METHODS.md, "Forcing the order"):
+    `ordered_constrained`, template-averaged, with its difference from `ordered` (the same prompts,
+    decoded freely) and from `original`; empty where no model has both."""
+    has = set(summary["condition"]) if "condition" in summary else set()
+    if not {FORCED, ASKED} <= has:
+        return pd.DataFrame(columns=["model", "metric", "value", "delta_vs_ordered", "delta_vs_original"])
+    template_ids = _check_templates(summary, (FORCED, ASKED), template_ids)
+    value = _reported("table4", _template_average(summary, FORCED, template_ids, over))
+    out = _with_delta(value, _template_average(summary, ASKED, template_ids, over), "delta_vs_ordered")
+    base = _with_delta(value, _template_average(summary, UNORDERED, template_ids, over), "delta_vs_original")
+    return out.assign(delta_vs_original=base["delta_vs_original"].to_numpy())
+
+
 def reasoning_pairs(scored_models, models_file=None) -> dict[str, str]:
     """{reasoning model: its base model} for the scored models whose entry names a scored base."""
     from ..models import MODELS_FILE, load_models
@@ -170,7 +187,8 @@ def table3(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 SHORT = {"value": "value", "mean_over_llms": "mean", "sd_over_llms": "SD",
-         "delta_vs_original_commongen": "Δ vs original", "delta_vs_zero_shot_ordered": "Δ vs zero-shot"}
+         "delta_vs_original_commongen": "Δ vs original", "delta_vs_zero_shot_ordered": "Δ vs zero-shot",
+         "delta_vs_ordered": "Δ vs ordered", "delta_vs_original": "Δ vs original"}
 
 
 def wide(long: pd.DataFrame, index, value: str = "value", sub: str | None = None) -> pd.DataFrame:

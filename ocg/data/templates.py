@@ -24,6 +24,7 @@ class Condition:
     name: str
     text: str  # which template text: "original" or "ordered"
     shot: bool  # one-shot priming turns before the instance
+    constraint: str | None = None  # decoding forced to a grammar (ocg/generation/ordered_grammar.py)
 
 
 @dataclass(frozen=True)
@@ -102,8 +103,10 @@ FILE_FIELDS = {"answer_suffix": Field(str, required=True), "system_prompt": Fiel
                "one_shot": Field(dict, required=True), "conditions": Field(dict, required=True),
                "templates": Field(dict, required=True, check=_nonempty)}
 TEMPLATE_FIELDS = {"original": TEXT, "ordered": TEXT}
+CONSTRAINTS = ("ordered_regex",)  # the grammars ocg/generation/ordered_grammar.py builds
 CONDITION_FIELDS = {"text": Field(str, required=True, choices=tuple(TEMPLATE_FIELDS)),
-                    "shot": Field(bool, required=True, expected="true or false")}
+                    "shot": Field(bool, required=True, expected="true or false"),
+                    "constraint": Field(str, choices=CONSTRAINTS)}
 SHOT_FIELDS = {"concepts": Field(list, required=True, check=_check_words), "answer": Field(str, required=True)}
 
 
@@ -121,7 +124,7 @@ def load_templates(path: str | Path = TEMPLATES_FILE) -> TemplateConfig:
     for name, spec in raw["conditions"].items():
         check_name(f"{src}: conditions", name)  # it names the generations file <condition>.jsonl
         spec = check_fields(f"{src}: conditions.{name}", spec, CONDITION_FIELDS)
-        conditions[name] = Condition(name, spec["text"], spec["shot"])
+        conditions[name] = Condition(name, spec["text"], spec["shot"], spec.get("constraint"))
     shot = check_fields(f"{src}: one_shot", raw["one_shot"], SHOT_FIELDS)
     return TemplateConfig(templates=templates, conditions=conditions, answer_suffix=raw["answer_suffix"],
                           system_prompt=raw["system_prompt"], shot_concepts=tuple(shot["concepts"]),

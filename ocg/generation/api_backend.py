@@ -73,8 +73,15 @@ def is_system_role_rejection(status: int, body: str) -> bool:
         re.search(r"role|not supported|unsupported|not allowed|invalid", body, re.I) is not None
 
 
+# How a constrained condition's expression is sent (`api.regex_param`): vLLM's structured outputs
+# (`structured_outputs: {regex}`, vLLM >= 0.10.2) or its older `guided_regex` field.
+REGEX_PARAMS = ("structured_outputs", "guided_regex")
+
+
 class OpenAIBackend(MessagePrompts):
     kind = "openai"
+    applies_grammars = True  # sent as a regex to a server that takes one (vLLM's structured outputs)
+    grammars: dict[str, str] = {}  # instance id: the expression its answer is forced to (run.py fills it)
     sampling: dict | None = None  # the run's temperature and top_p (make_backend); None: the api block's
     sample = 0  # the sample the current batch draws (its seed: sampling.sample_seed)
 
@@ -106,7 +113,7 @@ class OpenAIBackend(MessagePrompts):
     def resolved_revision(self) -> str | None:
         return None
 
-    def _body(self, messages: list[dict]) -> dict:
+    def _body(self, messages: list[dict], regex: str | None = None) -> dict:
         body = {"model": self.spec.id, "messages": messages, "seed": sample_seed(self.spec.seed, self.sample),
                 self.api["token_param"]: self.spec.max_new_tokens, "stream": False}
         if not self.api.get("takes_seed", True):  # the API rejects a seed: the card says seeds were not honoured
@@ -115,14 +122,17 @@ class OpenAIBackend(MessagePrompts):
             body.update(self.sampling)
         elif self.api["temperature"] is not None:
             body["temperature"] = self.api["temperature"]
+        if regex is not None:
+            param = self.api.get("regex_param", REGEX_PARAMS[0])
+            body.update({"structured_outputs": {"regex": regex}} if param == "structured_outputs" else {param: regex})
         return body
 
-    def _attempt(self, messages: list[dict]) -> dict:
+    def _attempt(self, messages: list[dict], regex: str | None = None) -> dict:
         """One request, bounded by timeout_s as a whole; raises _Retryable or ApiError."""
         limit = float(self.api["timeout_s"])
         t0 = time.perf_counter()
         try:
-            resp = self._session.post(self.url, json=self._body(messages), stream=True,
+            resp = self._session.post(self.url, json=self._body(messages, regex), stream=True,
                                       headers={"Authorization": f"Bearer {self._key}"} if self._key else {},
                                       timeout=(min(limit, 30.0), limit))
             with resp:
@@ -175,13 +185,13 @@ class OpenAIBackend(MessagePrompts):
             raise _Retryable(f"HTTP {status}")
         raise ApiError(f"{status} from {self.url}: {excerpt}")
 
-    def _request(self, messages: list[dict]) -> dict:
+    def _request(self, messages: list[dict], regex: str | None = None) -> dict:
         delay = float(self.api["backoff_s"])
         cap = float(self.api["max_retry_wait_s"])
         waited, last = 0.0, "no attempt"
         for attempt in range(self.api["max_retries"] + 1):
             try:
-                return self._attempt(messages)
+                return self._attempt(messages, regex)
             except _Retryable as exc:
                 last, wait = str(exc), (exc.wait if exc.wait is not None else delay)
             if attempt == self.api["max_retries"]:
@@ -210,7 +220,8 @@ class OpenAIBackend(MessagePrompts):
                  sample: int = 0) -> list[dict]:
         self.sample = sample
         with ThreadPoolExecutor(max_workers=min(self.api["concurrency"], len(rendered))) as pool:
-            results = list(pool.map(self._request, rendered))
+            regexes = [self.grammars.get(i) for i in instance_ids] if instance_ids else [None] * len(rendered)
+            results = list(pool.map(self._request, rendered, regexes))
         for r in results:
             r["batch_size"] = len(rendered)
             if r.get("response_model"):

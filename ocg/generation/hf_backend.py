@@ -53,6 +53,8 @@ class TransformersBackend:
 
     kind = "transformers"
     sampling: dict | None = None  # the run's temperature and top_p (make_backend); None: the entry's decoding
+    applies_grammars = True  # constrained conditions: run.py fills `grammars`
+    grammars: dict[str, str] = {}  # instance id: the expression its answer is forced to (constrained.py)
 
     def __init__(self, spec: ModelSpec, batch_size: int | None = None, device: str | None = None):
         import torch
@@ -148,17 +150,21 @@ class TransformersBackend:
         return [len(ids) for ids in enc["input_ids"]]
 
     # -- generation --------------------------------------------------------------------------
-    def _generate_raw(self, texts: list[str], seed: int) -> list[dict]:
+    def _generate_raw(self, texts: list[str], seed: int, grammars: list[str | None] | None = None) -> list[dict]:
         import torch
         from transformers import set_seed
 
+        from .constrained import processors_for
+
         if self.model is None:
             self._load_model()
+        processors = processors_for(self, grammars or [])  # None unless the instances are constrained
         set_seed(seed)
         enc = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False)
         enc = {k: v.to(self.model.device) for k, v in enc.items()}
         with torch.inference_mode():
             out = self.model.generate(**enc, generation_config=self.generation_config,
+                                      **({"logits_processor": processors} if processors else {}),
                                       **({} if _merges_model_defaults() else {"use_model_defaults": False}))
         new = out[:, enc["input_ids"].shape[1]:].tolist()
         prompt_tokens = enc["attention_mask"].sum(dim=1).tolist()
@@ -191,7 +197,8 @@ class TransformersBackend:
             size = min(self.max_working, len(rendered) - start)
             t0 = time.perf_counter()
             try:
-                chunk = self._generate_raw(rendered[start:start + size], self._seed(instance_ids, start, sample))
+                chunk = self._generate_raw(rendered[start:start + size], self._seed(instance_ids, start, sample),
+                                           [self.grammars.get(i) for i in (instance_ids or [])[start:start + size]])
             except Exception as exc:  # noqa: BLE001 - only OOM is handled, the rest re-raised
                 if not _is_oom(exc) or size == 1:
                     raise

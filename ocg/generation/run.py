@@ -33,9 +33,11 @@ from ..schema import positive_int
 from .backends import make_backend
 from .chat import prompt_sha256
 from .completeness import card_samples, tally_stores
+from .constrained import card_block as constrained_card
 from .extraction import answer_source, extract_answer, prompt_opens_think
 from .invariance import plan_batches
-from .run_card import card_settings, check_compatible, check_prompts, close_stale_runs, now_utc
+from .ordered_grammar import grammar_sha256, instance_grammars
+from .run_card import card_settings, check_compatible, check_grammars, check_prompts, close_stale_runs, now_utc
 from .sampling import card_block, check_sampling
 from .selection import select_instances
 from .server import server_for_run
@@ -91,6 +93,11 @@ def generate(model: str | ModelSpec, conditions=GENERATE_CONDITIONS, subset_k: i
                                 samples, sampling)
 
 
+def _grammar_fields(grammar: str | None) -> dict:
+    """A constrained answer's record carries the expression it was forced to, and its sha256."""
+    return {"grammar": grammar, "grammar_sha256": grammar_sha256(grammar)} if grammar else {}
+
+
 def _todo(stores, rows, samples: int) -> int:
     """Answers asked and not on disk: (instance, sample) pairs."""
     return sum(int((~rows[c]["instance_id"].map(lambda i, s=s, st=st: (i, s) in st.done)).sum())
@@ -103,7 +110,13 @@ def _generate_locked(spec, instances, conditions, model_dir, batch_size, progres
     rows = {c: instances[instances.condition == c].reset_index(drop=True) for c in conditions}
     ids_sha = {c: ids_hash(rows[c]) for c in conditions}
     backend = make_backend(spec, batch_size, instances, sampling)  # tokenizer (or API client) only; weights load later
-    system_prompt = load_templates().system_prompt if spec.system_prompt == "paper" else None
+    templates = load_templates()
+    grammars = instance_grammars(templates, rows)  # the constrained conditions' expressions
+    if grammars and not getattr(backend, "applies_grammars", False):
+        raise OcgInputError("conditions", f"{sorted(grammars)} force a grammar at decoding time; the "
+                            f"{backend.kind} backend of {spec.name} cannot apply one (transformers and openai can)")
+    backend.grammars = {i: g for per in grammars.values() for i, g in per.items()}
+    system_prompt = templates.system_prompt if spec.system_prompt == "paper" else None
     rendered, hashes = {}, {}
     for cond in conditions:
         for iid, msgs in zip(rows[cond]["instance_id"], rows[cond]["messages"]):
@@ -115,8 +128,9 @@ def _generate_locked(spec, instances, conditions, model_dir, batch_size, progres
     settings = card_settings(spec, backend, system_prompt)
     card_path = ModelGenerations(model_dir).run_card
     old = check_compatible(card_path, settings, ids_sha)
-    for store in stores.values():
+    for cond, store in stores.items():
         check_prompts(store, hashes)
+        check_grammars(store, grammars.get(cond, {}))
     old = old or RunCard()
     if sampling:  # a directory's samples grow: those asked before stay asked
         samples = max(samples, card_samples(old))
@@ -126,7 +140,9 @@ def _generate_locked(spec, instances, conditions, model_dir, batch_size, progres
                    instances={**old.instances, **ids_sha},
                    selection={**old.selection, **{c: asked for c in conditions}},
                    backend=backend.card(), provenance=provenance(), runs=close_stale_runs(old.runs),
-                   sampling=card_block(spec.seed, samples, sampling, honoured) if sampling else None)
+                   sampling=card_block(spec.seed, samples, sampling, honoured) if sampling else None,
+                   constrained={**(old.constrained or {}), **{c: constrained_card(g) for c, g in grammars.items()}}
+                   or None)
     if todo == 0:
         card = replace(card, status=RunStatus.COMPLETE, checked_utc=now_utc(), records=tally_stores(stores, rows, samples))
         if old.model is not None:  # the card of the run that generated them
@@ -208,6 +224,7 @@ def _generate_missing(spec, backend, stores, rows, rendered, hashes, settings, c
                     "prompt_sha256": hashes[row.instance_id],
                     "answer": answer, "answer_status": status,
                     "answer_source": answer_source(out["raw"], spec.answer_extraction), **out,
+                    **_grammar_fields(backend.grammars.get(row.instance_id)),
                     "batch_index": batch_index, "planned_batch_size": len(positions),
                     "system_mode": backend.system_mode, "time_utc": now_utc(),
                 })

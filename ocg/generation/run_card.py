@@ -60,15 +60,25 @@ def check_compatible(card_path: Path, settings: dict, instances: dict[str, str])
     return old
 
 
+def _check_records(store: GenerationStore, field: str, wanted: dict[str, str], what: str) -> None:
+    """Every record already on disk holds in `field` what this run would write there now."""
+    for lineno, record in enumerate(store.records(), start=1):
+        want = wanted.get(record["instance_id"])
+        if want is not None and record.get(field) != want:
+            raise OcgInputError(f"{store.path}:{lineno}", f"instance {record['instance_id']} was {what}: one "
+                                "file would hold two experiments; use another output directory")
+
+
 def check_prompts(store: GenerationStore, hashes: dict[str, str]) -> None:
     """Every record already on disk was asked exactly the prompt the model would get now."""
-    for lineno, record in enumerate(store.records(), start=1):
-        want = hashes.get(record["instance_id"])
-        if want is not None and record.get("prompt_sha256") != want:
-            raise OcgInputError(f"{store.path}:{lineno}", f"instance {record['instance_id']} was asked "
-                                "another prompt than the one rendered now (template, suffix, one-shot, "
-                                "system prompt, chat template or date changed): one file would hold two "
-                                "experiments; use another output directory")
+    _check_records(store, "prompt_sha256", hashes, "asked another prompt than the one rendered now (template, "
+                   "suffix, one-shot, system prompt, chat template or date changed)")
+
+
+def check_grammars(store: GenerationStore, grammars: dict[str, str]) -> None:
+    """Every constrained record on disk was forced to the expression built now (ordered_grammar.py)."""
+    _check_records(store, "grammar", grammars, "forced to another grammar than the one built now (the grammar "
+                   "rule or the lexicon changed)")
 
 
 def now_utc() -> str:
