@@ -19,10 +19,10 @@ KERNEL := ocg
 VENV5 := .venv-tf5
 PY5 := $(VENV5)/bin/python
 STAMP5 := $(VENV5)/.ocg-installed
-TF5_TESTS := tests/test_generation.py tests/test_embedded.py tests/test_chat_templates.py \
-	tests/test_models.py tests/test_server.py tests/test_scoring.py tests/test_neural_caches.py \
-	tests/test_notebooks.py tests/test_environment.py tests/test_perplexity_impl.py \
-	tests/test_bleurt_compat.py tests/test_gpu_check.py
+TF5_TESTS := tests/generation/test_generation.py tests/generation/test_embedded.py tests/generation/test_chat_templates.py \
+	tests/inputs/test_models.py tests/generation/test_server.py tests/scoring/test_scoring.py tests/scoring/test_neural_caches.py \
+	tests/running/test_notebooks.py tests/test_environment.py tests/metrics/test_perplexity_impl.py \
+	tests/metrics/test_bleurt_compat.py tests/test_gpu_check.py
 TF5_DESELECT := not test_kill_and_resume_equals_uninterrupted and not test_a_second_writer_is_refused_at_once \
 	and not test_a_server_killed_mid_run_then_a_resume and not test_server_backed_sweep_runs_locally \
 	and not test_two_runs_give_identical_records

@@ -4,7 +4,10 @@ import sys
 
 import pytest
 
-sys.path.insert(0, str(pathlib.Path(__file__).parent))  # tests import their helpers by name
+# Tests import their helpers (helpers.py, slurm_cluster.py) and each other's fixtures by module name, whatever
+# folder of tests/ they lie in (the folders mirror ocg/).
+TESTS = pathlib.Path(__file__).parent
+sys.path[:0] = [str(TESTS), *sorted(str(d) for d in TESTS.iterdir() if d.is_dir() and any(d.glob("test_*.py")))]
 
 from ocg.paths import PROJECT_ROOT  # noqa: E402
 

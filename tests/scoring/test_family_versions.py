@@ -2,7 +2,7 @@
 bump makes stored scores stale and keeps models scored by different code out of one table.
 
 After changing a family's code: bump its `version=` in ocg/scoring/families.py, then record the
-new digest with `python tests/test_family_versions.py` (which refuses a change without a bump).
+new digest with `python tests/scoring/test_family_versions.py` (which refuses a change without a bump).
 """
 
 import dataclasses
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-FIXTURE = Path(__file__).parent / "fixtures" / "scoring_families.json"
+FIXTURE = Path(__file__).parent.parent / "fixtures" / "scoring_families.json"
 
 
 def current() -> dict:
@@ -30,9 +30,9 @@ def test_a_family_whose_code_changed_has_a_new_version():
     recorded, now = json.loads(FIXTURE.read_text()), current()
     assert not unbumped(recorded, now), "\n".join(
         f"the code of scoring family {name} changed: bump VERSION of family {name} (its version= in "
-        "ocg/scoring/families.py), then run `python tests/test_family_versions.py`"
+        "ocg/scoring/families.py), then run `python tests/scoring/test_family_versions.py`"
         for name in unbumped(recorded, now))
-    assert now == recorded, f"{FIXTURE} is out of date: run `python tests/test_family_versions.py`"
+    assert now == recorded, f"{FIXTURE} is out of date: run `python tests/scoring/test_family_versions.py`"
 
 
 def test_the_digest_sees_code_not_comments_or_docstrings(tmp_path, monkeypatch):
@@ -84,7 +84,7 @@ def test_numerical_packages_are_in_the_keys():
 
 
 if __name__ == "__main__":  # record the current digests (after bumping the versions of changed families)
-    sys.path.insert(0, str(Path(__file__).parent.parent))
+    sys.path.insert(0, str(Path(__file__).parent.parent.parent))
     recorded, now = json.loads(FIXTURE.read_text()), current()
     if unbumped(recorded, now):
         sys.exit(f"bump the version of {unbumped(recorded, now)} in ocg/scoring/families.py first")

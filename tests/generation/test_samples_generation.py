@@ -16,7 +16,7 @@ from ocg.generation.completeness import check_model_dir
 from ocg.generation.sampling import SEEDING_RULE, batch_seed, check_sampling
 from ocg.paths import PROJECT_ROOT
 
-INTERRUPT = Path(__file__).parent / "interrupt_ocg.py"
+INTERRUPT = Path(__file__).parent.parent / "interrupt_ocg.py"
 
 SAMPLING = {"temperature": 0.8}
 

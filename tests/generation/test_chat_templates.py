@@ -13,7 +13,7 @@ from ocg.embedded import ensure_converted
 from ocg.generation.chat import detect_system_mode, render, template_default_system_prompt
 from ocg.models import DEFAULT_PROMPT_DATE
 
-FIXTURES = Path(__file__).parent / "fixtures" / "chat_templates"
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "chat_templates"
 MANIFEST = json.loads((FIXTURES / "manifest.json").read_text())
 # How each family's template opens the assistant turn the model then writes.
 ASSISTANT_CUE = {

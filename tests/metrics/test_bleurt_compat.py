@@ -70,7 +70,7 @@ def test_the_other_stack_gives_the_same_scores(checkpoint, loaded):
     other = os.environ.get("OCG_CROSS_STACK_PYTHON")
     if not other:
         pytest.skip("OCG_CROSS_STACK_PYTHON (the other transformers stack's python) not set")
-    root = Path(__file__).parent.parent
+    root = Path(__file__).parent.parent.parent
     done = subprocess.run([other, "-c", SCORE, str(checkpoint), json.dumps(pairs())], capture_output=True,
                           text=True, env={**os.environ, "PYTHONPATH": str(root)}, check=True)
     import transformers

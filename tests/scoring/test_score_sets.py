@@ -24,7 +24,7 @@ from ocg.scoring.scoreset import read_score_set
 from ocg.sweep import load_sweep
 from ocg.sweep.slurm import write_array_script
 
-INTERRUPT = Path(__file__).parent / "interrupt_ocg.py"
+INTERRUPT = Path(__file__).parent.parent / "interrupt_ocg.py"
 RULES = {"a": "pos_aware_lookup", "b": "commongen_lemma"}  # they disagree on "rides" (-> "rid")
 ANSWERS = ["The boy rides a bike down the street.", "A boy rode his bike on the street.",
            "The street where a boy rides a bike.", "A bike."]

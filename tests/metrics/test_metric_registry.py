@@ -18,7 +18,7 @@ from ocg.records import Signature
 from ocg.scoring import score_model
 from ocg.scoring.families import FAMILIES, Family
 
-README = Path(__file__).parent.parent / "README.md"
+README = Path(__file__).parent.parent.parent / "README.md"
 
 
 def test_every_summed_column_comes_from_a_declaration_and_every_metric_from_statistics():
