@@ -6,7 +6,7 @@ Reads CommonGen-Eval's 2,496 outputs for the 208 five-concept sets (tests/data/,
 matches the concepts as scoring does (ocg.metrics.coverage, the default rule), sets the list
 flags as scoring does (ocg.metrics.listcopy), with each set's concepts in the order the models
 were given them (CommonGen-Eval's, alphabetical), and prints how many answers are in order, copy
-the list and are a bare list, overall and per model. tests/test_list_copies.py checks the
+the list and are a bare list, overall and per model. tests/metrics/test_list_copies.py checks the
 figure METHODS states against `measure()`.
 """
 

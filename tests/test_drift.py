@@ -4,7 +4,7 @@
   help, job scripts, sweep files, tests, notebooks' cells) names one the plan runs
   (ocg/notebook_names.py), as do the help texts built from it.
 - docs/METHODS.md's table of the matching rules' precision and recall, and the sample it was
-  measured on, are ocg/metrics/matching.py's MATCHING_QUALITY (which tests/test_matching.py
+  measured on, are ocg/metrics/matching.py's MATCHING_QUALITY (which tests/metrics/test_matching.py
   recomputes from the labelled pairs).
 """
 

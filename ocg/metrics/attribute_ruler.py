@@ -5,7 +5,7 @@ exceptions) runs a general token Matcher over every document: about a quarter of
 coverage scoring. Its rules are all one or two tokens long and test only LOWER, TAG, DEP and
 IS_SPACE, so here each rule's match is decided per token, memoised on those four values, and
 the library's own `AttributeRuler.set_annotations` writes the attributes. `IndexedAttributeRuler
-.match(doc)` returns exactly what `AttributeRuler.match(doc)` returns (tests/test_matching.py
+.match(doc)` returns exactly what `AttributeRuler.match(doc)` returns (tests/metrics/test_matching.py
 checks it on every labelled sentence and on real outputs); a pipeline whose rules use anything
 else is left to the library's matcher (`supports` says which).
 """

@@ -2,7 +2,7 @@
 
 sentence_bleu defaults: 13a tokenizer, mixed case, exp smoothing, effective order, 4-grams.
 Here n-gram counts are computed once per distinct answer and all ordered pairs of a group are
-scored at once with numpy; `tests/test_metrics.py` checks equality with the sacrebleu loop.
+scored at once with numpy; `tests/metrics/test_metrics.py` checks equality with the sacrebleu loop.
 """
 
 from __future__ import annotations

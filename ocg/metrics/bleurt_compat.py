@@ -20,7 +20,7 @@ after) the import, and changes nothing on transformers 4 (each piece is added on
 - an `__init__` of its own on BleurtSPTokenizer (DebertaV2Tokenizer's): transformers 5 converts
   the sentencepiece model of a tokenizer class without one by a generic path that fails on
   a Unigram vocabulary ('list' object has no attribute 'items'), then tries tiktoken.
-Equality with transformers 4 is tested in tests/test_bleurt_compat.py on a tiny checkpoint.
+Equality with transformers 4 is tested in tests/metrics/test_bleurt_compat.py on a tiny checkpoint.
 """
 
 from __future__ import annotations

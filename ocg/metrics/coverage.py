@@ -60,7 +60,7 @@ def load_nlp(name: str = "auto", pipeline: str = DEFAULT_PIPELINE, remember: boo
     """The pipeline, its layers multiplying through numpy's BLAS rather than thinc's bundled
     single-threaded BLIS (2-4x faster), its lemmatizer remembering every lemma (`remember_lemmas`);
     the same tags and lemmas on every labelled sentence and real output, checked by
-    tests/test_matching.py. (`remember=False`: spaCy's lemmatizer as it is, for benchmarks.)"""
+    tests/metrics/test_matching.py. (`remember=False`: spaCy's lemmatizer as it is, for benchmarks.)"""
     import spacy
     from thinc.api import use_ops
     if pipeline not in SPACY_PIPELINES:
@@ -137,7 +137,7 @@ def _collector_paused():
     """Python's cyclic garbage collector off while a chunk is analysed: its full passes walk the
     loaded pipeline and the memos at every few thousand allocations (about a sixth of the time),
     and there is nothing for it to find: spaCy's docs and ocg's token forms hold no reference
-    cycles (reference counting frees them; tests/test_matching.py checks none is left)."""
+    cycles (reference counting frees them; tests/metrics/test_matching.py checks none is left)."""
     was = gc.isenabled()
     gc.disable()
     try:

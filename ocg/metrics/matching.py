@@ -43,7 +43,7 @@ ORDER_READINGS = ("in_order", "in_order_first")  # ours (any increasing sequence
 VARIANT_COLUMNS = tuple(f"{v}@{rule}" for rule in MATCHING_RULES for v in ("all_present",) + ORDER_READINGS)
 
 # Precision and recall of each rule against tests/data/matching_labels.jsonl (hand-labelled
-# (sentence, concept) pairs; tests/test_matching.py recomputes them and fails if these drift):
+# (sentence, concept) pairs; tests/metrics/test_matching.py recomputes them and fails if these drift):
 # on the labelled sample, and weighted back to the population of 12,480 (answer, concept) pairs
 # of CommonGen-Eval's five-concept outputs by each stratum's size (tests/data/README.md).
 # Recorded in every scoring signature.

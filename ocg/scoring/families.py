@@ -11,7 +11,7 @@ the settings again in other words).
 Each family also declares its `version` and the `code` that computes it (modules and
 functions). The version is part of the family's key, so a new version makes stored values
 stale and keeps models scored by different code out of one table. A change to that code must
-bump the version: tests/test_family_versions.py compares `code_digest` with a recorded one.
+bump the version: tests/scoring/test_family_versions.py compares `code_digest` with a recorded one.
 
 Adding a metric: one Family here, its `reported` declared inline (README, "Adding a metric");
 the paper's six families declare theirs in ocg/metrics/registry.py, below scoring, where

@@ -414,7 +414,7 @@ def test_a_prompt_is_resampled_with_all_its_samples():
 
 def test_case_browser_chunks_are_gzipped_and_read_back_whole(tmp_path):
     """Each chunk holds its rows as gzip'd JSON in base64 (the page inflates it; Chromium checks in
-    tests/test_case_browser.py): rows that repeat a prompt's template take a fraction of their JSON."""
+    tests/analysis/test_case_browser.py): rows that repeat a prompt's template take a fraction of their JSON."""
     import json
 
     from ocg.analysis.browser import FIELDS, read_chunk, write_chunks

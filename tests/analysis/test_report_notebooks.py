@@ -1,4 +1,4 @@
-"""The analysis notebooks but 11 (tests/test_samples_notebook.py runs it on a sampled run) execute
+"""The analysis notebooks but 11 (tests/analysis/test_samples_notebook.py runs it on a sampled run) execute
 under papermill on a small scored fixture, with the parameters the run plan gives them (as a
 sweep with its own models file would), and write their tables."""
 

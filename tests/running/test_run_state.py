@@ -21,7 +21,7 @@ from ocg.sweep import load_sweep, status_table
 from ocg.sweep.markers import AnalysisMarker, AnalysisStatus, FailureMarker, InterruptedMarker
 from ocg.sweep.state import ModelState, print_status
 
-C20DAD0 = Path(__file__).parent / "fixtures" / "c20dad0"
+C20DAD0 = Path(__file__).parents[1] / "fixtures" / "c20dad0"
 RECORDS = {"run_card.json": RunCard, "signature.json": Signature, "report.json": ReportStamp,
            "failed.json": FailureMarker, "interrupted.json": InterruptedMarker, "analysis.json": AnalysisMarker}
 VERSIONED = ("run_card.json", "signature.json", "report.json")
