@@ -11,11 +11,12 @@ declares. The checks here are the one wording of those rules, whoever makes them
 from __future__ import annotations
 
 import math
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from .errors import OcgInputError
+
+if TYPE_CHECKING:  # pandas only where a frame is handled: generation imports this module on a GPU node without it
+    import pandas as pd
 
 SET_KEY = ["condition", "template_id", "set_id"]  # one concept set under one prompt, in one model's design
 INSTANCE_KEY = [*SET_KEY, "perm_index"]  # one instance of a model's design
@@ -43,6 +44,8 @@ def checked_sample(where: str, record: dict) -> int:
 
 def sample_index(value: Any) -> int:
     """A frame cell's sample index: 0 where missing (a greedy run's row beside sampled ones)."""
+    import pandas as pd
+
     return 0 if value is None or pd.isna(value) else int(value)
 
 
@@ -53,6 +56,8 @@ def sample_column(records: pd.DataFrame) -> pd.Series | None:
 
 def samples_or_zero(records: pd.DataFrame) -> pd.Series:
     """The records' sample index, 0 on every row of a greedy run."""
+    import pandas as pd
+
     samples = sample_column(records)
     return samples if samples is not None else pd.Series(0, index=records.index, dtype=int)
 

@@ -14,7 +14,7 @@ ANALYSES = (MAIN_RESULTS, POS_PATTERNS, TEMPLATES, PRIMING, REASONING_MODELS, CO
 
 
 def span(notebooks) -> str:
-    """'03-11': the numbers of the first and last of `notebooks`, for texts that name a range
+    """'NN-MM': the numbers of the first and last of `notebooks`, for texts that name a range
     (help, job scripts), so no text says a range the plan does not run."""
     first, last = notebooks[0][:2], notebooks[-1][:2]
     return first if first == last else f"{first}-{last}"

@@ -246,11 +246,11 @@ def test_cuda_oom_halves_the_batch_and_records_it(tmp_path, monkeypatch):
     real = TransformersBackend._generate_raw
     sizes = []
 
-    def fake_oom(self, texts, seed):
+    def fake_oom(self, texts, seed, grammars=None):
         sizes.append(len(texts))
         if len(texts) > 3:
             raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2 GiB")
-        return real(self, texts, seed)
+        return real(self, texts, seed, grammars)
 
     monkeypatch.setattr(TransformersBackend, "_generate_raw", fake_oom)
     spec = dataclasses.replace(get_model("smollm2-135m-instruct"), max_new_tokens=6, batch_check=0)

@@ -259,8 +259,9 @@ def test_the_lemmatizer_derives_a_tokens_lemma_once():
         finally:
             del lemmatizer.is_base_form
         assert lemmas[0] == ["the", "dog", "eat", "the", "food", "near", "the", "dog", "."]
-    # once per distinct (text, POS, morphology): The, the, dog, eats, food, near, "." vs at most every occurrence
-    assert calls["remembered"] == 7 and calls["plain"] > 3 * 7
+    # at most once per distinct (text, POS, morphology): The, the, dog, eats, food, near, "." (fewer when an
+    # earlier test in this process already derived some: load_nlp's pipeline is shared) vs every occurrence
+    assert calls["remembered"] <= 7 < 3 * 7 < calls["plain"]
 
 
 def test_coverage_runs_with_the_collector_paused_and_leaves_no_cycles(nlp, monkeypatch):
