@@ -1,7 +1,8 @@
 # The two commands of the README: `make demo` (the main job) and `make test`.
 # Both create .venv and install requirements.lock on first use; later runs reuse it.
-# `make test-tf5`: the second stack (requirements-tf5.lock, transformers 5) in .venv-tf5, and the
-# tests of the paths that depend on transformers (README, "transformers 5").
+# The default stack is transformers 5 (requirements.lock). `make test-tf4`: the second stack
+# (requirements-tf4.lock, transformers 4.57) in .venv-tf4, and the tests of the paths that depend
+# on transformers (README, "Two stacks").
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -13,21 +14,22 @@ KERNEL := ocg
 # model's conversion, chat templates, `transformers serve`, models-file checks, scoring with the
 # embedded model and tiny BLEURT, hub revisions, the build notebook on this venv's kernel), less
 # those that only re-test ocg's process handling (kill/resume, a second writer, a sweep through a
-# server) or its determinism (two runs, identical records); perplexity (ocg's own), pBLEURT through the compatibility layer, compared with .venv's
-# transformers 4 (OCG_CROSS_STACK_PYTHON), and the GPU check on the CPU. OCG_EXPECT_TRANSFORMERS makes the session refuse another major version and fail on any
-# skipped test (tests/conftest.py).
-VENV5 := .venv-tf5
-PY5 := $(VENV5)/bin/python
-STAMP5 := $(VENV5)/.ocg-installed
-TF5_TESTS := tests/generation/test_generation.py tests/generation/test_embedded.py tests/generation/test_chat_templates.py \
+# server) or its determinism (two runs, identical records); perplexity (lmppl, the paper's tool,
+# beside ocg's own), pBLEURT compared with .venv's transformers 5 (OCG_CROSS_STACK_PYTHON), and the
+# GPU check on the CPU. OCG_EXPECT_TRANSFORMERS makes the session refuse another major version and
+# fail on any skipped test (tests/conftest.py).
+VENV4 := .venv-tf4
+PY4 := $(VENV4)/bin/python
+STAMP4 := $(VENV4)/.ocg-installed
+TF4_TESTS := tests/generation/test_generation.py tests/generation/test_embedded.py tests/generation/test_chat_templates.py \
 	tests/inputs/test_models.py tests/generation/test_server.py tests/scoring/test_scoring.py tests/scoring/test_neural_caches.py \
 	tests/running/test_notebooks.py tests/test_environment.py tests/metrics/test_perplexity_impl.py \
 	tests/metrics/test_bleurt_compat.py tests/test_gpu_check.py
-TF5_DESELECT := not test_kill_and_resume_equals_uninterrupted and not test_a_second_writer_is_refused_at_once \
+TF4_DESELECT := not test_kill_and_resume_equals_uninterrupted and not test_a_second_writer_is_refused_at_once \
 	and not test_a_server_killed_mid_run_then_a_resume and not test_server_backed_sweep_runs_locally \
 	and not test_two_runs_give_identical_records
 
-.PHONY: demo test test-tf5 install install-tf5 kernel clean-outputs
+.PHONY: demo test test-tf4 install install-tf4 kernel clean-outputs
 
 demo: $(STAMP)
 	$(VENV)/bin/ocg demo
@@ -44,10 +46,10 @@ test-fast: $(STAMP)
 
 install: $(STAMP)
 
-test-tf5: $(STAMP5)
-	OCG_EXPECT_TRANSFORMERS=5 OCG_CROSS_STACK_PYTHON="$(CURDIR)/$(PY)" JUPYTER_PREFER_ENV_PATH=1 $(PY5) -m pytest $(TF5_TESTS) -k "$(TF5_DESELECT)" $(PYTEST_ARGS)
+test-tf4: $(STAMP4) $(STAMP)
+	OCG_EXPECT_TRANSFORMERS=4 OCG_CROSS_STACK_PYTHON="$(CURDIR)/$(PY)" JUPYTER_PREFER_ENV_PATH=1 $(PY4) -m pytest $(TF4_TESTS) -k "$(TF4_DESELECT)" $(PYTEST_ARGS)
 
-install-tf5: $(STAMP5)
+install-tf4: $(STAMP4)
 
 # Re-installs only when the lock or the package metadata changes.
 $(STAMP): requirements.lock pyproject.toml
@@ -58,13 +60,13 @@ $(STAMP): requirements.lock pyproject.toml
 	$(PY) -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python (ocg)" >/dev/null
 	touch $(STAMP)
 
-$(STAMP5): requirements-tf5.lock pyproject.toml
-	test -x $(PY5) || $(PYTHON) -m venv $(VENV5)
-	$(PY5) -m pip install --quiet --upgrade "pip>=24"
-	$(PY5) -m pip install --quiet --no-deps -r requirements-tf5.lock
-	$(PY5) -m pip install --quiet --no-deps --no-build-isolation -e .
-	$(PY5) -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python (ocg, transformers 5)" >/dev/null
-	touch $(STAMP5)
+$(STAMP4): requirements-tf4.lock pyproject.toml
+	test -x $(PY4) || $(PYTHON) -m venv $(VENV4)
+	$(PY4) -m pip install --quiet --upgrade "pip>=24"
+	$(PY4) -m pip install --quiet --no-deps -r requirements-tf4.lock
+	$(PY4) -m pip install --quiet --no-deps --no-build-isolation -e .
+	$(PY4) -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python (ocg, transformers 4.57)" >/dev/null
+	touch $(STAMP4)
 
 # Make the `ocg` kernel visible to a Jupyter outside .venv (writes to ~/.local/share/jupyter).
 kernel: $(STAMP)

@@ -29,7 +29,7 @@ def tracked_text_files() -> list[Path]:
                                text=True).stdout.split("\0")
         paths = [PROJECT_ROOT / n for n in names if n]
     except (OSError, subprocess.CalledProcessError):
-        skip = {".git", ".venv", ".venv-tf5", "outputs"}
+        skip = {".git", ".venv", ".venv-tf4", ".venv-tf5", "outputs"}
         paths = [p for p in PROJECT_ROOT.rglob("*") if p.is_file() and not skip & set(p.relative_to(PROJECT_ROOT).parts)]
     texts = []
     for path in paths:
