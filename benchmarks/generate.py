@@ -6,10 +6,11 @@
 The prompts are the demo's (params/runs/demo.yaml: 432 per model; `--conditions` keeps some of its
 conditions, `--prompts` a seeded sample), each condition planned into batches as `ocg generate`
 plans it (sorted by token length, ties by instance id). `today` is the path before issue 35 (the
-entry at batch 16, dynamic KV cache, not compiled, sdpa attention); every other variant changes one
-thing of it: the batch size, the KV cache (`cache_implementation: static`), torch.compile of the
-decoding step (transformers' CompileConfig, on a static cache), the attention implementation
-(`eager` instead of sdpa), batch 1, or the entry as configured now (`entry`). Variants run round-
+entry at batch 16, dynamic KV cache, not compiled, sdpa attention); every other variant changes
+one or two things of it: the batch size, the KV cache (`cache_implementation: static`),
+torch.compile of the decoding step (transformers' CompileConfig, on a static cache), the
+attention implementation (the entry's `attention: eager` instead of sdpa, at several batch
+sizes), batch 1, or the entry as configured now (`entry`). Variants run round-
 robin, `--rounds` times (medians printed), so load that comes and goes hits all alike. Useful tokens
 = generated tokens up to and including the end-of-turn token. Printed per variant: tokens/s and its
 ratio to today's, the generation time of the prompts and its ratio, and how many answers differ from
@@ -31,19 +32,23 @@ from ocg.models import get_model
 from ocg.pipeline import load_run
 
 # name: (batch size or None for the entry's, generation overrides, compile the decoding step,
-# attention implementation or None for transformers' choice: sdpa)
+# attention implementation or None for the entry's). today's path pins sdpa (what `auto` resolved
+# to before entries could set it), so it stays the same whatever the entry now says.
 VARIANTS = {
-    "today": (16, {}, False, None),
-    "batch1": (1, {}, False, None),
-    "batch32": (32, {}, False, None),
-    "batch48": (48, {}, False, None),
-    "batch72": (72, {}, False, None),
-    "batch144": (144, {}, False, None),
-    "static16": (16, {"cache_implementation": "static"}, False, None),
-    "static48": (48, {"cache_implementation": "static"}, False, None),
-    "compiled16": (16, {"cache_implementation": "static"}, True, None),
+    "today": (16, {}, False, "sdpa"),
+    "batch1": (1, {}, False, "sdpa"),
+    "batch32": (32, {}, False, "sdpa"),
+    "batch48": (48, {}, False, "sdpa"),
+    "batch72": (72, {}, False, "sdpa"),
+    "batch144": (144, {}, False, "sdpa"),
+    "static16": (16, {"cache_implementation": "static"}, False, "sdpa"),
+    "static48": (48, {"cache_implementation": "static"}, False, "sdpa"),
+    "compiled16": (16, {"cache_implementation": "static"}, True, "sdpa"),
     "eager16": (16, {}, False, "eager"),
     "eager48": (48, {}, False, "eager"),
+    "eager72": (72, {}, False, "eager"),
+    "eager96": (96, {}, False, "eager"),
+    "eager144": (144, {}, False, "eager"),
     "entry": (None, {}, False, None),
 }
 
@@ -63,12 +68,10 @@ def demo_prompts(backend: TransformersBackend, n: int | None, conditions: list[s
 
 def make_backend(base, name: str) -> TransformersBackend:
     batch, overrides, compiled, attention = VARIANTS[name]
-    spec = dataclasses.replace(base, batch_size=batch or base.batch_size,
+    spec = dataclasses.replace(base, batch_size=batch or base.batch_size, attention=attention or base.attention,
                                generation_overrides={**base.generation_overrides, **overrides})
     backend = TransformersBackend(spec)
     backend.generate(["<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"])  # loads the weights
-    if attention:  # after the weights load: the model switches its attention functions in place
-        backend.model.set_attn_implementation(attention)
     if compiled:
         from transformers import CompileConfig
         config = CompileConfig()

@@ -18,6 +18,8 @@ MODELS_FILE = PARAMS_DIR / "models.yaml"
 BACKENDS = ("transformers", "openai", "replay")  # replay: answers from a file or a synthetic writer
 QUANTIZATIONS = ("none", "4bit", "8bit")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
+# auto: transformers' choice (sdpa where the model supports it); docs/METHODS.md, "Decoding"
+ATTENTIONS = ("auto", "sdpa", "eager")
 EXTRACTIONS = ("plain", "think", "marco_o1")
 SYSTEM_MODES = ("auto", "system", "folded")  # auto: probe the chat template (API models: system)
 DECODINGS = ("greedy", "model_defaults")  # see docs/METHODS.md, "Decoding"
@@ -40,6 +42,7 @@ class ModelSpec:
     revision: str = "main"
     quantization: str = "4bit"
     dtype: str = "bfloat16"
+    attention: str = "auto"
     trust_remote_code: bool = False
     max_new_tokens: int = 128
     batch_size: int = 32
@@ -123,7 +126,8 @@ def _check_url(where: str, value: str) -> None:
 FIELDS = {
     "id": Field(str, required=True, check=_check_id), "backend": Field(str, choices=BACKENDS),
     "revision": Field(str), "quantization": Field(str, choices=QUANTIZATIONS),
-    "dtype": Field(str, choices=DTYPES), "trust_remote_code": Field(bool),
+    "dtype": Field(str, choices=DTYPES), "attention": Field(str, choices=ATTENTIONS),
+    "trust_remote_code": Field(bool),
     "max_new_tokens": Field(int, minimum=1), "batch_size": Field(int, minimum=1),
     "seed": Field(int, minimum=0, maximum=SEED_MAX), "answer_extraction": Field(str, choices=EXTRACTIONS),
     "system_mode": Field(str, choices=SYSTEM_MODES), "system_prompt": Field(str, choices=SYSTEM_PROMPTS),
@@ -234,15 +238,20 @@ def parse_models(raw: object, source: str, inherited: dict[str, ModelSpec] | Non
             merged["batch_check"] = entry.get("batch_check", 0)  # a server's batching is its own
             if merged["quantization"] != "none":
                 raise OcgInputError(f"{where}.quantization", "an API model cannot be quantized here")
+            merged["attention"] = entry.get("attention", "auto")
+            if merged["attention"] != "auto":
+                raise OcgInputError(f"{where}.attention", "an API model's attention is the server's; "
+                                    "this field is for transformers")
             if entry.get("generation_overrides") or entry.get("decoding", "greedy") != "greedy":
                 raise OcgInputError(f"{where}.generation_overrides", "API models decode as the "
                                     "api block says (temperature); these fields are for transformers")
             check_fields(where, merged, FIELDS)
         if merged.get("backend") == "replay":  # nothing runs: no weights, no decoding, no batching
-            for key, fixed in (("quantization", "none"), ("dtype", "auto"), ("decoding", "greedy")):
+            for key, fixed in (("quantization", "none"), ("dtype", "auto"), ("decoding", "greedy"),
+                               ("attention", "auto")):
                 if entry.get(key, fixed) != fixed:
                     raise OcgInputError(f"{where}.{key}", f"a replay entry replays answers; {key} does not apply")
-            merged.update(quantization="none", dtype="auto", batch_check=0)
+            merged.update(quantization="none", dtype="auto", attention="auto", batch_check=0)
             merged["replay"] = check_fields(f"{where}.replay", merged.get("replay") or {}, REPLAY_FIELDS)
         elif merged.get("replay"):
             raise OcgInputError(f"{where}.replay", "only the replay backend takes a replay block")

@@ -149,7 +149,7 @@ def _model_rows(models, generations_root, scores, failures, unfinished) -> str:
         sampled = f"; {card.sampling['samples']} samples, seeds {card.sampling['seeds']}" if card.sampling else ""
         if check and card.sampling:  # sample 0 again at batch 1, seeded from its own id: not batching alone
             batch = f"{check['differ']}/{check['checked']} of sample 0 differ at batch 1 (seeding differs too §)"
-        cells = [card.model_id or "–", str(card.revision or "–")[:24], *(st.get(k, "–") for k in _RUN_SETTINGS)]
+        cells = [card.model_id or "–", str(card.revision or "–")[:24], *(st.get(k, "auto" if k == "attention" else "–") for k in _RUN_SETTINGS)]
         # what a reader must see comes first (status, counts, caveats); the settings may scroll off to the right
         rows.append(f"<tr><td><code>{_esc(model)}</code></td><td style='text-align:left'>{status}</td>"
                     f"<td>{int(s['n_answers'].sum()) if 'n_answers' in s else 0}</td>"
@@ -160,11 +160,12 @@ def _model_rows(models, generations_root, scores, failures, unfinished) -> str:
     return ("<div class='scroll'><table><tr><th>model</th><th>status</th><th>answers</th>"
             "<th>flagged answers (<a href='#flags'>?</a>)</th>"
             "<th>copy the list / answers, per condition (<a href='#flags'>?</a>)</th><th>batch-1 check</th><th>design</th>"
-            "<th>id</th><th>revision</th><th>dtype</th><th>quant.</th><th>max_new_tokens</th><th>batch size</th></tr>"
+            "<th>id</th><th>revision</th><th>dtype</th><th>attention</th><th>quant.</th><th>max_new_tokens</th><th>batch size</th></tr>"
             + "".join(rows) + "</table></div>")
 
 
-_RUN_SETTINGS = ("dtype", "quantization", "max_new_tokens", "batch_size")  # from each run card
+# From each run card; a card older than the `attention` setting ran transformers' choice (auto).
+_RUN_SETTINGS = ("dtype", "attention", "quantization", "max_new_tokens", "batch_size")
 
 
 def _warnings(scores: dict, scores_root, scored: list[str], report_dir: Path) -> str:

@@ -107,6 +107,8 @@ class TransformersBackend:
                 bnb_4bit_compute_dtype=compute)
         elif spec.quantization == "8bit":
             kwargs["quantization_config"] = BitsAndBytesConfig(load_in_8bit=True)
+        if spec.attention != "auto":
+            kwargs["attn_implementation"] = spec.attention
         if self.device == "cuda":
             kwargs["device_map"] = "auto"
         self.model = AutoModelForCausalLM.from_pretrained(self.source, **kwargs)
@@ -238,6 +240,7 @@ class TransformersBackend:
         if self.model is not None:
             card.update({
                 "model_dtype": str(self.model.dtype).replace("torch.", ""),
+                "attention": self.model.config._attn_implementation,  # what `auto` resolved to
                 "loaded_in_4bit": bool(getattr(self.model, "is_loaded_in_4bit", False)),
                 "loaded_in_8bit": bool(getattr(self.model, "is_loaded_in_8bit", False)),
                 "device": str(self.model.device),

@@ -13,19 +13,20 @@ from .store import GenerationStore
 
 # Settings that must not change between the runs that fill one output directory. The
 # rendered prompts are checked too, record by record (`prompt_sha256`).
-SETTINGS_KEYS = ("id", "revision", "resolved_revision", "quantization", "dtype", "max_new_tokens",
+SETTINGS_KEYS = ("id", "revision", "resolved_revision", "quantization", "dtype", "attention", "max_new_tokens",
                  "seed", "decoding", "generation_overrides", "answer_extraction", "batch_size",
                  "system_prompt", "chat_template_sha256", "system_mode", "prompt_date", "bos",
                  "template_default_system_prompt", "sampling")
-# Keys a greedy run does not write: absent reads as None (greedy), not as "(not recorded)".
-ABSENT_WHEN_GREEDY = ("sampling",)
+# What a key absent from an older run card means, instead of "(not recorded)": a greedy run
+# writes no `sampling`; `attention` was transformers' choice before entries could set it.
+ABSENT_MEANS = {"sampling": None, "attention": "auto"}
 
 
 def card_settings(spec: ModelSpec, backend, system_prompt: str | None) -> dict:
     """What defines this run's results (the run card's `settings`)."""
     return {
         "id": spec.id, "revision": spec.revision, "resolved_revision": backend.resolved_revision(),
-        "quantization": spec.quantization, "dtype": spec.dtype,
+        "quantization": spec.quantization, "dtype": spec.dtype, "attention": spec.attention,
         "max_new_tokens": spec.max_new_tokens, "seed": spec.seed,
         "decoding": {"transformers": spec.decoding, "replay": "replay"}.get(
             spec.backend, f"temperature={spec.api.get('temperature')}"),
@@ -43,7 +44,7 @@ def check_compatible(card_path: Path, settings: dict, instances: dict[str, str])
         return None
     old = RunCard.read(card_path)
     for key in SETTINGS_KEYS:
-        was = old.settings.get(key, None if key in ABSENT_WHEN_GREEDY else "(not recorded)")
+        was = old.settings.get(key, ABSENT_MEANS.get(key, "(not recorded)"))
         now = settings.get(key)
         if key == "resolved_revision" and (was is None or now is None):
             continue  # known only once weights load; checked again then

@@ -22,7 +22,8 @@ from ocg.results import load_scores
 ANSWERS = ["Boy ride bike street.", "The boy rides a bike down the street.", "Street, bike, boy.", "The boy rode."]
 NOTE = "demo pairing only: <b>b</b> stands in for a reasoning model"
 SETTINGS = {"a": {"dtype": "bfloat16", "quantization": "none", "max_new_tokens": 32, "batch_size": 16},
-            "b": {"dtype": "float32", "quantization": "4bit", "max_new_tokens": 48, "batch_size": 8}}
+            "b": {"dtype": "float32", "attention": "eager", "quantization": "4bit", "max_new_tokens": 48,
+                  "batch_size": 8}}  # a's card predates `attention`: shown as auto, transformers' choice
 
 
 @pytest.fixture(scope="module")
@@ -148,9 +149,10 @@ def test_the_models_table_shows_the_run_settings(report):
     _, page, _ = report
     models = section(page, "Models")
     for model, s in SETTINGS.items():
-        cells = "".join(f"<td>{v}</td>" for v in (s["dtype"], s["quantization"], s["max_new_tokens"], s["batch_size"]))
+        cells = "".join(f"<td>{v}</td>" for v in (s["dtype"], s.get("attention", "auto"), s["quantization"],
+                                                    s["max_new_tokens"], s["batch_size"]))
         assert cells in models, model
-    assert "<th>dtype</th><th>quant.</th><th>max_new_tokens</th><th>batch size</th>" in models
+    assert "<th>dtype</th><th>attention</th><th>quant.</th><th>max_new_tokens</th><th>batch size</th>" in models
     assert re.search(r"ordered \d+/24 \(bare \d+\); original \d+/24", models)  # copies per condition
 
 

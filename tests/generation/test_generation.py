@@ -99,6 +99,36 @@ def test_a_finished_directory_refuses_other_settings(reference, tmp_path, change
     assert (tmp_path / "smollm2-135m-instruct" / "ordered.jsonl").read_bytes() == before
 
 
+def test_attention_is_a_setting_and_a_card_without_it_ran_auto(reference, tmp_path):
+    """The entry's attention is recorded (and what `auto` resolved to); another one is refused in a
+    finished directory; a card written before the setting existed reads as auto."""
+    target = tmp_path / "smollm2-135m-instruct"
+    shutil.copytree(reference, target)
+    spec = get_model("smollm2-135m-instruct")
+    card = json.loads((target / "run_card.json").read_text())
+    assert card["settings"]["attention"] == spec.attention
+    assert card["backend"]["attention"] == ("sdpa" if spec.attention == "auto" else spec.attention)
+    other = "sdpa" if spec.attention == "eager" else "eager"
+    with pytest.raises(OcgInputError, match=f"setting 'attention' was '{spec.attention}', now '{other}'"):
+        generate(dataclasses.replace(spec, attention=other), out_dir=tmp_path, progress=False, **WORK)
+    del card["settings"]["attention"]
+    (target / "run_card.json").write_text(json.dumps(card))
+    generate(dataclasses.replace(spec, attention="auto"), out_dir=tmp_path, progress=False, **WORK)
+    with pytest.raises(OcgInputError, match="setting 'attention' was 'auto', now 'eager'"):
+        generate(dataclasses.replace(spec, attention="eager"), out_dir=tmp_path, progress=False, **WORK)
+
+
+def test_the_entrys_attention_is_the_one_that_runs():
+    """attention reaches from_pretrained: the loaded model runs the implementation asked for."""
+    from ocg.generation.hf_backend import TransformersBackend
+    spec = get_model("smollm2-135m-instruct")
+    for attention in ("eager", "sdpa"):
+        backend = TransformersBackend(dataclasses.replace(spec, attention=attention))
+        out = backend.generate([backend.render([{"role": "user", "content": "Say hi."}])])
+        assert out[0]["completion_tokens"] > 0
+        assert backend.card()["attention"] == attention == backend.model.config._attn_implementation
+
+
 def test_a_changed_prompt_is_refused(reference, tmp_path, monkeypatch):
     import ocg.generation.run as run
     import ocg.generation.selection as selection
