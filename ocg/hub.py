@@ -40,24 +40,27 @@ def unavailable_reason(model: str) -> str | None:
     return f"{model} is not a local directory, not in the local hub cache, and the model hub is unreachable"
 
 
-def revision(model: str) -> str | None:
+def revision(model: str, ref: str | None = None) -> str | None:
     """What identifies the weights `model` names: a local directory's content hash, else the hub
-    commit in the local hub cache; None while it has not been downloaded."""
+    commit in the local hub cache that `ref` (a branch, tag or commit; default main) points at;
+    None while it has not been downloaded."""
     if os.path.isdir(model):
         files = sorted(p for p in Path(model).rglob("*") if p.is_file() and not p.name.startswith("."))
         stats = tuple((str(p.relative_to(model)), p.stat().st_size, p.stat().st_mtime_ns) for p in files)
         return "sha256:" + _directory_digest(str(Path(model).resolve()), stats)
     try:
         from huggingface_hub import try_to_load_from_cache
-        found = try_to_load_from_cache(model, "config.json")
+        found = try_to_load_from_cache(model, "config.json", revision=ref)
     except Exception:  # noqa: BLE001 - an odd id is simply "not cached"
         return None
     return Path(found).parent.name if isinstance(found, str) else None
 
 
-def loaded_revision(config, model: str) -> str | None:
-    """The revision of weights just loaded (transformers records the hub commit on the config)."""
-    return (None if os.path.isdir(model) else getattr(config, "_commit_hash", None)) or revision(model)
+def loaded_revision(config, model: str, ref: str | None = None) -> str | None:
+    """The revision of weights just loaded: the hub commit transformers records on the config
+    (4.x does; 5.x not when loading offline from the cache), else the cache's, else a local
+    directory's content hash."""
+    return (None if os.path.isdir(model) else getattr(config, "_commit_hash", None)) or revision(model, ref)
 
 
 @lru_cache(maxsize=16)

@@ -14,6 +14,7 @@ import json
 import os
 import time
 
+from .. import hub
 from ..embedded import EMBEDDED_PREFIX, ensure_converted
 from ..errors import OcgInputError
 from ..layout import ConvertedModel
@@ -220,8 +221,11 @@ class TransformersBackend:
     def resolved_revision(self) -> str | None:
         if self.embedded_source:
             return f"gguf-sha256:{self.embedded_source['gguf_sha256']}"
-        return getattr(self.tokenizer, "_commit_hash", None) or getattr(
+        commit = getattr(self.tokenizer, "_commit_hash", None) or getattr(
             getattr(self.model, "config", None), "_commit_hash", None)
+        if commit or os.path.isdir(self.source):  # a local directory: no hub commit
+            return commit
+        return hub.revision(self.source, self.revision)  # transformers 5 offline records none
 
     def prompt_settings(self) -> dict:
         """What shapes the prompts, known before any weights load (checked on resume)."""

@@ -79,7 +79,10 @@ def test_numerical_packages_are_in_the_keys():
                         {"spacy_model": "s", "perplexity_used": None, "perplexity": (None, None, None)})
             for name, f in FAMILIES.items()}
     assert {"numpy", "thinc", "spacy"} <= set(keys["coverage"]) and "numpy" in keys["pbleu"]
-    assert {"torch", "transformers", "lmppl"} <= set(keys["perplexity"])
+    assert {"torch", "transformers", "implementation"} <= set(keys["perplexity"])
+    from ocg.metrics import perplexity  # lmppl's version where it scores (transformers 4.x), else none
+    impl = perplexity.implementation()
+    assert keys["perplexity"]["implementation"] == impl and ("lmppl" in keys["perplexity"]) == (impl == "lmppl")
     assert {"torch", "transformers", "bleurt-pytorch", "revision"} <= set(keys["pbleurt"])
 
 
