@@ -10,8 +10,8 @@ import threading
 import time
 
 import pytest
-from helpers import disk_record
 import yaml
+from helpers import disk_record
 from slurm_cluster import cluster_for_test
 from test_api_backend import ScriptedServer, ok_body
 from test_sweep_site import replay_models
