@@ -157,9 +157,10 @@ def is_format3(obj) -> bool:
 
 def decode(obj: dict, where: str) -> dict:
     """The record a format 3 line holds (fields in the order written), or an error naming `where`."""
-    if obj.get(MARKER) != FORMAT or next(iter(obj)) != MARKER:
-        raise OcgInputError(where, f"store format {obj.get(MARKER)!r}: this ocg reads formats 1 to 3 "
-                                   f"(a format 3 line starts with \"{MARKER}\":3)")
+    if obj.get(MARKER) != FORMAT:
+        raise OcgInputError(where, f"store format {obj.get(MARKER)!r}: this ocg reads formats 1 to 3")
+    if next(iter(obj)) != MARKER:
+        raise OcgInputError(where, f"the format marker \"{MARKER}\" is not the first field: the file was edited")
     record, items = {}, list(obj.items())[1:]
     absent = obj.get(ABSENT, [])
     if items and items[0][0] == ABSENT:
