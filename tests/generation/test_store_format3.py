@@ -5,6 +5,7 @@ and 3 lines read together, a record that would not read back is written in forma
 import copy
 import itertools
 import json
+import re
 
 import pytest
 
@@ -215,3 +216,13 @@ def test_repair_and_replay_read_format_3_lines(tmp_path):
     assert [r["line"] for r in store_module.repair_duplicates(path)["removed"]] == [4]
     assert ordered_items(GenerationStore.read(path)) == ordered_items(given)
     assert read_answers(path) == {(r["instance_id"], 0): r["answer"] for r in given}
+
+
+def test_the_table_of_short_keys_in_docs_is_the_code_s():
+    from ocg.generation.record_format import LONG_TO_SHORT
+    from ocg.paths import PROJECT_ROOT
+    text = (PROJECT_ROOT / "docs" / "DATA.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `(\w+)` \| `(\w+)` \| (.+) \|$", text, flags=re.M)
+    assert {long: short for long, short, _ in rows} == LONG_TO_SHORT
+    left_out = {long for long, _, when in rows if not when.startswith("never")}
+    assert left_out == set(record_format.DERIVABLE)
