@@ -69,7 +69,6 @@ def _pinned_sets() -> dict[str, tuple] | None:
     return sets if digest == CONCEPT_SETS_DIGEST else None
 
 
-@cache
 def _from_id(iid: str) -> tuple | None:
     """(condition, template_id, set_id, perm_index) that `iid` spells, or None."""
     head, _, perm = iid.rpartition("-p")
@@ -187,13 +186,25 @@ def decode(obj: dict, where: str) -> dict:
             raise OcgInputError(where, f"field {key!r} is not written and cannot be derived (instance_id "
                                        f"{str(record.get('instance_id'))[:80]!r}, set {str(record.get('set_id'))[:40]!r}, "
                                        f"permutation {str(record.get('perm_index'))[:10]}): the file was edited")
-        record = _insert_after_predecessor(record, key, values[key])
-    return record
+    follows = _followers(tuple(k in record for k in CANONICAL), tuple(missing))
+    out, key = {}, None
+    while (key := follows.get(key)) is not None:
+        out[key] = values[key]
+    for written, value in record.items():
+        out[written] = value
+        key = written
+        while (key := follows.get(key)) is not None:
+            out[key] = values[key]
+    return out
 
 
-def _insert_after_predecessor(record: dict, key: str, value) -> dict:
-    """`record` with key: value just after the last field before `key` in CANONICAL that it has."""
-    before = [k for k in CANONICAL[:CANONICAL.index(key)] if k in record]
-    keys = list(record)
-    at = keys.index(before[-1]) + 1 if before else 0
-    return {**{k: record[k] for k in keys[:at]}, key: value, **{k: record[k] for k in keys[at:]}}
+@cache
+def _followers(present: tuple[bool, ...], missing: tuple[str, ...]) -> dict:
+    """Where left-out fields go back: field (None: the start) -> the left-out field right after it,
+    the last field before it in CANONICAL that the record has, written or put back."""
+    have = {k for k, here in zip(CANONICAL, present) if here} | set(missing)
+    follows = {}
+    for key in missing:
+        before = [k for k in CANONICAL[:CANONICAL.index(key)] if k in have]
+        follows[before[-1] if before else None] = key
+    return follows
