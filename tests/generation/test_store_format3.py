@@ -118,6 +118,10 @@ def test_a_record_that_would_not_read_back_is_written_in_format_2(tmp_path, monk
     assert ordered_items(GenerationStore.read(path, prompts=False)) == ordered_items(
         [without_prompt(given[0]), given[1]])
     assert encode({**without_prompt(given[1]), 7: "a key JSON writes as text"}) is None
+    odd = {**without_prompt(real_record(perm=2)), 7: "a key JSON writes as text", "f": 3}
+    with pytest.raises(ValueError, match="a field 'f' that format 3 cannot write would read as format 3"):
+        GenerationStore(path).append([odd])  # format 2 would hold a line the reader takes for format 3
+    assert len(lines_of(path)) == 2
 
 
 @pytest.mark.parametrize("change, kept", [
