@@ -155,16 +155,23 @@ def tree_bytes(folder: Path) -> int:
 
 
 def disk(out: Path) -> dict:
-    """Bytes on disk now and in the previous format, of the generations and the report."""
+    """Bytes on disk now and in the previous formats, of the generations and the report; the
+    generations also per record, now (store format 3) and as format 2 wrote the same records."""
     from ocg.analysis.browser import read_chunk
     from ocg.generation import GenerationStore
     from ocg.layout import ModelGenerations
     d = dirs(out)
     gen_now = tree_bytes(d.generations)
-    gen_before = gen_now
+    gen_before, stores_now, stores_f2, prompt_files, records = gen_now, 0, 0, 0, 0
     for folder in (p for p in d.generations.iterdir() if p.is_dir()) if d.generations.exists() else []:
-        for store in ModelGenerations(folder).stores():  # each record with its prompt inline, as c20dad0 wrote it
+        for store in ModelGenerations(folder).stores():
             prompts = ModelGenerations(folder).store(store.stem, prompts=True)
+            on_disk = GenerationStore.read(store, prompts=False)  # format 2's records: no prompt, its sha256
+            records += len(on_disk)
+            stores_now += store.stat().st_size
+            prompt_files += prompts.stat().st_size if prompts.exists() else 0
+            stores_f2 += sum(len((json.dumps(r, ensure_ascii=False) + "\n").encode("utf-8")) for r in on_disk)
+            # each record with its prompt inline, as c20dad0 wrote it
             gen_before += sum(len((json.dumps(r, ensure_ascii=False) + "\n").encode("utf-8"))
                               for r in GenerationStore.read(store)) - store.stat().st_size
             gen_before -= prompts.stat().st_size if prompts.exists() else 0
@@ -175,7 +182,24 @@ def disk(out: Path) -> dict:
         rep_before += len(f"window.OCG_CASES = window.OCG_CASES || {{}};\nOCG_CASES[{json.dumps(chunk.name)}] = "
                           f"{payload};\n".encode()) - chunk.stat().st_size
     return {"generations": [gen_now, gen_before], "report": [rep_now, rep_before],
-            "report cases/": [cases_now, cases_now + rep_before - rep_now]}
+            "report cases/": [cases_now, cases_now + rep_before - rep_now],
+            "generation records": {"records": records, "format 3 stores": stores_now,
+                                   "format 2 stores": stores_f2, "prompt files": prompt_files}}
+
+
+def per_record(sizes: dict) -> list[str]:
+    """Generations bytes per record, format 3 beside format 2 (the same records, the same prompt
+    files), and each times the paper's 2,985,984 answers: a linear extrapolation."""
+    g = sizes["generation records"]
+    n = max(g["records"], 1)
+    paper = 36 * len(CONDITIONS) * 192 * 24 * 6
+    lines = []
+    for name in ("format 3", "format 2"):
+        per = (g[f"{name} stores"] + g["prompt files"]) / n
+        lines.append(f"disk: generations {name}: {per:.0f} bytes/record ({g[f'{name} stores'] / n:.0f} in the "
+                     f"store + {g['prompt files'] / n:.0f} in the prompt file, {g['records']:,} records); "
+                     f"linear extrapolation to 36 models x 82,944 answers: {per * paper / 1e9:.2f} GB (target < 1.5 GB)")
+    return lines
 
 
 def main() -> None:
@@ -233,6 +257,7 @@ def main() -> None:
         now, before = sizes[what]
         print(f"disk: {what} {now / 1e9:.3f} GB{target}; c20dad0's format {before / 1e9:.3f} GB; "
               f"ratio {before / max(now, 1):.1f}x")
+    print("\n".join(per_record(sizes)))
     (out / "paper_scale.json").write_text(json.dumps({"args": vars(args), "stages": results, "disk_bytes": sizes,
                                                   "whole_s": round(total, 1), "answers": n_answers}, indent=1))
 

@@ -2,7 +2,7 @@
 
 With `replay.file`, answers come from a JSONL keyed by instance id (`{"instance_id": ...,
 "answer": ...}` per line; `raw` is read where `answer` is absent), e.g. outputs of a model run
-elsewhere. Without a file, a deterministic synthetic writer (synthetic.py) produces realistic
+elsewhere, or an ocg store (its format 3 lines read as the store reads them). Without a file, a deterministic synthetic writer (synthetic.py) produces realistic
 answers. Either way the answers go through the same store, run card, resume and prompt checks
 as any model's, so tests and benchmarks exercise the real path. The file's sha256 (or the
 writer's version, seed and rates) is the entry's resolved revision: a resume against another
@@ -20,6 +20,7 @@ from ..io import loads_json
 from ..models import ModelSpec
 from ..paths import PROJECT_ROOT
 from .chat import MessagePrompts
+from .record_format import decode, is_format3
 from .synthetic import WRITER_VERSION, model_rates, write_answer
 
 
@@ -47,6 +48,7 @@ def read_answers(path: Path, field: str = "replay.file") -> dict[tuple[str, int]
                 record = loads_json(line)
             except ValueError as exc:
                 raise OcgInputError(where, f"not JSON ({exc.msg}); expected one object per line") from None
+            record = decode(record, where) if is_format3(record) else record
             if not isinstance(record, dict) or not isinstance(record.get("instance_id"), str):
                 raise OcgInputError(where, "expected an object with a string 'instance_id'")
             answer = record.get("answer", record.get("raw"))

@@ -15,8 +15,10 @@ UTF-8: it is written as U+FFFD, and scoring flags the answer (`replaced_chars`).
 Store format 2 (docs/DATA.md, "Generation records"): a record's rendered `prompt` is written once
 per distinct prompt to the prompt file beside the store (prompt_file.py), before the record, and
 the record keeps its `prompt_sha256`; reading puts the prompt back where it stood, so a record
-reads as it was given. Format 1 records (the prompt inline, as written before) read unchanged,
-also in a store that format 2 records were appended to.
+reads as it was given. Format 3 (record_format.py) writes that record in short keys, compact, without
+the fields its instance id, the shipped concept sets and its answer give back exactly; a record
+whose format 3 line would not read back as given is written in format 2. Format 1 records (the
+prompt inline, as written before) and format 2 ones read unchanged, also mixed in one store.
 """
 
 from __future__ import annotations
@@ -33,8 +35,10 @@ from ..layout import ModelGenerations
 from .appending import append_synced, cut_to
 from .chat import prompt_sha256
 from .prompt_file import PromptFile
+from .record_format import MARKER, decode, encode, is_format3
 
-STORE_FORMAT = 2  # 1: every record with its prompt inline; 2: prompts once, in the prompt file
+STORE_FORMAT = 3  # 1: every record with its prompt inline; 2: prompts once, in the prompt file;
+# 3: as 2, in short keys without the derivable fields (record_format.py)
 
 # Fields every record must have, with their types (None allowed where listed).
 REQUIRED = {"instance_id": (str,), "condition": (str,), "template_id": (int,), "set_id": (str,),
@@ -120,6 +124,18 @@ def _put_back(record: dict, prompt) -> dict:
     return out
 
 
+def _line(record: dict) -> str:
+    """The record's line: format 3 where it reads back as given, else format 2 (never one a
+    reader would take for format 3)."""
+    line = encode(record)
+    if line is None:
+        if MARKER in record:
+            raise ValueError(f"{_describe(record_key(record))}: a record with a field {MARKER!r} that format 3 "
+                             "cannot write would read as format 3 in format 2")
+        line = json.dumps(record, ensure_ascii=False)
+    return _writable(line) + "\n"
+
+
 def _split_prompt(record: dict, prompts: dict[str, object]) -> dict:
     """A record as format 2 writes it: its prompt (text or messages) moved to `prompts` by sha256."""
     prompt = record.get("prompt")
@@ -178,7 +194,7 @@ class GenerationStore:
                     break  # torn tail: repaired before the next write
                 raise OcgInputError(where, "malformed record (not a torn last line): the file was "
                                            "edited or corrupted") from None
-            check_record(record, where)
+            record = check_record(decode(record, where) if is_format3(record) else record, where)
             key = record_key(record)
             if key in seen:
                 raise OcgInputError(where, f"{_describe(key)} written twice (first on line {seen[key]}); "
@@ -213,8 +229,7 @@ class GenerationStore:
         prompts: dict[str, object] = {}
         fresh = [_split_prompt(r, prompts) for r in fresh]
         self.prompts.add(prompts)  # on disk before any record that names them
-        append_synced(self.path, "".join(_writable(json.dumps(r, ensure_ascii=False)) + "\n"
-                                         for r in fresh).encode("utf-8"))
+        append_synced(self.path, "".join(_line(r) for r in fresh).encode("utf-8"))
         self.done.update(record_key(r) for r in fresh)
         return len(fresh)
 
@@ -234,6 +249,7 @@ def repair_duplicates(path: str | Path) -> dict:
                 continue
             raise OcgInputError(f"{path}:{lineno}", "malformed record; repair keeps records, it "
                                                     "cannot guess this one") from None
+        record = decode(record, f"{path}:{lineno}") if is_format3(record) else record
         key = (record.get("instance_id"), record_sample(record)) if isinstance(record, dict) else None
         if key in seen:
             dropped.append({"line": lineno, "why": f"second record of {key[0]}"

@@ -6,7 +6,7 @@ import json
 
 import pandas as pd
 import pytest
-from helpers import write_generations
+from helpers import disk_record, write_generations
 
 from ocg.analysis import notebook
 from ocg.analysis.site import write_index
@@ -36,7 +36,7 @@ def run(models_file, out):
 def append_foreign(model_dir):
     """Two records appended by hand: one of a concept set not asked, one of template 5."""
     path = model_dir / "ordered.jsonl"
-    first, second = (json.loads(line) for line in path.read_text().splitlines()[:2])
+    first, second = (disk_record(line) for line in path.read_text().splitlines()[:2])
     first.update(set_id="zzz", instance_id=instance_id("ordered", first["template_id"], "zzz", first["perm_index"]))
     second.update(template_id=5, instance_id=second["instance_id"].replace(f"-t{second['template_id']}-", "-t5-"))
     with path.open("a") as fh:

@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from helpers import disk_record
 
 from ocg.errors import OcgInputError
 from ocg.generation import GenerationStore, generate, read_generations
@@ -65,7 +66,7 @@ def test_resume_writes_only_what_is_missing_and_the_same_bytes(models_file, tmp_
     path.write_bytes(b"".join(lines[:100]) + lines[100][:30])  # killed mid-write
     run(models_file, "synth-a", tmp_path)
     assert len(GenerationStore(path).done) == len(lines)
-    by_id = {json.loads(x)["instance_id"]: json.loads(x)["answer"] for x in full.splitlines()}
+    by_id = {disk_record(x)["instance_id"]: disk_record(x)["answer"] for x in full.splitlines()}
     assert {r["instance_id"]: r["answer"] for r in GenerationStore(path).records()} == by_id
 
 

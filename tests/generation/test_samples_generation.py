@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import disk_record
 
 from ocg.errors import OcgInputError
 from ocg.generation import GenerationStore, generate, read_generations
@@ -63,7 +64,7 @@ def test_kill_9_in_sample_1_and_resume_equals_an_uninterrupted_run(models_file, 
     killed = subprocess.run([sys.executable, str(INTERRUPT), "fsync:5", *args], env=env, capture_output=True)
     assert killed.returncode == -signal.SIGKILL
     cut = tmp_path / "cut" / "synth" / "ordered.jsonl"
-    on_disk = [json.loads(x) for x in cut.read_text().splitlines()]
+    on_disk = [disk_record(x) for x in cut.read_text().splitlines()]
     assert 48 < len(on_disk) < 96 and {r["sample"] for r in on_disk} == {0, 1}  # killed inside sample 1
     assert json.loads((cut.parent / "run_card.json").read_text())["status"] == "running"
     with cut.open("a") as fh:
@@ -82,7 +83,7 @@ def test_a_missing_sample_counts_as_missing_and_greedy_cannot_join_a_sampled_dir
     model_dir = run(models_file, tmp_path, samples=2, sampling=SAMPLING)
     path = model_dir / "ordered.jsonl"
     lines = path.read_bytes().splitlines(keepends=True)
-    path.write_bytes(b"".join(x for x in lines if json.loads(x)["sample"] == 0 or json.loads(x)["perm_index"]))
+    path.write_bytes(b"".join(x for x in lines if disk_record(x)["sample"] == 0 or disk_record(x)["perm_index"]))
     block, _ = check_model_dir(model_dir, read_generations(model_dir))
     assert block["missing"] == 2 and block["asked"] == len(lines)  # perm 0 of two sets, sample 1
     with pytest.raises(OcgInputError, match="setting 'sampling' was .* now None"):

@@ -6,6 +6,7 @@ import json
 import os
 
 import pytest
+from helpers import disk_record
 
 from ocg.errors import OcgInputError
 from ocg.generation import GenerationStore, appending, generate, read_generations
@@ -35,7 +36,7 @@ def test_each_prompt_is_stored_once_and_records_read_as_they_were_given(tmp_path
     given[-1]["instance_id"] = "ordered-t1-s-p0"
     store = GenerationStore(store_path)
     assert store.append(given[:8]) == 8 and store.append(given) == len(given) - 8
-    on_disk = [json.loads(line) for line in store_path.read_text().splitlines()]
+    on_disk = [disk_record(line) for line in store_path.read_text().splitlines()]
     assert all("prompt" not in r and len(r["prompt_sha256"]) == 64 for r in on_disk)
     stored = prompt_lines(ModelGenerations(tmp_path / "m").store("ordered", prompts=True))
     assert len(stored) == 7 == len({r["prompt_sha256"] for r in given})  # 6 texts shared by 3 samples, 1 message list

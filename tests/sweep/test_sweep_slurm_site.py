@@ -11,6 +11,7 @@ import time
 
 import pytest
 import yaml
+from helpers import disk_record
 from slurm_cluster import cluster_for_test
 from test_api_backend import ScriptedServer, ok_body
 from test_sweep_site import replay_models
@@ -131,7 +132,7 @@ def test_a_task_at_its_time_limit_requeues_itself_and_resumes(tmp_path, site_slu
     assert [r["status"] for r in card["runs"]][-2:] == ["interrupted", "complete"], card["runs"]
     first, second = card["runs"][-2:]
     assert 0 < first["todo"] == 48 and 0 < second["todo"] < 48  # the second start resumed
-    ids = [json.loads(line)["instance_id"] for f in ("original", "ordered")
+    ids = [disk_record(line)["instance_id"] for f in ("original", "ordered")
            for line in (out / "generations" / "api" / f"{f}.jsonl").read_text().splitlines()]
     assert len(ids) == 48 == len(set(ids))
     assert [s for _, s, _ in status_table(load_sweep(path))] == ["done"]
