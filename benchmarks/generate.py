@@ -1,7 +1,8 @@
 """Tokens/s of the embedded model's generation paths, each beside the path before issue 35, in one run.
 
     .venv/bin/python benchmarks/generate.py [--model smollm2-135m-instruct] [--prompts N]
-        [--conditions ordered,...] [--variants batch48,...] [--rounds R] [--threads T] [--save FILE]
+        [--conditions ordered,...] [--variants batch48,...] [--previous-stack .venv-tf4/bin/python]
+        [--rounds R] [--threads T] [--save FILE]
 
 The prompts are the demo's (params/runs/demo.yaml: 432 per model; `--conditions` keeps some of its
 conditions, `--prompts` a seeded sample), each condition planned into batches as `ocg generate`
@@ -16,7 +17,12 @@ robin, `--rounds` times (medians printed), so load that comes and goes hits all 
 ratio to today's, the generation time of the prompts and its ratio, and how many answers differ from
 today's (a cache or compile variant at batch 16 runs the same batches: any difference is its
 arithmetic, not batching). CPU seconds of the process are printed beside wall seconds: on a loaded
-machine, with `--threads 1`, they are the steadier measure (two threads there spin on each other)."""
+machine, with `--threads 1`, they are the steadier measure (two threads there spin on each other).
+
+The path before issue 35 also ran on transformers 4.57; the default stack is now transformers 5.
+`--previous-stack PYTHON` (.venv-tf4's, `make install-tf4`) runs today's variant there too, in a
+subprocess each round on the same prompts (`today@4.57.6`), and every ratio is then to it; `today`
+is then today's settings on this stack."""
 
 from __future__ import annotations
 
@@ -24,7 +30,10 @@ import argparse
 import dataclasses
 import json
 import statistics
+import subprocess
+import tempfile
 import time
+from pathlib import Path
 
 from ocg.generation import plan_batches, select_instances
 from ocg.generation.hf_backend import TransformersBackend
@@ -99,6 +108,20 @@ def measure(backend: TransformersBackend, ids: list[str], prompts: list[tuple[st
             time.process_time() - cpu0)
 
 
+def previous_stack(python: str, args: argparse.Namespace) -> tuple[str, list, int, float, float]:
+    """Today's variant measured by `python` (the previous stack, e.g. .venv-tf4's transformers 4.57)
+    on the same prompts: its transformers version and what `measure` returns there."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "today.json"
+        cmd = [python, __file__, "--model", args.model, "--emit-today", str(out)]
+        for flag in ("prompts", "conditions", "threads"):
+            if getattr(args, flag):
+                cmd += [f"--{flag}", str(getattr(args, flag))]
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+        got = json.loads(out.read_text())
+    return got["transformers"], got["answers"], got["tokens"], got["seconds"], got["cpu"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="smollm2-135m-instruct")
@@ -106,15 +129,22 @@ def main() -> None:
     parser.add_argument("--conditions", default=None, help="comma-separated (default: the demo's)")
     parser.add_argument("--variants", default="today,batch48,batch144,static16,static48,entry",
                         help=f"comma-separated, from {','.join(VARIANTS)}; today's is always run")
+    parser.add_argument("--previous-stack", default=None, metavar="PYTHON",
+                        help="also run today's variant in this python (e.g. .venv-tf4/bin/python: the stack "
+                             "before issue 35) each round; every ratio is then to it")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (default: torch's)")
     parser.add_argument("--save", default=None, help="write each variant's answers here (JSON, by instance id)")
+    parser.add_argument("--emit-today", default=None, help=argparse.SUPPRESS)  # previous_stack's worker
     args = parser.parse_args()
 
     import torch
+    import transformers
     if args.threads:
         torch.set_num_threads(args.threads)
     names = ["today"] + [v for v in args.variants.split(",") if v and v != "today"]
+    if args.emit_today:
+        names = ["today"]
     unknown = sorted(set(names) - set(VARIANTS))
     if unknown:
         parser.error(f"unknown variant(s) {unknown}; known: {sorted(VARIANTS)}")
@@ -122,25 +152,38 @@ def main() -> None:
     backends = {name: make_backend(base, name) for name in names}
     ids, prompts = demo_prompts(backends["today"], args.prompts,
                                args.conditions.split(",") if args.conditions else None)
+    if args.emit_today:
+        answers, tokens, seconds, cpu = measure(backends["today"], ids, prompts)
+        Path(args.emit_today).write_text(json.dumps({"transformers": transformers.__version__, "answers": answers,
+                                                     "tokens": tokens, "seconds": seconds, "cpu": cpu}))
+        return
+    batch_of = {name: backends[name].batch_size for name in names}
     runs: dict[str, list] = {name: [] for name in names}
+    baseline = "today"
     for r in range(args.rounds):
+        if args.previous_stack:
+            version, *measured = previous_stack(args.previous_stack, args)
+            baseline = f"today@{version}"
+            runs.setdefault(baseline, []).append(tuple(measured))
+            batch_of[baseline] = VARIANTS["today"][0]
+            print(f"  round {r + 1} {baseline}: {measured[2]:.1f} s, {measured[3]:.1f} CPU s", flush=True)
         for name in names:
             runs[name].append(measure(backends[name], ids, prompts))
             print(f"  round {r + 1} {name}: {runs[name][-1][2]:.1f} s, {runs[name][-1][3]:.1f} CPU s", flush=True)
 
     print(f"model {base.name} ({base.quantization}, {base.dtype}), {len(prompts)} of the demo's prompts, "
           f"max_new_tokens={base.max_new_tokens}, torch threads {torch.get_num_threads()}, "
-          f"{args.rounds} round(s), median")
-    today_answers = runs["today"][0][0]
-    today = [statistics.median(run[k] for run in runs["today"]) for k in (2, 3)]
-    for name in names:
+          f"transformers {transformers.__version__}, {args.rounds} round(s), median; ratios to {baseline}")
+    base_answers, base_tokens = runs[baseline][0][:2]
+    ref = [statistics.median(run[k] for run in runs[baseline]) for k in (2, 3)]
+    for name in runs:
         answers, tokens = runs[name][0][:2]
         seconds, cpu = (statistics.median(run[k] for run in runs[name]) for k in (2, 3))
-        differ = sum(a != b for a, b in zip(answers, today_answers))
-        print(f"  {name:>10} (batch {backends[name].batch_size:>3}): {tokens:>6} tokens, {tokens / seconds:7.1f} tokens/s "
-              f"= {today[0] / seconds * tokens / runs['today'][0][1]:5.2f}x today's; {seconds:7.1f} s = "
-              f"{today[0] / seconds:5.2f}x faster; CPU {cpu:7.1f} s = {today[1] / cpu:5.2f}x less; "
-              f"{differ} of {len(answers)} answers differ from today's")
+        differ = sum(a != b for a, b in zip(answers, base_answers))
+        print(f"  {name:>14} (batch {batch_of[name]:>3}): {tokens:>6} tokens, {tokens / seconds:7.1f} tokens/s "
+              f"= {ref[0] / seconds * tokens / base_tokens:5.2f}x; {seconds:7.1f} s = "
+              f"{ref[0] / seconds:5.2f}x faster; CPU {cpu:7.1f} s = {ref[1] / cpu:5.2f}x less; "
+              f"{differ} of {len(answers)} answers differ from {baseline}'s")
     if args.save:
         with open(args.save, "w") as fh:
             json.dump({name: dict(zip(ids, runs[name][0][0])) for name in names}, fh, indent=1)
