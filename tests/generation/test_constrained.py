@@ -8,6 +8,7 @@ import shutil
 
 import pandas as pd
 import pytest
+from helpers import disk_record
 
 from ocg.errors import OcgInputError
 from ocg.generation import generate, read_generations
@@ -91,7 +92,7 @@ def test_a_resume_refuses_records_forced_to_another_grammar(constrained_run, tmp
     out = shutil.copytree(constrained_run.parent, tmp_path / "copy")
     store = out / constrained_run.name / "ordered_constrained.jsonl"
     lines = store.read_text().splitlines()
-    first = json.loads(lines[0])
+    first = disk_record(lines[0])  # rewritten as a format 2 line (a store reads both)
     first["grammar"] = first["grammar"].replace("{0,4}", "{0,9}")
     store.write_text("\n".join([json.dumps(first)] + lines[1:]) + "\n")
     spec = dataclasses.replace(get_model("smollm2-135m-instruct"), batch_check=0)
