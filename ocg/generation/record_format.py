@@ -24,6 +24,7 @@ from functools import cache
 from ..data.concepts import read_concept_sets
 from ..data.instances import instance_id as spell_id
 from ..errors import OcgInputError
+from ..frames import INSTANCE_KEY
 from ..io import loads_json
 from ..paths import CONCEPT_SETS_FILE
 
@@ -41,9 +42,9 @@ SHORT_TO_LONG = {s: k for k, s in LONG_TO_SHORT.items()}
 ABSENT = "z"  # the short keys of derivable fields a record does not have (rare: not one of generate's)
 ESCAPE = "~"  # an unknown field named like a short key (or "f", "z", or starting with ~) is written ~name
 # The order generate writes a record's fields in: a left-out field goes back after its predecessor here.
-CANONICAL = ["instance_id", "sample", "model", "condition", "template_id", "set_id", "perm_index", "concepts",
+CANONICAL = ["instance_id", "sample", "model", *INSTANCE_KEY, "concepts",
              "pos_pattern", "prompt", "prompt_sha256", "answer", "answer_status", "answer_source", "raw"]
-FROM_ID = ("condition", "template_id", "set_id", "perm_index")
+FROM_ID = tuple(INSTANCE_KEY)  # what an instance id spells (ocg/data/instances.py)
 FROM_SETS = ("concepts", "pos_pattern")
 DERIVABLE = (*FROM_ID, *FROM_SETS, "raw")
 # sha256 of the shipped concept sets' content (set_digest): the data format 3 derives concepts from.

@@ -165,6 +165,8 @@ def test_server_backed_sweep_on_slurm(tmp_path, slurm, monkeypatch):
     """A model task on a Slurm node starts its inference server, generates through it, stops it."""
     from test_server import no_server_left, server_entry
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub-cache"))  # transformers 5's serve answers
+    (tmp_path / "hub-cache").mkdir()  # GET /v1/models with 500 without one (test_server.py's hub_cache)
     entry = server_entry()
     entry["max_new_tokens"] = 16
     mpath = tmp_path / "models.yaml"
