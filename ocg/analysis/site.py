@@ -149,8 +149,9 @@ def _model_rows(models, generations_root, scores, failures, unfinished) -> str:
         sampled = f"; {card.sampling['samples']} samples, seeds {card.sampling['seeds']}" if card.sampling else ""
         if check and card.sampling:  # sample 0 again at batch 1, seeded from its own id: not batching alone
             batch = f"{check['differ']}/{check['checked']} of sample 0 differ at batch 1 (seeding differs too §)"
-        settings = {k: st.get(k, "–") for k in _RUN_SETTINGS}
-        settings["attention"] = _attention(st, card.backend)
+        asked, ran = st.get("attention", "auto"), card.backend.get("attention")  # a card older than it: auto
+        settings = {**{k: st.get(k, "–") for k in _RUN_SETTINGS},  # auto shows what it resolved to: auto (sdpa)
+                    "attention": f"{asked} ({ran})" if asked == "auto" and ran else asked}
         cells = [card.model_id or "–", str(card.revision or "–")[:24], *settings.values()]
         # what a reader must see comes first (status, counts, caveats); the settings may scroll off to the right
         rows.append(f"<tr><td><code>{_esc(model)}</code></td><td style='text-align:left'>{status}</td>"
@@ -168,12 +169,6 @@ def _model_rows(models, generations_root, scores, failures, unfinished) -> str:
 
 _RUN_SETTINGS = ("dtype", "attention", "quantization", "max_new_tokens", "batch_size")  # from each run card
 
-
-def _attention(settings: dict, backend: dict) -> str:
-    """The entry's attention and, for `auto`, what it resolved to (`auto (sdpa)`); a card older
-    than the setting ran transformers' choice, auto."""
-    asked, ran = settings.get("attention", "auto"), backend.get("attention")
-    return f"{asked} ({ran})" if asked == "auto" and ran else asked
 
 
 def _warnings(scores: dict, scores_root, scored: list[str], report_dir: Path) -> str:
