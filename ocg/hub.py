@@ -56,11 +56,11 @@ def revision(model: str, ref: str | None = None) -> str | None:
     return Path(found).parent.name if isinstance(found, str) else None
 
 
-def loaded_revision(config, model: str, ref: str | None = None) -> str | None:
+def loaded_revision(config, model: str) -> str | None:
     """The revision of weights just loaded: the hub commit transformers records on the config
     (4.x does; 5.x not when loading offline from the cache), else the cache's, else a local
     directory's content hash."""
-    return (None if os.path.isdir(model) else getattr(config, "_commit_hash", None)) or revision(model, ref)
+    return (None if os.path.isdir(model) else getattr(config, "_commit_hash", None)) or revision(model)
 
 
 @lru_cache(maxsize=16)

@@ -4,13 +4,13 @@ import json
 
 from ocg.data.instances import instance_id
 from ocg.generation import GenerationStore
-from ocg.generation.record_format import decode, is_format3
+from ocg.generation.record_format import read_record
 
 
 def disk_record(line):
     """One store line as the store reads it (format 3 decoded), its prompt left in the prompt file."""
     obj = json.loads(line)
-    return decode(obj, "a store line") if is_format3(obj) else obj
+    return read_record(obj, "a store line")
 
 
 def write_generations(root, model, rows, condition="ordered"):

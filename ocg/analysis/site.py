@@ -170,7 +170,6 @@ def _model_rows(models, generations_root, scores, failures, unfinished) -> str:
 _RUN_SETTINGS = ("dtype", "attention", "quantization", "max_new_tokens", "batch_size")  # from each run card
 
 
-
 def _warnings(scores: dict, scores_root, scored: list[str], report_dir: Path) -> str:
     """Incomplete generations and different instance sets, as the tables saw them."""
     lines = scores.get("incomplete", []) + (tables_note(instance_keys([ModelScores.of(m, scores_root).folder for m in scored]))

@@ -155,6 +155,11 @@ def is_format3(obj) -> bool:
     return isinstance(obj, dict) and MARKER in obj
 
 
+def read_record(obj, where: str):
+    """Any store line's object as the record it holds: format 3 decoded, formats 1 and 2 as they are."""
+    return decode(obj, where) if is_format3(obj) else obj
+
+
 def decode(obj: dict, where: str) -> dict:
     """The record a format 3 line holds (fields in the order written), or an error naming `where`."""
     if obj.get(MARKER) != FORMAT:

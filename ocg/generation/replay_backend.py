@@ -20,7 +20,7 @@ from ..io import loads_json
 from ..models import ModelSpec
 from ..paths import PROJECT_ROOT
 from .chat import MessagePrompts
-from .record_format import decode, is_format3
+from .record_format import read_record
 from .synthetic import WRITER_VERSION, model_rates, write_answer
 
 
@@ -48,7 +48,7 @@ def read_answers(path: Path, field: str = "replay.file") -> dict[tuple[str, int]
                 record = loads_json(line)
             except ValueError as exc:
                 raise OcgInputError(where, f"not JSON ({exc.msg}); expected one object per line") from None
-            record = decode(record, where) if is_format3(record) else record
+            record = read_record(record, where)
             if not isinstance(record, dict) or not isinstance(record.get("instance_id"), str):
                 raise OcgInputError(where, "expected an object with a string 'instance_id'")
             answer = record.get("answer", record.get("raw"))

@@ -35,7 +35,7 @@ from ..layout import ModelGenerations
 from .appending import append_synced, cut_to
 from .chat import prompt_sha256
 from .prompt_file import PromptFile
-from .record_format import MARKER, decode, encode, is_format3
+from .record_format import MARKER, encode, read_record
 
 STORE_FORMAT = 3  # 1: every record with its prompt inline; 2: prompts once, in the prompt file;
 # 3: as 2, in short keys without the derivable fields (record_format.py)
@@ -194,7 +194,7 @@ class GenerationStore:
                     break  # torn tail: repaired before the next write
                 raise OcgInputError(where, "malformed record (not a torn last line): the file was "
                                            "edited or corrupted") from None
-            record = check_record(decode(record, where) if is_format3(record) else record, where)
+            record = check_record(read_record(record, where), where)
             key = record_key(record)
             if key in seen:
                 raise OcgInputError(where, f"{_describe(key)} written twice (first on line {seen[key]}); "
@@ -249,7 +249,7 @@ def repair_duplicates(path: str | Path) -> dict:
                 continue
             raise OcgInputError(f"{path}:{lineno}", "malformed record; repair keeps records, it "
                                                     "cannot guess this one") from None
-        record = decode(record, f"{path}:{lineno}") if is_format3(record) else record
+        record = read_record(record, f"{path}:{lineno}")
         key = (record.get("instance_id"), record_sample(record)) if isinstance(record, dict) else None
         if key in seen:
             dropped.append({"line": lineno, "why": f"second record of {key[0]}"
