@@ -37,6 +37,17 @@ def scored_run(tmp_path_factory):
     return build
 
 
+# `make test` runs the tests in two processes (pytest-xdist, `--dist loadgroup`); every throwaway Slurm
+# cluster (tests/slurm_cluster.py) binds Slurm's default ports, so the tests that start one share a process.
+CLUSTER_FIXTURES = {"slurm", "site_slurm"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if CLUSTER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.xdist_group("slurm-cluster"))
+
+
 @pytest.fixture
 def outputs(tmp_path, monkeypatch):
     """An empty outputs/ root for the test (OCG_OUTPUTS), so tests never touch the real one."""
