@@ -56,7 +56,7 @@ test: $(STAMP)
 .PHONY: test-fast
 test-fast: $(STAMP)
 	$(VENV)/bin/ruff check ocg tests benchmarks
-	$(PY) -m pytest -m "not slow" $(PYTEST_ARGS)
+	$(PY) -m pytest -m "not slow" -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 install: $(STAMP)
 

@@ -24,6 +24,7 @@ least 20x faster; (1b) under 20 s (docs/METHODS.md, "Five concepts and sampled p
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import resource
@@ -149,11 +150,12 @@ def score_workload(root: Path, label: str, target: str, pipeline: str, **workloa
 
 
 SCORE_ONCE = """import sys, time
+import ocg
 from ocg.scoring import score_model
 t = time.perf_counter()
 score_model(sys.argv[1], metrics=["coverage", "pbleu", "distinct", "diverse"], out_dir=sys.argv[2], progress=False,
             spacy_pipeline=sys.argv[3])
-print(time.perf_counter() - t)
+print(ocg.__file__, time.perf_counter() - t)
 """
 
 
@@ -161,10 +163,28 @@ def timed_scoring(code: Path, model_dir: Path, out: Path, pipeline: str) -> tupl
     """(wall, CPU) seconds of `score_model` over model_dir by the ocg package under `code`, in a fresh
     process (CPU: that process and its workers)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # cwd: `python -c` puts the working directory first on sys.path, before PYTHONPATH; run from the
+    # checkout, it would import this checkout's ocg whatever `code` says. The ocg imported is checked.
     done = subprocess.run([sys.executable, "-c", SCORE_ONCE, str(model_dir), str(out), pipeline], check=True,
-                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(code)})
+                          capture_output=True, text=True, cwd=out.parent, env={**os.environ, "PYTHONPATH": str(code)})
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return float(done.stdout.split()[-1]), (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    imported, seconds = done.stdout.split()[-2:]
+    if Path(imported).resolve() != (code / "ocg" / "__init__.py").resolve():
+        raise RuntimeError(f"scoring under {code} imported {imported}")
+    return float(seconds), (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+
+
+def plain_copy(model_dir: Path, to: Path) -> Path:
+    """The stores of model_dir with each record as a whole JSON object (format 2, no prompts to
+    keep): what code from before store format 3 reads too."""
+    from ocg.generation.record_format import read_record
+    from ocg.io import loads_json
+    to.mkdir(parents=True)
+    for store in model_dir.glob("*.jsonl"):
+        with open(store, encoding="utf-8") as lines, open(to / store.name, "w", encoding="utf-8") as out:
+            for n, line in enumerate(lines, 1):
+                out.write(json.dumps(read_record(loads_json(line), f"{store}:{n}"), ensure_ascii=False) + "\n")
+    return to
 
 
 def compare_with_previous(tmp: Path, revision: str, pipeline: str) -> None:
@@ -174,7 +194,7 @@ def compare_with_previous(tmp: Path, revision: str, pipeline: str) -> None:
     subprocess.run(["git", "-C", str(root), "archive", "-o", str(archive), revision], check=True)
     with tarfile.open(archive) as tar:
         tar.extractall(tmp / "previous", filter="data")
-    model_dir = ModelGenerations.of("bench-model", tmp / "n4").folder
+    model_dir = plain_copy(ModelGenerations.of("bench-model", tmp / "n4").folder, tmp / "plain" / "bench-model")
     now = timed_scoring(root, model_dir, tmp / "now", pipeline)
     before = timed_scoring(tmp / "previous", model_dir, tmp / "before", pipeline)
     print(f"1 vs {revision}: this checkout {now[0]:.1f} s wall, {now[1]:.1f} s CPU; {revision} {before[0]:.1f} s wall, "
