@@ -136,6 +136,21 @@ def _poll(base_url: str, key: str, where: str, key_env: str | None) -> tuple[obj
     return resp, None
 
 
+def _startup_hint(shown: list[str], last_answer: str) -> str:
+    """Why `transformers serve` answers 500 to every poll, where that is the likely cause: on
+    transformers 5 its GET /v1/models lists the local hub cache, and fails while that folder is
+    missing (README, "Two stacks")."""
+    if Path(shown[0]).name != "transformers" or shown[1:2] != ["serve"] or not last_answer.startswith("HTTP 500"):
+        return ""
+    from huggingface_hub import constants  # the folder as the hub (and so the server) reads it
+
+    cache = Path(constants.HF_HUB_CACHE)
+    if cache.is_dir():
+        return ""
+    return (f"; transformers serve answers that while its hub cache folder {cache} does not exist: "
+            "create it, or set HF_HUB_CACHE to an existing folder")
+
+
 @contextmanager
 def running_server(spec, log_path: Path, key: str = "") -> Iterator[dict]:
     """Start the entry's server, wait until it answers, yield what the run card records; stop it."""
@@ -173,7 +188,7 @@ def running_server(spec, log_path: Path, key: str = "") -> Iterator[dict]:
                 raise ServerError(f"the server exited with status {proc.returncode} before answering "
                                   f"({' '.join(shown)}); log {log_path}:\n{_tail(log_path)}")
             if time.monotonic() > deadline:
-                last = f" (its last answer: {other})" if other else ""
+                last = f" (its last answer: {other}{_startup_hint(shown, other)})" if other else ""
                 raise ServerError(f"the server did not answer {base_url}/models with HTTP 200 within "
                                   f"{server.get('startup_timeout_s', 600)} s{last}; log {log_path}:\n{_tail(log_path)}")
             listed, now = _poll(base_url, key, where, spec.api.get("key_env"))

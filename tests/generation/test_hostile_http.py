@@ -319,6 +319,42 @@ def test_a_readiness_poll_answered_with_another_status_names_it(tmp_path, capsys
     assert "did not answer" in err and "with HTTP 200 within 3 s (its last answer: HTTP 404" in err, err
 
 
+FAILING_SERVE = r"""
+import sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+class H(BaseHTTPRequestHandler):
+    def log_message(self, *a): pass
+    def do_GET(self):  # as transformers 5's serve while its hub cache folder is missing
+        self.send_response(500); self.send_header("Content-Length", "21"); self.end_headers()
+        self.wfile.write(b"Internal Server Error")
+HTTPServer(("127.0.0.1", int(sys.argv[sys.argv.index("--port") + 1])), H).serve_forever()
+"""
+
+
+@pytest.mark.parametrize("program, cache_exists, hinted", [("transformers", False, True),
+                                                           ("transformers", True, False),
+                                                           ("vllm", False, False)])
+def test_a_serve_answering_500_without_a_hub_cache_folder_is_told_so(tmp_path, capsys, monkeypatch,
+                                                                       program, cache_exists, hinted):
+    from huggingface_hub import constants
+
+    cache = tmp_path / "hub-cache"
+    if cache_exists:
+        cache.mkdir()
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+    fake = tmp_path / "bin" / program
+    fake.parent.mkdir()
+    fake.write_text(f"#!{sys.executable}\n{FAILING_SERVE}")
+    fake.chmod(0o755)
+    entry = {"id": "served", "backend": "openai", "max_new_tokens": 32,
+             "api": {"base_url": "http://127.0.0.1:{port}/v1", "max_retries": 0,
+                     "server": {"command": f"{fake} serve served --port {{port}}", "startup_timeout_s": 2}}}
+    code, err = generate(tmp_path, capsys, entry)
+    assert code == 1 and "(its last answer: HTTP 500: 'Internal Server Error'" in err, err
+    hint = f"transformers serve answers that while its hub cache folder {cache} does not exist: create it"
+    assert (hint in err) == hinted, err
+
+
 def test_a_readiness_poll_that_echoes_the_key_at_the_excerpts_edge_leaks_no_part(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("OCG_HTTP_KEY", KEY)
     code, err = generate(tmp_path, capsys, server_entry(tmp_path, "--mode echo404", startup_timeout_s=3))
