@@ -30,12 +30,15 @@ def test_a_tiny_cpu_run_prints_the_table_without_the_missing_packages(tmp_path):
     lines = done.stdout.splitlines()
     header = next(i for i, line in enumerate(lines) if line.startswith("| setting |"))
     columns = [c.strip() for c in lines[header].strip("|").split("|")]
-    assert columns == ["setting", "device", "prompts", "batch", "answers/s batched", "answers/s batch 1", "speed-up",
-                       "differ batched vs 1", "perplexity median (ocg)", "perplexity texts/s", "seconds"]
+    assert columns == ["setting", "device", "prompts", "batch", "answers/s batched", "answers/s batched again",
+                       "answers/s batch 1", "speed-up", "differ batched vs 1", "differ batched twice",
+                       "perplexity median (ocg)", "perplexity texts/s", "seconds"]
     rows = [[c.strip() for c in line.strip("|").split("|")] for line in lines[header + 2:] if line.startswith("|")]
     assert [r[:4] for r in rows] == [["bfloat16", "cpu", "8", "4"]]  # no 4-bit row on the CPU
     row = dict(zip(columns, rows[0]))
     assert float(row["answers/s batched"]) > 0 and float(row["answers/s batch 1"]) > 0
     assert re.fullmatch(r"[0-8] of 8 \(\d+%\)", row["differ batched vs 1"])
+    assert float(row["answers/s batched again"]) > 0
+    assert row["differ batched twice"] == "0 of 8"  # greedy on the CPU: the same batches give the same answers
     assert float(row["perplexity median (ocg)"]) > 1
     assert lines[-1] == "imported: []"
