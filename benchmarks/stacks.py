@@ -1,4 +1,4 @@
-"""What differs in the embedded model's answers between the two stacks (README, "Two stacks").
+"""What differs in the embedded model's answers between the two stacks (docs/developing.md, "Two stacks").
 
     .venv/bin/python benchmarks/stacks.py [--other .venv-tf4/bin/python] [--conditions ordered]
         [--prompts N] [--variants entry,batch1]

@@ -1,4 +1,5 @@
-"""The README's ad hoc analysis block runs as written: load, tweak an aggregation, plot."""
+"""The guides' blocks run as written: the user guide's ad hoc analysis (load, tweak an aggregation,
+plot) and the adding-a-model recipe."""
 
 import re
 
@@ -10,8 +11,12 @@ from ocg.paths import PROJECT_ROOT
 from ocg.scoring import score_model
 
 
+USER_GUIDE = PROJECT_ROOT / "docs" / "user-guide.md"
+MODEL_GUIDE = PROJECT_ROOT / "docs" / "adding-a-model.md"
+
+
 def readme_block(heading: str) -> str:
-    section = (PROJECT_ROOT / "README.md").read_text().split(f"## {heading}\n", 1)[1].split("\n## ", 1)[0]
+    section = USER_GUIDE.read_text().split(f"## {heading}\n", 1)[1].split("\n## ", 1)[0]
     return re.search(r"```python\n(.*?)```", section, re.S).group(1)
 
 
@@ -30,7 +35,7 @@ def test_the_ad_hoc_block_runs_as_written(tmp_path, monkeypatch):
                     progress=False)
     monkeypatch.chdir(tmp_path)
     scope = {}
-    exec(compile(readme_block("Notebooks in JupyterLab"), "README.md", "exec"), scope)
+    exec(compile(readme_block("Notebooks in JupyterLab"), str(USER_GUIDE), "exec"), scope)
     summary, median = scope["summary"], scope["table1_median"]
     # the tweak is what it says: the median over templates 0-2 of each model's per-template value
     s = summary[(summary.condition == "ordered") & summary.template_id.isin([0, 1, 2])]
@@ -46,7 +51,7 @@ def test_the_ad_hoc_block_runs_as_written(tmp_path, monkeypatch):
 
 
 def recipe_blocks() -> list[tuple[str, str]]:
-    section = (PROJECT_ROOT / "README.md").read_text().split("## Add a model to a run and its report\n", 1)[1]
+    section = MODEL_GUIDE.read_text().split("## Add a model to a run and its report\n", 1)[1]
     section = section.split("\n## ", 1)[0]
     return re.findall(r"```(yaml|bash)\n(.*?)```", section, re.S)
 

@@ -73,7 +73,7 @@ def _with_delta(value: pd.DataFrame, base: pd.DataFrame, delta_name: str) -> pd.
 
 def table1(summary: pd.DataFrame, over="mean", template_ids=None) -> pd.DataFrame:
     """Zero-shot `ordered`, template-averaged, with the difference from `original`. `over` and
-    `template_ids` change the aggregation and the templates (README, "Notebooks in JupyterLab");
+    `template_ids` change the aggregation and the templates (docs/user-guide.md, "Notebooks in JupyterLab");
     a template the run lacks is refused."""
     template_ids = _check_templates(summary, ("ordered", "original"), template_ids)
     return _with_delta(_reported("table1", _template_average(summary, "ordered", template_ids, over)),

@@ -139,7 +139,7 @@ def _poll(base_url: str, key: str, where: str, key_env: str | None) -> tuple[obj
 def _startup_hint(shown: list[str], last_answer: str) -> str:
     """Why `transformers serve` answers 500 to every poll, where that is the likely cause: on
     transformers 5 its GET /v1/models lists the local hub cache, and fails while that folder is
-    missing (README, "Two stacks")."""
+    missing (docs/developing.md, "Two stacks")."""
     if Path(shown[0]).name != "transformers" or shown[1:2] != ["serve"] or not last_answer.startswith("HTTP 500"):
         return ""
     from huggingface_hub import constants  # the folder as the hub (and so the server) reads it

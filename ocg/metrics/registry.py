@@ -13,7 +13,7 @@ every row of the paper's Table 1 satisfies OR = w/ / w/o), a share per POS patte
 the bootstrap over concept sets.
 
 The six families of the paper are declared here, in the paper's column order. Another one is
-declared where its scoring Family is (README, "Adding a metric"): `declare` adds it here, and
+declared where its scoring Family is (docs/developing.md, "Adding a metric"): `declare` adds it here, and
 every reader asks at call time (`metrics()`, `metric()`, `in_table()`), so it is seen everywhere.
 """
 

@@ -25,7 +25,7 @@ def load_scoring_config(path: str | Path = SCORING_FILE, **overrides) -> dict:
 
 
 def check_metrics(metrics, where: str) -> list[str]:
-    known = list(FAMILIES)  # at call time: a family added after import counts (README, "Adding a metric")
+    known = list(FAMILIES)  # at call time: a family added after import counts (docs/developing.md, "Adding a metric")
     if not isinstance(metrics, (list, tuple)) or not metrics:
         raise OcgInputError(where, f"got {metrics!r}; expected a list of metrics from {known}")
     unknown = sorted({m for m in metrics if m not in known}, key=str)

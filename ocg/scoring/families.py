@@ -13,7 +13,7 @@ functions). The version is part of the family's key, so a new version makes stor
 stale and keeps models scored by different code out of one table. A change to that code must
 bump the version: tests/scoring/test_family_versions.py compares `code_digest` with a recorded one.
 
-Adding a metric: one Family here, its `reported` declared inline (README, "Adding a metric");
+Adding a metric: one Family here, its `reported` declared inline (docs/developing.md, "Adding a metric");
 the paper's six families declare theirs in ocg/metrics/registry.py, below scoring, where
 metrics/statistics.py reads them.
 """

@@ -1,6 +1,6 @@
 """Each metric declared once (ocg/metrics/registry.py, held by ocg/scoring/families.py): every
 summed statistic, every ratio and every scoring family's signature come from the declarations,
-and a family added at runtime (the README's example) is scored, summarised and tabled."""
+and a family added at runtime (docs/developing.md's example) is scored, summarised and tabled."""
 
 import importlib
 import re
@@ -18,7 +18,7 @@ from ocg.records import Signature
 from ocg.scoring import score_model
 from ocg.scoring.families import FAMILIES, Family
 
-README = Path(__file__).parent.parent.parent / "README.md"
+README = Path(__file__).parent.parent.parent / "docs" / "developing.md"
 
 
 def test_every_summed_column_comes_from_a_declaration_and_every_metric_from_statistics():
@@ -54,7 +54,7 @@ def test_every_scoring_family_holds_its_declaration_and_a_wrong_one_is_refused()
 
 @pytest.fixture
 def readme_family(tmp_path, monkeypatch):
-    """The README's "Adding a metric" block as a module, imported (and taken out again after)."""
+    """docs/developing.md's "Adding a metric" block as a module, imported (and taken out again after)."""
     section = README.read_text().split("## Adding a metric", 1)[1]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     (tmp_path / "readme_long_metric.py").write_text(code)
