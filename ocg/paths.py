@@ -16,7 +16,8 @@ PACKAGE_DATA = Path(__file__).resolve().parent / "data"
 CONCEPT_SETS_FILE = PACKAGE_DATA / "commongen_lite_concept_sets.jsonl"
 PAPER_TABLES_DIR = PACKAGE_DATA / "paper"
 
-PARAMS_DIR = PROJECT_ROOT / "params"
+# params/ of the checkout; an installed wheel (no checkout) carries it as the package ocg/params
+PARAMS_DIR = PROJECT_ROOT / "params" if (PROJECT_ROOT / "params").is_dir() else Path(__file__).resolve().parent / "params"
 TEMPLATES_FILE = PARAMS_DIR / "templates.yaml"
 NOTEBOOKS_DIR = PROJECT_ROOT / "notebooks"
 

@@ -1,9 +1,10 @@
-"""Score tables checked on read against docs/DATA.md, the data dictionary (its one source).
+"""Score tables checked on read against the frames' columns (ocg/scoring/frame_columns.py, from
+which docs/DATA.md's tables are generated).
 
 A signature proves that a table is the one written with it, not that it is right: a table
 edited by hand and resealed (a fresh signature over the new bytes) would reach Table 1 with a
 column missing (NaN), another model's name (silently dropped), an `in_order` of 7 or an answer
-twice. Each table read is checked for the columns DATA.md lists as always there (and those of
+twice. Each table read is checked for the columns listed as always there (and those of
 the families its signature scored), their types and ranges ("bool", "int", "str", "fraction
 0-1", "% 0-100", ...), the model's name and its key's uniqueness: vectorised, list columns not
 opened, an error naming the file and column.
@@ -21,9 +22,7 @@ from ..errors import OcgInputError, shown
 from ..frames import GROUP_KEYS, SAMPLE, SUMMARY_KEYS
 from ..metrics.coverage import MATCHING_RULES
 from ..metrics.degenerate import FLAG_COLUMNS
-from ..paths import PROJECT_ROOT
-
-DATA_FILE = PROJECT_ROOT / "docs" / "DATA.md"
+from .frame_columns import TABLES
 KEYS = {"answers": ["instance_id", SAMPLE], "groups": [*GROUP_KEYS, SAMPLE],
         "summary": SUMMARY_KEYS}  # "sample" where the run had samples
 ADDED_ON_READ = {"concept_words", "template"}  # load_scores adds them (results.readable)
@@ -31,23 +30,21 @@ ADDED_ON_READ = {"concept_words", "template"}  # load_scores adds them (results.
 
 @lru_cache(maxsize=1)
 def columns() -> dict[str, dict[str, tuple[str, str]]]:
-    """table -> column -> (when, type and unit), as docs/DATA.md lists them, `<rule>` and
-    `<flag>` expanded (`<metric>_sample_sd`, "as the metric", is left out)."""
-    text = DATA_FILE.read_text(encoding="utf-8")
+    """table -> column -> (when, type and unit), `<rule>` and `<flag>` expanded
+    (`<metric>_sample_sd`, "as the metric", is left out)."""
     out = {}
     for table in KEYS:
-        section = text.split(f"## {table}\n", 1)[1].split("\n## ", 1)[0]
         rows = {}
-        for name, when, kind in re.findall(r"^\| `([^`]+)` \| ([^|]+?) \| ([^|]+?) \|", section, re.M):
-            for rule in MATCHING_RULES if "<rule>" in name else [None]:
-                for flag in FLAG_COLUMNS if "<flag>" in name else [None]:
-                    rows[name.replace("<rule>", rule or "").replace("<flag>", flag or "")] = (when, kind)
+        for col in TABLES[table]:
+            for rule in MATCHING_RULES if "<rule>" in col.name else [None]:
+                for flag in FLAG_COLUMNS if "<flag>" in col.name else [None]:
+                    rows[col.name.replace("<rule>", rule or "").replace("<flag>", flag or "")] = (col.when, col.kind)
         out[table] = {n: v for n, v in rows.items() if "<" not in n}
     return out
 
 
 def _problem(column: pd.Series, kind: str) -> str | None:
-    """Why `column` is not of the type (and range) DATA.md gives, or None."""
+    """Why `column` is not of the type (and range) its row gives, or None."""
     types = pd.api.types
     if kind == "bool":
         return None if types.is_bool_dtype(column) else f"expected bool, got {column.dtype}"
@@ -75,7 +72,7 @@ def _problem(column: pd.Series, kind: str) -> str | None:
 
 
 def check_table(path: Path, table: str, frame: pd.DataFrame, model: str, families: set[str]) -> None:
-    """An error naming `path` and the column unless `frame` is a `table` of `model` as DATA.md says."""
+    """An error naming `path` and the column unless `frame` is a `table` of `model` as its columns say."""
     where = str(path)
     if frame.empty:
         raise OcgInputError(where, "no rows; a score set holds at least one answer, group and summary row")

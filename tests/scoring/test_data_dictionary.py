@@ -89,3 +89,27 @@ def test_the_check_on_read_knows_every_documented_column(frame):
     assert set(checked) == {c for c in documented(frame) if not c.endswith("_sample_sd")}
     assert {when for when, _ in checked.values()} >= {"always"}
     assert all(kind.strip() for _, kind in checked.values())
+
+
+def test_data_md_frame_tables_are_generated_from_the_code():
+    """docs/DATA.md's three frame tables are what ocg/scoring/frame_columns.py generates
+    (`python -m ocg.scoring.frame_columns` rewrites them): the schema lives in code, the doc follows."""
+    from ocg.scoring.frame_columns import current_text
+    text = (PROJECT_ROOT / "docs" / "DATA.md").read_text()
+    assert current_text(text) == text, "docs/DATA.md is stale: run `python -m ocg.scoring.frame_columns`"
+
+
+def test_the_check_on_read_works_outside_a_checkout(tmp_path):
+    """No document is read at run time: the package copied alone (no docs/ beside it) still
+    knows every column it checks."""
+    import shutil
+    import subprocess
+    import sys
+    shutil.copytree(PROJECT_ROOT / "ocg", tmp_path / "site" / "ocg", ignore=shutil.ignore_patterns("__pycache__"))
+    code = ("import ocg, ocg.scoring.dictionary as d; assert ocg.__file__.startswith(%r), ocg.__file__; "
+            "print(len(d.columns()['answers']))" % str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                         env={"PYTHONPATH": str(tmp_path / "site"), "PATH": "/usr/bin:/bin"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    from ocg.scoring.dictionary import columns
+    assert int(out.stdout) == len(columns()["answers"])
