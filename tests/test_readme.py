@@ -10,7 +10,6 @@ from helpers import write_generations
 from ocg.paths import PROJECT_ROOT
 from ocg.scoring import score_model
 
-
 USER_GUIDE = PROJECT_ROOT / "docs" / "user-guide.md"
 MODEL_GUIDE = PROJECT_ROOT / "docs" / "adding-a-model.md"
 

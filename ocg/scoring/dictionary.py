@@ -23,6 +23,7 @@ from ..frames import GROUP_KEYS, SAMPLE, SUMMARY_KEYS
 from ..metrics.coverage import MATCHING_RULES
 from ..metrics.degenerate import FLAG_COLUMNS
 from .frame_columns import TABLES
+
 KEYS = {"answers": ["instance_id", SAMPLE], "groups": [*GROUP_KEYS, SAMPLE],
         "summary": SUMMARY_KEYS}  # "sample" where the run had samples
 ADDED_ON_READ = {"concept_words", "template"}  # load_scores adds them (results.readable)

@@ -106,8 +106,8 @@ def test_the_check_on_read_works_outside_a_checkout(tmp_path):
     import subprocess
     import sys
     shutil.copytree(PROJECT_ROOT / "ocg", tmp_path / "site" / "ocg", ignore=shutil.ignore_patterns("__pycache__"))
-    code = ("import ocg, ocg.scoring.dictionary as d; assert ocg.__file__.startswith(%r), ocg.__file__; "
-            "print(len(d.columns()['answers']))" % str(tmp_path))
+    code = (f"import ocg, ocg.scoring.dictionary as d; assert ocg.__file__.startswith({str(tmp_path)!r}), ocg.__file__; "
+            "print(len(d.columns()['answers']))")
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
                          env={"PYTHONPATH": str(tmp_path / "site"), "PATH": "/usr/bin:/bin"})
     assert out.returncode == 0, out.stderr[-2000:]
