@@ -16,15 +16,11 @@ KERNEL := ocg
 # those that only re-test ocg's process handling (kill/resume, a second writer, a sweep through a
 # server) or its determinism (two runs, identical records); perplexity (lmppl, the paper's tool,
 # beside ocg's own), pBLEURT compared with .venv's transformers 5 (OCG_CROSS_STACK_PYTHON), and the
-# GPU check on the CPU. OCG_EXPECT_TRANSFORMERS makes the session refuse another major version and
+# GPU check on the CPU: the test files marked `tf4` (pyproject.toml). OCG_EXPECT_TRANSFORMERS makes the session refuse another major version and
 # fail on any skipped test (tests/conftest.py).
 VENV4 := .venv-tf4
 PY4 := $(VENV4)/bin/python
 STAMP4 := $(VENV4)/.ocg-installed
-TF4_TESTS := tests/generation/test_generation.py tests/generation/test_embedded.py tests/generation/test_chat_templates.py \
-	tests/inputs/test_models.py tests/generation/test_server.py tests/scoring/test_scoring.py tests/scoring/test_neural_caches.py \
-	tests/running/test_notebooks.py tests/test_environment.py tests/metrics/test_perplexity_impl.py \
-	tests/metrics/test_bleurt_compat.py tests/test_gpu_check.py
 TF4_DESELECT := not test_kill_and_resume_equals_uninterrupted and not test_a_second_writer_is_refused_at_once \
 	and not test_a_server_killed_mid_run_then_a_resume and not test_server_backed_sweep_runs_locally \
 	and not test_two_runs_give_identical_records
@@ -37,10 +33,11 @@ TF4_DESELECT := not test_kill_and_resume_equals_uninterrupted and not test_a_sec
 # they only fight over them, measured slower). PYTEST_WORKERS=0 runs the first tier in one process too
 # (e.g. for --pdb). A tier PYTEST_ARGS leaves empty (pytest's exit 5) is not a failure unless both are.
 PYTEST_WORKERS ?= 2
+# $(3): a marker expression the tiers narrow further (e.g. "tf4 and ").
 define two_tiers
-	fast=0; $(1) -m pytest -m "not slow" -n $(PYTEST_WORKERS) --dist loadgroup $(2) || fast=$$?; \
+	fast=0; $(1) -m pytest -m "$(3)not slow" -n $(PYTEST_WORKERS) --dist loadgroup $(2) || fast=$$?; \
 	[ $$fast -eq 0 ] || [ $$fast -eq 5 ] || exit $$fast; \
-	slow=0; $(1) -m pytest -m slow $(2) || slow=$$?; \
+	slow=0; $(1) -m pytest -m "$(3)slow" $(2) || slow=$$?; \
 	[ $$slow -eq 0 ] || { [ $$slow -eq 5 ] && [ $$fast -eq 0 ]; } || exit $$slow; \
 	[ $$fast -eq 0 ] || [ $$slow -eq 0 ]
 endef
@@ -62,7 +59,7 @@ install: $(STAMP)
 
 test-tf4: $(STAMP4) $(STAMP)
 	export OCG_EXPECT_TRANSFORMERS=4 OCG_CROSS_STACK_PYTHON="$(CURDIR)/$(PY)" JUPYTER_PREFER_ENV_PATH=1; \
-	$(call two_tiers,$(PY4),$(TF4_TESTS) -k "$(TF4_DESELECT)" $(PYTEST_ARGS))
+	$(call two_tiers,$(PY4),-k "$(TF4_DESELECT)" $(PYTEST_ARGS),tf4 and )
 
 install-tf4: $(STAMP4)
 

@@ -6,9 +6,12 @@ import re
 import subprocess
 import sys
 
+import pytest
 import yaml
 
 from ocg.paths import PROJECT_ROOT
+
+pytestmark = pytest.mark.tf4  # run on the second stack too (make test-tf4)
 
 
 def _norm(name: str) -> str:

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.tf4  # run on the second stack too (make test-tf4)
+
 ROOT = Path(__file__).parent.parent
 SCRIPT = ROOT / "benchmarks" / "gpu_check.py"
 ABSENT_THERE = ("spacy", "pandas", "pyarrow", "sacrebleu", "papermill", "lmppl", "bitsandbytes", "gguf", "seaborn")

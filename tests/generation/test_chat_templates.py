@@ -13,6 +13,8 @@ from ocg.embedded import ensure_converted
 from ocg.generation.chat import detect_system_mode, render, template_default_system_prompt
 from ocg.models import DEFAULT_PROMPT_DATE
 
+pytestmark = pytest.mark.tf4  # run on the second stack too (make test-tf4)
+
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "chat_templates"
 MANIFEST = json.loads((FIXTURES / "manifest.json").read_text())
 # How each family's template opens the assistant turn the model then writes.

@@ -9,6 +9,8 @@ from ocg.embedded import ensure_converted
 from ocg.errors import OcgInputError
 from ocg.layout import ConvertedModel
 
+pytestmark = pytest.mark.tf4  # run on the second stack too (make test-tf4)
+
 NAME = "smollm2-135m-instruct"
 RUNNING = metadata.version("transformers")
 MAJOR = int(RUNNING.split(".")[0])

@@ -20,7 +20,7 @@ from ocg.generation import generate, read_generations
 from ocg.generation.chat import detect_system_mode
 from ocg.models import get_model
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.tf4]
 
 # One small, fixed workload: 1 concept set x 24 orders x 2 templates, batches of 8.
 WORK = dict(conditions=["ordered"], subset_k=1, template_ids=[0, 1], batch_size=8)

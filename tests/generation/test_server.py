@@ -21,7 +21,7 @@ from ocg.generation import generate, read_generations
 from ocg.generation.server import ServerError
 from ocg.models import get_model, parse_models
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.tf4]
 TRANSFORMERS_CLI = Path(sys.executable).parent / "transformers"
 WORK = dict(conditions=["ordered"], subset_k=1, template_ids=[0])
 TRANSFORMERS_4 = metadata.version("transformers").startswith("4.")

@@ -9,6 +9,8 @@ from ocg.errors import OcgInputError
 from ocg.models import MODELS_FILE, get_model, load_models, parse_models
 from ocg.paths import PAPER_TABLES_DIR
 
+pytestmark = pytest.mark.tf4  # run on the second stack too (make test-tf4)
+
 
 def test_every_paper_model_is_an_entry():
     models = load_models()

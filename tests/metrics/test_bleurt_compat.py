@@ -13,7 +13,7 @@ from helpers import build_tiny_bleurt
 
 from ocg.metrics import bleurt
 
-pytestmark = pytest.mark.slow  # a tiny BLEURT model, trained tokenizer and all
+pytestmark = [pytest.mark.slow, pytest.mark.tf4]  # a tiny BLEURT model, trained tokenizer and all
 SENTENCES = ["The dog caught the frisbee that the boy threw.", "A boy rides a bike down the street.",
              "The dog runs.", "Dog frisbee throw catch."]
 TEXTS = [*SENTENCES, "frisbee", "The boy rode. Then he stopped. The end.", "Der Hund fängt die Frisbee, très bien."]

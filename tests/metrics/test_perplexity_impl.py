@@ -11,7 +11,7 @@ import pytest
 from ocg.metrics import perplexity
 from ocg.metrics.lm_nll import context_limit, load_ocg_lm
 
-pytestmark = pytest.mark.slow  # a tiny GPT-2 and the embedded model
+pytestmark = [pytest.mark.slow, pytest.mark.tf4]  # a tiny GPT-2 and the embedded model
 
 LABELS = Path(__file__).parent.parent / "data" / "matching_labels.jsonl"
 CONTEXT = 48  # the tiny model's positions: the longest answers are truncated

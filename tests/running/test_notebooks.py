@@ -9,6 +9,8 @@ from ocg.data import load_dataset
 from ocg.notebook_runner import run_notebook
 from ocg.paths import NOTEBOOKS_DIR
 
+pytestmark = pytest.mark.tf4  # run on the second stack too (make test-tf4)
+
 NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("*.ipynb"))
 
 

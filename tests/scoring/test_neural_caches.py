@@ -13,6 +13,8 @@ from ocg import hub
 from ocg.metrics import bleurt, perplexity
 from ocg.scoring import FAMILIES, score_model
 
+pytestmark = pytest.mark.tf4  # run on the second stack too (make test-tf4)
+
 ANSWERS = ["The dog runs.", "A boy rides a bike.", "The dog runs."]
 
 

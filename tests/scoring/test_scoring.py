@@ -15,6 +15,8 @@ from ocg.metrics import bleurt, perplexity
 from ocg.results import load_scores
 from ocg.scoring import score_model
 
+pytestmark = pytest.mark.tf4  # run on the second stack too (make test-tf4)
+
 SETS = {"s2n2v": [("dog", "N"), ("catch", "V"), ("frisbee", "N"), ("throw", "V")],
         "s3n1v": [("boy", "N"), ("ride", "V"), ("bike", "N"), ("street", "N")]}
 POOL = ["The dog caught the frisbee that the boy threw.", "A boy rides a bike down the street.",
