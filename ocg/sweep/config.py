@@ -60,10 +60,48 @@ def _check_resources(where: str, res: object) -> dict:
     return check_fields(where, res, RESOURCE_FIELDS)
 
 
+MAX_EXTENDS = 20  # sweep files that extend one another, at most this deep
+MERGED_ONE_LEVEL = ("resources", "slurm")  # the mappings an extending file adds to, key by key
+
+
+def read_sweep_yaml(path: Path, _seen: tuple = ()) -> object:
+    """A sweep file's settings, with those of the file it `extends` (a path relative to it): the
+    extending file's keys replace the base's, except `resources` and `slurm`, which it adds to key
+    by key; the base's relative `models_file` stays relative to the base."""
+    raw = read_yaml(path)
+    if not isinstance(raw, dict) or raw.get("extends") is None:
+        return raw
+    base = raw["extends"]
+    if not isinstance(base, str) or not base.strip():
+        raise OcgInputError(f"{path}: extends", f"got {base!r}; expected the path of another sweep file")
+    base_path = (path.parent / base).resolve()
+    if base_path == path or base_path in _seen:
+        raise OcgInputError(f"{path}: extends", f"{base} extends this file again (a circle)")
+    if len(_seen) >= MAX_EXTENDS:
+        raise OcgInputError(f"{path}: extends", f"more than {MAX_EXTENDS} sweep files extend one another")
+    if not base_path.is_file():
+        raise OcgInputError(f"{path}: extends", f"no such sweep file: {base_path}")
+    if not isinstance(raw.get("name"), str):
+        raise OcgInputError(f"{path}: name", "missing: a sweep that extends another needs a name of its own "
+                                             "(markers and reports are kept per sweep name)")
+    merged = read_sweep_yaml(base_path, (*_seen, path))
+    if not isinstance(merged, dict):
+        raise OcgInputError(str(base_path), "expected a sweep file (a mapping of settings)")
+    merged = dict(merged)
+    if isinstance(merged.get("models_file"), str) and not Path(merged["models_file"]).is_absolute():
+        merged["models_file"] = str((base_path.parent / merged["models_file"]).resolve())
+    for key, value in raw.items():
+        if key in MERGED_ONE_LEVEL and isinstance(value, dict) and isinstance(merged.get(key), dict):
+            value = {**merged[key], **value}
+        merged[key] = value
+    merged.pop("extends")
+    return merged
+
+
 def load_sweep(path: str | Path) -> dict:
     """A sweep file, validated completely before any work (ocg/runconfig.py, plus resources)."""
     path = Path(path).resolve()
-    sweep = check_common(read_yaml(path), path, {**RUN_FIELDS, **SWEEP_FIELDS}, {**COMMON_DEFAULTS, **SWEEP_DEFAULTS})
+    sweep = check_common(read_sweep_yaml(path), path, {**RUN_FIELDS, **SWEEP_FIELDS}, {**COMMON_DEFAULTS, **SWEEP_DEFAULTS})
     src = str(path)
     if not isinstance(sweep["outputs"], str) or not sweep["outputs"].strip():
         raise OcgInputError(f"{src}: outputs", "missing: the folder this sweep writes (relative: under "

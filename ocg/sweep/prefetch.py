@@ -172,4 +172,4 @@ def load_file(path: str | Path) -> dict:
     raw = read_yaml(Path(path))
     if not isinstance(raw, dict):
         raise OcgInputError(str(path), "expected a run or sweep file (a mapping of settings)")
-    return load_sweep(path) if {"resources", "slurm"} & set(raw) else load_run(path)
+    return load_sweep(path) if {"resources", "slurm", "extends"} & set(raw) else load_run(path)

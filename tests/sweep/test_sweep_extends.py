@@ -1,0 +1,63 @@
+"""Sweep files extend one another (`extends:`), as models files do: the shipped Table 4 sweep is
+paper.yaml with three keys changed, and a bad chain is refused with the file and field named."""
+
+import pytest
+
+from ocg.errors import OcgInputError
+from ocg.paths import PARAMS_DIR
+from ocg.sweep.config import load_sweep
+
+BASE = """name: base
+models: [smollm2-135m-instruct, smollm2-135m-instruct-4bit]
+conditions: [original, ordered]
+outputs: outputs/sweeps/base
+resources:
+  default: {gpus: 1, cpus: 8, mem: 64G, time: "12:00:00"}
+  models:
+    smollm2-135m-instruct: {mem: 16G}
+slurm: {partition: gpu, throttle: 4}
+"""
+
+
+def test_the_table4_sweep_is_paper_with_its_own_conditions_and_analysis():
+    paper, table4 = load_sweep(PARAMS_DIR / "sweeps" / "paper.yaml"), load_sweep(PARAMS_DIR / "sweeps" / "paper-table4.yaml")
+    assert table4["name"] == "paper-table4" and table4["conditions"] == ["ordered", "ordered_one_shot"]
+    assert table4["analysis"] == ["06_priming"]
+    same = {k for k in paper if k not in {"name", "conditions", "analysis", "file"}}
+    assert {k: table4[k] for k in same} == {k: paper[k] for k in same}
+    assert len(table4["models"]) == 36
+
+
+def test_an_extending_file_replaces_keys_and_adds_to_resources_and_slurm(tmp_path):
+    (tmp_path / "base.yaml").write_text(BASE)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "child.yaml").write_text(
+        "extends: ../base.yaml\nname: child\nconditions: [ordered]\n"
+        "resources:\n  models:\n    smollm2-135m-instruct-4bit: {time: '01:00:00'}\nslurm: {throttle: 2}\n")
+    child = load_sweep(tmp_path / "sub" / "child.yaml")
+    assert child["conditions"] == ["ordered"] and child["outputs"].endswith("outputs/sweeps/base")
+    assert child["resources"]["default"]["mem"] == "64G"  # kept from the base
+    assert child["resources"]["models"] == {"smollm2-135m-instruct-4bit": {"time": "01:00:00"}}  # one level
+    assert child["slurm"]["partition"] == "gpu" and child["slurm"]["throttle"] == 2
+
+
+@pytest.mark.parametrize("child, field, message", [
+    ("extends: base.yaml\nconditions: [ordered]\n", "name", "a name of its own"),
+    ("extends: nowhere.yaml\nname: c\n", "extends", "no such sweep file"),
+    ("extends: child.yaml\nname: c\n", "extends", "a circle"),
+    ("extends: 3\nname: c\n", "extends", "expected the path of another sweep file"),
+])
+def test_a_bad_extends_is_refused_naming_the_file_and_field(tmp_path, child, field, message):
+    (tmp_path / "base.yaml").write_text(BASE)
+    (tmp_path / "child.yaml").write_text(child)
+    with pytest.raises(OcgInputError, match=message) as err:
+        load_sweep(tmp_path / "child.yaml")
+    assert str(err.value).startswith(f"{tmp_path / 'child.yaml'}: {field}")
+
+
+def test_a_long_chain_is_refused_not_a_recursion_error(tmp_path):
+    (tmp_path / "s0.yaml").write_text(BASE)
+    for i in range(1, 40):
+        (tmp_path / f"s{i}.yaml").write_text(f"extends: s{i - 1}.yaml\nname: s{i}\n")
+    with pytest.raises(OcgInputError, match="more than 20 sweep files extend one another"):
+        load_sweep(tmp_path / "s39.yaml")
