@@ -62,3 +62,13 @@ def pass_at_k_curve(data: pd.DataFrame):
     fig.tight_layout()
     plt.close(fig)
     return fig
+
+
+def figures_3_and_4(composed: pd.DataFrame, n_models: int) -> dict:
+    """Figures 3 and 4 with their data, from `difficulty.composed_by`: one function for notebooks
+    08 and 11, so the two draw the same figures (labels included) from the same counts."""
+    from . import difficulty
+    _, n_all = difficulty.permutations_counted(composed)
+    fig3_data, fig4_data = difficulty.figure3_data(composed, n_models), difficulty.figure4_data(composed, n_models)
+    return {"figure3_data": fig3_data, "figure4_data": fig4_data,
+            "figure3": figure3(fig3_data, n_models), "figure4": figure4(fig4_data, n_all)}
