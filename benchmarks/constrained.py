@@ -15,6 +15,8 @@ import argparse
 import json
 import time
 
+from recording import record
+
 from ocg.generation import plan_batches, select_instances
 from ocg.generation.constrained import library_version
 from ocg.generation.hf_backend import TransformersBackend
@@ -61,6 +63,11 @@ def main() -> None:
     print(f"  compiling the {len(regexes)} grammars alone: {compile_s:.2f} s")
     (fs, ft, _), (cs, ct, _) = totals["free"], totals["forced"]
     print(f"ratio forced/free: {cs / fs:.2f}x per prompt, {(cs / ct) / (fs / ft):.2f}x per token")
+    record("constrained", {"model": spec.name, "prompts": len(rendered), "batch": batch,
+                           "free_s": round(fs, 2), "forced_s": round(cs, 2), "free_tokens": ft, "forced_tokens": ct,
+                           "forced_over_free_per_prompt": round(cs / fs, 2),
+                           "forced_over_free_per_token": round((cs / ct) / (fs / ft), 2),
+                           "compile_s": round(compile_s, 2)}, vars(args))
 
 
 if __name__ == "__main__":

@@ -35,6 +35,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from recording import record
+
 from ocg.generation import plan_batches, select_instances
 from ocg.generation.hf_backend import TransformersBackend
 from ocg.models import get_model
@@ -176,6 +178,7 @@ def main() -> None:
           f"transformers {transformers.__version__}, {args.rounds} round(s), median; ratios to {baseline}")
     base_answers, base_tokens = runs[baseline][0][:2]
     ref = [statistics.median(run[k] for run in runs[baseline]) for k in (2, 3)]
+    figures = {"model": base.name, "prompts": len(prompts), "baseline": baseline, "variants": {}}
     for name in runs:
         answers, tokens = runs[name][0][:2]
         seconds, cpu = (statistics.median(run[k] for run in runs[name]) for k in (2, 3))
@@ -184,6 +187,11 @@ def main() -> None:
               f"= {ref[0] / seconds * tokens / base_tokens:5.2f}x; {seconds:7.1f} s = "
               f"{ref[0] / seconds:5.2f}x faster; CPU {cpu:7.1f} s = {ref[1] / cpu:5.2f}x less; "
               f"{differ} of {len(answers)} answers differ from {baseline}'s")
+        figures["variants"][name] = {"batch": batch_of[name], "tokens": tokens, "seconds": round(seconds, 2),
+                                     "cpu_s": round(cpu, 2), "tokens_per_s": round(tokens / seconds, 1),
+                                     "speedup": round(ref[0] / seconds * tokens / base_tokens, 2),
+                                     "differ_from_baseline": differ}
+    record("generate", figures, {k: v for k, v in vars(args).items() if k != "emit_today"})
     if args.save:
         with open(args.save, "w") as fh:
             json.dump({name: dict(zip(ids, runs[name][0][0])) for name in names}, fh, indent=1)

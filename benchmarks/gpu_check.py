@@ -35,6 +35,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the project's own code, uninstalled
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # recording.py, beside this file
+
+from recording import record  # noqa: E402  (benchmarks/, beside this file)
 
 from ocg.generation.hf_backend import TransformersBackend  # noqa: E402
 from ocg.generation.invariance import answers, differing, sample_messages  # noqa: E402
@@ -137,6 +140,8 @@ def main(argv: list[str] | None = None) -> None:
     for row in rows:
         print("| " + " | ".join(str(v) for v in row) + " |")
     total = time.perf_counter() - t0
+    record("gpu_check", {"model": base.id, "max_new_tokens": args.max_new_tokens, "seconds": round(total),
+                         "rows": [dict(zip(COLUMNS, row)) for row in rows]}, vars(args))
     print(f"\ntotal {total:.0f} s" + (f" (over the {BUDGET_S} s budget: use fewer --prompts)" if total > BUDGET_S else ""))
 
 

@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 
 import pandas as pd
+from recording import record
 
 OUTPUTS = Path(__file__).resolve().parents[1] / "tests" / "data" / "commongen_eval_outputs_5concept.jsonl"
 
@@ -36,7 +37,12 @@ def main() -> None:
     print(f"{len(m)} outputs: {total.all_present} with every concept, {total.in_order} in order, "
           f"{total.copies_list} copy the list ({100 * total.copies_list / len(m):.2f}%; "
           f"{100 * total.copies_list / max(total.in_order, 1):.2f}% of those in order), {total.bare_list} bare lists")
-    print(m.groupby("model")[["in_order", "copies_list", "bare_list"]].sum().to_string())
+    per_model = m.groupby("model")[["in_order", "copies_list", "bare_list"]].sum()
+    print(per_model.to_string())
+    record("list_copies", {"outputs": len(m), **{k: int(v) for k, v in total.items()},
+                           "copies_pct": round(100 * total.copies_list / len(m), 2),
+                           "copies_pct_of_in_order": round(100 * total.copies_list / max(total.in_order, 1), 2),
+                           "per_model": per_model.astype(int).to_dict(orient="index")})
 
 
 if __name__ == "__main__":

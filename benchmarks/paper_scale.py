@@ -36,6 +36,7 @@ from pathlib import Path
 
 import psutil
 import yaml
+from recording import record
 
 ROOT = Path(__file__).resolve().parents[1]
 CONDITIONS = ["original", "ordered", "ordered_one_shot"]
@@ -260,6 +261,11 @@ def main() -> None:
     print("\n".join(per_record(sizes)))
     (out / "paper_scale.json").write_text(json.dumps({"args": vars(args), "stages": results, "disk_bytes": sizes,
                                                   "whole_s": round(total, 1), "answers": n_answers}, indent=1))
+    record("paper_scale", {"models": args.models, "answers": n_answers, "whole_s": round(total, 1),
+                           "stages": {s: {"wall_s": round(r["wall_s"], 1), "peak_rss_gb": r["peak_rss_gb"]}
+                                      for s, r in results.items()},
+                           "disk_gb": {what: round(now / 1e9, 3) for what, (now, _) in sizes.items()}},
+           {k: v for k, v in vars(args).items() if k != "stage"})
 
 
 if __name__ == "__main__":
