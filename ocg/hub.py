@@ -11,9 +11,19 @@ from pathlib import Path
 HUB_HOST = ("huggingface.co", 443)
 
 
+def hub_offline() -> bool:
+    """HF_HUB_OFFLINE (else TRANSFORMERS_OFFLINE) read as huggingface_hub reads it: offline for
+    1, ON, YES, TRUE in any case, online for anything else ("off", "0", "2"), but read now, not
+    when huggingface_hub was imported (a sweep task sets it before its kernels start)."""
+    from huggingface_hub import constants
+
+    value = os.environ.get("HF_HUB_OFFLINE") or os.environ.get("TRANSFORMERS_OFFLINE")
+    return value is not None and value.upper() in constants.ENV_VARS_TRUE_VALUES
+
+
 def hub_reachable(timeout: float = 3.0) -> bool:
     """A 3-second TCP probe of the hub (respects HF_HUB_OFFLINE); never hangs."""
-    if os.environ.get("HF_HUB_OFFLINE", "0").lower() not in ("0", "", "false", "no"):
+    if hub_offline():
         return False
     try:
         with socket.create_connection(HUB_HOST, timeout=timeout):

@@ -1,15 +1,18 @@
 """What an OpenAI-compatible server answered, turned into a generation record's fields.
 
 The body is decoded as the HTTP library decodes it (urllib3: gzip, deflate, and whatever else
-it supports), after it was read whole under the request's deadline, then as text in the charset
-the Content-Type names, else UTF-8: JSON is UTF-8 unless a charset says otherwise (RFC 8259),
-even where a server calls it `text/plain` or `text/event-stream`, whose HTTP default,
-ISO-8859-1, would garble every non-ASCII answer. The answer's fields are checked: a value of
-the wrong kind (token counts that are no counts, a `usage` that is no object, a finish reason
-that is no text) is stored as null and named in the record's `api_notes`, as is an API key the
-server echoed into its answer (replaced by *** before anything is stored). A body is bounded,
-read and decoded, by MAX_BODY_BYTES: a small gzip body can decompress to gigabytes (a "gzip bomb"),
-so decoding stops, in urllib3's bounded reads, as soon as the text would pass the limit.
+it supports; a coding it passes through undecoded, br without brotli, is an error naming it),
+after it was read whole under the request's deadline, then as text in the charset the
+Content-Type names, else UTF-8: JSON is UTF-8 unless a charset says otherwise (RFC 8259), even
+where a server calls it `text/plain` or `text/event-stream`, whose HTTP default, ISO-8859-1,
+would garble every non-ASCII answer. The answer's fields are checked: a value of the wrong kind
+(token counts that are no counts, a `usage` that is no object, a finish reason that is no text)
+is stored as null and named in the record's `api_notes`, as is an API key the server echoed
+into its answer (replaced by *** before anything is stored; a key shorter than 16 characters
+only as the header it was sent in, `Bearer <key>`, lest answers holding that word be rewritten).
+A body is bounded, read and decoded, by MAX_BODY_BYTES: a small gzip body can decompress to
+gigabytes (a "gzip bomb"), so decoding stops, in urllib3's bounded reads, as soon as the text
+would pass the limit.
 """
 
 from __future__ import annotations
@@ -34,6 +37,12 @@ def decode_body(status: int, headers, data: bytes, notes: list[str] | None = Non
     """The body as text: content coding undone by urllib3 (at most MAX_BODY_BYTES), then the
     charset (default UTF-8); bytes invalid in it become U+FFFD, said in `notes` (api_notes)."""
     coding = headers.get("Content-Encoding")
+    undone = urllib3.response.HTTPResponse.CONTENT_DECODERS  # as the request's Accept-Encoding offered
+    if coding and {c.strip().lower() for c in coding.split(",")} - {*undone, "identity", ""}:  # passed through as is
+        if status != 200:  # an error's body: its status is what counts
+            return f"<{len(data)} bytes in Content-Encoding {coding!r}>"
+        raise ApiError(f"HTTP {status}: the body is in Content-Encoding {coding!r}, which cannot be undone "
+                       f"here (urllib3 undoes {', '.join(undone)}); refused")
     if coding:
         try:
             decoder = urllib3.HTTPResponse(body=io.BytesIO(data), headers=dict(headers), status=status,
@@ -70,9 +79,19 @@ def decode_body(status: int, headers, data: bytes, notes: list[str] | None = Non
     return text
 
 
+SECRET_MIN_CHARS = 16  # a shorter key ("test", "jump") is a word answers hold: only its header echo is secret
+
+
+def secret(key: str) -> tuple[str, str]:
+    """(what of `key` is replaced, by what): a key of SECRET_MIN_CHARS or more wherever it stands;
+    a shorter one only as the header ocg sent, `Bearer <key>`, lest every answer holding that
+    word be rewritten (a server started with {key} refuses short keys: server.py)."""
+    return (key, "***") if len(key) >= SECRET_MIN_CHARS else (f"Bearer {key}", "Bearer ***")
+
+
 def scrub(text: str, key: str) -> str:
     """`text` with the key replaced by ***; before any cut, so no part of the key is left."""
-    return text.replace(key, "***") if key else text
+    return text.replace(*secret(key)) if key else text
 
 
 def _count(value, name: str, notes: list[str], key: str) -> int | None:
@@ -166,7 +185,7 @@ def scrub_answer(out: dict, key: str) -> dict:
     """The answer with the key replaced by *** in every text field, and a note where it was."""
     if not key:
         return out
-    held = [name for name, value in out.items() if isinstance(value, str) and key in value]
+    held = [name for name, value in out.items() if isinstance(value, str) and secret(key)[0] in value]
     for name in held:
         out[name] = scrub(out[name], key)
     out["api_notes"] = [scrub(note, key) for note in out.get("api_notes", [])]

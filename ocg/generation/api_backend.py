@@ -3,15 +3,17 @@
 Temperature 0 (or omitted where a model rejects it), the entry's seed, bounded concurrency,
 retries with exponential backoff that honour Retry-After on 429 and retry 5xx and timeouts.
 401/403/404 stop at once with a clear error; so does a 400 that rejects the system role (the
-entry's `system_mode: folded` is the fix). `timeout_s` bounds each attempt as a whole (connect,
-headers and body), so a server that trickles bytes cannot hold a request forever; the time one
-request may spend waiting on Retry-After is capped by `max_retry_wait_s`.
+entry's `system_mode: folded` is the fix). `timeout_s` bounds each attempt as a whole in wall-clock
+time (connect, headers and body: http_client.py), so a server that trickles bytes cannot hold a
+request; the time one request may spend waiting on Retry-After is capped by `max_retry_wait_s`.
 
 The key is read from the environment variable the entry names, checked for characters that
 cannot go into an HTTP header, sent in a header and never written anywhere: every error
 message is scrubbed of it, and so is every answer (a server that echoes the request's headers;
-ocg/generation/api_answer.py notes it in the record). Credentials in `base_url` are refused
-(ocg/models.py): they would replace the Bearer key and be written into the run card.
+ocg/generation/api_answer.py notes it in the record). A key shorter than 16 characters is
+scrubbed only as it was sent, `Bearer <key>` (it may be a word answers hold), and refused for a
+server ocg starts with {key}, whose log could hold it bare. Credentials in `base_url` are
+refused (ocg/models.py): they would replace the Bearer key and be written into the run card.
 """
 
 from __future__ import annotations
@@ -29,8 +31,18 @@ from tqdm import tqdm
 
 from ..errors import OcgInputError
 from ..models import ModelSpec
-from .api_answer import EXCERPT_CHARS, MAX_BODY_BYTES, ApiError, decode_body, parse_completion, scrub, scrub_answer
+from .api_answer import (
+    EXCERPT_CHARS,
+    MAX_BODY_BYTES,
+    SECRET_MIN_CHARS,
+    ApiError,
+    decode_body,
+    parse_completion,
+    scrub,
+    scrub_answer,
+)
 from .chat import MessagePrompts
+from .http_client import BodyTooLong, DeadlineExceeded, broken_answer, fetch, session
 from .sampling import sample_seed
 
 
@@ -95,6 +107,10 @@ class OpenAIBackend(MessagePrompts):
         if env and not key:
             raise OcgInputError(where, f"environment variable {env} is not set (it must hold the API key)")
         self._key = check_key(key, env, where) if env else ""
+        if self._key and "{key}" in (self.api.get("server") or {}).get("command", "") and len(key) < SECRET_MIN_CHARS:
+            raise OcgInputError(where, f"the key in ${env} has {len(key)} character(s); a server started with "
+                                       f"{{key}} needs one of at least {SECRET_MIN_CHARS}, which its log and answers "
+                                       "cannot hold as an ordinary word (docs/METHODS.md)")
         self.url = self.api["base_url"].rstrip("/") + "/chat/completions"
         self.system_mode = "folded" if spec.system_mode == "folded" else "system"
         self.retries = 0  # total retried requests, for the run card
@@ -103,7 +119,7 @@ class OpenAIBackend(MessagePrompts):
         self.notes: dict[str, int] = {}  # api_notes of the answers (values not stored as sent), counted
         self._notes_lock = threading.Lock()
         self.server: dict | None = None  # the inference server started for this run, if any
-        self._session = requests.Session()
+        self._session = session()  # each request bounded by timeout_s as a whole (http_client.py)
 
     @property
     def key(self) -> str:
@@ -132,28 +148,19 @@ class OpenAIBackend(MessagePrompts):
         limit = float(self.api["timeout_s"])
         t0 = time.perf_counter()
         try:
-            resp = self._session.post(self.url, json=self._body(messages, regex), stream=True,
-                                      headers={"Authorization": f"Bearer {self._key}"} if self._key else {},
-                                      timeout=(min(limit, 30.0), limit))
-            with resp:
-                chunks, size = [], 0
-                while True:
-                    if time.perf_counter() - t0 > limit:
-                        raise _Retryable(f"no complete answer within timeout_s={limit:g} s")
-                    chunk = resp.raw.read1(65536, decode_content=False)  # decoded once whole
-                    if not chunk:
-                        break
-                    size += len(chunk)
-                    if size > MAX_BODY_BYTES:
-                        raise ApiError(f"HTTP {resp.status_code}: the body is longer than {MAX_BODY_BYTES} bytes; refused")
-                    chunks.append(chunk)
-            body = decode_body(resp.status_code, resp.headers, b"".join(chunks), decoding := [])
-        except (requests.Timeout, requests.ConnectionError) as exc:
-            raise _Retryable(type(exc).__name__) from None
-        except requests.RequestException as exc:  # anything else: stop, without the key
-            raise ApiError(scrub(f"{type(exc).__name__}: {exc}", self._key)) from None
-        except (OSError, urllib3.exceptions.HTTPError) as exc:  # the connection broke mid-body
-            raise _Retryable(type(exc).__name__) from None
+            resp, raw = fetch(self._session, "POST", self.url, limit, MAX_BODY_BYTES, json=self._body(messages, regex),
+                              headers={"Authorization": f"Bearer {self._key}"} if self._key else {})
+            body = decode_body(resp.status_code, resp.headers, raw, decoding := [])
+        except DeadlineExceeded:
+            raise _Retryable(f"no complete answer within timeout_s={limit:g} s") from None
+        except BodyTooLong as exc:
+            raise ApiError(f"{self.url}: {exc}") from None
+        except (requests.RequestException, OSError, urllib3.exceptions.HTTPError) as exc:
+            if broken := broken_answer(exc):  # a redirect loop, headers past http.client's limits
+                raise ApiError(scrub(f"{self.url}: {broken}", self._key)) from None
+            if isinstance(exc, (requests.Timeout, requests.ConnectionError)) or not isinstance(exc, requests.RequestException):
+                raise _Retryable(type(exc).__name__) from None  # refused, dropped, broken mid-body
+            raise ApiError(scrub(f"{type(exc).__name__}: {exc}", self._key)) from None  # stop, without the key
         except ApiError as exc:  # a body that cannot be decoded
             raise ApiError(scrub(f"{self.url}: {exc}", self._key)) from None
         status, excerpt = resp.status_code, scrub(body, self._key)[:EXCERPT_CHARS].replace("\n", " ")

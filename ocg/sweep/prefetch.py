@@ -12,7 +12,6 @@ it fails at once, naming them and this command.
 from __future__ import annotations
 
 import fnmatch
-import json
 import os
 from pathlib import Path
 
@@ -27,7 +26,8 @@ TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "vocab.json", "spiece.mo
 
 
 def offline() -> bool:
-    return os.environ.get("HF_HUB_OFFLINE", "0").lower() not in ("0", "", "false", "no")
+    from ..hub import hub_offline
+    return hub_offline()
 
 
 def _is_hub_id(name: str | None) -> bool:
@@ -89,11 +89,26 @@ def missing_files(repo: str, revision: str) -> list[str]:
         missing.append("a tokenizer (tokenizer.json, tokenizer.model, vocab.json ...)")
     for index in ("model.safetensors.index.json", "pytorch_model.bin.index.json"):
         if (snap / index).exists():
-            shards = sorted(set(json.loads((snap / index).read_text())["weight_map"].values()))
-            return missing + [s for s in shards if not (snap / s).exists()]
+            return missing + [s for s in _shards(snap / index) if not (snap / s).exists()]
     if not any(snap.glob("*.safetensors")) and not any(snap.glob("*.bin")):
         missing.append("weights (*.safetensors or *.bin)")
     return missing
+
+
+def _shards(index: Path) -> list[str]:
+    """The weight files a cached shard index names; a damaged index (0 bytes: a download cut
+    short) is an error naming it, as a load would fail on it too."""
+    from ..io import loads_json
+
+    try:
+        weight_map = loads_json(index.read_bytes()).get("weight_map")
+    except (ValueError, AttributeError):
+        weight_map = None
+    if not isinstance(weight_map, dict) or not all(isinstance(v, str) for v in weight_map.values()):
+        size = index.stat().st_size
+        raise OcgInputError(str(index), f"expected a shard index (JSON with a weight_map of file names); it "
+                                        f"is {size} bytes of something else: delete it and run ocg prefetch again")
+    return sorted(set(weight_map.values()))
 
 
 def offline_check(cfg: dict, models: list[str], command: str) -> tuple[bool, str | None]:
@@ -101,8 +116,11 @@ def offline_check(cfg: dict, models: list[str], command: str) -> tuple[bool, str
     the hub with files missing fails at once, before any model loads."""
     from ..hub import hub_reachable
 
-    missing = {f"{repo}@{rev} ({why})": files for repo, rev, why in hub_repos(cfg, models)
-               if (files := missing_files(repo, rev))}
+    try:
+        missing = {f"{repo}@{rev} ({why})": files for repo, rev, why in hub_repos(cfg, models)
+                   if (files := missing_files(repo, rev))}
+    except OcgInputError as exc:  # a damaged file in the cache: a load would fail on it too
+        return False, f"the Hugging Face cache holds a damaged file: {exc}"
     if not missing:
         return True, None
     if hub_reachable():

@@ -114,3 +114,43 @@ def test_a_task_whose_files_are_cached_runs_offline(tmp_path):
     card = json.loads((tmp_path / "out" / "generations" / "cached" / "run_card.json").read_text())
     assert card["status"] == "complete" and card["backend"]["resolved_revision"] == COMMIT, card["backend"]
     assert card["records"]["ordered"]["present"] == 2, card["records"]
+
+
+@pytest.mark.parametrize("value", ["off", "OFF", "0", "no", "false", "", "2", "1", "ON", "yes", "True"])
+def test_hf_hub_offline_is_read_as_huggingface_hub_reads_it(monkeypatch, value):
+    hub_reads = subprocess.run([sys.executable, "-c", "from huggingface_hub import constants; "
+                                "print(constants.HF_HUB_OFFLINE)"], capture_output=True, text=True, timeout=120,
+                               env={**os.environ, "HF_HUB_OFFLINE": value}).stdout.strip()
+    monkeypatch.setenv("HF_HUB_OFFLINE", value)
+    from ocg.sweep.prefetch import offline
+    assert str(offline()) == hub_reads, (value, hub_reads)
+    from ocg.hub import hub_offline  # what hub_reachable asks first
+    assert str(hub_offline()) == hub_reads
+
+
+def fake_cache(root, index: bytes, repo="ocg-test/damaged"):
+    """A cached snapshot of `repo` with a config, a tokenizer and the shard index `index`."""
+    folder = root / f"models--{repo.replace('/', '--')}"
+    (folder / "refs").mkdir(parents=True)
+    (folder / "refs" / "main").write_text(COMMIT)
+    snap = folder / "snapshots" / COMMIT
+    snap.mkdir(parents=True)
+    for name, data in (("config.json", b"{}"), ("tokenizer.json", b"{}"), ("model.safetensors.index.json", index)):
+        (snap / name).write_bytes(data)
+    return snap / "model.safetensors.index.json"
+
+
+@pytest.mark.parametrize("index", [b"", b"[1, 2]", b'{"weight_map": {"a": 3}}', b"\xff\xfe"])
+def test_a_damaged_shard_index_in_the_cache_is_named_by_prefetch_and_the_task(tmp_path, index):
+    damaged = fake_cache(tmp_path / "hub", index)
+    path = hub_sweep(tmp_path, {"damaged": "ocg-test/damaged"})
+    env = dict(os.environ, HF_HUB_CACHE=str(tmp_path / "hub"), HF_HUB_OFFLINE="1")
+    what = f"{damaged}: expected a shard index (JSON with a weight_map of file names); it is {len(index)} bytes"
+    listed = ocg("prefetch", path, "--list", env=env)
+    assert listed.returncode == 2 and "Traceback" not in listed.stderr, listed.stderr
+    assert listed.stderr.startswith(f"ocg: error: {what}") and listed.stderr.count("ocg: error:") == 1, listed.stderr
+    task = ocg("sweep", path, "--task", "damaged", env=env)
+    assert task.returncode == 1 and "Traceback" not in task.stdout + task.stderr, task.stdout + task.stderr
+    failed = json.loads((tmp_path / "out" / "status" / "hub" / "damaged" / "failed.json").read_text())
+    assert f"the Hugging Face cache holds a damaged file: {what}" in failed["reason"], failed["reason"]
+    assert "delete it and run ocg prefetch again" in failed["reason"]
