@@ -91,7 +91,8 @@ def _model_metrics(model: str, t1: pd.DataFrame, cis: dict, paired: dict, summar
             "delta_vs_original": row.get("delta_vs_original_commongen"),
             "interval": _interval(cis.get((model, name)), settings["bootstrap"]),
             "delta_test": None if test is None else {**_interval(test, settings["paired_test"]),
-                                                     "p_value": test.get("p_value")},
+                                                     "p_value": test.get("p_value"), "p_holm": test.get("p_holm"),
+                                                     "p_method": test.get("p_method")},
             "n": n, "n_of": n_of, "higher_is_better": m.higher_is_better if m else None,
             "metric_unit": m.unit if m else None, "family": m.family if m else None,
             "signature_key": signature.metric_keys.get(m.family) if signature and m else None}
