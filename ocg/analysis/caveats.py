@@ -109,6 +109,54 @@ def copy_share(summary: pd.DataFrame) -> str:
             + ". Coverage w/ order counts them; the sensitivity view below recomputes Table 1 without them.</p>")
 
 
+COPY_MARK_SHARE = 25  # % of the answers a coverage value counts: above it, the cell is marked †
+# the answers each coverage metric counts, of which copies are a part (copies are complete and in order)
+_COUNTED = {"coverage_wo_order": "n_all_present", "coverage_w_order": "n_in_order", "ordered_rate": "n_in_order"}
+
+
+def copy_marks(summary: pd.DataFrame) -> dict[tuple[str, str], float]:
+    """{(model, condition, metric): % of the answers it counts that copy the list}, for the
+    coverage metrics where that share is over COPY_MARK_SHARE."""
+    if not {"n_copies_list", "n_in_order", "n_all_present"} <= set(summary):
+        return {}
+    sums = summary.groupby(["model", "condition"])[["n_copies_list", "n_in_order", "n_all_present"]].sum()
+    out = {}
+    for (model, condition), r in sums.iterrows():
+        for name, counted in _COUNTED.items():
+            share = 100 * r.n_copies_list / r[counted] if r[counted] else 0.0
+            if share > COPY_MARK_SHARE:
+                out[(model, condition, name)] = share
+    return out
+
+
+def mark_copies(table: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
+    """Table 1's coverage cells as text, "54.86 †" where over COPY_MARK_SHARE% of the answers the
+    value counts copy the list (a Δ: where `ordered` or `original` does)."""
+    marks = copy_marks(summary)
+    if not marks:
+        return table
+    table = table.copy()
+    for name in _COUNTED:
+        for column in [c for c in table.columns if c[0] == label(name)]:
+            sides = ("ordered",) if column[1] == "" else ("ordered", "original")
+            table[column] = [("–" if pd.isna(v) else f"{v:.2f}" if column[1] == "" else f"{v:+.2f}")
+                             + (" †" if any((m, c, name) in marks for c in sides) else "")
+                             for m, v in zip(table.index, table[column])]
+    return table
+
+
+def copy_mark_note(summary: pd.DataFrame, report_dir) -> str:
+    """What † says, with each marked share, under Table 1."""
+    marks = copy_marks(summary)
+    if not marks:
+        return ""
+    shares = "; ".join(f"{m} {c} {label(n)} {v:.0f}%" for (m, c, n), v in marks.items())
+    return (f"<p class='note'>† Over {COPY_MARK_SHARE}% of the answers this value counts (the complete ones for "
+            "w/o order, the in-order ones for w/ order and Ordered Rate) copy the concept list; on a Δ, of "
+            f"<code>ordered</code>'s or <code>original</code>'s: {_esc(shares)}. The sensitivity view below gives "
+            f"these columns without them ({methods_link(report_dir, 'Answers that copy the list')}).</p>")
+
+
 def list_copies(summary_rows: pd.DataFrame) -> str:
     """'ordered 40 (bare 20); original 3 (bare 0)': one model's copies_list and bare_list per condition."""
     if not {"n_copies_list", "n_in_order"} <= set(summary_rows) or summary_rows.empty:
