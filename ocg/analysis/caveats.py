@@ -32,23 +32,40 @@ def _read(report_dir, name: str) -> pd.DataFrame:
 
 
 def ppl_medians(report_dir) -> dict[str, tuple[float, float]]:
-    """Per model whose perplexity mean is over PPL_MEAN_OVER_MEDIAN x its median: (mean, median),
-    both per template then over templates (tables/table1_sensitivity.csv, notebook 03)."""
+    """Per model: (mean, median) of its `ordered` perplexity, both per template then over templates
+    (tables/table1_sensitivity.csv, notebook 03)."""
     sens = _read(report_dir, "table1_sensitivity")
     if sens.empty or "variant" not in sens:
         return {}
     rows = sens[(sens["metric"] == "perplexity") & (sens["variant"] == "median")]
-    return {r.model: (r.default, r.value) for r in rows.itertuples()
-            if r.value > 0 and r.default > PPL_MEAN_OVER_MEDIAN * r.value}
+    return {r.model: (r.default, r.value) for r in rows.itertuples() if pd.notna(r.value)}
 
 
-def mark_perplexity(table: pd.DataFrame, marks: dict) -> pd.DataFrame:
-    """Table 1's perplexity cells as text, "1779.12 ‡ (median 67.10)" where the mean is marked."""
-    column = next((c for c in table.columns if c[0] == label("perplexity") and c[1] == ""), None)
-    if column is None or not marks:
+def dominated(medians: dict[str, tuple[float, float]]) -> dict[str, tuple[float, float]]:
+    """The models whose perplexity mean is over PPL_MEAN_OVER_MEDIAN x its median: marked ‡."""
+    return {m: (mean, median) for m, (mean, median) in medians.items()
+            if median > 0 and mean > PPL_MEAN_OVER_MEDIAN * median}
+
+
+def summary_medians(summary: pd.DataFrame, condition: str) -> dict[str, float]:
+    """Per model: the perplexity median of `condition`, per template then over templates (the
+    summary's `perplexity_median`; empty for scores made before it)."""
+    if "perplexity_median" not in summary or "condition" not in summary:
+        return {}
+    rows = summary[summary["condition"] == condition]
+    return rows.groupby("model")["perplexity_median"].mean().dropna().to_dict()
+
+
+def mark_perplexity(table: pd.DataFrame, medians: dict) -> pd.DataFrame:
+    """A table's perplexity values as text with the median beside each ({model: median}):
+    "1779.12 ‡ (median 67.10)", ‡ where the mean is over PPL_MEAN_OVER_MEDIAN x the median."""
+    column = next((c for c in table.columns if c[0] == label("perplexity") and c[1] in ("", "value")), None)
+    if column is None or not medians:
         return table
     table = table.copy()
-    table[column] = [f"{v:.2f} ‡ (median {marks[m][1]:.2f})" if m in marks else ("–" if pd.isna(v) else f"{v:.2f}")
+    med = medians
+    table[column] = ["–" if pd.isna(v) else f"{v:.2f}" + ("" if m not in med else
+                     (" ‡" if med[m] > 0 and v > PPL_MEAN_OVER_MEDIAN * med[m] else "") + f" (median {med[m]:.2f})")
                      for m, v in zip(table.index, table[column])]
     return table
 
