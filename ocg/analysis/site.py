@@ -249,7 +249,7 @@ def write_index(report_dir: str | Path, title: str, pages: list[tuple[str, str]]
             f"; run file <code>{_esc(run.get('file', ''))}</code><br>Every definition and choice: "
             f"<a href='{_esc(report.methods.name)}'>docs/METHODS.md</a></p>")
     explain.write_methods(report_dir)
-    write_results(report_dir, run, scores)  # results.json: the numbers, machine-readable
+    write_results(report_dir, run, scores, generations_root)  # results.json: the numbers, machine-readable
     files = [report.results.name] + sorted(p.relative_to(report_dir).as_posix() for sub in (report.tables, report.figures)
                    for p in sub.glob("*") if p.is_file())
     body = [f"<h1>{_esc(title)}</h1>", what, _warnings(scores, scores_root, scored, report_dir), browser,
