@@ -74,3 +74,16 @@ def test_the_landing_page_leads_with_the_cost_and_shows_examples(tmp_path):
     median = o.set_index("condition").loc["ordered_constrained", "perplexity median"]
     assert f"1456.90 (median {median:.2f})" in page
     assert "A fun andenge" in page
+
+
+def test_the_summary_keeps_the_perplexity_median_beside_the_mean():
+    from ocg.analysis import caveats
+    from ocg.scoring.run import summarise
+    a = _answers().assign(distinct_2=0.5)
+    for flag in ("failed", "empty", "one_word", "markdown", "multi_sentence", "overlong", "non_ascii", "no_letters",
+                 "replaced_chars", "looping", "bare_list"):
+        a[flag] = False
+    s = summarise(a, pd.DataFrame())
+    row = s[(s.condition == "ordered_constrained") & (s.template_id == 1)].iloc[0]
+    assert (row.perplexity_median, row.perplexity) == (9000.0, pytest.approx((9000 + 9000 + 90000) / 3))
+    assert caveats.summary_medians(s, "ordered_constrained") == {"m": pytest.approx((100.0 + 9000.0) / 2)}
