@@ -126,3 +126,21 @@ def test_the_table_check_sees_a_changed_figure_or_size():
     assert [p.split(":")[0] for p in methods_table_disagreements(changed)] == ["any_lookup"]
     resized = text.replace("(491 of 491)", "(490 of 491)")  # a stratum relabelled in METHODS alone
     assert methods_table_disagreements(resized) == ["not in METHODS: '(491 of 491'"]
+
+
+def test_methods_names_every_function_word_tag_the_matcher_skips():
+    """METHODS' list of function words (rule 3 never applies to them) is matching.py's _FUNCTION_POS."""
+    from ocg.metrics.matching import _FUNCTION_POS
+    text = " ".join(METHODS.read_text().split())
+    listed = text.split("never for function words (", 1)[1].split(");", 1)[0]
+    assert {t for t in _FUNCTION_POS if re.search(rf"\b{t}\b", listed)} == set(_FUNCTION_POS), listed
+
+
+def test_methods_copies_no_figure_from_a_past_run():
+    """A figure measured on a run is generated from it (the report shows it) or recomputed by a
+    test; none is kept as "measured by" an audit of a run that later code no longer makes (issue
+    46.8: the demo's figures went stale when its batch size moved)."""
+    text = " ".join(METHODS.read_text().split())
+    assert not re.search(r"measured by the issue-\d+ audit", text)
+    for stale in ("45.83 / 45.14", "55.56 -> 54.86", "14 of 32 (43.8%)", "18 of the 29", "20.8% of the demo"):
+        assert stale not in text, stale

@@ -32,23 +32,40 @@ def _read(report_dir, name: str) -> pd.DataFrame:
 
 
 def ppl_medians(report_dir) -> dict[str, tuple[float, float]]:
-    """Per model whose perplexity mean is over PPL_MEAN_OVER_MEDIAN x its median: (mean, median),
-    both per template then over templates (tables/table1_sensitivity.csv, notebook 03)."""
+    """Per model: (mean, median) of its `ordered` perplexity, both per template then over templates
+    (tables/table1_sensitivity.csv, notebook 03)."""
     sens = _read(report_dir, "table1_sensitivity")
     if sens.empty or "variant" not in sens:
         return {}
     rows = sens[(sens["metric"] == "perplexity") & (sens["variant"] == "median")]
-    return {r.model: (r.default, r.value) for r in rows.itertuples()
-            if r.value > 0 and r.default > PPL_MEAN_OVER_MEDIAN * r.value}
+    return {r.model: (r.default, r.value) for r in rows.itertuples() if pd.notna(r.value)}
 
 
-def mark_perplexity(table: pd.DataFrame, marks: dict) -> pd.DataFrame:
-    """Table 1's perplexity cells as text, "1779.12 ‡ (median 67.10)" where the mean is marked."""
-    column = next((c for c in table.columns if c[0] == label("perplexity") and c[1] == ""), None)
-    if column is None or not marks:
+def dominated(medians: dict[str, tuple[float, float]]) -> dict[str, tuple[float, float]]:
+    """The models whose perplexity mean is over PPL_MEAN_OVER_MEDIAN x its median: marked ‡."""
+    return {m: (mean, median) for m, (mean, median) in medians.items()
+            if median > 0 and mean > PPL_MEAN_OVER_MEDIAN * median}
+
+
+def summary_medians(summary: pd.DataFrame, condition: str) -> dict[str, float]:
+    """Per model: the perplexity median of `condition`, per template then over templates (the
+    summary's `perplexity_median`; empty for scores made before it)."""
+    if "perplexity_median" not in summary or "condition" not in summary:
+        return {}
+    rows = summary[summary["condition"] == condition]
+    return rows.groupby("model")["perplexity_median"].mean().dropna().to_dict()
+
+
+def mark_perplexity(table: pd.DataFrame, medians: dict) -> pd.DataFrame:
+    """A table's perplexity values as text with the median beside each ({model: median}):
+    "1779.12 ‡ (median 67.10)", ‡ where the mean is over PPL_MEAN_OVER_MEDIAN x the median."""
+    column = next((c for c in table.columns if c[0] == label("perplexity") and c[1] in ("", "value")), None)
+    if column is None or not medians:
         return table
     table = table.copy()
-    table[column] = [f"{v:.2f} ‡ (median {marks[m][1]:.2f})" if m in marks else ("–" if pd.isna(v) else f"{v:.2f}")
+    med = medians
+    table[column] = ["–" if pd.isna(v) else f"{v:.2f}" + ("" if m not in med else
+                     (" ‡" if med[m] > 0 and v > PPL_MEAN_OVER_MEDIAN * med[m] else "") + f" (median {med[m]:.2f})")
                      for m, v in zip(table.index, table[column])]
     return table
 
@@ -107,6 +124,54 @@ def copy_share(summary: pd.DataFrame) -> str:
         return ""
     return (f"<p class='note'><b>{_esc(COPY_SHARE_LEAD)}</b>: " + _esc("; ".join(parts))
             + ". Coverage w/ order counts them; the sensitivity view below recomputes Table 1 without them.</p>")
+
+
+COPY_MARK_SHARE = 25  # % of the answers a coverage value counts: above it, the cell is marked †
+# the answers each coverage metric counts, of which copies are a part (copies are complete and in order)
+_COUNTED = {"coverage_wo_order": "n_all_present", "coverage_w_order": "n_in_order", "ordered_rate": "n_in_order"}
+
+
+def copy_marks(summary: pd.DataFrame) -> dict[tuple[str, str], float]:
+    """{(model, condition, metric): % of the answers it counts that copy the list}, for the
+    coverage metrics where that share is over COPY_MARK_SHARE."""
+    if not {"n_copies_list", "n_in_order", "n_all_present"} <= set(summary):
+        return {}
+    sums = summary.groupby(["model", "condition"])[["n_copies_list", "n_in_order", "n_all_present"]].sum()
+    out = {}
+    for (model, condition), r in sums.iterrows():
+        for name, counted in _COUNTED.items():
+            share = 100 * r.n_copies_list / r[counted] if r[counted] else 0.0
+            if share > COPY_MARK_SHARE:
+                out[(model, condition, name)] = share
+    return out
+
+
+def mark_copies(table: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
+    """Table 1's coverage cells as text, "54.86 †" where over COPY_MARK_SHARE% of the answers the
+    value counts copy the list (a Δ: where `ordered` or `original` does)."""
+    marks = copy_marks(summary)
+    if not marks:
+        return table
+    table = table.copy()
+    for name in _COUNTED:
+        for column in [c for c in table.columns if c[0] == label(name)]:
+            sides = ("ordered",) if column[1] == "" else ("ordered", "original")
+            table[column] = [("–" if pd.isna(v) else f"{v:.2f}" if column[1] == "" else f"{v:+.2f}")
+                             + (" †" if any((m, c, name) in marks for c in sides) else "")
+                             for m, v in zip(table.index, table[column])]
+    return table
+
+
+def copy_mark_note(summary: pd.DataFrame, report_dir) -> str:
+    """What † says, with each marked share, under Table 1."""
+    marks = copy_marks(summary)
+    if not marks:
+        return ""
+    shares = "; ".join(f"{m} {c} {label(n)} {v:.0f}%" for (m, c, n), v in marks.items())
+    return (f"<p class='note'>† Over {COPY_MARK_SHARE}% of the answers this value counts (the complete ones for "
+            "w/o order, the in-order ones for w/ order and Ordered Rate) copy the concept list; on a Δ, of "
+            f"<code>ordered</code>'s or <code>original</code>'s: {_esc(shares)}. The sensitivity view below gives "
+            f"these columns without them ({methods_link(report_dir, 'Answers that copy the list')}).</p>")
 
 
 def list_copies(summary_rows: pd.DataFrame) -> str:

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..layout import ExecutedNotebook, ReportFolder
 from ..metrics.registry import metric
-from ..notebook_names import FORCING_ORDER, POS_PATTERNS, POSITIONS, PRIMING, REASONING_MODELS, SAMPLES, TEMPLATES
+from ..notebook_names import POS_PATTERNS, POSITIONS, PRIMING, REASONING_MODELS, SAMPLES, TEMPLATES
 from ..paths import PROJECT_ROOT
 from .tables import wide
 
@@ -89,9 +89,11 @@ def methods_link(report_dir: Path, section: str) -> str:
     return f"<a href='{_esc(href)}'>docs/METHODS.md, “{_esc(section)}”</a>"
 
 
-def other_tables(report_dir: Path, table_html, run_notes: dict | None = None) -> str:
-    """Tables 2, 3, 4 and 7 as this report computed them, each with its legend and sources, and
-    the run file's note on a table (`run_notes`: table7 -> the run's `table7_note`)."""
+def other_tables(report_dir: Path, table_html, run_notes: dict | None = None, medians: dict | None = None) -> str:
+    """Tables 2, 3, 4 and 7 as this report computed them, each with its legend and sources, the
+    run file's note on a table (`run_notes`: table7 -> the run's `table7_note`), and the
+    perplexity median beside each mean (`medians`: table4 -> {model: median})."""
+    from .caveats import mark_perplexity
     report, parts = ReportFolder(report_dir), []
     for table, title, notebook, section, index, value, beside in OTHER_TABLES:
         path = report.table(table)
@@ -107,6 +109,7 @@ def other_tables(report_dir: Path, table_html, run_notes: dict | None = None) ->
                          f"{_esc(type(exc).__name__)}: {_esc(exc)}</p>")
             continue
         shown.columns = pd.MultiIndex.from_tuples([(metric(m).label if metric(m) else m, sub) for m, sub in shown.columns])
+        shown = mark_perplexity(shown, (medians or {}).get(table, {}))
         reasons = long.dropna(subset=["missing_reason"]).groupby("metric")["missing_reason"].first() \
             if "missing_reason" in long else {}
         notes = "".join(f"<p class='note'><b>{_esc(metric(m).label if metric(m) else m)}</b> is missing: "
@@ -137,38 +140,6 @@ def pass_at_k(report_dir: Path, table_html) -> str:
             f"From {notebook_link(report_dir, SAMPLES)}; method: "
             f"{methods_link(report_dir, 'Repeated samples and pass@k')}; "
             f"<a href='{_esc(path.relative_to(report_dir).as_posix())}'>CSV</a>.</p>" + table_html(shown))
-
-
-def forced_section(report_dir: Path, table_html) -> str:
-    """Notebook 12: the order forced by a grammar beside `ordered` and `original`, and its costs."""
-    from .forcing import WHY, forced_wide
-    report, parts = ReportFolder(report_dir), []
-    for name in ("forced_order", "forced_order_outcomes"):
-        path = report.table(name)
-        try:
-            long = pd.read_csv(path) if path.exists() else pd.DataFrame()
-            if long.empty:
-                continue
-            if name == "forced_order":
-                shown = forced_wide(long)
-                shown.columns = pd.MultiIndex.from_tuples([(metric(m).label if metric(m) else m, sub) for m, sub in shown.columns])
-                parts.append(f"<div class='scroll'>{table_html(shown)}</div>" + legend(long["metric"].unique()))
-            else:
-                parts.append("<p class='sub'>Answer by answer: in order by ocg's matcher, cut by the token budget, "
-                             "list copies among the in-order answers, and every answer not in order under one reason ("
-                             + "; ".join(f"<b>{_esc(k)}</b>: {_esc(v)}" for k, v in WHY.items()) + ").</p>"
-                             + f"<div class='scroll'>{table_html(long.set_index(['model', 'condition']))}</div>")
-            parts[-1] += f"<p class='sub'><a href='{_esc(path.relative_to(report_dir).as_posix())}'>CSV</a></p>"
-        except (KeyError, ValueError, pd.errors.ParserError) as exc:
-            parts.append(f"<p class='note'>{_esc(path.name)} cannot be shown: {_esc(type(exc).__name__)}: {_esc(exc)}</p>")
-    if not parts:
-        return ""
-    return ("<h2>Forcing the order: constrained decoding beside instruction following</h2><p class='sub'>"
-            "<code>ordered_constrained</code>: the <code>ordered</code> prompt, the answer forced to a grammar "
-            "admitting one sentence with the concepts, inflected or not, in the asked order; each value with its "
-            f"difference from <code>ordered</code> and from <code>original</code> (Δ). From "
-            f"{notebook_link(report_dir, FORCING_ORDER)}; method: {methods_link(report_dir, 'Forcing the order')}.</p>"
-            + "".join(parts))
 
 
 def positions_section(report_dir: Path, table_html) -> str:

@@ -31,26 +31,89 @@ def why_missed(answers: pd.DataFrame) -> pd.Series:
     return why
 
 
+# What a reader asks first: how far forcing goes (w/ order, Ordered Rate) and at what cost (the
+# perplexity median beside its mean, list copies, answers cut by the budget); the rest follows.
+LEAD = ["w/ order %", "Ordered Rate %", "perplexity median", "perplexity mean", "list copies", "cut by budget"]
+PPL_MEAN_OVER_MEDIAN = 10  # as Table 1's ‡ (analysis/caveats.py)
+
+
+def _perplexity(g: pd.DataFrame, how: str) -> float:
+    """Perplexity by `how` (mean or median) per template, then the mean over templates (Table 1's way)."""
+    if "perplexity" not in g or g["perplexity"].notna().sum() == 0:
+        return float("nan")
+    by = g["template_id"] if "template_id" in g else pd.Series(0, index=g.index)
+    return float(g["perplexity"].groupby(by).agg(how).mean())
+
+
 def outcomes(answers: pd.DataFrame) -> pd.DataFrame:
-    """Per model and condition (original, ordered, ordered_constrained where present): answers,
-    in order, finished, cut by the budget, list copies among the in-order ones; and, for the forced
-    condition, its answers not in order by reason (where any other condition has them too)."""
+    """Per model and condition (original, ordered, ordered_constrained where present): LEAD first
+    (w/ order and Ordered Rate pooled over templates, perplexity per template then over templates,
+    list copies among the in-order answers, answers cut by the budget), then answers, in order,
+    list copies % of in order and, for the forced condition, its answers not in order by reason."""
     a = answers[answers["condition"].isin(CONDITIONS)] if "condition" in answers else answers.iloc[:0]
     if a.empty:
         return pd.DataFrame()
-    a = a.assign(_in=_flag(a, "in_order"), _cut=_flag(a, "truncated"), _copy=_flag(a, "copies_list"), _why=why_missed(a))
+    a = a.assign(_in=_flag(a, "in_order"), _cut=_flag(a, "truncated"), _copy=_flag(a, "copies_list"),
+                 _present=_flag(a, "all_present") if "all_present" in a else _flag(a, "in_order"), _why=why_missed(a))
     rows = []
     for (model, cond), g in a.groupby(["model", "condition"], sort=True):
-        n, inside = len(g), int(g["_in"].sum())
-        row = {"model": model, "condition": cond, "answers": n, "in order": inside,
-               "in order %": 100 * inside / n, "cut by budget": int(g["_cut"].sum()),
-               "list copies": int((g["_in"] & g["_copy"]).sum()),
-               "list copies % of in order": 100 * (g["_in"] & g["_copy"]).sum() / inside if inside else float("nan")}
+        n, inside, present = len(g), int(g["_in"].sum()), int(g["_present"].sum())
+        copies = int((g["_in"] & g["_copy"]).sum())
+        row = {"model": model, "condition": cond, "w/ order %": 100 * inside / n,
+               "Ordered Rate %": 100 * inside / present if "all_present" in a and present else float("nan"),
+               "perplexity median": _perplexity(g, "median"), "perplexity mean": _perplexity(g, "mean"),
+               "list copies": copies, "cut by budget": int(g["_cut"].sum()), "answers": n, "in order": inside,
+               "list copies % of in order": 100 * copies / inside if inside else float("nan")}
         row.update({f"missed: {k}": int((g["_why"] == k).sum()) for k in WHY})
         rows.append(row)
     order = {c: i for i, c in enumerate(CONDITIONS)}
     return pd.DataFrame(rows).sort_values(["model", "condition"], key=lambda s: s.map(order) if s.name == "condition" else s,
                                           ignore_index=True)
+
+
+def cost_view(outcome: pd.DataFrame) -> pd.DataFrame:
+    """outcomes for display: LEAD first, the perplexity mean marked ‡ where over PPL_MEAN_OVER_MEDIAN
+    times its median (a few answers of extreme perplexity make it), the rest after."""
+    if outcome.empty:
+        return outcome
+    shown = outcome.set_index(["model", "condition"])
+    if "perplexity mean" in shown:
+        shown["perplexity mean"] = [
+            "–" if pd.isna(mean) else f"{mean:.2f}" + (" ‡" if pd.notna(med) and mean > PPL_MEAN_OVER_MEDIAN * med else "")
+            for mean, med in zip(shown["perplexity mean"], shown["perplexity median"])]
+    return shown[[c for c in LEAD if c in shown] + [c for c in shown.columns if c not in LEAD]]
+
+
+_PAIR = ["model", "set_id", "template_id", "perm_index"]
+
+
+def examples(answers: pd.DataFrame, n: int = 2, seed: int = 0) -> pd.DataFrame:
+    """A few forced answers beside the `ordered` answer to the same prompt, per model: the `n` of
+    highest forced perplexity (the cost) and `n` drawn at random (seeded), first sample only."""
+    need = {FORCED, ASKED} <= set(answers.get("condition", ())) and set(_PAIR) <= set(answers)
+    columns = ["model", "concepts", "ordered", "ordered in order", "forced", "forced in order",
+               "ordered perplexity", "forced perplexity", "why shown"]
+    if not need:
+        return pd.DataFrame(columns=columns)
+    a = answers[answers.get("sample", pd.Series(0, index=answers.index)).fillna(0) == 0]
+    keep = _PAIR + ["concepts", "answer", "in_order"] + (["perplexity"] if "perplexity" in a else [])
+    both = a[a["condition"] == ASKED][keep].merge(a[a["condition"] == FORCED][keep], on=_PAIR, suffixes=("_o", "_f"))
+    if "perplexity_o" not in both:
+        both = both.assign(perplexity_o=float("nan"), perplexity_f=float("nan"))
+    rows = []
+    for _, g in both.groupby("model", sort=True):
+        costly = g.sort_values("perplexity_f", ascending=False, na_position="last").head(n).assign(why="highest forced perplexity")
+        rest = g.drop(costly.index)
+        drawn = rest.sample(min(n, len(rest)), random_state=seed).assign(why=f"drawn at random (seed {seed})")
+        rows.append(pd.concat([costly, drawn]))
+    if not rows:
+        return pd.DataFrame(columns=columns)
+    out = pd.concat(rows, ignore_index=True)
+    return pd.DataFrame({"model": out["model"], "concepts": out["concepts_o"].map(lambda c: ", ".join(map(str, c))),
+                         "ordered": out["answer_o"], "ordered in order": out["in_order_o"].astype(bool),
+                         "forced": out["answer_f"], "forced in order": out["in_order_f"].astype(bool),
+                         "ordered perplexity": out["perplexity_o"], "forced perplexity": out["perplexity_f"],
+                         "why shown": out["why"]})[columns]
 
 
 def unexplained(answers: pd.DataFrame) -> pd.DataFrame:
@@ -63,9 +126,32 @@ def unexplained(answers: pd.DataFrame) -> pd.DataFrame:
     return a[["model", "instance_id", "concepts", "pos_pattern", "answer"]].reset_index(drop=True)
 
 
-def forced_wide(long: pd.DataFrame) -> pd.DataFrame:
-    """tables.forced_order for display: per model and metric, the forced value, Δ vs ordered, Δ vs original."""
+FORCED_LEAD = ["coverage_w_order", "ordered_rate", "perplexity"]  # how far forcing goes, and its fluency
+
+
+def forced_wide(long: pd.DataFrame, medians: dict | None = None) -> pd.DataFrame:
+    """tables.forced_order for display: per model and metric, the forced value, Δ vs ordered, Δ vs
+    original; w/ order, Ordered Rate and perplexity first. `medians` ({model: the forced answers'
+    perplexity median}) puts each median beside its mean, ‡ where the mean is over
+    PPL_MEAN_OVER_MEDIAN times it."""
     both = wide(long, "model", "value", "delta_vs_ordered")
     other = wide(long, "model", "value", "delta_vs_original")
-    parts = {m: pd.concat([both[m], other[m].iloc[:, 1:]], axis=1) for m in both.columns.get_level_values(0).unique()}
-    return pd.concat(parts, axis=1)
+    present = list(both.columns.get_level_values(0).unique())
+    order = [m for m in FORCED_LEAD if m in present] + [m for m in present if m not in FORCED_LEAD]
+    parts = {m: pd.concat([both[m], other[m].iloc[:, 1:]], axis=1) for m in order}
+    out = pd.concat(parts, axis=1)
+    if medians and ("perplexity", "value") in out:
+        out[("perplexity", "value")] = [
+            "–" if pd.isna(v) else f"{v:.2f}" + ("" if model not in medians else
+                                                 (" ‡" if v > PPL_MEAN_OVER_MEDIAN * medians[model] else "")
+                                                 + f" (median {medians[model]:.2f})")
+            for model, v in zip(out.index, out[("perplexity", "value")])]
+    return out
+
+
+def forced_medians(outcome: pd.DataFrame) -> dict:
+    """{model: the forced answers' perplexity median} from outcomes (for forced_wide)."""
+    if outcome.empty or "perplexity median" not in outcome:
+        return {}
+    rows = outcome[(outcome["condition"] == FORCED) & outcome["perplexity median"].notna()]
+    return dict(zip(rows["model"], rows["perplexity median"]))

@@ -85,3 +85,13 @@ def small_samples(rows: pd.DataFrame) -> None:
     _note(f"**Small samples:** {', '.join(plain(m) for m in sorted(few['model'].unique()))} rest on "
           f"{int(least['n'])} {UNIT_NAMES[least['unit']]}, under {MIN_SETS}: their intervals are too narrow "
           "and their p-values cannot be small; read them as unfinished (docs/METHODS.md, \"Uncertainty\").")
+
+
+def perplexity_medians(summary: pd.DataFrame, condition: str) -> None:
+    """The perplexity median per model (per template, then over templates) under a table whose
+    perplexity is the paper's mean: a few answers of extreme perplexity can make a mean (issue 47)."""
+    from .caveats import summary_medians
+    medians = summary_medians(summary, condition)
+    if medians:
+        _note(f"**Perplexity median** of `{condition}` beside the table's mean: "
+              + "; ".join(f"{plain(m)} {v:.2f}" for m, v in sorted(medians.items())) + ".")

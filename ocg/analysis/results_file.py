@@ -69,13 +69,48 @@ def _by_key(table: pd.DataFrame | None) -> dict[tuple[str, str], dict]:
 
 
 def _interval(row: dict | None, settings: dict | None) -> dict | None:
-    """An interval with what it resampled (a report from before units: concept sets)."""
+    """An interval with what it resampled (a report from before units: concept sets); on a small
+    sample (under uncertainty.MIN_SETS units) no bounds, as the page gives none."""
     if row is None:
         return None
-    return {"low": row["ci_low"], "high": row["ci_high"], "level": (settings or {}).get("level", 0.95),
+    small = bool(row.get("small_sample", False))
+    return {"low": None if small else row["ci_low"], "high": None if small else row["ci_high"],
+            "level": (settings or {}).get("level", 0.95),
             "unit": row.get("unit", "sets"),
-            "n": row.get("n", row.get("n_sets")), "n_sets": row.get("n_sets"),
-            "small_sample": bool(row.get("small_sample", False))}
+            "n": row.get("n", row.get("n_sets")), "n_sets": row.get("n_sets"), "small_sample": small}
+
+
+def _median(rows: pd.DataFrame) -> dict:
+    """Perplexity's median (per template, then over templates) of `ordered`, and its Δ vs `original`."""
+    by = rows.groupby("condition")["perplexity_median"].mean()
+    median = by.get("ordered", float("nan"))
+    return {"median": median, "median_delta_vs_original": median - by.get("original", float("nan"))}
+
+
+def _list_copies(rows: pd.DataFrame) -> dict | None:
+    """Per condition: answers, in order, copies of the list among them, bare lists (listcopy.py)."""
+    if not {"n_answers", "n_in_order", "n_copies_list", "n_bare_list"} <= set(rows):
+        return None
+    by = rows.groupby("condition")[["n_answers", "n_in_order", "n_copies_list", "n_bare_list"]].sum()
+    return {c: {"answers": int(r.n_answers), "in_order": int(r.n_in_order), "copies_list": int(r.n_copies_list),
+                "bare_list": int(r.n_bare_list)} for c, r in by.iterrows()}
+
+
+def _model_entry(model: str, generations_root) -> dict:
+    """The model's id, revision, quantization and dtype from its run card (null where none is here)."""
+    from ..errors import OcgInputError
+    from ..layout import ModelGenerations
+    from ..records import RunCard
+    card = None
+    if generations_root is not None:
+        path = ModelGenerations.of(model, generations_root).run_card
+        try:
+            card = RunCard.read(path) if path.exists() else None
+        except OcgInputError:
+            card = None
+    settings = card.settings if card else {}
+    return {"model_id": card.model_id if card else None, "revision": card.revision if card else None,
+            "quantization": settings.get("quantization"), "dtype": settings.get("dtype")}
 
 
 def _model_metrics(model: str, t1: pd.DataFrame, cis: dict, paired: dict, summary: pd.DataFrame,
@@ -85,26 +120,32 @@ def _model_metrics(model: str, t1: pd.DataFrame, cis: dict, paired: dict, summar
     for row in t1[t1["model"] == model].to_dict("records"):
         name, m = row["metric"], metric(row["metric"])  # None: declared where this process never looked
         n, n_of = _count(s, name) if len(s) and m else (None, "")
+        if pd.isna(row["value"]):  # nothing scored (pBLEURT without its checkpoint): it averages over nothing
+            n, n_of = 0, None
         test = paired.get((model, name))
         out[name] = {
             "label": m.label if m else name, "value": row["value"],
             "delta_vs_original": row.get("delta_vs_original_commongen"),
             "interval": _interval(cis.get((model, name)), settings["bootstrap"]),
             "delta_test": None if test is None else {**_interval(test, settings["paired_test"]),
-                                                     "p_value": test.get("p_value")},
+                                                     "p_value": test.get("p_value"), "p_holm": test.get("p_holm"),
+                                                     "p_method": test.get("p_method")},
             "n": n, "n_of": n_of, "higher_is_better": m.higher_is_better if m else None,
             "metric_unit": m.unit if m else None, "family": m.family if m else None,
             "signature_key": signature.metric_keys.get(m.family) if signature and m else None}
         reason = f"{name}_missing_reason"
         if pd.isna(row["value"]) and reason in s and s[reason].notna().any():
             out[name]["missing_reason"] = str(s[reason].dropna().iloc[0])
+        if name == "perplexity" and "perplexity_median" in summary:  # the median beside the mean (issue 47.5)
+            out[name].update(_median(summary[summary["model"] == model]))
         if pd.notna(row.get("paper_value", float("nan"))):
             out[name]["paper"] = {"value": row["paper_value"], "delta_vs_original": row.get("paper_delta")}
     return out
 
 
-def results(report_dir: str | Path, run: dict, scores: dict) -> dict:
-    """The results document of a report folder whose notebooks have run (its tables/)."""
+def results(report_dir: str | Path, run: dict, scores: dict, generations_root=None) -> dict:
+    """The results document of a report folder whose notebooks have run (its tables/); the run
+    cards under `generations_root` give each model's id, revision, quantization and dtype."""
     report = ReportFolder(Path(report_dir))
     t1, summary = _table(report, "table1"), scores.get("summary", pd.DataFrame())
     cis, paired = _by_key(_table(report, "table1_bootstrap_ci")), _by_key(_table(report, "table1_paired_test"))
@@ -114,9 +155,10 @@ def results(report_dir: str | Path, run: dict, scores: dict) -> dict:
     for model in ([] if t1 is None else list(dict.fromkeys(t1["model"]))):
         sig = signatures.get(model)
         s = summary[summary["model"] == model] if len(summary) else summary
-        models[model] = {"design": designs.get(model),
+        models[model] = {**_model_entry(model, generations_root), "design": designs.get(model),
                          "n_samples": int(s["n_samples"].max()) if "n_samples" in s and len(s) else 1,
                          "scoring_signature": signature_hash(sig) if sig else None,
+                         "list_copies": _list_copies(s) if len(s) else None,
                          "metrics": _model_metrics(model, t1, cis, paired, summary, sig, settings)}
     doc = {"schema_version": SCHEMA_VERSION, "report": run.get("name"),
            "table": "table1: zero-shot `ordered`, mean over the run's templates, difference from `original`",
@@ -127,6 +169,6 @@ def results(report_dir: str | Path, run: dict, scores: dict) -> dict:
     return _clean(doc)
 
 
-def write_results(report_dir: str | Path, run: dict, scores: dict) -> Path:
+def write_results(report_dir: str | Path, run: dict, scores: dict, generations_root=None) -> Path:
     """results.json in `report_dir` (a staging folder while the report is built), written atomically."""
-    return write_json(ReportFolder(Path(report_dir)).results, results(report_dir, run, scores))
+    return write_json(ReportFolder(Path(report_dir)).results, results(report_dir, run, scores, generations_root))

@@ -7,8 +7,9 @@ recomputed under:
   be matched at its later mention) and "first occurrences only";
 - perplexity averaged over answers as the arithmetic mean (the paper's), the median and the
   geometric mean, each per template and then averaged over templates, as Table 1 averages;
-- the answers that copy the concept list left out (`copies_list`, ocg/metrics/listcopy.py):
-  w/o, w/ and Ordered Rate recomputed on the rest, with the answers left (`n_answers`).
+- the answers that copy the concept list (`copies_list`, ocg/metrics/listcopy.py) excluded on
+  both sides, or counted as failures: w/o, w/, Ordered Rate and their Δ vs `original`
+  (analysis/copies.py), with the answers each stands on.
 Each beside the default (the value Table 1 shows). The verdicts come from the columns scoring
 stores for every rule (ocg.metrics.matching.VARIANT_COLUMNS): no second spaCy pass.
 """
@@ -22,14 +23,15 @@ from ..frames import SUMMARY_KEYS
 from ..metrics.matching import DEFAULT_RULE, MATCHING_RULES, ORDER_READINGS
 from ..metrics.registry import FAMILIES, label
 from ..metrics.statistics import pooled_sums, ratios, sufficient_statistics
+from . import copies
 from .tables import _template_average
 
 READING_LABELS = {"in_order": "any increasing sequence (ours)", "in_order_first": "first occurrences only"}
 RULE_LABELS = {"pos_aware_lookup": "POS-aware lookup (ours)", "commongen_lemma": "spaCy lemma (CommonGen's)",
                "commongen_lemma_lower": "spaCy lemma, lower-cased",
                "lemma_or_surface": "lemma or surface form", "any_lookup": "lookup lemma, POS-blind"}
-COLUMNS = ["model", "metric", "choice", "variant", "value", "default", "shift", "n_answers"]
-EXCLUDED_COPIES = ("answers: excluding those that copy the list", "the other answers (copies_list false)")
+COLUMNS = ["model", "metric", "choice", "variant", "value", "default", "shift", "n_answers",
+           "delta", "default_delta", "n_original"]  # the last three: list-copy rows only (analysis/copies.py)
 
 
 def _coverage_metrics() -> list:
@@ -37,13 +39,13 @@ def _coverage_metrics() -> list:
     return list(FAMILIES["coverage"].metrics)
 
 
-def _coverage_table1(answers: pd.DataFrame, present: str, ordered: str) -> pd.DataFrame:
+def _coverage_table1(answers: pd.DataFrame, present: str, ordered: str, condition: str = "ordered") -> pd.DataFrame:
     """Per model: Table 1's coverage columns with `present` and `ordered` as the verdicts, each
-    metric from its declaration as the summary and Table 1 compute it."""
+    metric from its declaration as the summary and Table 1 compute it (of `condition`)."""
     a = answers.assign(all_present=answers[present].astype(bool), in_order=answers[ordered].astype(bool))
     stats = sufficient_statistics(a, pd.DataFrame(), SUMMARY_KEYS)
     per_template = pd.concat([ratios(stats, _coverage_metrics()), pooled_sums(stats)], axis=1)
-    return _template_average(per_template.reset_index(), "ordered")[[m.name for m in _coverage_metrics()]]
+    return _template_average(per_template.reset_index(), condition).reindex(columns=[m.name for m in _coverage_metrics()])
 
 
 def _geometric_mean(values: pd.Series) -> float:
@@ -71,14 +73,11 @@ def _ordered_counts(answers: pd.DataFrame) -> pd.Series:
 
 
 def _without_copies(answers: pd.DataFrame, default: pd.DataFrame) -> list[dict]:
-    """Table 1's coverage columns on the answers that do not copy the list, with the n left."""
+    """Table 1's coverage columns and their Δ without the list copies (analysis/copies.py)."""
     if "copies_list" not in answers:
         return []
-    rest = answers[~answers["copies_list"].fillna(False).astype(bool)]
-    values, left = _coverage_table1(rest, "all_present", "in_order"), _ordered_counts(rest)
-    return [_rows(model, m.name, *EXCLUDED_COPIES, values.at[model, m.name], default.at[model, m.name],
-                  int(left.get(model, 0))) for model in default.index for m in _coverage_metrics()
-            if model in values.index]
+    original = _coverage_table1(answers, "all_present", "in_order", "original")
+    return copies.rows(answers, default, (default - original.reindex(default.index)))
 
 
 def table1_sensitivity(answers: pd.DataFrame) -> pd.DataFrame:
@@ -118,8 +117,11 @@ def table1_sensitivity(answers: pd.DataFrame) -> pd.DataFrame:
 
 def wide(long: pd.DataFrame, part: str = "coverage") -> pd.DataFrame:
     """Display form, the default first. `coverage`: a row per (model, metric), a column per
-    (matching rule, order reading); `perplexity`: a row per model, a column per average."""
-    long = long[(long["metric"] == "perplexity") == (part == "perplexity")]
+    (matching rule, order reading); `perplexity`: a row per model, a column per average;
+    `copies`: Table 1 without the list copies, each value with its Δ (analysis/copies.py)."""
+    if part == "copies":
+        return copies.wide(long)
+    long = long[((long["metric"] == "perplexity") == (part == "perplexity")) & (long["choice"] != copies.CHOICE)]
     if long.empty:
         return pd.DataFrame()
     index = ["model"] if part == "perplexity" else ["model", "metric"]
@@ -133,23 +135,35 @@ def wide(long: pd.DataFrame, part: str = "coverage") -> pd.DataFrame:
         default = default.to_frame(("default (Table 1)", ""))
     else:
         default = default.rename("default (Table 1)")
-    out = pd.concat([default, values], axis=1)
-    copies = long[long["choice"] == EXCLUDED_COPIES[0]]
-    if part != "perplexity" and len(copies):  # the answers each excluded-copies value stands on
-        left = copies.set_index(index)["n_answers"]
-        out[(EXCLUDED_COPIES[0], "answers left")] = left.reindex(out.index).to_numpy()
-    return out
+    return pd.concat([default, values], axis=1)
 
 
 def _kind(row) -> str:
-    """Which choice a row varies: the matching rule, the order reading, both, or perplexity's average."""
+    """Which choice a row varies: the matching rule, the order reading, both, the list copies, or
+    perplexity's average."""
     if row.metric == "perplexity":
         return "perplexity average"
-    if row.choice == EXCLUDED_COPIES[0]:
-        return "excluding list copies"
+    if row.choice == copies.CHOICE:
+        return "excluding list copies" if row.variant == copies.EXCLUDED else "copies as failures"
     other_rule = row.choice != f"matching: {RULE_LABELS[DEFAULT_RULE]}"
     other_reading = row.variant != f"order: {READING_LABELS['in_order']}"
     return "both" if other_rule and other_reading else "matching rule" if other_rule else "order reading"
+
+
+def _copies_how(long: pd.DataFrame, r) -> str:
+    """What an excluded-copies shift stands on, with the same-denominator figure (in order, or
+    complete, and not a copy, share of all answers) and the Δ vs original both ways."""
+    failed = long[(long["choice"] == copies.CHOICE) & (long["variant"] == copies.FAILED)
+                  & (long["model"] == r.model) & (long["metric"] == r.metric)]
+    text = f"on the {r.n_answers:.0f} ordered answers that do not copy the concept list"
+    if len(failed):
+        f = failed.iloc[0]
+        what = {"coverage_w_order": "in order and not a copy", "coverage_wo_order": "complete and not a copy"}
+        if r.metric in what:
+            text += f" ({what[r.metric]}: {f['value']:.2f}% of all {f['n_answers']:.0f} answers)"
+        text += (f"; Δ vs original {r.default_delta:+.2f} in Table 1, {r.delta:+.2f} excluding copies on both "
+                 f"sides, {f['delta']:+.2f} counting copies as failures")
+    return text
 
 
 def largest_shifts(long: pd.DataFrame, n: int = 3) -> list[str]:
@@ -162,13 +176,11 @@ def largest_shifts(long: pd.DataFrame, n: int = 3) -> list[str]:
     rows = rows[rows["size"] > 1e-9].sort_values("size", ascending=False, kind="stable")
     kinds = rows.apply(_kind, axis=1) if len(rows) else pd.Series(dtype=str)
     out = []
-    total = long[long["choice"] == f"matching: {RULE_LABELS[DEFAULT_RULE]}"].groupby("model")["n_answers"].max()
     for kind in ("matching rule", "order reading", "both", "excluding list copies", "perplexity average"):
         for r in rows[kinds == kind].head(n).itertuples():
             metric = label(r.metric)
-            how = (f"as the {r.variant}" if r.metric == "perplexity" else
-                   f"on the {r.n_answers:.0f} of {total.get(r.model, float('nan')):.0f} ordered answers that do "
-                   "not copy the concept list" if kind == "excluding list copies" else
+            how = (f"as the {r.variant}" if r.metric == "perplexity" else _copies_how(long, r)
+                   if kind == "excluding list copies" else
                    f"{r.choice.replace('matching: ', 'matching by ')}, {r.variant.replace('order: ', 'order as ')}")
             out.append(f"{kind}: {metric} of {r.model} {r.default:.2f} → {r.value:.2f} ({r.shift:+.2f}), {how}")
     return out

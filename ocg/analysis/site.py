@@ -33,7 +33,7 @@ from ..provenance import git_state
 from ..records import RunCard, Signature
 from ..results import comparable_signature, instance_keys, load_scores, scoring_differences
 from ..scoring.scoreset import holds_scores, unfinished_reason
-from . import caveats, explain
+from . import caveats, explain, sections
 from .browser import write_case_browser_from
 from .results_file import write_results
 from .tables import wide
@@ -69,13 +69,17 @@ def _headline(report_dir: Path, scores: dict) -> str:
         return table
 
     ours = labelled(wide(t1, "model", "value", "delta_vs_original_commongen"))
-    marks = caveats.ppl_medians(report_dir)
+    medians = {m: v[1] for m, v in caveats.ppl_medians(report_dir).items()} \
+        or caveats.summary_medians(scores["summary"], "ordered")
+    means = t1[t1["metric"] == "perplexity"].set_index("model")["value"]
+    marks = caveats.dominated({m: (means[m], v) for m, v in medians.items() if m in means.index})
     parts = ["<p>Each value with its difference from the prompt without “in the specified order” (Δ).</p>",
-             _table_html(caveats.mark_perplexity(ours, marks))]
+             _table_html(caveats.mark_copies(caveats.mark_perplexity(ours, medians), scores["summary"]))]
     parts += [f"<p class='note'>‡ Perplexity of {_esc(m)}: its mean, {mean:.2f}, is over "
               f"{caveats.PPL_MEAN_OVER_MEDIAN}x its median, {median:.2f}: a few answers of extreme perplexity "
               "make it (both per template, then over templates).</p>" for m, (mean, median) in marks.items()]
-    parts += [caveats.copy_share(scores["summary"]), caveats.table1_basis(report_dir, scores["summary"])]
+    parts += [caveats.copy_mark_note(scores["summary"], report_dir), caveats.copy_share(scores["summary"]),
+              caveats.table1_basis(report_dir, scores["summary"])]
     if "paper_value" in t1 and t1["paper_value"].notna().any():
         known = t1[t1["paper_value"].notna()].rename(columns={"paper_value": "paper", "paper_delta": "paper Δ"})
         paper = labelled(wide(known, "model", "paper", "paper Δ"))
@@ -88,27 +92,6 @@ def _headline(report_dir: Path, scores: dict) -> str:
     parts.append(f"<p class='sub'>From {explain.notebook_link(report_dir, MAIN_RESULTS)} (with bootstrap intervals "
                  f"and a paired test); method: {explain.methods_link(report_dir, 'Metrics')}.</p>")
     return "".join(parts)
-
-
-def _sensitivity(report_dir: Path) -> str:
-    """Table 1 under each matching rule, order reading and perplexity average (notebook 03)."""
-    from .sensitivity import largest_shifts
-    from .sensitivity import wide as sensitivity_wide
-    path = ReportFolder(report_dir).table("table1_sensitivity")
-    if not path.exists():
-        return "<p class='muted'>The sensitivity view was not computed in this report (notebook 03).</p>"
-    long = pd.read_csv(path)
-    shifts = largest_shifts(long)
-    return ("<p>Table 1's numbers recomputed under each concept-matching rule (CommonGen's lemma rule among "
-            "them), both readings of the order check, without the answers that copy the concept list (with "
-            "the answers left), and under three averages of perplexity, beside the default ("
-            + explain.methods_link(report_dir, "Analyses") + ", Sensitivity); the order reading does not touch "
-            "w/o order (–).</p>"
-            + ("<p><b>Largest shifts:</b></p><ul>" + "".join(f"<li>{_esc(t)}</li>" for t in shifts) + "</ul>"
-               if shifts else "<p>No choice moves these numbers.</p>")
-            + "".join(f"<div class='scroll'>{_table_html(t)}</div>" if not t.empty else f"<p class='muted'>No {part} here (not scored).</p>"
-                      for part, t in (("coverage", sensitivity_wide(long, "coverage")),
-                                      ("perplexity", sensitivity_wide(long, "perplexity")))))
 
 
 def _figure(report_dir: Path, name: str, caption: str) -> str:
@@ -266,14 +249,15 @@ def write_index(report_dir: str | Path, title: str, pages: list[tuple[str, str]]
             f"; run file <code>{_esc(run.get('file', ''))}</code><br>Every definition and choice: "
             f"<a href='{_esc(report.methods.name)}'>docs/METHODS.md</a></p>")
     explain.write_methods(report_dir)
-    write_results(report_dir, run, scores)  # results.json: the numbers, machine-readable
+    write_results(report_dir, run, scores, generations_root)  # results.json: the numbers, machine-readable
     files = [report.results.name] + sorted(p.relative_to(report_dir).as_posix() for sub in (report.tables, report.figures)
                    for p in sub.glob("*") if p.is_file())
     body = [f"<h1>{_esc(title)}</h1>", what, _warnings(scores, scores_root, scored, report_dir), browser,
             "<h2>Table 1: zero-shot, with “in the specified order” (mean over templates)</h2>", _headline(report_dir, scores),
-            "<h2>How much the open choices move Table 1</h2>", _sensitivity(report_dir),
-            explain.other_tables(report_dir, _table_html, {"table7": run.get("table7_note") or ""}),
-            explain.forced_section(report_dir, _table_html),
+            "<h2>How much the open choices move Table 1</h2>", sections.sensitivity(report_dir, _table_html),
+            explain.other_tables(report_dir, _table_html, {"table7": run.get("table7_note") or ""},
+                                 {"table4": caveats.summary_medians(scores["summary"], "ordered_one_shot")}),
+            sections.forced(report_dir, _table_html),
             explain.positions_section(report_dir, _table_html), explain.pass_at_k(report_dir, _table_html),
             "<h2>Figures 3 and 4: which ordered concept lists the models composed</h2><div class='figs'>",
             _figure(report_dir, "figure3", "Figure 3: ordered concept lists by number of models that composed them"

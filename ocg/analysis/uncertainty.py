@@ -112,32 +112,88 @@ def bootstrap_ci(answers, groups, model, condition="ordered", n_boot=1000, seed=
     return marked(pd.DataFrame([rows[m] for m in names() if m in rows]))
 
 
+# Up to this many units the sign-flip test enumerates all 2^n sign vectors (an exact p-value, as
+# small as the test can give and no smaller); beyond, it draws `n_perm` of them at random.
+EXACT_MAX_UNITS = 20
+_CHUNK = 1 << 16  # sign vectors per block: 2^20 of them at once would take gigabytes
+
+
+def sign_vectors(n: int, n_perm: int, seed: int):
+    """(blocks of 0/1 rows, 1: the unit's conditions swapped; method text): every sign vector when
+    n <= EXACT_MAX_UNITS, else `n_perm` drawn at random."""
+    if n <= EXACT_MAX_UNITS:
+        total = 2 ** n
+        blocks = (((np.arange(s, min(total, s + _CHUNK), dtype=np.int64)[:, None] >> np.arange(n)) & 1).astype(float)
+                  for s in range(0, total, _CHUNK))
+        return blocks, f"exact: all {total} sign vectors"
+    rng = np.random.default_rng(seed)
+    blocks = (rng.integers(0, 2, size=(min(_CHUNK, n_perm - s), n)).astype(float) for s in range(0, n_perm, _CHUNK))
+    return blocks, f"sampled: {n_perm} of 2^{n} sign vectors, (b+1)/(m+1)"
+
+
+def holm(p_values) -> np.ndarray:
+    """Holm's step-down adjustment (family-wise error) of the p-values given; NaN stays NaN."""
+    p = np.asarray(p_values, dtype=float)
+    out = np.full(p.shape, np.nan)
+    known = np.flatnonzero(np.isfinite(p))
+    order = known[np.argsort(p[known], kind="stable")]
+    m = len(order)
+    out[order] = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[order]))
+    return out
+
+
+def _sign_flip_p(sa, sb, tested, n_perm, seed) -> tuple[dict, str]:
+    """Two-sided sign-flip p-value per metric of `tested` (metric: observed difference): a flipped
+    unit's statistics count for the other condition. Exact: the share of all sign vectors whose
+    difference is at least as large (the identity is one of them); sampled: (b+1)/(m+1)."""
+    blocks, method = sign_vectors(len(sa), n_perm, seed)
+    counts = {name: [0, 0] for name in tested}
+    parts = {}
+    for m in metrics():
+        if m.name in tested:
+            num, den = m.numerator, m.denominator
+            parts[m.name] = (m, sa[num].sum(), sa[den].sum(), sb[num].sum(), sb[den].sum(),
+                             (sb[num] - sa[num]).to_numpy(), (sb[den] - sa[den]).to_numpy())
+    for flips in blocks:
+        for name, (m, an, ad, bn, bd, dn, dd) in parts.items():
+            moved_n, moved_d = flips @ dn, flips @ dd
+            with np.errstate(divide="ignore", invalid="ignore"):
+                null = m.scale * ((an + moved_n) / (ad + moved_d) - (bn - moved_n) / (bd - moved_d))
+            null = null[np.isfinite(null)]
+            counts[name][0] += int(np.sum(np.abs(null) >= abs(tested[name]) - 1e-12))
+            counts[name][1] += len(null)
+    exact = method.startswith("exact")
+    return {name: (np.nan if not total else hits / total if exact else (hits + 1) / (total + 1))
+            for name, (hits, total) in counts.items()}, method
+
+
 def paired_test(answers, groups, model, a="ordered", b="original", n_perm=10000, n_boot=1000,
                 seed=0, unit="sets") -> pd.DataFrame:
     """`a` minus `b` per metric, paired by `unit` (a concept set by default): bootstrap 95% CI of
-    the difference and a two-sided sign-flip permutation p-value (swapping a unit's conditions)."""
+    the difference and a two-sided sign-flip permutation p-value (swapping a unit's conditions),
+    exact up to EXACT_MAX_UNITS units (`p_method` says which), with Holm's adjustment over this
+    model's tests (`p_holm`: the table holds one family of tests per model)."""
     rows = {}
     for u, sa in _unit_statistics(answers, groups, model, a, unit):
         sb = set_statistics(answers, groups, model, b, u).reindex(sa.index)
-        rng = np.random.default_rng(seed)
         n = len(sa)
-        flips = rng.integers(0, 2, size=(n_perm, n)).astype(float)  # 1: the unit's conditions swapped
         boot = _resample_weights(n, n_boot, seed + 1)
         ones = np.ones((1, n))
+        observed = {}
         for m in metrics():
             metric, num, den = m.name, m.numerator, m.denominator
             if metric in rows or num not in sa or num not in sb or den not in sa or den not in sb:
                 continue
-            observed = _metrics_from_weights(sa, ones)[metric][0] - _metrics_from_weights(sb, ones)[metric][0]
-            # permuted: for flipped units, a's statistics count as b's and vice versa
-            pa = {k: (1 - flips) * sa[k].to_numpy() + flips * sb[k].to_numpy() for k in (num, den)}
-            pb = {k: (1 - flips) * sb[k].to_numpy() + flips * sa[k].to_numpy() for k in (num, den)}
+            observed[metric] = _metrics_from_weights(sa, ones)[metric][0] - _metrics_from_weights(sb, ones)[metric][0]
+        p_values, method = _sign_flip_p(sa, sb, observed, n_perm, seed)
+        for metric, difference in observed.items():
             with np.errstate(divide="ignore", invalid="ignore"):
-                null = m.scale * (pa[num].sum(1) / pa[den].sum(1) - pb[num].sum(1) / pb[den].sum(1))
                 diffs = _metrics_from_weights(sa, boot)[metric] - _metrics_from_weights(sb, boot)[metric]
-            null = null[np.isfinite(null)]
-            p = (np.sum(np.abs(null) >= abs(observed) - 1e-12) + 1) / (len(null) + 1) if len(null) else np.nan
-            rows[metric] = {"model": model, "metric": metric, "difference": observed,
+            rows[metric] = {"model": model, "metric": metric, "difference": difference,
                             "ci_low": float(np.nanpercentile(diffs, 2.5)), "ci_high": float(np.nanpercentile(diffs, 97.5)),
-                            "p_value": float(p), "unit": u, "n": n, "n_sets": _n_sets(sa)}
-    return marked(pd.DataFrame([rows[m] for m in names() if m in rows]))
+                            "p_value": float(p_values[metric]), "p_method": method, "unit": u, "n": n,
+                            "n_sets": _n_sets(sa)}
+    out = pd.DataFrame([rows[m] for m in names() if m in rows])
+    if len(out):
+        out.insert(out.columns.get_loc("p_value") + 1, "p_holm", holm(out["p_value"]))
+    return marked(out)

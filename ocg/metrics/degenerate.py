@@ -15,7 +15,7 @@ _SENTENCE_BREAK = re.compile(r"[.!?][\"')\]]*\s+[\"'(]*[A-Z0-9]")
 OVERLONG_CHARS = 300
 LOOP_WORDS, LOOP_TIMES = 3, 3  # a loop: some run of 3 words occurs 3 or more times
 # Bump when a flag is added or its definition changes: score sets flagged otherwise are recomputed.
-FLAGS_VERSION = 3  # 3: copies_list and bare_list (metrics/listcopy.py)
+FLAGS_VERSION = 4  # 3: copies_list and bare_list (metrics/listcopy.py); 4: copies_list narrowed to runs that read as lists
 
 
 def looping(text: str) -> bool:

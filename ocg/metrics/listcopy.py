@@ -8,7 +8,10 @@ one of those tokens (a later mention of the same form; another inflection of a l
 missed: "runs ... running"). Glue: a token with no letter or digit (punctuation) and the
 words "and", "a", "an", "the" (any case).
 - `copies_list`: the answer is in order, and some tokens t1 < ... < tn, ti standing for concept
-  i, have nothing but glue between consecutive ones ("Bobsle, push and run the jump").
+  i, have nothing but glue between consecutive ones ("Bobsle, push and run the jump"), and read
+  as a list: punctuation or "and" between two of them, or at most one written otherwise than its
+  concept word ("Bobsle push run jump", "Machine demonstrates use sew"); "The person demonstrated
+  sewing using a machine." composes the concepts (three inflected, no separator) and is no copy.
 - `bare_list`: every concept is present and every token is glue or stands for some concept:
   the answer is the concepts and nothing else ("Bobsle push run jump.", in any order).
 """
@@ -18,6 +21,7 @@ from __future__ import annotations
 import pandas as pd
 
 GLUE_WORDS = frozenset({"and", "a", "an", "the"})
+MAX_OTHER_FORMS = 1  # a run with no separator copies the list only while this many concepts are inflected
 LIST_FLAGS = ("copies_list", "bare_list")
 
 
@@ -35,14 +39,31 @@ def _stand_ins(tokens: list[str], positions: list[list[int]], concepts) -> list[
     return out
 
 
-def _run_in_order(tokens: list[str], stand: list[set[int]]) -> bool:
-    """Some t1 < ... < tn, ti in stand[i], with only glue between consecutive ones."""
-    reachable = set(stand[0]) if stand else set()
-    for nxt in stand[1:]:
-        reachable = {j for j in nxt if any(i < j and all(is_glue(t) for t in tokens[i + 1:j]) for i in reachable)}
-        if not reachable:
+def _run_in_order(tokens: list[str], stand: list[set[int]], concepts=None) -> bool:
+    """Some t1 < ... < tn, ti in stand[i], with only glue between consecutive ones, that reads as a
+    list: a separator (punctuation or "and") between two of them, or at most one of them written
+    otherwise than its concept word (a phrase inflects: "demonstrated sewing using a machine")."""
+    words = [str(c).lower() for c in concepts] if concepts is not None else None
+    if not stand:
+        return False
+
+    def other(i: int, k: int) -> int:  # 1 where token i, standing for concept k, is not the concept word
+        return 0 if words is None or not words[k] or tokens[i].lower() == words[k] else 1
+
+    # per reachable token: the (separated, other forms) states of runs ending there, kept minimal
+    states = {i: {(False, other(i, 0))} for i in stand[0]}
+    for k, nxt in enumerate(stand[1:], start=1):
+        reached: dict[int, set] = {}
+        for j in nxt:
+            for i, seen in states.items():
+                between = tokens[i + 1:j]
+                if i < j and all(is_glue(t) for t in between):
+                    separated = any(not any(c.isalnum() for c in t) or t.lower() == "and" for t in between)
+                    reached.setdefault(j, set()).update((sep or separated, n + other(j, k)) for sep, n in seen)
+        if not reached:
             return False
-    return bool(reachable)
+        states = {j: {(sep, min(n, 2)) for sep, n in seen} for j, seen in reached.items()}
+    return any(sep or n <= MAX_OTHER_FORMS for seen in states.values() for sep, n in seen)
 
 
 def list_flags_of(tokens, first, used, all_present: bool, in_order: bool, concepts=None) -> dict:
@@ -53,7 +74,7 @@ def list_flags_of(tokens, first, used, all_present: bool, in_order: bool, concep
     positions = [[int(f), int(u)] for f, u in zip(first, used if used is not None else first)]
     stand = _stand_ins(tokens, positions, concepts if concepts is not None else [""] * len(positions))
     concept_tokens = set().union(*stand) if stand else set()
-    return {"copies_list": bool(in_order) and _run_in_order(tokens, stand),
+    return {"copies_list": bool(in_order) and _run_in_order(tokens, stand, concepts),
             "bare_list": all(i in concept_tokens or is_glue(t) for i, t in enumerate(tokens))}
 
 

@@ -242,6 +242,7 @@ def summarise(answers: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
         summary["distinct_2_pooled"] = 100.0 * a["answer"].agg(diversity.distinct2_pooled)
     if "perplexity" in answers:
         summary["n_ppl_unscored"] = (stats["n"] - stats["n_perplexity"]).astype(int)
+        summary["perplexity_median"] = a["perplexity"].median()  # beside the mean wherever it is shown
     for flag in degenerate.FLAG_COLUMNS:
         summary[f"n_{flag}"] = a[flag].sum().astype(int)
     return summary.reset_index()

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from helpers import two_models_rows
 
-from ocg.analysis import explain, positions, sensitivity, tables, uncertainty
+from ocg.analysis import caveats, explain, positions, sensitivity, tables, uncertainty
 from ocg.analysis.report import save_table
 from ocg.analysis.site import write_index
 from ocg.layout import ModelGenerations
@@ -92,8 +92,17 @@ def test_a_perplexity_mean_far_above_its_median_is_marked_with_the_median(report
 def test_the_sensitivity_view_names_the_excluded_copies(report):
     _, page, _ = report
     view = section(page, "How much the open choices move Table 1")
-    assert "answers: excluding those that copy the list" in view and "answers left" in view
-    assert re.search(r"<li>excluding list copies: w/ order of [ab] [\d.]+ → [\d.]+", view)
+    assert "excluding copies on both sides" in view and "counting copies as failures" in view
+    assert re.search(r"<li>excluding list copies: w/ order of [ab] [\d.]+ → [\d.]+ .*in order and not a copy: "
+                     r"[\d.]+% of all \d+ answers.*Δ vs original [+-][\d.]+ in Table 1", view)
+
+
+def test_table1_marks_the_cells_that_rest_on_copies(report):
+    _, page, scores = report
+    t1 = section(page, "Table 1")
+    marks = caveats.copy_marks(scores["summary"])
+    assert marks and f"† Over {caveats.COPY_MARK_SHARE}% of the answers" in t1
+    assert re.search(r"<td>[\d.]+ †</td>", t1)
 
 
 def test_table7_shows_the_run_files_note_escaped(report):

@@ -5,11 +5,11 @@ tagger), and the sensitivity view's "excluding answers that copy the list" recom
 import itertools
 import re
 
-import numpy as np
 import pandas as pd
 import pytest
 
-from ocg.analysis.sensitivity import EXCLUDED_COPIES, largest_shifts, table1_sensitivity, wide
+from ocg.analysis import copies
+from ocg.analysis.sensitivity import largest_shifts, table1_sensitivity, wide
 from ocg.metrics.listcopy import list_flags_of
 
 CONCEPTS, POS = ["boy", "ride", "bike", "street"], "NVNN"
@@ -71,22 +71,20 @@ def test_copy_share_and_excluded_w_order_recomputed_from_the_text(scored):
     share = verdicts["copies_list"].sum() / verdicts["in_order"].sum()
     assert share == pytest.approx(ordered["copies_list"].sum() / ordered["in_order"].sum())
     assert share == pytest.approx(4 / 6)
-    # w/o, w/ and Ordered Rate on the rest, per template then averaged (Table 1's way)
-    rest = verdicts[~verdicts["copies_list"]].assign(template_id=ordered["template_id"])
-    per_template = rest.groupby("template_id")
-    wo = np.mean(100 * per_template["all_present"].mean())
-    w = np.mean(100 * per_template["in_order"].mean())
+    # w/o, w/ and Ordered Rate on the rest, pooled over templates (so OR = w/ / w/o holds)
+    rest = verdicts[~verdicts["copies_list"]]
+    wo, w = 100 * rest["all_present"].mean(), 100 * rest["in_order"].mean()
     rate = 100 * rest["in_order"].sum() / rest["all_present"].sum()
     view = table1_sensitivity(answers)
-    excluded = view[view.choice == EXCLUDED_COPIES[0]].set_index("metric")
+    excluded = view[(view.choice == copies.CHOICE) & (view.variant == copies.EXCLUDED)].set_index("metric")
     assert excluded.at["coverage_wo_order", "value"] == pytest.approx(wo)
     assert excluded.at["coverage_w_order", "value"] == pytest.approx(w)
-    assert excluded.at["ordered_rate", "value"] == pytest.approx(rate)
+    assert excluded.at["ordered_rate", "value"] == pytest.approx(rate) == pytest.approx(100 * w / wo)
     assert (excluded["n_answers"] == len(rest)).all() and len(rest) == len(ordered) - 8
     shifts = [s for s in largest_shifts(view) if s.startswith("excluding list copies")]
-    assert shifts and f"on the {len(rest)} of {len(ordered)} ordered answers" in shifts[0]
-    shown = wide(view, "coverage")
-    assert (shown[(EXCLUDED_COPIES[0], "answers left")] == len(rest)).all()
+    assert shifts and f"on the {len(rest)} ordered answers that do not copy" in shifts[0]
+    shown = wide(view, "copies")
+    assert shown[(copies.EXCLUDED, "answers")].str.startswith(f"{len(rest)} / ").all()
 
 
 @pytest.mark.parametrize("tokens, first, used, flags", [
