@@ -160,6 +160,8 @@ SUMMARY = (
            "arithmetic mean over answers (the paper's)"),
     Column('n_ppl_unscored', 'perplexity', 'int',
            'answers without a perplexity (under two tokens)'),
+    Column('perplexity_median', 'perplexity', 'float',
+           'the median perplexity of the answers (the mean is `perplexity`): shown beside every mean'),
     Column('pbleurt_missing_reason', 'pbleurt missing', 'str',
            'why pBLEURT is missing (no checkpoint here)'),
     Column('perplexity_missing_reason', 'perplexity missing', 'str',
