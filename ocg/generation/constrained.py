@@ -4,9 +4,15 @@ tokenizer, and a transformers LogitsProcessor that masks every token the express
 next (xgrammar.contrib.hf.LogitsProcessor: one matcher per batch row, its CPU bitmask kernel
 off a GPU). xgrammar is the engine vLLM and SGLang use for structured outputs, so a regex
 forced here and one sent to a vLLM server (api_backend.py) are applied by the same library.
+
+Every forced answer is checked against its grammar before it is stored (`check_forced`): a
+server that ignores the regex (vLLM before 0.10.2 ignores an unknown `structured_outputs` field
+and only logs it) would otherwise have free answers stored, and reported, as forced.
 """
 
 from __future__ import annotations
+
+from functools import lru_cache
 
 from .ordered_grammar import GRAMMAR_RULE, GRAMMAR_VERSION, grammar_sha256, lexicon_version
 
@@ -60,3 +66,49 @@ def processors_for(backend, regexes: list[str | None]) -> list | None:
         backend._grammar_compiler = Compiler(backend.tokenizer, backend.model.config.vocab_size,
                                              sorted(backend.eos_ids))
     return [backend._grammar_compiler.logits_processor(regexes)]
+
+
+class NotForced(RuntimeError):
+    """An answer of a constrained condition that its grammar does not admit: the decoder (a
+    server that ignored the regex) did not force it. The run stops before the batch is written."""
+
+
+@lru_cache(maxsize=512)
+def _pattern(grammar: str):
+    import regex  # as `re`, plus partial matching (is this text the start of an admitted one?)
+    return regex.compile(grammar)
+
+
+def forced_as_asked(raw: str | None, grammar: str, finish_reason: str | None) -> bool:
+    """Whether `raw` is what decoding under `grammar` can give: a finished answer (`stop`) is a
+    sentence of it; one cut by the budget (any other finish reason) the start of one."""
+    if not isinstance(raw, str):
+        return False
+    if finish_reason == "stop":
+        return _pattern(grammar).fullmatch(raw) is not None
+    return _pattern(grammar).fullmatch(raw, partial=True) is not None
+
+
+def decoder_name(spec, backend) -> str:
+    """The server and model (or the local model) that decoded, for an error message."""
+    if backend.kind == "openai":
+        return f"{backend.url} (model {spec.id!r} of entry {spec.name!r})"
+    return f"{spec.name} ({backend.kind}, {spec.id})"
+
+
+def check_forced(spec, backend, instance_ids: list[str], outputs: list[dict]) -> None:
+    """Every answer of a constrained instance in this batch is in its grammar, else NotForced
+    naming the decoder, the instance and the answer (nothing of the batch is written)."""
+    grammars = getattr(backend, "grammars", {}) or {}
+    bad = [(iid, out) for iid, out in zip(instance_ids, outputs)
+           if grammars.get(iid) and not forced_as_asked(out.get("raw"), grammars[iid], out.get("finish_reason"))]
+    if not bad:
+        return
+    iid, out = bad[0]
+    hint = ("the server ignored the regex it was sent (vLLM before 0.10.2 ignores `structured_outputs`: "
+            "set the entry's `api.regex_param: guided_regex`, or use a server that applies it)"
+            if backend.kind == "openai" else "the grammar's mask was not applied as compiled")
+    raise NotForced(f"{decoder_name(spec, backend)}: {len(bad)} of {len(outputs)} answers of this batch are not in "
+                    f"their grammar, e.g. instance {iid} (finish_reason {out.get('finish_reason')!r}): "
+                    f"{str(out.get('raw'))[:120]!r}; {hint}. Not written (they were not forced); the answers "
+                    "written before are kept")

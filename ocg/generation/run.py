@@ -34,6 +34,7 @@ from .backends import make_backend
 from .chat import prompt_sha256
 from .completeness import card_samples, tally_stores
 from .constrained import card_block as constrained_card
+from .constrained import check_forced
 from .extraction import answer_source, extract_answer, prompt_opens_think
 from .invariance import plan_batches
 from .ordered_grammar import grammar_sha256, instance_grammars
@@ -127,10 +128,10 @@ def _generate_locked(spec, instances, conditions, model_dir, batch_size, progres
             hashes[iid] = prompt_sha256(rendered[iid])
     settings = card_settings(spec, backend, system_prompt)
     card_path = ModelGenerations(model_dir).run_card
-    old = check_compatible(card_path, settings, ids_sha)
+    old = check_compatible(card_path, settings, ids_sha, grammars)
     for cond, store in stores.items():
         check_prompts(store, hashes)
-        check_grammars(store, grammars.get(cond, {}))
+        check_grammars(store, grammars.get(cond))
     old = old or RunCard()
     if sampling:  # a directory's samples grow: those asked before stay asked
         samples = max(samples, card_samples(old))
@@ -205,6 +206,7 @@ def _generate_missing(spec, backend, stores, rows, rendered, hashes, settings, c
                 continue
             outputs = backend.generate([rendered[ids[p]] for p in positions], instance_ids=[ids[p] for p in positions],
                                        sample=sample)
+            check_forced(spec, backend, [ids[p] for p in positions], outputs)  # before any is written
             if not checked_revision:  # weights are loaded now: the resolved revision is known
                 check_compatible(card_path, dict(settings, resolved_revision=backend.resolved_revision()), {})
                 settings["resolved_revision"] = backend.resolved_revision()
