@@ -17,6 +17,21 @@ from functools import lru_cache
 from .ordered_grammar import GRAMMAR_RULE, GRAMMAR_VERSION, grammar_sha256, lexicon_version
 
 LIBRARY = "xgrammar"
+GRAMMAR_BACKENDS = ("transformers", "openai")  # those that apply a grammar (`applies_grammars`)
+
+
+def check_backends(where: str, conditions: list[str], models: list[str], specs: dict, templates) -> None:
+    """A run or sweep file that forces a grammar only on models whose backend applies one
+    (refused before any work; run.py checks again for `ocg generate`)."""
+    from ..errors import OcgInputError
+    for i, cond in enumerate(conditions):
+        if cond not in templates.conditions or not templates.conditions[cond].constraint:
+            continue
+        for model in models:
+            if specs[model].backend not in GRAMMAR_BACKENDS:
+                raise OcgInputError(f"{where}: conditions[{i}]", f"{cond!r} forces a grammar at decoding time; model "
+                                    f"{model!r} has the {specs[model].backend} backend, which cannot apply one "
+                                    f"({' and '.join(GRAMMAR_BACKENDS)} can): leave out the condition or the model")
 
 
 def library_version() -> str:

@@ -293,3 +293,20 @@ def test_records_on_disk_are_checked_against_the_grammar_built_now(tmp_path):
     with pytest.raises(OcgInputError, match=r"instance i's answer is not in its grammar: it was never forced"):
         check_grammars(store(answer="A dog.", raw="A dog.", grammar=g), {"i": g})
     check_grammars(store(answer="A dog.", raw="A dog."), None)  # free then, free now
+
+
+@pytest.mark.parametrize("command", ["report", "sweep"])
+def test_a_run_file_forcing_a_grammar_on_a_replay_model_is_refused_before_any_work(tmp_path, capsys, outputs,
+                                                                                   command):
+    """Refused where the run or sweep file is checked, not in notebook 01 after the data are built."""
+    models = tmp_path / "models.yaml"
+    models.write_text(json.dumps({"models": {"synth": {"backend": "replay", "id": "synth", "replay": {}},
+                                             "hf": {"id": "HuggingFaceTB/SmolLM2-135M-Instruct"}}}))
+    run = tmp_path / "run.yaml"
+    run.write_text(json.dumps({"name": "forced-replay", "models_file": str(models), "models": ["hf", "synth"],
+                               "conditions": ["ordered", "ordered_constrained"], "subset_k": 1,
+                               **({"outputs": str(outputs / "sweep")} if command == "sweep" else {})}))
+    code, err = cli(capsys, command, run, *(["--status"] if command == "sweep" else []))
+    assert code == 2 and err.startswith(f"ocg: error: {run}: conditions[1]: 'ordered_constrained' forces a grammar "
+                                        "at decoding time; model 'synth' has the replay backend"), err
+    assert not outputs.exists() or not any(outputs.rglob("*.ipynb"))
