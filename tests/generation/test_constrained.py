@@ -26,7 +26,24 @@ def admits(sentence: str, concepts=CONCEPTS, pos=POS) -> bool:
 def test_inflections_come_from_the_lexicon_and_always_hold_the_concept():
     assert set(inflections("ride", "V")) == {"ride", "rides", "rode", "ridden", "riding"}
     assert set(inflections("knife", "N")) == {"knife", "knives"}  # the noun's forms only
-    assert inflections("bobsle", "V") == ("bobsle",)  # not in the lexicon: the concept alone
+    assert inflections("sheep", "N") == ("sheep",)  # the lexicon's plural is the word itself
+
+
+@pytest.mark.parametrize("word, pos, forms", [
+    ("bar", "N", {"bar", "bars"}), ("can", "N", {"can", "cans"}), ("jean", "N", {"jean", "jeans"}),
+    ("sunglass", "N", {"sunglass", "sunglasses"}), ("scissor", "N", {"scissor", "scissors"}),
+    ("frisbee", "N", {"frisbee", "frisbees"}), ("cellphone", "N", {"cellphone", "cellphones"}),
+    ("bobsle", "V", {"bobsle", "bobsles", "bobsled", "bobsling"}),
+])
+def test_a_word_the_lexicon_lacks_takes_lemminflects_rules_for_unknown_words(word, pos, forms):
+    """Issue 46: lemminflect's getAllInflections has no entry for these in their part of speech
+    (its getInflection falls back on rules): not only the bare dataset word."""
+    assert set(inflections(word, pos)) == forms
+
+
+def test_plurals_the_lexicon_lacked_are_admitted_in_a_sentence():
+    assert admits("The bars hold jeans and sunglasses.", ["bar", "hold", "jean", "sunglass"], "NVNN")
+    assert admits("Dogs catch frisbees.", ["dog", "catch", "frisbee"], "NVN")
 
 
 @pytest.mark.parametrize("sentence", [
@@ -310,3 +327,40 @@ def test_a_run_file_forcing_a_grammar_on_a_replay_model_is_refused_before_any_wo
     assert code == 2 and err.startswith(f"ocg: error: {run}: conditions[1]: 'ordered_constrained' forces a grammar "
                                         "at decoding time; model 'synth' has the replay backend"), err
     assert not outputs.exists() or not any(outputs.rglob("*.ipynb"))
+
+
+def forms_benchmark():
+    import importlib.util
+
+    from ocg.paths import PROJECT_ROOT
+    spec = importlib.util.spec_from_file_location("forced_forms", PROJECT_ROOT / "benchmarks" / "forced_forms.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module, json.loads(module.RESULTS.read_text())
+
+
+def test_methods_states_the_forms_the_grammar_builds_now():
+    """The stored figures are today's grammar's (no tagger needed), and METHODS quotes them."""
+    from ocg.paths import PROJECT_ROOT
+    module, stored = forms_benchmark()
+    assert module.bare_concepts() == stored["concepts"]
+    methods = " ".join((PROJECT_ROOT / "docs" / "METHODS.md").read_text().split())
+    four, five = stored["concepts"]["4_concepts"], stored["concepts"]["5_concepts"]
+    assert (f"of the {four['distinct_concepts']} distinct concepts of the four-concept sets, "
+            f"{len(four['bare_word_only_v1'])} admitted only the bare word") in methods
+    assert f"{len(four['bare_word_only_now'])} do now: music, sand, sheep and stuff" in methods
+    assert four["bare_word_only_now"] == ["music_N", "sand_N", "sheep_N", "stuff_N"]
+    assert f"{len(five['bare_word_only_v1'])} did and {len(five['bare_word_only_now'])} do now: " + ", ".join(
+        w.removesuffix("_N") for w in five["bare_word_only_now"]) in methods
+    gap = stored["gap"]
+    assert f"{gap['admitted_sentences']:,} such sentences the matcher rejects the probed concept in {gap['rejected']}" in methods
+    for context, words in [("bare", "bare"), ("after 'the'", 'after "the"'), ("after an adjective ('big')", 'after "big"'),
+                           ("after a pronoun ('they')", 'after "they"')]:
+        c = stored["gap"]["by_context"][context]
+        assert f"{words} {c['rejected']} of {c['admitted']:,}" in methods, context
+
+
+@pytest.mark.slow
+def test_the_stored_gap_between_grammar_and_matcher_is_todays():
+    module, stored = forms_benchmark()
+    assert module.gap() == stored["gap"]
