@@ -12,6 +12,7 @@ and only logs it) would otherwise have free answers stored, and reported, as for
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from .ordered_grammar import GRAMMAR_RULE, GRAMMAR_VERSION, grammar_sha256, lexicon_version
@@ -88,20 +89,43 @@ class NotForced(RuntimeError):
     server that ignored the regex) did not force it. The run stops before the batch is written."""
 
 
-@lru_cache(maxsize=512)
-def _pattern(grammar: str):
+def _admits(full, partial, raw, finish_reason) -> bool:
+    if not isinstance(raw, str):
+        return False
+    if finish_reason == "stop":
+        return full().fullmatch(raw) is not None
+    return partial().fullmatch(raw, partial=True) is not None
+
+
+@lru_cache(maxsize=256)
+def _full(grammar: str):
+    return re.compile(grammar)
+
+
+@lru_cache(maxsize=256)
+def _partial(grammar: str):
     import regex  # as `re`, plus partial matching (is this text the start of an admitted one?)
     return regex.compile(grammar)
 
 
 def forced_as_asked(raw: str | None, grammar: str, finish_reason: str | None) -> bool:
-    """Whether `raw` is what decoding under `grammar` can give: a finished answer (`stop`) is a
-    sentence of it; one cut by the budget (any other finish reason) the start of one."""
-    if not isinstance(raw, str):
-        return False
-    if finish_reason == "stop":
-        return _pattern(grammar).fullmatch(raw) is not None
-    return _pattern(grammar).fullmatch(raw, partial=True) is not None
+    """Whether `raw` (the text the grammar was applied to, not the extracted answer) is what
+    decoding under `grammar` can give: a finished answer (`stop`) is a sentence of it; one cut by
+    the budget (any other finish reason) the start of one."""
+    return _admits(lambda: _full(grammar), lambda: _partial(grammar), raw, finish_reason)
+
+
+def not_forced(items) -> list:
+    """The keys of the (key, grammar, raw, finish_reason) items not forced as asked; each grammar
+    compiled once (a store repeats one per template and sample, far apart)."""
+    groups: dict[str, list] = {}
+    for key, grammar, raw, finish in items:
+        groups.setdefault(grammar, []).append((key, raw, finish))
+    bad = []
+    for grammar, group in groups.items():
+        full, partial = lru_cache(1)(lambda g=grammar: re.compile(g)), lru_cache(1)(lambda g=grammar: _partial(g))
+        bad += [key for key, raw, finish in group if not _admits(full, partial, raw, finish)]
+    return sorted(bad)
 
 
 def decoder_name(spec, backend) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 from ..errors import OcgInputError
 from ..models import ModelSpec
 from ..records import RunCard, RunStatus
-from .constrained import forced_as_asked
+from .constrained import not_forced
 from .store import GenerationStore
 
 # Settings that must not change between the runs that fill one output directory. The
@@ -91,6 +91,7 @@ def check_grammars(store: GenerationStore, grammars: dict[str, str] | None) -> N
     """Every record on disk was decoded as this run decodes now: forced to the expression built
     now (ordered_grammar.py) and in it (constrained.py, check_forced), or free when `grammars` is
     None (the condition has no constraint now)."""
+    forced = []
     for lineno, record in enumerate(store.records(), start=1):
         iid, had = record["instance_id"], record.get("grammar")
         want = None if grammars is None else grammars.get(iid)
@@ -111,10 +112,13 @@ def check_grammars(store: GenerationStore, grammars: dict[str, str] | None) -> N
             raise OcgInputError(where, f"instance {iid} was forced to another grammar than the one built now (the "
                                 "grammar rule or the lexicon changed): one file would hold two experiments; use "
                                 "another output directory")
-        if not forced_as_asked(record.get("raw"), had, record.get("finish_reason")):
-            raise OcgInputError(where, f"instance {iid}'s answer is not in its grammar: it was never forced (a "
-                                "server that ignored the regex, stored by an ocg that did not check); use another "
-                                "output directory")
+        forced.append(((lineno, iid), had, record.get("raw"), record.get("finish_reason")))
+    bad = not_forced(forced)
+    if bad:
+        (lineno, iid) = bad[0]
+        raise OcgInputError(f"{store.path}:{lineno}", f"instance {iid}'s answer is not in its grammar: it was never "
+                            f"forced (a server that ignored the regex, stored by an ocg that did not check; {len(bad)} "
+                            "such answer(s) in this file); use another output directory")
 
 
 def now_utc() -> str:
