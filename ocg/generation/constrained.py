@@ -144,9 +144,14 @@ def check_forced(spec, backend, instance_ids: list[str], outputs: list[dict]) ->
     if not bad:
         return
     iid, out = bad[0]
-    hint = ("the server ignored the regex it was sent (vLLM before 0.10.2 ignores `structured_outputs`: "
-            "set the entry's `api.regex_param: guided_regex`, or use a server that applies it)"
-            if backend.kind == "openai" else "the grammar's mask was not applied as compiled")
+    if backend.kind != "openai":
+        hint = "the grammar's mask was not applied as compiled"
+    elif spec.api.get("regex_param", "structured_outputs") == "structured_outputs":
+        hint = ("the server ignored the regex it was sent as `structured_outputs` (vLLM before 0.10.2 ignores "
+                "that field): set the entry's `api.regex_param: guided_regex`, or use a server that applies it")
+    else:
+        hint = (f"the server ignored the regex it was sent as `{spec.api['regex_param']}`: set the entry's "
+                "`api.regex_param: structured_outputs` (vLLM >= 0.10.2), or use a server that applies it")
     raise NotForced(f"{decoder_name(spec, backend)}: {len(bad)} of {len(outputs)} answers of this batch are not in "
                     f"their grammar, e.g. instance {iid} (finish_reason {out.get('finish_reason')!r}): "
                     f"{str(out.get('raw'))[:120]!r}; {hint}. Not written (they were not forced); the answers "

@@ -364,3 +364,17 @@ def test_methods_states_the_forms_the_grammar_builds_now():
 def test_the_stored_gap_between_grammar_and_matcher_is_todays():
     module, stored = forms_benchmark()
     assert module.gap() == stored["gap"]
+
+
+def test_an_entry_sending_guided_regex_is_told_the_other_field(tmp_path, capsys, monkeypatch, server):
+    server.answer = lambda body, n: chat_answer("A dog, happily.")
+    monkeypatch.setenv("OCG_CONSTRAINED_KEY", KEY)
+    models = tmp_path / "models.yaml"
+    models.write_text(json.dumps({"models": {"m": {
+        "id": "local-model", "backend": "openai", "max_new_tokens": 32, "batch_size": 8,
+        "api": {"base_url": server.url, "key_env": "OCG_CONSTRAINED_KEY", "regex_param": "guided_regex",
+                "max_retries": 0}}}}))
+    code, err = cli(capsys, "generate", "m", "--models-file", models, "--conditions", "ordered_constrained",
+                    "--subset-k", 1, "--templates", 0, "--permutations", 2, "--out", tmp_path / "gen")
+    assert code == 1 and "sent as `guided_regex`: set the entry's `api.regex_param: structured_outputs`" in err, err
+    assert "guided_regex" in server.bodies[0] and not (tmp_path / "gen" / "m" / "ordered_constrained.jsonl").exists()
