@@ -70,12 +70,8 @@ def load_dataset(path: str | Path) -> tuple[pd.DataFrame, dict]:
     """Instances and manifest of a built dataset directory, checked: each row's concepts and
     pos_pattern, then the table against its manifest's hashes (an edited table is refused)."""
     from ..errors import OcgInputError
+    df, manifest = _read_dataset(path)
     built = Dataset(Path(path))
-    if not built.manifest.exists():
-        raise OcgInputError(str(path), "not a built dataset (no manifest.json); build one with "
-                                       "`ocg build-data` or notebook 00")
-    manifest = read_json(built.manifest)
-    df = pd.read_parquet(built.instances)
     check_instances(df, built.instances)
     rebuild = _rebuild_hint(manifest, built.folder)
     for field, now in (("ids_sha256", lambda: ids_hash(df)), ("content_sha256", lambda: content_hash(df)),
@@ -114,3 +110,13 @@ def check_instances(df: pd.DataFrame, where) -> None:
         if not isinstance(pos, str) or len(pos) != len(words) or set(pos) - set(POS_TAGS):
             raise OcgInputError(f"{where}: pos_pattern", f"row {row} (instance {shown(iid, 80)}): got {shown(pos, 80)}; "
                                 f"expected one of {'/'.join(POS_TAGS)} per concept ({len(words)})")
+
+
+def _read_dataset(path: str | Path) -> tuple[pd.DataFrame, dict]:
+    """Instances and manifest of a built dataset directory."""
+    from ..errors import OcgInputError
+    built = Dataset(Path(path))
+    if not built.manifest.exists():
+        raise OcgInputError(str(path), "not a built dataset (no manifest.json); build one with "
+                                       "`ocg build-data` or notebook 00")
+    return pd.read_parquet(built.instances), read_json(built.manifest)

@@ -92,7 +92,7 @@ def check_grammars(store: GenerationStore, grammars: dict[str, str] | None) -> N
     now (ordered_grammar.py) and in it (constrained.py, check_forced), or free when `grammars` is
     None (the condition has no constraint now)."""
     forced = []
-    for lineno, record in enumerate(store.records(), start=1):
+    for lineno, record in enumerate(store.read(store.path, prompts=False), start=1):  # prompts are not needed
         iid, had = record["instance_id"], record.get("grammar")
         want = None if grammars is None else grammars.get(iid)
         if had is None and grammars is None:
