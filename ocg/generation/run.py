@@ -30,11 +30,11 @@ from ..models import MODELS_FILE, ModelSpec, get_model
 from ..provenance import provenance
 from ..records import RunCard, RunStatus
 from ..schema import positive_int
+from . import constrained
 from .backends import make_backend
 from .chat import prompt_sha256
 from .completeness import card_samples, tally_stores
 from .constrained import card_block as constrained_card
-from .constrained import check_forced
 from .extraction import answer_source, extract_answer, prompt_opens_think
 from .invariance import plan_batches
 from .ordered_grammar import grammar_sha256, instance_grammars
@@ -131,7 +131,7 @@ def _generate_locked(spec, instances, conditions, model_dir, batch_size, progres
     old = check_compatible(card_path, settings, ids_sha, grammars)
     for cond, store in stores.items():
         check_prompts(store, hashes)
-        check_grammars(store, grammars.get(cond))
+        check_grammars(store, grammars.get(cond, {}))
     old = old or RunCard()
     if sampling:  # a directory's samples grow: those asked before stay asked
         samples = max(samples, card_samples(old))
@@ -206,7 +206,7 @@ def _generate_missing(spec, backend, stores, rows, rendered, hashes, settings, c
                 continue
             outputs = backend.generate([rendered[ids[p]] for p in positions], instance_ids=[ids[p] for p in positions],
                                        sample=sample)
-            check_forced(spec, backend, [ids[p] for p in positions], outputs)  # before any is written
+            constrained.check_forced(spec, backend, [ids[p] for p in positions], outputs)  # before any is written
             if not checked_revision:  # weights are loaded now: the resolved revision is known
                 check_compatible(card_path, dict(settings, resolved_revision=backend.resolved_revision()), {})
                 settings["resolved_revision"] = backend.resolved_revision()

@@ -90,7 +90,8 @@ def check_prompts(store: GenerationStore, hashes: dict[str, str]) -> None:
 def check_grammars(store: GenerationStore, grammars: dict[str, str] | None) -> None:
     """Every record on disk was decoded as this run decodes now: forced to the expression built
     now (ordered_grammar.py) and in it (constrained.py, check_forced), or free when `grammars` is
-    None (the condition has no constraint now)."""
+    empty or None (the condition has no constraint now; a forced one has an expression per instance)."""
+    grammars = grammars or None
     forced = []
     for lineno, record in enumerate(store.read(store.path, prompts=False), start=1):  # prompts are not needed
         iid, had = record["instance_id"], record.get("grammar")
