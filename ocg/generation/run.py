@@ -128,7 +128,7 @@ def _generate_locked(spec, instances, conditions, model_dir, batch_size, progres
             hashes[iid] = prompt_sha256(rendered[iid])
     settings = card_settings(spec, backend, system_prompt)
     card_path = ModelGenerations(model_dir).run_card
-    old = check_compatible(card_path, settings, ids_sha, grammars)
+    old = check_compatible(card_path, settings, ids_sha)
     for cond, store in stores.items():
         check_prompts(store, hashes)
         check_grammars(store, grammars.get(cond, {}))

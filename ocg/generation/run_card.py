@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as _dt
 from pathlib import Path
 
+from ..data import load_templates
 from ..errors import OcgInputError
 from ..models import ModelSpec
 from ..records import RunCard, RunStatus
@@ -39,16 +40,15 @@ def card_settings(spec: ModelSpec, backend, system_prompt: str | None) -> dict:
     }
 
 
-def check_compatible(card_path: Path, settings: dict, instances: dict[str, str],
-                     grammars: dict[str, dict] | None = None) -> RunCard | None:
-    """The old run card, if the new run may add to its directory; else an error saying why.
-    `grammars`: the conditions of `instances` forced now (with their expressions)."""
+def check_compatible(card_path: Path, settings: dict, instances: dict[str, str]) -> RunCard | None:
+    """The old run card, if the new run may add to its directory; else an error saying why."""
     if not card_path.exists():
         return None
     old = RunCard.read(card_path)
+    conditions = load_templates().conditions if instances else {}
     for cond in instances:  # a condition forced before is forced now, and one free before stays free
-        was = cond in (old.constrained or {})
-        if grammars is not None and was != (cond in grammars) and (was or cond in old.instances):
+        was, now = cond in (old.constrained or {}), bool(cond in conditions and conditions[cond].constraint)
+        if was != now and (was or cond in old.instances):
             raise OcgInputError(f"{card_path}: constrained.{cond}", (
                 "this condition was forced to a grammar, and none is built now (its `constraint` left "
                 "params/templates.yaml?)" if was else "this condition was decoded freely, and a grammar is "
