@@ -281,10 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     except OcgInputError as exc:
         print(f"ocg: error: {exc}", file=sys.stderr)
         return 2
-    except (ApiError, ServerError) as exc:  # the server's own words are the whole story
-        print(f"ocg: error: {exc}", file=sys.stderr)
-        return 1
-    except NotForced as exc:  # answers a grammar was to force and did not: the decoder is named
+    except (ApiError, ServerError, NotForced) as exc:  # the server's own words are the whole story
         print(f"ocg: error: {exc}", file=sys.stderr)
         return 1
     except OSError as exc:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import datetime as _dt
 from pathlib import Path
 
-from ..data import load_templates
 from ..errors import OcgInputError
 from ..models import ModelSpec
 from ..records import RunCard, RunStatus
@@ -45,6 +44,7 @@ def check_compatible(card_path: Path, settings: dict, instances: dict[str, str])
     if not card_path.exists():
         return None
     old = RunCard.read(card_path)
+    from ..data import load_templates  # which conditions are forced now (params/templates.yaml)
     conditions = load_templates().conditions if instances else {}
     for cond in instances:  # a condition forced before is forced now, and one free before stays free
         was, now = cond in (old.constrained or {}), bool(cond in conditions and conditions[cond].constraint)
