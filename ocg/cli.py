@@ -272,6 +272,7 @@ def main(argv: list[str] | None = None) -> int:
     one `ocg: error:` line, never a traceback (docs/METHODS.md, "What ocg refuses")."""
     args = build_parser().parse_args(argv)
     from .generation.api_backend import ApiError
+    from .generation.constrained import NotForced
     from .generation.server import ServerError
     from .paths import settle_folder_variables
     try:
@@ -280,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     except OcgInputError as exc:
         print(f"ocg: error: {exc}", file=sys.stderr)
         return 2
-    except (ApiError, ServerError) as exc:  # the server's own words are the whole story
+    except (ApiError, ServerError, NotForced) as exc:  # the server's own words are the whole story
         print(f"ocg: error: {exc}", file=sys.stderr)
         return 1
     except OSError as exc:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from .errors import OcgInputError
 from .frames import DEFAULT_N_CONCEPTS, N_CONCEPTS, N_CONCEPTS_TEXT, check_permutations, unknown_template
+from .generation.constrained import check_backends
 from .generation.sampling import check_sampling
 from .models import MODELS_FILE, load_models
 from .names import check_name
@@ -100,6 +101,7 @@ def check_common(raw: object, path: Path, fields: dict = RUN_FIELDS, defaults: d
         if cond not in templates.conditions:
             raise OcgInputError(f"{src}: conditions[{i}]", f"unknown condition {cond!r}; known: "
                                                            f"{sorted(templates.conditions)}")
+    check_backends(src, cfg["conditions"], cfg["models"], specs, templates)
     for i, tid in enumerate(cfg["template_ids"] or []):
         if tid not in templates.templates:
             raise unknown_template(f"{src}: template_ids[{i}]", tid, templates.templates)

@@ -3,7 +3,10 @@ order"): a regular expression admitting one sentence that holds each concept, in
 inflected forms, in the asked order, with bounded free text before, between and after.
 
 The inflected forms come from lemminflect's lexicon (`getAllInflections` for the concept's part
-of speech), the concept itself always among them. A concept is a whole word: a space or the
+of speech), the concept itself always among them; a word the lexicon holds under no entry of that
+part of speech (bar and can as nouns, jean, scissor, sunglass, frisbee, the dataset's bobsle) takes
+lemminflect's rules for unknown words (`getAllInflectionsOOV`, what its `getInflection` falls back
+on: bars, jeans, sunglasses), so it is not confined to its bare dataset form. A concept is a whole word: a space or the
 sentence start before it, an optional comma, semicolon or colon, then a space or the final
 stop after it. The sentence starts with a capital letter (the first concept's capitalised form,
 or a capitalised free word) and ends with "." or "!" after at most FREE_WORDS free words, so the
@@ -19,7 +22,7 @@ import re
 from functools import lru_cache
 
 # Bumped whenever the expression built for the same concepts changes (recorded in the run card).
-GRAMMAR_VERSION = 1
+GRAMMAR_VERSION = 2  # 2: words the lexicon lacks take lemminflect's rules for unknown words
 
 FREE_WORDS = 4  # free words at most before the first concept, between two concepts, after the last
 FREE_WORD = r"[A-Za-z0-9'-]{1,15}"  # a free word: letters, digits, apostrophe, hyphen; 15 at most
@@ -27,7 +30,8 @@ CAPITAL_WORD = r"[A-Z][A-Za-z0-9'-]{0,14}"  # the first free word of the sentenc
 AFTER_WORD = "[,;:]?"  # what may follow any word before the next space
 END = "[.!]"
 GRAMMAR_RULE = (f"v{GRAMMAR_VERSION}: one sentence; concepts in the asked order, each as one of its "
-                f"lemminflect inflections or itself, a whole word ({AFTER_WORD} after it); at most "
+                f"lemminflect inflections (its rules for unknown words where the lexicon has no entry "
+                f"of the part of speech) or itself, a whole word ({AFTER_WORD} after it); at most "
                 f"{FREE_WORDS} free words {FREE_WORD} before the first, between two and after the last; "
                 f"a capital first letter; ends with {END}")
 _FORM = re.compile(r"[a-z][a-z'-]*")
@@ -41,9 +45,11 @@ def lexicon_version() -> str:
 @lru_cache(maxsize=4096)
 def inflections(word: str, pos: str) -> tuple[str, ...]:
     """The word and its inflections in lemminflect's lexicon for part of speech `pos` (N or V),
-    sorted; lower-case alphabetic forms only (the lexicon's forms are)."""
+    or by its rules for unknown words when the lexicon has no entry for it there; sorted,
+    lower-case alphabetic forms only (the lexicon's forms are)."""
     import lemminflect
-    found = lemminflect.getAllInflections(word, upos="VERB" if pos == "V" else "NOUN")
+    upos = "VERB" if pos == "V" else "NOUN"
+    found = lemminflect.getAllInflections(word, upos=upos) or lemminflect.getAllInflectionsOOV(word, upos=upos)
     forms = {f for fs in found.values() for f in fs if _FORM.fullmatch(f)}
     return tuple(sorted(forms | {word}))
 

@@ -30,6 +30,7 @@ from ..models import MODELS_FILE, ModelSpec, get_model
 from ..provenance import provenance
 from ..records import RunCard, RunStatus
 from ..schema import positive_int
+from . import constrained
 from .backends import make_backend
 from .chat import prompt_sha256
 from .completeness import card_samples, tally_stores
@@ -205,6 +206,7 @@ def _generate_missing(spec, backend, stores, rows, rendered, hashes, settings, c
                 continue
             outputs = backend.generate([rendered[ids[p]] for p in positions], instance_ids=[ids[p] for p in positions],
                                        sample=sample)
+            constrained.check_forced(spec, backend, [ids[p] for p in positions], outputs)  # before any is written
             if not checked_revision:  # weights are loaded now: the resolved revision is known
                 check_compatible(card_path, dict(settings, resolved_revision=backend.resolved_revision()), {})
                 settings["resolved_revision"] = backend.resolved_revision()

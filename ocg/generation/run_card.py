@@ -9,6 +9,7 @@ from pathlib import Path
 from ..errors import OcgInputError
 from ..models import ModelSpec
 from ..records import RunCard, RunStatus
+from .constrained import not_forced
 from .store import GenerationStore
 
 # Settings that must not change between the runs that fill one output directory. The
@@ -43,6 +44,16 @@ def check_compatible(card_path: Path, settings: dict, instances: dict[str, str])
     if not card_path.exists():
         return None
     old = RunCard.read(card_path)
+    from ..data import load_templates  # which conditions are forced now (params/templates.yaml)
+    conditions = load_templates().conditions if instances else {}
+    for cond in instances:  # a condition forced before is forced now, and one free before stays free
+        was, now = cond in (old.constrained or {}), bool(cond in conditions and conditions[cond].constraint)
+        if was != now and (was or cond in old.instances):
+            raise OcgInputError(f"{card_path}: constrained.{cond}", (
+                "this condition was forced to a grammar, and none is built now (its `constraint` left "
+                "params/templates.yaml?)" if was else "this condition was decoded freely, and a grammar is "
+                "built now (a `constraint` added in params/templates.yaml?)") + ": one store would hold "
+                "forced and free answers; restore the setting or use another output directory")
     for key in SETTINGS_KEYS:
         was = old.settings.get(key, ABSENT_MEANS.get(key, "(not recorded)"))
         now = settings.get(key)
@@ -76,10 +87,39 @@ def check_prompts(store: GenerationStore, hashes: dict[str, str]) -> None:
                    "suffix, one-shot, system prompt, chat template or date changed)")
 
 
-def check_grammars(store: GenerationStore, grammars: dict[str, str]) -> None:
-    """Every constrained record on disk was forced to the expression built now (ordered_grammar.py)."""
-    _check_records(store, "grammar", grammars, "forced to another grammar than the one built now (the grammar "
-                   "rule or the lexicon changed)")
+def check_grammars(store: GenerationStore, grammars: dict[str, str] | None) -> None:
+    """Every record on disk was decoded as this run decodes now: forced to the expression built
+    now (ordered_grammar.py) and in it (constrained.py, check_forced), or free when `grammars` is
+    empty or None (the condition has no constraint now; a forced one has an expression per instance)."""
+    grammars = grammars or None
+    forced = []
+    for lineno, record in enumerate(store.read(store.path, prompts=False), start=1):  # prompts are not needed
+        iid, had = record["instance_id"], record.get("grammar")
+        want = None if grammars is None else grammars.get(iid)
+        if had is None and grammars is None:
+            continue
+        where = f"{store.path}:{lineno}"
+        if grammars is None:
+            raise OcgInputError(where, f"instance {iid} was forced to a grammar, and none is built now (the "
+                                "condition's `constraint` left params/templates.yaml?): one file would hold forced "
+                                "and free answers; restore the constraint or use another output directory")
+        if want is None:
+            continue  # not asked by this run (its instance set is checked with the run card)
+        if had is None:
+            raise OcgInputError(where, f"instance {iid} was decoded freely, and a grammar is built now (a "
+                                "`constraint` added?): one file would hold forced and free answers; use another "
+                                "output directory")
+        if had != want:
+            raise OcgInputError(where, f"instance {iid} was forced to another grammar than the one built now (the "
+                                "grammar rule or the lexicon changed): one file would hold two experiments; use "
+                                "another output directory")
+        forced.append(((lineno, iid), had, record.get("raw"), record.get("finish_reason")))
+    bad = not_forced(forced)
+    if bad:
+        (lineno, iid) = bad[0]
+        raise OcgInputError(f"{store.path}:{lineno}", f"instance {iid}'s answer is not in its grammar: it was never "
+                            f"forced (a server that ignored the regex, stored by an ocg that did not check; {len(bad)} "
+                            "such answer(s) in this file); use another output directory")
 
 
 def now_utc() -> str:

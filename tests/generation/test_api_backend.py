@@ -317,7 +317,8 @@ def test_a_constrained_condition_sends_each_instances_regex(tmp_path, monkeypatc
 
     def record(body, headers):
         bodies.append(body)
-        return 200, {"Content-Type": "application/json"}, ok_body(body["messages"][-1]["content"][-40:]), 0
+        words = body["messages"][-1]["content"].split("\n")[0].split(": ", 1)[1]  # template 0's concepts
+        return 200, {"Content-Type": "application/json"}, ok_body(words.capitalize() + "."), 0  # in every grammar
 
     server = ScriptedServer(record)
     try:

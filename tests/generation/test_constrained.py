@@ -26,7 +26,24 @@ def admits(sentence: str, concepts=CONCEPTS, pos=POS) -> bool:
 def test_inflections_come_from_the_lexicon_and_always_hold_the_concept():
     assert set(inflections("ride", "V")) == {"ride", "rides", "rode", "ridden", "riding"}
     assert set(inflections("knife", "N")) == {"knife", "knives"}  # the noun's forms only
-    assert inflections("bobsle", "V") == ("bobsle",)  # not in the lexicon: the concept alone
+    assert inflections("sheep", "N") == ("sheep",)  # the lexicon's plural is the word itself
+
+
+@pytest.mark.parametrize("word, pos, forms", [
+    ("bar", "N", {"bar", "bars"}), ("can", "N", {"can", "cans"}), ("jean", "N", {"jean", "jeans"}),
+    ("sunglass", "N", {"sunglass", "sunglasses"}), ("scissor", "N", {"scissor", "scissors"}),
+    ("frisbee", "N", {"frisbee", "frisbees"}), ("cellphone", "N", {"cellphone", "cellphones"}),
+    ("bobsle", "V", {"bobsle", "bobsles", "bobsled", "bobsling"}),
+])
+def test_a_word_the_lexicon_lacks_takes_lemminflects_rules_for_unknown_words(word, pos, forms):
+    """Issue 46: lemminflect's getAllInflections has no entry for these in their part of speech
+    (its getInflection falls back on rules): not only the bare dataset word."""
+    assert set(inflections(word, pos)) == forms
+
+
+def test_plurals_the_lexicon_lacked_are_admitted_in_a_sentence():
+    assert admits("The bars hold jeans and sunglasses.", ["bar", "hold", "jean", "sunglass"], "NVNN")
+    assert admits("Dogs catch frisbees.", ["dog", "catch", "frisbee"], "NVN")
 
 
 @pytest.mark.parametrize("sentence", [
@@ -155,3 +172,209 @@ def test_the_case_browser_shows_a_forced_answers_grammar_under_its_prompt():
     shown = _prompts_and_raw(records)
     assert shown[("ordered_constrained-a", 0)][0] == f"Write it.\n\n[decoded under the grammar]\n{g}"
     assert shown[("ordered-a", 0)] == ("Write it.", "A dog.")
+
+
+# -- forced answers from a server (issue 45): checked against their grammar, and never mixed with free ones ------
+KEY = "sk-constrained-test-51d0"
+
+
+def concept_sentence(body):
+    """What a server that applies the regex may answer: the concepts of the prompt (template 0's
+    "Concepts: a b c d" line), in order, capitalised, with a stop: a sentence every grammar admits."""
+    words = body["messages"][-1]["content"].split("\n")[0].split(": ", 1)[1]
+    return words[0].upper() + words[1:] + "."
+
+
+def chat_answer(content):
+    from test_hostile_http import completion
+    return 200, {"Content-Type": "application/json"}, json.dumps(completion(content)).encode(), 0
+
+
+@pytest.fixture
+def server():
+    """A server on 127.0.0.1 whose answer comes from server.answer(body, n) (n: requests so far)."""
+    from test_api_backend import ScriptedServer
+
+    class Server(ScriptedServer):
+        answer = staticmethod(lambda body, n: chat_answer(concept_sentence(body)))
+
+    s = Server(lambda body, headers: s.answer(body, len(s.bodies)))
+    yield s
+    s.close()
+
+
+def cli(capsys, *argv):
+    from ocg.cli import main
+    code = main([str(a) for a in argv])
+    err = capsys.readouterr().err
+    assert "Traceback" not in err, err
+    return code, err
+
+
+def forced_run(tmp_path, capsys, monkeypatch, url, *extra):
+    monkeypatch.setenv("OCG_CONSTRAINED_KEY", KEY)
+    models = tmp_path / "models.yaml"
+    models.write_text(json.dumps({"models": {"m": {
+        "id": "local-model", "backend": "openai", "max_new_tokens": 32, "batch_size": 8,
+        "api": {"base_url": url, "key_env": "OCG_CONSTRAINED_KEY", "concurrency": 2, "timeout_s": 5,
+                "backoff_s": 0.05, "max_retries": 0}}}}))
+    return cli(capsys, "generate", "m", "--models-file", models, "--conditions", "ordered_constrained",
+               "--subset-k", 1, "--templates", 0, "--out", tmp_path / "gen", *extra)
+
+
+def test_a_server_that_ignores_the_regex_stops_the_run_naming_it(tmp_path, capsys, monkeypatch, server):
+    """vLLM before 0.10.2 ignores `structured_outputs`: its free answers must not be stored as forced."""
+    server.answer = lambda body, n: chat_answer(concept_sentence(body) if n <= 8 else "A dog, happily.")
+    code, err = forced_run(tmp_path, capsys, monkeypatch, server.url)
+    assert code == 1 and err.count("ocg: error: ") == 1, err
+    assert f"ocg: error: {server.url}/chat/completions (model 'local-model' of entry 'm'): 8 of 8 answers" in err
+    assert "not in their grammar, e.g. instance ordered_constrained-t0-" in err and "'A dog, happily.'" in err
+    assert "api.regex_param: guided_regex" in err
+    df = read_generations(tmp_path / "gen" / "m")
+    assert len(df) == 8 and all(re.fullmatch(r.grammar, r.raw) for r in df.itertuples())  # the first batch stays
+    card = json.loads((tmp_path / "gen" / "m" / "run_card.json").read_text())
+    assert card["status"] == "failed" and card["runs"][-1]["error"].startswith("NotForced: ")
+
+
+def test_a_cut_answer_must_be_the_start_of_an_admitted_sentence(tmp_path, capsys, monkeypatch, server):
+    server.answer = lambda body, n: (200, {"Content-Type": "application/json"}, json.dumps(
+        completion_cut("The dog and the" if n % 2 else "A dog. Then more")).encode(), 0)
+    code, err = forced_run(tmp_path, capsys, monkeypatch, server.url)
+    assert code == 1 and "4 of 8 answers of this batch are not in their grammar" in err, err
+    assert "(finish_reason 'length'): 'A dog. Then more'" in err
+
+
+def completion_cut(content):
+    from test_hostile_http import completion
+    return completion(content, finish_reason="length")
+
+
+def templates_without_constraint(tmp_path, monkeypatch):
+    """params/templates.yaml with `ordered_constrained` left free, read by every load_templates()."""
+    from ocg.data import load_templates
+    from ocg.paths import TEMPLATES_FILE
+    path = tmp_path / "templates.yaml"
+    text = TEMPLATES_FILE.read_text().replace(", constraint: ordered_regex}", "}")
+    assert text != TEMPLATES_FILE.read_text()
+    path.write_text(text)
+    monkeypatch.setattr(load_templates, "__defaults__", (path,))
+
+
+def test_a_resumed_forced_condition_refuses_to_go_on_free(tmp_path, capsys, monkeypatch, server):
+    """Stopped after 8 of 24 forced answers, the constraint removed: not 16 free answers added."""
+    server.answer = lambda body, n: chat_answer(concept_sentence(body)) if n <= 8 else (404, {}, b"{}", 0)
+    code, err = forced_run(tmp_path, capsys, monkeypatch, server.url)
+    assert code == 1 and len(read_generations(tmp_path / "gen" / "m")) == 8, err
+    server.answer = lambda body, n: chat_answer(concept_sentence(body))
+    templates_without_constraint(tmp_path, monkeypatch)
+    code, err = forced_run(tmp_path, capsys, monkeypatch, server.url)
+    card = tmp_path / "gen" / "m" / "run_card.json"
+    assert code == 2 and err.startswith(f"ocg: error: {card}: constrained.ordered_constrained: this condition was "
+                                        "forced to a grammar, and none is built now"), err
+    df = read_generations(tmp_path / "gen" / "m")
+    assert len(df) == 8 and df.grammar.notna().all()  # nothing free was added
+
+
+def test_a_free_condition_refuses_to_go_on_forced(tmp_path, capsys, monkeypatch, server):
+    server.answer = lambda body, n: chat_answer(concept_sentence(body)) if n <= 8 else (404, {}, b"{}", 0)
+    with monkeypatch.context() as m:
+        templates_without_constraint(tmp_path, m)
+        assert forced_run(tmp_path, capsys, monkeypatch, server.url)[0] == 1
+    server.answer = lambda body, n: chat_answer(concept_sentence(body))
+    code, err = forced_run(tmp_path, capsys, monkeypatch, server.url)
+    assert code == 2 and "constrained.ordered_constrained: this condition was decoded freely" in err, err
+    assert len(read_generations(tmp_path / "gen" / "m")) == 8
+
+
+def test_records_on_disk_are_checked_against_the_grammar_built_now(tmp_path):
+    """The record checks behind the card's: a forced record when none is forced now, a free one
+    when one is, and a forced answer its grammar does not admit (stored before ocg checked)."""
+    from ocg.generation.run_card import check_grammars
+    from ocg.generation.store import GenerationStore
+    g = ordered_regex(CONCEPTS, POS)
+    base = {"condition": "ordered_constrained", "template_id": 0, "set_id": "s", "perm_index": 0,
+            "concepts": CONCEPTS, "pos_pattern": POS, "answer_status": "ok", "finish_reason": "stop"}
+
+    def store(**fields):
+        path = tmp_path / f"s{len(list(tmp_path.iterdir()))}" / "ordered_constrained.jsonl"
+        path.parent.mkdir()
+        path.write_text(json.dumps({"instance_id": "i", **base, **fields}) + "\n")
+        return GenerationStore(path)
+
+    forced = store(answer="Dog frisbee catch throw.", raw="Dog frisbee catch throw.", grammar=g)
+    check_grammars(forced, {"i": g})
+    with pytest.raises(OcgInputError, match=r"\.jsonl:1: instance i was forced to a grammar, and none is built now"):
+        check_grammars(forced, None)
+    with pytest.raises(OcgInputError, match=r"instance i was decoded freely, and a grammar is built now"):
+        check_grammars(store(answer="A dog.", raw="A dog."), {"i": g})
+    with pytest.raises(OcgInputError, match=r"instance i's answer is not in its grammar: it was never forced"):
+        check_grammars(store(answer="A dog.", raw="A dog.", grammar=g), {"i": g})
+    check_grammars(store(answer="A dog.", raw="A dog."), None)  # free then, free now
+
+
+@pytest.mark.parametrize("command", ["report", "sweep"])
+def test_a_run_file_forcing_a_grammar_on_a_replay_model_is_refused_before_any_work(tmp_path, capsys, outputs,
+                                                                                   command):
+    """Refused where the run or sweep file is checked, not in notebook 01 after the data are built."""
+    models = tmp_path / "models.yaml"
+    models.write_text(json.dumps({"models": {"synth": {"backend": "replay", "id": "synth", "replay": {}},
+                                             "hf": {"id": "HuggingFaceTB/SmolLM2-135M-Instruct"}}}))
+    run = tmp_path / "run.yaml"
+    run.write_text(json.dumps({"name": "forced-replay", "models_file": str(models), "models": ["hf", "synth"],
+                               "conditions": ["ordered", "ordered_constrained"], "subset_k": 1,
+                               **({"outputs": str(outputs / "sweep")} if command == "sweep" else {})}))
+    code, err = cli(capsys, command, run, *(["--status"] if command == "sweep" else []))
+    assert code == 2 and err.startswith(f"ocg: error: {run}: conditions[1]: 'ordered_constrained' forces a grammar "
+                                        "at decoding time; model 'synth' has the replay backend"), err
+    assert not outputs.exists() or not any(outputs.rglob("*.ipynb"))
+
+
+def forms_benchmark():
+    import importlib.util
+
+    from ocg.paths import PROJECT_ROOT
+    spec = importlib.util.spec_from_file_location("forced_forms", PROJECT_ROOT / "benchmarks" / "forced_forms.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module, json.loads(module.RESULTS.read_text())
+
+
+def test_methods_states_the_forms_the_grammar_builds_now():
+    """The stored figures are today's grammar's (no tagger needed), and METHODS quotes them."""
+    from ocg.paths import PROJECT_ROOT
+    module, stored = forms_benchmark()
+    assert module.bare_concepts() == stored["concepts"]
+    methods = " ".join((PROJECT_ROOT / "docs" / "METHODS.md").read_text().split())
+    four, five = stored["concepts"]["4_concepts"], stored["concepts"]["5_concepts"]
+    assert (f"of the {four['distinct_concepts']} distinct concepts of the four-concept sets, "
+            f"{len(four['bare_word_only_v1'])} admitted only the bare word") in methods
+    assert f"{len(four['bare_word_only_now'])} do now: music, sand, sheep and stuff" in methods
+    assert four["bare_word_only_now"] == ["music_N", "sand_N", "sheep_N", "stuff_N"]
+    assert f"{len(five['bare_word_only_v1'])} did and {len(five['bare_word_only_now'])} do now: " + ", ".join(
+        w.removesuffix("_N") for w in five["bare_word_only_now"]) in methods
+    gap = stored["gap"]
+    assert f"{gap['admitted_sentences']:,} such sentences the matcher rejects the probed concept in {gap['rejected']}" in methods
+    for context, words in [("bare", "bare"), ("after 'the'", 'after "the"'), ("after an adjective ('big')", 'after "big"'),
+                           ("after a pronoun ('they')", 'after "they"')]:
+        c = stored["gap"]["by_context"][context]
+        assert f"{words} {c['rejected']} of {c['admitted']:,}" in methods, context
+
+
+@pytest.mark.slow
+def test_the_stored_gap_between_grammar_and_matcher_is_todays():
+    module, stored = forms_benchmark()
+    assert module.gap() == stored["gap"]
+
+
+def test_an_entry_sending_guided_regex_is_told_the_other_field(tmp_path, capsys, monkeypatch, server):
+    server.answer = lambda body, n: chat_answer("A dog, happily.")
+    monkeypatch.setenv("OCG_CONSTRAINED_KEY", KEY)
+    models = tmp_path / "models.yaml"
+    models.write_text(json.dumps({"models": {"m": {
+        "id": "local-model", "backend": "openai", "max_new_tokens": 32, "batch_size": 8,
+        "api": {"base_url": server.url, "key_env": "OCG_CONSTRAINED_KEY", "regex_param": "guided_regex",
+                "max_retries": 0}}}}))
+    code, err = cli(capsys, "generate", "m", "--models-file", models, "--conditions", "ordered_constrained",
+                    "--subset-k", 1, "--templates", 0, "--permutations", 2, "--out", tmp_path / "gen")
+    assert code == 1 and "sent as `guided_regex`: set the entry's `api.regex_param: structured_outputs`" in err, err
+    assert "guided_regex" in server.bodies[0] and not (tmp_path / "gen" / "m" / "ordered_constrained.jsonl").exists()
