@@ -274,13 +274,14 @@ def main(argv: list[str] | None = None) -> int:
     from .generation.api_backend import ApiError
     from .generation.server import ServerError
     from .paths import settle_folder_variables
+    from .sweep.slurm import SbatchError
     try:
         settle_folder_variables()  # before any kernel, task or job inherits them
         return args.func(args)
     except OcgInputError as exc:
         print(f"ocg: error: {exc}", file=sys.stderr)
         return 2
-    except (ApiError, ServerError) as exc:  # the server's own words are the whole story
+    except (ApiError, ServerError, SbatchError) as exc:  # the server's (or sbatch's) own words are the whole story
         print(f"ocg: error: {exc}", file=sys.stderr)
         return 1
     except OSError as exc:
