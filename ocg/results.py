@@ -24,6 +24,7 @@ from .frames import INSTANCE_KEY
 from .generation.completeness import problems
 from .layout import SCORE_TABLES as TABLES
 from .layout import ModelScores, outputs
+from .names import check_name
 from .records import Signature
 from .scoring.scoreset import holds_scores, read_score_set
 
@@ -106,6 +107,8 @@ def load_scores(scores_root: str | Path | None = None, models: list[str] | None 
         scores_root, models = None, list(scores_root)
     root = Path(scores_root or outputs().scores)
     dirs = sorted(p for p in root.iterdir() if holds_scores(p)) if root.is_dir() else []
+    for p in dirs:  # the folder's name is the model's name in the tables (NaN for a folder named nan)
+        check_name(str(p), p.name)
     if models is not None:
         if isinstance(models, str) or not all(isinstance(m, str) for m in models):
             raise OcgInputError("models", f"got {models!r}; expected a list of model names")

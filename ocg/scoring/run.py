@@ -31,6 +31,7 @@ from ..layout import ModelGenerations, ModelScores, outputs
 from ..lock import exclusive
 from ..metrics import bleu, coverage, degenerate, diversity, listcopy, perplexity
 from ..metrics.statistics import pooled_sums, ratios, sufficient_statistics
+from ..names import check_name
 from ..provenance import provenance
 from ..records import Signature
 from .config import SCORING_FILE, check_metrics, load_scoring_config
@@ -255,6 +256,8 @@ def score_all(gen_dir: str | Path | None = None, models: list[str] | None = None
     if not gen_dir.is_dir():
         raise OcgInputError(str(gen_dir), "no such generations directory")
     dirs = sorted(p for p in gen_dir.iterdir() if p.is_dir() and ModelGenerations(p).stores())
+    for p in dirs:  # the folder's name is the model's name in every table written from here
+        check_name(str(p), p.name)
     if models:
         missing = sorted(set(models) - {p.name for p in dirs})
         if missing:
