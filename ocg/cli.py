@@ -113,22 +113,9 @@ def _prefetch(args) -> int:
 
 
 def _repair(args) -> int:
-    from .generation.store import repair_duplicates
-    from .layout import ModelGenerations
-    from .lock import exclusive
+    from .generation.repair import repair
 
-    target = Path(args.path)
-    files = ModelGenerations(target).stores() if target.is_dir() else [target]
-    if not files or not all(f.exists() for f in files):
-        raise OcgInputError(str(target), "no generations (*.jsonl) here")
-    with exclusive(target if target.is_dir() else target.parent):
-        for f in files:
-            report = repair_duplicates(f)
-            removed = report["removed"]
-            print(f"{f}: kept {report['kept']} records, removed {len(removed)}"
-                  + (f" (original kept as {f.name}.bak): " + "; ".join(f"line {r['line']}: {r['why']}" for r in removed)
-                     if removed else ""))
-    return 0
+    return repair(Path(args.path))
 
 
 def _compare_reports(args) -> int:
