@@ -43,3 +43,47 @@ def test_names_that_read_back_as_written_are_kept():
     from ocg.names import check_name
     for name in ("gpt2", "m-007", "llama-3.1-8b", "nano", "v1.10a", "none-such", "e5"):
         assert check_name("x", name) == name
+
+
+def replay_setup(folder):
+    """A models file in `folder` whose replay entry names its answers file relatively."""
+    from ocg.generation import select_instances
+    rows = select_instances(None, ["ordered"], 1, [0])
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "answers.jsonl").write_text("".join(f'{{"instance_id": "{i}", "answer": "A dog runs."}}\n'
+                                                  for i in rows.instance_id))
+    (folder / "models.yaml").write_text("models:\n  m: {id: x/z, backend: replay, replay: {file: answers.jsonl}}\n")
+    return ["--models-file", folder / "models.yaml", "--subset-k", 1, "--templates", 0, "--conditions", "ordered"]
+
+
+def test_a_relative_replay_file_is_beside_its_models_file(tmp_path):
+    args = replay_setup(tmp_path / "mine")
+    (tmp_path / "elsewhere").mkdir()
+    result = ocg("generate", "m", "--out", tmp_path / "gen", *args, cwd=tmp_path / "elsewhere")
+    assert result.returncode == 0, result.stderr
+    assert "24 of 24 asked instances" in result.stdout + result.stderr
+
+
+def test_a_home_folder_in_ocg_outputs_is_expanded(tmp_path):
+    args = replay_setup(tmp_path / "mine")
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {**os.environ, "HOME": str(tmp_path / "home"), "OCG_OUTPUTS": "~/scratch"}
+    result = ocg("generate", "m", *args, env=env, cwd=work)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "home" / "scratch" / "generations" / "m" / "ordered.jsonl").exists()
+    assert not (work / "~").exists() and not (tmp_path / "mine" / "~").exists()
+
+
+def test_a_long_chain_of_extends_is_refused_with_a_limit(tmp_path):
+    def chain(n):
+        for i in range(n):
+            (tmp_path / f"f{i}.yaml").write_text(f"extends: f{i + 1}.yaml\nmodels:\n  m{i}: {{id: x/{i}}}\n")
+        (tmp_path / f"f{n}.yaml").write_text("models:\n  last: {id: x/last}\n")
+    chain(1500)
+    result = ocg("models", "--models-file", tmp_path / "f0.yaml")
+    assert result.returncode == 2 and result.stderr.count("ocg: error:") == 1, result.stderr[-2000:]
+    assert f"{tmp_path / 'f49.yaml'}: extends: more than 50 models files in one chain" in result.stderr
+    chain(30)
+    result = ocg("models", "--models-file", tmp_path / "f0.yaml")
+    assert result.returncode == 0 and "m29" in result.stdout and "last" in result.stdout, result.stderr
