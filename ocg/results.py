@@ -107,8 +107,6 @@ def load_scores(scores_root: str | Path | None = None, models: list[str] | None 
         scores_root, models = None, list(scores_root)
     root = Path(scores_root or outputs().scores)
     dirs = sorted(p for p in root.iterdir() if holds_scores(p)) if root.is_dir() else []
-    for p in dirs:  # the folder's name is the model's name in the tables (NaN for a folder named nan)
-        check_name(str(p), p.name)
     if models is not None:
         if isinstance(models, str) or not all(isinstance(m, str) for m in models):
             raise OcgInputError("models", f"got {models!r}; expected a list of model names")
@@ -120,6 +118,8 @@ def load_scores(scores_root: str | Path | None = None, models: list[str] | None 
         dirs = [p for p in dirs if p.name in models]
     if not dirs:
         raise OcgInputError(str(root), "no scored models here; run 02_score first")
+    for p in dirs:  # the folder's name is the model's name in the tables (NaN for a folder named nan)
+        check_name(str(p), p.name)
     sets = {p.name: read_score_set(p, tables) for p in dirs}  # each checked against its signature
     signatures = {m: replace(sig, config=None) for m, (sig, _) in sets.items()}
     differences = scoring_differences(signatures)

@@ -87,3 +87,12 @@ def test_a_long_chain_of_extends_is_refused_with_a_limit(tmp_path):
     chain(30)
     result = ocg("models", "--models-file", tmp_path / "f0.yaml")
     assert result.returncode == 0 and "m29" in result.stdout and "last" in result.stdout, result.stderr
+
+
+def test_a_folder_named_like_a_value_does_not_block_the_others(tmp_path):
+    for model in ("m", "NA"):
+        write_generations(tmp_path / "gen", model, [{"set_id": "s", "template_id": 0, "perm_index": 0,
+                                                     "concepts": ["dog", "run"], "answer": "A dog runs."}])
+    result = ocg("score", "--generations", tmp_path / "gen", "--out", tmp_path / "scores", "--metrics", "distinct",
+                 "--models", "m")
+    assert result.returncode == 0, result.stderr

@@ -256,13 +256,13 @@ def score_all(gen_dir: str | Path | None = None, models: list[str] | None = None
     if not gen_dir.is_dir():
         raise OcgInputError(str(gen_dir), "no such generations directory")
     dirs = sorted(p for p in gen_dir.iterdir() if p.is_dir() and ModelGenerations(p).stores())
-    for p in dirs:  # the folder's name is the model's name in every table written from here
-        check_name(str(p), p.name)
     if models:
         missing = sorted(set(models) - {p.name for p in dirs})
         if missing:
             raise OcgInputError(str(gen_dir), f"no generations for {missing}")
         dirs = [p for p in dirs if p.name in models]
+    for p in dirs:  # the folder's name is the model's name in every table written from here
+        check_name(str(p), p.name)
     # every file checked before any metric runs (the records are read again per model: memory)
     checked = {p: _checked(p, metrics, config_file, overrides)[:2] for p in dirs}
     with ExitStack() as locks:  # every scores folder ours before any is written
