@@ -113,22 +113,9 @@ def _prefetch(args) -> int:
 
 
 def _repair(args) -> int:
-    from .generation.store import repair_duplicates
-    from .layout import ModelGenerations
-    from .lock import exclusive
+    from .generation.repair import repair
 
-    target = Path(args.path)
-    files = ModelGenerations(target).stores() if target.is_dir() else [target]
-    if not files or not all(f.exists() for f in files):
-        raise OcgInputError(str(target), "no generations (*.jsonl) here")
-    with exclusive(target if target.is_dir() else target.parent):
-        for f in files:
-            report = repair_duplicates(f)
-            removed = report["removed"]
-            print(f"{f}: kept {report['kept']} records, removed {len(removed)}"
-                  + (f" (original kept as {f.name}.bak): " + "; ".join(f"line {r['line']}: {r['why']}" for r in removed)
-                     if removed else ""))
-    return 0
+    return repair(Path(args.path))
 
 
 def _compare_reports(args) -> int:
@@ -275,13 +262,14 @@ def main(argv: list[str] | None = None) -> int:
     from .generation.constrained import NotForced
     from .generation.server import ServerError
     from .paths import settle_folder_variables
+    from .sweep.slurm import SbatchError
     try:
         settle_folder_variables()  # before any kernel, task or job inherits them
         return args.func(args)
     except OcgInputError as exc:
         print(f"ocg: error: {exc}", file=sys.stderr)
         return 2
-    except (ApiError, ServerError, NotForced) as exc:  # the server's own words are the whole story
+    except (ApiError, ServerError, NotForced, SbatchError) as exc:  # the server's (or sbatch's) own words are the whole story
         print(f"ocg: error: {exc}", file=sys.stderr)
         return 1
     except OSError as exc:

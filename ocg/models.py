@@ -29,7 +29,7 @@ SYSTEM_PROMPTS = ("paper", "template_default")
 DEFAULT_PROMPT_DATE = "2024-07-26"
 SEED_MAX = 2**32 - 1  # transformers' set_seed seeds numpy, which takes no more
 MAX_SECONDS = 7 * 24 * 3600  # a wait longer than a week is a typo (sockets overflow near 1e12 s)
-
+MAX_EXTENDS = 50  # models files in one `extends` chain: a longer one is a mistake, not a layout
 
 
 @dataclass(frozen=True)
@@ -215,8 +215,7 @@ def parse_models(raw: object, source: str, inherited: dict[str, ModelSpec] | Non
     entries may name as base_model but not redefine."""
     if not isinstance(raw, dict) or not isinstance(raw.get("models"), dict):
         raise OcgInputError(source, "expected a mapping with a 'models' mapping")
-    extra = sorted(set(raw) - {"defaults", "models", "extends"})
-    if extra:
+    if extra := sorted(set(raw) - {"defaults", "models", "extends"}):
         raise OcgInputError(source, f"unknown top-level key(s) {extra}; expected extends, defaults, models")
     inherited = inherited or {}
     defaults = raw.get("defaults") or {}
@@ -252,7 +251,9 @@ def parse_models(raw: object, source: str, inherited: dict[str, ModelSpec] | Non
                 if entry.get(key, fixed) != fixed:
                     raise OcgInputError(f"{where}.{key}", f"a replay entry replays answers; {key} does not apply")
             merged.update(quantization="none", dtype="auto", attention="auto", batch_check=0)
-            merged["replay"] = check_fields(f"{where}.replay", merged.get("replay") or {}, REPLAY_FIELDS)
+            merged["replay"] = replay = check_fields(f"{where}.replay", merged.get("replay") or {}, REPLAY_FIELDS)
+            if replay.get("file") and not Path(replay["file"]).expanduser().is_absolute() and Path(source).is_file():
+                replay["file"] = str(Path(source).resolve().parent / replay["file"])  # as `extends`: beside this file
         elif merged.get("replay"):
             raise OcgInputError(f"{where}.replay", "only the replay backend takes a replay block")
         merged["api"] = _validate_api(where, merged.get("api") or {}, merged.get("backend", "transformers"))
@@ -265,23 +266,27 @@ def parse_models(raw: object, source: str, inherited: dict[str, ModelSpec] | Non
     return {**inherited, **specs}
 
 
-def load_models(path: str | Path = MODELS_FILE, _seen: tuple = ()) -> dict[str, ModelSpec]:
+def load_models(path: str | Path = MODELS_FILE) -> dict[str, ModelSpec]:
     """A models file's entries, with those of the file it `extends` (a path relative to it, e.g.
-    the shipped params/models.yaml): add a model without copying anyone's entries."""
-    path = Path(path)
-    raw = read_yaml(path)
-    inherited = None
-    if isinstance(raw, dict) and raw.get("extends") is not None:
-        base = raw["extends"]
+    the shipped params/models.yaml): add a model without copying anyone's entries (a loop: a deep
+    chain is an error naming the file, not Python's recursion limit)."""
+    chain = [(Path(path), read_yaml(path))]
+    while isinstance(chain[-1][1], dict) and (base := chain[-1][1].get("extends")) is not None:
+        here = chain[-1][0]
         if not isinstance(base, str) or not base.strip():
-            raise OcgInputError(f"{path}: extends", f"got {base!r}; expected the path of another models file")
-        base_path = (path.parent / base).resolve()
-        if base_path in _seen or base_path == path.resolve():
-            raise OcgInputError(f"{path}: extends", f"{base} extends this file again (a circle)")
+            raise OcgInputError(f"{here}: extends", f"got {base!r}; expected the path of another models file")
+        base_path = (here.parent / base).resolve()
+        if base_path in {p.resolve() for p, _ in chain}:
+            raise OcgInputError(f"{here}: extends", f"{base} extends this file again (a circle)")
         if not base_path.is_file():
-            raise OcgInputError(f"{path}: extends", f"no such models file: {base_path}")
-        inherited = load_models(base_path, (*_seen, path.resolve()))
-    return parse_models(raw, str(path), inherited)
+            raise OcgInputError(f"{here}: extends", f"no such models file: {base_path}")
+        if len(chain) >= MAX_EXTENDS:
+            raise OcgInputError(f"{here}: extends", f"more than {MAX_EXTENDS} models files in one chain; shorten it")
+        chain.append((base_path, read_yaml(base_path)))
+    specs = None  # the base first: each file's entries may name those of the files it extends
+    for file, raw in reversed(chain):
+        specs = parse_models(raw, str(file), specs)
+    return specs
 
 
 def get_model(name: str, path: str | Path = MODELS_FILE) -> ModelSpec:

@@ -7,11 +7,31 @@ import re
 from .errors import OcgInputError
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+# Names a table reader would not give back as written: pandas' read_csv turns `nan`, `NA`, `null`
+# and `None` into NaN, `007` and `1.10` into numbers, `True` into a boolean (and so do spreadsheets).
+# Saved tables are read in many places (the package, the notebooks, a user's own code), so the
+# rule refuses such names once, where they are given.
+READ_BACK_AS_VALUE = {"na", "nan", "nat", "null", "none", "true", "false", "inf", "infinity"}
+
+
+def _reads_as_value(value: str) -> bool:
+    if value.lower() in READ_BACK_AS_VALUE:
+        return True
+    try:
+        float(value)  # 007, 1.10, 1e5, 1_000
+    except ValueError:
+        return False
+    return True
 
 
 def check_name(where: str, value: object) -> str:
-    """`value` if it is a safe name (letters, digits, '.', '_', '-'; no '..'), else an error."""
+    """`value` if it is a safe name (letters, digits, '.', '_', '-'; no '..'; not a number or an
+    NA word, which tables read back as values), else an error."""
     if not isinstance(value, str) or not NAME_RE.match(value) or ".." in value:
         raise OcgInputError(where, f"got {value!r}; a name must start with a letter or digit and use "
                                    "only letters, digits, '.', '_' and '-' (it names a folder)")
+    if _reads_as_value(value):
+        raise OcgInputError(where, f"got {value!r}; a name must not read as a number or a missing value "
+                                   "(tables read it back as NaN or a number); add a letter, e.g. "
+                                   f"'m-{value}'")
     return value

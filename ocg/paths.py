@@ -32,7 +32,7 @@ def _folder_from_env(name: str) -> Path | None:
     if not value.strip():
         raise OcgInputError(name, "set but empty (an unset variable such as $SCRATCH?); unset it "
                                   "for the default, or give a folder")
-    return Path(value).resolve()
+    return Path(value).expanduser().resolve()  # '~/x' quoted in a job script: the home folder, not ./~
 
 
 def settle_folder_variables() -> None:
@@ -53,8 +53,9 @@ def outputs_dir() -> Path:
 def outputs_field(value: str) -> Path:
     """A run or sweep file's `outputs:`. The one rule: absolute as written; relative, under
     OCG_OUTPUTS when it is set (so moving outputs to scratch moves every run and sweep with
-    them), else under the project root (the shipped `outputs/sweeps/demo` is then in outputs/)."""
-    path = Path(value)
+    them), else under the project root (the shipped `outputs/sweeps/demo` is then in outputs/).
+    A leading `~` is the home folder, as a shell would read it unquoted."""
+    path = Path(value).expanduser()
     if path.is_absolute():
         return path
     return ((_folder_from_env("OCG_OUTPUTS") or PROJECT_ROOT) / path).resolve()

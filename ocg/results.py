@@ -24,6 +24,7 @@ from .frames import INSTANCE_KEY
 from .generation.completeness import problems
 from .layout import SCORE_TABLES as TABLES
 from .layout import ModelScores, outputs
+from .names import check_name
 from .records import Signature
 from .scoring.scoreset import holds_scores, read_score_set
 
@@ -117,6 +118,8 @@ def load_scores(scores_root: str | Path | None = None, models: list[str] | None 
         dirs = [p for p in dirs if p.name in models]
     if not dirs:
         raise OcgInputError(str(root), "no scored models here; run 02_score first")
+    for p in dirs:  # the folder's name is the model's name in the tables (NaN for a folder named nan)
+        check_name(str(p), p.name)
     sets = {p.name: read_score_set(p, tables) for p in dirs}  # each checked against its signature
     signatures = {m: replace(sig, config=None) for m, (sig, _) in sets.items()}
     differences = scoring_differences(signatures)

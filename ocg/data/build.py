@@ -119,4 +119,11 @@ def _read_dataset(path: str | Path) -> tuple[pd.DataFrame, dict]:
     if not built.manifest.exists():
         raise OcgInputError(str(path), "not a built dataset (no manifest.json); build one with "
                                        "`ocg build-data` or notebook 00")
-    return pd.read_parquet(built.instances), read_json(built.manifest)
+    try:
+        instances = pd.read_parquet(built.instances)
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError: empty, cut or no parquet
+        size = built.instances.stat().st_size if built.instances.exists() else None
+        raise OcgInputError(str(built.instances), ("missing" if size is None else f"not a readable parquet file "
+                            f"({size:,} bytes: {str(exc)[:200]})") + "; rebuild the dataset with `ocg build-data` "
+                            "or notebook 00") from None
+    return instances, read_json(built.manifest)

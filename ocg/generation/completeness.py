@@ -70,7 +70,7 @@ def tally(asked: set[tuple], records: list[dict]) -> dict:
 
 def tally_stores(stores: dict, rows: dict[str, pd.DataFrame], samples: int = 1) -> dict[str, dict]:
     """A run card's `records`: per condition, its store's records against the asked rows (times samples)."""
-    return {c: tally(asked_keys(rows[c], samples), store.records()) for c, store in stores.items()}
+    return {c: tally(asked_keys(rows[c], samples), store.read(store.path, prompts=False)) for c, store in stores.items()}
 
 
 def describe_tally(per_condition: dict[str, dict], samples: int = 1, asked_now: int | None = None) -> str:
@@ -143,7 +143,9 @@ def check_model_dir(model_dir: str | Path, records: pd.DataFrame) -> tuple[dict,
         mine = records[records["condition"] == cond]
         mine = mine.assign(**{SAMPLE: _samples_of(mine)}).drop_duplicates(["instance_id", SAMPLE])
         conditions[cond] = tally(asked.get(cond, set()), mine[[*KEY, SAMPLE]].to_dict("records"))
-        conditions[cond]["foreign"] = int((foreign & (records["condition"] == cond)).sum())  # with repeated ids
+        left_out = records["instance_id"][foreign & (records["condition"] == cond)]  # with repeated ids
+        conditions[cond]["foreign"] = len(left_out)
+        conditions[cond]["foreign_examples"] = left_out.head(_EXAMPLES).tolist()  # a repeated id is one too
     totals = {k: sum(c[k] for c in conditions.values()) for k in ("asked", "present", "missing", "foreign")}
     return {"run_card": str(card_path), "run_status": card.status.value, **totals,
             "conditions": conditions}, foreign

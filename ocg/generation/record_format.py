@@ -50,6 +50,7 @@ DERIVABLE = (*FROM_ID, *FROM_SETS, "raw")
 # sha256 of the shipped concept sets' content (set_digest): the data format 3 derives concepts from.
 # A change to that file must keep a copy of these sets for the stores that left concepts out.
 CONCEPT_SETS_DIGEST = "6829b13e47705214bebc97b0f4992d24d0b1b27d27408f4a99c09a03ee16b155"
+PINNED_SETS = 400  # the digest covers the file's first 400 sets: sets appended after them change nothing
 
 
 def set_digest(sets) -> str:
@@ -60,8 +61,9 @@ def set_digest(sets) -> str:
 
 @cache
 def shipped_sets() -> tuple[dict[str, tuple], str]:
-    """(set_id -> its concepts, the shipped file's digest)."""
-    sets = read_concept_sets(CONCEPT_SETS_FILE)
+    """(set_id -> its concepts, their digest) of the file's first PINNED_SETS sets: a set appended
+    to the file is never derived from (its records keep their concepts), so stores stay readable."""
+    sets = read_concept_sets(CONCEPT_SETS_FILE)[:PINNED_SETS]
     return {s.set_id: s.concepts for s in sets}, set_digest(sets)
 
 
@@ -184,8 +186,10 @@ def decode(obj: dict, where: str) -> dict:
     sets = _pinned_sets() if any(k in FROM_SETS for k in missing) else None
     if sets is None and any(k in FROM_SETS for k in missing):
         raise OcgInputError(where, f"concepts left out, to be derived from the concept sets of digest "
-                                   f"{CONCEPT_SETS_DIGEST[:12]}, but {CONCEPT_SETS_FILE.name} now has digest "
-                                   f"{shipped_sets()[1][:12]}: read this store with the ocg that wrote it")
+                                   f"{CONCEPT_SETS_DIGEST[:12]}, but the first {PINNED_SETS} sets of "
+                                   f"{CONCEPT_SETS_FILE} now have digest {shipped_sets()[1][:12]}: that file "
+                                   "was edited (a set changed, moved or removed); restore it (git checkout) "
+                                   "and append new sets at its end")
     values = _derived(record, sets)
     for key in missing:
         if key not in values:

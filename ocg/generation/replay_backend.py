@@ -25,7 +25,8 @@ from .synthetic import WRITER_VERSION, model_rates, write_answer
 
 
 def replay_file(spec: ModelSpec) -> Path | None:
-    """The entry's answers file (relative paths are relative to the project root), if any."""
+    """The entry's answers file, if any (a relative one was made absolute beside its models file
+    when the file was read, ocg/models.py; else it is relative to the project root)."""
     name = spec.replay.get("file")
     if not name:
         return None

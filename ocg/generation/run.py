@@ -42,7 +42,7 @@ from .run_card import card_settings, check_compatible, check_grammars, check_pro
 from .sampling import card_block, check_sampling
 from .selection import select_instances
 from .server import server_for_run
-from .store import GenerationStore
+from .store import GenerationStore, missing_prompts
 
 
 def check_batch_invariance(backend, rendered: dict[str, object], raw: dict[str, str], n: int,
@@ -105,6 +105,18 @@ def _todo(stores, rows, samples: int) -> int:
                for c, st in stores.items() for s in range(samples))
 
 
+def _readd_prompts(store: GenerationStore, rows, rendered: dict, hashes: dict) -> None:
+    """Put back the prompts the store's records name and its prompt file lost (removed or edited):
+    those rendered now with the very sha256 a record names (check_prompts compared them)."""
+    lost = missing_prompts(store.path)
+    back = {hashes[i]: rendered[i] for i in rows["instance_id"] if hashes[i] in lost}
+    if back:
+        store.prompts.cut_torn()
+        store.add_prompts(back.values())
+        print(f"{store.prompts.path}: put back {len(back)} of {len(lost)} lost prompt(s), each rendered again "
+              "with the sha256 its records name", flush=True)
+
+
 def _generate_locked(spec, instances, conditions, model_dir, batch_size, progress, asked, samples=1,
                      sampling=None) -> Path:
     stores = {c: GenerationStore(ModelGenerations(model_dir).store(c)) for c in conditions}
@@ -132,6 +144,7 @@ def _generate_locked(spec, instances, conditions, model_dir, batch_size, progres
     for cond, store in stores.items():
         check_prompts(store, hashes)
         check_grammars(store, grammars.get(cond, {}))
+        _readd_prompts(store, rows[cond], rendered, hashes)
     old = old or RunCard()
     if sampling:  # a directory's samples grow: those asked before stay asked
         samples = max(samples, card_samples(old))

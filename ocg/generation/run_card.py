@@ -74,7 +74,7 @@ def check_compatible(card_path: Path, settings: dict, instances: dict[str, str])
 
 def _check_records(store: GenerationStore, field: str, wanted: dict[str, str], what: str) -> None:
     """Every record already on disk holds in `field` what this run would write there now."""
-    for lineno, record in enumerate(store.records(), start=1):
+    for lineno, record in enumerate(store.read(store.path, prompts=False), start=1):  # a lost prompt file: re-added after
         want = wanted.get(record["instance_id"])
         if want is not None and record.get(field) != want:
             raise OcgInputError(f"{store.path}:{lineno}", f"instance {record['instance_id']} was {what}: one "

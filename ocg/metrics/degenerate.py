@@ -9,13 +9,15 @@ from collections import Counter
 import pandas as pd
 
 from .listcopy import GLUE_WORDS, LIST_FLAGS
+from .textprep import LONG_RUN, has_format_chars, has_long_run
 
 _MARKDOWN = re.compile(r"\*\*|__|^\s*#|^\s*[-*] |`|Answer\s*:", re.MULTILINE)
 _SENTENCE_BREAK = re.compile(r"[.!?][\"')\]]*\s+[\"'(]*[A-Z0-9]")
 OVERLONG_CHARS = 300
 LOOP_WORDS, LOOP_TIMES = 3, 3  # a loop: some run of 3 words occurs 3 or more times
 # Bump when a flag is added or its definition changes: score sets flagged otherwise are recomputed.
-FLAGS_VERSION = 4  # 3: copies_list and bare_list (metrics/listcopy.py); 4: copies_list narrowed to runs that read as lists
+FLAGS_VERSION = 5  # 3: copies_list and bare_list (metrics/listcopy.py); 4: copies_list narrowed to runs that read
+# as lists; 5: format_chars, long_run (textprep.py)
 
 
 def looping(text: str) -> bool:
@@ -42,6 +44,10 @@ def flags(answer) -> dict:
         # U+FFFD: characters lost before the answer reached us (lone surrogates, see ocg/generation/store.py)
         "replaced_chars": "\ufffd" in text,
         "looping": looping(text),
+        # what the matcher reads differs from the text (metrics/textprep.py): invisible characters out,
+        # a long run without a space cut at its punctuation
+        "format_chars": has_format_chars(text),
+        "long_run": has_long_run(text),
     }
 
 
@@ -60,6 +66,9 @@ FLAG_HELP = {
     "no_letters": "not empty, yet no letter (zero-width characters, a BOM, emoji, digits)",
     "replaced_chars": "characters lost before the answer was stored (U+FFFD)",
     "looping": f"some run of {LOOP_WORDS} words occurs {LOOP_TIMES} or more times",
+    "format_chars": "invisible format characters (zero-width, bidi controls, soft hyphen, BOM): removed before "
+                    "matching",
+    "long_run": f"a run of over {LONG_RUN} characters without a space: only its first {LONG_RUN} are matched",
     "truncated": "generation stopped at max_new_tokens (finish_reason: length): possibly cut off",
     "copies_list": "in order, and the concepts stand as one run in the asked order, with nothing but punctuation "
                    f"or {', '.join(repr(w) for w in sorted(GLUE_WORDS))} between them (it echoes the prompt's list)",

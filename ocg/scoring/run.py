@@ -31,6 +31,7 @@ from ..layout import ModelGenerations, ModelScores, outputs
 from ..lock import exclusive
 from ..metrics import bleu, coverage, degenerate, diversity, listcopy, perplexity
 from ..metrics.statistics import pooled_sums, ratios, sufficient_statistics
+from ..names import check_name
 from ..provenance import provenance
 from ..records import Signature
 from .config import SCORING_FILE, check_metrics, load_scoring_config
@@ -261,6 +262,8 @@ def score_all(gen_dir: str | Path | None = None, models: list[str] | None = None
         if missing:
             raise OcgInputError(str(gen_dir), f"no generations for {missing}")
         dirs = [p for p in dirs if p.name in models]
+    for p in dirs:  # the folder's name is the model's name in every table written from here
+        check_name(str(p), p.name)
     # every file checked before any metric runs (the records are read again per model: memory)
     checked = {p: _checked(p, metrics, config_file, overrides)[:2] for p in dirs}
     with ExitStack() as locks:  # every scores folder ours before any is written

@@ -30,18 +30,28 @@ def _exports(sweep: dict) -> str:
     return "\n".join(lines)
 
 
-def _setup(sweep: dict) -> str:
+# After the site's lines, ocg's own shell options again: a site's `set -e` (or -E, -C) would end
+# the script at the task's exit code (the requeue after a time-limit warning never runs).
+OCG_SHELL = "set +eEC; set -uo pipefail  # ocg's shell options, whatever the site's lines set"
+
+
+def _setup(sweep: dict, trap: str = "") -> str:
     lines = sweep["slurm"]["setup"]
     if not lines:
-        return "# site setup: none (slurm.setup in the sweep file)"
+        return "# site setup: none (slurm.setup in the sweep file)\n" + OCG_SHELL
     return "\n".join(["# site setup (slurm.setup in the sweep file: trusted, run as written)", *lines,
-                      "# end of site setup"])
+                      "# end of site setup", OCG_SHELL, *([trap] if trap else [])])
 
 
 def _write(path: Path, text: str) -> None:
     with atomic_path(path) as tmp:
         tmp.write_text(text)
     follow_umask(path, executable=True)
+
+
+# Set before the site's lines (a warning may come while they run), and again after them, in case
+# they set a USR1 trap of their own.
+WARN_TRAP = """trap 'WARNED=1; [ -z "${OCG_STOP_FILE:-}" ] || touch "$OCG_STOP_FILE"' USR1"""
 
 
 def write_array_script(sweep: dict) -> Path:
@@ -62,10 +72,9 @@ def write_array_script(sweep: dict) -> Path:
 #SBATCH --open-mode=append
 # The time-limit warning (sbatch --signal=B:USR1@N): ask the task to stop after its batch.
 WARNED=0
-trap 'WARNED=1; [ -z "${{OCG_STOP_FILE:-}}" ] || touch "$OCG_STOP_FILE"' USR1
+{WARN_TRAP}
 {_exports(sweep)}
-{_setup(sweep)}
-set -uo pipefail
+{_setup(sweep, trap=WARN_TRAP)}
 MODELS=({models})
 MODEL="${{MODELS[$SLURM_ARRAY_TASK_ID]}}"
 LOG={logs}/"$MODEL.log"
@@ -97,7 +106,6 @@ exit "$CODE"
 #SBATCH --open-mode=append
 {_exports(sweep)}
 {_setup(sweep)}
-set -uo pipefail
 cd {shlex.quote(str(PROJECT_ROOT))}
 {shlex.join([sys.executable, "-m", "ocg.cli", "sweep", sweep['file'], "--analysis"])}
 """

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..io import read_json, write_json
 from ..layout import SweepFolder
-from .config import resources_for
+from .config import resources_for, time_limit_s
 from .scripts import write_array_script
 from .state import ACTIVE_STATES, _now, analysis_stale, slurm_jobs, to_run
 
@@ -22,24 +22,20 @@ def _sbatch_resources(res: dict, slurm: dict, warn: bool = False) -> list[str]:
     args = [f"--cpus-per-task={res['cpus']}", f"--mem={res['mem']}", f"--time={res['time']}"]
     if res["gpus"]:
         args.append(f"--gres=gpu:{res['gpus']}")
-    if warn:  # USR1 to the batch shell before the limit: the task stops after its batch, requeues
-        args.append(f"--signal=B:USR1@{min(slurm['warn_before_limit_s'], time_seconds(res['time']) // 2)}")
+    limit = time_seconds(res["time"])
+    if warn and limit:  # USR1 to the batch shell before the limit: the task stops after its batch, requeues
+        args.append(f"--signal=B:USR1@{min(slurm['warn_before_limit_s'], limit // 2)}")
     for key in ("partition", "account"):
         if value := res.get(key, slurm[key]):
             args.append(f"--{key}={value}")
     return args + list(slurm["extra_args"]) + list(res.get("extra_args", []))
 
 
-def time_seconds(value: str) -> int:
-    """Slurm's time limit in seconds: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS. (A warning
-    longer than half the limit is cut to half: Slurm would signal at once, every start.)"""
-    days, _, rest = value.rpartition("-")
-    parts = [int(p) for p in rest.split(":")]
-    if days:
-        h, m, s = (parts + [0, 0])[:3]
-    else:
-        h, m, s = [0, *parts, 0][:3] if len(parts) <= 2 else parts
-    return int(days or 0) * 86400 + h * 3600 + m * 60 + s
+def time_seconds(value: str) -> int | None:
+    """Slurm's time limit in seconds (ocg/sweep/config.py reads it), None for none ("0",
+    UNLIMITED): no warning signal then. (A warning longer than half the limit is cut to half:
+    Slurm would signal at once, every start.)"""
+    return time_limit_s(value)
 
 
 def _log_option(folder: Path, pattern: str) -> str:
@@ -65,10 +61,19 @@ def split_throttle(sizes: list[int], limit: int) -> list[tuple[int, int | None]]
     return [(share, None) for share in shares]
 
 
+class SbatchError(RuntimeError):
+    """sbatch refused a submission (or did not answer): its command line, quoted, and its words."""
+
+
 def _sbatch(args: list[str]) -> str:
-    proc = subprocess.run(["sbatch", "--parsable", *args], capture_output=True, text=True, timeout=60)
+    command = ["sbatch", "--parsable", *args]
+    try:
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        raise SbatchError(f"{shlex.join(command)} gave no answer in 60 s (is slurmctld up?)") from None
     if proc.returncode != 0:
-        raise RuntimeError(f"sbatch {' '.join(args)} failed: {proc.stderr.strip()}")
+        said = proc.stderr.strip() or proc.stdout.strip() or "(nothing on stderr)"
+        raise SbatchError(f"{shlex.join(command)} failed (exit {proc.returncode}): {said}")
     return proc.stdout.strip().split(";")[0]
 
 
@@ -99,9 +104,25 @@ def submit_slurm(sweep: dict, dry_run: bool = False) -> dict:
     real = read_json(folder.manifest) if folder.manifest.exists() else None
     manifest = real if real and not dry_run else \
         {"sweep": sweep["name"], "file": sweep["file"], "submissions": [], "analysis_jobs": []}
-    slurm, earlier = sweep["slurm"], [] if dry_run else _active_jobs(sweep)
+    earlier = [] if dry_run else _active_jobs(sweep)
     groups = _groups(sweep, pending)
     job_ids: list[str] = []
+    try:
+        _submit(sweep, folder, script, manifest, groups, earlier, job_ids, dry_run)
+    except SbatchError as exc:  # what was submitted stays on record (--status, a rerun's waits)
+        write_json(folder.manifest, manifest)
+        raise SbatchError(f"{exc}\n  submitted before it: {job_ids or 'nothing'} (recorded in "
+                          f"{folder.manifest})") from None
+    written = folder.manifest.with_name("manifest.dry-run.json") if dry_run else folder.manifest
+    write_json(written, manifest)
+    _say(sweep, pending, manifest, job_ids, dry_run, written)
+    return manifest
+
+
+def _submit(sweep: dict, folder: SweepFolder, script: Path, manifest: dict, groups: list, earlier: list[str],
+            job_ids: list[str], dry_run: bool) -> None:
+    """The model arrays, then the analyses; each submission recorded in `manifest` as it is made."""
+    slurm = sweep["slurm"]
     for g, ((res, models), (share, after)) in enumerate(zip(groups, split_throttle(
             [len(m) for _, m in groups], slurm["throttle"]))):
         indices = {sweep["models"].index(m): m for m in models}
@@ -123,10 +144,6 @@ def submit_slurm(sweep: dict, dry_run: bool = False) -> dict:
         analysis_id = "ANALYSIS" if dry_run else _sbatch(args)
         manifest["analysis_jobs"].append({"job_id": analysis_id, "after": job_ids + earlier, "time_utc": _now(),
                                           "sbatch_args": args})
-    written = folder.manifest.with_name("manifest.dry-run.json") if dry_run else folder.manifest
-    write_json(written, manifest)
-    _say(sweep, pending, manifest, job_ids, dry_run, written)
-    return manifest
 
 
 def _say(sweep: dict, pending: list[str], manifest: dict, job_ids: list[str], dry_run: bool, written: Path) -> None:

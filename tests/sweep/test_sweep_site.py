@@ -162,3 +162,96 @@ def test_a_table_written_without_rows_reads_as_absent_in_results_json(tmp_path):
     report.tables.mkdir()
     report.table("table1_paired_test").write_text("\n")
     assert _table(report, "table1_paired_test") is None
+
+
+def test_site_shell_options_do_not_leak_into_ocgs_part_of_the_script(tmp_path):
+    """A site's `set -e` would end the array script at the task's exit code, before the requeue
+    after a time-limit warning: ocg's options (and its USR1 trap) come back after the site's lines."""
+    setup = ["set -euo pipefail", "set -E -C", "trap 'echo site' USR1"]
+    result = ocg("sweep", site_sweep(tmp_path, setup=setup), "--executor", "slurm", "--dry-run")
+    assert result.returncode == 0, result.stderr
+    for name in ("array.sbatch", "analysis.sbatch"):
+        text = (tmp_path / "out" / "slurm" / name).read_text()
+        head = text[:text.index("# end of site setup")]
+        rest = text[text.index("# end of site setup"):]
+        assert "set +eEC; set -uo pipefail" in rest.splitlines()[1], rest
+        # run the script up to ocg's own part, then a failing command and the options in force
+        probe = head + "\n".join(rest.splitlines()[:3]) + '\nfalse\necho "survived $-"; trap -p USR1\n'
+        ran = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, timeout=30)
+        assert ran.returncode == 0 and "survived" in ran.stdout, ran.stdout + ran.stderr
+        flags = ran.stdout.split("survived ")[1].split()[0]
+        assert "e" not in flags and "E" not in flags and "C" not in flags and "u" in flags, flags
+        if name == "array.sbatch":
+            assert "WARNED=1" in ran.stdout  # ocg's trap, not the site's
+
+
+@pytest.mark.parametrize("slurm, where, what", [
+    ({"env": {"NOTE": "a\0b"}}, "slurm.env.NOTE", "a NUL character cannot be passed"),
+    ({"env": {"OCG_OUTPUTS": "/elsewhere"}}, "slurm.env.OCG_OUTPUTS", "set by ocg in every job"),
+    ({"env": {"OCG_MODEL_CACHE": "/elsewhere"}}, "slurm.env.OCG_MODEL_CACHE", "set by ocg in every job"),
+    ({"extra_args": ["--array=0-99"]}, "slurm.extra_args", "ocg sets --array"),
+    ({"extra_args": ["--output=/tmp/x"]}, "slurm.extra_args", "leave them out"),
+    ({"extra_args": ["--export=NONE"]}, "slurm.extra_args", "leave them out"),
+    ({"extra_args": ["--arr", "0"]}, "slurm.extra_args", "leave them out"),  # getopt's prefix
+    ({"extra_args": ["-o", "/tmp/x"]}, "slurm.extra_args", "leave them out"),
+    ({"extra_args": ["--qos=a\0b"]}, "slurm.extra_args", "NUL"),
+    ({"setup": ["echo a\0b"]}, "slurm.setup", "NUL"),
+    ({"analysis": {"time": "99:99:99"}}, "slurm.analysis.time", "got '99:99:99'; expected Slurm's"),
+    ({"analysis": {"time": "1-24"}}, "slurm.analysis.time", "hours below 24"),
+    ({"analysis": {"time": "10:60"}}, "slurm.analysis.time", "expected Slurm's"),
+])
+def test_slurm_fields_that_would_override_ocg_or_mislead_are_refused(tmp_path, slurm, where, what):
+    result = ocg("sweep", site_sweep(tmp_path, **slurm), "--executor", "slurm", "--dry-run")
+    assert result.returncode == 2 and result.stderr.count("ocg: error:") == 1, result.stderr
+    assert f"{tmp_path / 'sweep.yaml'}: {where}" in result.stderr and what in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_group_extra_arg_that_overrides_the_array_is_refused(tmp_path):
+    path = site_sweep(tmp_path)
+    sweep = yaml.safe_load(Path(path).read_text())
+    sweep["resources"]["models"]["api"]["extra_args"] = ["-a", "0-9"]
+    Path(path).write_text(yaml.safe_dump(sweep))
+    result = ocg("sweep", path, "--executor", "slurm", "--dry-run")
+    assert result.returncode == 2 and "resources.models.api.extra_args: got '-a'" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("time, signal", [("0", None), ("UNLIMITED", None), ("120", 600), ("2-00:00", 600),
+                                          ("00:10:00", 300)])
+def test_no_time_limit_means_no_warning_signal(tmp_path, time, signal):
+    path = site_sweep(tmp_path)
+    sweep = yaml.safe_load(Path(path).read_text())
+    sweep["resources"]["default"]["time"] = time
+    Path(path).write_text(yaml.safe_dump(sweep))
+    result = ocg("sweep", path, "--executor", "slurm", "--dry-run")
+    assert result.returncode == 0, result.stderr
+    manifest = json.loads((tmp_path / "out" / "slurm" / "manifest.dry-run.json").read_text())
+    gpu_array = manifest["submissions"][0]["sbatch_args"]
+    assert f"--time={time}" in gpu_array
+    assert [a for a in gpu_array if a.startswith("--signal")] == ([f"--signal=B:USR1@{signal}"] if signal else [])
+
+
+def test_a_failed_sbatch_is_one_error_and_what_was_submitted_is_recorded(tmp_path):
+    """A fake sbatch that takes the first array and refuses the second: one `ocg: error:` line with
+    the command quoted and sbatch's words, and the first array in manifest.json."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    count = tmp_path / "count"
+    (bin_dir / "sbatch").write_text(f"""#!/bin/bash
+n=$(cat {count} 2>/dev/null || echo 0); echo $((n + 1)) > {count}
+if [ "$n" = 0 ]; then echo 4242; exit 0; fi
+echo "sbatch: error: Batch job submission failed: Invalid partition name specified" >&2; exit 1
+""")
+    (bin_dir / "squeue").write_text("#!/bin/bash\nexit 0\n")
+    for f in bin_dir.iterdir():
+        f.chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    result = ocg("sweep", site_sweep(tmp_path, account="proj 1"), "--executor", "slurm", env=env)
+    assert result.returncode == 1 and result.stderr.count("ocg: error:") == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "'--account=proj 1'" in result.stderr and "failed (exit 1): sbatch: error: Batch job submission " \
+        "failed: Invalid partition name specified" in result.stderr, result.stderr
+    assert "submitted before it: ['4242']" in result.stderr
+    manifest = json.loads((tmp_path / "out" / "slurm" / "manifest.json").read_text())
+    assert [s["job_id"] for s in manifest["submissions"]] == ["4242"]
+    assert [s["tasks"] for s in manifest["submissions"]] == [{"0": "m-a", "2": "m-b"}]

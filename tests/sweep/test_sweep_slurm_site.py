@@ -76,10 +76,13 @@ def test_setup_partitions_and_the_sweep_wide_throttle_on_slurm(tmp_path, site_sl
 
 
 @pytest.mark.slow
-def test_a_task_at_its_time_limit_requeues_itself_and_resumes(tmp_path, site_slurm, monkeypatch):
+@pytest.mark.parametrize("setup", [[], ["set -euo pipefail", "set -E", "trap 'true' USR1"]],
+                         ids=["no-setup", "site-set-e"])
+def test_a_task_at_its_time_limit_requeues_itself_and_resumes(tmp_path, site_slurm, monkeypatch, setup):
     """A one-minute limit, a warning 10 s before it: the first start is stopped after a batch
     (the server answers slowly until then), requeued by its own script, and the second start
-    generates only what is missing."""
+    generates only what is missing. A site's `set -e` (and its own USR1 trap) in `slurm.setup`
+    change none of that: ocg's shell options and trap come back after the site's lines."""
     slow = threading.Event()
     slow.set()
 
@@ -96,7 +99,7 @@ def test_a_task_at_its_time_limit_requeues_itself_and_resumes(tmp_path, site_slu
     res = {"gpus": 0, "cpus": 1, "mem": "300M", "time": "00:01:00"}
     path = write_sweep(tmp_path, name="limit", models=["api"], models_file=str(models), analysis=[],
                        conditions=["original", "ordered"], resources={"default": res},
-                       slurm={"warn_before_limit_s": 10, "analysis": res})
+                       slurm={"warn_before_limit_s": 10, "analysis": res, "setup": setup})
     out = tmp_path / "out"
     monkeypatch.setenv("OCG_TEST_KEY", "sk-limit")
     driver = subprocess.Popen([sys.executable, "-m", "ocg.cli", "sweep", path, "--executor", "slurm", "--wait"],
