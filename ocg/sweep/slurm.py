@@ -12,7 +12,7 @@ from pathlib import Path
 from ..io import read_json, write_json
 from ..layout import SweepFolder
 from .config import resources_for
-from .scripts import write_array_script
+from .scripts import which_python, write_array_script
 from .state import ACTIVE_STATES, _now, analysis_stale, slurm_jobs, to_run
 
 
@@ -140,8 +140,8 @@ def _say(sweep: dict, pending: list[str], manifest: dict, job_ids: list[str], dr
     for sub in new + manifest["analysis_jobs"][-1:]:
         what = f"{len(sub['tasks'])} model(s): {', '.join(sub['tasks'].values())}" if "tasks" in sub else "the analyses"
         print(f"  {sub['job_id']} ({what})\n    {shlex.join(['sbatch', '--parsable', *sub['sbatch_args']])}")
-    print(f"manifest: {written}\nscripts: {SweepFolder.of(sweep).slurm}\nfolder: {SweepFolder.of(sweep).root}",
-          flush=True)
+    print(f"manifest: {written}\nscripts: {SweepFolder.of(sweep).slurm}\nfolder: {SweepFolder.of(sweep).root}\n"
+          f"python in the jobs: {which_python(sweep)}", flush=True)
 
 def wait_slurm(sweep: dict, timeout_s: float = 24 * 3600, poll_s: float = 5.0) -> bool:
     """Follow the sweep's jobs (model arrays and analyses) until none is queued or running."""
