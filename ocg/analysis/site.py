@@ -152,7 +152,8 @@ def _model_rows(models, generations_root, scores, failures, unfinished) -> str:
         asked, ran = st.get("attention", "auto"), card.backend.get("attention")  # a card older than it: auto
         settings = {**{k: st.get(k, "–") for k in _RUN_SETTINGS},  # auto shows what it resolved to: auto (sdpa)
                     "attention": f"{asked} ({ran})" if asked == "auto" and ran else asked}
-        cells = [card.model_id or "–", str(card.revision or "–")[:24], *settings.values()]
+        cells = [card.model_id or "–", str(card.revision or "–")[:24] + (f" ({st.get('revision')}: not pinned)"
+                 if st.get("revision_pinned") is False else ""), *settings.values()]
         # what a reader must see comes first (status, counts, caveats); the settings may scroll off to the right
         rows.append(f"<tr><td><code>{_esc(model)}</code></td><td style='text-align:left'>{status}</td>"
                     f"<td>{int(s['n_answers'].sum()) if 'n_answers' in s else 0}</td>"
