@@ -42,21 +42,26 @@ def which_python(sweep: dict) -> str:
     """The Python a job runs, in words (the dry run prints it; README, "A first submission")."""
     if not sweep["slurm"]["setup"]:
         return f"{sys.executable} (the submitter's: no slurm.setup)"
-    return (f"`python` as slurm.setup leaves it on PATH, when it can import ocg; else {sys.executable} "
+    return (f"`python` as slurm.setup leaves it on PATH, when ocg is installed in it; else {sys.executable} "
             "(the submitter's)")
+
+
+# ocg installed (pip install -e . brings every dependency) and papermill importable: `import ocg`
+# alone would pass from the project folder in any Python, and the task would then fail on pandas.
+PROBE = "import importlib.metadata as m, papermill, pandas; m.distribution('ocg')"
 
 
 def _python(sweep: dict) -> str:
     """Set PYTHON for the job. With setup lines (`source .../activate`, `conda activate`,
     `module load`), the `python` they put on PATH runs, as a site expects; a setup that only loads
-    modules (cuda) leaves a `python` without ocg's dependencies, so then the submitter's
+    modules (cuda) leaves a `python` without ocg installed, so then the submitter's
     interpreter runs (by absolute path, valid on a shared filesystem). The task log names it."""
     submitter = shlex.quote(sys.executable)
     if not sweep["slurm"]["setup"]:
         return f"PYTHON={submitter}  # the submitter's Python (no slurm.setup)"
-    return ("# the `python` slurm.setup put on PATH, if it can import ocg; else the submitter's\n"
+    return ("# the `python` slurm.setup put on PATH, if ocg is installed in it; else the submitter's\n"
             "PYTHON=$(command -v python || true)\n"
-            f'if [ -z "$PYTHON" ] || ! "$PYTHON" -c "import ocg.cli" 2>/dev/null; then PYTHON={submitter}; fi')
+            f'if [ -z "$PYTHON" ] || ! "$PYTHON" -c {shlex.quote(PROBE)} 2>/dev/null; then PYTHON={submitter}; fi')
 
 
 def _write(path: Path, text: str) -> None:

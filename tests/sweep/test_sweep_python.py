@@ -41,8 +41,13 @@ def test_the_setup_lines_python_runs_when_it_can_import_ocg(tmp_path):
 
 
 @pytest.mark.parametrize("setup", [["module() { :; }; module load cuda/12.1"], []])
-def test_else_the_submitters_python_runs_and_the_dry_run_says_so(tmp_path, setup):
-    bare = fake_python(tmp_path / "sys" / "bin", "exit 1")  # a system python without ocg
+@pytest.mark.parametrize("system", [False, True])
+def test_else_the_submitters_python_runs_and_the_dry_run_says_so(tmp_path, setup, system):
+    """A python without ocg installed: one that fails, or the system's, which imports the package
+    from the project folder (the job's working directory) and lacks its dependencies."""
+    if system and not os.path.exists("/usr/bin/python3"):
+        pytest.skip("no system python here")
+    bare = fake_python(tmp_path / "sys" / "bin", 'exec /usr/bin/python3 "$@"' if system else "exit 1")
     chosen, out = python_of_the_job(tmp_path, [f'export PATH="{bare}:$PATH"', *setup] if setup else [])
     assert chosen == sys.executable
     assert f"python in the jobs: {sys.executable}" in out or "else " + sys.executable in out
