@@ -159,6 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_build_data)
 
     from .models import MODELS_FILE
+    MODELS_FILE_HELP = ("a models file (default params/models.yaml); relative: to the working directory, as "
+                        "every path given on the command line (README, \"Where relative paths point\")")
     p = sub.add_parser("generate", help="generate answers with one model (as notebook 01 does)")
     p.add_argument("model", help="an entry of params/models.yaml")
     p.add_argument("--conditions", nargs="+", default=None, help="default: ocg.data.GENERATE_CONDITIONS")
@@ -169,7 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dataset", type=Path, default=None, help="a built dataset directory")
     p.add_argument("--batch-size", type=int, default=None)
     p.add_argument("--out", type=Path, default=None, help="default outputs/generations")
-    p.add_argument("--models-file", type=Path, default=MODELS_FILE)
+    p.add_argument("--models-file", type=Path, default=MODELS_FILE, help=MODELS_FILE_HELP)
     p.add_argument("--samples", type=int, default=1, help="answers per instance (more than one: --temperature)")
     p.add_argument("--temperature", type=float, default=None, help="sample at this temperature (default greedy)")
     p.add_argument("--top-p", type=float, default=None, help="nucleus sampling's p, with --temperature (default 1)")
@@ -219,7 +221,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_compare_reports)
 
     p = sub.add_parser("models", help="list the entries of params/models.yaml")
-    p.add_argument("--models-file", type=Path, default=MODELS_FILE)
+    p.add_argument("--models-file", type=Path, default=MODELS_FILE, help=MODELS_FILE_HELP)
     p.set_defaults(func=_models)
 
     p = sub.add_parser("run-notebook", help="execute a numbered notebook with papermill")

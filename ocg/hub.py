@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import socket
 from functools import lru_cache
 from pathlib import Path
@@ -30,6 +31,24 @@ def hub_reachable(timeout: float = 3.0) -> bool:
             return True
     except OSError:
         return False
+
+
+def is_hub_id(name: str | None) -> bool:
+    """'org/name' or 'name'; an embedded model, a path (absolute, ./, ../, deeper) or a folder is not."""
+    from .embedded import EMBEDDED_PREFIX
+    return (bool(name) and not name.startswith((EMBEDDED_PREFIX, "/", ".", "~")) and name.count("/") <= 1
+            and not os.path.isdir(name))
+
+
+def is_pinned(revision: str | None) -> bool:
+    """A full commit hash pins the weights; a branch (`main`) or a tag can move under the same name."""
+    return bool(revision) and re.fullmatch(r"[0-9a-f]{40}", revision) is not None
+
+
+def pin_note(revision: str | None) -> str:
+    """How a listing marks a hub revision."""
+    return "pinned commit" if is_pinned(revision) else \
+        f"{'a branch' if revision == 'main' else 'a branch or tag'}, not pinned: its commit can move"
 
 
 def cached_locally(model: str) -> bool:

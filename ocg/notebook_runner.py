@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import sys
+import uuid
 from pathlib import Path
 
 from .errors import OcgInputError
@@ -77,6 +79,22 @@ def _not_unknown_parameter(record: logging.LogRecord) -> bool:
     return not record.getMessage().startswith("Passed unknown parameter")
 
 
+UNIX_SOCKET_PATH_MAX = 100  # sun_path holds 104 (macOS) to 108 (Linux) bytes
+
+
+def kernel_transport() -> dict:
+    """papermill's kernel over Unix sockets (IPC) where they work: the kernel is always local,
+    the sockets are files only this user reads, and ipykernel then has no cause to warn, in every
+    notebook of every run, that it "is running over TCP without encryption". TCP stays on Windows
+    and where the runtime folder's path is too long for a socket name (its warning with it)."""
+    from jupyter_core.paths import jupyter_runtime_dir
+    from traitlets.config import Config
+    longest = os.path.join(jupyter_runtime_dir(), f"kernel-{uuid.uuid4()}-ipc-99")  # jupyter_client's naming
+    if os.name != "posix" or len(longest.encode()) > UNIX_SOCKET_PATH_MAX:
+        return {}
+    return {"config": Config({"KernelManager": {"transport": "ipc"}})}
+
+
 def run_notebook(name: str, parameters: dict | None = None, out_dir: str | Path | None = None,
                  html: bool = True, progress: bool = False, out_name: str | None = None) -> Path:
     """Execute one notebook to `out_dir` (default outputs/notebooks); returns the executed copy.
@@ -98,7 +116,7 @@ def run_notebook(name: str, parameters: dict | None = None, out_dir: str | Path 
     try:
         pm.execute_notebook(str(source), str(executed), parameters=parameters or {},
                             kernel_name=kernel_for_papermill(), cwd=str(source.parent),
-                            progress_bar=progress)
+                            progress_bar=progress, **kernel_transport())
     except BaseException as exc:
         if html and executed.exists():
             with contextlib.suppress(ValueError, OSError):  # a copy the failure left unreadable (full

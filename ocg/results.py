@@ -92,20 +92,34 @@ def incomplete_models(signatures: dict[str, Signature], allow_incomplete: bool, 
     return blocking + notes
 
 
+def nothing_scored(root: Path, given) -> str:
+    """The refusal for a folder without scores: it names the folder searched (a relative path is
+    the working directory's, as in pandas) and, when they hold scores, the outputs' own scores,
+    which `load_scores()` reads from any folder."""
+    default = outputs().scores.resolve()
+    searched = f"no scored models in {root}" + (f" ({given} from {Path.cwd()})" if given and
+                                                  not Path(given).is_absolute() else "")
+    if root != default and default.is_dir() and any(holds_scores(p) for p in default.iterdir()):
+        return f"{searched}; the outputs' scores are in {default}: load_scores() reads them"
+    return f"{searched}; run 02_score first"
+
+
 def load_scores(scores_root: str | Path | None = None, models: list[str] | None = None,
                 allow_mixed: bool = False, tables: tuple[str, ...] = TABLES,
                 allow_incomplete: bool = False) -> dict:
     """answers, groups and summary of the scored models (or only the `tables` named),
     concatenated, on the instances the models share (designs.py; all with allow_mixed);
     their signatures (ocg/records.py, without the scoring settings), designs and the lines a page
-    must show (mixed scoring, incomplete generations, instance differences). A list of names
-    in place of `scores_root` is `models` (of the outputs' scores)."""
+    must show (mixed scoring, incomplete generations, instance differences). Without
+    `scores_root`, the outputs' scores (outputs/scores, moved by OCG_OUTPUTS) from any working
+    directory; a relative `scores_root` is the working directory's. A list of names in place of
+    `scores_root` is `models` (of the outputs' scores)."""
     if isinstance(scores_root, (list, tuple)):
         if models is not None:
             raise OcgInputError("scores_root", f"got the names {shown(scores_root)} and models={shown(models)}; "
                                                "expected a folder, or one list of model names")
         scores_root, models = None, list(scores_root)
-    root = Path(scores_root or outputs().scores)
+    root = Path(scores_root or outputs().scores).resolve()
     dirs = sorted(p for p in root.iterdir() if holds_scores(p)) if root.is_dir() else []
     if models is not None:
         if isinstance(models, str) or not all(isinstance(m, str) for m in models):
@@ -117,7 +131,7 @@ def load_scores(scores_root: str | Path | None = None, models: list[str] | None 
                                            "run 02_score for them first")
         dirs = [p for p in dirs if p.name in models]
     if not dirs:
-        raise OcgInputError(str(root), "no scored models here; run 02_score first")
+        raise OcgInputError(str(root), nothing_scored(root, scores_root))
     for p in dirs:  # the folder's name is the model's name in the tables (NaN for a folder named nan)
         check_name(str(p), p.name)
     sets = {p.name: read_score_set(p, tables) for p in dirs}  # each checked against its signature

@@ -49,6 +49,7 @@ RUN_FIELDS = {
     "name": Field(str, required=True, check=check_name),
     "models": Field(list, required=True, items=str, nonempty=True, check=_names),
     "conditions": Field(list, required=True, items=str, nonempty=True),
+    # relative: to the run or sweep file that names it (README, "Where relative paths point")
     "models_file": Field(str, nullable=True, expected="a path or null"),
     "n_concepts": Field(int, choices=N_CONCEPTS, expected=N_CONCEPTS_TEXT),
     "subset_k": Field(int, nullable=True, minimum=1, expected="a positive number of concept sets, or null for all"),

@@ -20,24 +20,31 @@ def readme_block(heading: str) -> str:
 
 
 def test_the_ad_hoc_block_runs_as_written(tmp_path, monkeypatch):
+    """From a folder other than the project's, on the demo's own design (its templates and
+    conditions, read from params/runs/demo.yaml), the outputs moved by OCG_OUTPUTS."""
     import matplotlib
+    import yaml
     matplotlib.use("Agg")
+    demo = yaml.safe_load((PROJECT_ROOT / "params" / "runs" / "demo.yaml").read_text())
     answers = ["The boy rides a bike down the street.", "A bike, a boy and a street.", "The boy rode.",
-               "On the street the boy rides his bike."]
-    for model in ("a", "b"):
+               "On the street the boy rides his bike.", "The street boy rides a bike."]
+    for model in demo["models"]:
         rows = [{"set_id": s, "template_id": t, "perm_index": p, "concepts": ["boy", "ride", "bike", "street"],
-                 "pos_pattern": "NVNN", "answer": answers[(p + t + s + (model == "b")) % 4]}
-                for s in range(2) for t in range(4) for p in range(6)]
-        for cond in ("original", "ordered"):
+                 "pos_pattern": "NVNN", "answer": answers[(p * (t + 1) + s + (model == demo["models"][1])) % 5]}
+                for s in range(demo["subset_k"]) for t in demo["template_ids"] for p in range(6)]
+        for cond in demo["conditions"]:
             write_generations(tmp_path / "gen", model, [dict(r, set_id=f"s{r['set_id']}") for r in rows], cond)
         score_model(tmp_path / "gen" / model, metrics=["coverage"], out_dir=tmp_path / "outputs" / "scores",
                     progress=False)
-    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OCG_OUTPUTS", str(tmp_path / "outputs"))
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
     scope = {}
     exec(compile(readme_block("Notebooks in JupyterLab"), str(USER_GUIDE), "exec"), scope)
     summary, median = scope["summary"], scope["table1_median"]
-    # the tweak is what it says: the median over templates 0-2 of each model's per-template value
-    s = summary[(summary.condition == "ordered") & summary.template_id.isin([0, 1, 2])]
+    assert sorted(summary.template_id.unique()) == demo["template_ids"]
+    # the tweaks are what they say: the median over templates of each model's per-template value
+    s = summary[summary.condition == "ordered"]
     expected = s.groupby("model").coverage_w_order.median()
     got = median[median.metric == "coverage_w_order"].set_index("model").value
     assert np.allclose(got.sort_index(), expected.sort_index())
@@ -45,8 +52,35 @@ def test_the_ad_hoc_block_runs_as_written(tmp_path, monkeypatch):
     orate = median[median.metric == "ordered_rate"].set_index("model").value  # pooled, whatever `over` is
     pooled = s.groupby("model")[["n_in_order", "n_all_present"]].sum()
     assert np.allclose(orate.sort_index(), 100 * pooled.n_in_order / pooled.n_all_present)
+    two = scope["table1_02"]
+    s02 = s[s.template_id.isin([0, 2])]
+    got = two[two.metric == "coverage_w_order"].set_index("model").value
+    assert np.allclose(got.sort_index(), s02.groupby("model").coverage_w_order.mean().sort_index())
     assert len(scope["ax"].get_lines()) == 2
     assert isinstance(scope["table1"], pd.DataFrame)
+
+
+def test_load_scores_names_the_folder_it_searched(tmp_path, monkeypatch):
+    """A relative folder is the working directory's; the refusal names it, and where the
+    outputs' scores are when they hold some."""
+    import pytest
+
+    from ocg.errors import OcgInputError
+    from ocg.results import load_scores
+    write_generations(tmp_path / "gen", "a", [{"set_id": "s0", "template_id": 0, "perm_index": 0,
+                                               "concepts": ["boy", "ride", "bike", "street"],
+                                               "answer": "The boy rides a bike down the street."}])
+    score_model(tmp_path / "gen" / "a", metrics=["coverage"], out_dir=tmp_path / "outputs" / "scores",
+                progress=False)
+    monkeypatch.setenv("OCG_OUTPUTS", str(tmp_path / "outputs"))
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    with pytest.raises(OcgInputError) as err:
+        load_scores("outputs/scores")
+    message = str(err.value)
+    assert str(tmp_path / "elsewhere" / "outputs" / "scores") in message
+    assert f"{tmp_path / 'outputs' / 'scores'}: load_scores() reads them" in message
+    assert list(load_scores()["summary"].model.unique()) == ["a"]
 
 
 def recipe_blocks() -> list[tuple[str, str]]:

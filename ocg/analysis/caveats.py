@@ -70,13 +70,17 @@ def mark_perplexity(table: pd.DataFrame, medians: dict) -> pd.DataFrame:
     return table
 
 
-def _interval(row) -> str:
-    """'[51.20, 60.80] (95%, 24 prompts)', or the small-sample mark (notebook 03, uncertainty.MIN_SETS)."""
-    from .uncertainty import MIN_SETS, UNIT_NAMES, interval_text
+SMALL = "small sample"
+
+
+def _interval(row) -> tuple[str, str | None]:
+    """('[51.20, 60.80] (95%, 24 prompts)', None), or the small-sample mark and what it rests on
+    ('2 concept sets'), which the table says once (notebook 03, uncertainty.MIN_SETS)."""
+    from .uncertainty import interval_text, units
     unit, n = row.get("unit", "sets"), int(row.get("n", row["n_sets"]))
     if bool(row.get("small_sample", False)):
-        return f"small sample ({n} {UNIT_NAMES.get(unit, unit)} < {MIN_SETS})"
-    return interval_text(row["ci_low"], row["ci_high"], unit, n)
+        return SMALL, units(n, unit)
+    return interval_text(row["ci_low"], row["ci_high"], unit, n), None
 
 
 def table1_basis(report_dir, summary: pd.DataFrame) -> str:
@@ -87,20 +91,28 @@ def table1_basis(report_dir, summary: pd.DataFrame) -> str:
         return ""
     cis = _read(report_dir, "table1_bootstrap_ci")
     answers = ordered.groupby("model")["n_answers"].sum()
-    rows, metrics = [], [m for m in dict.fromkeys(cis["metric"])] if len(cis) else []
+    from .uncertainty import MIN_SETS
+    rows, metrics, few = [], [m for m in dict.fromkeys(cis["metric"])] if len(cis) else [], set()
     for model in answers.index:
         mine = cis[cis["model"] == model].set_index("metric") if len(cis) else pd.DataFrame()
         n_sets = int(mine["n_sets"].iloc[0]) if len(mine) else None
+        cells = {label(m): _interval(mine.loc[m]) if m in mine.index else ("–", None) for m in metrics}
+        few |= {on for _, on in cells.values() if on}
         rows.append({"model": model, "concept sets": n_sets if n_sets is not None else "–",
-                     "answers (ordered)": int(answers[model]),
-                     **{label(m): _interval(mine.loc[m]) if m in mine.index else "–" for m in metrics}})
-    where = ("bootstrap 95% intervals, each with its resampling unit and n (tables/table1_bootstrap_ci.csv); "
-             "“small sample”: under 20 units no interval is given, since a few resampled units give intervals "
-             "too narrow to mean anything"
-             if len(cis) else "no bootstrap intervals in this report (notebook 03 computes them)")
+                     "answers (ordered)": int(answers[model]), **{k: text for k, (text, _) in cells.items()}})
+    table = pd.DataFrame(rows).set_index("model")
+    small = (f"“{SMALL}” ({'; '.join(sorted(few))} < {MIN_SETS}): under {MIN_SETS} units no interval is given, "
+             "since a few resampled units give intervals too narrow to mean anything") if few else ""
+    if few and metrics and (table[[label(m) for m in metrics]].isin([SMALL, "–"]).all().all()):
+        table = table.drop(columns=[label(m) for m in metrics])  # said once, not in every cell
+        where = f"no bootstrap interval for any metric: {small} (tables/table1_bootstrap_ci.csv)"
+    elif len(cis):
+        where = ("bootstrap 95% intervals, each with its resampling unit and n (tables/table1_bootstrap_ci.csv)"
+                 + (f"; {small}" if small else ""))
+    else:
+        where = "no bootstrap intervals in this report (notebook 03 computes them)"
     return (f"<p class='note'>What each row stands on, and {_esc(where)} ({methods_link(report_dir, 'Analyses')}, "
-            "Uncertainty):</p>"
-            + pd.DataFrame(rows).set_index("model").to_html(border=0, escape=True, na_rep="–"))
+            "Uncertainty):</p>" + table.to_html(border=0, escape=True, na_rep="–"))
 
 
 COPY_SHARE_LEAD = ("In-order answers that copy the concept list (the concepts as one run in the asked order, "

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..metrics.registry import label
 from .tables import ASKED, FORCED, UNORDERED, wide
 
 CONDITIONS = (UNORDERED, ASKED, FORCED)
@@ -155,3 +156,25 @@ def forced_medians(outcome: pd.DataFrame) -> dict:
         return {}
     rows = outcome[(outcome["condition"] == FORCED) & outcome["perplexity median"].notna()]
     return dict(zip(rows["model"], rows["perplexity median"]))
+
+
+KEYS = ("model", "condition")
+
+
+def _header(name) -> str:
+    """A metric's label as the paper prints it; any other column in words (instance_id: instance id)."""
+    text = label(str(name))
+    return text.replace("_", " ") if text == str(name) else text
+
+
+def shown(table: pd.DataFrame):
+    """A table as notebook 12 shows it: headers in words, "–" for a missing value, rows keyed by
+    model (and condition) rather than by a row number. The saved tables keep their own columns."""
+    if table.empty:
+        return table
+    if isinstance(table.index, pd.RangeIndex):
+        keys = [k for k in KEYS if k in table.columns]
+        table = table.set_index(keys) if keys else table
+    table = table.rename(columns=_header).rename_axis(index=[_header(n) if n else n for n in table.index.names])
+    styled = table.style.format(precision=2, na_rep="–")
+    return styled if table.index.names != [None] else styled.hide(axis="index")

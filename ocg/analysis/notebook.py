@@ -79,11 +79,11 @@ def small_samples(rows: pd.DataFrame) -> None:
     """A warning above intervals or p-values that rest on few resampled units (uncertainty.MIN_SETS)."""
     if rows.empty or not rows.get("small_sample", pd.Series(dtype=bool)).any():
         return
-    from .uncertainty import MIN_SETS, UNIT_NAMES
+    from .uncertainty import MIN_SETS, units
     few = rows[rows["small_sample"]]
     least = few.loc[few["n"].idxmin()]
     _note(f"**Small samples:** {', '.join(plain(m) for m in sorted(few['model'].unique()))} rest on "
-          f"{int(least['n'])} {UNIT_NAMES[least['unit']]}, under {MIN_SETS}: their intervals are too narrow "
+          f"{units(int(least['n']), least['unit'])}, under {MIN_SETS}: their intervals are too narrow "
           "and their p-values cannot be small; read them as unfinished (docs/METHODS.md, \"Uncertainty\").")
 
 

@@ -45,7 +45,8 @@ th{background:#f4f6f8} td:first-child,th:first-child{text-align:left} .ok{color:
 .warn{background:#fff4ce;border:1px solid #e0c060;border-radius:6px;padding:.6em 1em} img{max-width:100%;border:1px solid #eee}
 .figs{display:grid;grid-template-columns:repeat(auto-fit,minmax(26em,1fr));gap:1em} code{font-size:.9em;background:#f4f4f4;padding:0 3px}
 ul.links{columns:2} .muted{color:#777} .note{margin:.3em 0;color:#5a4a00} dt{font-weight:600} dd{margin:0 0 .3em 1.5em}
-details{margin:.5em 0} summary{cursor:pointer;color:#135} .scroll{overflow-x:auto}"""
+details{margin:.5em 0} summary{cursor:pointer;color:#135} .scroll{overflow-x:auto} /* its key column stays: */
+.scroll tr>:first-child{position:sticky;left:0;z-index:1;background:#fff} .scroll tr>th:first-child{background:#f4f6f8}"""
 
 
 def _esc(x) -> str:
@@ -53,7 +54,8 @@ def _esc(x) -> str:
 
 
 def _table_html(df: pd.DataFrame) -> str:
-    return df.to_html(float_format=lambda v: f"{v:.2f}", na_rep="–", border=0, escape=True)
+    return df.to_html(float_format=lambda v: f"{v:.2f}", na_rep="–", border=0, escape=True,  # every row's first
+                      sparsify=None if df.index.nlevels == 1 else False)  # cell its key (no rowspan): .scroll keeps it
 
 
 def _headline(report_dir: Path, scores: dict) -> str:
@@ -135,7 +137,8 @@ def _model_rows(models, generations_root, scores, failures, unfinished) -> str:
         asked, ran = st.get("attention", "auto"), card.backend.get("attention")  # a card older than it: auto
         settings = {**{k: st.get(k, "–") for k in _RUN_SETTINGS},  # auto shows what it resolved to: auto (sdpa)
                     "attention": f"{asked} ({ran})" if asked == "auto" and ran else asked}
-        cells = [card.model_id or "–", str(card.revision or "–")[:24], *settings.values()]
+        cells = [card.model_id or "–", str(card.revision or "–")[:24] + (f" ({st.get('revision')}: not pinned)"
+                 if st.get("revision_pinned") is False else ""), *settings.values()]
         # what a reader must see comes first (status, counts, caveats); the settings may scroll off to the right
         rows.append(f"<tr><td><code>{_esc(model)}</code></td><td style='text-align:left'>{status}</td>"
                     f"<td>{int(s['n_answers'].sum()) if 'n_answers' in s else 0}</td>"
@@ -242,7 +245,7 @@ def write_index(report_dir: str | Path, title: str, pages: list[tuple[str, str]]
         browser = f"<p><a href='{report.cases.name}'><b>Case browser</b></a>: every answer, filterable by model, condition, template, concept set, permutation and outcome, with the matched tokens highlighted.</p>"
     git = git_state()
     what = (f"<p class='sub'>Models: {_esc(', '.join(models))}<br>Conditions: {_esc(', '.join(run['conditions']))}; "
-            f"{_esc(run.get('subset_k') or 'all')} concept sets of {_esc(run.get('n_concepts', DEFAULT_N_CONCEPTS))} concepts; "
+            f"{_esc(run.get('subset_k') or 'all')} concept set{'' if run.get('subset_k') == 1 else 's'} of {_esc(run.get('n_concepts', DEFAULT_N_CONCEPTS))} concepts; "
             f"{_esc(_permutations(run))}; templates: "
             f"{_esc(run.get('template_ids') or 'all six')}; {_esc(_decoding(run))}<br>Written {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M} UTC "
             f"from git commit <code>{_esc(str(git['commit'])[:12])}</code>{' (with uncommitted changes)' if git.get('dirty') else ''}"

@@ -29,6 +29,12 @@ UNITS = {"sets": ["set_id"], "clusters": ["set_id", "template_id"],
 UNIT_NAMES = {"sets": "concept sets", "clusters": "(set, template) clusters", "prompts": "prompts"}
 
 
+def units(n: int, unit: str) -> str:
+    """'2 concept sets', '1 concept set': a count and its unit, singular for one."""
+    name = UNIT_NAMES.get(unit, unit)
+    return f"{n} {name[:-1] if n == 1 and name.endswith('s') else name}"
+
+
 def marked(rows: pd.DataFrame) -> pd.DataFrame:
     """The rows with `small_sample` set where they rest on fewer than MIN_SETS units."""
     count = "n" if "n" in rows else "n_sets"
@@ -37,7 +43,7 @@ def marked(rows: pd.DataFrame) -> pd.DataFrame:
 
 def interval_text(low: float, high: float, unit: str, n: int) -> str:
     """'[51.20, 60.80] (95%, 2 concept sets)': an interval with what it resampled, as pages show it."""
-    return f"[{low:.2f}, {high:.2f}] (95%, {n} {UNIT_NAMES.get(unit, unit)})"
+    return f"[{low:.2f}, {high:.2f}] (95%, {units(n, unit)})"
 
 
 def settings(unit: str, n_boot: int, seed: int, level: float = 0.95, **more) -> dict:

@@ -35,6 +35,7 @@ from .backends import make_backend
 from .chat import prompt_sha256
 from .completeness import card_samples, tally_stores
 from .constrained import card_block as constrained_card
+from .estimate import after_a_batch, batch_check_pace
 from .extraction import answer_source, extract_answer, prompt_opens_think
 from .invariance import plan_batches
 from .ordered_grammar import grammar_sha256, instance_grammars
@@ -50,10 +51,12 @@ def check_batch_invariance(backend, rendered: dict[str, object], raw: dict[str, 
     """Regenerate a sample at batch size 1; the share of answers that batching changed (sampled
     runs: of sample 0, where a batch of one is also seeded otherwise: see the note)."""
     sample = sorted(random.Random(seed).sample(sorted(raw), min(n, len(raw))))
-    differ = []
-    for iid in tqdm(sample, desc="batch-1 check", unit="inst", disable=not progress):
+    differ, t0 = [], time.perf_counter()
+    for k, iid in enumerate(tqdm(sample, desc="batch-1 check", unit="inst", disable=not progress)):
         if backend.generate([rendered[iid]], instance_ids=[iid])[0]["raw"] != raw[iid]:
             differ.append(iid)
+        if k == 0 and progress and len(sample) > 1:  # its cost, said early (ocg/generation/estimate.py)
+            tqdm.write(batch_check_pace(backend.spec.name, time.perf_counter() - t0, len(sample)))
     out = {"checked": len(sample), "differ": len(differ),
            "share_differ": round(len(differ) / len(sample), 4) if sample else None,
            "instances_differ": differ, "batched_size": backend.batch_size,
@@ -210,6 +213,7 @@ def _generate_todo(spec, backend, stores, rows, rendered, hashes, settings, card
 def _generate_missing(spec, backend, stores, rows, rendered, hashes, settings, card_path, progress, samples=1):
     bar = tqdm(total=_todo(stores, rows, samples), unit="inst", desc=spec.name, disable=not progress, smoothing=0.1)
     t_start, new_tokens, written, checked_revision = time.perf_counter(), 0, 0, False
+    paced = None  # (time, written) after the first batch; True once the projection is said
     for cond, store in stores.items():
         ids = list(rows[cond]["instance_id"])
         plan = plan_batches(ids, backend.prompt_lengths([rendered[i] for i in ids]), backend.batch_size)
@@ -249,6 +253,11 @@ def _generate_missing(spec, backend, stores, rows, rendered, hashes, settings, c
             elapsed = max(time.perf_counter() - t_start, 1e-9)
             bar.update(n)
             bar.set_postfix(inst_s=f"{written / elapsed:.2f}", tok_s=f"{new_tokens / elapsed:.1f}")
+            if progress and paced is not True and bar.total > written:  # the cost, said early (estimate.py)
+                if paced is not None:
+                    tqdm.write(after_a_batch(spec.name, written - paced[1], time.perf_counter() - paced[0],
+                                             bar.total - written, min(spec.batch_check, bar.total), backend.batch_size))
+                paced = True if paced else (time.perf_counter(), written)
             check_stop(f"{spec.name} {cond} batch {batch_index}")  # what is written stays; resumed later
     bar.close()
     return written, new_tokens, time.perf_counter() - t_start

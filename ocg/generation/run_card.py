@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as _dt
 from pathlib import Path
 
+from .. import hub
 from ..errors import OcgInputError
 from ..models import ModelSpec
 from ..records import RunCard, RunStatus
@@ -27,6 +28,9 @@ def card_settings(spec: ModelSpec, backend, system_prompt: str | None) -> dict:
     """What defines this run's results (the run card's `settings`)."""
     return {
         "id": spec.id, "revision": spec.revision, "resolved_revision": backend.resolved_revision(),
+        # a branch (`main`) or tag is no pin: the commit it names can move (null: no hub weights)
+        "revision_pinned": hub.is_pinned(spec.revision) if spec.backend == "transformers" and
+        hub.is_hub_id(spec.id) else None,
         "quantization": spec.quantization, "dtype": spec.dtype, "attention": spec.attention,
         "max_new_tokens": spec.max_new_tokens, "seed": spec.seed,
         "decoding": {"transformers": spec.decoding, "replay": "replay"}.get(

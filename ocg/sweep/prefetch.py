@@ -12,11 +12,11 @@ it fails at once, naming them and this command.
 from __future__ import annotations
 
 import fnmatch
-import os
 from pathlib import Path
 
-from ..embedded import EMBEDDED_PREFIX
+from .. import hub
 from ..errors import OcgInputError
+from ..hub import is_hub_id, pin_note
 
 # What a load reads: configs, tokenizers, code (trust_remote_code) and one weight format.
 WANTED = ("*.json", "*.txt", "*.model", "*.tiktoken", "*.py")
@@ -30,12 +30,6 @@ def offline() -> bool:
     return hub_offline()
 
 
-def _is_hub_id(name: str | None) -> bool:
-    """'org/name' or 'name'; an embedded model, a path (absolute, ./, ../, deeper) or a folder is not."""
-    return (bool(name) and not name.startswith((EMBEDDED_PREFIX, "/", ".", "~")) and name.count("/") <= 1
-            and not os.path.isdir(name))
-
-
 def hub_repos(cfg: dict, models: list[str] | None = None) -> list[tuple[str, str, str]]:
     """(repository, revision, what needs it) for the models (default: all of the file's) and
     the scoring models of its metrics; local folders, embedded and API models need none."""
@@ -46,13 +40,13 @@ def hub_repos(cfg: dict, models: list[str] | None = None) -> list[tuple[str, str
     repos = []
     for name in models or cfg["models"]:
         spec = specs[name]
-        if _is_hub_id(spec.id) and (spec.backend == "transformers" or spec.api.get("server")):
+        if is_hub_id(spec.id) and (spec.backend == "transformers" or spec.api.get("server")):
             repos.append((spec.id, spec.revision, f"model {name}"))
     scoring = load_scoring_config(**cfg["scoring"])
     metrics = cfg["metrics"] or scoring["metrics"]
-    if "pbleurt" in metrics and _is_hub_id(scoring["bleurt_checkpoint"]):
+    if "pbleurt" in metrics and is_hub_id(scoring["bleurt_checkpoint"]):
         repos.append((scoring["bleurt_checkpoint"], "main", "pBLEURT"))
-    if "perplexity" in metrics and _is_hub_id(scoring["perplexity_model"]) and not scoring["perplexity_fallback"]:
+    if "perplexity" in metrics and is_hub_id(scoring["perplexity_model"]) and not scoring["perplexity_fallback"]:
         repos.append((scoring["perplexity_model"], "main", "perplexity"))  # with a fallback, it may be missing
     seen: dict[tuple[str, str], str] = {}
     for repo, rev, why in repos:
@@ -114,8 +108,6 @@ def _shards(index: Path) -> list[str]:
 def offline_check(cfg: dict, models: list[str], command: str) -> tuple[bool, str | None]:
     """(every hub file is cached, why a task cannot start): a task on a node that cannot reach
     the hub with files missing fails at once, before any model loads."""
-    from ..hub import hub_reachable
-
     try:
         missing = {f"{repo}@{rev} ({why})": files for repo, rev, why in hub_repos(cfg, models)
                    if (files := missing_files(repo, rev))}
@@ -123,7 +115,7 @@ def offline_check(cfg: dict, models: list[str], command: str) -> tuple[bool, str
         return False, f"the Hugging Face cache holds a damaged file: {exc}"
     if not missing:
         return True, None
-    if hub_reachable():
+    if hub.hub_reachable():
         return False, None  # downloads on demand, as before
     listed = "; ".join(f"{repo}: {', '.join(files)}" for repo, files in missing.items())
     return False, (f"not in the Hugging Face cache and the hub is unreachable: {listed}; fetch them on a "
@@ -145,11 +137,23 @@ def prefetch(path: str | Path, list_only: bool = False) -> int:
         print(f"{path}: no hub files needed (embedded, local or API models only)")
         return 0
     plans, total, unlisted = [], 0, []
+    reachable = hub.hub_reachable()  # once: offline, each listing would fail alike (a DNS error per repository)
+    unreachable = ("HF_HUB_OFFLINE is set: the hub is not asked" if offline() else
+                   f"the hub ({hub.HUB_HOST[0]}) cannot be reached from here")
+    if not reachable:
+        print(f"{unreachable}; what follows is the local cache only (run this on a node with internet to "
+              "list and download the rest)", flush=True)
     for repo, rev, why in repos:
+        pin = f" [{rev}: {pin_note(rev)}]" if not hub.is_pinned(rev) else ""
         if offline() and not missing_files(repo, rev):  # e.g. on a compute node: is it ready?
             files = [f for f in snapshot(repo, rev).rglob("*") if f.is_file()]
             print(f"{repo}@{rev} ({why}): cached, {len(files)} file(s), {_size(sum(f.stat().st_size for f in files))} "
-                  "(HF_HUB_OFFLINE: not checked against the hub)", flush=True)
+                  f"(HF_HUB_OFFLINE: not checked against the hub){pin}", flush=True)
+            continue
+        if not reachable:
+            unlisted.append(f"{repo}@{rev}")
+            print(f"{repo}@{rev} ({why}): not listed; in the local cache: "
+                  f"{'cached' if not missing_files(repo, rev) else 'NOT cached'}{pin}", flush=True)
             continue
         try:
             info = hf.HfApi().model_info(repo, revision=rev, files_metadata=True)
@@ -157,7 +161,7 @@ def prefetch(path: str | Path, list_only: bool = False) -> int:
             cached = "cached" if not missing_files(repo, rev) else "NOT cached"
             unlisted.append(f"{repo}@{rev}")
             print(f"{repo}@{rev} ({why}): cannot list it on the hub: {type(exc).__name__}: {str(exc)[:300]} "
-                  f"(in the local cache: {cached})", flush=True)
+                  f"(in the local cache: {cached}){pin}", flush=True)
             continue
         sizes = {s.rfilename: s.size for s in info.siblings or []}
         files = select_files(list(sizes))
@@ -165,7 +169,7 @@ def prefetch(path: str | Path, list_only: bool = False) -> int:
         need = sum(sizes[f] or 0 for f in todo)
         total += need
         print(f"{repo}@{rev} (commit {info.sha}, {why}): {len(files)} file(s), {_size(sum(sizes[f] or 0 for f in files))}; "
-              f"to download: {len(todo)} file(s), {_size(need)}", flush=True)
+              f"to download: {len(todo)} file(s), {_size(need)}{pin}", flush=True)
         plans.append((repo, info.sha, todo))
     listed = f" (of the {len(repos) - len(unlisted)} of {len(repos)} repositories listed)" if unlisted else ""
     print(f"in all to download{listed}: {_size(total)} into {huggingface_hub.constants.HF_HUB_CACHE}",
@@ -174,8 +178,9 @@ def prefetch(path: str | Path, list_only: bool = False) -> int:
         if todo:
             hf.snapshot_download(repo, revision=sha, allow_patterns=todo)  # resumes .incomplete files
     if unlisted:
-        raise RuntimeError(f"{len(unlisted)} of {len(repos)} repositories could not be listed (see above; "
-                           f"gated ones need HF_TOKEN): {', '.join(unlisted)}")
+        why = unreachable if not reachable else "see above; gated ones need HF_TOKEN"
+        raise RuntimeError(f"{len(unlisted)} of {len(repos)} repositories could not be listed ({why}): "
+                           f"{', '.join(unlisted)}")
     if not list_only:
         print("done: tasks of this file find every hub file in the cache and run offline", flush=True)
     return 0

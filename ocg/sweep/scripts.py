@@ -43,6 +43,32 @@ def _setup(sweep: dict, trap: str = "") -> str:
                       "# end of site setup", OCG_SHELL, *([trap] if trap else [])])
 
 
+def which_python(sweep: dict) -> str:
+    """The Python a job runs, in words (the dry run prints it; README, "A first submission")."""
+    if not sweep["slurm"]["setup"]:
+        return f"{sys.executable} (the submitter's: no slurm.setup)"
+    return (f"`python` as slurm.setup leaves it on PATH, when ocg is installed in it; else {sys.executable} "
+            "(the submitter's)")
+
+
+# ocg installed (pip install -e . brings every dependency) and papermill importable: `import ocg`
+# alone would pass from the project folder in any Python, and the task would then fail on pandas.
+PROBE = "import importlib.metadata as m, papermill, pandas; m.distribution('ocg')"
+
+
+def _python(sweep: dict) -> str:
+    """Set PYTHON for the job. With setup lines (`source .../activate`, `conda activate`,
+    `module load`), the `python` they put on PATH runs, as a site expects; a setup that only loads
+    modules (cuda) leaves a `python` without ocg installed, so then the submitter's
+    interpreter runs (by absolute path, valid on a shared filesystem). The task log names it."""
+    submitter = shlex.quote(sys.executable)
+    if not sweep["slurm"]["setup"]:
+        return f"PYTHON={submitter}  # the submitter's Python (no slurm.setup)"
+    return ("# the `python` slurm.setup put on PATH, if ocg is installed in it; else the submitter's\n"
+            "PYTHON=$(command -v python || true)\n"
+            f'if [ -z "$PYTHON" ] || ! "$PYTHON" -c {shlex.quote(PROBE)} 2>/dev/null; then PYTHON={submitter}; fi')
+
+
 def _write(path: Path, text: str) -> None:
     with atomic_path(path) as tmp:
         tmp.write_text(text)
@@ -61,7 +87,7 @@ def write_array_script(sweep: dict) -> Path:
     folder = SweepFolder.of(sweep)
     logs = shlex.quote(str(folder.logs))
     models = " ".join(shlex.quote(m) for m in sweep["models"])
-    cmd = shlex.join(task_command(sweep)[:-1]) + ' "$MODEL"'
+    cmd = '"$PYTHON" ' + shlex.join(task_command(sweep)[1:-1]) + ' "$MODEL"'
     first = sweep["models"][0]  # every model's stop file, spelled with "$MODEL" for the shell
     stop = f'{shlex.quote(str(folder.status(first).parent))}/"$MODEL"/{stop_file(folder, first).name}'
     script = f"""#!/bin/bash
@@ -83,7 +109,8 @@ rm -f "$STOP"
 [ "$WARNED" = 0 ] || touch "$STOP"
 export OCG_STOP_FILE="$STOP"
 cd {shlex.quote(str(PROJECT_ROOT))}
-echo "[$(date -u +%FT%TZ)] task $SLURM_ARRAY_TASK_ID: $MODEL on $(hostname) (job $SLURM_JOB_ID)" >> "$LOG"
+{_python(sweep)}
+echo "[$(date -u +%FT%TZ)] task $SLURM_ARRAY_TASK_ID: $MODEL on $(hostname) (job $SLURM_JOB_ID), python $PYTHON" >> "$LOG"
 {cmd} >> "$LOG" 2>&1 &
 TASK=$!
 while :; do
@@ -107,7 +134,9 @@ exit "$CODE"
 {_exports(sweep)}
 {_setup(sweep)}
 cd {shlex.quote(str(PROJECT_ROOT))}
-{shlex.join([sys.executable, "-m", "ocg.cli", "sweep", sweep['file'], "--analysis"])}
+{_python(sweep)}
+echo "python $PYTHON"
+"$PYTHON" {shlex.join(["-m", "ocg.cli", "sweep", sweep['file'], "--analysis"])}
 """
     _write(folder.analysis_script, analysis)
     return folder.array_script

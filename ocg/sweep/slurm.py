@@ -12,7 +12,7 @@ from pathlib import Path
 from ..io import read_json, write_json
 from ..layout import SweepFolder
 from .config import resources_for, time_limit_s
-from .scripts import write_array_script
+from .scripts import which_python, write_array_script
 from .state import ACTIVE_STATES, _now, analysis_stale, slurm_jobs, to_run
 
 
@@ -107,6 +107,7 @@ def submit_slurm(sweep: dict, dry_run: bool = False) -> dict:
     earlier = [] if dry_run else _active_jobs(sweep)
     groups = _groups(sweep, pending)
     job_ids: list[str] = []
+    analyses_before = len(manifest["analysis_jobs"])
     try:
         _submit(sweep, folder, script, manifest, groups, earlier, job_ids, dry_run)
     except SbatchError as exc:  # what was submitted stays on record (--status, a rerun's waits)
@@ -115,7 +116,7 @@ def submit_slurm(sweep: dict, dry_run: bool = False) -> dict:
                           f"{folder.manifest})") from None
     written = folder.manifest.with_name("manifest.dry-run.json") if dry_run else folder.manifest
     write_json(written, manifest)
-    _say(sweep, pending, manifest, job_ids, dry_run, written)
+    _say(sweep, pending, manifest, job_ids, dry_run, written, manifest["analysis_jobs"][analyses_before:])
     return manifest
 
 
@@ -146,19 +147,18 @@ def _submit(sweep: dict, folder: SweepFolder, script: Path, manifest: dict, grou
                                           "sbatch_args": args})
 
 
-def _say(sweep: dict, pending: list[str], manifest: dict, job_ids: list[str], dry_run: bool, written: Path) -> None:
-    if not dry_run:
-        print(f"sweep {sweep['name']}: submitted {len(pending)} model(s) {pending} as job(s) {job_ids}",
-              flush=True)
-        return
-    print(f"sweep {sweep['name']}: dry run, nothing submitted; would submit {len(pending)} model(s) "
-          f"in {len(job_ids)} array(s), throttle {sweep['slurm']['throttle']} over all of them:", flush=True)
+def _say(sweep: dict, pending: list[str], manifest: dict, job_ids: list[str], dry_run: bool, written: Path,
+         analyses: list[dict]) -> None:
+    """The same lines for a dry run and a real submission (the real one with its job ids)."""
+    did = "dry run, nothing submitted; would submit" if dry_run else "submitted"
+    print(f"sweep {sweep['name']}: {did} {len(pending)} model(s) in {len(job_ids)} array(s), throttle "
+          f"{sweep['slurm']['throttle']} over all of them{':' if job_ids or analyses else ''}", flush=True)
     new = manifest["submissions"][-len(job_ids):] if job_ids else []
-    for sub in new + manifest["analysis_jobs"][-1:]:
+    for sub in new + analyses:
         what = f"{len(sub['tasks'])} model(s): {', '.join(sub['tasks'].values())}" if "tasks" in sub else "the analyses"
         print(f"  {sub['job_id']} ({what})\n    {shlex.join(['sbatch', '--parsable', *sub['sbatch_args']])}")
-    print(f"manifest: {written}\nscripts: {SweepFolder.of(sweep).slurm}\nfolder: {SweepFolder.of(sweep).root}",
-          flush=True)
+    print(f"manifest: {written}\nscripts: {SweepFolder.of(sweep).slurm}\nfolder: {SweepFolder.of(sweep).root}\n"
+          f"python in the jobs: {which_python(sweep)}", flush=True)
 
 def wait_slurm(sweep: dict, timeout_s: float = 24 * 3600, poll_s: float = 5.0) -> bool:
     """Follow the sweep's jobs (model arrays and analyses) until none is queued or running."""

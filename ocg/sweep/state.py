@@ -18,11 +18,16 @@ ACTIVE_STATES = {"PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "REQUEUED", 
 
 FAILED_STATES = {"FAILED", "TIMEOUT", "CANCELLED", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED",
                  "BOOT_FAIL", "DEADLINE"}
+# Waiting in the queue, not yet started (a requeued task waits again).
+QUEUED_STATES = {"PENDING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED"}
+# Ended from outside (scancel, preemption), not by the model: what it wrote resumes when run.
+STOPPED_STATES = {"CANCELLED", "PREEMPTED"}
 
 class ModelState(Vocabulary):
     """Where one model of a sweep stands (`ocg sweep --status`), from its markers, lock and Slurm."""
     DONE = "done"  # every notebook finished
     RUNNING = "running"  # a task holds its lock, or Slurm runs it
+    PENDING = "pending"  # queued in Slurm, not started yet
     PARTIAL = "partial"  # begun, stopped (time limit, killed): resumes when run
     FAILED = "failed"  # failed.json, or Slurm ended it without a completion marker
     MISSING = "missing"  # not run yet
@@ -53,6 +58,8 @@ def model_state(sweep: dict, model: str, jobs: dict[str, str] | None = None) -> 
     if len(done) == len(sweep["notebooks"]):
         return ModelState.DONE, "all notebooks finished"
     state = (jobs or {}).get(model)
+    if state in QUEUED_STATES:
+        return ModelState.PENDING, f"slurm {state}: queued, not started"
     if state in ACTIVE_STATES:
         return ModelState.RUNNING, f"slurm {state}"
     if who := holder(folder.status(model)):
@@ -63,11 +70,14 @@ def model_state(sweep: dict, model: str, jobs: dict[str, str] | None = None) -> 
     if interrupted_marker(folder, model).exists():  # and not requeued (else Slurm says PENDING)
         i = InterruptedMarker.read(interrupted_marker(folder, model))
         return ModelState.PARTIAL, f"stopped at the time limit in {i.notebook} ({i.time_utc}); resumes when run"
+    started = folder.outputs.model_generations(model).stores()
+    what = f"{', '.join(done)} done" if done else f"{len(started)} generation file(s) begun"
+    if state in STOPPED_STATES:  # scancel or preemption: nothing of the model's doing
+        return (ModelState.PARTIAL, f"slurm {state}: {what}, not finished (resumes when run)") if done or started \
+            else (ModelState.MISSING, f"slurm {state} before it began (runs when submitted again)")
     if state in FAILED_STATES or state == "COMPLETED":
         return ModelState.FAILED, f"slurm {state} without a completion marker (see {folder.logs})"
-    started = folder.outputs.model_generations(model).stores()
     if done or started:
-        what = f"{', '.join(done)} done" if done else f"{len(started)} generation file(s) begun"
         return ModelState.PARTIAL, f"{what}, not finished (resumes when run)"
     return ModelState.MISSING, "not run yet"
 
@@ -136,15 +146,34 @@ def print_status(sweep: dict) -> None:
     counts = {s: sum(1 for _, st, _ in rows if st == s) for s in ModelState}
     print("  ".join(f"{k}: {v}" for k, v in counts.items()))
     marker = SweepFolder.of(sweep).analysis_marker
+    job = analysis_job(sweep)
+    if job:  # queued or running now: said first, whatever an earlier run left
+        print(f"analysis: {'pending' if job[1] in QUEUED_STATES else 'running'} (slurm job {job[0]} {job[1]})"
+              + ("; the last one:" if marker.exists() else ""))
     if marker.exists():
         a = AnalysisMarker.read(marker)
         detail = a.report or (a.reason or "").splitlines()[0]
         done = [m for m, st, _ in rows if st == ModelState.DONE]
         stale = f" (out of date: {len(done)} model(s) done now; `ocg sweep` re-runs it)" \
-            if sorted(a.models or []) != sorted(done) else ""
-        print(f"analysis: {a.state} over {len(a.models or [])} model(s): {detail}{stale}")
-    else:
+            if sorted(a.models or []) != sorted(done) and not job else ""
+        print(f"{'  ' if job else ''}analysis: {a.state} over {len(a.models or [])} model(s): {detail}{stale}")
+    elif not job:
         print("analysis: not run yet")
+
+
+def analysis_job(sweep: dict) -> tuple[str, str] | None:
+    """(job id, Slurm state) of the sweep's latest analysis job while it is queued or running."""
+    path = SweepFolder.of(sweep).manifest
+    jobs = read_json(path).get("analysis_jobs", []) if path.exists() else []
+    if not jobs:
+        return None
+    job_id = str(jobs[-1]["job_id"])
+    try:
+        out = subprocess.run(["squeue", "-h", "-j", job_id, "-o", "%T"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    state = (out.stdout.split() or [""])[0]
+    return (job_id, state) if state in ACTIVE_STATES else None
 
 def analysis_stale(sweep: dict) -> bool:
     """The report is missing, failed, or covers other models than those done now (a model that

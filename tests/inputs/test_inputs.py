@@ -107,7 +107,7 @@ def test_score_refuses_records_of_the_wrong_shape_before_any_metric(tmp_path, ca
 
 
 def test_analyses_name_models_without_scores(tmp_path):
-    with pytest.raises(OcgInputError, match=r"no scored models here; run 02_score first"):
+    with pytest.raises(OcgInputError, match=r"no scored models in /.*; run 02_score first"):  # the folder searched
         load_scores(tmp_path)
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "signature.json").write_text("{}")

@@ -156,7 +156,7 @@ def test_a_sweeps_model_states_are_the_closed_set_and_its_markers_are_checked(tm
     shutil.copy(C20DAD0 / "analysis.json", status / "analysis.json")
     print_status(sweep)
     out = capsys.readouterr().out
-    assert "done: 1  running: 0  partial: 2  failed: 1  missing: 1" in out
+    assert "done: 1  running: 0  pending: 0  partial: 2  failed: 1  missing: 1" in out
     assert "analysis: failed over 0 model(s): no finished model (out of date: 1 model(s) done now" in out
     failed = json.loads((C20DAD0 / "failed.json").read_text())
     (status / "m-failed" / "failed.json").write_text(json.dumps({**failed, "cell": "five"}))

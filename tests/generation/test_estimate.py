@@ -1,0 +1,33 @@
+"""A long generation says early what it will still cost: after its second batch, the rest at
+that pace and the batch-1 check's bound; after the check's first answer, the check's pace."""
+
+import dataclasses
+import re
+
+import yaml
+
+from ocg.generation import generate
+from ocg.generation.estimate import after_a_batch, batch_check_pace, duration
+from ocg.models import load_models
+
+
+def test_the_projection_is_printed_before_the_rest_runs(tmp_path, capsys):
+    (tmp_path / "m.yaml").write_text(yaml.safe_dump({"models": {"r": {"backend": "replay", "id": "x/r"}}}))
+    spec = dataclasses.replace(load_models(tmp_path / "m.yaml")["r"], batch_check=4)  # a batched model's check
+    generate(spec, conditions=["ordered"], subset_k=1, template_ids=[0], batch_size=4, out_dir=tmp_path / "g",
+             progress=True)
+    captured = capsys.readouterr()
+    out = captured.out + captured.err
+    said = re.search(r"r: 4 answers in \d+ s; the 16 left, at this pace: about \d+ s .*; then the batch-1 check "
+                     r"regenerates 4 answers one at a time: at most about \d+ s .*`batch_check: 0`", out)
+    assert said, out
+    assert re.search(r"r: batch-1 check: one answer alone in \d+ s; 4 in all: about \d+ s", out), out
+    assert out.index("the 16 left") < out.index("batch-1 check: one answer alone")
+
+
+def test_the_figures():
+    assert [duration(s) for s in (40, 130, 720, 3900)] == ["40 s", "2 min", "12 min", "1 h 05 min"]
+    line = after_a_batch("m", 48, 60, 480, 16, 48)
+    assert "about 10 min" in line and "at most about 16 min" in line  # 16 checks x one batch's 60 s
+    assert "batch-1" not in after_a_batch("m", 48, 60, 480, 0, 48)
+    assert batch_check_pace("m", 30, 16).endswith("16 in all: about 8 min")

@@ -1,0 +1,31 @@
+"""The notebooks' kernel runs over Unix sockets, so ipykernel's warning that it "is running over
+TCP without encryption" no longer appears in every notebook of every run."""
+
+import subprocess
+import sys
+
+import nbformat
+
+from ocg.paths import PROJECT_ROOT
+
+RUN = """
+import sys
+from pathlib import Path
+import ocg.notebook_runner as runner
+runner.find_notebook = lambda name: Path(sys.argv[1])
+runner.run_notebook("t", out_dir=sys.argv[2], html=False)
+"""
+
+
+def test_a_notebook_runs_without_the_tcp_warning(tmp_path):
+    from ocg.notebook_runner import kernel_transport
+    assert kernel_transport()["config"]["KernelManager"]["transport"] == "ipc"
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("print(6 * 7)")]
+    nbformat.write(nb, tmp_path / "t.ipynb")
+    result = subprocess.run([sys.executable, "-c", RUN, str(tmp_path / "t.ipynb"), str(tmp_path / "out")],
+                            capture_output=True, text=True, timeout=300, cwd=PROJECT_ROOT)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "without encryption" not in result.stderr + result.stdout
+    executed = nbformat.read(tmp_path / "out" / "t.ipynb", as_version=4)
+    assert executed.cells[0].outputs[0]["text"] == "42\n"
