@@ -96,8 +96,9 @@ def test_03_main_results(scored):
     sens = pd.read_csv(out / "tables" / "table1_sensitivity.csv")  # every rule x reading, per model
     rules = sens[sens.metric == "coverage_w_order"].groupby("model")[["choice", "variant"]].apply(
         lambda g: len(g.drop_duplicates()))
-    # every rule x reading, and the answers that do not copy the list
-    assert rules.to_dict() == {m: len(MATCHING_RULES) * len(ORDER_READINGS) + 1 for m in MODELS}
+    # every rule x reading, and the list copies excluded on both sides or counted as failures
+    assert rules.to_dict() == {m: len(MATCHING_RULES) * len(ORDER_READINGS) + 2 for m in MODELS}
+    assert set(paired.p_method) == {"exact: all 4 sign vectors"} and (paired.p_holm >= paired.p_value).all()
     assert "Largest shifts" in shown
     assert "Small samples:" in shown and "rest on 2 concept sets, under 20" in shown
     assert (ci.unit == "sets").all() and (ci.n == 2).all() and "(95%, 2 concept sets)" in shown  # beside each interval
