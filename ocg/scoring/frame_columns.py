@@ -61,7 +61,7 @@ ANSWERS = (
     Column('finish_reason', 'always', 'str',
            'why generation stopped: `stop`, `length` (the token budget), `replay`'),
     Column('<flag>', 'always', 'bool',
-           'the answer flags: `failed`, `empty`, `one_word`, `markdown`, `multi_sentence`, `overlong`, `non_ascii`, `no_letters`, `replaced_chars`, `looping`, `truncated`, `copies_list`, `bare_list` (the last two False where coverage was not scored) (METHODS, "Answer flags", "Answers that copy the list")'),
+           'the answer flags: `failed`, `empty`, `one_word`, `markdown`, `multi_sentence`, `overlong`, `non_ascii`, `no_letters`, `replaced_chars`, `looping`, `format_chars`, `long_run`, `truncated`, `copies_list`, `bare_list` (the last two False where coverage was not scored) (METHODS, "Answer flags", "Answers that copy the list")'),
     Column('n_tokens', 'always', 'int',
            "13a tokens of the answer (sacreBLEU's tokenizer)"),
     Column('all_present', 'coverage', 'bool',
