@@ -91,7 +91,7 @@ def _check_extra_args(where: str, args: list) -> None:
             name = arg[2:].split("=", 1)[0]
             hit = next((o for o in RESERVED_LONG if name and o.startswith(name)), None)
         else:
-            hit = arg[1] if arg.startswith("-") and arg[1:2] in RESERVED_SHORT else None
+            hit = arg[1] if len(arg) > 1 and arg[0] == "-" and arg[1] in RESERVED_SHORT else None
         if hit:
             raise OcgInputError(where, f"got {arg!r}; ocg sets --{' --'.join(RESERVED_LONG)} itself "
                                        "(and -a, -o, -e, -d): leave them out")
