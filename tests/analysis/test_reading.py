@@ -67,10 +67,10 @@ def test_notebook_12_tables_read_as_words(tmp_path):
     assert "coverage_w_order" not in wide and "delta_vs" not in wide and "nan" not in wide.lower()
 
 
-def test_the_readme_says_where_replay_entries_come_from():
+def test_the_docs_say_where_replay_entries_come_from():
     from ocg.models import load_models
     assert not [s for s in load_models().values() if s.backend == "replay"]
-    readme = " ".join((PROJECT_ROOT / "README.md").read_text().split())
+    readme = " ".join((PROJECT_ROOT / "docs" / "gpus.md").read_text().split())  # the costs guide
     assert "`backend: replay` in `params/models.yaml`)" not in readme
     assert "`backend: replay` entries it writes into its own models file" in readme
 

@@ -1,4 +1,4 @@
-"""Where a relative path points (README, "Where relative paths point"): a path written in a params
+"""Where a relative path points (docs/sweeps.md, "Where relative paths point"): a path written in a params
 file is that file's, `outputs:` the outputs' root, a path on the command line the working
 directory's; each key's own comment says so too."""
 
@@ -15,7 +15,7 @@ from ocg.runconfig import check_common
 
 
 def test_the_rule_is_written_once_and_where_each_key_is_documented():
-    readme = (PROJECT_ROOT / "README.md").read_text()
+    readme = (PROJECT_ROOT / "docs" / "sweeps.md").read_text()
     rule = readme.split("**Where relative paths point**", 1)[1].split("\n\n", 1)[0]
     for key in ("extends:", "models_file:", "outputs:", "--models-file", "load_scores"):
         assert key in rule, key
