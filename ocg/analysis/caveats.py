@@ -179,7 +179,13 @@ def copy_mark_note(summary: pd.DataFrame, report_dir) -> str:
     marks = copy_marks(summary)
     if not marks:
         return ""
-    shares = "; ".join(f"{m} {c} {label(n)} {v:.0f}%" for (m, c, n), v in marks.items())
+    marks = {k: v for k, v in marks.items() if k[1] in ("ordered", "original")}  # Table 1's two conditions
+    if not marks:
+        return ""
+    by: dict[tuple, list[str]] = {}
+    for (m, c, n), v in marks.items():
+        by.setdefault((m, c), []).append(f"{label(n)} {v:.0f}%")
+    shares = "; ".join(f"{m}, {c}: {', '.join(parts)}" for (m, c), parts in by.items())
     return (f"<p class='note'>† Over {COPY_MARK_SHARE}% of the answers this value counts (the complete ones for "
             "w/o order, the in-order ones for w/ order and Ordered Rate) copy the concept list; on a Δ, of "
             f"<code>ordered</code>'s or <code>original</code>'s: {_esc(shares)}. The sensitivity view below gives "

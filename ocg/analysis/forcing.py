@@ -89,8 +89,9 @@ _PAIR = ["model", "set_id", "template_id", "perm_index"]
 
 
 def examples(answers: pd.DataFrame, n: int = 2, seed: int = 0) -> pd.DataFrame:
-    """A few forced answers beside the `ordered` answer to the same prompt, per model: the `n` of
-    highest forced perplexity (the cost) and `n` drawn at random (seeded), first sample only."""
+    """A few forced answers beside the `ordered` answer to the same prompt, per model, among those
+    that differ from it (all, where none does): the `n` of highest forced perplexity (the cost)
+    and `n` drawn at random (seeded), first sample only."""
     need = {FORCED, ASKED} <= set(answers.get("condition", ())) and set(_PAIR) <= set(answers)
     columns = ["model", "concepts", "ordered", "ordered in order", "forced", "forced in order",
                "ordered perplexity", "forced perplexity", "why shown"]
@@ -103,6 +104,8 @@ def examples(answers: pd.DataFrame, n: int = 2, seed: int = 0) -> pd.DataFrame:
         both = both.assign(perplexity_o=float("nan"), perplexity_f=float("nan"))
     rows = []
     for _, g in both.groupby("model", sort=True):
+        differ = g[g["answer_o"].fillna("").str.strip() != g["answer_f"].fillna("").str.strip()]
+        g = differ if len(differ) else g  # where forcing changed the answer: the same text twice says nothing
         costly = g.sort_values("perplexity_f", ascending=False, na_position="last").head(n).assign(why="highest forced perplexity")
         rest = g.drop(costly.index)
         drawn = rest.sample(min(n, len(rest)), random_state=seed).assign(why=f"drawn at random (seed {seed})")

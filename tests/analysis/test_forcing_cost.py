@@ -53,6 +53,10 @@ def test_a_mean_far_above_its_median_is_marked_and_the_median_shown_beside_it():
 
 
 def test_forced_answers_are_shown_beside_their_ordered_ones():
+    same = _answers()  # an answer forcing did not change says nothing: only pairs that differ are shown
+    same.loc[(same.condition == "ordered_constrained") & (same.template_id == 0), "answer"] = \
+        same.loc[(same.condition == "ordered") & (same.template_id == 0), "answer"].to_numpy()
+    assert set(forcing.examples(same, n=5)["forced"]).isdisjoint(same.loc[same.template_id == 0, "answer"])
     ex = forcing.examples(_answers(), n=1)
     top = ex.iloc[0]
     assert top["forced"] == "A fun andenge dog frisbee catch throw. (2)" and top["forced perplexity"] == 90000.0
