@@ -257,15 +257,17 @@ def _os_error(exc: OSError) -> tuple[str, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run a command. Bad input exits 2, a fault (disk, server, network) 1, Ctrl-C 130: each with
+    """Run a command. Bad input exits 2, a fault (disk, server, network) 1, Ctrl-C 130, SIGTERM 143: each with
     one `ocg: error:` line, never a traceback (docs/METHODS.md, "What ocg refuses")."""
     args = build_parser().parse_args(argv)
+    from .errors import raise_on_sigterm, stopped_line
     from .generation.api_backend import ApiError
     from .generation.constrained import NotForced
     from .generation.server import ServerError
     from .paths import settle_folder_variables
     from .sweep.slurm import SbatchError
     try:
+        raise_on_sigterm()  # each layer marks what it was doing on the way out, as on Ctrl-C
         settle_folder_variables()  # before any kernel, task or job inherits them
         return args.func(args)
     except OcgInputError as exc:
@@ -278,10 +280,10 @@ def main(argv: list[str] | None = None) -> int:
         message, code = _os_error(exc)
         print(f"ocg: error: {message}", file=sys.stderr)
         return code
-    except KeyboardInterrupt:
-        print(f"ocg: error: interrupted (Ctrl-C) during `ocg {args.command}`; what was finished is "
-              "kept, nothing half-done is trusted; rerun to go on", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:  # Ctrl-C: 130; SIGTERM (Terminated): 143, as a shell reports them
+        line, code = stopped_line(exc, args.command)
+        print(line, file=sys.stderr)
+        return code
 
 
 if __name__ == "__main__":

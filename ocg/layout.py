@@ -9,7 +9,8 @@ OCG_MODEL_CACHE move them), so a test or a notebook kernel that sets them is fol
     generations/<model>/     ModelGenerations: <condition>.jsonl (+ .prompts.jsonl.gz) + run_card.json (01)
     scores/<model>/          ModelScores: answers, groups, summary parquet + signature.json (02)
     reports/<run>/           ReportFolder: ExecutedNotebooks (copy and HTML), tables/, figures/,
-                             index.html, cases.html (+ cases/), report.json, results.json
+                             index.html, cases.html (+ cases/), report.json, results.json,
+                             scores/<model>/ (the score sets it read, hard links)
     notebooks/               notebooks executed one by one (`ocg run-notebook`)
     models/                  converted embedded models (OCG_MODEL_CACHE moves it): ConvertedModel
   <a sweep's outputs>/       SweepFolder: the same generations/, scores/, reports/<sweep name>/,
@@ -96,6 +97,7 @@ class ReportFolder:
     case_chunks = _inside("cases")
     state = _inside("report.json", doc="report.json: building, done or failed (ocg/staging.py).")
     results = _inside("results.json", doc="Every Table 1 number with its interval, machine-readable (docs/DATA.md).")
+    scores = _inside("scores", doc="The score sets its numbers come from, <model>/ each (ocg/scoring/pinned.py).")
 
     @classmethod
     def at(cls, folder: str | Path | None = None) -> ReportFolder:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import signal
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -95,6 +97,68 @@ def kernel_transport() -> dict:
     return {"config": Config({"KernelManager": {"transport": "ipc"}})}
 
 
+def _execute_stoppably(execute) -> None:
+    """`execute(kernel_manager_class)` in a worker thread, this thread waiting: SIGTERM and Ctrl-C
+    reach this thread's handlers (nbclient would take them over in its own), and on either the
+    kernel's process group (the kernel and any worker it started) is stopped before the
+    exception goes on. Left alone, the kernel would run on under PID 1, holding its locks."""
+    import threading
+
+    from jupyter_client import AsyncKernelManager
+
+    groups, stopping, failure = [], threading.Event(), []
+
+    class Tracked(AsyncKernelManager):
+        async def _async_post_start_kernel(self, **kw):
+            group = self.provisioner.pgid or self.provisioner.pid  # its own session (jupyter_client's launcher)
+            if group != os.getpgrp():  # never this process's own group
+                groups.append(group)
+            await super()._async_post_start_kernel(**kw)
+            if stopping.is_set():
+                raise RuntimeError("the notebook run was stopped while its kernel started")
+
+    def work():
+        try:
+            execute(Tracked)
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+            failure.append(exc)
+    worker = threading.Thread(target=work, name="papermill", daemon=True)
+    worker.start()
+    try:
+        worker.join()
+    except BaseException:
+        stopping.set()
+        deadline = time.monotonic() + 60
+        _stop_groups(groups)
+        while worker.is_alive() and time.monotonic() < deadline:  # a kernel starting now stops itself
+            worker.join(0.5)
+            _stop_groups(groups)
+        raise
+    if failure:
+        raise failure[0]
+
+
+def _stop_groups(groups: list[int], grace_s: float = 5.0) -> None:
+    """SIGTERM to each process group, SIGKILL to what is left of it after `grace_s`."""
+    if not any(map(_alive, groups)):
+        return
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for group in groups:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(group, sig)
+        deadline = time.monotonic() + grace_s
+        while sig == signal.SIGTERM and time.monotonic() < deadline and any(map(_alive, groups)):
+            time.sleep(0.1)
+
+
+def _alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
 def run_notebook(name: str, parameters: dict | None = None, out_dir: str | Path | None = None,
                  html: bool = True, progress: bool = False, out_name: str | None = None) -> Path:
     """Execute one notebook to `out_dir` (default outputs/notebooks); returns the executed copy.
@@ -114,9 +178,10 @@ def run_notebook(name: str, parameters: dict | None = None, out_dir: str | Path 
     logger = logging.getLogger("papermill")
     logger.addFilter(_not_unknown_parameter)
     try:
-        pm.execute_notebook(str(source), str(executed), parameters=parameters or {},
-                            kernel_name=kernel_for_papermill(), cwd=str(source.parent),
-                            progress_bar=progress, **kernel_transport())
+        _execute_stoppably(lambda kernel_class: pm.execute_notebook(
+            str(source), str(executed), parameters=parameters or {}, kernel_name=kernel_for_papermill(),
+            cwd=str(source.parent), progress_bar=progress, kernel_manager_class=kernel_class,
+            **kernel_transport()))
     except BaseException as exc:
         if html and executed.exists():
             with contextlib.suppress(ValueError, OSError):  # a copy the failure left unreadable (full

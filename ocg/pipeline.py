@@ -11,12 +11,15 @@ cell and error are printed.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 
 from .data import dataset_name
+from .errors import OcgInputError
 from .io import read_yaml
-from .layout import ExecutedNotebook, outputs
+from .layout import ExecutedNotebook, ReportFolder, outputs
+from .notebook_names import ANALYSES
 from .notebook_runner import run_notebook
 from .paths import PARAMS_DIR
 from .plan import Dirs, report_steps
@@ -34,10 +37,12 @@ def load_run(path: str | Path = DEMO_RUN) -> dict:
 
 
 def steps(run: dict, report_dir: Path) -> list[tuple[str, dict, str]]:
-    """(notebook, parameters, name of the executed copy) in order, from ocg/plan.py."""
+    """(notebook, parameters, name of the executed copy) in order, from ocg/plan.py; the analyses
+    read the report's own score sets (linked after scoring: ocg/scoring/pinned.py)."""
     out = outputs()
     return report_steps(run, Dirs(generations=out.generations, scores=out.scores, reports=report_dir,
-                                  dataset=out.dataset(dataset_name(run["n_concepts"])).folder))
+                                  dataset=out.dataset(dataset_name(run["n_concepts"])).folder,
+                                  analysis_scores=ReportFolder(report_dir).scores))
 
 
 class StepFailed(RuntimeError):
@@ -83,22 +88,48 @@ def _staged_report(run: dict) -> int:
     report = outputs().report(run["name"])
     final = report.folder
     with building(final) as staging:
-        code, state = _write_report(run, staging, final)
+        try:
+            code, state = _write_report(run, staging, final)
+        except BaseException as exc:  # a fault (full disk), SIGTERM or Ctrl-C: the report says failed
+            _failed(staging, final, run, exc)
+            raise
         finish(staging, final, **state)
     print(f"\nreport: {report.index}" if code == 0 else f"\nunfinished report: {report.index}")
     return code
 
 
+def _failed(staging: Path, final: Path, run: dict, exc: BaseException) -> None:
+    """Mark a report that an exception stopped as failed, naming it; as far as the disk allows
+    (a full disk may refuse even this: the report then still says building)."""
+    why = str(exc) or type(exc).__name__
+    if isinstance(exc, OSError) and exc.filename:
+        why = f"{exc.filename}: {exc.strerror or exc}"
+    reason = f"stopped while the report was built: {why}"
+    with contextlib.suppress(Exception):
+        write_status_page(staging, f"ocg report: {run['name']} (failed)", reason)
+    with contextlib.suppress(Exception):
+        finish(staging, final, state=ReportStatus.FAILED, reason=reason)
+
+
 def run_steps(plan: list[tuple[str, dict, str]], staging: Path, final: Path, failed_title: str,
-              announce) -> tuple[list[tuple[str, str]], StepFailed | None]:
+              announce, before_analyses=None) -> tuple[list[tuple[str, str]], StepFailed | None]:
     """The one loop of `ocg report` and a sweep's analyses: each notebook into `staging` in order.
 
     Returns the (name, page) of each finished notebook, and the failure that stopped the loop,
     if one did; a failure leaves a status page naming the failed notebook in `staging`.
-    `announce(i, n, name)` prints the step's progress line.
+    `announce(i, n, name)` prints the step's progress line; `before_analyses()` runs once before
+    the first analysis (it pins the score sets they read); an OcgInputError from it stops the loop.
     """
     pages = []
     for i, (notebook, params, name) in enumerate(plan, start=1):
+        if before_analyses is not None and notebook in ANALYSES:
+            try:
+                before_analyses()
+            except OcgInputError as exc:
+                failure = StepFailed(f"before {name}: the score sets: {exc}")
+                write_status_page(staging, failed_title, str(failure), pages)
+                return pages, failure
+            before_analyses = None
         announce(i, len(plan), name)
         try:
             run_step(notebook, params, staging, name, shown_dir=final)
@@ -114,12 +145,17 @@ def _write_report(run: dict, staging: Path, final: Path) -> tuple[int, dict]:
     """Every notebook into `staging`, then the landing page: (exit code, how the run ended: its
     ReportStamp fields)."""
     from .analysis.site import write_index
+    from .scoring.pinned import pin_scores
 
-    title = f"ocg report: {run['name']}"
+    title, pinned = f"ocg report: {run['name']}", ReportFolder(staging).scores
     pages, failure = run_steps(steps(run, staging), staging, final, f"{title} (failed)",
-                               lambda i, n, name: print(f"[{i}/{n}] {name}", flush=True))
+                               lambda i, n, name: print(f"[{i}/{n}] {name}", flush=True),
+                               before_analyses=lambda: pin_scores(outputs().scores, run["models"], pinned,
+                                                                  run["scoring"], run["metrics"]))
     if failure is not None:
         print(f"\nocg: {failure}", file=sys.stderr)
         return 1, {"state": ReportStatus.FAILED, "reason": str(failure), "notebooks": [n for n, _ in pages]}
-    write_index(staging, title, pages, run=run, scores_root=outputs().scores, generations_root=outputs().generations)
+    if not pinned.exists():  # no analysis ran: the landing page reads the sets as they are now
+        pin_scores(outputs().scores, run["models"], pinned, run["scoring"], run["metrics"])
+    write_index(staging, title, pages, run=run, scores_root=pinned, generations_root=outputs().generations)
     return 0, {"state": ReportStatus.DONE, "notebooks": [n for n, _ in pages]}

@@ -25,11 +25,13 @@ class Dirs:
     scores: Path
     reports: Path
     dataset: Path | None = None
+    # where the analyses read scores: the report's own pinned sets (ocg/scoring/pinned.py); None: `scores`
+    analysis_scores: Path | None = None
 
 
 def _analysis_values(cfg: dict, dirs: Dirs, models: list[str]) -> dict:
     """What a run offers every analysis; each takes those its parameters cell declares."""
-    values = {"scores_dir": str(dirs.scores), "models": list(models),
+    values = {"scores_dir": str(dirs.analysis_scores or dirs.scores), "models": list(models),
               "allow_incomplete": bool(cfg.get("allow_incomplete", False)),
               "models_file": cfg["models_file"], "reports_dir": str(dirs.reports)}
     if cfg.get("table7_pairs"):

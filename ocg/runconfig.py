@@ -120,5 +120,5 @@ def check_common(raw: object, path: Path, fields: dict = RUN_FIELDS, defaults: d
             raise OcgInputError(f"{src}: outputs", "empty: expected a folder (relative: under OCG_OUTPUTS "
                                                    "when set, else the project root; or absolute)")
         cfg["outputs"] = str(outputs_field(cfg["outputs"]))
-    cfg["file"] = src
+    cfg["file"] = str(path.resolve())  # absolute: results.json and the pages name it wherever they are read
     return cfg

@@ -126,6 +126,15 @@ function setChoices() {
     .map(([s, l]) => `<option value="${esc(s)}">${esc(l)}</option>`).join("");
   if (labels.has(old)) sel.value = old;
   else if (old && old === asked.set) { asked.set = ""; say(`The address asks for set=${old}, which is not among these answers; showing all sets.`); }
+  if (asked.perm !== "") {  // the address's permutation, checked once against the answers loaded
+    const perms = [...new Set(items.map((it) => field(it, "perm_index")))].sort((a, b) => a - b);
+    if (!perms.includes(Number(asked.perm))) {
+      const have = perms.length > 12 ? `${perms[0]}–${perms[perms.length - 1]}` : perms.join(", ");
+      say(`The address asks for perm=${asked.perm}, which none of these answers has (they have permutations ${have || "none"}); showing all permutations.`);
+      $("perm").value = "";
+    }
+    asked.perm = "";
+  }
 }
 function outcome(item) {
   if (["unclosed_think", "no_output"].includes(field(item, "answer_status"))) return "failed";
@@ -244,7 +253,7 @@ async function showCompare() {  // one instance (set, permutation, template) acr
 }
 // Filters can be preset in the address: cases.html#model=a,b&condition=ordered&template=1&outcome=missed
 const preset = new URLSearchParams(location.hash.slice(1));
-const asked = {set: preset.get("set") || ""};
+const asked = {set: preset.get("set") || "", perm: ""};
 let presetSet = asked.set;
 function wanted(id, known) {
   if (!preset.has(id)) return null;
@@ -270,7 +279,7 @@ if (preset.has("sort")) {
   else say(`The address asks for sort=${preset.get("sort")}, which is not a sort order (${sorts.filter((o) => o).join(", ")}); showing concept set, permutation.`);
 }
 if (preset.has("perm")) {
-  if (/^\d+$/.test(preset.get("perm"))) $("perm").value = String(Number(preset.get("perm")));
+  if (/^\d+$/.test(preset.get("perm"))) $("perm").value = asked.perm = String(Number(preset.get("perm")));
   else say(`The address asks for perm=${preset.get("perm")}, which is not a permutation number (0, 1, 2, ...); showing all permutations.`);
 }
 if (preset.has("q")) $("q").value = preset.get("q");

@@ -22,6 +22,10 @@ SETTINGS_KEYS = ("id", "revision", "resolved_revision", "quantization", "dtype",
 # What a key absent from an older run card means, instead of "(not recorded)": a greedy run
 # writes no `sampling`; `attention` was transformers' choice before entries could set it.
 ABSENT_MEANS = {"sampling": None, "attention": "auto"}
+# How to choose another folder, for every refusal below (a report's kernel raises them too).
+ANOTHER_FOLDER = ("use another output folder: the run or sweep file's `outputs:` key (e.g. `outputs: "
+                  "outputs/<run name>`; relative: under OCG_OUTPUTS when set, else the project root), "
+                  "--out for `ocg generate`, or the OCG_OUTPUTS variable")
 
 
 def card_settings(spec: ModelSpec, backend, system_prompt: str | None) -> dict:
@@ -65,14 +69,14 @@ def check_compatible(card_path: Path, settings: dict, instances: dict[str, str])
             continue  # known only once weights load; checked again then
         if was != now:
             raise OcgInputError(str(card_path), f"setting {key!r} was {was!r}, now {now!r}: these "
-                                "generations would mix two settings; use another output directory "
-                                "or model name")
+                                f"generations would mix two settings; {ANOTHER_FOLDER} (or another model name)")
     for cond, ids_sha in instances.items():
         was = old.instances.get(cond)
         if was is not None and was != ids_sha:
             raise OcgInputError(str(card_path), f"condition {cond!r} holds another instance set "
-                                f"(ids sha256 {was[:12]}..., now {ids_sha[:12]}...): a subset run and "
-                                "a full run cannot share a directory; use another output directory")
+                                f"(ids sha256 {was[:12]}..., now {ids_sha[:12]}...): runs asking other "
+                                "concept sets, templates or permutations cannot share a directory; "
+                                f"{ANOTHER_FOLDER}")
     return old
 
 
@@ -82,7 +86,7 @@ def _check_records(store: GenerationStore, field: str, wanted: dict[str, str], w
         want = wanted.get(record["instance_id"])
         if want is not None and record.get(field) != want:
             raise OcgInputError(f"{store.path}:{lineno}", f"instance {record['instance_id']} was {what}: one "
-                                "file would hold two experiments; use another output directory")
+                                f"file would hold two experiments; {ANOTHER_FOLDER}")
 
 
 def check_prompts(store: GenerationStore, hashes: dict[str, str]) -> None:

@@ -37,6 +37,8 @@ def distinct2_pooled(answers: Iterable) -> float:
 
 
 def diverse_rate(answers: list) -> float:
-    if not answers:
+    """NaN for a group of one answer (`permutations: 1`): one answer has nothing to differ from,
+    and 1/1 would read as perfectly diverse."""
+    if len(answers) < 2:
         return float("nan")
     return len({_text(a).strip() for a in answers}) / len(answers)

@@ -7,6 +7,7 @@ neural.py    perplexity and pairwise BLEURT with per-text caches
 samples.py   tables over repeated samples: groups per sample, the summary's mean and spread over samples
 run.py       score one model (recomputing only stale families), summaries, every model
 scoreset.py  a model's tables and signature.json: written signature-last, complete or unfinished
+pinned.py    a report's own score sets, linked when its scoring ends and checked against its settings
 """
 
 from .config import CONFIG_KEYS, SCORING_FILE, check_metrics, load_scoring_config

@@ -208,7 +208,7 @@ FAMILIES = {f.name: f for f in (
            lambda c, r: {"tokenizer": "13a", **_packages("sacrebleu")}, _distinct, version=2,
            code=(diversity._text, diversity.bigrams, diversity.distinct2_sentence, bleu.tokenize_13a, _distinct)),
     Family(registry.FAMILIES["diverse"], ("diverse_rate",),
-           lambda c, r: {"rule": "distinct stripped answers / answers"}, _diverse, version=2,
+           lambda c, r: {"rule": "distinct stripped answers / answers"}, _diverse, version=3,
            code=(diversity.diverse_rate, _diverse)),
     Family(registry.FAMILIES["pbleurt"], ("pbleurt",),
            lambda c, r: {"checkpoint": c["bleurt_checkpoint"], "revision": hub.revision(c["bleurt_checkpoint"]),

@@ -226,7 +226,25 @@ def _summarised(answers: pd.DataFrame, groups: pd.DataFrame, metrics: list[str],
     for metric in [m for m in FAMILIES if m in metrics]:  # a neural family without its model
         if blocks[metric].get("status") == "missing":
             summary[f"{metric}_missing_reason"] = blocks[metric].get("reason") or blocks[metric].get("fallback_reason")
-    return answers, summary
+    return answers, _groups_of_one(summary, groups)
+
+
+PAIRWISE = ("pbleu", "pbleurt", "diverse_rate")  # measured between a group's answers: none in a group of one
+
+
+def _groups_of_one(summary: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
+    """Say why a pairwise metric has no value where every group holds one answer (`permutations:
+    1`), in `<metric>_missing_reason` (docs/DATA.md), as a missing model's reason is said."""
+    largest = groups.groupby(SUMMARY_KEYS)["n"].max().rename("largest_group")
+    alone = summary.join(largest, on=SUMMARY_KEYS)["largest_group"] < 2
+    why = ("every concept set has one answer here (one permutation each): a measure between a set's "
+           "answers needs two or more")
+    for metric in [m for m in PAIRWISE if m in summary]:
+        column = f"{metric}_missing_reason"
+        now = summary[column] if column in summary else pd.Series(None, index=summary.index, dtype=object)
+        if (unexplained := alone & summary[metric].isna() & now.isna()).any():
+            summary[column] = now.mask(unexplained, why)
+    return summary
 
 
 def summarise(answers: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:

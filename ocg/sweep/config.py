@@ -185,7 +185,7 @@ def load_sweep(path: str | Path) -> dict:
     slurm = check_fields(f"{src}: slurm", sweep["slurm"], SLURM_FIELDS, SLURM_DEFAULTS)
     _check_resources(f"{src}: slurm.analysis", slurm["analysis"])
     sweep["slurm"] = slurm
-    sweep["file"] = src
+    sweep["file"] = str(Path(src).resolve())  # tasks run it from the project root, Slurm jobs from anywhere
     return sweep
 
 def resources_for(sweep: dict, model: str) -> dict:

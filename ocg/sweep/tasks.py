@@ -92,6 +92,9 @@ def _run_notebooks(sweep: dict, model: str) -> int:
             executed = run_notebook(notebook, params, out_dir=folder.notebooks(model))
         except StopRequested as exc:
             return _interrupted(folder, model, notebook, str(exc), job)
+        except KeyboardInterrupt as exc:  # SIGTERM or Ctrl-C: the kernel is down (run_notebook); say where
+            _interrupted(folder, model, notebook, str(exc) or "interrupted (Ctrl-C)", job)
+            raise
         except Exception as exc:  # noqa: BLE001 - any failure is recorded for --status
             if getattr(exc, "ename", None) == StopRequested.__name__:
                 return _interrupted(folder, model, notebook, str(getattr(exc, "evalue", exc)), job)
@@ -142,19 +145,39 @@ def run_analysis(sweep: dict) -> int:
 def _analyse(sweep: dict, done: list[str], staging, final) -> dict:
     """The analyses into `staging`: how they ended (fields of ReportStamp and AnalysisMarker)."""
     from ..analysis.site import write_index
+    from ..layout import ReportFolder
     from ..pipeline import run_steps
+    from ..scoring.pinned import pin_scores
 
-    dirs = replace(sweep_dirs(sweep), reports=staging)
+    dirs = replace(sweep_dirs(sweep), reports=staging, analysis_scores=ReportFolder(staging).scores)
     pages, failure = run_steps(analysis_steps(sweep, dirs, done), staging, final,
                                f"ocg sweep: {sweep['name']} (analyses failed)", lambda i, n, name:
-                               print(f"[analysis] {name} over {done}", flush=True))
+                               print(f"[analysis] {name} over {done}", flush=True),
+                               before_analyses=lambda: pin_scores(dirs.scores, done, dirs.analysis_scores,
+                                                                  sweep["scoring"], sweep["metrics"]))
     if failure is not None:
         return {"state": ReportStatus.FAILED, "reason": str(failure)}
+    if not dirs.analysis_scores.exists():  # no analysis ran: the sets as they are now
+        pin_scores(dirs.scores, done, dirs.analysis_scores, sweep["scoring"], sweep["metrics"])
     folder = SweepFolder.of(sweep)
     failures = {m: FailureMarker.read(folder.failure(m)).to_json() for m in sweep["models"] if folder.failure(m).exists()}
-    write_index(staging, f"ocg sweep: {sweep['name']}", pages, run=sweep, scores_root=dirs.scores,
+    write_index(staging, f"ocg sweep: {sweep['name']}", pages, run=sweep, scores_root=dirs.analysis_scores,
                 generations_root=dirs.generations, failures=failures)
     return {"state": ReportStatus.DONE, "report": str(folder.report.index)}
+
+def _call(command: list[str], log) -> int:
+    """Run a task to its end; when the driver is stopped (SIGTERM, Ctrl-C) the task is too, with
+    SIGTERM first, so that it shuts its notebook's kernel down and marks itself interrupted."""
+    with subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=PROJECT_ROOT) as task:
+        try:
+            return task.wait()
+        except BaseException:
+            task.terminate()
+            try:
+                task.wait(90)
+            except subprocess.TimeoutExpired:
+                task.kill()
+            raise
 
 def run_local(sweep: dict) -> int:
     """Each pending model's task as a subprocess, one after another; then the analyses."""
@@ -166,8 +189,7 @@ def run_local(sweep: dict) -> int:
     print(f"sweep {sweep['name']}: {len(pending)} model(s) to run: {pending}", flush=True)
     for model in pending:
         with folder.log(model).open("a") as log:
-            code = subprocess.call(task_command(sweep, model), stdout=log, stderr=subprocess.STDOUT,
-                                   cwd=PROJECT_ROOT)
+            code = _call(task_command(sweep, model), log)
         outcome = ("done" if code == 0 else f"busy: another process holds it, not run (see {logs / model}.log)"
                    if code == BUSY else f"FAILED (exit {code}), see {logs / model}.log")
         print(f"  {model}: {outcome}", flush=True)
@@ -175,8 +197,7 @@ def run_local(sweep: dict) -> int:
     analysis_code = 0
     if sweep["analysis"] and (pending or analysis_stale(sweep)):
         with folder.analysis_log.open("a") as log:
-            analysis_code = subprocess.call([sys.executable, "-m", "ocg.cli", "sweep", sweep["file"], "--analysis"],
-                                            stdout=log, stderr=subprocess.STDOUT, cwd=PROJECT_ROOT)
+            analysis_code = _call([sys.executable, "-m", "ocg.cli", "sweep", sweep["file"], "--analysis"], log)
     print_status(sweep)
     states = status_table(sweep, with_slurm=False)
     still_failed = [m for m, state, _ in states if state == ModelState.FAILED]

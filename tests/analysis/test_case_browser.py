@@ -85,10 +85,15 @@ def test_sorting_by_answer_length(cases):
     ("#model=nope", "The address asks for model=nope, which this report does not have (it has: a, b). "
                     "Showing model a instead."),
     ("#model=a&q=zzzz", "No answer matches these filters."),
+    ("#model=a&perm=99", "The address asks for perm=99, which none of these answers has (they have "
+                         "permutations 0, 1, 2, 3, 4, 5, 6, 7); showing all permutations."),
 ])
 def test_a_preset_that_matches_nothing_says_so(cases, fragment, message):
     shot = "cases_no_match.png" if fragment == "#model=a&template=9" else None
-    assert message in open_at(cases, fragment, shot)
+    html = open_at(cases, fragment, shot)
+    assert message in html
+    if "perm=" in fragment:  # every permutation shown, none hidden by the address
+        assert len(rows_of(html)) == 8 and '<div id="nomatch" class="warn"></div>' in html
 
 
 @pytest.mark.slow

@@ -113,3 +113,23 @@ def test_pass_at_k_on_the_landing_page_from_notebook_11s_table(tmp_path):
     assert "&lt;m&gt;" in shown and "<m>" not in shown
     (tmp_path / "tables" / "pass_at_k.csv").write_text("model,k\nx,1\n")
     assert "pass_at_k.csv cannot be shown: KeyError" in explain.pass_at_k(tmp_path, lambda df: df.to_html())
+
+
+def test_groups_of_one_answer_have_no_pairwise_metric_and_the_page_says_why(scored_run):
+    """`permutations: 1`: pBLEU and Diverse Rate are measured between a set's answers; one answer
+    gives none (not a Diverse Rate of 100), and the promised reason is under Table 1."""
+    rows = [{"set_id": s, "template_id": t, "perm_index": 0, "concepts": ["boy", "ride", "bike", "street"],
+             "answer": "The boy rides a bike down the street."} for s in ("s1", "s2") for t in (0, 1)]
+    root = scored_run("alone", rows, ["coverage", "pbleu", "distinct", "diverse"], models=("a",),
+                      conditions=("original", "ordered"))
+    scores = load_scores(root / "scores")
+    summary = scores["summary"]
+    assert summary["diverse_rate"].isna().all() and summary["pbleu"].isna().all()
+    assert summary["distinct_2"].notna().all()  # a per-answer metric keeps its value
+    out = root / "report"
+    save_table(tables.table1(summary), "table1", out)
+    page = write_index(out, "t", [], run={"models": ["a"], "conditions": ["original", "ordered"], "file": "r"},
+                       scores_root=root / "scores", generations_root=root / "gen").read_text()
+    table1 = page.split("<h2>Table 1")[1].split("<h2>")[0]
+    for label in ("pBLEU", "Diverse Rate"):
+        assert f"<b>{label}</b> is missing for a: every concept set has one answer here" in table1, label

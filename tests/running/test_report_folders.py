@@ -233,3 +233,38 @@ def test_a_run_killed_between_the_two_renames_gets_its_previous_report_back(outp
         back=(folder / "tables" / "table3.csv").read_text()))) == 0
     assert seen["back"] == "model,value\nsmollm2-135m-instruct,1.0\n"
     assert sorted(p.name for p in folder.parent.iterdir()) == ["demo"]
+
+
+def test_results_json_names_the_run_file_by_its_absolute_path(outputs, tmp_path, monkeypatch):
+    """`ocg report run.yaml` typed in another folder: results.json and the page name the file
+    wherever they are read (issue 45, item 11)."""
+    write_run(tmp_path, ONE)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(pipeline, "run_step", fake_step)
+    assert pipeline.run_report(Path("run.yaml")) == 0
+    folder = outputs / "reports" / "demo"
+    assert json.loads((folder / "results.json").read_text())["run"]["file"] == str(tmp_path / "run.yaml")
+    assert f"run file <code>{tmp_path / 'run.yaml'}</code>" in (folder / "index.html").read_text()
+
+
+def test_a_full_disk_while_the_case_browser_is_written_leaves_the_report_failed(
+        outputs, tmp_path, monkeypatch, capsys, scored_run):
+    import errno
+    import shutil
+
+    from helpers import two_models_rows
+    model = ONE["models"][0]
+    root = scored_run("full-disk", two_models_rows(["A boy rides a bike."]), ["distinct"], models=(model,))
+    shutil.copytree(root / "gen", outputs / "generations")
+    shutil.copytree(root / "scores", outputs / "scores")
+
+    def full(report_dir, *args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device", str(report_dir / "cases" / "chunk-0.js"))
+    monkeypatch.setattr("ocg.analysis.site.write_case_browser_from", full)
+    monkeypatch.setattr(pipeline, "run_step", fake_step)
+    assert main(["report", str(write_run(tmp_path, dict(ONE, scoring={}, metrics=["distinct"])))]) == 1
+    err = capsys.readouterr().err
+    assert err.count("ocg: error: ") == 1 and "chunk-0.js: no space left on the device" in err, err
+    state = json.loads((outputs / "reports" / "demo" / "report.json").read_text())
+    assert state["state"] == "failed" and "No space left on device" in state["reason"], state
+    assert "failed" in (outputs / "reports" / "demo" / "index.html").read_text()
