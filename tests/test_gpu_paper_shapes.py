@@ -17,15 +17,20 @@ FIELDS = {"shape", "parameters", "dtype", "quantization", "batch", "working_batc
 
 def test_the_docstring_names_the_one_command_of_the_gpu_session():
     done = subprocess.run([sys.executable, str(SCRIPT), "--help"], capture_output=True, text=True, check=True)
-    assert "python benchmarks/gpu_paper_shapes.py --variants all" in done.stdout
+    assert "python benchmarks/gpu_paper_shapes.py --smollm2-files smollm2-files --variants all" in done.stdout
 
 
 @pytest.mark.slow
 def test_a_tiny_cpu_run_appends_its_figures(tmp_path):
     out = tmp_path / "gpu.json"
     out.write_text('[{"earlier": "run"}]\n')
+    files = tmp_path / "smollm2-files"  # what a GPU machine without the embedded model is given
+    subprocess.run([sys.executable, str(ROOT / "benchmarks" / "paper_shapes.py"), "export", str(files)], check=True)
+    assert sorted(p.name for p in files.iterdir()) == ["chat_template.jinja", "config.json", "generation_config.json",
+                                                       "tokenizer.json", "tokenizer_config.json"]
     done = subprocess.run([sys.executable, str(SCRIPT), "--tiny", "--prompts", "6", "--max-new-tokens", "2",
-                           "--variants", "all", "--out", str(out)], capture_output=True, text=True, timeout=1200)
+                           "--variants", "all", "--smollm2-files", str(files), "--out", str(out)],
+                          capture_output=True, text=True, timeout=1200)
     assert done.returncode == 0, done.stderr[-3000:]
     runs = json.loads(out.read_text())
     assert runs[0] == {"earlier": "run"} and len(runs) == 2  # appended, nothing lost

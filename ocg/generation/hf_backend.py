@@ -96,6 +96,7 @@ class TransformersBackend:
         self.adds_bos = tokenizer_adds_bos(self.tokenizer)
         self.bos_mode = bos_placement(self.tokenizer, spec.prompt_date, self.adds_bos)
         self.model = None
+        self.load_seconds = None
         self.generation_config = None
         self.eos_ids: set[int] = set()
 
@@ -128,10 +129,10 @@ class TransformersBackend:
         self.eos_ids = set(eos if isinstance(eos, list) else [eos])
         if self.device == "cuda":  # CUDA context, cuBLAS handles and kernels paid for here, not in batch 1
             warm = self.tokenizer(["Hello"], return_tensors="pt", add_special_tokens=False).to(self.model.device)
-            gc = copy.deepcopy(self.generation_config)
-            gc.update(max_new_tokens=2, min_new_tokens=None)
+            short = copy.deepcopy(self.generation_config)
+            short.update(max_new_tokens=2, min_new_tokens=None)
             with torch.inference_mode():
-                self.model.generate(**warm, generation_config=gc,
+                self.model.generate(**warm, generation_config=short,
                                     **({} if _merges_model_defaults() else {"use_model_defaults": False}))
         self.load_seconds = round(time.perf_counter() - t0, 2)  # inside the run's `seconds` (its first batch)
 

@@ -201,7 +201,7 @@ def _generate_missing(spec, backend, stores, rows, rendered, hashes, settings, c
     for cond, store in stores.items():
         ids = list(rows[cond]["instance_id"])
         plan = plan_batches(ids, backend.prompt_lengths([rendered[i] for i in ids]), backend.batch_size)
-        table = list(rows[cond].itertuples(index=False))  # rows by position: .iloc costs ~0.1 ms a row
+        table = list(rows[cond].itertuples(index=False))  # rows by position: .iloc took 0.4 ms a row (ocg_overhead.py)
         for sample, (batch_index, positions) in ((s, b) for s in range(samples) for b in enumerate(plan)):
             missing = {ids[p] for p in positions if (ids[p], sample) not in store.done}
             if not missing:
