@@ -7,7 +7,9 @@ no shape, quantization or variant starts past --budget-s, 420 s, and what was sk
 
 where smollm2-files is SmolLM2's config and tokenizer (4 MB), written beforehand on a machine with the
 embedded model by `python benchmarks/paper_shapes.py export smollm2-files` (without --smollm2-files, the
-converted embedded model is used). It needs torch, transformers and ocg's own imports (numpy, pandas,
+converted embedded model is used). Where the session also has SmolLM2's weights (a converted folder,
+as gpu_check.py's --model-dir), add `--smollm2-dir DIR`: its real answers over the same number of
+prompts at batch 32 and at `batch_size: auto` come first, with the share that differ (a row of its own). It needs torch, transformers and ocg's own imports (numpy, pandas,
 pyarrow, requests, tqdm, pyyaml), bitsandbytes for the NF4 rows.
 
 On the CPU, in well under a minute (tests/test_gpu_paper_shapes.py):
@@ -142,6 +144,32 @@ def free_device() -> None:
         torch.cuda.empty_cache()
 
 
+def smollm2_batch_32_vs_auto(args) -> dict:
+    """SmolLM2's real answers at batch 32 and at `batch_size: auto` on this device, through ocg's backend
+    (docs/METHODS.md, "What a larger batch changes"): the share that differ, and answers/s at each."""
+    import dataclasses
+
+    from ocg.generation.batch_auto import resolve_batch_size
+    from ocg.generation.hf_backend import TransformersBackend
+    from ocg.generation.invariance import answers, differing, sample_messages
+    from ocg.models import get_model
+    spec = dataclasses.replace(get_model("smollm2-135m-instruct"), id=str(Path(args.smollm2_dir).resolve()),
+                               dtype=args.dtype, quantization="none", batch_size="auto")
+    backend = TransformersBackend(spec, device=args.device)
+    rendered = [backend.render(m) for m in sample_messages(args.prompts, seed=0)]
+    with tempfile.TemporaryDirectory() as tmp:  # no run card there: the estimate, not a resumed size
+        resolve_batch_size(backend, dict(enumerate(rendered)), Path(tmp) / "card")
+    auto = backend.batch_size
+    fixed, _, fixed_s = answers(backend, rendered, 32)
+    chosen, tokens, auto_s = answers(backend, rendered, auto)
+    n, differ = len(rendered), differing(fixed, chosen)
+    free_device()
+    return {"shape": "smollm2-135m-instruct (real weights)", "measure": "batch 32 vs auto", "dtype": args.dtype,
+            "prompts": n, "auto_batch": auto, "differ": differ, "share_differ": round(differ / n, 4),
+            "batch_32_answers_per_s": round(n / fixed_s, 2), "auto_answers_per_s": round(n / auto_s, 2),
+            "auto_tokens": tokens, "device": str(backend.model.device)}
+
+
 def machine() -> dict:
     import torch
     import transformers
@@ -174,6 +202,8 @@ def parse(argv):
     p.add_argument("--budget-s", type=float, default=420,
                    help="no shape, quantization or variant starts past this many seconds")
     p.add_argument("--smollm2-files", help="SmolLM2's config and tokenizer files (paper_shapes.py export)")
+    p.add_argument("--smollm2-dir", help="a converted SmolLM2 folder with its weights (gpu_check.py's --model-dir): "
+                   "its answers at batch 32 and at auto are compared, first")
     p.add_argument("--out", type=Path, default=RESULTS)
     args = p.parse_args(argv)
     if args.tiny:
@@ -192,6 +222,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
     args.started = t0
     if args.smollm2_files:
         os.environ["SMOLLM2_FILES"] = str(Path(args.smollm2_files).resolve())
+    if args.smollm2_dir:
+        runs.append({**smollm2_batch_32_vs_auto(args), **machine()})
+        print(json.dumps(runs[-1]), flush=True)
     quants = ["none"] + (["4bit"] if args.device == "cuda" and not args.no_4bit
                          and importlib.util.find_spec("bitsandbytes") else [])
     for shape in args.shapes:

@@ -59,8 +59,13 @@ def build(shape: str, folder: Path, device: str = "cpu", dtype: str = "bfloat16"
     config.update(SHAPES[shape])
     config.pop("dtype", None)
     torch.manual_seed(seed)
-    with torch.device(device):
-        model = LlamaForCausalLM(LlamaConfig(**config)).to(getattr(torch, dtype))
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(getattr(torch, dtype))  # built in its dtype: an 8B never exists in float32
+    try:
+        with torch.device(device):
+            model = LlamaForCausalLM(LlamaConfig(**config))
+    finally:
+        torch.set_default_dtype(previous)
     folder.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(folder)
     for name in TOKENIZER_FILES:

@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
+from paper_shapes import smollm2_folder  # noqa: E402
+
 ROOT = Path(__file__).parent.parent
 SCRIPT = ROOT / "benchmarks" / "gpu_paper_shapes.py"
 FIELDS = {"shape", "parameters", "dtype", "quantization", "batch", "working_batch", "device", "prompts",
@@ -29,12 +32,15 @@ def test_a_tiny_cpu_run_appends_its_figures(tmp_path):
     assert sorted(p.name for p in files.iterdir()) == ["chat_template.jinja", "config.json", "generation_config.json",
                                                        "tokenizer.json", "tokenizer_config.json"]
     done = subprocess.run([sys.executable, str(SCRIPT), "--tiny", "--prompts", "6", "--max-new-tokens", "2",
-                           "--variants", "all", "--smollm2-files", str(files), "--out", str(out)],
+                           "--variants", "all", "--smollm2-files", str(files), "--out", str(out),
+                           "--smollm2-dir", str(smollm2_folder())],
                           capture_output=True, text=True, timeout=1200)
     assert done.returncode == 0, done.stderr[-3000:]
     runs = json.loads(out.read_text())
-    assert runs[0] == {"earlier": "run"} and len(runs) == 2  # appended, nothing lost
-    run = runs[1]
+    assert runs[0] == {"earlier": "run"} and len(runs) == 3  # appended, nothing lost
+    real, run = runs[1], runs[2]
+    assert real["measure"] == "batch 32 vs auto" and real["auto_batch"] == 32 and real["prompts"] == 6
+    assert real["differ"] == 0 and real["share_differ"] == 0  # off CUDA auto is 32: the same batches
     assert FIELDS <= set(run) and run["shape"] == "tiny" and run["device"] == "cpu" and run["quantization"] == "none"
     assert run["prompts"] == 6 and run["batch"] == 32 and run["pad_multiple"] == 1  # auto off CUDA: 32, no padding
     assert run["batch_size_auto"]["source"].startswith("fixed default off CUDA")
