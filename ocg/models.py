@@ -11,7 +11,7 @@ from .errors import OcgInputError, shown
 from .io import read_yaml
 from .names import check_name
 from .paths import PARAMS_DIR
-from .schema import Field, check_fields, check_value
+from .schema import AUTO_OR_POSITIVE, Field, check_fields, check_value
 
 MODELS_FILE = PARAMS_DIR / "models.yaml"
 
@@ -45,7 +45,8 @@ class ModelSpec:
     attention: str = "auto"
     trust_remote_code: bool = False
     max_new_tokens: int = 128
-    batch_size: int = 32
+    batch_size: int | str = 32  # auto: the largest that fits on CUDA (generation/batch_auto.py)
+    pad_multiple: int | str = "auto"  # prompts padded to a multiple of it; auto: 8 on CUDA, 1 elsewhere
     seed: int = 42
     answer_extraction: str = "plain"
     system_mode: str = "auto"
@@ -128,7 +129,7 @@ FIELDS = {
     "revision": Field(str), "quantization": Field(str, choices=QUANTIZATIONS),
     "dtype": Field(str, choices=DTYPES), "attention": Field(str, choices=ATTENTIONS),
     "trust_remote_code": Field(bool),
-    "max_new_tokens": Field(int, minimum=1), "batch_size": Field(int, minimum=1),
+    "max_new_tokens": Field(int, minimum=1), "batch_size": AUTO_OR_POSITIVE, "pad_multiple": AUTO_OR_POSITIVE,
     "seed": Field(int, minimum=0, maximum=SEED_MAX), "answer_extraction": Field(str, choices=EXTRACTIONS),
     "system_mode": Field(str, choices=SYSTEM_MODES), "system_prompt": Field(str, choices=SYSTEM_PROMPTS),
     "prompt_date": Field(str, check=_check_date), "decoding": Field(str, choices=DECODINGS),

@@ -91,6 +91,15 @@ def positive_int(where: str, value: Any, expected: str = "a positive integer", n
     return check_value(where, value, Field(int, minimum=1, nullable=nullable, expected=expected))
 
 
+def _auto_or_positive(where: str, value: Any) -> None:
+    if value != "auto" and not (isinstance(value, int) and value >= 1):
+        raise OcgInputError(where, f"got {shown(value)}; expected a positive integer or auto")
+
+
+# A positive integer, or `auto`: ocg picks one where the run starts (e.g. a models entry's batch_size).
+AUTO_OR_POSITIVE = Field((int, str), check=_auto_or_positive, expected="a positive integer or auto")
+
+
 def check_fields(where: str, raw: Any, fields: dict[str, Field], defaults: dict | None = None) -> dict:
     """`raw` merged over `defaults`, every key known, every required one present, every value checked."""
     if not isinstance(raw, dict):

@@ -10,6 +10,7 @@ recorded in the run card.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import os
 import time
@@ -36,6 +37,7 @@ def _is_oom(exc: BaseException) -> bool:
     return isinstance(exc, torch.cuda.OutOfMemoryError) or "out of memory" in str(exc).lower()
 
 
+@functools.cache  # asked twice per batch; inspect.signature is not free
 def _merges_model_defaults() -> bool:
     """transformers 5 dropped generate(use_model_defaults=False): it fills every setting left unset
     from model.generation_config, then from its global defaults (read from generate's signature)."""
@@ -65,6 +67,9 @@ class TransformersBackend:
         self.batch_size = batch_size or spec.batch_size
         self.max_working = self.batch_size  # lowered on CUDA out-of-memory, never raised again
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        # prompts padded to a multiple, so padded shapes repeat across batches (CUDA pays a first-call
+        # cost per new shape); 1 (none) off CUDA, where more padding is only more arithmetic
+        self.pad_multiple = spec.pad_multiple if spec.pad_multiple != "auto" else (8 if self.device == "cuda" else 1)
         self.embedded_source = None
         self.source, self.revision = spec.id, spec.revision
         if spec.id.startswith(EMBEDDED_PREFIX):
@@ -91,6 +96,7 @@ class TransformersBackend:
         self.adds_bos = tokenizer_adds_bos(self.tokenizer)
         self.bos_mode = bos_placement(self.tokenizer, spec.prompt_date, self.adds_bos)
         self.model = None
+        self.load_seconds = None
         self.generation_config = None
         self.eos_ids: set[int] = set()
 
@@ -98,7 +104,7 @@ class TransformersBackend:
         import torch
         from transformers import AutoModelForCausalLM, BitsAndBytesConfig
 
-        spec = self.spec
+        spec, t0 = self.spec, time.perf_counter()
         dtype = "auto" if spec.dtype == "auto" else getattr(torch, spec.dtype)
         kwargs = {"revision": self.revision, "trust_remote_code": spec.trust_remote_code, "dtype": dtype}
         if spec.quantization == "4bit":
@@ -121,6 +127,14 @@ class TransformersBackend:
             self.model.generation_config = copy.deepcopy(self.generation_config)
         eos = self.generation_config.eos_token_id
         self.eos_ids = set(eos if isinstance(eos, list) else [eos])
+        if self.device == "cuda":  # CUDA context, cuBLAS handles and kernels paid for here, not in batch 1
+            warm = self.tokenizer(["Hello"], return_tensors="pt", add_special_tokens=False).to(self.model.device)
+            short = copy.deepcopy(self.generation_config)
+            short.update(max_new_tokens=2, min_new_tokens=None)
+            with torch.inference_mode():
+                self.model.generate(**warm, generation_config=short,
+                                    **({} if _merges_model_defaults() else {"use_model_defaults": False}))
+        self.load_seconds = round(time.perf_counter() - t0, 2)  # inside the run's `seconds` (its first batch)
 
     def _generation_config(self):
         """Plain greedy (nothing else changes the scores), or the model's own defaults on opt-in;
@@ -163,7 +177,8 @@ class TransformersBackend:
             self._load_model()
         processors = processors_for(self, grammars or [])  # None unless the instances are constrained
         set_seed(seed)
-        enc = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False)
+        enc = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False,
+                             pad_to_multiple_of=self.pad_multiple if self.pad_multiple > 1 else None)
         enc = {k: v.to(self.model.device) for k, v in enc.items()}
         with torch.inference_mode():
             out = self.model.generate(**enc, generation_config=self.generation_config,
@@ -240,6 +255,7 @@ class TransformersBackend:
         card = {"backend": self.kind, "resolved_revision": self.resolved_revision(),
                 **self.prompt_settings(), "embedded_source": self.embedded_source,
                 "planned_batch_size": self.batch_size, "working_batch_size": self.max_working,
+                "batch_size_auto": getattr(self, "batch_size_auto", None), "pad_multiple": self.pad_multiple,
                 "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None}
         if self.model is not None:
             card.update({
@@ -247,7 +263,7 @@ class TransformersBackend:
                 "attention": self.model.config._attn_implementation,  # what `auto` resolved to
                 "loaded_in_4bit": bool(getattr(self.model, "is_loaded_in_4bit", False)),
                 "loaded_in_8bit": bool(getattr(self.model, "is_loaded_in_8bit", False)),
-                "device": str(self.model.device),
+                "device": str(self.model.device), "load_seconds": self.load_seconds,
                 "eos_token_ids": sorted(self.eos_ids),
                 "generation_config": effective_generation_config(self.generation_config),
             })

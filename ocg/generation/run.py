@@ -32,6 +32,7 @@ from ..records import RunCard, RunStatus
 from ..schema import positive_int
 from . import constrained
 from .backends import make_backend
+from .batch_auto import resolve_batch_size
 from .chat import prompt_sha256
 from .completeness import card_samples, tally_stores
 from .constrained import card_block as constrained_card
@@ -141,8 +142,9 @@ def _generate_locked(spec, instances, conditions, model_dir, batch_size, progres
                 messages = [m for m in messages if m["role"] != "system"]
             rendered[iid] = backend.render(messages)
             hashes[iid] = prompt_sha256(rendered[iid])
-    settings = card_settings(spec, backend, system_prompt)
     card_path = ModelGenerations(model_dir).run_card
+    resolve_batch_size(backend, rendered, card_path)  # `auto`: a number, the card's on resume
+    settings = card_settings(spec, backend, system_prompt)
     old = check_compatible(card_path, settings, ids_sha)
     for cond, store in stores.items():
         check_prompts(store, hashes)
@@ -217,6 +219,7 @@ def _generate_missing(spec, backend, stores, rows, rendered, hashes, settings, c
     for cond, store in stores.items():
         ids = list(rows[cond]["instance_id"])
         plan = plan_batches(ids, backend.prompt_lengths([rendered[i] for i in ids]), backend.batch_size)
+        table = list(rows[cond].itertuples(index=False))  # rows by position: .iloc took 0.4 ms a row (ocg_overhead.py)
         for sample, (batch_index, positions) in ((s, b) for s in range(samples) for b in enumerate(plan)):
             missing = {ids[p] for p in positions if (ids[p], sample) not in store.done}
             if not missing:
@@ -230,7 +233,7 @@ def _generate_missing(spec, backend, stores, rows, rendered, hashes, settings, c
                 checked_revision = True
             records = []
             for p, out in zip(positions, outputs):
-                row = rows[cond].iloc[p]
+                row = table[p]
                 prompt = rendered[row.instance_id]
                 opens_think = isinstance(prompt, str) and prompt_opens_think(prompt)
                 answer, status = extract_answer(out["raw"], spec.answer_extraction, opens_think)

@@ -18,10 +18,11 @@ from .store import GenerationStore
 SETTINGS_KEYS = ("id", "revision", "resolved_revision", "quantization", "dtype", "attention", "max_new_tokens",
                  "seed", "decoding", "generation_overrides", "answer_extraction", "batch_size",
                  "system_prompt", "chat_template_sha256", "system_mode", "prompt_date", "bos",
-                 "template_default_system_prompt", "sampling")
+                 "template_default_system_prompt", "sampling", "pad_multiple")
 # What a key absent from an older run card means, instead of "(not recorded)": a greedy run
 # writes no `sampling`; `attention` was transformers' choice before entries could set it.
-ABSENT_MEANS = {"sampling": None, "attention": "auto"}
+# `pad_multiple` is written only when prompts are padded beyond the batch's longest (CUDA's default).
+ABSENT_MEANS = {"sampling": None, "attention": "auto", "pad_multiple": None}
 # How to choose another folder, for every refusal below (a report's kernel raises them too).
 ANOTHER_FOLDER = ("use another output folder: the run or sweep file's `outputs:` key (e.g. `outputs: "
                   "outputs/<run name>`; relative: under OCG_OUTPUTS when set, else the project root), "
@@ -44,6 +45,7 @@ def card_settings(spec: ModelSpec, backend, system_prompt: str | None) -> dict:
         "system_prompt": system_prompt if system_prompt is not None else "(none: the template's default)",
         **backend.prompt_settings(),
         **({"sampling": backend.sampling} if backend.sampling else {}),
+        **({"pad_multiple": backend.pad_multiple} if getattr(backend, "pad_multiple", 1) > 1 else {}),
     }
 
 
