@@ -218,6 +218,27 @@ def read_yaml(path: str | Path) -> Any:
         raise OcgInputError(str(path), f"invalid YAML: {exc}") from None
 
 
+def read_extends_chain(path: str | Path, what: str, limit: int = 50) -> list[tuple[Path, Any]]:
+    """[(file, its YAML)] from `path` through each file it `extends:` (a path relative to the file
+    that names it), the last one extending none. A circle, a missing file or a chain longer than
+    `limit` is an error naming the file and its `extends` (a loop: never Python's recursion limit)."""
+    from .errors import OcgInputError
+    chain = [(Path(path), read_yaml(path))]
+    while isinstance(chain[-1][1], dict) and (base := chain[-1][1].get("extends")) is not None:
+        here = chain[-1][0]
+        if not isinstance(base, str) or not base.strip():
+            raise OcgInputError(f"{here}: extends", f"got {base!r}; expected the path of another {what} file")
+        base_path = (here.parent / base).resolve()
+        if base_path in {p.resolve() for p, _ in chain}:
+            raise OcgInputError(f"{here}: extends", f"{base} extends this file again (a circle)")
+        if not base_path.is_file():
+            raise OcgInputError(f"{here}: extends", f"no such {what} file: {base_path}")
+        if len(chain) >= limit:
+            raise OcgInputError(f"{here}: extends", f"more than {limit} {what} files in one chain; shorten it")
+        chain.append((base_path, read_yaml(base_path)))
+    return chain
+
+
 def parse_yaml(text: str) -> Any:
     """YAML text read with read_yaml's limits (a yaml.YAMLError where it breaks one)."""
     import yaml

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .embedded import EMBEDDED_MODELS, EMBEDDED_PREFIX
 from .errors import OcgInputError, shown
-from .io import read_yaml
+from .io import read_extends_chain
 from .names import check_name
 from .paths import PARAMS_DIR
 from .schema import AUTO_OR_POSITIVE, Field, check_fields, check_value
@@ -271,19 +271,7 @@ def load_models(path: str | Path = MODELS_FILE) -> dict[str, ModelSpec]:
     """A models file's entries, with those of the file it `extends` (a path relative to it, e.g.
     the shipped params/models.yaml): add a model without copying anyone's entries (a loop: a deep
     chain is an error naming the file, not Python's recursion limit)."""
-    chain = [(Path(path), read_yaml(path))]
-    while isinstance(chain[-1][1], dict) and (base := chain[-1][1].get("extends")) is not None:
-        here = chain[-1][0]
-        if not isinstance(base, str) or not base.strip():
-            raise OcgInputError(f"{here}: extends", f"got {base!r}; expected the path of another models file")
-        base_path = (here.parent / base).resolve()
-        if base_path in {p.resolve() for p, _ in chain}:
-            raise OcgInputError(f"{here}: extends", f"{base} extends this file again (a circle)")
-        if not base_path.is_file():
-            raise OcgInputError(f"{here}: extends", f"no such models file: {base_path}")
-        if len(chain) >= MAX_EXTENDS:
-            raise OcgInputError(f"{here}: extends", f"more than {MAX_EXTENDS} models files in one chain; shorten it")
-        chain.append((base_path, read_yaml(base_path)))
+    chain = read_extends_chain(path, "models", MAX_EXTENDS)
     specs = None  # the base first: each file's entries may name those of the files it extends
     for file, raw in reversed(chain):
         specs = parse_models(raw, str(file), specs)

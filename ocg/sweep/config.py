@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from ..errors import STOP_FILE, OcgInputError
-from ..io import read_yaml
+from ..io import read_extends_chain
 from ..paths import FOLDER_VARIABLES
 from ..runconfig import COMMON_DEFAULTS, RUN_FIELDS, check_common
 from ..schema import Field, check_fields
@@ -128,41 +128,34 @@ def _check_resources(where: str, res: object) -> dict:
     return check_fields(where, res, RESOURCE_FIELDS)
 
 
-MAX_EXTENDS = 20  # sweep files that extend one another, at most this deep
 MERGED_ONE_LEVEL = ("resources", "slurm")  # the mappings an extending file adds to, key by key
 
 
-def read_sweep_yaml(path: Path, _seen: tuple = ()) -> object:
-    """A sweep file's settings, with those of the file it `extends` (a path relative to it): the
+def read_sweep_yaml(path: Path) -> object:
+    """A sweep file's settings, with those of the files it `extends` (io.read_extends_chain): the
     extending file's keys replace the base's, except `resources` and `slurm`, which it adds to key
-    by key; the base's relative `models_file` stays relative to the base."""
-    raw = read_yaml(path)
-    if not isinstance(raw, dict) or raw.get("extends") is None:
-        return raw
-    base = raw["extends"]
-    if not isinstance(base, str) or not base.strip():
-        raise OcgInputError(f"{path}: extends", f"got {base!r}; expected the path of another sweep file")
-    base_path = (path.parent / base).resolve()
-    if base_path == path or base_path in _seen:
-        raise OcgInputError(f"{path}: extends", f"{base} extends this file again (a circle)")
-    if len(_seen) >= MAX_EXTENDS:
-        raise OcgInputError(f"{path}: extends", f"more than {MAX_EXTENDS} sweep files extend one another")
-    if not base_path.is_file():
-        raise OcgInputError(f"{path}: extends", f"no such sweep file: {base_path}")
-    if not isinstance(raw.get("name"), str):
-        raise OcgInputError(f"{path}: name", "missing: a sweep that extends another needs a name of its own "
-                                             "(markers and reports are kept per sweep name)")
-    merged = read_sweep_yaml(base_path, (*_seen, path))
-    if not isinstance(merged, dict):
-        raise OcgInputError(str(base_path), "expected a sweep file (a mapping of settings)")
-    merged = dict(merged)
-    if isinstance(merged.get("models_file"), str) and not Path(merged["models_file"]).is_absolute():
-        merged["models_file"] = str((base_path.parent / merged["models_file"]).resolve())
-    for key, value in raw.items():
-        if key in MERGED_ONE_LEVEL and isinstance(value, dict) and isinstance(merged.get(key), dict):
-            value = {**merged[key], **value}
-        merged[key] = value
-    merged.pop("extends")
+    by key; a base's relative `models_file` stays relative to the base. An extending file names
+    itself (markers and reports are kept per sweep name)."""
+    chain = read_extends_chain(path, "sweep")
+    if len(chain) == 1:
+        return chain[0][1]
+    for file, raw in chain:
+        if not isinstance(raw, dict):
+            raise OcgInputError(str(file), "expected a sweep file (a mapping of settings)")
+    for file, raw in chain[:-1]:
+        if not isinstance(raw.get("name"), str):
+            raise OcgInputError(f"{file}: name", "missing: a sweep that extends another needs a name of its own "
+                                                 "(markers and reports are kept per sweep name)")
+    base_file, merged = chain[-1][0], dict(chain[-1][1])
+    for file, raw in reversed(chain[:-1]):
+        if isinstance(merged.get("models_file"), str) and not Path(merged["models_file"]).is_absolute():
+            merged["models_file"] = str((base_file.parent / merged["models_file"]).resolve())
+        for key, value in raw.items():
+            if key in MERGED_ONE_LEVEL and isinstance(value, dict) and isinstance(merged.get(key), dict):
+                value = {**merged[key], **value}
+            merged[key] = value
+        base_file = file
+    merged.pop("extends", None)
     return merged
 
 
