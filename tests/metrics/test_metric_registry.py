@@ -22,7 +22,8 @@ README = Path(__file__).parent.parent.parent / "README.md"
 
 
 def test_every_summed_column_comes_from_a_declaration_and_every_metric_from_statistics():
-    assert summed("answers") == ["all_present", "in_order", "distinct_2", "perplexity"]
+    assert summed("answers") == ["all_present", "in_order", "pos_all_present", "pos_in_order", "distinct_2",
+                                 "perplexity"]
     assert summed("groups") == ["pbleu", "pbleurt", "diverse_rate"]
     answers = pd.DataFrame({"k": [0, 0, 1], **{c: [1.0, 0.0, 1.0] for c in summed("answers")}})
     groups = pd.DataFrame({"k": [0, 1], **{c: [0.5, 0.25] for c in summed("groups")}})
@@ -33,10 +34,11 @@ def test_every_summed_column_comes_from_a_declaration_and_every_metric_from_stat
 
 
 def test_the_paper_metrics_in_order_with_their_tables():
-    assert registry.names() == ["coverage_wo_order", "coverage_w_order", "ordered_rate", "pbleu", "pbleurt",
-                                "distinct_2", "diverse_rate", "perplexity"]
+    assert registry.names() == ["coverage_wo_order", "coverage_w_order", "ordered_rate", "pos_coverage_wo_order",
+                                "pos_coverage_w_order", "pbleu", "pbleurt", "distinct_2", "diverse_rate", "perplexity"]
     assert [m.name for m in registry.in_table("table7")] == registry.names()[:3]
     assert [m.name for m in registry.in_table("table2")] == registry.names()[:3] + ["diverse_rate"]
+    assert [m.name for m in registry.in_table("table1")][3:5] == ["pos_coverage_wo_order", "pos_coverage_w_order"]
     assert pooled_columns() == ["n_all_present", "n_in_order"]
     assert registry.metric("ordered_rate").family == "coverage" and registry.label("n_answers") == "n_answers"
 
