@@ -224,6 +224,11 @@ FAMILIES = {f.name: f for f in (
 )}
 
 
+from .quality import QUALITY_FAMILIES  # noqa: E402 (they are Families: declared after the class)
+
+FAMILIES.update({f.name: f for f in QUALITY_FAMILIES})
+
+
 def _syntax(obj) -> str:
     """A module or function as normalised source: its syntax tree without comments or docstrings."""
     tree = ast.parse(textwrap.dedent(inspect.getsource(obj)))

@@ -61,7 +61,7 @@ def _resolve(config: dict, metrics: list[str]) -> dict:
         nlp = coverage.load_nlp(config["spacy_model"], config["spacy_pipeline"])
         out["nlp"] = nlp
         out["spacy_model"] = f"{nlp.meta['lang']}_{nlp.meta['name']}=={nlp.meta['version']}"
-    if "perplexity" in metrics:
+    if {"perplexity", "slor"} & set(metrics):  # SLOR reads perplexity's values
         fallback = config["perplexity_fallback"]
         try:
             out["perplexity"] = perplexity.resolve_model(config["perplexity_model"], fallback)
@@ -242,6 +242,8 @@ def summarise(answers: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
         summary["distinct_2_pooled"] = 100.0 * a["answer"].agg(diversity.distinct2_pooled)
     if "perplexity" in answers:
         summary["n_ppl_unscored"] = (stats["n"] - stats["n_perplexity"]).astype(int)
+    if "slor" in answers:  # a mean hides a few extreme answers (docs/METHODS.md, "Acceptability")
+        summary["slor_median"] = a["slor"].median()
     for flag in degenerate.FLAG_COLUMNS:
         summary[f"n_{flag}"] = a[flag].sum().astype(int)
     return summary.reset_index()
