@@ -8,9 +8,9 @@ from __future__ import annotations
 import math
 
 from .. import hub
-from ..metrics import nonword, semantic, slor
+from ..metrics import judge, nonword, semantic, slor
 from ..metrics.registry import Metric, MetricFamily
-from . import families, neural
+from . import families, judging, neural
 from .families import Context, Family, _packages
 
 
@@ -44,6 +44,11 @@ def _semantic(ctx: Context):
             "pairwise_cosine": [semantic.mean_pairwise_cosine(g) for g in groups]}, sig
 
 
+def _judge(ctx: Context):
+    return judging.verdicts(ctx.answers, ctx.config.get("judge"), ctx.keys["judge"], ctx.out / "judge_cache.parquet",
+                            ctx.redo, ctx.log)
+
+
 QUALITY_FAMILIES = (
     Family(MetricFamily("slor", "answers", ("slor",), (
         Metric("slor", "SLOR", True, "slor", "n_slor", 1.0, unit="nats per token",
@@ -71,4 +76,12 @@ QUALITY_FAMILIES = (
                          **_packages("sentence-transformers", "transformers", "torch", "numpy")},
            _semantic, version=1, neural=True,
            code=(semantic, neural.TextCache, neural.embeddings, _semantic)),
+    Family(MetricFamily("judge", "answers", ("judge_score", "judge_in_order"), (
+        Metric("judge_score", "Judge", True, "judge_score", "n_judge_score", 1.0, unit="1-5",
+               what="an LLM judge's rating of the sentence: grammatical and plausible (5) to not a sentence (1)"),
+        Metric("judge_in_order", "Judge w/ order", True, "judge_in_order", "n_judge_in_order", 100.0,
+               unit="% of judged answers", what="answers in which the judge read every concept, in the asked order"))),
+           ("judge_score", "judge_in_order", "judge_order"),
+           lambda c, r: judging.settings(c.get("judge")), _judge, version=1, neural=True,
+           code=(judge, judging, _judge)),
 )
