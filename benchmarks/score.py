@@ -146,7 +146,7 @@ def score_workload(root: Path, label: str, target: str, pipeline: str, **workloa
     sizes = answers.groupby(["condition", "template_id", "set_id"]).size()
     pairs = int((sizes * (sizes - 1)).sum())
     print(f"1{'b' * (label != 'n = 4')}. {label}: {len(answers):,} answers ({answers.answer.nunique():,} distinct) in "
-          f"{len(sizes):,} groups of {int(sizes.max())}: coverage + pBLEU + distinct-2 + Diverse Rate in "
+          f"{len(sizes):,} groups of {int(sizes.max())}: every CPU family ({', '.join(cpu_families())}) in "
           f"{total:.1f} s{' ' + target if target else ''} = {len(answers) / total:,.0f} answers/s; pBLEU {pairs:,} pairs in "
           f"{timings.get('pbleu', float('nan')):.1f} s = {pairs / max(timings.get('pbleu', 0), 1e-9):,.0f} pairs/s; "
           f"parts: {timings}", flush=True)
