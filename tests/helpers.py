@@ -74,3 +74,21 @@ def build_tiny_bleurt(folder, sentences):
                                          intermediate_size=64, max_position_embeddings=512, embedding_size=32)
     bleurt_pytorch.BleurtForSequenceClassification(config).save_pretrained(ckpt)
     return ckpt
+
+
+def build_tiny_embedder(folder, sentences):
+    """A random tiny BERT with mean pooling saved as a sentence-transformers model (a WordPiece
+    vocabulary of `sentences`' words): the real code path of semantic diversity, no hub."""
+    import torch
+    from sentence_transformers import SentenceTransformer, models
+    from transformers import BertConfig, BertModel, BertTokenizerFast
+    words = sorted({w.strip(".,!?*:").lower() for s in sentences for w in s.split()} - {""})
+    (folder / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", *words]) + "\n")
+    BertTokenizerFast(str(folder / "vocab.txt")).save_pretrained(folder / "bert")
+    torch.manual_seed(0)
+    BertModel(BertConfig(vocab_size=len(words) + 6, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                         intermediate_size=32, max_position_embeddings=512)).save_pretrained(folder / "bert")
+    bert = models.Transformer(str(folder / "bert"), max_seq_length=128)
+    SentenceTransformer(modules=[bert, models.Pooling(bert.get_word_embedding_dimension(), "mean")]).save(
+        str(folder / "st"))
+    return folder / "st"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..layout import ExecutedNotebook, ReportFolder
-from ..metrics.registry import metric
+from ..metrics.registry import FAMILIES, metric
 from ..notebook_names import POS_PATTERNS, POSITIONS, PRIMING, REASONING_MODELS, SAMPLES, TEMPLATES
 from ..paths import PROJECT_ROOT
 from .tables import wide
@@ -57,7 +57,9 @@ def missing_reasons(summary: pd.DataFrame, signatures: dict) -> str:
         name = column.removesuffix("_missing_reason")
         reasons = summary.dropna(subset=[column]).groupby(column)["model"].unique()
         for reason, models in reasons.items():
-            label = metric(name).label if metric(name) else name
+            family = FAMILIES.get(name)  # a family of several metrics (semantic: Vendi and Cosine)
+            label = metric(name).label if metric(name) else \
+                " and ".join(m.label for m in family.metrics) if family and family.metrics else name
             lines.append(f"<b>{_esc(label)}</b> is missing for {_esc(', '.join(sorted(models)))}: {_esc(reason)}")
     used = {}
     for model, sig in signatures.items():

@@ -60,7 +60,8 @@ def _count(summary: pd.DataFrame, name: str) -> tuple[int | None, str]:
         return int(summary[f"n_{m.denominator}"].sum()), f"answers where {m.denominator}"
     if FAMILIES[m.family].level == "groups":
         return int(summary["n_groups"].sum()), "groups"
-    unscored = summary["n_ppl_unscored"].sum() if m.family == "perplexity" and "n_ppl_unscored" in summary else 0
+    unscored = summary["n_ppl_unscored"].sum() if m.family in ("perplexity", "slor") and "n_ppl_unscored" in summary \
+        else 0  # SLOR has a value exactly where perplexity has
     return int(summary["n_answers"].sum() - unscored), "answers"
 
 

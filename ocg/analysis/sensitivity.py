@@ -35,8 +35,23 @@ COLUMNS = ["model", "metric", "choice", "variant", "value", "default", "shift", 
 
 
 def _coverage_metrics() -> list:
-    """The metrics the coverage family reports (metrics/registry.py)."""
-    return list(FAMILIES["coverage"].metrics)
+    """The coverage family's metrics of the verdicts all_present and in_order (metrics/registry.py;
+    PoS-correct coverage is another reading of them: POS_CHOICE)."""
+    return [m for m in FAMILIES["coverage"].metrics if {m.numerator, m.denominator} <= {"all_present", "in_order", "n"}]
+
+
+# Table 1's coverage with each concept counted only where it has its part of speech (pos_* columns).
+POS_CHOICE = ("matching: POS-aware lookup (ours), PoS-correct only", "order: any increasing sequence (ours)")
+
+
+def _pos_correct(answers: pd.DataFrame, default: pd.DataFrame) -> list[dict]:
+    """Table 1's coverage columns with the PoS-correct verdicts in place of ours."""
+    if not {"pos_all_present", "pos_in_order"} <= set(answers.columns):
+        return []
+    scored = answers[answers[["pos_all_present", "pos_in_order"]].notna().all(axis=1)]
+    values, n = _coverage_table1(scored, "pos_all_present", "pos_in_order"), _ordered_counts(scored)
+    return [_rows(model, m.name, *POS_CHOICE, values.at[model, m.name], default.at[model, m.name],
+                  int(n.get(model, 0))) for model in values.index for m in _coverage_metrics()]
 
 
 def _coverage_table1(answers: pd.DataFrame, present: str, ordered: str, condition: str = "ordered") -> pd.DataFrame:
@@ -104,6 +119,7 @@ def table1_sensitivity(answers: pd.DataFrame) -> pd.DataFrame:
                         rows.append(_rows(model, metric, f"matching: {RULE_LABELS[rule]}",
                                           f"order: {READING_LABELS[reading]}", values.at[model, metric],
                                           default.at[model, metric], int(n.get(model, 0))))
+        rows += _pos_correct(answers, default)
         rows += _without_copies(answers, default)
     if "perplexity" in answers:
         default = _perplexity(answers, "mean")

@@ -1,7 +1,8 @@
 """Metrics of Ordered CommonGen (docs/METHODS.md, "Metrics"): what each reported metric is
 (registry.py) and how it is summed (statistics.py), the functions that compute them (bleu,
 bleurt, coverage with matching, diversity, perplexity with lm_nll, listcopy, degenerate,
-pass_at_k) and spaCy's attribute ruler made fast (attribute_ruler.py). The scoring families
+pass_at_k; and the sentence's quality: pos_coverage, slor, nonword, semantic) and spaCy's
+attribute ruler made fast (attribute_ruler.py). The scoring families
 that call them: ocg/scoring/families.py.
 
 Names load on first use (PEP 562), so importing one module (lm_nll for perplexity) does not

@@ -88,6 +88,7 @@ class Tokens:
     text: tuple[str, ...]
     noun: tuple[frozenset[str], ...]
     verb: tuple[frozenset[str], ...]
+    pos: tuple[str, ...] = ()  # spaCy's coarse part of speech (PoS-correct coverage)
 
     def forms(self, pos: str) -> tuple[frozenset[str], ...]:
         return self.verb if pos == "V" else self.noun
@@ -130,12 +131,12 @@ def _sets(lemma: str, low: str, pos: str, tag: str, prev_pos: str, next_pos: str
     return spacy_lemma, lem, sur, ext, n, v
 
 
-def _rules(text: tuple[str, ...], per_token: list[tuple]) -> dict[str, Tokens]:
+def _rules(text: tuple[str, ...], per_token: list[tuple], pos: tuple[str, ...] = ()) -> dict[str, Tokens]:
     spacy_lemma, lemma, surface, anyl, noun, verb = zip(*per_token) if per_token else ((),) * 6
-    return {"pos_aware_lookup": Tokens(text, noun, verb),
-            "commongen_lemma": Tokens(text, spacy_lemma, spacy_lemma),
-            "commongen_lemma_lower": Tokens(text, lemma, lemma),
-            "lemma_or_surface": Tokens(text, surface, surface), "any_lookup": Tokens(text, anyl, anyl)}
+    return {"pos_aware_lookup": Tokens(text, noun, verb, pos),
+            "commongen_lemma": Tokens(text, spacy_lemma, spacy_lemma, pos),
+            "commongen_lemma_lower": Tokens(text, lemma, lemma, pos),
+            "lemma_or_surface": Tokens(text, surface, surface, pos), "any_lookup": Tokens(text, anyl, anyl, pos)}
 
 
 def token_forms(doc, table) -> dict[str, Tokens]:
@@ -144,7 +145,7 @@ def token_forms(doc, table) -> dict[str, Tokens]:
     pos = [t.pos_ for t in toks] + [""]
     return _rules(tuple(t.text for t in toks),
                   [_sets(t.lemma_, t.lower_, t.pos_, t.tag_, pos[i - 1] if i else "", pos[i + 1], table)
-                   for i, t in enumerate(toks)])
+                   for i, t in enumerate(toks)], tuple(pos[:-1]))
 
 
 class TokenForms:
@@ -173,7 +174,22 @@ class TokenForms:
                 sets = memo[key] = _sets(strings[lemma], strings[low], names.get(pos, ""), strings[tag],
                                          names.get(key[4], ""), names.get(key[5], ""), self.table)
             per_token.append(sets)
-        return _rules(tuple(text[start:start + length] for *_, start, length in rows), per_token)
+        return _rules(tuple(text[start:start + length] for *_, start, length in rows), per_token,
+                      tuple(names.get(r[2], "") for r in rows))
+
+
+# PoS-correct coverage (docs/METHODS.md, "PoS-correct coverage"): a match counts only where spaCy
+# tags the token with the concept's part of speech. Stricter than CommonGen-Eval's "pos" rule, which
+# tests the tag letter as a substring of spaCy's POS name (so N admits PRON, NUM, CCONJ; V admits ADV).
+POS_FITS = {"N": frozenset({"NOUN", "PROPN"}), "V": frozenset({"VERB"})}
+POS_COLUMNS = ("pos_all_present", "pos_in_order")
+
+
+def pos_verdicts(tokens: Tokens, hits: list[list[int]], pos_pattern: str) -> dict:
+    """pos_all_present, pos_in_order: the order check on the matches tagged with their concept's PoS."""
+    kept = [[i for i in h if tokens.pos[i] in POS_FITS.get(p, ())] for h, p in zip(hits, pos_pattern)]
+    v = _verdicts_of_hits(kept)
+    return {"pos_all_present": v["all_present"], "pos_in_order": v["in_order"]}
 
 
 def matches(tokens: Tokens, word: str, pos: str) -> list[int]:
@@ -239,6 +255,7 @@ def match_all_rules(forms: dict[str, Tokens], rule: str, concepts: list[str],
         v = seen.get(key) or seen.setdefault(key, _verdicts_of_hits(hits))
         if other == rule:
             out.update(_as_match(tokens, v, len(concepts)))
+            out.update(pos_verdicts(tokens, hits, pos_pattern))
         for name in ("all_present",) + ORDER_READINGS:
             out[f"{name}@{other}"] = v[name]
     return out

@@ -100,14 +100,19 @@ def lower_is_better(name: str) -> bool:
 
 
 for _family in (
-    MetricFamily("coverage", "answers", ("all_present", "in_order"), (
+    MetricFamily("coverage", "answers", ("all_present", "in_order", "pos_all_present", "pos_in_order"), (
         Metric("coverage_wo_order", "w/o order", True, "all_present", "n", 100.0, tables=COVERAGE_TABLES,
                unit="% of answers", what="answers that use all the concepts, in any order"),
         Metric("coverage_w_order", "w/ order", True, "in_order", "n", 100.0, tables=COVERAGE_TABLES,
                unit="% of answers", what="answers that use all the concepts in the order the prompt gave"),
         Metric("ordered_rate", "Ordered Rate", True, "in_order", "all_present", 100.0, pooled=True,
                tables=COVERAGE_TABLES, unit="% of complete answers",
-               what="of the answers with all the concepts, those in the given order (w/ order / w/o order)"))),
+               what="of the answers with all the concepts, those in the given order (w/ order / w/o order)"),
+        Metric("pos_coverage_wo_order", "PoS w/o order", True, "pos_all_present", "n", 100.0, tables=("table1",),
+               unit="% of answers", what="answers that use every concept as the part of speech its set gives it "
+                                         "(spaCy's tag: N a noun, V a verb), in any order"),
+        Metric("pos_coverage_w_order", "PoS w/ order", True, "pos_in_order", "n", 100.0, tables=("table1",),
+               unit="% of answers", what="answers that use every concept as its part of speech, in the given order"))),
     MetricFamily("pbleu", "groups", ("pbleu",), (Metric("pbleu", "pBLEU", False, "pbleu", "n_pbleu", 1.0, unit="BLEU, 0-100",
                                                              what="how alike a set's answers over its permutations are (pairwise BLEU); lower: more diverse"),)),
     MetricFamily("pbleurt", "groups", ("pbleurt",),

@@ -180,7 +180,7 @@ def _pbleurt(ctx: Context):
 
 
 COVERAGE_COLUMNS = ("all_present", "in_order", "coverage_frac", "match_positions", "order_positions", "tokens",
-                    *coverage.VARIANT_COLUMNS)  # every rule's verdicts, for the sensitivity view
+                    *matching.POS_COLUMNS, *coverage.VARIANT_COLUMNS)  # every rule's verdicts, for the sensitivity view
 
 
 def _packages(*names: str) -> dict:
@@ -200,7 +200,7 @@ FAMILIES = {f.name: f for f in (
                          "rule": c["matching_rule"],
                          **_packages("spacy", "spacy-lookups-data", "thinc", "numpy"),
                          "columns": list(COVERAGE_COLUMNS), "matmul": coverage.MATMUL},
-           _coverage, start=_start_coverage, version=5,
+           _coverage, start=_start_coverage, version=6,
            code=(coverage, matching, attribute_ruler, _start_coverage, _coverage)),
     Family(registry.FAMILIES["pbleu"], ("pbleu",), lambda c, r: {"sacrebleu": bleu.signature(), **_packages("numpy")},
            _pbleu, version=2, code=(bleu, _pbleu)),
@@ -222,6 +222,11 @@ FAMILIES = {f.name: f for f in (
            _perplexity, version=2, neural=True,
            code=(perplexity, lm_nll, neural.TextCache, neural.perplexities, _perplexity)),
 )}
+
+
+from .quality import QUALITY_FAMILIES  # noqa: E402 (they are Families: declared after the class)
+
+FAMILIES.update({f.name: f for f in QUALITY_FAMILIES})
 
 
 def _syntax(obj) -> str:

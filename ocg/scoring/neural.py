@@ -18,7 +18,7 @@ import pandas as pd
 
 from .. import hub
 from ..io import write_parquet
-from ..metrics import bleurt, perplexity
+from ..metrics import bleurt, perplexity, semantic, slor
 
 
 class TextCache:
@@ -102,5 +102,57 @@ def bleurt_scores(groups: list[list[str]], config: dict, key: dict, cache_path: 
         fresh = bleurt.score_pairs(wanted, tokenizer, model, config["bleurt_batch_size"], progress=True)
         cache.add(pd.DataFrame({"reference": [r for r, _ in fresh], "candidate": [c for _, c in fresh],
                                 "bleurt": list(fresh.values())}))
+        known.update(fresh)
+    return known, dict(sig, status="ok")
+
+
+def slor_scores(texts: pd.Series, config: dict, used: tuple, ppl_key: dict, cache_path: Path, redo: bool, log
+                ) -> tuple[pd.DataFrame, dict]:
+    """SLOR per answer from perplexity's values (its cache: the LM runs only for texts it lacks)
+    and the unigram log probability of the same tokens (metrics/slor.py)."""
+    ppl, sig = perplexities(texts, config, used, ppl_key, cache_path, redo, log)
+    block = {"perplexity_model": sig["used"], "revision": sig["revision"], "fallback_reason": sig["fallback_reason"],
+             "unigram": f"wordfreq {slor.LANG} word_frequency, floored at {slor.FLOOR:g}",
+             "words": slor.WORD.pattern, "per_token": "a word's ln frequency spread evenly over its LM tokens; "
+                                                      "tokens in no word 0; the first token left out, as perplexity"}
+    if sig["status"] == "missing":
+        return pd.DataFrame({"slor": math.nan}, index=texts.index), \
+            dict(block, status="missing", reason=f"no perplexity model: {sig['fallback_reason']}")
+    from transformers import AutoConfig, AutoTokenizer
+
+    from ..metrics.lm_nll import context_limit
+    path, local = used[1], not hub.hub_reachable()
+    tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=local)
+    limit = context_limit(_Configured(AutoConfig.from_pretrained(path, local_files_only=local)), tokenizer)
+    values = slor.slor_values(list(texts), dict(zip(texts, ppl["perplexity"])), tokenizer, limit)
+    return pd.DataFrame({"slor": [values[t] for t in texts]}, index=texts.index), dict(block, status="ok")
+
+
+class _Configured:
+    """A model's config alone: what lm_nll.context_limit reads."""
+
+    def __init__(self, config):
+        self.config = config
+
+
+def embeddings(groups: list[list[str]], config: dict, key: dict, cache_path: Path, redo: bool, log
+               ) -> tuple[dict | None, dict]:
+    """Each distinct answer's sentence embedding (cached per text), or None with why not."""
+    name = config["embedding_model"]
+    sig = {"model": name, "revision": key.get("revision"), "batch_size": config["embedding_batch_size"],
+           "kernel": "cosine", "vendi": "exp(entropy of the eigenvalues of K / n), q = 1",
+           "pairs": "all ordered pairs i != j"}
+    cache = TextCache(cache_path, key, ["text", "embedding"], redo)
+    known = {t: list(e) for t, e in zip(cache.table["text"], cache.table["embedding"])}
+    wanted = sorted({t for texts in groups for t in texts} - set(known))
+    if wanted:
+        try:
+            model = semantic.load_embedder(name)
+        except semantic.EmbeddingModelUnavailable as exc:
+            log(f"semantic diversity missing: {exc}")
+            return None, dict(sig, status="missing", reason=str(exc))
+        log(f"semantic diversity: {len(wanted):,} distinct texts with {name}")
+        fresh = semantic.embed(wanted, model, config["embedding_batch_size"])
+        cache.add(pd.DataFrame({"text": list(fresh), "embedding": list(fresh.values())}))
         known.update(fresh)
     return known, dict(sig, status="ok")

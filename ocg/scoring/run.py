@@ -49,10 +49,12 @@ def _inputs_hash(model_dir: Path) -> str:
 
 
 def stale_metrics(old: Signature | None, keys: dict[str, dict]) -> list[str]:
-    """Metrics whose values on disk do not match `keys`, or were missing when last scored."""
+    """Metrics whose values on disk do not match `keys`, or were missing when last scored (unless
+    their block says a retry cannot help: `retry: false`, a judge the run file does not name)."""
     if not old or not old.metric_keys:
         return list(keys)
-    return [m for m, key in keys.items() if old.metric_keys.get(m) != key or old.status(m) == "missing"]
+    return [m for m, key in keys.items() if old.metric_keys.get(m) != key
+            or (old.status(m) == "missing" and old.family(m).get("retry", True))]  # no judge: nothing to retry
 
 
 def _resolve(config: dict, metrics: list[str]) -> dict:
@@ -62,7 +64,7 @@ def _resolve(config: dict, metrics: list[str]) -> dict:
         nlp = coverage.load_nlp(config["spacy_model"], config["spacy_pipeline"])
         out["nlp"] = nlp
         out["spacy_model"] = f"{nlp.meta['lang']}_{nlp.meta['name']}=={nlp.meta['version']}"
-    if "perplexity" in metrics:
+    if {"perplexity", "slor"} & set(metrics):  # SLOR reads perplexity's values
         fallback = config["perplexity_fallback"]
         try:
             out["perplexity"] = perplexity.resolve_model(config["perplexity_model"], fallback)
@@ -262,6 +264,13 @@ def summarise(answers: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
     if "perplexity" in answers:
         summary["n_ppl_unscored"] = (stats["n"] - stats["n_perplexity"]).astype(int)
         summary["perplexity_median"] = a["perplexity"].median()  # beside the mean wherever it is shown
+    if {"judge_in_order", "in_order"} <= set(answers.columns):  # the judge's order verdict beside ours
+        judged = answers["judge_in_order"].notna()
+        summary["n_judge_order_disagreements"] = (judged & (answers["judge_in_order"].fillna(0).astype(bool)
+                                                            != answers["in_order"].astype(bool))).groupby(
+            [answers[k] for k in SUMMARY_KEYS]).sum().astype(int)
+    if "slor" in answers:  # a mean hides a few extreme answers (docs/METHODS.md, "Acceptability")
+        summary["slor_median"] = a["slor"].median()
     for flag in degenerate.FLAG_COLUMNS:
         summary[f"n_{flag}"] = a[flag].sum().astype(int)
     return summary.reset_index()

@@ -61,7 +61,7 @@ def test_every_value_equals_table1s_csv_with_its_interval_unit_and_n(report):
     want = [(r.model, r.metric, None if math.isnan(r.value) else r.value,
              None if math.isnan(r.delta_vs_original_commongen) else r.delta_vs_original_commongen)
             for r in t1.itertuples()]
-    assert sorted(got, key=str) == sorted(want, key=str) and len(got) == 2 * 7
+    assert sorted(got, key=str) == sorted(want, key=str) and len(got) == 2 * 9
     for model, entry in doc["models"].items():
         summary = scores["summary"][(scores["summary"].model == model) & (scores["summary"].condition == "ordered")]
         shown = dict(entry["metrics"])
@@ -141,7 +141,7 @@ def test_a_report_whose_tests_are_empty_still_gets_its_results(report, tmp_path)
         save_table(pd.DataFrame(), name, copy, meta=sources(scores))
     doc = results(copy, RUN, scores)
     metrics = [m for entry in doc["models"].values() for m in entry["metrics"].values()]
-    assert len(metrics) == 14 and all(m["interval"] is None and m["delta_test"] is None for m in metrics)
+    assert len(metrics) == 18 and all(m["interval"] is None and m["delta_test"] is None for m in metrics)
     assert doc["models"]["a"]["metrics"]["coverage_w_order"]["value"] is not None
 
 

@@ -22,8 +22,9 @@ README = Path(__file__).parent.parent.parent / "docs" / "developing.md"
 
 
 def test_every_summed_column_comes_from_a_declaration_and_every_metric_from_statistics():
-    assert summed("answers") == ["all_present", "in_order", "distinct_2", "perplexity"]
-    assert summed("groups") == ["pbleu", "pbleurt", "diverse_rate"]
+    assert summed("answers") == ["all_present", "in_order", "pos_all_present", "pos_in_order", "distinct_2",
+                                 "perplexity", "slor", "has_nonword", "judge_score", "judge_in_order"]
+    assert summed("groups") == ["pbleu", "pbleurt", "diverse_rate", "vendi", "pairwise_cosine"]
     answers = pd.DataFrame({"k": [0, 0, 1], **{c: [1.0, 0.0, 1.0] for c in summed("answers")}})
     groups = pd.DataFrame({"k": [0, 1], **{c: [0.5, 0.25] for c in summed("groups")}})
     stats = sufficient_statistics(answers, groups, ["k"])
@@ -33,10 +34,12 @@ def test_every_summed_column_comes_from_a_declaration_and_every_metric_from_stat
 
 
 def test_the_paper_metrics_in_order_with_their_tables():
-    assert registry.names() == ["coverage_wo_order", "coverage_w_order", "ordered_rate", "pbleu", "pbleurt",
-                                "distinct_2", "diverse_rate", "perplexity"]
+    assert registry.names() == ["coverage_wo_order", "coverage_w_order", "ordered_rate", "pos_coverage_wo_order",
+                                "pos_coverage_w_order", "pbleu", "pbleurt", "distinct_2", "diverse_rate", "perplexity",
+                                "slor", "nonword_rate", "vendi", "pairwise_cosine", "judge_score", "judge_in_order"]
     assert [m.name for m in registry.in_table("table7")] == registry.names()[:3]
     assert [m.name for m in registry.in_table("table2")] == registry.names()[:3] + ["diverse_rate"]
+    assert [m.name for m in registry.in_table("table1")][3:5] == ["pos_coverage_wo_order", "pos_coverage_w_order"]
     assert pooled_columns() == ["n_all_present", "n_in_order"]
     assert registry.metric("ordered_rate").family == "coverage" and registry.label("n_answers") == "n_answers"
 
@@ -102,5 +105,5 @@ def test_a_family_block_holds_its_staleness_key_verbatim_and_no_setting_again(tm
 
 def test_the_cpu_families_are_those_without_a_neural_model():
     from ocg.scoring import cpu_families
-    assert cpu_families() == ["coverage", "pbleu", "distinct", "diverse"]
-    assert [n for n, f in FAMILIES.items() if f.neural] == ["pbleurt", "perplexity"]
+    assert cpu_families() == ["coverage", "pbleu", "distinct", "diverse", "nonword"]
+    assert [n for n, f in FAMILIES.items() if f.neural] == ["pbleurt", "perplexity", "slor", "semantic", "judge"]

@@ -75,7 +75,8 @@ def test_a_version_bump_makes_scores_stale_and_tables_refuse_to_mix(tmp_path, mo
 
 def test_numerical_packages_are_in_the_keys():
     from ocg.scoring import FAMILIES
-    keys = {name: f.settings({"matching_rule": "r", "spacy_pipeline": "no_parser", "bleurt_checkpoint": "none/such", "perplexity_model": "x"},
+    keys = {name: f.settings({"matching_rule": "r", "spacy_pipeline": "no_parser", "bleurt_checkpoint": "none/such",
+                              "perplexity_model": "x", "embedding_model": "none/such"},
                         {"spacy_model": "s", "perplexity_used": None, "perplexity": (None, None, None)})
             for name, f in FAMILIES.items()}
     assert {"numpy", "thinc", "spacy"} <= set(keys["coverage"]) and "numpy" in keys["pbleu"]
@@ -84,6 +85,8 @@ def test_numerical_packages_are_in_the_keys():
     impl = perplexity.implementation()
     assert keys["perplexity"]["implementation"] == impl and ("lmppl" in keys["perplexity"]) == (impl == "lmppl")
     assert {"torch", "transformers", "bleurt-pytorch", "revision"} <= set(keys["pbleurt"])
+    assert {"wordfreq", "implementation", "revision"} <= set(keys["slor"]) and "wordfreq" in keys["nonword"]
+    assert {"sentence-transformers", "torch", "revision"} <= set(keys["semantic"])
 
 
 if __name__ == "__main__":  # record the current digests (after bumping the versions of changed families)

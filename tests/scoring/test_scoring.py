@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import build_tiny_bleurt, write_generations
+from helpers import build_tiny_bleurt, build_tiny_embedder, write_generations
 
 from ocg.errors import OcgInputError
 from ocg.metrics import bleurt, perplexity
@@ -48,11 +48,18 @@ NEURAL = {"perplexity_batch_size": 8, "perplexity_fallback": "embedded:smollm2-1
 
 
 @pytest.fixture(scope="module")
-def scored(scored_run, tiny_bleurt):
-    """Every family, perplexity with the embedded model and pBLEURT with the tiny BLEURT: slow
-    (minutes on 2 cores), so the tests that read it are marked slow."""
+def tiny_embedder(tmp_path_factory):
+    """A random tiny sentence-transformers model (semantic diversity), no hub."""
+    return build_tiny_embedder(tmp_path_factory.mktemp("embedder"), [p for p in POOL if p] + [w for c in SETS.values() for w, _ in c])
+
+
+@pytest.fixture(scope="module")
+def scored(scored_run, tiny_bleurt, tiny_embedder):
+    """Every family, perplexity (and SLOR) with the embedded model, pBLEURT with the tiny BLEURT and
+    semantic diversity with the tiny embedder: slow (minutes on 2 cores), so the tests that read it
+    are marked slow."""
     root = scored_run("gen", rows_for(random.Random(1)), None, models=("synthetic",),
-                      bleurt_checkpoint=str(tiny_bleurt), **NEURAL)
+                      bleurt_checkpoint=str(tiny_bleurt), embedding_model=str(tiny_embedder), **NEURAL)
     return root / "gen" / "synthetic", root / "scores" / "synthetic"
 
 
@@ -110,6 +117,20 @@ def test_missing_bleurt_is_reported_not_zero(scored_on_cpu, tmp_path):
 
 
 @pytest.mark.slow
+def test_the_quality_families_score_beside_the_papers(scored):
+    """SLOR where perplexity has a value (read from its cache), non-words, and semantic diversity."""
+    _, out = scored
+    answers, groups = pd.read_parquet(out / "answers.parquet"), pd.read_parquet(out / "groups.parquet")
+    summary, sig = pd.read_parquet(out / "summary.parquet"), json.loads((out / "signature.json").read_text())
+    assert answers.slor.notna().equals(answers.perplexity.notna()) and answers.slor.notna().any()
+    assert summary.slor_median.notna().all() and summary.nonword_rate.notna().all()
+    assert answers.loc[answers.answer.fillna("").str.contains("Hund"), "has_nonword"].all()  # German
+    assert groups.vendi.between(1 - 1e-9, groups.n + 1e-9).all() and groups.pairwise_cosine.le(1 + 1e-9).all()
+    assert sig["slor"]["status"] == sig["semantic"]["status"] == "ok"
+    assert (out / "embedding_cache.parquet").exists()
+
+
+@pytest.mark.slow
 def test_signature_says_how_metrics_were_computed(scored):
     _, out = scored
     sig = json.loads((out / "signature.json").read_text())
@@ -131,13 +152,13 @@ def test_table2_property_diverse_rate_ties_within_noun_verb_classes(scored_on_cp
 
 
 @pytest.mark.slow
-def test_rerun_skips_and_redo_recomputes(scored, tiny_bleurt, tmp_path):
+def test_rerun_skips_and_redo_recomputes(scored, tiny_bleurt, tiny_embedder, tmp_path):
     import shutil
     model_dir, shared = scored
     out = tmp_path / "scores" / shared.name  # the fixture is shared: rescore a copy
     shutil.copytree(shared, out)
     stamp = (out / "summary.parquet").stat().st_mtime_ns
-    same = dict(bleurt_checkpoint=str(tiny_bleurt), **NEURAL)
+    same = dict(bleurt_checkpoint=str(tiny_bleurt), embedding_model=str(tiny_embedder), **NEURAL)
     score_model(model_dir, out_dir=out.parent, progress=False, **same)
     assert (out / "summary.parquet").stat().st_mtime_ns == stamp
     score_model(model_dir, out_dir=out.parent, progress=False, metrics=["pbleu"], redo=True)

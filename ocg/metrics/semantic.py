@@ -1,0 +1,70 @@
+"""Semantic diversity of a group's answers (docs/METHODS.md, "Semantic diversity"), beside pBLEU
+and distinct-2, which count shared n-grams and overrate diversity (Zhang, Peng and Bollegala,
+ACL 2025): over sentence embeddings of the answers (sentence-transformers; all-MiniLM-L6-v2 by
+default, used only where it is in the local cache or a local directory),
+- the Vendi score (Friedman and Dieng 2023): exp of the Shannon entropy of the eigenvalues of
+  K / n, K the cosine-similarity matrix of the n answers: the effective number of distinct
+  answers, 1 (all alike) to n (orthogonal);
+- the mean cosine similarity over the ordered pairs i != j (as pBLEU's pairs); higher: more alike.
+When the model cannot be loaded, the caller records both as missing with the reason.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+class EmbeddingModelUnavailable(RuntimeError):
+    pass
+
+
+def _unit_rows(embeddings) -> np.ndarray:
+    x = np.asarray(embeddings, dtype=np.float64)
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return x / np.where(norms > 0, norms, 1.0)
+
+
+def vendi_score(embeddings) -> float:
+    """The Vendi score of the rows (cosine kernel, q = 1), as the authors' `vendi_score.vendi.score_X`."""
+    x = _unit_rows(embeddings)
+    if len(x) == 0:
+        return math.nan
+    eigenvalues = np.linalg.eigvalsh(x @ x.T / len(x))
+    p = eigenvalues[eigenvalues > 0]
+    return float(np.exp(-(p * np.log(p)).sum()))
+
+
+def mean_pairwise_cosine(embeddings) -> float:
+    """Mean cosine similarity over the ordered pairs i != j; NaN under two answers."""
+    x = _unit_rows(embeddings)
+    n = len(x)
+    if n < 2:
+        return math.nan
+    k = x @ x.T
+    return float((k.sum() - np.trace(k)) / (n * (n - 1)))
+
+
+def load_embedder(model: str, device: str | None = None):
+    """The sentence-transformers model from a local directory or the local hub cache only (nothing
+    is downloaded), or EmbeddingModelUnavailable with the reason."""
+    import os
+
+    from ..hub import cached_locally
+    if not (os.path.isdir(model) or cached_locally(model)):
+        raise EmbeddingModelUnavailable(f"embedding model {model!r} is not a local directory and not in the local "
+                                        "hub cache (ocg does not download it at scoring time)")
+    try:
+        from sentence_transformers import SentenceTransformer
+        return SentenceTransformer(model, device=device, local_files_only=True)
+    except Exception as exc:  # noqa: BLE001 - any failure to load means "missing, and why"
+        raise EmbeddingModelUnavailable(f"cannot load embedding model {model!r}: "
+                                        f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}") from exc
+
+
+def embed(texts: list[str], model, batch_size: int = 64) -> dict[str, list[float]]:
+    """Each distinct text's embedding (as the model gives it; normalised where compared)."""
+    unique = sorted(set(texts), key=lambda t: (len(t), t))
+    vectors = model.encode(unique, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False)
+    return {t: v.astype(float).tolist() for t, v in zip(unique, vectors)}

@@ -1,0 +1,83 @@
+"""Ask the LLM judge (metrics/judge.py) about each answer once, through the API backend.
+
+The judge is an entry of the models file with `backend: openai` (any OpenAI-compatible server:
+vLLM, `transformers serve`, a hosted API), named by the run file's `scoring: {judge: NAME}`.
+Each (answer, concepts) is asked once and cached in judge_cache.parquet under the judge's key
+(its id, base URL, the rubric's hash and the decoding), written after every chunk of requests, so
+a rescoring or a crash resumes without asking again. Without a judge, the family is missing with
+the reason, never 0.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from ..errors import OcgInputError
+from ..metrics import judge
+from .neural import TextCache
+
+CHUNK = 64  # requests between two writes of the cache
+NO_JUDGE = "no judge in the run file (scoring: {judge: NAME}, an openai entry of the models file)"
+
+
+def judge_spec(name: str | None):
+    """The models file's entry for the judge (openai backend), or None without one."""
+    if name is None:
+        return None
+    from ..models import MODELS_FILE, load_models
+    models = load_models(MODELS_FILE)
+    if name not in models:
+        raise OcgInputError("scoring.judge", f"unknown model {name!r}; expected an entry of {MODELS_FILE}")
+    if models[name].backend != "openai":
+        raise OcgInputError("scoring.judge", f"{name!r} has backend {models[name].backend}; expected openai "
+                                             "(a judge is asked through an OpenAI-compatible server)")
+    return models[name]
+
+
+def settings(name: str | None) -> dict:
+    """The judge's key: who is asked, with which rubric and decoding."""
+    spec = judge_spec(name)
+    if spec is None:
+        return {"judge": None}
+    return {"judge": name, "id": spec.id, "base_url": spec.api["base_url"], "prompt_sha256": judge.prompt_sha256(),
+            "decoding": {"temperature": spec.api["temperature"], "max_new_tokens": spec.max_new_tokens,
+                         "seed": spec.seed}}
+
+
+def _text_key(answer, concepts) -> str:
+    return json.dumps([answer if isinstance(answer, str) else "", list(concepts)], ensure_ascii=False)
+
+
+def verdicts(answers: pd.DataFrame, name: str | None, key: dict, cache_path: Path, redo: bool, log
+             ) -> tuple[pd.DataFrame, dict]:
+    """Per answer: judge_score (1-5), judge_order (the concepts as the judge read them),
+    judge_in_order (1/0); NaN and None where unjudged."""
+    sig = {"judge": name, "prompt_sha256": judge.prompt_sha256(), "rubric": "metrics/judge.py RUBRIC",
+           "asked": "each distinct (answer, concepts) once; an empty answer is not asked"}
+    if name is None:
+        empty = pd.DataFrame({"judge_score": math.nan, "judge_in_order": math.nan}, index=answers.index)
+        return empty.assign(judge_order=[None] * len(answers)), dict(sig, status="missing", reason=NO_JUDGE, retry=False)
+    spec = judge_spec(name)
+    cache = TextCache(cache_path, key, ["text", "reply"], redo)
+    known = dict(zip(cache.table["text"], cache.table["reply"]))
+    keys = [_text_key(a, c) for a, c in zip(answers["answer"], answers["concepts"])]
+    wanted = [k for k in dict.fromkeys(keys) if k not in known and json.loads(k)[0].strip()]
+    if wanted:
+        from ..generation.api_backend import OpenAIBackend
+        backend = OpenAIBackend(spec)
+        log(f"judge: {len(wanted):,} distinct answers asked of {name}")
+        for s in range(0, len(wanted), CHUNK):
+            chunk = wanted[s:s + CHUNK]
+            replies = [r["raw"] for r in backend.generate([judge.messages(*json.loads(k)) for k in chunk])]
+            cache.add(pd.DataFrame({"text": chunk, "reply": replies}))
+            known.update(zip(chunk, replies))
+        sig["retries"] = backend.retries
+    parsed = [judge.parse(known.get(k), c) for k, c in zip(keys, answers["concepts"])]
+    out = pd.DataFrame({"judge_score": [p[0] for p in parsed],
+                        "judge_in_order": [judge.judged_in_order(p[1], c) for p, c in zip(parsed, answers["concepts"])],
+                        "judge_order": [p[1] for p in parsed]}, index=answers.index)
+    return out, dict(sig, status="ok", unparsed=int(sum(math.isnan(p[0]) for p in parsed)))

@@ -1,0 +1,104 @@
+"""The LLM judge (metrics/judge.py, scoring/judging.py): its reply read strictly; through
+`score_model` with a local OpenAI-compatible judge (a scripted server that reads the rubric and
+answers as a judge would): each answer asked once, cached across rescoring, the judge's key in
+the signature, its order verdict counted against ocg's; missing with the reason without a judge."""
+
+import json
+import math
+import re
+
+import pandas as pd
+import pytest
+import yaml
+from helpers import write_generations
+from test_api_backend import KEY, ScriptedServer
+
+from ocg.metrics import judge
+from ocg.scoring import score_model
+
+CONCEPTS = ["dog", "catch", "frisbee"]
+ANSWERS = ["The dog catches a frisbee.", "A frisbee is caught by the dog.", "The dog runs.", ""]
+
+
+@pytest.mark.parametrize(("reply", "expected"), [
+    ('{"score": 4, "order": ["dog", "catch", "frisbee"]}', (4.0, ["dog", "catch", "frisbee"])),
+    ('Sure! {"score": 2, "order": ["Frisbee", "dog", "cat"]} Hope it helps.', (2.0, ["frisbee", "dog"])),
+    ('{"score": 9, "order": "dog"}', (math.nan, None)), ("no JSON here", (math.nan, None)), (None, (math.nan, None)),
+])
+def test_a_reply_is_read_strictly(reply, expected):
+    score, order = judge.parse(reply, CONCEPTS)
+    assert (math.isnan(score) and math.isnan(expected[0]) or score == expected[0]) and order == expected[1]
+
+
+def test_the_order_verdict_needs_every_concept_in_the_asked_order():
+    assert judge.judged_in_order(["dog", "catch", "frisbee"], CONCEPTS) == 1.0
+    assert judge.judged_in_order(["frisbee", "dog", "catch"], CONCEPTS) == 0.0
+    assert judge.judged_in_order(["dog", "frisbee"], CONCEPTS) == 0.0 and math.isnan(judge.judged_in_order(None, CONCEPTS))
+
+
+def _judge_reply(body):
+    """A judge that reads the order as the sentence's word order and calls short sentences poor."""
+    prompt = body["messages"][-1]["content"]
+    concepts = re.search(r"Concepts: (.*)", prompt).group(1).split(", ")
+    sentence = re.search(r"Sentence: (.*)", prompt).group(1).lower()
+    stems = {c: sentence.find(c[:4]) for c in concepts}
+    order = sorted((c for c in concepts if stems[c] >= 0), key=stems.get)
+    content = json.dumps({"score": 5 if len(sentence.split()) > 4 else 2, "order": order})
+    return 200, {"Content-Type": "application/json"}, json.dumps({"model": body["model"], "choices": [
+        {"message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]}).encode(), 0
+
+
+@pytest.fixture
+def judged_run(tmp_path, monkeypatch):
+    server = ScriptedServer(lambda body, headers: _judge_reply(body))
+    models = tmp_path / "models.yaml"
+    models.write_text(yaml.safe_dump({"extends": str(__import__("ocg.models").models.MODELS_FILE), "models": {
+        "local-judge": {"id": "judge-model", "backend": "openai", "max_new_tokens": 64, "batch_size": 4,
+                        "api": {"base_url": server.url, "key_env": "OCG_TEST_KEY", "concurrency": 2}}}}))
+    monkeypatch.setattr("ocg.models.MODELS_FILE", models)
+    monkeypatch.setenv("OCG_TEST_KEY", KEY)
+    rows = [{"set_id": "s1", "template_id": 0, "perm_index": p, "concepts": CONCEPTS, "pos_pattern": "NVN", "answer": a}
+            for p, a in enumerate(ANSWERS + ANSWERS[:1])]  # one answer twice: asked once
+    model_dir = write_generations(tmp_path / "gen", "m", rows)
+    yield model_dir, tmp_path / "scores", server
+    server.close()
+
+
+def test_each_answer_is_asked_once_and_the_judges_order_sits_beside_ours(judged_run):
+    model_dir, scores, server = judged_run
+    out = score_model(model_dir, metrics=["coverage", "judge"], out_dir=scores, progress=False, judge="local-judge")
+    assert len(server.bodies) == 3  # three distinct non-empty answers
+    answers = pd.read_parquet(out / "answers.parquet").set_index("perm_index")
+    assert list(answers.loc[[0, 1, 2], "judge_score"]) == [5.0, 5.0, 2.0] and math.isnan(answers.loc[3, "judge_score"])
+    assert list(answers.loc[[0, 1], "judge_in_order"]) == [1.0, 0.0]
+    summary = pd.read_parquet(out / "summary.parquet")
+    disagree = ((answers["judge_in_order"] == 1.0) != answers["in_order"]) & answers["judge_in_order"].notna()
+    assert summary["n_judge_order_disagreements"].iloc[0] == disagree.sum()
+    sig = json.loads((out / "signature.json").read_text())
+    assert sig["judge"]["key"]["prompt_sha256"] == judge.prompt_sha256() and sig["judge"]["key"]["id"] == "judge-model"
+    assert sig["judge"]["key"]["decoding"] == {"temperature": 0, "max_new_tokens": 64, "seed": 42}
+    score_model(model_dir, metrics=["coverage", "judge"], out_dir=scores, progress=False, judge="local-judge", redo=False)
+    (out / "signature.json").unlink()  # an unfinished score set: recomputed in full, yet nobody asked again
+    score_model(model_dir, metrics=["coverage", "judge"], out_dir=scores, progress=False, judge="local-judge")
+    assert len(server.bodies) == 3
+
+
+def test_without_a_judge_its_metrics_are_missing_with_the_reason(tmp_path):
+    rows = [{"set_id": "s1", "template_id": 0, "perm_index": 0, "concepts": CONCEPTS, "answer": ANSWERS[0]}]
+    out = score_model(write_generations(tmp_path / "gen", "m", rows), metrics=["judge"], out_dir=tmp_path / "s",
+                      progress=False)
+    summary = pd.read_parquet(out / "summary.parquet")
+    assert summary.judge_score.isna().all() and summary.judge_missing_reason.str.contains("no judge").all()
+    stamp = (out / "summary.parquet").stat().st_mtime_ns  # nothing to retry until a judge is named
+    score_model(tmp_path / "gen" / "m", metrics=["judge"], out_dir=tmp_path / "s", progress=False)
+    assert (out / "summary.parquet").stat().st_mtime_ns == stamp
+
+
+@pytest.mark.parametrize(("name", "why"), [("no-such-judge", "unknown model"), ("smollm2-135m-instruct", "expected openai")])
+def test_a_judge_that_is_no_openai_entry_is_refused_before_scoring(tmp_path, name, why):
+    from ocg.errors import OcgInputError
+    rows = [{"set_id": "s1", "template_id": 0, "perm_index": 0, "concepts": CONCEPTS, "answer": ANSWERS[0]}]
+    model_dir = write_generations(tmp_path / "gen", "m", rows)
+    with pytest.raises(OcgInputError, match=f"scoring.judge.*{why}"):
+        score_model(model_dir, metrics=["judge"], out_dir=tmp_path / "s", progress=False, judge=name)
+    assert not (tmp_path / "s" / "m" / "signature.json").exists()
