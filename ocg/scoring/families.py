@@ -200,7 +200,7 @@ FAMILIES = {f.name: f for f in (
                          "rule": c["matching_rule"],
                          **_packages("spacy", "spacy-lookups-data", "thinc", "numpy"),
                          "columns": list(COVERAGE_COLUMNS), "matmul": coverage.MATMUL},
-           _coverage, start=_start_coverage, version=6,
+           _coverage, start=_start_coverage, version=7,
            code=(coverage, matching, attribute_ruler, _start_coverage, _coverage)),
     Family(registry.FAMILIES["pbleu"], ("pbleu",), lambda c, r: {"sacrebleu": bleu.signature(), **_packages("numpy")},
            _pbleu, version=2, code=(bleu, _pbleu)),
