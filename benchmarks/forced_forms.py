@@ -24,6 +24,8 @@ import argparse
 import json
 from pathlib import Path
 
+from recording import provenance
+
 RESULTS = Path(__file__).resolve().parent / "results" / "forced_forms.json"
 CONTEXTS = {"bare": "", "after 'the'": "the", "after an adjective ('big')": "big", "after a pronoun ('they')": "they"}
 
@@ -93,7 +95,7 @@ def main() -> None:
     args = parser.parse_args()
     result = {"grammar_version": GRAMMAR_VERSION, "lemminflect": metadata.version("lemminflect"),
               "spacy": metadata.version("spacy"), "matching_rule": DEFAULT_RULE,
-              "concepts": bare_concepts(), "gap": gap()}
+              "concepts": bare_concepts(), "gap": gap(), **provenance()}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     g = result["gap"]

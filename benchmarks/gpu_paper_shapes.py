@@ -34,12 +34,10 @@ asked, 128 new tokens, as if every model had this shape); appends one run per ro
 from __future__ import annotations
 
 import argparse
-import datetime
 import importlib.util
 import json
 import math
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -173,10 +171,8 @@ def smollm2_batch_32_vs_auto(args) -> dict:
 def machine() -> dict:
     import torch
     import transformers
-    commit = subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True, text=True,
-                            cwd=ROOT).stdout.strip()
-    return {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), "commit": commit or None,
-            "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+    from recording import provenance
+    return {**provenance(), "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
             "torch": torch.__version__, "transformers": transformers.__version__}
 
 

@@ -30,6 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # paper_shapes.py beside it (it adds the project's code)
 
 import paper_shapes  # noqa: E402
+from recording import provenance  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results" / "ocg_overhead.json"
 TOKENS = 8
@@ -155,7 +156,7 @@ def main() -> dict:
         result = {"model": "tiny random Llama (paper_shapes.py), float32, CPU", "torch_threads": torch.get_num_threads(),
                   "host_syncs": host_syncs(backend, texts), "per_batch": spans_of_a_run(dataclasses.replace(spec),
                                                                                        Path(tmp) / "out"),
-                  "side_by_side": side_by_side(), "padded_shapes": padded_shapes(backend)}
+                  "side_by_side": side_by_side(), "padded_shapes": padded_shapes(backend), **provenance()}
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps(result, indent=1))

@@ -61,13 +61,18 @@ def _commit() -> str | None:
     return (out.stdout.strip() + ("+dirty" if dirty else "")) if out.returncode == 0 else None
 
 
+def provenance() -> dict:
+    """Date, commit and machine of a run, for a benchmark whose results file has a shape of its own."""
+    return {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), "commit": _commit(),
+            "machine": machine()}
+
+
 def record(name: str, figures: dict, args: dict | None = None) -> Path:
     """Append one run of benchmark `name` to its results file; returns the file."""
     path = results_dir() / f"{name}.json"
     runs = json.loads(path.read_text()) if path.exists() else []
-    runs.append({"benchmark": name, "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                 "commit": _commit(), "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
-                 "args": args or {}, "machine": machine(), "figures": figures})
+    runs.append({"benchmark": name, **provenance(), "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
+                 "args": args or {}, "figures": figures})
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(runs, indent=1, default=str) + "\n")

@@ -36,6 +36,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from recording import record
+
 from ocg.data import build_instances, load_concept_sets, load_templates
 from ocg.generation import GenerationStore
 from ocg.layout import ModelGenerations, ModelScores, Outputs
@@ -94,10 +96,11 @@ def main() -> None:
     pipeline = args.pipeline or load_scoring_config()["spacy_pipeline"]
     print(f"spaCy pipeline: {pipeline} ({', '.join(coverage.load_nlp('auto', pipeline).pipe_names)})")
     with tempfile.TemporaryDirectory() as tmp:
-        answers = score_workload(Path(tmp) / "n4", "n = 4", "(target < 15 s)", pipeline=pipeline)
-        compare_with_previous(Path(tmp), args.previous, pipeline)
-        score_workload(Path(tmp) / "n5", "n = 5", "", pipeline=pipeline, n_concepts=5, conditions=["ordered"],
-                       template_ids=[0])
+        figures = {"pipeline": pipeline}
+        answers, figures["n4"] = score_workload(Path(tmp) / "n4", "n = 4", "(target < 15 s)", pipeline=pipeline)
+        figures["vs_previous"] = compare_with_previous(Path(tmp), args.previous, pipeline)
+        _, figures["n5"] = score_workload(Path(tmp) / "n5", "n = 5", "", pipeline=pipeline, n_concepts=5,
+                                          conditions=["ordered"], template_ids=[0])
 
         groups = [list(g.answer) for _, g in answers.groupby(["condition", "template_id", "set_id"])]
         sample = random.Random(1).sample(groups, min(args.loop_groups, len(groups)))
@@ -111,6 +114,8 @@ def main() -> None:
         print(f"2. pBLEU on {len(sample)} groups ({len(sample) * 552:,} pairs): vectorised {t_fast:.2f} s, "
               f"sacrebleu loop {t_slow:.2f} s, ratio {t_slow / t_fast:.1f}x (target >= 20x); "
               f"max |difference| {worst:.2e}")
+        figures["pbleu_loop"] = {"groups": len(sample), "vectorised_s": round(t_fast, 2), "loop_s": round(t_slow, 2),
+                                 "ratio": round(t_slow / t_fast, 1), "max_difference": worst}
 
         sample = answers.sample(min(args.coverage_answers, len(answers)), random_state=0)
         print(f"3. coverage of {len(sample):,} answers ({sample.answer.nunique():,} distinct):", end=" ", flush=True)
@@ -126,6 +131,9 @@ def main() -> None:
                                                                           "match_positions", "order_positions"))
         print(f"spaCy as shipped {t_shipped:.1f} s, ocg {t_ours:.1f} s ({coverage.processes()} processes), "
               f"ratio {t_shipped / t_ours:.1f}x; identical verdicts, positions and tokens: {same}")
+        figures["coverage_vs_spacy"] = {"answers": len(sample), "shipped_s": round(t_shipped, 1),
+                                        "ocg_s": round(t_ours, 1), "identical": same}
+    record("score", figures, vars(args))
 
 
 NEW_CPU_FAMILIES = ("nonword",)  # issue 47; PoS-correct coverage is part of the coverage family
@@ -154,7 +162,7 @@ def score_workload(root: Path, label: str, target: str, pipeline: str, **workloa
     print(f"    new CPU metrics (issue 47): {new} s beside today's "
           f"{ {f: t for f, t in timings.items() if f not in new} } s; PoS-correct coverage is computed within "
           "coverage's spaCy pass (its time is in coverage's)", flush=True)
-    return answers
+    return answers, {"answers": len(answers), "seconds": round(total, 1), "parts_s": timings}
 
 
 SCORE_ONCE = """import sys, time
@@ -199,7 +207,7 @@ def plain_copy(model_dir: Path, to: Path) -> Path:
     return to
 
 
-def compare_with_previous(tmp: Path, revision: str, pipeline: str) -> None:
+def compare_with_previous(tmp: Path, revision: str, pipeline: str) -> dict:
     """Line 1 again, by this checkout and by `revision`'s code, side by side on the same answers."""
     root = Path(__file__).resolve().parents[1]
     archive = tmp / "previous.tar"
@@ -213,6 +221,9 @@ def compare_with_previous(tmp: Path, revision: str, pipeline: str) -> None:
           f"({before[2]}) {before[0]:.1f} s wall, {before[1]:.1f} s CPU; ratio {before[0] / now[0]:.2f}x wall, "
           f"{before[1] / now[1]:.2f}x CPU; this checkout costs {now[1] / before[1]:.2f}x the CPU of {revision} "
           "(issue 47: the new CPU metrics at most 1.3x the four of before it)", flush=True)
+    return {"revision": revision, "wall_s": round(now[0], 1), "cpu_s": round(now[1], 1),
+            "previous_wall_s": round(before[0], 1), "previous_cpu_s": round(before[1], 1),
+            "cpu_cost_vs_previous": round(now[1] / before[1], 2)}
 
 
 def shipped_coverage(sample):
