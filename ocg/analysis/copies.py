@@ -54,9 +54,10 @@ def rows(answers: pd.DataFrame, default: pd.DataFrame, default_delta: pd.DataFra
     if "copies_list" not in answers or "ordered" not in set(answers["condition"]):
         return []
     out = []
-    names = [m.name for m in FAMILIES["coverage"].metrics]
     for which in VARIANTS:
         ordered, original = variant(answers, which, "ordered"), variant(answers, which, "original")
+        # the coverage metrics that rest on present and in order (not PoS-correct coverage's own verdicts)
+        names = [m.name for m in FAMILIES["coverage"].metrics if m.name in ordered.columns]
         for model in default.index.intersection(ordered.index):
             for name in names:
                 value, base = ordered.at[model, name], default.at[model, name]

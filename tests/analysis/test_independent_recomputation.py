@@ -47,12 +47,16 @@ def _table1(answers, groups):
     values = {}
     for (model, condition), a in answers.groupby(["model", "condition"]):
         g = groups[(groups.model == model) & (groups.condition == condition)]
-        per_t = {t: (100 * x.all_present.mean(), 100 * x.in_order.mean(), 100 * x.distinct_2.mean())
+        per_t = {t: (100 * x.all_present.mean(), 100 * x.in_order.mean(), 100 * x.distinct_2.mean(),
+                     100 * x.pos_all_present.mean(), 100 * x.pos_in_order.mean())
                  for t, x in a.groupby("template_id")}
         values[(model, condition)] = {
             "coverage_wo_order": np.mean([v[0] for v in per_t.values()]),
             "coverage_w_order": np.mean([v[1] for v in per_t.values()]),
             "ordered_rate": 100 * a.in_order.sum() / a.all_present.sum(),
+            # PoS-correct coverage: a concept counts only with the part of speech its set gives it
+            "pos_coverage_wo_order": np.mean([v[3] for v in per_t.values()]),
+            "pos_coverage_w_order": np.mean([v[4] for v in per_t.values()]),
             "pbleu": np.mean([x.pbleu.mean() for _, x in g.groupby("template_id")]),
             "distinct_2": np.mean([v[2] for v in per_t.values()]),
             "diverse_rate": np.mean([100 * x.diverse_rate.mean() for _, x in g.groupby("template_id")])}
