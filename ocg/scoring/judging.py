@@ -32,14 +32,16 @@ NO_JUDGE = "no judge in the run file (scoring: {judge: NAME}, an openai or repla
 BACKENDS = ("openai", "replay")
 
 
-def judge_spec(name: str | None):
-    """The models file's entry for the judge (openai backend), or None without one."""
+def judge_spec(name: str | None, models_file: str | None = None):
+    """The models file's entry for the judge (openai or replay backend), or None without one: the
+    run's own models file where it names one (scoring.judge_models_file), else the default."""
     if name is None:
         return None
     from ..models import MODELS_FILE, load_models
-    models = load_models(MODELS_FILE)
+    path = models_file or MODELS_FILE
+    models = load_models(path)
     if name not in models:
-        raise OcgInputError("scoring.judge", f"unknown model {name!r}; expected an entry of {MODELS_FILE}")
+        raise OcgInputError("scoring.judge", f"unknown model {name!r}; expected an entry of {path}")
     spec = models[name]
     if spec.backend not in BACKENDS:
         raise OcgInputError("scoring.judge", f"{name!r} has backend {spec.backend}; expected openai "
@@ -50,9 +52,9 @@ def judge_spec(name: str | None):
     return spec
 
 
-def settings(name: str | None) -> dict:
+def settings(name: str | None, models_file: str | None = None) -> dict:
     """The judge's key: who is asked, with which rubric and decoding."""
-    spec = judge_spec(name)
+    spec = judge_spec(name, models_file)
     if spec is None:
         return {"judge": None}
     if spec.backend == "replay":
@@ -70,8 +72,8 @@ def _text_key(answer, concepts) -> str:
     return json.dumps([answer if isinstance(answer, str) else "", list(concepts)], ensure_ascii=False)
 
 
-def verdicts(answers: pd.DataFrame, name: str | None, key: dict, cache_path: Path, redo: bool, log
-             ) -> tuple[pd.DataFrame, dict]:
+def verdicts(answers: pd.DataFrame, name: str | None, key: dict, cache_path: Path, redo: bool, log,
+             models_file: str | None = None) -> tuple[pd.DataFrame, dict]:
     """Per answer: judge_score (1-5), judge_order (the concepts as the judge read them),
     judge_in_order (1/0); NaN and None where unjudged."""
     sig = {"judge": name, "prompt_sha256": judge.prompt_sha256(), "rubric": "metrics/judge.py RUBRIC",
@@ -79,7 +81,7 @@ def verdicts(answers: pd.DataFrame, name: str | None, key: dict, cache_path: Pat
     if name is None:
         empty = pd.DataFrame({"judge_score": math.nan, "judge_in_order": math.nan}, index=answers.index)
         return empty.assign(judge_order=[None] * len(answers)), dict(sig, status="missing", reason=NO_JUDGE, retry=False)
-    spec = judge_spec(name)
+    spec = judge_spec(name, models_file)
     cache = TextCache(cache_path, key, ["text", "reply"], redo)
     known = dict(zip(cache.table["text"], cache.table["reply"]))
     keys = [_text_key(a, c) for a, c in zip(answers["answer"], answers["concepts"])]

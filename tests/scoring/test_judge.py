@@ -144,3 +144,20 @@ def test_a_replay_judge_without_a_reply_for_an_answer_is_refused(judged_run, tmp
     (tmp_path / "models.yaml").write_text(yaml.safe_dump(data))
     with pytest.raises(OcgInputError, match=r"scoring.judge: 'replay-judge' is a replay entry without replay.file"):
         score_model(model_dir, metrics=["judge"], out_dir=tmp_path / "s", progress=False, judge="replay-judge")
+
+
+def test_a_run_file_reads_its_judge_from_its_own_models_file(tmp_path):
+    from ocg.runconfig import check_common
+    model_dir = write_generations(tmp_path / "gen", "m", [{"set_id": "s1", "template_id": 0, "perm_index": 0,
+                                                           "concepts": CONCEPTS, "answer": ANSWERS[0]}])
+    replies = tmp_path / "judge_replies.jsonl"
+    replies.write_text(json.dumps({"instance_id": json.dumps([ANSWERS[0], CONCEPTS]),
+                                   "answer": '{"score": 4, "order": ["dog", "catch", "frisbee"]}'}) + "\n")
+    (tmp_path / "mine.yaml").write_text(yaml.safe_dump({"extends": str(__import__("ocg.models").models.MODELS_FILE),
+        "models": {"my-judge": {"id": "j", "backend": "replay", "replay": {"file": str(replies)}}}}))
+    run = {"name": "r", "models_file": "mine.yaml", "models": ["smollm2-135m-instruct"], "conditions": ["ordered"],
+           "scoring": {"judge": "my-judge"}}
+    cfg = check_common(run, tmp_path / "run.yaml")
+    assert cfg["scoring"] == {"judge": "my-judge", "judge_models_file": str(tmp_path / "mine.yaml")}
+    out = score_model(model_dir, metrics=["judge"], out_dir=tmp_path / "s", progress=False, **cfg["scoring"])
+    assert pd.read_parquet(out / "answers.parquet")["judge_score"].tolist() == [4.0]
