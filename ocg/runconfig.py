@@ -75,6 +75,22 @@ RUN_FIELDS = {
 }
 
 
+def _judge_from(cfg: dict, src: str, models_file: Path) -> None:
+    """A judge named by `scoring.judge` is read from the run's own models file where it names one
+    (passed on to scoring as `scoring.judge_models_file`); checked here, before anything runs."""
+    from .scoring.judging import judge_spec
+
+    scoring = cfg["scoring"]
+    if not scoring.get("judge"):
+        return
+    if cfg["models_file"] and not scoring.get("judge_models_file"):
+        scoring["judge_models_file"] = str(models_file)
+    try:
+        judge_spec(scoring["judge"], scoring.get("judge_models_file"))
+    except OcgInputError as exc:
+        raise OcgInputError(f"{src}: scoring.judge", exc.problem) from None
+
+
 def check_common(raw: object, path: Path, fields: dict = RUN_FIELDS, defaults: dict = COMMON_DEFAULTS) -> dict:
     """The validated configuration: `defaults` filled in, models_file resolved; then what needs
     the other files (models, templates, scoring settings) and the other fields."""
@@ -110,6 +126,7 @@ def check_common(raw: object, path: Path, fields: dict = RUN_FIELDS, defaults: d
         load_scoring_config(**cfg["scoring"])
     except OcgInputError as exc:
         raise OcgInputError(f"{src}: scoring", exc.problem) from None
+    _judge_from(cfg, src, models_file)
     for reasoning, base in (cfg["table7_pairs"] or {}).items():
         for model in (reasoning, base):
             if model not in cfg["models"]:

@@ -7,7 +7,9 @@ gzip'd JSON in base64, which the page inflates with the browser's own Decompress
 repeat most of their text (the prompt's template, the concepts), so a report takes a small
 fraction of the disk (benchmarks/paper_scale.py prints the sizes); `read_chunk` reads one here. Each row shows the prompt as
 rendered, the raw output, the extracted answer, its tokens with the concepts' matches
-highlighted at the positions the order verdict used (and those positions), and the answer's flags.
+highlighted at the positions the order verdict used (and those positions), and the answer's flags;
+where an LLM judge scored them (docs/METHODS.md, "LLM judge"), its rating and order verdict beside
+ocg's, their disagreements counted per chunk in the index and filterable on the page.
 With repeated samples each row is one (instance, sample), with that sample's prompt and raw output.
 Highlight offsets are written in UTF-16 code units, as JavaScript strings count (an emoji is two).
 """
@@ -29,7 +31,9 @@ from ..metrics.degenerate import FLAG_COLUMNS
 from .browser_page import PAGE as _PAGE
 
 FIELDS = ["set_id", "perm_index", "concepts", "pos_pattern", "prompt", "raw", "answer", "answer_status",
-          "tokens", "match_positions", "all_present", "in_order", "flags", "spans", "sample"]
+          "tokens", "match_positions", "all_present", "in_order", "flags", "spans", "sample",
+          "judge_score", "judge_order", "judge_in_order"]
+JUDGE_COLUMNS = ["judge_score", "judge_order", "judge_in_order"]
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
@@ -66,6 +70,23 @@ def _sample(value) -> int | None:
     return None if value is None or pd.isna(value) else int(value)
 
 
+def _judged(r: dict) -> list:
+    """The judge's rating, the concepts in the order it read them and its order verdict (True,
+    False); None each where the answer is unjudged or no judge scored it."""
+    score, order, verdict = (r.get(c) for c in JUDGE_COLUMNS)
+    unjudged = verdict is None or pd.isna(verdict)
+    return [None if score is None or pd.isna(score) else float(score),
+            None if order is None or unjudged else [str(c) for c in order], None if unjudged else bool(verdict)]
+
+
+def judge_disagrees(answers: pd.DataFrame) -> pd.Series:
+    """Judged answers whose judge's order verdict differs from ocg's `in_order`."""
+    if "judge_in_order" not in answers:
+        return pd.Series(False, index=answers.index)
+    judged = answers["judge_in_order"].notna()
+    return judged & (answers["judge_in_order"].fillna(0).astype(bool) != answers["in_order"].astype(bool))
+
+
 def _rows(answers: pd.DataFrame, extra: dict[tuple[str, int], tuple[str, str]]) -> list[list]:
     """One list per answer, in FIELDS order; `extra` maps (instance id, sample) to (prompt, raw)."""
     rows = []
@@ -84,7 +105,7 @@ def _rows(answers: pd.DataFrame, extra: dict[tuple[str, int], tuple[str, str]]) 
                      [f for f in FLAG_COLUMNS if bool(r.get(f, False))],
                      utf16_spans(r["answer"], spans(r["answer"], list(tokens) if tokens is not None else None,
                                                     [int(x) for x in positions] if positions is not None else None)),
-                     sample])
+                     sample, *_judged(r)])
     return rows
 
 
@@ -128,7 +149,9 @@ def write_chunks(out_dir: str | Path, answers: pd.DataFrame, generations: dict[s
         with atomic_path(chunks / name) as tmp:
             tmp.write_text(chunk_script(name, payload), encoding="ascii")
         index.append({"model": model, "condition": condition, "template_id": int(template_id),
-                      "file": f"{chunks.name}/{name}", "n": len(a)})
+                      "file": f"{chunks.name}/{name}", "n": len(a),
+                      "n_judged": int(a["judge_in_order"].notna().sum()) if "judge_in_order" in a else 0,
+                      "n_judge_disagrees": int(judge_disagrees(a).sum())})
     return index
 
 
@@ -161,7 +184,7 @@ def write_page(out_dir: str | Path, index: list[dict]) -> Path:
 
 ANSWER_COLUMNS = ["instance_id", SAMPLE, *GROUP_KEYS, "perm_index", "concepts",
                   "pos_pattern", "answer", "answer_status", "tokens", "match_positions", "order_positions", "all_present",
-                  "in_order", *FLAG_COLUMNS]
+                  "in_order", *FLAG_COLUMNS, *JUDGE_COLUMNS]
 
 
 def _model_chunks(out_dir: str, model: str, scores_root: str, generations_root: str) -> list[dict]:

@@ -1,22 +1,12 @@
 """The case browser's page (ocg/analysis/browser.py fills in __INDEX__): filters, the answer as
 written with the concepts found highlighted, sorting, CSV export, and an address that follows the filters."""
 
+from .browser_style import STYLE
+
 PAGE = r"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>ocg: case browser</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<style>
-body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:1.5em auto;max-width:78em;padding:0 1em;color:#222}
-h1{font-size:1.5em;margin-bottom:.2em} .sub{color:#666;margin-top:0}
-fieldset{border:1px solid #ccc;border-radius:6px;margin:0 0 1em;padding:.6em 1em;display:flex;flex-wrap:wrap;gap:.8em 1.4em}
-label{font-size:.9em;color:#444} select,input{font-size:.95em;margin-left:.3em}
-table{border-collapse:collapse;width:100%;font-size:.9em} th,td{border-bottom:1px solid #e3e3e3;padding:.45em .5em;vertical-align:top;text-align:left}
-th{background:#f4f6f8;position:sticky;top:0} td.mono,pre{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.85em;white-space:pre-wrap;margin:0}
-mark{background:#ffe58a;border-radius:3px;padding:0 2px} mark sup{color:#8a5a00;font-size:.7em}
-.ok{color:#1a7f37;font-weight:600} .bad{color:#c62828;font-weight:600} .warn{color:#9a6700}
-.flag{display:inline-block;background:#eef;border-radius:3px;padding:0 4px;margin:1px;font-size:.8em}
-details summary{cursor:pointer;color:#0550ae} #pager{margin:.8em 0;display:flex;gap:.6em;align-items:center}
-#errors{color:#c62828} .muted{color:#777;font-size:.85em} #compare table{margin-bottom:1em}
-</style></head><body>
+""" + STYLE + r"""</head><body>
 <h1>Case browser</h1>
 <p class="sub">Every answer of this report, as the model wrote it. Highlighted: where each concept was found by the order check (superscript: the concept's number in the asked order).</p>
 <div id="errors"></div><div id="notice" class="warn"></div><div id="nomatch" class="warn"></div>
@@ -32,7 +22,7 @@ details summary{cursor:pointer;color:#0550ae} #pager{margin:.8em 0;display:flex;
 <option value="degenerate">degenerate (any flag but the list flags)</option><option value="truncated">truncated (stopped at the token budget)</option>
 <option value="looping">looping (repeats itself)</option><option value="copies_list">copies the concept list (in order, one run)</option>
 <option value="bare_list">a bare list (the concepts and nothing else)</option><option value="order_not_copied">in order, not copying the list</option>
-<option value="failed">failed extraction</option></select></label>
+<option value="failed">failed extraction</option><option value="judge_disagrees">the LLM judge's order verdict differs</option></select></label>
 <label>Text contains<input id="q" type="search" placeholder="word"></label>
 <label>Sort by<select id="sort"><option value="">concept set, permutation</option><option value="length">answer length</option>
 <option value="outcome">outcome</option></select></label>
@@ -50,7 +40,7 @@ const INDEX = __INDEX__;
 const PAGE = 50, MAX_CHUNKS = 40;  // at paper size a chunk holds 4,608 answers
 const MULTI = ["model", "condition", "template"], SINGLE = ["set", "perm", "outcome", "q", "sort"];
 const OUTCOMES = ["", "present", "order", "reordered", "missed", "degenerate", "truncated", "looping", "copies_list",
-  "bare_list", "order_not_copied", "failed"];
+  "bare_list", "order_not_copied", "failed", "judge_disagrees"];
 const LIST_FLAGS = ["copies_list", "bare_list"];  // not degenerate: an answer that echoes the prompt's list
 const ORDER = {order: 0, reordered: 1, missed: 2, failed: 3};
 const $ = (id) => document.getElementById(id);
@@ -152,6 +142,7 @@ function keep(item) {
   if (["truncated", "looping", ...LIST_FLAGS].includes(want) && !field(item, "flags").includes(want)) return false;
   if (want === "order_not_copied" && (o !== "order" || field(item, "flags").includes("copies_list"))) return false;
   if (["order", "reordered", "missed", "failed"].includes(want) && o !== want) return false;
+  if (want === "judge_disagrees" && !judgeDisagrees(item)) return false;
   if (q && !String(field(item, "answer") || "").toLowerCase().includes(q)) return false;
   return true;
 }
@@ -189,9 +180,10 @@ function csvCell(v) {
 }
 let csvUrl = null, shown = [];
 function exportCsv(list) {
-  const head = ["model", "condition", "template_id", "set_id", "concept_set", "perm_index", "sample", "concepts", "answer", "outcome", "flags"];
+  const head = ["model", "condition", "template_id", "set_id", "concept_set", "perm_index", "sample", "concepts", "answer", "outcome", "flags", "judge_score", "judge_in_order"];
   const lines = list.map((it) => [it.e.model, it.e.condition, it.e.template_id, field(it, "set_id"), setLabel(it),
-    field(it, "perm_index"), sampleOf(it), field(it, "concepts").join(" "), field(it, "answer"), outcome(it), field(it, "flags").join(" ")].map(csvCell).join(","));
+    field(it, "perm_index"), sampleOf(it), field(it, "concepts").join(" "), field(it, "answer"), outcome(it), field(it, "flags").join(" "),
+    field(it, "judge_score"), field(it, "judge_in_order")].map(csvCell).join(","));
   if (csvUrl) URL.revokeObjectURL(csvUrl);
   csvUrl = URL.createObjectURL(new Blob([[head.join(","), ...lines].join("\n") + "\n"], {type: "text/csv"}));
   $("csv").href = csvUrl;
@@ -203,10 +195,17 @@ function address() {
   if (compare) parts.push("compare=" + encodeURIComponent(compare.join("~")));
   return "#" + parts.join("&");
 }
+function judgeDisagrees(item) { const j = field(item, "judge_in_order"); return j != null && j !== field(item, "in_order"); }
+function judgeText(item) {  // the LLM judge's rating and order verdict, where one scored this answer
+  const j = field(item, "judge_in_order"), score = field(item, "judge_score");
+  if (j === undefined) return "";
+  const verdict = j === null ? "unjudged" : `reads ${esc((field(item, "judge_order") || []).join(" "))}: ${j ? "in order" : "not in order"}`;
+  return `<br><span class="judge${judgeDisagrees(item) ? " bad" : ""}">judge${score == null ? "" : ` ${score}/5`}, ${verdict}${judgeDisagrees(item) ? " (disagrees)" : ""}</span>`;
+}
 function outcomeCell(item) {
   const o = outcome(item), cls = o === "order" ? "ok" : (o === "reordered" ? "warn" : "bad");
   const label = {order: "all present, in order", reordered: "all present, another order", missed: "missed", failed: "failed"}[o];
-  return `<td class="${cls}">${label}</td>`;
+  return `<td class="${cls}">${label}${judgeText(item)}</td>`;
 }
 function flagsCell(item) { return `<td>${field(item, "flags").map((f) => `<span class="flag">${esc(f)}</span>`).join("")}</td>`; }
 function render() {
@@ -218,7 +217,9 @@ function render() {
   shown = list;
   $("csv").textContent = `export ${list.length} answers (CSV)`;
   $("nomatch").textContent = list.length ? "" : "No answer matches these filters.";
-  $("count").textContent = `${list.length} answers, page ${page + 1} of ${pages}`;
+  const judged = list.filter((it) => field(it, "judge_in_order") != null);
+  $("count").textContent = `${list.length} answers, page ${page + 1} of ${pages}` + (judged.length ?
+    `; the judge's order verdict differs from ocg's on ${judged.filter(judgeDisagrees).length} of ${judged.length} judged` : "");
   $("rows").innerHTML = list.slice(page * PAGE, page * PAGE + PAGE).map((it) => {
     const concepts = field(it, "concepts").map((c, i) => `${i + 1}. ${esc(c)}` + (field(it, "match_positions")[i] < 0 ? ' <span class="bad">(missing)</span>' : "")).join("<br>");
     const key = [field(it, "set_id"), field(it, "perm_index"), it.e.template_id].join("~");

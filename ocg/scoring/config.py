@@ -47,7 +47,7 @@ CONFIG_FIELDS = {
     "bleurt_checkpoint": Field(str, required=True), "bleurt_batch_size": Field(int, required=True, minimum=1),
     "perplexity_model": Field(str, required=True), "perplexity_fallback": Field(str, required=True, nullable=True),
     "perplexity_batch_size": Field(int, required=True, minimum=1),
-    "embedding_model": Field(str, required=True), "judge": Field(str, nullable=True), "embedding_batch_size": Field(int, required=True, minimum=1),
+    "embedding_model": Field(str, required=True), "judge": Field(str, nullable=True), "judge_models_file": Field(str, nullable=True), "embedding_batch_size": Field(int, required=True, minimum=1),
     "metrics": Field(list, required=True, check=lambda where, value: check_metrics(value, where)),
 }
 CONFIG_KEYS = set(CONFIG_FIELDS)

@@ -46,7 +46,7 @@ def _semantic(ctx: Context):
 
 def _judge(ctx: Context):
     return judging.verdicts(ctx.answers, ctx.config.get("judge"), ctx.keys["judge"], ctx.out / "judge_cache.parquet",
-                            ctx.redo, ctx.log)
+                            ctx.redo, ctx.log, ctx.config.get("judge_models_file"))
 
 
 QUALITY_FAMILIES = (
@@ -82,6 +82,6 @@ QUALITY_FAMILIES = (
         Metric("judge_in_order", "Judge w/ order", True, "judge_in_order", "n_judge_in_order", 100.0,
                unit="% of judged answers", what="answers in which the judge read every concept, in the asked order"))),
            ("judge_score", "judge_in_order", "judge_order"),
-           lambda c, r: judging.settings(c.get("judge")), _judge, version=1, neural=True,
+           lambda c, r: judging.settings(c.get("judge"), c.get("judge_models_file")), _judge, version=2, neural=True,
            code=(judge, judging, _judge)),
 )

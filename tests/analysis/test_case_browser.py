@@ -136,3 +136,58 @@ def test_csv_cells_are_quoted_and_never_formulas():
                          capture_output=True, text=True, check=True).stdout
     assert json.loads(out) == ["plain", '"a, b"', '"say ""hi"""', '"two\nlines"', '"cr\rhere"', "'=HYPERLINK(1)",
                                "'+1", "'-2", "'@x", ""]
+
+
+JUDGE_REPLIES = [  # a replay judge's replies to ANSWERS: agrees, agrees, disagrees (reads a reordered answer in order), none
+    '{"score": 5, "order": ["boy", "ride", "bike", "street"]}', '{"score": 2, "order": ["boy", "bike"]}',
+    '{"score": 3, "order": ["boy", "ride", "bike", "street"]}', "I cannot tell."]
+
+
+@pytest.fixture(scope="module")
+def judged_cases(scored_run, tmp_path_factory):
+    """Model a's answers scored with a replay judge (scoring/judging.py) and put in a case browser."""
+    import json
+
+    import yaml
+
+    from ocg.analysis.browser import write_case_browser_from
+    from ocg.models import MODELS_FILE
+    here = tmp_path_factory.mktemp("judge")
+    concepts = ["boy", "ride", "bike", "street"]
+    (here / "replies.jsonl").write_text("".join(json.dumps({"instance_id": json.dumps([a, concepts]), "answer": r}) + "\n"
+                                                for a, r in zip(ANSWERS, JUDGE_REPLIES)))
+    (here / "models.yaml").write_text(yaml.safe_dump({"extends": str(MODELS_FILE), "models": {"replayed-judge": {
+        "id": "a-judge", "backend": "replay", "replay": {"file": str(here / "replies.jsonl")}}}}))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("ocg.models.MODELS_FILE", here / "models.yaml")
+        root = scored_run("judged", [{"set_id": "s1", "template_id": 0, "perm_index": p, "concepts": concepts,
+                                      "pos_pattern": "NVNN", "answer": ANSWERS[p % 4]} for p in range(8)],
+                          ["coverage", "judge"], models=("a",), judge="replayed-judge")
+    return write_case_browser_from(root / "report", ["a"], root / "scores", root / "gen")
+
+
+def test_the_judges_verdicts_sit_in_each_answers_row_and_their_disagreements_are_counted(judged_cases):
+    import json
+
+    from ocg.analysis.browser import FIELDS, read_chunk
+    index = json.loads(judged_cases.read_text().split("const INDEX = ", 1)[1].split(";\n", 1)[0])
+    assert [(e["n"], e["n_judged"], e["n_judge_disagrees"]) for e in index] == [(8, 6, 2)]  # ANSWERS[2] twice
+    rows = [dict(zip(FIELDS, r)) for r in read_chunk(judged_cases.parent / index[0]["file"])["rows"]]
+    got = [(r["in_order"], r["judge_score"], r["judge_order"], r["judge_in_order"]) for r in rows[:4]]
+    assert got == [(True, 5.0, ["boy", "ride", "bike", "street"], True), (False, 2.0, ["boy", "bike"], False),
+                   (False, 3.0, ["boy", "ride", "bike", "street"], True), (False, None, None, None)]
+
+
+@pytest.mark.slow
+def test_the_judge_disagrees_filter(judged_cases):
+    from test_browser import CHROMIUM
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    html = open_at(judged_cases, "#model=a", "cases_judge.png")
+    assert "8 answers, page 1 of 1; the judge's order verdict differs from ocg's on 2 of 6 judged" in html
+    assert 'judge 5/5, reads boy ride bike street: in order</span>' in rows_of(html)[0]
+    assert 'judge, unjudged</span>' in rows_of(html)[3]
+    shown = rows_of(open_at(judged_cases, "#model=a&outcome=judge_disagrees"))
+    assert len(shown) == 2 and all("A street bike ridden by a boy" in r and
+                                   '<span class="judge bad">judge 3/5, reads boy ride bike street: in order (disagrees)'
+                                   in r for r in shown)

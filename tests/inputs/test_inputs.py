@@ -58,6 +58,8 @@ def write_run(tmp_path, **changes):
     (dict(metrics=["bleu"]), "metrics", "unknown metric(s) ['bleu']"),
     (dict(scoring={"matching_rule": "fuzzy"}), "scoring", "got 'fuzzy'"),
     (dict(scoring={"perplexity_batch": 8}), "scoring", "unknown key"),
+    (dict(scoring={"judge": "no-such-judge"}), "scoring.judge", "unknown model 'no-such-judge'"),
+    (dict(scoring={"judge": "smollm2-135m-instruct"}), "scoring.judge", "expected openai"),
     (dict(table7_pairs={"marco-o1": "qwen2-7b"}), "table7_pairs.marco-o1", "'marco-o1' is not a model of this file"),
     (dict(analysis=["03_main_results", "10_extra"]), "analysis[1]", "unknown notebook '10_extra'"),
     (dict(colour="blue"), "colour", "unknown key"),

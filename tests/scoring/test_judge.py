@@ -102,3 +102,62 @@ def test_a_judge_that_is_no_openai_entry_is_refused_before_scoring(tmp_path, nam
     with pytest.raises(OcgInputError, match=f"scoring.judge.*{why}"):
         score_model(model_dir, metrics=["judge"], out_dir=tmp_path / "s", progress=False, judge=name)
     assert not (tmp_path / "s" / "m" / "signature.json").exists()
+
+
+def _replay_judge(models_file, path):
+    """A replay entry beside the scripted judge, replaying the judge's replies from `path`."""
+    data = yaml.safe_load(models_file.read_text())
+    data["models"]["replay-judge"] = {"id": "judge-model", "backend": "replay", "replay": {"file": str(path)}}
+    models_file.write_text(yaml.safe_dump(data))
+
+
+def test_a_judges_replies_replayed_offline_give_the_same_verdicts(judged_run, tmp_path):
+    model_dir, scores, server = judged_run
+    asked = score_model(model_dir, metrics=["coverage", "judge"], out_dir=scores, progress=False, judge="local-judge")
+    cache = pd.read_parquet(asked / "judge_cache.parquet")  # its text column is the replay file's instance_id
+    replies = tmp_path / "judge_replies.jsonl"
+    replies.write_text("".join(json.dumps({"instance_id": t, "answer": r}) + "\n" for t, r in zip(cache.text, cache.reply)))
+    _replay_judge(tmp_path / "models.yaml", replies)
+    server.close()  # offline: nothing is asked
+    replayed = score_model(model_dir, metrics=["coverage", "judge"], out_dir=tmp_path / "replayed", progress=False,
+                           judge="replay-judge")
+    columns = ["judge_score", "judge_in_order", "judge_order"]
+    pd.testing.assert_frame_equal(pd.read_parquet(replayed / "answers.parquet")[columns],
+                                  pd.read_parquet(asked / "answers.parquet")[columns])
+    key = json.loads((replayed / "signature.json").read_text())["judge"]["key"]
+    assert key["backend"] == "replay" and key["prompt_sha256"] == judge.prompt_sha256()
+    assert key["replay_file_sha256"] == __import__("hashlib").sha256(replies.read_bytes()).hexdigest()
+    assert len(server.bodies) == 3
+
+
+def test_a_replay_judge_without_a_reply_for_an_answer_is_refused(judged_run, tmp_path):
+    from ocg.errors import OcgInputError
+    model_dir, _, server = judged_run
+    replies = tmp_path / "judge_replies.jsonl"
+    replies.write_text(json.dumps({"instance_id": json.dumps([ANSWERS[0], CONCEPTS]), "answer": '{"score": 5}'}) + "\n")
+    _replay_judge(tmp_path / "models.yaml", replies)
+    with pytest.raises(OcgInputError, match=r"judge_replies.jsonl: no judge reply for 2 of the 3 answers"):
+        score_model(model_dir, metrics=["judge"], out_dir=tmp_path / "s", progress=False, judge="replay-judge")
+    assert not server.bodies and not (tmp_path / "s" / "m" / "signature.json").exists()
+    data = yaml.safe_load((tmp_path / "models.yaml").read_text())
+    data["models"]["replay-judge"]["replay"] = {"rates": {"drop": 0.1}}  # a synthetic writer: no judge's replies
+    (tmp_path / "models.yaml").write_text(yaml.safe_dump(data))
+    with pytest.raises(OcgInputError, match=r"scoring.judge: 'replay-judge' is a replay entry without replay.file"):
+        score_model(model_dir, metrics=["judge"], out_dir=tmp_path / "s", progress=False, judge="replay-judge")
+
+
+def test_a_run_file_reads_its_judge_from_its_own_models_file(tmp_path):
+    from ocg.runconfig import check_common
+    model_dir = write_generations(tmp_path / "gen", "m", [{"set_id": "s1", "template_id": 0, "perm_index": 0,
+                                                           "concepts": CONCEPTS, "answer": ANSWERS[0]}])
+    replies = tmp_path / "judge_replies.jsonl"
+    replies.write_text(json.dumps({"instance_id": json.dumps([ANSWERS[0], CONCEPTS]),
+                                   "answer": '{"score": 4, "order": ["dog", "catch", "frisbee"]}'}) + "\n")
+    (tmp_path / "mine.yaml").write_text(yaml.safe_dump({"extends": str(__import__("ocg.models").models.MODELS_FILE),
+        "models": {"my-judge": {"id": "j", "backend": "replay", "replay": {"file": str(replies)}}}}))
+    run = {"name": "r", "models_file": "mine.yaml", "models": ["smollm2-135m-instruct"], "conditions": ["ordered"],
+           "scoring": {"judge": "my-judge"}}
+    cfg = check_common(run, tmp_path / "run.yaml")
+    assert cfg["scoring"] == {"judge": "my-judge", "judge_models_file": str(tmp_path / "mine.yaml")}
+    out = score_model(model_dir, metrics=["judge"], out_dir=tmp_path / "s", progress=False, **cfg["scoring"])
+    assert pd.read_parquet(out / "answers.parquet")["judge_score"].tolist() == [4.0]
