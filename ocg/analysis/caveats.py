@@ -47,13 +47,25 @@ def dominated(medians: dict[str, tuple[float, float]]) -> dict[str, tuple[float,
             if median > 0 and mean > PPL_MEAN_OVER_MEDIAN * median}
 
 
-def summary_medians(summary: pd.DataFrame, condition: str) -> dict[str, float]:
-    """Per model: the perplexity median of `condition`, per template then over templates (the
-    summary's `perplexity_median`; empty for scores made before it)."""
-    if "perplexity_median" not in summary or "condition" not in summary:
+def summary_medians(summary: pd.DataFrame, condition: str, metric: str = "perplexity") -> dict[str, float]:
+    """Per model: the median of `metric` (perplexity, SLOR) for `condition`, per template then over
+    templates (the summary's `<metric>_median`; empty for scores made before it)."""
+    if f"{metric}_median" not in summary or "condition" not in summary:
         return {}
     rows = summary[summary["condition"] == condition]
-    return rows.groupby("model")["perplexity_median"].mean().dropna().to_dict()
+    return rows.groupby("model")[f"{metric}_median"].mean().dropna().to_dict()
+
+
+def mark_slor(table: pd.DataFrame, medians: dict) -> pd.DataFrame:
+    """A table's SLOR values as text with the median beside each ({model: median}): a mean of
+    fluency is read beside its median, as perplexity's is (no ‡: SLOR is a difference of logs)."""
+    column = next((c for c in table.columns if c[0] == label("slor") and c[1] in ("", "value")), None)
+    if column is None or not medians:
+        return table
+    table = table.copy()
+    table[column] = ["–" if pd.isna(v) else f"{v:.2f}" + (f" (median {medians[m]:.2f})" if m in medians else "")
+                     for m, v in zip(table.index, table[column])]
+    return table
 
 
 def mark_perplexity(table: pd.DataFrame, medians: dict) -> pd.DataFrame:

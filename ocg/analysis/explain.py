@@ -91,11 +91,12 @@ def methods_link(report_dir: Path, section: str) -> str:
     return f"<a href='{_esc(href)}'>docs/METHODS.md, “{_esc(section)}”</a>"
 
 
-def other_tables(report_dir: Path, table_html, run_notes: dict | None = None, medians: dict | None = None) -> str:
+def other_tables(report_dir: Path, table_html, run_notes: dict | None = None, medians: dict | None = None,
+                 slor_medians: dict | None = None) -> str:
     """Tables 2, 3, 4 and 7 as this report computed them, each with its legend and sources, the
     run file's note on a table (`run_notes`: table7 -> the run's `table7_note`), and the
-    perplexity median beside each mean (`medians`: table4 -> {model: median})."""
-    from .caveats import mark_perplexity
+    perplexity and SLOR medians beside each mean (`medians`, `slor_medians`: table4 -> {model: median})."""
+    from .caveats import mark_perplexity, mark_slor
     report, parts = ReportFolder(report_dir), []
     for table, title, notebook, section, index, value, beside in OTHER_TABLES:
         path = report.table(table)
@@ -111,7 +112,7 @@ def other_tables(report_dir: Path, table_html, run_notes: dict | None = None, me
                          f"{_esc(type(exc).__name__)}: {_esc(exc)}</p>")
             continue
         shown.columns = pd.MultiIndex.from_tuples([(metric(m).label if metric(m) else m, sub) for m, sub in shown.columns])
-        shown = mark_perplexity(shown, (medians or {}).get(table, {}))
+        shown = mark_slor(mark_perplexity(shown, (medians or {}).get(table, {})), (slor_medians or {}).get(table, {}))
         reasons = long.dropna(subset=["missing_reason"]).groupby("metric")["missing_reason"].first() \
             if "missing_reason" in long else {}
         notes = "".join(f"<p class='note'><b>{_esc(metric(m).label if metric(m) else m)}</b> is missing: "

@@ -76,7 +76,8 @@ def _headline(report_dir: Path, scores: dict) -> str:
     means = t1[t1["metric"] == "perplexity"].set_index("model")["value"]
     marks = caveats.dominated({m: (means[m], v) for m, v in medians.items() if m in means.index})
     parts = ["<p>Each value with its difference from the prompt without “in the specified order” (Δ).</p>",
-             _table_html(caveats.mark_copies(caveats.mark_perplexity(ours, medians), scores["summary"]))]
+             _table_html(caveats.mark_copies(caveats.mark_slor(caveats.mark_perplexity(ours, medians), caveats.summary_medians(
+                 scores["summary"], "ordered", "slor")), scores["summary"]))]
     parts += [f"<p class='note'>‡ Perplexity of {_esc(m)}: its mean, {mean:.2f}, is over "
               f"{caveats.PPL_MEAN_OVER_MEDIAN}x its median, {median:.2f}: a few answers of extreme perplexity "
               "make it (both per template, then over templates).</p>" for m, (mean, median) in marks.items()]
@@ -259,7 +260,8 @@ def write_index(report_dir: str | Path, title: str, pages: list[tuple[str, str]]
             "<h2>Table 1: zero-shot, with “in the specified order” (mean over templates)</h2>", _headline(report_dir, scores),
             "<h2>How much the open choices move Table 1</h2>", sections.sensitivity(report_dir, _table_html),
             explain.other_tables(report_dir, _table_html, {"table7": run.get("table7_note") or ""},
-                                 {"table4": caveats.summary_medians(scores["summary"], "ordered_one_shot")}),
+                                 {"table4": caveats.summary_medians(scores["summary"], "ordered_one_shot")},
+                                 {"table4": caveats.summary_medians(scores["summary"], "ordered_one_shot", "slor")}),
             sections.forced(report_dir, _table_html),
             explain.positions_section(report_dir, _table_html), explain.pass_at_k(report_dir, _table_html),
             "<h2>Figures 3 and 4: which ordered concept lists the models composed</h2><div class='figs'>",

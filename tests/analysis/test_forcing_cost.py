@@ -92,3 +92,18 @@ def test_the_summary_keeps_the_perplexity_median_beside_the_mean():
     row = s[(s.condition == "ordered_constrained") & (s.template_id == 1)].iloc[0]
     assert (row.perplexity_median, row.perplexity) == (9000.0, pytest.approx((9000 + 9000 + 90000) / 3))
     assert caveats.summary_medians(s, "ordered_constrained") == {"m": pytest.approx((100.0 + 9000.0) / 2)}
+
+
+def test_slor_is_shown_beside_its_median_as_perplexity_is():
+    """Issue 47 item 5: every SLOR shown beside its median (no ‡: SLOR is a difference of logs)."""
+    from ocg.analysis import caveats
+    from ocg.metrics.registry import label
+    summary = pd.DataFrame({"model": ["a", "a", "b"], "condition": ["ordered"] * 3, "template_id": [0, 1, 0],
+                            "slor_median": [1.0, 2.0, -0.5]})
+    medians = caveats.summary_medians(summary, "ordered", "slor")
+    assert medians == {"a": 1.5, "b": -0.5}  # per template, then over templates
+    table = pd.DataFrame({(label("slor"), ""): [1.25, float("nan")], (label("slor"), "Δ"): [0.1, 0.2]},
+                         index=["a", "b"])
+    shown = caveats.mark_slor(table, medians)
+    assert list(shown[(label("slor"), "")]) == ["1.25 (median 1.50)", "–"]
+    assert list(shown[(label("slor"), "Δ")]) == [0.1, 0.2]  # the Δ column is left as it is
