@@ -91,10 +91,14 @@ def kernel_transport() -> dict:
     and where the runtime folder's path is too long for a socket name (its warning with it)."""
     from jupyter_core.paths import jupyter_runtime_dir
     from traitlets.config import Config
-    longest = os.path.join(jupyter_runtime_dir(), f"kernel-{uuid.uuid4()}-ipc-99")  # jupyter_client's naming
-    if os.name != "posix" or len(longest.encode()) > UNIX_SOCKET_PATH_MAX:
+    # The sockets' path is named here, one per kernel: left to jupyter_client, it can default to
+    # `kernel-ipc` in the working directory (notebooks/), shared by kernels that run at once (a
+    # sweep's tasks, two reports), whose messages then cross ("Invalid Signature").
+    ip = os.path.join(jupyter_runtime_dir(), f"kernel-{uuid.uuid4()}-ipc")
+    if os.name != "posix" or len(f"{ip}-99".encode()) > UNIX_SOCKET_PATH_MAX:
         return {}
-    return {"config": Config({"KernelManager": {"transport": "ipc"}})}
+    os.makedirs(os.path.dirname(ip), exist_ok=True)
+    return {"config": Config({"KernelManager": {"transport": "ipc", "ip": ip}})}
 
 
 def _execute_stoppably(execute) -> None:
