@@ -62,19 +62,22 @@ def selection(prompts: int) -> dict:
 
 
 def paper_prompts() -> int:
-    """Prompts the paper's sweeps ask of their transformers models (API models use no GPU)."""
-    import yaml
-
+    """Prompts the paper's sweeps ask of their transformers models (API models use no GPU); a
+    (model, condition) two sweeps share (paper-table4 reuses paper's `ordered`) counts once."""
     from ocg.models import load_models
+    from ocg.sweep.config import load_sweep
     models = load_models()
-    total = 0
+    prompts: dict[tuple[str, str], int] = {}
     for path in sorted((ROOT / "params" / "sweeps").glob("paper*.yaml")):
-        sweep = yaml.safe_load(path.read_text())
-        sets = sweep.get("subset_k") or 192
-        templates = len(sweep.get("template_ids") or range(6))
-        local = [m for m in sweep["models"] if models[m].backend == "transformers"]
-        total += len(local) * len(sweep["conditions"]) * sets * 24 * templates
-    return total
+        sweep = load_sweep(path)  # `extends:` followed, defaults filled
+        per_condition = ((sweep.get("subset_k") or 192) * (sweep.get("permutations") or 24)
+                         * len(sweep.get("template_ids") or range(6)))
+        for model in sweep["models"]:
+            if models[model].backend == "transformers":
+                for condition in sweep["conditions"]:
+                    key = (model, condition)
+                    prompts[key] = max(prompts.get(key, 0), per_condition)
+    return sum(prompts.values())
 
 
 def ocg_pass(folder: Path, name: str, args, quantization: str, out: Path) -> tuple[dict, list[dict]]:

@@ -257,7 +257,7 @@ class TransformersBackend:
                 "planned_batch_size": self.batch_size, "working_batch_size": self.max_working,
                 "batch_size_auto": getattr(self, "batch_size_auto", None), "pad_multiple": self.pad_multiple,
                 "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None}
-        if self.model is not None:
+        if self.load_seconds is not None:  # set last: a load cut short (a signal) leaves no half-state here
             card.update({
                 "model_dtype": str(self.model.dtype).replace("torch.", ""),
                 "attention": self.model.config._attn_implementation,  # what `auto` resolved to

@@ -129,6 +129,24 @@ def test_the_entrys_attention_is_the_one_that_runs():
         assert backend.card()["attention"] == attention == backend.model.config._attn_implementation
 
 
+def test_a_load_cut_short_leaves_a_card_without_model_settings(monkeypatch):
+    """A signal between from_pretrained and the generation config (CI saw SIGTERM there): the card
+    the stopped run writes names no half-loaded model instead of failing on a missing config."""
+    from ocg.errors import Terminated
+    from ocg.generation.hf_backend import TransformersBackend
+    backend = TransformersBackend(get_model("smollm2-135m-instruct"))
+
+    def cut(self):
+        raise Terminated("stopped by signal SIGTERM")
+    monkeypatch.setattr(TransformersBackend, "_generation_config", cut)
+    with pytest.raises(Terminated):
+        backend._load_model()
+    assert backend.model is not None and backend.generation_config is None
+    card = backend.card()
+    assert "generation_config" not in card and "model_dtype" not in card
+    assert card["backend"] == backend.kind
+
+
 def test_a_changed_prompt_is_refused(reference, tmp_path, monkeypatch):
     import ocg.generation.run as run
     import ocg.generation.selection as selection
