@@ -47,12 +47,14 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check ocg tests benchmarks
+	$(VENV)/bin/ruff format --check ocg tests benchmarks
 	$(call two_tiers,$(PY),$(PYTEST_ARGS))
 
 # The fast tier while developing: the linter and every test not marked slow (docs/developing.md).
 .PHONY: test-fast
 test-fast: $(STAMP)
 	$(VENV)/bin/ruff check ocg tests benchmarks
+	$(VENV)/bin/ruff format --check ocg tests benchmarks
 	$(PY) -m pytest -m "not slow" -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 install: $(STAMP)

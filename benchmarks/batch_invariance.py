@@ -30,18 +30,29 @@ def main() -> None:
 
     base = get_model(args.model)
     batch = args.batch_size or base.batch_size
-    rows = select_instances(conditions=["ordered"], subset_k=2).sample(n=args.prompts, random_state=0)
-    print(f"model {base.name} ({base.quantization}), {args.prompts} prompts, batch {batch} vs 1, "
-          f"max_new_tokens={base.max_new_tokens}")
-    figures = {"model": base.name, "prompts": args.prompts, "batch": batch, "max_new_tokens": base.max_new_tokens}
+    rows = select_instances(conditions=["ordered"], subset_k=2).sample(
+        n=args.prompts, random_state=0
+    )
+    print(
+        f"model {base.name} ({base.quantization}), {args.prompts} prompts, batch {batch} vs 1, "
+        f"max_new_tokens={base.max_new_tokens}"
+    )
+    figures = {
+        "model": base.name,
+        "prompts": args.prompts,
+        "batch": batch,
+        "max_new_tokens": base.max_new_tokens,
+    }
     for dtype in ("bfloat16", "float32"):
         backend = TransformersBackend(dataclasses.replace(base, dtype=dtype), batch_size=batch)
         rendered = [backend.render(json.loads(m)) for m in rows["messages"]]
         batched, tok_b, _ = answers(backend, rendered, batch)
         single, tok_1, _ = answers(backend, rendered, 1)
         differ = differing(batched, single)
-        print(f"  {dtype:>8}: {differ:>3} of {len(rendered)} answers differ ({100 * differ / len(rendered):5.1f}%); "
-              f"tokens batch {batch}: {tok_b}, batch 1: {tok_1}")
+        print(
+            f"  {dtype:>8}: {differ:>3} of {len(rendered)} answers differ ({100 * differ / len(rendered):5.1f}%); "
+            f"tokens batch {batch}: {tok_b}, batch 1: {tok_1}"
+        )
         figures[f"{dtype}_differ"] = differ
     record("batch_invariance", figures, vars(args))
 

@@ -26,14 +26,25 @@ from ocg.models import get_model
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="smollm2-135m-instruct", help="a transformers entry; its batch size is used")
-    parser.add_argument("--prompts", type=int, default=32, help="ordered prompts of 2 concept sets, drawn with seed 0")
+    parser.add_argument(
+        "--model",
+        default="smollm2-135m-instruct",
+        help="a transformers entry; its batch size is used",
+    )
+    parser.add_argument(
+        "--prompts",
+        type=int,
+        default=32,
+        help="ordered prompts of 2 concept sets, drawn with seed 0",
+    )
     args = parser.parse_args()
 
     spec = get_model(args.model)
     backend = TransformersBackend(spec)
     batch = backend.batch_size
-    rows = select_instances(conditions=["ordered"], subset_k=2).sample(n=args.prompts, random_state=0)
+    rows = select_instances(conditions=["ordered"], subset_k=2).sample(
+        n=args.prompts, random_state=0
+    )
     rendered = [backend.render(json.loads(m)) for m in rows["messages"]]
     regexes = [ordered_regex(list(c), p) for c, p in zip(rows["concepts"], rows["pos_pattern"])]
     free_ids = [f"free-{i}" for i in range(len(rendered))]
@@ -51,23 +62,40 @@ def main() -> None:
     for positions in plan_batches(free_ids, backend.prompt_lengths(rendered), batch):
         for name, ids in (("free", free_ids), ("forced", forced_ids)):
             t = time.perf_counter()
-            out = backend.generate([rendered[p] for p in positions], instance_ids=[ids[p] for p in positions])
+            out = backend.generate(
+                [rendered[p] for p in positions], instance_ids=[ids[p] for p in positions]
+            )
             totals[name][0] += time.perf_counter() - t
             totals[name][1] += sum(r["completion_tokens"] for r in out)
             totals[name][2] += sum(r["finish_reason"] == "length" for r in out)
-    print(f"model {spec.name} ({spec.quantization}, {spec.dtype}) on {backend.card()['device']}, batch {batch}, "
-          f"max_new_tokens={spec.max_new_tokens}, xgrammar {library_version()}, {len(rendered)} prompts")
+    print(
+        f"model {spec.name} ({spec.quantization}, {spec.dtype}) on {backend.card()['device']}, batch {batch}, "
+        f"max_new_tokens={spec.max_new_tokens}, xgrammar {library_version()}, {len(rendered)} prompts"
+    )
     for name, (seconds, tokens, cut) in totals.items():
-        print(f"  {name:>6}: {seconds:7.2f} s, {tokens:5d} tokens, {cut} cut by the budget: "
-              f"{seconds / len(rendered):.3f} s/prompt, {1000 * seconds / tokens:.1f} ms/token")
+        print(
+            f"  {name:>6}: {seconds:7.2f} s, {tokens:5d} tokens, {cut} cut by the budget: "
+            f"{seconds / len(rendered):.3f} s/prompt, {1000 * seconds / tokens:.1f} ms/token"
+        )
     print(f"  compiling the {len(regexes)} grammars alone: {compile_s:.2f} s")
     (fs, ft, _), (cs, ct, _) = totals["free"], totals["forced"]
     print(f"ratio forced/free: {cs / fs:.2f}x per prompt, {(cs / ct) / (fs / ft):.2f}x per token")
-    record("constrained", {"model": spec.name, "prompts": len(rendered), "batch": batch,
-                           "free_s": round(fs, 2), "forced_s": round(cs, 2), "free_tokens": ft, "forced_tokens": ct,
-                           "forced_over_free_per_prompt": round(cs / fs, 2),
-                           "forced_over_free_per_token": round((cs / ct) / (fs / ft), 2),
-                           "compile_s": round(compile_s, 2)}, vars(args))
+    record(
+        "constrained",
+        {
+            "model": spec.name,
+            "prompts": len(rendered),
+            "batch": batch,
+            "free_s": round(fs, 2),
+            "forced_s": round(cs, 2),
+            "free_tokens": ft,
+            "forced_tokens": ct,
+            "forced_over_free_per_prompt": round(cs / fs, 2),
+            "forced_over_free_per_token": round((cs / ct) / (fs / ft), 2),
+            "compile_s": round(compile_s, 2),
+        },
+        vars(args),
+    )
 
 
 if __name__ == "__main__":

@@ -27,7 +27,12 @@ from pathlib import Path
 from recording import provenance
 
 RESULTS = Path(__file__).resolve().parent / "results" / "forced_forms.json"
-CONTEXTS = {"bare": "", "after 'the'": "the", "after an adjective ('big')": "big", "after a pronoun ('they')": "they"}
+CONTEXTS = {
+    "bare": "",
+    "after 'the'": "the",
+    "after an adjective ('big')": "big",
+    "after a pronoun ('they')": "they",
+}
 
 
 def bare_concepts() -> dict:
@@ -36,14 +41,22 @@ def bare_concepts() -> dict:
 
     from ocg.data import load_concept_sets
     from ocg.generation.ordered_grammar import inflections
+
     out = {}
     for n in (4, 5):
         pairs = sorted({(c.word, c.pos) for s in load_concept_sets(n) for c in s.concepts})
-        lexicon_only = [f"{w}_{p}" for w, p in pairs
-                        if not lemminflect.getAllInflections(w, upos="VERB" if p == "V" else "NOUN")]
+        lexicon_only = [
+            f"{w}_{p}"
+            for w, p in pairs
+            if not lemminflect.getAllInflections(w, upos="VERB" if p == "V" else "NOUN")
+        ]
         now = [f"{w}_{p}" for w, p in pairs if inflections(w, p) == (w,)]
-        out[f"{n}_concepts"] = {"distinct_concepts": len(pairs), "no_lexicon_entry": lexicon_only,
-                                "bare_word_only_v1": sorted(set(lexicon_only) | set(now)), "bare_word_only_now": now}
+        out[f"{n}_concepts"] = {
+            "distinct_concepts": len(pairs),
+            "no_lexicon_entry": lexicon_only,
+            "bare_word_only_v1": sorted(set(lexicon_only) | set(now)),
+            "bare_word_only_now": now,
+        }
     return out
 
 
@@ -54,6 +67,7 @@ def probes():
 
     from ocg.data import load_concept_sets
     from ocg.generation.ordered_grammar import inflections, ordered_regex
+
     for s in load_concept_sets(4):
         words, pos = [c.word for c in s.concepts], "".join(c.pos for c in s.concepts)
         grammar = re.compile(ordered_regex(words, pos))
@@ -72,16 +86,30 @@ def gap() -> dict:
     import pandas as pd
 
     from ocg.metrics.coverage import load_nlp, score_coverage
-    rows = pd.DataFrame(probes(), columns=["sentence", "concepts", "pos_pattern", "position", "form", "context"])
-    scored = score_coverage(rows["sentence"], rows["concepts"], load_nlp(), pos_patterns=rows["pos_pattern"])
+
+    rows = pd.DataFrame(
+        probes(), columns=["sentence", "concepts", "pos_pattern", "position", "form", "context"]
+    )
+    scored = score_coverage(
+        rows["sentence"], rows["concepts"], load_nlp(), pos_patterns=rows["pos_pattern"]
+    )
     rows["accepted"] = [m[i] != -1 for m, i in zip(scored["match_positions"], rows["position"])]
     rows["pos"] = [p[i] for p, i in zip(rows["pos_pattern"], rows["position"])]
-    out = {"admitted_sentences": len(rows), "rejected": int((~rows.accepted).sum()), "by_context": {}}
+    out = {
+        "admitted_sentences": len(rows),
+        "rejected": int((~rows.accepted).sum()),
+        "by_context": {},
+    }
     for context, d in rows.groupby("context", sort=False):
         out["by_context"][context] = {
-            "admitted": len(d), "rejected": int((~d.accepted).sum()),
-            "by_pos": {p: {"admitted": len(g), "rejected": int((~g.accepted).sum())} for p, g in d.groupby("pos")},
-            "examples_rejected": d[~d.accepted]["sentence"].head(4).tolist()}
+            "admitted": len(d),
+            "rejected": int((~d.accepted).sum()),
+            "by_pos": {
+                p: {"admitted": len(g), "rejected": int((~g.accepted).sum())}
+                for p, g in d.groupby("pos")
+            },
+            "examples_rejected": d[~d.accepted]["sentence"].head(4).tolist(),
+        }
     return out
 
 
@@ -90,18 +118,29 @@ def main() -> None:
 
     from ocg.generation.ordered_grammar import GRAMMAR_VERSION
     from ocg.metrics.coverage import DEFAULT_RULE
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
-    result = {"grammar_version": GRAMMAR_VERSION, "lemminflect": metadata.version("lemminflect"),
-              "spacy": metadata.version("spacy"), "matching_rule": DEFAULT_RULE,
-              "concepts": bare_concepts(), "gap": gap(), **provenance()}
+    result = {
+        "grammar_version": GRAMMAR_VERSION,
+        "lemminflect": metadata.version("lemminflect"),
+        "spacy": metadata.version("spacy"),
+        "matching_rule": DEFAULT_RULE,
+        "concepts": bare_concepts(),
+        "gap": gap(),
+        **provenance(),
+    }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     g = result["gap"]
-    print(f"{args.out}: {g['admitted_sentences']} admitted sentences, {g['rejected']} probed concepts rejected")
+    print(
+        f"{args.out}: {g['admitted_sentences']} admitted sentences, {g['rejected']} probed concepts rejected"
+    )
     for context, c in g["by_context"].items():
-        print(f"  {context}: {c['rejected']} of {c['admitted']} rejected; e.g. {c['examples_rejected'][:2]}")
+        print(
+            f"  {context}: {c['rejected']} of {c['admitted']} rejected; e.g. {c['examples_rejected'][:2]}"
+        )
 
 
 if __name__ == "__main__":

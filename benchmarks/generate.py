@@ -64,35 +64,48 @@ VARIANTS = {
 }
 
 
-def demo_prompts(backend: TransformersBackend, n: int | None, conditions: list[str] | None
-                 ) -> tuple[list[str], list[tuple[str, str]]]:
+def demo_prompts(
+    backend: TransformersBackend, n: int | None, conditions: list[str] | None
+) -> tuple[list[str], list[tuple[str, str]]]:
     """Instance ids and (condition, rendered prompt) of the demo's instances (of `conditions`, if
     given), or a seeded sample of n of them."""
     run = load_run()
-    rows = select_instances(conditions=conditions or run["conditions"], subset_k=run["subset_k"],
-                            template_ids=run["template_ids"])
+    rows = select_instances(
+        conditions=conditions or run["conditions"],
+        subset_k=run["subset_k"],
+        template_ids=run["template_ids"],
+    )
     if n:
         rows = rows.sample(n=min(n, len(rows)), random_state=0).sort_index()
-    return list(rows["instance_id"]), [(c, backend.render(json.loads(m)))
-                                       for c, m in zip(rows["condition"], rows["messages"])]
+    return list(rows["instance_id"]), [
+        (c, backend.render(json.loads(m))) for c, m in zip(rows["condition"], rows["messages"])
+    ]
 
 
 def make_backend(base, name: str) -> TransformersBackend:
     batch, overrides, compiled, attention = VARIANTS[name]
-    spec = dataclasses.replace(base, batch_size=batch or base.batch_size, attention=attention or base.attention,
-                               generation_overrides={**base.generation_overrides, **overrides})
+    spec = dataclasses.replace(
+        base,
+        batch_size=batch or base.batch_size,
+        attention=attention or base.attention,
+        generation_overrides={**base.generation_overrides, **overrides},
+    )
     backend = TransformersBackend(spec)
-    backend.generate(["<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"])  # loads the weights
+    backend.generate(
+        ["<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"]
+    )  # loads the weights
     if compiled:
         from transformers import CompileConfig
+
         config = CompileConfig()
         config._compile_all_devices = True  # transformers compiles on CUDA only unless asked
         backend.generation_config.compile_config = config
     return backend
 
 
-def measure(backend: TransformersBackend, ids: list[str], prompts: list[tuple[str, str]]
-            ) -> tuple[list[str], int, float, float]:
+def measure(
+    backend: TransformersBackend, ids: list[str], prompts: list[tuple[str, str]]
+) -> tuple[list[str], int, float, float]:
     """Answers in prompt order, useful tokens, seconds and CPU seconds of this process; each
     condition planned on its own, by instance id as `ocg generate` plans it (today's batches are
     the demo's)."""
@@ -102,12 +115,18 @@ def measure(backend: TransformersBackend, ids: list[str], prompts: list[tuple[st
     for cond in dict.fromkeys(c for c, _ in prompts):
         where = [i for i, (c, _) in enumerate(prompts) if c == cond]
         texts = [prompts[i][1] for i in where]
-        for batch in plan_batches([ids[i] for i in where], backend.prompt_lengths(texts), backend.batch_size):
+        for batch in plan_batches(
+            [ids[i] for i in where], backend.prompt_lengths(texts), backend.batch_size
+        ):
             out = backend.generate([texts[p] for p in batch])
             answers.update((where[p], r["raw"]) for p, r in zip(batch, out))
             tokens += sum(r["completion_tokens"] for r in out)
-    return ([answers[i] for i in range(len(prompts))], tokens, time.perf_counter() - t0,
-            time.process_time() - cpu0)
+    return (
+        [answers[i] for i in range(len(prompts))],
+        tokens,
+        time.perf_counter() - t0,
+        time.process_time() - cpu0,
+    )
 
 
 def previous_stack(python: str, args: argparse.Namespace) -> tuple[str, list, int, float, float]:
@@ -127,21 +146,37 @@ def previous_stack(python: str, args: argparse.Namespace) -> tuple[str, list, in
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="smollm2-135m-instruct")
-    parser.add_argument("--prompts", type=int, default=None, help="a seeded sample of the demo's (default: all)")
+    parser.add_argument(
+        "--prompts", type=int, default=None, help="a seeded sample of the demo's (default: all)"
+    )
     parser.add_argument("--conditions", default=None, help="comma-separated (default: the demo's)")
-    parser.add_argument("--variants", default="today,batch48,batch144,static16,static48,entry",
-                        help=f"comma-separated, from {','.join(VARIANTS)}; today's is always run")
-    parser.add_argument("--previous-stack", default=None, metavar="PYTHON",
-                        help="also run today's variant in this python (e.g. .venv-tf4/bin/python: the stack "
-                             "before issue 35) each round; every ratio is then to it")
+    parser.add_argument(
+        "--variants",
+        default="today,batch48,batch144,static16,static48,entry",
+        help=f"comma-separated, from {','.join(VARIANTS)}; today's is always run",
+    )
+    parser.add_argument(
+        "--previous-stack",
+        default=None,
+        metavar="PYTHON",
+        help="also run today's variant in this python (e.g. .venv-tf4/bin/python: the stack "
+        "before issue 35) each round; every ratio is then to it",
+    )
     parser.add_argument("--rounds", type=int, default=1)
-    parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (default: torch's)")
-    parser.add_argument("--save", default=None, help="write each variant's answers here (JSON, by instance id)")
-    parser.add_argument("--emit-today", default=None, help=argparse.SUPPRESS)  # previous_stack's worker
+    parser.add_argument(
+        "--threads", type=int, default=None, help="torch.set_num_threads (default: torch's)"
+    )
+    parser.add_argument(
+        "--save", default=None, help="write each variant's answers here (JSON, by instance id)"
+    )
+    parser.add_argument(
+        "--emit-today", default=None, help=argparse.SUPPRESS
+    )  # previous_stack's worker
     args = parser.parse_args()
 
     import torch
     import transformers
+
     if args.threads:
         torch.set_num_threads(args.threads)
     names = ["today"] + [v for v in args.variants.split(",") if v and v != "today"]
@@ -152,12 +187,22 @@ def main() -> None:
         parser.error(f"unknown variant(s) {unknown}; known: {sorted(VARIANTS)}")
     base = get_model(args.model)
     backends = {name: make_backend(base, name) for name in names}
-    ids, prompts = demo_prompts(backends["today"], args.prompts,
-                               args.conditions.split(",") if args.conditions else None)
+    ids, prompts = demo_prompts(
+        backends["today"], args.prompts, args.conditions.split(",") if args.conditions else None
+    )
     if args.emit_today:
         answers, tokens, seconds, cpu = measure(backends["today"], ids, prompts)
-        Path(args.emit_today).write_text(json.dumps({"transformers": transformers.__version__, "answers": answers,
-                                                     "tokens": tokens, "seconds": seconds, "cpu": cpu}))
+        Path(args.emit_today).write_text(
+            json.dumps(
+                {
+                    "transformers": transformers.__version__,
+                    "answers": answers,
+                    "tokens": tokens,
+                    "seconds": seconds,
+                    "cpu": cpu,
+                }
+            )
+        )
         return
     batch_of = {name: backends[name].batch_size for name in names}
     runs: dict[str, list] = {name: [] for name in names}
@@ -168,14 +213,22 @@ def main() -> None:
             baseline = f"today@{version}"
             runs.setdefault(baseline, []).append(tuple(measured))
             batch_of[baseline] = VARIANTS["today"][0]
-            print(f"  round {r + 1} {baseline}: {measured[2]:.1f} s, {measured[3]:.1f} CPU s", flush=True)
+            print(
+                f"  round {r + 1} {baseline}: {measured[2]:.1f} s, {measured[3]:.1f} CPU s",
+                flush=True,
+            )
         for name in names:
             runs[name].append(measure(backends[name], ids, prompts))
-            print(f"  round {r + 1} {name}: {runs[name][-1][2]:.1f} s, {runs[name][-1][3]:.1f} CPU s", flush=True)
+            print(
+                f"  round {r + 1} {name}: {runs[name][-1][2]:.1f} s, {runs[name][-1][3]:.1f} CPU s",
+                flush=True,
+            )
 
-    print(f"model {base.name} ({base.quantization}, {base.dtype}), {len(prompts)} of the demo's prompts, "
-          f"max_new_tokens={base.max_new_tokens}, torch threads {torch.get_num_threads()}, "
-          f"transformers {transformers.__version__}, {args.rounds} round(s), median; ratios to {baseline}")
+    print(
+        f"model {base.name} ({base.quantization}, {base.dtype}), {len(prompts)} of the demo's prompts, "
+        f"max_new_tokens={base.max_new_tokens}, torch threads {torch.get_num_threads()}, "
+        f"transformers {transformers.__version__}, {args.rounds} round(s), median; ratios to {baseline}"
+    )
     base_answers, base_tokens = runs[baseline][0][:2]
     ref = [statistics.median(run[k] for run in runs[baseline]) for k in (2, 3)]
     figures = {"model": base.name, "prompts": len(prompts), "baseline": baseline, "variants": {}}
@@ -183,14 +236,21 @@ def main() -> None:
         answers, tokens = runs[name][0][:2]
         seconds, cpu = (statistics.median(run[k] for run in runs[name]) for k in (2, 3))
         differ = sum(a != b for a, b in zip(answers, base_answers))
-        print(f"  {name:>14} (batch {batch_of[name]:>3}): {tokens:>6} tokens, {tokens / seconds:7.1f} tokens/s "
-              f"= {ref[0] / seconds * tokens / base_tokens:5.2f}x; {seconds:7.1f} s = "
-              f"{ref[0] / seconds:5.2f}x faster; CPU {cpu:7.1f} s = {ref[1] / cpu:5.2f}x less; "
-              f"{differ} of {len(answers)} answers differ from {baseline}'s")
-        figures["variants"][name] = {"batch": batch_of[name], "tokens": tokens, "seconds": round(seconds, 2),
-                                     "cpu_s": round(cpu, 2), "tokens_per_s": round(tokens / seconds, 1),
-                                     "speedup": round(ref[0] / seconds * tokens / base_tokens, 2),
-                                     "differ_from_baseline": differ}
+        print(
+            f"  {name:>14} (batch {batch_of[name]:>3}): {tokens:>6} tokens, {tokens / seconds:7.1f} tokens/s "
+            f"= {ref[0] / seconds * tokens / base_tokens:5.2f}x; {seconds:7.1f} s = "
+            f"{ref[0] / seconds:5.2f}x faster; CPU {cpu:7.1f} s = {ref[1] / cpu:5.2f}x less; "
+            f"{differ} of {len(answers)} answers differ from {baseline}'s"
+        )
+        figures["variants"][name] = {
+            "batch": batch_of[name],
+            "tokens": tokens,
+            "seconds": round(seconds, 2),
+            "cpu_s": round(cpu, 2),
+            "tokens_per_s": round(tokens / seconds, 1),
+            "speedup": round(ref[0] / seconds * tokens / base_tokens, 2),
+            "differ_from_baseline": differ,
+        }
     record("generate", figures, {k: v for k, v in vars(args).items() if k != "emit_today"})
     if args.save:
         with open(args.save, "w") as fh:

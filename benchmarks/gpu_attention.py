@@ -15,7 +15,9 @@ import dataclasses
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # gpu_check.py beside it (it adds the project's code)
+sys.path.insert(
+    0, str(Path(__file__).resolve().parent)
+)  # gpu_check.py beside it (it adds the project's code)
 
 import torch  # noqa: E402
 from gpu_check import add_model_source, model_id  # noqa: E402
@@ -24,7 +26,14 @@ from ocg.generation.hf_backend import TransformersBackend  # noqa: E402
 from ocg.generation.invariance import answers, differing, sample_messages  # noqa: E402
 from ocg.models import get_model  # noqa: E402
 
-BLOCKS = [(True, 16), (False, 16), (True, 16), (False, 16), (True, 1), (False, 1)]  # (cuDNN allowed, batch)
+BLOCKS = [
+    (True, 16),
+    (False, 16),
+    (True, 16),
+    (False, 16),
+    (True, 1),
+    (False, 1),
+]  # (cuDNN allowed, batch)
 
 
 def main() -> None:
@@ -35,8 +44,12 @@ def main() -> None:
     add_model_source(parser)
     args = parser.parse_args()
     dev, n, tokens = args.device, args.n, args.tokens
-    spec = dataclasses.replace(get_model("smollm2-135m-instruct"), id=model_id(args), max_new_tokens=tokens,
-                               dtype="bfloat16")
+    spec = dataclasses.replace(
+        get_model("smollm2-135m-instruct"),
+        id=model_id(args),
+        max_new_tokens=tokens,
+        dtype="bfloat16",
+    )
     backend = TransformersBackend(spec, batch_size=16, device=dev)
     rendered = [backend.render(m) for m in sample_messages(6 * n, seed=0)]
     backend.generate(rendered[:1])
@@ -44,18 +57,29 @@ def main() -> None:
     for k, (cudnn, bs) in enumerate(BLOCKS):
         if dev == "cuda":
             torch.backends.cuda.enable_cudnn_sdp(cudnn)
-        part = rendered[k * n:(k + 1) * n] if bs == 16 else rendered[4 * n:4 * n + max(1, n // 4)]
+        part = (
+            rendered[k * n : (k + 1) * n] if bs == 16 else rendered[4 * n : 4 * n + max(1, n // 4)]
+        )
         out, toks, s = answers(backend, part, bs)
         got[(cudnn, bs, k)] = out
-        print(f"cudnn sdp {'on ' if cudnn else 'off'} batch {bs:2d} prompts {len(part)}: {len(part) / s:.1f} "
-              f"answers/s, {toks / s:.0f} tokens/s, {s:.1f} s", flush=True)
+        print(
+            f"cudnn sdp {'on ' if cudnn else 'off'} batch {bs:2d} prompts {len(part)}: {len(part) / s:.1f} "
+            f"answers/s, {toks / s:.0f} tokens/s, {s:.1f} s",
+            flush=True,
+        )
     if dev == "cuda":
         torch.backends.cuda.enable_cudnn_sdp(False)
-    again, _, s = answers(backend, rendered[:n], 16)  # the first block again, cuDNN off: same answers?
-    print(f"block 0 again without cudnn: {len(again) / s:.1f} answers/s; answers differing from cudnn run: "
-          f"{differing(got[(True, 16, 0)], again)} of {n}")
+    again, _, s = answers(
+        backend, rendered[:n], 16
+    )  # the first block again, cuDNN off: same answers?
+    print(
+        f"block 0 again without cudnn: {len(again) / s:.1f} answers/s; answers differing from cudnn run: "
+        f"{differing(got[(True, 16, 0)], again)} of {n}"
+    )
     b1_on, b1_off = got[(True, 1, 4)], got[(False, 1, 5)]
-    print(f"batch 1, same prompts, cudnn on vs off: {differing(b1_on, b1_off)} of {len(b1_on)} differ")
+    print(
+        f"batch 1, same prompts, cudnn on vs off: {differing(b1_on, b1_off)} of {len(b1_on)} differ"
+    )
 
 
 if __name__ == "__main__":

@@ -43,7 +43,9 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # paper_shapes.py beside it (it adds the project's code)
+sys.path.insert(
+    0, str(Path(__file__).resolve().parent)
+)  # paper_shapes.py beside it (it adds the project's code)
 
 import paper_shapes  # noqa: E402
 from paper_variants import VARIANTS, bare_answers, time_variant  # noqa: E402
@@ -66,12 +68,16 @@ def paper_prompts() -> int:
     (model, condition) two sweeps share (paper-table4 reuses paper's `ordered`) counts once."""
     from ocg.models import load_models
     from ocg.sweep.config import load_sweep
+
     models = load_models()
     prompts: dict[tuple[str, str], int] = {}
     for path in sorted((ROOT / "params" / "sweeps").glob("paper*.yaml")):
         sweep = load_sweep(path)  # `extends:` followed, defaults filled
-        per_condition = ((sweep.get("subset_k") or 192) * (sweep.get("permutations") or 24)
-                         * len(sweep.get("template_ids") or range(6)))
+        per_condition = (
+            (sweep.get("subset_k") or 192)
+            * (sweep.get("permutations") or 24)
+            * len(sweep.get("template_ids") or range(6))
+        )
         for model in sweep["models"]:
             if models[model].backend == "transformers":
                 for condition in sweep["conditions"]:
@@ -80,54 +86,93 @@ def paper_prompts() -> int:
     return sum(prompts.values())
 
 
-def ocg_pass(folder: Path, name: str, args, quantization: str, out: Path) -> tuple[dict, list[dict]]:
+def ocg_pass(
+    folder: Path, name: str, args, quantization: str, out: Path
+) -> tuple[dict, list[dict]]:
     """One `ocg generate` run; its figures and records (in plan order)."""
     from ocg.generation import GenerationStore, generate
     from ocg.layout import ModelGenerations
     from ocg.models import ModelSpec
-    spec = ModelSpec(name=name, id=str(folder), quantization=quantization, dtype=args.dtype,
-                     max_new_tokens=args.max_new_tokens, batch_size=args.batch, batch_check=0,
-                     generation_overrides={"min_new_tokens": args.max_new_tokens})
+
+    spec = ModelSpec(
+        name=name,
+        id=str(folder),
+        quantization=quantization,
+        dtype=args.dtype,
+        max_new_tokens=args.max_new_tokens,
+        batch_size=args.batch,
+        batch_check=0,
+        generation_overrides={"min_new_tokens": args.max_new_tokens},
+    )
     t0 = time.perf_counter()
-    model_dir = generate(spec, conditions=["ordered"], out_dir=out, progress=False, **selection(args.prompts))
+    model_dir = generate(
+        spec, conditions=["ordered"], out_dir=out, progress=False, **selection(args.prompts)
+    )
     wall = time.perf_counter() - t0
     card = json.loads(ModelGenerations(model_dir).run_card.read_text())
     run = card["runs"][-1]
     seconds = run["seconds"] - card["backend"]["load_seconds"]
-    records = sorted(GenerationStore(ModelGenerations(model_dir).store("ordered")).records(), key=lambda r: (r["batch_index"],))
-    return {"ocg_answers_per_s": round(run["written"] / seconds, 2),
-            "ocg_tokens_per_s": round(run["new_tokens"] / seconds, 1), "ocg_seconds": round(seconds, 2),
-            "ocg_wall_s": round(wall, 1), "load_seconds": card["backend"]["load_seconds"],
-            "batch": card["settings"]["batch_size"], "working_batch": card["backend"]["working_batch_size"],
-            "batch_size_auto": card["backend"].get("batch_size_auto"), "pad_multiple": card["backend"]["pad_multiple"],
-            "prompts": run["written"], "device": card["backend"]["device"]}, records
+    records = sorted(
+        GenerationStore(ModelGenerations(model_dir).store("ordered")).records(),
+        key=lambda r: (r["batch_index"],),
+    )
+    return {
+        "ocg_answers_per_s": round(run["written"] / seconds, 2),
+        "ocg_tokens_per_s": round(run["new_tokens"] / seconds, 1),
+        "ocg_seconds": round(seconds, 2),
+        "ocg_wall_s": round(wall, 1),
+        "load_seconds": card["backend"]["load_seconds"],
+        "batch": card["settings"]["batch_size"],
+        "working_batch": card["backend"]["working_batch_size"],
+        "batch_size_auto": card["backend"].get("batch_size_auto"),
+        "pad_multiple": card["backend"]["pad_multiple"],
+        "prompts": run["written"],
+        "device": card["backend"]["device"],
+    }, records
 
 
 def measure(shape: str, folder: Path, quantization: str, args, work: Path) -> dict:
     from ocg.generation.hf_backend import TransformersBackend
     from ocg.models import ModelSpec
-    row, records = ocg_pass(folder, f"{shape}-{quantization}", args, quantization, work / f"ocg-{quantization}")
+
+    row, records = ocg_pass(
+        folder, f"{shape}-{quantization}", args, quantization, work / f"ocg-{quantization}"
+    )
     free_device()
     batches: dict[int, list[str]] = {}
     for r in records:
         batches.setdefault(r["batch_index"], []).append(r["prompt"])
     ocg_raw = [r["raw"] for r in records]
-    backend = TransformersBackend(ModelSpec(name="bare", id=str(folder), quantization=quantization, dtype=args.dtype,
-                                            max_new_tokens=args.max_new_tokens), device=args.device)
+    backend = TransformersBackend(
+        ModelSpec(
+            name="bare",
+            id=str(folder),
+            quantization=quantization,
+            dtype=args.dtype,
+            max_new_tokens=args.max_new_tokens,
+        ),
+        device=args.device,
+    )
     backend._load_model()  # the same weights, loaded as ocg loads them
     plan = [batches[k] for k in sorted(batches)]
     passes = [bare_answers(backend, plan, args.max_new_tokens) for _ in range(2)]
     n, tokens = len(records), len(records) * args.max_new_tokens
     bare = n / passes[1]["seconds"]
-    row.update(bare_first_answers_per_s=round(n / passes[0]["seconds"], 2), bare_answers_per_s=round(bare, 2),
-               bare_tokens_per_s=round(tokens / passes[1]["seconds"], 1),
-               ratio_to_bare=round(bare / row["ocg_answers_per_s"], 3),
-               bare_differ_from_ocg=sum(a != b for a, b in zip(passes[1]["texts"], ocg_raw)))
+    row.update(
+        bare_first_answers_per_s=round(n / passes[0]["seconds"], 2),
+        bare_answers_per_s=round(bare, 2),
+        bare_tokens_per_s=round(tokens / passes[1]["seconds"], 1),
+        ratio_to_bare=round(bare / row["ocg_answers_per_s"], 3),
+        bare_differ_from_ocg=sum(a != b for a, b in zip(passes[1]["texts"], ocg_raw)),
+    )
     row["variants"] = {}
     for v in args.variants if quantization == "none" and shape == args.shapes[0] else []:
         over = time.perf_counter() - args.started > args.budget_s
-        row["variants"][v] = ({"skipped": "past --budget-s"} if over
-                              else time_variant(v, backend, plan, args.max_new_tokens, ocg_raw))
+        row["variants"][v] = (
+            {"skipped": "past --budget-s"}
+            if over
+            else time_variant(v, backend, plan, args.max_new_tokens, ocg_raw)
+        )
     hours = paper_prompts() / (row["ocg_answers_per_s"] * args.max_new_tokens / PAPER_TOKENS) / 3600
     row["projected_gpu_hours_paper_sweeps"] = round(hours, 1)
     del backend
@@ -140,6 +185,7 @@ def free_device() -> None:
     import gc
 
     import torch
+
     gc.collect()
     if torch.cuda.is_available():
         torch.cuda.empty_cache()
@@ -154,29 +200,51 @@ def smollm2_batch_32_vs_auto(args) -> dict:
     from ocg.generation.hf_backend import TransformersBackend
     from ocg.generation.invariance import answers, differing, sample_messages
     from ocg.models import get_model
-    spec = dataclasses.replace(get_model("smollm2-135m-instruct"), id=str(Path(args.smollm2_dir).resolve()),
-                               dtype=args.dtype, quantization="none", batch_size="auto")
+
+    spec = dataclasses.replace(
+        get_model("smollm2-135m-instruct"),
+        id=str(Path(args.smollm2_dir).resolve()),
+        dtype=args.dtype,
+        quantization="none",
+        batch_size="auto",
+    )
     backend = TransformersBackend(spec, device=args.device)
     rendered = [backend.render(m) for m in sample_messages(args.prompts, seed=0)]
-    with tempfile.TemporaryDirectory() as tmp:  # no run card there: the estimate, not a resumed size
+    with (
+        tempfile.TemporaryDirectory() as tmp
+    ):  # no run card there: the estimate, not a resumed size
         resolve_batch_size(backend, dict(enumerate(rendered)), Path(tmp) / "card")
     auto = backend.batch_size
     fixed, _, fixed_s = answers(backend, rendered, 32)
     chosen, tokens, auto_s = answers(backend, rendered, auto)
     n, differ = len(rendered), differing(fixed, chosen)
     free_device()
-    return {"shape": "smollm2-135m-instruct (real weights)", "measure": "batch 32 vs auto", "dtype": args.dtype,
-            "prompts": n, "auto_batch": auto, "differ": differ, "share_differ": round(differ / n, 4),
-            "batch_32_answers_per_s": round(n / fixed_s, 2), "auto_answers_per_s": round(n / auto_s, 2),
-            "auto_tokens": tokens, "device": str(backend.model.device)}
+    return {
+        "shape": "smollm2-135m-instruct (real weights)",
+        "measure": "batch 32 vs auto",
+        "dtype": args.dtype,
+        "prompts": n,
+        "auto_batch": auto,
+        "differ": differ,
+        "share_differ": round(differ / n, 4),
+        "batch_32_answers_per_s": round(n / fixed_s, 2),
+        "auto_answers_per_s": round(n / auto_s, 2),
+        "auto_tokens": tokens,
+        "device": str(backend.model.device),
+    }
 
 
 def machine() -> dict:
     import torch
     import transformers
     from recording import provenance
-    return {**provenance(), "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
-            "torch": torch.__version__, "transformers": transformers.__version__}
+
+    return {
+        **provenance(),
+        "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+    }
 
 
 def append(path: Path, runs: list[dict]) -> None:
@@ -187,30 +255,53 @@ def append(path: Path, runs: list[dict]) -> None:
 
 def parse(argv):
     import torch
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--shapes", default="llama3.2-1b,llama3.1-8b", help=f"of {sorted(paper_shapes.SHAPES)}")
-    p.add_argument("--tiny", action="store_true", help="the tiny shape on the CPU (a test of this script)")
+
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--shapes", default="llama3.2-1b,llama3.1-8b", help=f"of {sorted(paper_shapes.SHAPES)}"
+    )
+    p.add_argument(
+        "--tiny", action="store_true", help="the tiny shape on the CPU (a test of this script)"
+    )
     p.add_argument("--prompts", type=int, default=1152)
     p.add_argument("--max-new-tokens", type=int, default=32)
-    p.add_argument("--batch", default="auto", help="ocg's batch size: auto (the entry default) or a number")
+    p.add_argument(
+        "--batch", default="auto", help="ocg's batch size: auto (the entry default) or a number"
+    )
     p.add_argument("--dtype", default="bfloat16")
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--no-4bit", action="store_true")
     p.add_argument("--variants", default="", help=f"comma-separated, of {list(VARIANTS)}, or all")
-    p.add_argument("--budget-s", type=float, default=420,
-                   help="no shape, quantization or variant starts past this many seconds")
-    p.add_argument("--smollm2-files", help="SmolLM2's config and tokenizer files (paper_shapes.py export)")
-    p.add_argument("--smollm2-dir", help="a converted SmolLM2 folder with its weights (gpu_check.py's --model-dir): "
-                   "its answers at batch 32 and at auto are compared, first")
+    p.add_argument(
+        "--budget-s",
+        type=float,
+        default=420,
+        help="no shape, quantization or variant starts past this many seconds",
+    )
+    p.add_argument(
+        "--smollm2-files", help="SmolLM2's config and tokenizer files (paper_shapes.py export)"
+    )
+    p.add_argument(
+        "--smollm2-dir",
+        help="a converted SmolLM2 folder with its weights (gpu_check.py's --model-dir): "
+        "its answers at batch 32 and at auto are compared, first",
+    )
     p.add_argument("--out", type=Path, default=RESULTS)
     args = p.parse_args(argv)
     if args.tiny:
         args.shapes, args.device = "tiny", "cpu"
     args.shapes = args.shapes.split(",")
     args.batch = args.batch if args.batch == "auto" else int(args.batch)
-    args.variants = list(VARIANTS) if args.variants == "all" else [v for v in args.variants.split(",") if v]
-    if unknown := [v for v in args.variants if v not in VARIANTS] + [s for s in args.shapes if s not in paper_shapes.SHAPES]:
+    args.variants = (
+        list(VARIANTS) if args.variants == "all" else [v for v in args.variants.split(",") if v]
+    )
+    if unknown := [v for v in args.variants if v not in VARIANTS] + [
+        s for s in args.shapes if s not in paper_shapes.SHAPES
+    ]:
         p.error(f"unknown variant or shape {unknown}")
     return args
 
@@ -224,23 +315,44 @@ def main(argv: list[str] | None = None) -> list[dict]:
     if args.smollm2_dir:
         runs.append({**smollm2_batch_32_vs_auto(args), **machine()})
         print(json.dumps(runs[-1]), flush=True)
-    quants = ["none"] + (["4bit"] if args.device == "cuda" and not args.no_4bit
-                         and importlib.util.find_spec("bitsandbytes") else [])
+    quants = ["none"] + (
+        ["4bit"]
+        if args.device == "cuda" and not args.no_4bit and importlib.util.find_spec("bitsandbytes")
+        else []
+    )
     for shape in args.shapes:
         if time.perf_counter() - t0 > args.budget_s:
             runs.append({"shape": shape, "skipped": "past --budget-s", **machine()})
             continue
         with tempfile.TemporaryDirectory(prefix=f"ocg-{shape}-") as tmp:
-            folder = paper_shapes.build(shape, Path(tmp) / "model", device=args.device, dtype=args.dtype)
+            folder = paper_shapes.build(
+                shape, Path(tmp) / "model", device=args.device, dtype=args.dtype
+            )
             for quant in quants:
                 if runs and time.perf_counter() - t0 > args.budget_s:
-                    runs.append({"shape": shape, "quantization": quant, "skipped": "past --budget-s", **machine()})
+                    runs.append(
+                        {
+                            "shape": shape,
+                            "quantization": quant,
+                            "skipped": "past --budget-s",
+                            **machine(),
+                        }
+                    )
                     continue
-                row = {"shape": shape, "parameters": paper_shapes.parameters(shape), "dtype": args.dtype,
-                       "quantization": quant, "max_new_tokens": args.max_new_tokens,
-                       **measure(shape, folder, quant, args, Path(tmp)), **machine()}
+                row = {
+                    "shape": shape,
+                    "parameters": paper_shapes.parameters(shape),
+                    "dtype": args.dtype,
+                    "quantization": quant,
+                    "max_new_tokens": args.max_new_tokens,
+                    **measure(shape, folder, quant, args, Path(tmp)),
+                    **machine(),
+                }
                 runs.append(row)
-                print(json.dumps({k: v for k, v in row.items() if k not in ("batch_size_auto",)}), flush=True)
+                print(
+                    json.dumps({k: v for k, v in row.items() if k not in ("batch_size_auto",)}),
+                    flush=True,
+                )
     append(args.out, runs)
     print(f"\n{len(runs)} run(s) appended to {args.out}; {time.perf_counter() - t0:.0f} s")
     return runs

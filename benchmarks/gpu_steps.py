@@ -16,7 +16,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # gpu_check.py beside it (it adds the project's code)
+sys.path.insert(
+    0, str(Path(__file__).resolve().parent)
+)  # gpu_check.py beside it (it adds the project's code)
 
 import torch  # noqa: E402
 from gpu_check import add_model_source, model_id  # noqa: E402
@@ -48,25 +50,43 @@ def main() -> None:
     add_model_source(parser)
     args = parser.parse_args()
     dev, sizes, tokens = args.device, [int(s) for s in args.sizes.split(",")], args.tokens
-    spec = dataclasses.replace(get_model("smollm2-135m-instruct"), id=model_id(args), max_new_tokens=tokens,
-                               dtype="bfloat16")
+    spec = dataclasses.replace(
+        get_model("smollm2-135m-instruct"),
+        id=model_id(args),
+        max_new_tokens=tokens,
+        dtype="bfloat16",
+    )
     backend = TransformersBackend(spec, batch_size=max(sizes), device=dev)
     rendered = [backend.render(m) for m in sample_messages(max(sizes), seed=0)]
     backend.generate(rendered[:1])
     model, tok = backend.model, backend.tokenizer
-    print("attn:", model.config._attn_implementation, "device:", model.device, "hooks:", hasattr(model, "_hf_hook"))
+    print(
+        "attn:",
+        model.config._attn_implementation,
+        "device:",
+        model.device,
+        "hooks:",
+        hasattr(model, "_hf_hook"),
+    )
     sync = torch.cuda.synchronize if dev == "cuda" else (lambda: None)
 
     for b in sizes:
         texts = rendered[:b]
         backend.max_working = b
         lo, hi = timed(lambda texts=texts: backend.generate(texts), sync)
-        enc = tok(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(model.device)
+        enc = tok(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(
+            model.device
+        )
 
         def raw(enc=enc):
             with torch.inference_mode():
-                return model.generate(**enc, max_new_tokens=tokens, min_new_tokens=tokens, do_sample=False,
-                                      pad_token_id=tok.pad_token_id)
+                return model.generate(
+                    **enc,
+                    max_new_tokens=tokens,
+                    min_new_tokens=tokens,
+                    do_sample=False,
+                    pad_token_id=tok.pad_token_id,
+                )
 
         def forward(enc=enc):
             with torch.inference_mode():
@@ -74,10 +94,12 @@ def main() -> None:
 
         rlo, rhi = timed(raw, sync)
         flo, fhi = timed(forward, sync)
-        print(f"batch {b:3d} prompt len {enc['input_ids'].shape[1]}: ocg generate {lo:.3f}-{hi:.3f} s "
-              f"({1000 * lo / tokens:.1f} ms/step); raw generate {tokens} tokens {rlo:.3f}-{rhi:.3f} s "
-              f"({1000 * rlo / tokens:.1f} ms/step); one prefill forward {1000 * flo:.1f}-{1000 * fhi:.1f} ms",
-              flush=True)
+        print(
+            f"batch {b:3d} prompt len {enc['input_ids'].shape[1]}: ocg generate {lo:.3f}-{hi:.3f} s "
+            f"({1000 * lo / tokens:.1f} ms/step); raw generate {tokens} tokens {rlo:.3f}-{rhi:.3f} s "
+            f"({1000 * rlo / tokens:.1f} ms/step); one prefill forward {1000 * flo:.1f}-{1000 * fhi:.1f} ms",
+            flush=True,
+        )
 
     b = 16 if 16 in sizes else sizes[-1]
     backend.max_working = b
@@ -85,9 +107,17 @@ def main() -> None:
     with profile(activities=activities) as prof:
         backend.generate(rendered[:b])
         sync()
-    print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=18, max_name_column_width=50))
+    print(
+        prof.key_averages().table(
+            sort_by="self_cpu_time_total", row_limit=18, max_name_column_width=50
+        )
+    )
     if dev == "cuda":
-        print(prof.key_averages().table(sort_by="self_cuda_time_total", row_limit=10, max_name_column_width=50))
+        print(
+            prof.key_averages().table(
+                sort_by="self_cuda_time_total", row_limit=10, max_name_column_width=50
+            )
+        )
 
 
 if __name__ == "__main__":

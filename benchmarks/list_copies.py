@@ -18,13 +18,18 @@ from pathlib import Path
 import pandas as pd
 from recording import record
 
-OUTPUTS = Path(__file__).resolve().parents[1] / "tests" / "data" / "commongen_eval_outputs_5concept.jsonl"
+OUTPUTS = (
+    Path(__file__).resolve().parents[1] / "tests" / "data" / "commongen_eval_outputs_5concept.jsonl"
+)
 
 
 def measure(path: Path = OUTPUTS) -> pd.DataFrame:
     """One row per output: model, all_present, in_order, copies_list, bare_list."""
     from ocg.metrics.listcopy import flag_texts
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+    rows = [
+        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
     df = pd.DataFrame(rows)
     concepts = df["concept_set"].map(lambda cs: [c.rsplit("_", 1)[0] for c in cs])
     patterns = df["concept_set"].map(lambda cs: "".join(c.rsplit("_", 1)[1] for c in cs))
@@ -34,15 +39,23 @@ def measure(path: Path = OUTPUTS) -> pd.DataFrame:
 def main() -> None:
     m = measure()
     total = m[["all_present", "in_order", "copies_list", "bare_list"]].sum().astype(int)
-    print(f"{len(m)} outputs: {total.all_present} with every concept, {total.in_order} in order, "
-          f"{total.copies_list} copy the list ({100 * total.copies_list / len(m):.2f}%; "
-          f"{100 * total.copies_list / max(total.in_order, 1):.2f}% of those in order), {total.bare_list} bare lists")
+    print(
+        f"{len(m)} outputs: {total.all_present} with every concept, {total.in_order} in order, "
+        f"{total.copies_list} copy the list ({100 * total.copies_list / len(m):.2f}%; "
+        f"{100 * total.copies_list / max(total.in_order, 1):.2f}% of those in order), {total.bare_list} bare lists"
+    )
     per_model = m.groupby("model")[["in_order", "copies_list", "bare_list"]].sum()
     print(per_model.to_string())
-    record("list_copies", {"outputs": len(m), **{k: int(v) for k, v in total.items()},
-                           "copies_pct": round(100 * total.copies_list / len(m), 2),
-                           "copies_pct_of_in_order": round(100 * total.copies_list / max(total.in_order, 1), 2),
-                           "per_model": per_model.astype(int).to_dict(orient="index")})
+    record(
+        "list_copies",
+        {
+            "outputs": len(m),
+            **{k: int(v) for k, v in total.items()},
+            "copies_pct": round(100 * total.copies_list / len(m), 2),
+            "copies_pct_of_in_order": round(100 * total.copies_list / max(total.in_order, 1), 2),
+            "per_model": per_model.astype(int).to_dict(orient="index"),
+        },
+    )
 
 
 if __name__ == "__main__":

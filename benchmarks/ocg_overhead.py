@@ -27,7 +27,9 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # paper_shapes.py beside it (it adds the project's code)
+sys.path.insert(
+    0, str(Path(__file__).resolve().parent)
+)  # paper_shapes.py beside it (it adds the project's code)
 
 import paper_shapes  # noqa: E402
 from recording import provenance  # noqa: E402
@@ -38,6 +40,7 @@ TOKENS = 8
 
 def syncs(fn) -> int:
     from torch.profiler import ProfilerActivity, profile
+
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         fn()
     return sum(e.count for e in prof.key_averages() if e.key == "aten::_local_scalar_dense")
@@ -45,16 +48,26 @@ def syncs(fn) -> int:
 
 def host_syncs(backend, texts: list[str]) -> dict:
     import torch
+
     model, tok = backend.model, backend.tokenizer
     enc = tok(texts, return_tensors="pt", padding=True, add_special_tokens=False)
 
     def bare():
         with torch.inference_mode():
-            model.generate(**enc, max_new_tokens=TOKENS, min_new_tokens=TOKENS, do_sample=False,
-                           pad_token_id=tok.pad_token_id)
+            model.generate(
+                **enc,
+                max_new_tokens=TOKENS,
+                min_new_tokens=TOKENS,
+                do_sample=False,
+                pad_token_id=tok.pad_token_id,
+            )
+
     backend.generate(texts)
-    return {"steps": TOKENS, "ocg_per_step": syncs(lambda: backend.generate(texts)) / TOKENS,
-            "bare_per_step": syncs(bare) / TOKENS}
+    return {
+        "steps": TOKENS,
+        "ocg_per_step": syncs(lambda: backend.generate(texts)) / TOKENS,
+        "bare_per_step": syncs(bare) / TOKENS,
+    }
 
 
 def spans_of_a_run(spec, out: Path) -> dict:
@@ -63,6 +76,7 @@ def spans_of_a_run(spec, out: Path) -> dict:
 
     from ocg.generation import generate
     from ocg.layout import ModelGenerations
+
     spent = collections.Counter()
     original = transformers.GenerationMixin.generate
 
@@ -74,6 +88,7 @@ def spans_of_a_run(spec, out: Path) -> dict:
         finally:
             spent["generate"] += time.perf_counter() - t0
             spent["calls"] += 1
+
     transformers.GenerationMixin.generate = timed
     try:
         model_dir = generate(spec, conditions=["ordered"], subset_k=1, out_dir=out, progress=False)
@@ -82,10 +97,15 @@ def spans_of_a_run(spec, out: Path) -> dict:
     card = json.loads(ModelGenerations(model_dir).run_card.read_text())
     run, load = card["runs"][-1], card["backend"]["load_seconds"]
     outside = run["seconds"] - load - spent["generate"]
-    return {"answers": run["written"], "batches": spent["calls"], "batch_size": card["settings"]["batch_size"],
-            "run_seconds_less_load": round(run["seconds"] - load, 3), "in_model_generate_s": round(spent["generate"], 3),
-            "outside_per_batch_ms": round(1000 * outside / max(spent["calls"], 1), 2),
-            "outside_share": round(outside / (run["seconds"] - load), 4)}
+    return {
+        "answers": run["written"],
+        "batches": spent["calls"],
+        "batch_size": card["settings"]["batch_size"],
+        "run_seconds_less_load": round(run["seconds"] - load, 3),
+        "in_model_generate_s": round(spent["generate"], 3),
+        "outside_per_batch_ms": round(1000 * outside / max(spent["calls"], 1), 2),
+        "outside_share": round(outside / (run["seconds"] - load), 4),
+    }
 
 
 def best_of(fn, reps: int = 5) -> float:
@@ -100,6 +120,7 @@ def best_of(fn, reps: int = 5) -> float:
 def side_by_side() -> dict:
     from ocg.generation.hf_backend import _merges_model_defaults
     from ocg.generation.selection import select_instances
+
     rows = select_instances(None, ["ordered"], subset_k=2)
     fields = ("instance_id", "template_id", "set_id", "perm_index", "concepts", "pos_pattern")
 
@@ -112,20 +133,32 @@ def side_by_side() -> dict:
         table = list(rows.itertuples(index=False))
         for p in range(len(rows)):
             [getattr(table[p], f) for f in fields]
+
     o, n = best_of(old), best_of(new)
     probe_old = best_of(lambda: [_merges_model_defaults.__wrapped__() for _ in range(100)]) / 100
     probe_new = best_of(lambda: [_merges_model_defaults() for _ in range(100)]) / 100
-    return {"record_rows": {"rows": len(rows), "iloc_ms_per_row": round(1000 * o / len(rows), 4),
-                            "itertuples_ms_per_row": round(1000 * n / len(rows), 4), "ratio_old_to_new": round(o / n, 1)},
-            "version_probe": {"uncached_ms": round(1000 * probe_old, 4), "cached_ms": round(1000 * probe_new, 5),
-                              "ratio_old_to_new": round(probe_old / probe_new, 1)}}
+    return {
+        "record_rows": {
+            "rows": len(rows),
+            "iloc_ms_per_row": round(1000 * o / len(rows), 4),
+            "itertuples_ms_per_row": round(1000 * n / len(rows), 4),
+            "ratio_old_to_new": round(o / n, 1),
+        },
+        "version_probe": {
+            "uncached_ms": round(1000 * probe_old, 4),
+            "cached_ms": round(1000 * probe_new, 5),
+            "ratio_old_to_new": round(probe_old / probe_new, 1),
+        },
+    }
 
 
 def padded_shapes(backend) -> dict:
     from ocg.generation.invariance import plan_batches
     from ocg.generation.selection import select_instances
+
     rows = select_instances(None, ["ordered"], subset_k=8)
     import json as _json
+
     texts = [backend.render(_json.loads(m)) for m in rows["messages"]]
     lengths = backend.prompt_lengths(texts)
     plan = plan_batches(list(rows["instance_id"]), lengths, 32)
@@ -133,8 +166,10 @@ def padded_shapes(backend) -> dict:
     for multiple in (1, 8, 16, 32, 64):
         padded = [-(-max(lengths[p] for p in batch) // multiple) * multiple for batch in plan]
         pad = sum(w * len(b) - sum(lengths[p] for p in b) for w, b in zip(padded, plan))
-        out[f"multiple_{multiple}"] = {"distinct_padded_lengths": len(set(padded)),
-                                       "padding_share": round(pad / sum(w * len(b) for w, b in zip(padded, plan)), 4)}
+        out[f"multiple_{multiple}"] = {
+            "distinct_padded_lengths": len(set(padded)),
+            "padding_share": round(pad / sum(w * len(b) for w, b in zip(padded, plan)), 4),
+        }
     return out
 
 
@@ -145,18 +180,34 @@ def main() -> dict:
 
     from ocg.generation.hf_backend import TransformersBackend
     from ocg.models import ModelSpec
+
     with tempfile.TemporaryDirectory(prefix="ocg-overhead-") as tmp:
         folder = paper_shapes.build("tiny", Path(tmp) / "model", dtype="float32")
-        spec = ModelSpec(name="tiny", id=str(folder), quantization="none", dtype="float32", max_new_tokens=TOKENS,
-                         batch_size=32, batch_check=0, generation_overrides={"min_new_tokens": TOKENS})
+        spec = ModelSpec(
+            name="tiny",
+            id=str(folder),
+            quantization="none",
+            dtype="float32",
+            max_new_tokens=TOKENS,
+            batch_size=32,
+            batch_check=0,
+            generation_overrides={"min_new_tokens": TOKENS},
+        )
         backend = TransformersBackend(spec, device="cpu")
-        texts = [backend.render([{"role": "user", "content": f"Write a sentence with dog, ball {i}."}])
-                 for i in range(8)]
+        texts = [
+            backend.render([{"role": "user", "content": f"Write a sentence with dog, ball {i}."}])
+            for i in range(8)
+        ]
         backend.generate(texts[:1])
-        result = {"model": "tiny random Llama (paper_shapes.py), float32, CPU", "torch_threads": torch.get_num_threads(),
-                  "host_syncs": host_syncs(backend, texts), "per_batch": spans_of_a_run(dataclasses.replace(spec),
-                                                                                       Path(tmp) / "out"),
-                  "side_by_side": side_by_side(), "padded_shapes": padded_shapes(backend), **provenance()}
+        result = {
+            "model": "tiny random Llama (paper_shapes.py), float32, CPU",
+            "torch_threads": torch.get_num_threads(),
+            "host_syncs": host_syncs(backend, texts),
+            "per_batch": spans_of_a_run(dataclasses.replace(spec), Path(tmp) / "out"),
+            "side_by_side": side_by_side(),
+            "padded_shapes": padded_shapes(backend),
+            **provenance(),
+        }
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps(result, indent=1))

@@ -46,32 +46,47 @@ STAGES = ("generate", "score", "analyses")
 def paper_models(n: int) -> dict:
     """The first n models of the paper's sweep as replay entries (names, ids, paper names kept)."""
     from ocg.models import load_models
+
     sweep = yaml.safe_load((ROOT / "params" / "sweeps" / "paper.yaml").read_text())
     specs = load_models()
     entries = {}
     for name in sweep["models"][:n]:
         spec = specs[name]
-        entries[name] = {"backend": "replay", "id": spec.id, "paper_name": spec.paper_name,
-                         "paper_id": spec.paper_id, "batch_size": 2048}
+        entries[name] = {
+            "backend": "replay",
+            "id": spec.id,
+            "paper_name": spec.paper_name,
+            "paper_id": spec.paper_id,
+            "batch_size": 2048,
+        }
     return {"models": entries}
 
 
 def dirs(out: Path):
     from ocg.layout import Outputs
     from ocg.plan import Dirs
+
     folders = Outputs(out)
     return Dirs(generations=folders.generations, scores=folders.scores, reports=folders.reports)
 
 
 # --- stages (each runs in a child process: `--stage NAME`) --------------------------------------
 
+
 def stage_generate(out: Path, models: list[str], subset_k: int | None) -> dict:
     from ocg.generation import generate
+
     per_model = {}
     for i, model in enumerate(models, 1):
         t = time.perf_counter()
-        generate(model, conditions=CONDITIONS, subset_k=subset_k, out_dir=dirs(out).generations,
-                 models_file=out / "models.yaml", progress=False)
+        generate(
+            model,
+            conditions=CONDITIONS,
+            subset_k=subset_k,
+            out_dir=dirs(out).generations,
+            models_file=out / "models.yaml",
+            progress=False,
+        )
         per_model[model] = round(time.perf_counter() - t, 2)
         print(f"  generate {i}/{len(models)} {model}: {per_model[model]:.1f} s", flush=True)
     return per_model
@@ -80,10 +95,16 @@ def stage_generate(out: Path, models: list[str], subset_k: int | None) -> dict:
 def stage_score(out: Path, models: list[str]) -> dict:
     from ocg.layout import ModelGenerations
     from ocg.scoring import cpu_families, score_model
+
     per_model = {}
     for i, model in enumerate(models, 1):
         t = time.perf_counter()
-        score_model(ModelGenerations.of(model, dirs(out).generations).folder, metrics=cpu_families(), out_dir=dirs(out).scores, progress=False)
+        score_model(
+            ModelGenerations.of(model, dirs(out).generations).folder,
+            metrics=cpu_families(),
+            out_dir=dirs(out).scores,
+            progress=False,
+        )
         per_model[model] = round(time.perf_counter() - t, 2)
         print(f"  score {i}/{len(models)} {model}: {per_model[model]:.1f} s", flush=True)
     return per_model
@@ -94,8 +115,16 @@ def stage_analyses(out: Path, models: list[str]) -> dict:
     from ocg.layout import ExecutedNotebook
     from ocg.pipeline import run_step
     from ocg.plan import ANALYSES, analysis_steps
-    cfg = {"name": "paper_scale", "models": models, "models_file": str(out / "models.yaml"),
-           "analysis": list(ANALYSES), "conditions": CONDITIONS, "subset_k": None, "template_ids": None}
+
+    cfg = {
+        "name": "paper_scale",
+        "models": models,
+        "models_file": str(out / "models.yaml"),
+        "analysis": list(ANALYSES),
+        "conditions": CONDITIONS,
+        "subset_k": None,
+        "template_ids": None,
+    }
     d = dirs(out)
     per_notebook, pages = {}, []
     for notebook, params, _ in analysis_steps(cfg, d, models):
@@ -105,13 +134,20 @@ def stage_analyses(out: Path, models: list[str]) -> dict:
         pages.append((notebook, ExecutedNotebook(d.reports, notebook).page.name))
         print(f"  {notebook}: {per_notebook[notebook]:.1f} s", flush=True)
     t = time.perf_counter()
-    write_index(d.reports, "ocg benchmark: paper scale", pages, run=cfg, scores_root=d.scores,
-                generations_root=d.generations)
+    write_index(
+        d.reports,
+        "ocg benchmark: paper scale",
+        pages,
+        run=cfg,
+        scores_root=d.scores,
+        generations_root=d.generations,
+    )
     per_notebook["index.html + case browser"] = round(time.perf_counter() - t, 2)
     return per_notebook
 
 
 # --- the driver ----------------------------------------------------------------------------------
+
 
 def tree_rss(proc: psutil.Process) -> int:
     total = 0
@@ -127,7 +163,16 @@ def run_stage(stage: str, args) -> dict:
     """The stage in a child process; its wall time, peak tree RSS and its own report."""
     report = Path(args.out) / f"stage-{stage}.json"
     report.unlink(missing_ok=True)
-    cmd = [sys.executable, __file__, "--stage", stage, "--out", str(args.out), "--models", str(args.models)]
+    cmd = [
+        sys.executable,
+        __file__,
+        "--stage",
+        stage,
+        "--out",
+        str(args.out),
+        "--models",
+        str(args.models),
+    ]
     if args.subset_k:
         cmd += ["--subset-k", str(args.subset_k)]
     t = time.perf_counter()
@@ -140,6 +185,7 @@ def run_stage(stage: str, args) -> dict:
         while not done.is_set():
             peak = max(peak, tree_rss(proc))
             done.wait(0.2)
+
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     rc = child.wait()
@@ -147,8 +193,11 @@ def run_stage(stage: str, args) -> dict:
     sampler.join()
     if rc != 0:
         sys.exit(f"stage {stage} failed (exit {rc})")
-    return {"wall_s": round(time.perf_counter() - t, 1), "peak_rss_gb": round(peak / 2**30, 2),
-            "parts_s": json.loads(report.read_text())}
+    return {
+        "wall_s": round(time.perf_counter() - t, 1),
+        "peak_rss_gb": round(peak / 2**30, 2),
+        "parts_s": json.loads(report.read_text()),
+    }
 
 
 def tree_bytes(folder: Path) -> int:
@@ -161,31 +210,59 @@ def disk(out: Path) -> dict:
     from ocg.analysis.browser import read_chunk
     from ocg.generation import GenerationStore
     from ocg.layout import ModelGenerations
+
     d = dirs(out)
     gen_now = tree_bytes(d.generations)
     gen_before, stores_now, stores_f2, prompt_files, records = gen_now, 0, 0, 0, 0
-    for folder in (p for p in d.generations.iterdir() if p.is_dir()) if d.generations.exists() else []:
+    for folder in (
+        (p for p in d.generations.iterdir() if p.is_dir()) if d.generations.exists() else []
+    ):
         for store in ModelGenerations(folder).stores():
             prompts = ModelGenerations(folder).store(store.stem, prompts=True)
-            on_disk = GenerationStore.read(store, prompts=False)  # format 2's records: no prompt, its sha256
+            on_disk = GenerationStore.read(
+                store, prompts=False
+            )  # format 2's records: no prompt, its sha256
             records += len(on_disk)
             stores_now += store.stat().st_size
             prompt_files += prompts.stat().st_size if prompts.exists() else 0
-            stores_f2 += sum(len((json.dumps(r, ensure_ascii=False) + "\n").encode("utf-8")) for r in on_disk)
+            stores_f2 += sum(
+                len((json.dumps(r, ensure_ascii=False) + "\n").encode("utf-8")) for r in on_disk
+            )
             # each record with its prompt inline, as c20dad0 wrote it
-            gen_before += sum(len((json.dumps(r, ensure_ascii=False) + "\n").encode("utf-8"))
-                              for r in GenerationStore.read(store)) - store.stat().st_size
+            gen_before += (
+                sum(
+                    len((json.dumps(r, ensure_ascii=False) + "\n").encode("utf-8"))
+                    for r in GenerationStore.read(store)
+                )
+                - store.stat().st_size
+            )
             gen_before -= prompts.stat().st_size if prompts.exists() else 0
     rep_now = tree_bytes(d.reports)
     rep_before, cases_now = rep_now, tree_bytes(d.reports / "cases")
-    for chunk in sorted(d.reports.glob("cases/*.js")):  # the chunk's JSON as a plain script, as c20dad0 wrote it
-        payload = json.dumps(read_chunk(chunk), ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
-        rep_before += len(f"window.OCG_CASES = window.OCG_CASES || {{}};\nOCG_CASES[{json.dumps(chunk.name)}] = "
-                          f"{payload};\n".encode()) - chunk.stat().st_size
-    return {"generations": [gen_now, gen_before], "report": [rep_now, rep_before],
-            "report cases/": [cases_now, cases_now + rep_before - rep_now],
-            "generation records": {"records": records, "format 3 stores": stores_now,
-                                   "format 2 stores": stores_f2, "prompt files": prompt_files}}
+    for chunk in sorted(
+        d.reports.glob("cases/*.js")
+    ):  # the chunk's JSON as a plain script, as c20dad0 wrote it
+        payload = json.dumps(read_chunk(chunk), ensure_ascii=False, separators=(",", ":")).replace(
+            "</", "<\\/"
+        )
+        rep_before += (
+            len(
+                f"window.OCG_CASES = window.OCG_CASES || {{}};\nOCG_CASES[{json.dumps(chunk.name)}] = "
+                f"{payload};\n".encode()
+            )
+            - chunk.stat().st_size
+        )
+    return {
+        "generations": [gen_now, gen_before],
+        "report": [rep_now, rep_before],
+        "report cases/": [cases_now, cases_now + rep_before - rep_now],
+        "generation records": {
+            "records": records,
+            "format 3 stores": stores_now,
+            "format 2 stores": stores_f2,
+            "prompt files": prompt_files,
+        },
+    }
 
 
 def per_record(sizes: dict) -> list[str]:
@@ -197,27 +274,35 @@ def per_record(sizes: dict) -> list[str]:
     lines = []
     for name in ("format 3", "format 2"):
         per = (g[f"{name} stores"] + g["prompt files"]) / n
-        lines.append(f"disk: generations {name}: {per:.0f} bytes/record ({g[f'{name} stores'] / n:.0f} in the "
-                     f"store + {g['prompt files'] / n:.0f} in the prompt file, {g['records']:,} records); "
-                     f"linear extrapolation to 36 models x 82,944 answers: {per * paper / 1e9:.2f} GB (target < 1.5 GB)")
+        lines.append(
+            f"disk: generations {name}: {per:.0f} bytes/record ({g[f'{name} stores'] / n:.0f} in the "
+            f"store + {g['prompt files'] / n:.0f} in the prompt file, {g['records']:,} records); "
+            f"linear extrapolation to 36 models x 82,944 answers: {per * paper / 1e9:.2f} GB (target < 1.5 GB)"
+        )
     return lines
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", type=int, default=36, help="how many of the paper's 36 models")
-    parser.add_argument("--subset-k", type=int, default=None, help="concept sets (default: all 192)")
+    parser.add_argument(
+        "--subset-k", type=int, default=None, help="concept sets (default: all 192)"
+    )
     parser.add_argument("--out", default=str(ROOT / "outputs" / "benchmarks" / "paper_scale"))
-    parser.add_argument("--stages", default=",".join(STAGES), help="comma-separated, of " + ",".join(STAGES))
+    parser.add_argument(
+        "--stages", default=",".join(STAGES), help="comma-separated, of " + ",".join(STAGES)
+    )
     parser.add_argument("--fresh", action="store_true", help="delete --out first")
     parser.add_argument("--stage", help=argparse.SUPPRESS)  # internal: run one stage here
     args = parser.parse_args()
     out = Path(args.out)
     if args.stage:
         models = list(yaml.safe_load((out / "models.yaml").read_text())["models"])
-        parts = {"generate": lambda: stage_generate(out, models, args.subset_k),
-                 "score": lambda: stage_score(out, models),
-                 "analyses": lambda: stage_analyses(out, models)}[args.stage]()
+        parts = {
+            "generate": lambda: stage_generate(out, models, args.subset_k),
+            "score": lambda: stage_score(out, models),
+            "analyses": lambda: stage_analyses(out, models),
+        }[args.stage]()
         (out / f"stage-{args.stage}.json").write_text(json.dumps(parts))
         return
 
@@ -229,15 +314,20 @@ def main() -> None:
     unknown = sorted(set(stages) - set(STAGES))
     if unknown:
         sys.exit(f"--stages: unknown {unknown}; known: {list(STAGES)}")
-    print(f"paper scale: {args.models} models x {len(CONDITIONS)} conditions x "
-          f"{args.subset_k or 192} sets x 24 permutations x 6 templates, in {out}", flush=True)
+    print(
+        f"paper scale: {args.models} models x {len(CONDITIONS)} conditions x "
+        f"{args.subset_k or 192} sets x 24 permutations x 6 templates, in {out}",
+        flush=True,
+    )
     results, t0 = {}, time.perf_counter()
     for stage in stages:
         print(f"[{stage}]", flush=True)
         results[stage] = run_stage(stage, args)
     total = time.perf_counter() - t0
     n_answers = args.models * len(CONDITIONS) * (args.subset_k or 192) * 24 * 6
-    print(f"\n{'stage':10s} {'wall':>9s} {'peak RSS':>9s}  per model (median / max) or per notebook")
+    print(
+        f"\n{'stage':10s} {'wall':>9s} {'peak RSS':>9s}  per model (median / max) or per notebook"
+    )
     for stage, r in results.items():
         parts = r["parts_s"]
         if stage in ("generate", "score"):
@@ -245,27 +335,57 @@ def main() -> None:
         else:
             detail = ", ".join(f"{k} {v:.0f} s" for k, v in parts.items())
         print(f"{stage:10s} {r['wall_s']:8.1f}s {r['peak_rss_gb']:7.2f}GB  {detail}")
-    print(f"{'whole':10s} {total:8.1f}s {max(r['peak_rss_gb'] for r in results.values()):7.2f}GB  "
-          f"{n_answers:,} answers")
+    print(
+        f"{'whole':10s} {total:8.1f}s {max(r['peak_rss_gb'] for r in results.values()):7.2f}GB  "
+        f"{n_answers:,} answers"
+    )
     if "analyses" in results:
         a = results["analyses"]
-        print(f"targets: analyses {a['wall_s'] / 60:.1f} min (< 5), peak memory {a['peak_rss_gb']:.2f} GB (< 8)")
+        print(
+            f"targets: analyses {a['wall_s'] / 60:.1f} min (< 5), peak memory {a['peak_rss_gb']:.2f} GB (< 8)"
+        )
     if "score" in results:
-        print(f"target: scoring {results['score']['wall_s'] / 60:.1f} min (< 10 for 36 models x 192 sets)")
+        print(
+            f"target: scoring {results['score']['wall_s'] / 60:.1f} min (< 10 for 36 models x 192 sets)"
+        )
     sizes = disk(out)
-    for what, target in (("generations", " (target < 1.5 GB at full size)"), ("report", " (target < 0.5 GB at full size)"),
-                         ("report cases/", "")):
+    for what, target in (
+        ("generations", " (target < 1.5 GB at full size)"),
+        ("report", " (target < 0.5 GB at full size)"),
+        ("report cases/", ""),
+    ):
         now, before = sizes[what]
-        print(f"disk: {what} {now / 1e9:.3f} GB{target}; c20dad0's format {before / 1e9:.3f} GB; "
-              f"ratio {before / max(now, 1):.1f}x")
+        print(
+            f"disk: {what} {now / 1e9:.3f} GB{target}; c20dad0's format {before / 1e9:.3f} GB; "
+            f"ratio {before / max(now, 1):.1f}x"
+        )
     print("\n".join(per_record(sizes)))
-    (out / "paper_scale.json").write_text(json.dumps({"args": vars(args), "stages": results, "disk_bytes": sizes,
-                                                  "whole_s": round(total, 1), "answers": n_answers}, indent=1))
-    record("paper_scale", {"models": args.models, "answers": n_answers, "whole_s": round(total, 1),
-                           "stages": {s: {"wall_s": round(r["wall_s"], 1), "peak_rss_gb": r["peak_rss_gb"]}
-                                      for s, r in results.items()},
-                           "disk_gb": {what: round(now / 1e9, 3) for what, (now, _) in sizes.items()}},
-           {k: v for k, v in vars(args).items() if k != "stage"})
+    (out / "paper_scale.json").write_text(
+        json.dumps(
+            {
+                "args": vars(args),
+                "stages": results,
+                "disk_bytes": sizes,
+                "whole_s": round(total, 1),
+                "answers": n_answers,
+            },
+            indent=1,
+        )
+    )
+    record(
+        "paper_scale",
+        {
+            "models": args.models,
+            "answers": n_answers,
+            "whole_s": round(total, 1),
+            "stages": {
+                s: {"wall_s": round(r["wall_s"], 1), "peak_rss_gb": r["peak_rss_gb"]}
+                for s, r in results.items()
+            },
+            "disk_gb": {what: round(now / 1e9, 3) for what, (now, _) in sizes.items()},
+        },
+        {k: v for k, v in vars(args).items() if k != "stage"},
+    )
 
 
 if __name__ == "__main__":

@@ -17,18 +17,44 @@ import shutil
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the project's own code, uninstalled
+sys.path.insert(
+    0, str(Path(__file__).resolve().parent.parent)
+)  # the project's own code, uninstalled
 
 # Layer sizes only: the vocabulary (49,152) and tokenizer stay SmolLM2's.
 SHAPES = {
-    "tiny": dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
-                 num_key_value_heads=2, head_dim=16),
-    "llama3.2-1b": dict(hidden_size=2048, intermediate_size=8192, num_hidden_layers=16, num_attention_heads=32,
-                        num_key_value_heads=8, head_dim=64),
-    "llama3.1-8b": dict(hidden_size=4096, intermediate_size=14336, num_hidden_layers=32, num_attention_heads=32,
-                        num_key_value_heads=8, head_dim=128, tie_word_embeddings=False),
+    "tiny": dict(
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=16,
+    ),
+    "llama3.2-1b": dict(
+        hidden_size=2048,
+        intermediate_size=8192,
+        num_hidden_layers=16,
+        num_attention_heads=32,
+        num_key_value_heads=8,
+        head_dim=64,
+    ),
+    "llama3.1-8b": dict(
+        hidden_size=4096,
+        intermediate_size=14336,
+        num_hidden_layers=32,
+        num_attention_heads=32,
+        num_key_value_heads=8,
+        head_dim=128,
+        tie_word_embeddings=False,
+    ),
 }
-TOKENIZER_FILES = ("chat_template.jinja", "tokenizer.json", "tokenizer_config.json", "generation_config.json")
+TOKENIZER_FILES = (
+    "chat_template.jinja",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "generation_config.json",
+)
 
 
 def smollm2_folder() -> Path:
@@ -37,6 +63,7 @@ def smollm2_folder() -> Path:
     if os.environ.get("SMOLLM2_FILES"):
         return Path(os.environ["SMOLLM2_FILES"])
     from ocg.embedded import ensure_converted
+
     return ensure_converted("smollm2-135m-instruct")
 
 
@@ -49,7 +76,9 @@ def export(folder: Path) -> None:
             shutil.copy(source / name, folder / name)
 
 
-def build(shape: str, folder: Path, device: str = "cpu", dtype: str = "bfloat16", seed: int = 0) -> Path:
+def build(
+    shape: str, folder: Path, device: str = "cpu", dtype: str = "bfloat16", seed: int = 0
+) -> Path:
     """A random-weight LlamaForCausalLM of `shape` saved to `folder` with SmolLM2's tokenizer files."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
@@ -60,7 +89,9 @@ def build(shape: str, folder: Path, device: str = "cpu", dtype: str = "bfloat16"
     config.pop("dtype", None)
     torch.manual_seed(seed)
     previous = torch.get_default_dtype()
-    torch.set_default_dtype(getattr(torch, dtype))  # built in its dtype: an 8B never exists in float32
+    torch.set_default_dtype(
+        getattr(torch, dtype)
+    )  # built in its dtype: an 8B never exists in float32
     try:
         with torch.device(device):
             model = LlamaForCausalLM(LlamaConfig(**config))

@@ -18,23 +18,39 @@ VARIANTS = ("padded", "static", "generate_batch")
 
 def _sync() -> None:
     import torch
+
     if torch.cuda.is_available():
         torch.cuda.synchronize()
 
 
-def bare_answers(backend, plan: list[list[str]], tokens: int, pad_multiple: int | None = None,
-                 **generate_kwargs) -> dict:
+def bare_answers(
+    backend, plan: list[list[str]], tokens: int, pad_multiple: int | None = None, **generate_kwargs
+) -> dict:
     """Greedy answers of `tokens` tokens to each batch of prompts, in plan order, and the seconds."""
     import torch
+
     model, tok = backend.model, backend.tokenizer
     texts, t0 = [], time.perf_counter()
     for batch in plan:
-        enc = tok(batch, return_tensors="pt", padding=True, add_special_tokens=False,
-                  pad_to_multiple_of=pad_multiple).to(model.device)
+        enc = tok(
+            batch,
+            return_tensors="pt",
+            padding=True,
+            add_special_tokens=False,
+            pad_to_multiple_of=pad_multiple,
+        ).to(model.device)
         with torch.inference_mode():
-            out = model.generate(**enc, max_new_tokens=tokens, min_new_tokens=tokens, do_sample=False,
-                                 pad_token_id=tok.pad_token_id, **generate_kwargs)
-        texts += tok.batch_decode(out[:, enc["input_ids"].shape[1]:].tolist(), skip_special_tokens=True)
+            out = model.generate(
+                **enc,
+                max_new_tokens=tokens,
+                min_new_tokens=tokens,
+                do_sample=False,
+                pad_token_id=tok.pad_token_id,
+                **generate_kwargs,
+            )
+        texts += tok.batch_decode(
+            out[:, enc["input_ids"].shape[1] :].tolist(), skip_special_tokens=True
+        )
     _sync()
     return {"seconds": time.perf_counter() - t0, "texts": texts}
 
@@ -42,11 +58,17 @@ def bare_answers(backend, plan: list[list[str]], tokens: int, pad_multiple: int 
 def continuous(backend, plan: list[list[str]], tokens: int) -> dict:
     """transformers' continuous batching over all the prompts at once."""
     from transformers import GenerationConfig
+
     model, tok = backend.model, backend.tokenizer
     prompts = [p for batch in plan for p in batch]
     ids = tok(prompts, add_special_tokens=False)["input_ids"]
-    config = GenerationConfig(max_new_tokens=tokens, min_new_tokens=tokens, do_sample=False,
-                              eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
+    config = GenerationConfig(
+        max_new_tokens=tokens,
+        min_new_tokens=tokens,
+        do_sample=False,
+        eos_token_id=tok.eos_token_id,
+        pad_token_id=tok.pad_token_id,
+    )
     t0 = time.perf_counter()
     out = model.generate_batch(inputs=ids, generation_config=config, progress_bar=False)
     _sync()
@@ -57,7 +79,9 @@ def continuous(backend, plan: list[list[str]], tokens: int) -> dict:
     return {"seconds": seconds, "texts": texts}
 
 
-def time_variant(name: str, backend, plan: list[list[str]], tokens: int, ocg_raw: list[str]) -> dict:
+def time_variant(
+    name: str, backend, plan: list[list[str]], tokens: int, ocg_raw: list[str]
+) -> dict:
     """Answers/s of a variant, first and second pass, and its answers that differ from ocg's."""
     runs = []
     for _ in range(2):
@@ -68,5 +92,8 @@ def time_variant(name: str, backend, plan: list[list[str]], tokens: int, ocg_raw
         else:
             runs.append(continuous(backend, plan, tokens))
     n = len(ocg_raw)
-    return {"first_answers_per_s": round(n / runs[0]["seconds"], 2), "answers_per_s": round(n / runs[1]["seconds"], 2),
-            "differ_from_ocg": sum(a != b for a, b in zip(runs[1]["texts"], ocg_raw))}
+    return {
+        "first_answers_per_s": round(n / runs[0]["seconds"], 2),
+        "answers_per_s": round(n / runs[1]["seconds"], 2),
+        "differ_from_ocg": sum(a != b for a, b in zip(runs[1]["texts"], ocg_raw)),
+    }

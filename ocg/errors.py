@@ -16,6 +16,7 @@ def shown(value, limit: int = 200) -> str:
     """`value`'s repr for a message, cut to about `limit` characters (reprlib: a huge or deeply
     shared value is never expanded in full just to be shown)."""
     import reprlib
+
     brief = reprlib.Repr()
     brief.maxlevel, brief.maxstring, brief.maxother, brief.maxlong = 4, limit, limit, limit
     brief.maxlist = brief.maxtuple = brief.maxdict = brief.maxset = 10
@@ -34,9 +35,12 @@ class StopRequested(BaseException):
 def check_stop(where: str) -> None:
     """Raise StopRequested when the task's stop file exists (one stat: cheap between batches)."""
     import os
+
     path = os.environ.get(STOP_FILE)
     if path and os.path.exists(path):
-        raise StopRequested(f"{where}: stopped before the time limit ({path}); the next start resumes")
+        raise StopRequested(
+            f"{where}: stopped before the time limit ({path}); the next start resumes"
+        )
 
 
 class Terminated(KeyboardInterrupt):
@@ -52,6 +56,7 @@ def raise_on_sigterm() -> None:
 
     def stop(signum, frame):
         raise Terminated(f"stopped by signal {signal.Signals(signum).name}")
+
     signal.signal(signal.SIGTERM, stop)
 
 
@@ -60,8 +65,12 @@ def stopped_line(exc: KeyboardInterrupt, command: str) -> tuple[str, int]:
     (143: 128 + its number, as a shell reports it). A progress bar left open mid-batch is ended
     first, so the line starts a line of its own."""
     import tqdm
+
     for bar in list(getattr(tqdm.tqdm, "_instances", ())):
         bar.close()
     why = str(exc) if isinstance(exc, Terminated) else "interrupted (Ctrl-C)"
-    return (f"ocg: error: {why} during `ocg {command}`; what was finished is kept, nothing half-done "
-            "is trusted; rerun to go on", 143 if isinstance(exc, Terminated) else 130)
+    return (
+        f"ocg: error: {why} during `ocg {command}`; what was finished is kept, nothing half-done "
+        "is trusted; rerun to go on",
+        143 if isinstance(exc, Terminated) else 130,
+    )

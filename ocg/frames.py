@@ -15,10 +15,16 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import OcgInputError
 
-if TYPE_CHECKING:  # pandas only where a frame is handled: generation imports this module on a GPU node without it
+if (
+    TYPE_CHECKING
+):  # pandas only where a frame is handled: generation imports this module on a GPU node without it
     import pandas as pd
 
-SET_KEY = ["condition", "template_id", "set_id"]  # one concept set under one prompt, in one model's design
+SET_KEY = [
+    "condition",
+    "template_id",
+    "set_id",
+]  # one concept set under one prompt, in one model's design
 INSTANCE_KEY = [*SET_KEY, "perm_index"]  # one instance of a model's design
 GROUP_KEYS = ["model", *SET_KEY]  # a group: one concept set under one prompt (its permutations)
 SUMMARY_KEYS = ["model", "condition", "template_id"]  # one row of a model's summary
@@ -38,7 +44,9 @@ def checked_sample(where: str, record: dict) -> int:
     """A record's sample index, refused unless it is an integer >= 0."""
     sample = record_sample(record)
     if not isinstance(sample, int) or isinstance(sample, bool) or sample < 0:
-        raise OcgInputError(where, f"field 'sample' must be a sample index >= 0, got {sample!r:.60}")
+        raise OcgInputError(
+            where, f"field 'sample' must be a sample index >= 0, got {sample!r:.60}"
+        )
     return sample
 
 
@@ -66,8 +74,11 @@ def check_permutations(where: str, m: int | None, n_concepts: int) -> None:
     """Refuse `permutations: m` where a set of `n_concepts` has fewer orders (None: all of them)."""
     total = math.factorial(n_concepts)
     if m is not None and m > total:
-        raise OcgInputError(where, f"got {m}; a set of {n_concepts} concepts has only {total} "
-                                   "permutations (expected at most that, or null for all)")
+        raise OcgInputError(
+            where,
+            f"got {m}; a set of {n_concepts} concepts has only {total} "
+            "permutations (expected at most that, or null for all)",
+        )
 
 
 def unknown_template(where: str, template_id: Any, known) -> OcgInputError:

@@ -36,8 +36,13 @@ def hub_reachable(timeout: float = 3.0) -> bool:
 def is_hub_id(name: str | None) -> bool:
     """'org/name' or 'name'; an embedded model, a path (absolute, ./, ../, deeper) or a folder is not."""
     from .embedded import EMBEDDED_PREFIX
-    return (bool(name) and not name.startswith((EMBEDDED_PREFIX, "/", ".", "~")) and name.count("/") <= 1
-            and not os.path.isdir(name))
+
+    return (
+        bool(name)
+        and not name.startswith((EMBEDDED_PREFIX, "/", ".", "~"))
+        and name.count("/") <= 1
+        and not os.path.isdir(name)
+    )
 
 
 def is_pinned(revision: str | None) -> bool:
@@ -47,14 +52,18 @@ def is_pinned(revision: str | None) -> bool:
 
 def pin_note(revision: str | None) -> str:
     """How a listing marks a hub revision."""
-    return "pinned commit" if is_pinned(revision) else \
-        f"{'a branch' if revision == 'main' else 'a branch or tag'}, not pinned: its commit can move"
+    return (
+        "pinned commit"
+        if is_pinned(revision)
+        else f"{'a branch' if revision == 'main' else 'a branch or tag'}, not pinned: its commit can move"
+    )
 
 
 def cached_locally(model: str) -> bool:
     """The model's config is in the local hub cache (so loading needs no network)."""
     try:
         from huggingface_hub import try_to_load_from_cache
+
         return isinstance(try_to_load_from_cache(model, "config.json"), str)
     except Exception:  # noqa: BLE001 - an odd id is simply "not cached"
         return False
@@ -74,11 +83,16 @@ def revision(model: str, ref: str | None = None) -> str | None:
     commit in the local hub cache that `ref` (a branch, tag or commit; default main) points at;
     None while it has not been downloaded."""
     if os.path.isdir(model):
-        files = sorted(p for p in Path(model).rglob("*") if p.is_file() and not p.name.startswith("."))
-        stats = tuple((str(p.relative_to(model)), p.stat().st_size, p.stat().st_mtime_ns) for p in files)
+        files = sorted(
+            p for p in Path(model).rglob("*") if p.is_file() and not p.name.startswith(".")
+        )
+        stats = tuple(
+            (str(p.relative_to(model)), p.stat().st_size, p.stat().st_mtime_ns) for p in files
+        )
         return "sha256:" + _directory_digest(str(Path(model).resolve()), stats)
     try:
         from huggingface_hub import try_to_load_from_cache
+
         found = try_to_load_from_cache(model, "config.json", revision=ref)
     except Exception:  # noqa: BLE001 - an odd id is simply "not cached"
         return None
@@ -89,7 +103,9 @@ def loaded_revision(config, model: str) -> str | None:
     """The revision of weights just loaded: the hub commit transformers records on the config
     (4.x does; 5.x not when loading offline from the cache), else the cache's, else a local
     directory's content hash."""
-    return (None if os.path.isdir(model) else getattr(config, "_commit_hash", None)) or revision(model)
+    return (None if os.path.isdir(model) else getattr(config, "_commit_hash", None)) or revision(
+        model
+    )
 
 
 @lru_cache(maxsize=16)

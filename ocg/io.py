@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 
-def make_temp(parent: str | Path, prefix: str, suffix: str = ".tmp", directory: bool = False) -> Path:
+def make_temp(
+    parent: str | Path, prefix: str, suffix: str = ".tmp", directory: bool = False
+) -> Path:
     """A new uniquely named file (or directory) in `parent`, created with the modes any other
     file gets (0666 / 0777 less the umask), unlike tempfile's private 0600 / 0700."""
     for _ in range(100):
@@ -41,11 +43,15 @@ def refuse_link(*paths: str | Path, fix: str = "remove the link (its target is u
     """ocg deletes, clears, renames and overwrites only what it made: a path it would change that
     is a symbolic link is an error naming it, before anything is touched (its target never is)."""
     from .errors import OcgInputError
+
     for path in paths:
         if os.path.islink(path):
-            raise OcgInputError(str(path), f"a symbolic link (to {os.readlink(path)}) stands where ocg "
-                                           "clears, renames or writes its own folder or file; ocg never "
-                                           f"changes anything through a link it did not make: {fix}")
+            raise OcgInputError(
+                str(path),
+                f"a symbolic link (to {os.readlink(path)}) stands where ocg "
+                "clears, renames or writes its own folder or file; ocg never "
+                f"changes anything through a link it did not make: {fix}",
+            )
 
 
 def naming(exc: OSError, path: str | Path) -> OSError:
@@ -75,7 +81,9 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
             tmp_path.unlink()
 
 
-TEMP_NAME = re.compile(r"\..+\.[a-z0-9_]{8,12}\.tmp")  # ours: 12 hex digits; tempfile's: 8 characters
+TEMP_NAME = re.compile(
+    r"\..+\.[a-z0-9_]{8,12}\.tmp"
+)  # ours: 12 hex digits; tempfile's: 8 characters
 
 
 def remove_temps(folder: str | Path) -> list[Path]:
@@ -142,17 +150,28 @@ def _yaml_loader():
             anchor = getattr(event, "anchor", None)
             if isinstance(event, yaml.AliasEvent):
                 if anchor in self.open_anchors:
-                    raise ComposerError(None, None, f"alias *{anchor} refers to a collection that "
-                                                    "holds it (a recursive alias)", event.start_mark)
+                    raise ComposerError(
+                        None,
+                        None,
+                        f"alias *{anchor} refers to a collection that holds it (a recursive alias)",
+                        event.start_mark,
+                    )
                 if anchor in self.anchors:
                     self.expanded += self.size(self.anchors[anchor])
                 if self.expanded > YAML_ALIAS_BUDGET:
-                    raise ComposerError(None, None, f"aliases (*name) expand to over {YAML_ALIAS_BUDGET:,} "
-                                                    "values; write the values out", event.start_mark)
+                    raise ComposerError(
+                        None,
+                        None,
+                        f"aliases (*name) expand to over {YAML_ALIAS_BUDGET:,} "
+                        "values; write the values out",
+                        event.start_mark,
+                    )
                 return super().compose_node(parent, index)
             self.depth += 1
             if self.depth > YAML_MAX_DEPTH:
-                raise ComposerError(None, None, f"nested deeper than {YAML_MAX_DEPTH} levels", event.start_mark)
+                raise ComposerError(
+                    None, None, f"nested deeper than {YAML_MAX_DEPTH} levels", event.start_mark
+                )
             self.open_anchors.add(anchor)
             try:
                 return super().compose_node(parent, index)
@@ -164,8 +183,11 @@ def _yaml_loader():
             """How many values `node` stands for, aliases inside it expanded (memoised: shared)."""
             if id(node) not in self.sizes:
                 value = node.value if isinstance(node.value, list) else []
-                self.sizes[id(node)] = 1 + sum(self.size(n) for item in value
-                                               for n in (item if isinstance(item, tuple) else (item,)))
+                self.sizes[id(node)] = 1 + sum(
+                    self.size(n)
+                    for item in value
+                    for n in (item if isinstance(item, tuple) else (item,))
+                )
             return self.sizes[id(node)]
 
     def construct_mapping(loader, node, deep=False):
@@ -173,18 +195,28 @@ def _yaml_loader():
         for key_node, _ in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":
                 raise yaml.constructor.ConstructorError(
-                    "while constructing a mapping", node.start_mark,
-                    "found a merge key (<<): merge keys are not supported; write the keys out", key_node.start_mark)
+                    "while constructing a mapping",
+                    node.start_mark,
+                    "found a merge key (<<): merge keys are not supported; write the keys out",
+                    key_node.start_mark,
+                )
             key = loader.construct_object(key_node, deep=deep)
             try:
                 hash(key)
             except TypeError:  # a list or mapping as a key: no Python key (PyYAML's own words)
-                raise yaml.constructor.ConstructorError("while constructing a mapping", node.start_mark,
-                                                        "found unhashable key", key_node.start_mark) from None
+                raise yaml.constructor.ConstructorError(
+                    "while constructing a mapping",
+                    node.start_mark,
+                    "found unhashable key",
+                    key_node.start_mark,
+                ) from None
             if key in seen:
                 raise yaml.constructor.ConstructorError(
-                    "while constructing a mapping", node.start_mark,
-                    f"found duplicate key {shown(key)} (first on line {seen[key] + 1})", key_node.start_mark)
+                    "while constructing a mapping",
+                    node.start_mark,
+                    f"found duplicate key {shown(key)} (first on line {seen[key] + 1})",
+                    key_node.start_mark,
+                )
             seen[key] = key_node.start_mark.line
         return loader.construct_mapping(node, deep=deep)
 
@@ -195,11 +227,14 @@ def _yaml_loader():
 def read_text(path: str | Path) -> str:
     """A text file as UTF-8; anything else is an error naming the file and the byte offset."""
     from .errors import OcgInputError
+
     data = Path(path).read_bytes()
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise OcgInputError(str(path), f"not UTF-8 text: byte {exc.start} is 0x{data[exc.start]:02x}") from None
+        raise OcgInputError(
+            str(path), f"not UTF-8 text: byte {exc.start} is 0x{data[exc.start]:02x}"
+        ) from None
 
 
 def read_yaml(path: str | Path) -> Any:
@@ -208,6 +243,7 @@ def read_yaml(path: str | Path) -> Any:
     import yaml
 
     from .errors import OcgInputError
+
     try:
         text = read_text(path)
     except OSError as exc:
@@ -223,18 +259,23 @@ def read_extends_chain(path: str | Path, what: str, limit: int = 50) -> list[tup
     that names it), the last one extending none. A circle, a missing file or a chain longer than
     `limit` is an error naming the file and its `extends` (a loop: never Python's recursion limit)."""
     from .errors import OcgInputError
+
     chain = [(Path(path), read_yaml(path))]
     while isinstance(chain[-1][1], dict) and (base := chain[-1][1].get("extends")) is not None:
         here = chain[-1][0]
         if not isinstance(base, str) or not base.strip():
-            raise OcgInputError(f"{here}: extends", f"got {base!r}; expected the path of another {what} file")
+            raise OcgInputError(
+                f"{here}: extends", f"got {base!r}; expected the path of another {what} file"
+            )
         base_path = (here.parent / base).resolve()
         if base_path in {p.resolve() for p, _ in chain}:
             raise OcgInputError(f"{here}: extends", f"{base} extends this file again (a circle)")
         if not base_path.is_file():
             raise OcgInputError(f"{here}: extends", f"no such {what} file: {base_path}")
         if len(chain) >= limit:
-            raise OcgInputError(f"{here}: extends", f"more than {limit} {what} files in one chain; shorten it")
+            raise OcgInputError(
+                f"{here}: extends", f"more than {limit} {what} files in one chain; shorten it"
+            )
         chain.append((base_path, read_yaml(base_path)))
     return chain
 
@@ -242,6 +283,7 @@ def read_extends_chain(path: str | Path, what: str, limit: int = 50) -> list[tup
 def parse_yaml(text: str) -> Any:
     """YAML text read with read_yaml's limits (a yaml.YAMLError where it breaks one)."""
     import yaml
+
     return yaml.load(text, Loader=_yaml_loader())  # noqa: S506 - a SafeLoader subclass
 
 
@@ -251,17 +293,23 @@ def loads_json(data: str | bytes) -> Any:
     try:
         return json.loads(data)
     except RecursionError:
-        raise json.JSONDecodeError("nested too deeply (brackets inside brackets past what Python's "
-                                   "parser follows)", "", 0) from None
+        raise json.JSONDecodeError(
+            "nested too deeply (brackets inside brackets past what Python's parser follows)", "", 0
+        ) from None
 
 
 def read_json(path: str | Path) -> Any:
     """A JSON file (UTF-8; a byte-order mark is skipped, as it is in signature.json); anything
     else is an error naming the file (and line and column)."""
     from .errors import OcgInputError
+
     try:
-        return loads_json(Path(path).read_bytes().decode("utf-8-sig"))  # a BOM skipped; UTF-16 is no UTF-8
+        return loads_json(
+            Path(path).read_bytes().decode("utf-8-sig")
+        )  # a BOM skipped; UTF-16 is no UTF-8
     except UnicodeDecodeError as exc:
         raise OcgInputError(str(path), f"not UTF-8 text: byte {exc.start}") from None
     except json.JSONDecodeError as exc:
-        raise OcgInputError(str(path), f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+        raise OcgInputError(
+            str(path), f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        ) from None

@@ -29,14 +29,17 @@ SCORE_TABLES = ("answers", "groups", "summary")
 
 def _inside(*parts: str, doc: str | None = None) -> property:
     """A read-only attribute: the path `parts` inside the object's own folder (`folder`, or `root`)."""
+
     def path(self) -> Path:
         return Path(getattr(self, "folder", None) or self.root, *parts)
+
     return property(path, doc=doc)
 
 
 @dataclass(frozen=True)
 class Dataset:
     """A built dataset (notebook 00): its manifest is written last and marks a complete build."""
+
     folder: Path
     instances = _inside("instances.parquet")
     manifest = _inside("manifest.json")
@@ -45,6 +48,7 @@ class Dataset:
 @dataclass(frozen=True)
 class ModelGenerations:
     """One model's generations folder: a JSONL store per condition and the run card."""
+
     folder: Path
     run_card = _inside("run_card.json")
 
@@ -57,7 +61,9 @@ class ModelGenerations:
     def model(self) -> str:
         return self.folder.name
 
-    def store(self, condition: str, prompts: bool = False) -> Path:  # prompts: its prompt file (docs/DATA.md)
+    def store(
+        self, condition: str, prompts: bool = False
+    ) -> Path:  # prompts: its prompt file (docs/DATA.md)
         return self.folder / (f"{condition}.prompts.jsonl.gz" if prompts else f"{condition}.jsonl")
 
     def stores(self) -> list[Path]:
@@ -69,6 +75,7 @@ class ModelGenerations:
 class ModelScores:
     """One model's score set: three tables and the signature. (The neural families' caches beside
     them are named in ocg/scoring/families.py: inside code whose digest is each family's version.)"""
+
     folder: Path
     answers = _inside("answers.parquet")
     groups = _inside("groups.parquet")
@@ -88,16 +95,24 @@ class ModelScores:
 @dataclass(frozen=True)
 class ReportFolder:
     """A report: executed notebooks, tables/, figures/, the landing page and the case browser."""
+
     folder: Path
     tables = _inside("tables")
     figures = _inside("figures")
     index = _inside("index.html")
-    methods = _inside("methods.html", doc="docs/METHODS.md rendered into the report (its links work anywhere)")
+    methods = _inside(
+        "methods.html", doc="docs/METHODS.md rendered into the report (its links work anywhere)"
+    )
     cases = _inside("cases.html", doc="The case browser's page; its data lie in `case_chunks`.")
     case_chunks = _inside("cases")
     state = _inside("report.json", doc="report.json: building, done or failed (ocg/staging.py).")
-    results = _inside("results.json", doc="Every Table 1 number with its interval, machine-readable (docs/DATA.md).")
-    scores = _inside("scores", doc="The score sets its numbers come from, <model>/ each (ocg/scoring/pinned.py).")
+    results = _inside(
+        "results.json",
+        doc="Every Table 1 number with its interval, machine-readable (docs/DATA.md).",
+    )
+    scores = _inside(
+        "scores", doc="The score sets its numbers come from, <model>/ each (ocg/scoring/pinned.py)."
+    )
 
     @classmethod
     def at(cls, folder: str | Path | None = None) -> ReportFolder:
@@ -124,6 +139,7 @@ class ReportFolder:
 @dataclass(frozen=True)
 class ExecutedNotebook:
     """A notebook executed into a folder (a report, outputs/notebooks, a sweep model's): copy and HTML."""
+
     folder: Path
     name: str
 
@@ -143,6 +159,7 @@ class ExecutedNotebook:
 @dataclass(frozen=True)
 class Outputs:
     """A root holding generations/, scores/, reports/ and the rest (outputs/, or a sweep's)."""
+
     root: Path
     data = _inside("data")
     generations = _inside("generations")
@@ -166,6 +183,7 @@ class Outputs:
 @dataclass(frozen=True)
 class SweepFolder:
     """A sweep's outputs folder; status/ is per sweep name, so sweeps can share generations."""
+
     root: Path
     name: str
     logs = _inside("logs")
@@ -213,12 +231,19 @@ class SweepFolder:
 @dataclass(frozen=True)
 class ConvertedModel:
     """A converted embedded model: <name>/ by transformers 4.x, <name>.transformers5/ by 5.x (4.x misreads 5.x's)."""
+
     folder: Path
-    source = _inside("ocg_source.json", doc="Where it was converted from; written last, it marks a complete conversion.")
+    source = _inside(
+        "ocg_source.json",
+        doc="Where it was converted from; written last, it marks a complete conversion.",
+    )
 
     @classmethod
     def named(cls, name: str, transformers_major: int = 4) -> ConvertedModel:
-        return cls(model_cache_dir() / (name if transformers_major == 4 else f"{name}.transformers{transformers_major}"))
+        return cls(
+            model_cache_dir()
+            / (name if transformers_major == 4 else f"{name}.transformers{transformers_major}")
+        )
 
 
 def outputs() -> Outputs:

@@ -49,10 +49,16 @@ def exclusive(directory: str | Path, doing: str = "is writing here") -> Iterator
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise LockHeld(str(directory), f"{_who(fd)} {doing}; wait for it to finish or "
-                                           "stop it (two writers would corrupt what is written here)") from None
-        stamp = {"pid": os.getpid(), "host": socket.gethostname(),
-                 "since": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+            raise LockHeld(
+                str(directory),
+                f"{_who(fd)} {doing}; wait for it to finish or "
+                "stop it (two writers would corrupt what is written here)",
+            ) from None
+        stamp = {
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "since": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        }
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps(stamp).encode(), 0)
         try:

@@ -28,10 +28,16 @@ def check_name(where: str, value: object) -> str:
     """`value` if it is a safe name (letters, digits, '.', '_', '-'; no '..'; not a number or an
     NA word, which tables read back as values), else an error."""
     if not isinstance(value, str) or not NAME_RE.match(value) or ".." in value:
-        raise OcgInputError(where, f"got {value!r}; a name must start with a letter or digit and use "
-                                   "only letters, digits, '.', '_' and '-' (it names a folder)")
+        raise OcgInputError(
+            where,
+            f"got {value!r}; a name must start with a letter or digit and use "
+            "only letters, digits, '.', '_' and '-' (it names a folder)",
+        )
     if _reads_as_value(value):
-        raise OcgInputError(where, f"got {value!r}; a name must not read as a number or a missing value "
-                                   "(tables read it back as NaN or a number); add a letter, e.g. "
-                                   f"'m-{value}'")
+        raise OcgInputError(
+            where,
+            f"got {value!r}; a name must not read as a number or a missing value "
+            "(tables read it back as NaN or a number); add a letter, e.g. "
+            f"'m-{value}'",
+        )
     return value

@@ -6,11 +6,30 @@ On the foundation floor, so the analysis modules that link a notebook can import
 
 BUILD_DATA, GENERATE, SCORE = "00_build_data", "01_generate", "02_score"
 MODEL_NOTEBOOKS = (GENERATE, SCORE)
-MAIN_RESULTS, POS_PATTERNS, TEMPLATES, PRIMING = "03_main_results", "04_pos_patterns", "05_templates", "06_priming"
-REASONING_MODELS, CONCEPT_DIFFICULTY, CASES = "07_reasoning_models", "08_concept_difficulty", "09_cases"
+MAIN_RESULTS, POS_PATTERNS, TEMPLATES, PRIMING = (
+    "03_main_results",
+    "04_pos_patterns",
+    "05_templates",
+    "06_priming",
+)
+REASONING_MODELS, CONCEPT_DIFFICULTY, CASES = (
+    "07_reasoning_models",
+    "08_concept_difficulty",
+    "09_cases",
+)
 POSITIONS, SAMPLES, FORCING_ORDER = "10_positions", "11_samples", "12_forcing_order"
-ANALYSES = (MAIN_RESULTS, POS_PATTERNS, TEMPLATES, PRIMING, REASONING_MODELS, CONCEPT_DIFFICULTY, CASES,
-            POSITIONS, SAMPLES, FORCING_ORDER)
+ANALYSES = (
+    MAIN_RESULTS,
+    POS_PATTERNS,
+    TEMPLATES,
+    PRIMING,
+    REASONING_MODELS,
+    CONCEPT_DIFFICULTY,
+    CASES,
+    POSITIONS,
+    SAMPLES,
+    FORCING_ORDER,
+)
 
 
 def span(notebooks) -> str:

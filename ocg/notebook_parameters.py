@@ -15,8 +15,15 @@ from pathlib import Path
 from .errors import OcgInputError
 from .io import read_json
 
-_KINDS = {"int": int, "float": float, "str": str, "bool": bool, "list": list, "dict": dict,
-          "None": type(None)}
+_KINDS = {
+    "int": int,
+    "float": float,
+    "str": str,
+    "bool": bool,
+    "list": list,
+    "dict": dict,
+    "None": type(None),
+}
 
 
 def _type_of(default: ast.expr) -> str:
@@ -31,7 +38,10 @@ def _type_of(default: ast.expr) -> str:
 def _annotation(node: ast.expr) -> str:
     """An annotation as ocg checks it: `Optional[X]` (which papermill can read, unlike `X | None`)
     is `X | None`."""
-    if isinstance(node, ast.Subscript) and ast.unparse(node.value) in ("Optional", "typing.Optional"):
+    if isinstance(node, ast.Subscript) and ast.unparse(node.value) in (
+        "Optional",
+        "typing.Optional",
+    ):
         return f"{ast.unparse(node.slice)} | None"
     return ast.unparse(node)
 
@@ -40,21 +50,35 @@ def declared(notebook: str | Path) -> dict[str, str]:
     """name -> declared type ("int", "list[str] | None", ...) from the notebook's parameters cell."""
     nb = read_json(notebook)  # not JSON, or nested past the parser: an error naming the file
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
-        raise OcgInputError(str(notebook), "not a notebook: expected a JSON object with a list of cells")
-    cell = next((c for c in nb["cells"] if isinstance(c, dict)
-                 and "parameters" in c.get("metadata", {}).get("tags", [])), None)
+        raise OcgInputError(
+            str(notebook), "not a notebook: expected a JSON object with a list of cells"
+        )
+    cell = next(
+        (
+            c
+            for c in nb["cells"]
+            if isinstance(c, dict) and "parameters" in c.get("metadata", {}).get("tags", [])
+        ),
+        None,
+    )
     if cell is None:
         return {}
     source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
     try:
         body = ast.parse(source).body
     except SyntaxError as exc:
-        raise OcgInputError(f"{notebook}: parameters cell", f"not Python ({exc.msg}, line {exc.lineno})") from None
+        raise OcgInputError(
+            f"{notebook}: parameters cell", f"not Python ({exc.msg}, line {exc.lineno})"
+        ) from None
     params = {}
     for node in body:
         if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             params[node.target.id] = _annotation(node.annotation)
-        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        elif (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+        ):
             params[node.targets[0].id] = _type_of(node.value)
     return params
 
@@ -99,13 +123,19 @@ def check_parameters(notebook: str | Path, values: dict, where: str = "parameter
     params = declared(notebook)
     for name, value in values.items():
         if name not in params:
-            raise OcgInputError(f"{where}{name}", f"not a parameter of {notebook.stem}; it declares "
-                                                  f"{', '.join(params) or 'none (no cell tagged parameters)'}")
+            raise OcgInputError(
+                f"{where}{name}",
+                f"not a parameter of {notebook.stem}; it declares "
+                f"{', '.join(params) or 'none (no cell tagged parameters)'}",
+            )
         try:
             fits = _plain(value) and _matches(value, params[name])
         except KeyError:
-            raise OcgInputError(f"{notebook}: parameters cell: {name}", f"type {params[name]!r} is not "
-                                "one ocg checks: int, float, str, bool, list, dict, None, list[X], X | Y") from None
+            raise OcgInputError(
+                f"{notebook}: parameters cell: {name}",
+                f"type {params[name]!r} is not "
+                "one ocg checks: int, float, str, bool, list, dict, None, list[X], X | Y",
+            ) from None
         if not fits:
             raise OcgInputError(f"{where}{name}", f"got {value!r}; expected {params[name]}")
     return values

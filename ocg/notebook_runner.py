@@ -27,6 +27,7 @@ def kernel_for_papermill() -> str:
     the user's other Jupyter kernels are.
     """
     from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
     try:
         spec = KernelSpecManager().get_kernel_spec(KERNEL_NAME)
     except NoSuchKernel:
@@ -54,8 +55,11 @@ def _without_stderr(nb):
     nothing about the results. Errors are kept; the executed .ipynb keeps everything."""
     for cell in nb.cells:
         if cell.get("cell_type") == "code":
-            cell.outputs = [o for o in cell.get("outputs", [])
-                            if not (o.get("output_type") == "stream" and o.get("name") == "stderr")]
+            cell.outputs = [
+                o
+                for o in cell.get("outputs", [])
+                if not (o.get("output_type") == "stream" and o.get("name") == "stderr")
+            ]
     return nb
 
 
@@ -66,9 +70,13 @@ def to_html(executed: Path) -> Path:
 
     nb = _without_stderr(nbformat.read(executed, as_version=4))
     pages = ExecutedNotebook(executed.parent, executed.stem)
-    for path, exporter in ((pages.page, HTMLExporter()),
-                           (pages.results_page, HTMLExporter(exclude_input=True, exclude_input_prompt=True,
-                                                             exclude_output_prompt=True))):
+    for path, exporter in (
+        (pages.page, HTMLExporter()),
+        (
+            pages.results_page,
+            HTMLExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True),
+        ),
+    ):
         body, _ = exporter.from_notebook_node(nb)
         with atomic_path(path) as tmp:
             tmp.write_text(body, encoding="utf-8")
@@ -91,6 +99,7 @@ def kernel_transport() -> dict:
     and where the runtime folder's path is too long for a socket name (its warning with it)."""
     from jupyter_core.paths import jupyter_runtime_dir
     from traitlets.config import Config
+
     # The sockets' path is named here, one per kernel: left to jupyter_client, it can default to
     # `kernel-ipc` in the working directory (notebooks/), shared by kernels that run at once (a
     # sweep's tasks, two reports), whose messages then cross ("Invalid Signature").
@@ -114,7 +123,9 @@ def _execute_stoppably(execute) -> None:
 
     class Tracked(AsyncKernelManager):
         async def _async_post_start_kernel(self, **kw):
-            group = self.provisioner.pgid or self.provisioner.pid  # its own session (jupyter_client's launcher)
+            group = (
+                self.provisioner.pgid or self.provisioner.pid
+            )  # its own session (jupyter_client's launcher)
             if group != os.getpgrp():  # never this process's own group
                 groups.append(group)
             await super()._async_post_start_kernel(**kw)
@@ -126,6 +137,7 @@ def _execute_stoppably(execute) -> None:
             execute(Tracked)
         except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
             failure.append(exc)
+
     worker = threading.Thread(target=work, name="papermill", daemon=True)
     worker.start()
     try:
@@ -134,7 +146,9 @@ def _execute_stoppably(execute) -> None:
         stopping.set()
         deadline = time.monotonic() + 60
         _stop_groups(groups)
-        while worker.is_alive() and time.monotonic() < deadline:  # a kernel starting now stops itself
+        while (
+            worker.is_alive() and time.monotonic() < deadline
+        ):  # a kernel starting now stops itself
             worker.join(0.5)
             _stop_groups(groups)
         raise
@@ -163,8 +177,14 @@ def _alive(group: int) -> bool:
     return True
 
 
-def run_notebook(name: str, parameters: dict | None = None, out_dir: str | Path | None = None,
-                 html: bool = True, progress: bool = False, out_name: str | None = None) -> Path:
+def run_notebook(
+    name: str,
+    parameters: dict | None = None,
+    out_dir: str | Path | None = None,
+    html: bool = True,
+    progress: bool = False,
+    out_name: str | None = None,
+) -> Path:
     """Execute one notebook to `out_dir` (default outputs/notebooks); returns the executed copy.
 
     Every parameter must be declared by the notebook, with a value of its type (checked before a
@@ -182,14 +202,24 @@ def run_notebook(name: str, parameters: dict | None = None, out_dir: str | Path 
     logger = logging.getLogger("papermill")
     logger.addFilter(_not_unknown_parameter)
     try:
-        _execute_stoppably(lambda kernel_class: pm.execute_notebook(
-            str(source), str(executed), parameters=parameters or {}, kernel_name=kernel_for_papermill(),
-            cwd=str(source.parent), progress_bar=progress, kernel_manager_class=kernel_class,
-            **kernel_transport()))
+        _execute_stoppably(
+            lambda kernel_class: pm.execute_notebook(
+                str(source),
+                str(executed),
+                parameters=parameters or {},
+                kernel_name=kernel_for_papermill(),
+                cwd=str(source.parent),
+                progress_bar=progress,
+                kernel_manager_class=kernel_class,
+                **kernel_transport(),
+            )
+        )
     except BaseException as exc:
         if html and executed.exists():
-            with contextlib.suppress(ValueError, OSError):  # a copy the failure left unreadable (full
-                to_html(executed)                           # disk): the failure itself is the story
+            with contextlib.suppress(
+                ValueError, OSError
+            ):  # a copy the failure left unreadable (full
+                to_html(executed)  # disk): the failure itself is the story
         if isinstance(exc, OSError) and exc.filename is None:  # papermill writing the copy
             raise naming(exc, executed) from exc
         raise

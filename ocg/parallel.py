@@ -24,6 +24,7 @@ def _init_worker(parent: int) -> None:
     import signal
 
     from threadpoolctl import threadpool_limits
+
     try:
         ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM))  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
@@ -40,7 +41,9 @@ class ForkedJob:
     is asked for. `work` is a module-level function returning one output per item, in order. A
     worker that dies (killed, out of memory) fails the job with BrokenProcessPool, never hangs it."""
 
-    def __init__(self, work, items: list, n_process: int, state: object = None, min_per_process: int = 1):
+    def __init__(
+        self, work, items: list, n_process: int, state: object = None, min_per_process: int = 1
+    ):
         global _state
         self.work, self.items, self.state = work, items, state
         self.pool, self.futures = None, []
@@ -49,9 +52,16 @@ class ForkedJob:
             size = -(-len(items) // (4 * n_process))  # a few chunks per worker even out their loads
             _state = state
             try:  # with fork, all workers start at the first submit, here, before anything else
-                self.pool = ProcessPoolExecutor(n_process, mp_context=multiprocessing.get_context("fork"),
-                                                initializer=_init_worker, initargs=(os.getpid(),))
-                self.futures = [self.pool.submit(_run, work, items[i:i + size]) for i in range(0, len(items), size)]
+                self.pool = ProcessPoolExecutor(
+                    n_process,
+                    mp_context=multiprocessing.get_context("fork"),
+                    initializer=_init_worker,
+                    initargs=(os.getpid(),),
+                )
+                self.futures = [
+                    self.pool.submit(_run, work, items[i : i + size])
+                    for i in range(0, len(items), size)
+                ]
             finally:
                 _state = None
 

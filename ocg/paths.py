@@ -17,7 +17,11 @@ CONCEPT_SETS_FILE = PACKAGE_DATA / "commongen_lite_concept_sets.jsonl"
 PAPER_TABLES_DIR = PACKAGE_DATA / "paper"
 
 # params/ of the checkout; an installed wheel (no checkout) carries it as the package ocg/params
-PARAMS_DIR = PROJECT_ROOT / "params" if (PROJECT_ROOT / "params").is_dir() else Path(__file__).resolve().parent / "params"
+PARAMS_DIR = (
+    PROJECT_ROOT / "params"
+    if (PROJECT_ROOT / "params").is_dir()
+    else Path(__file__).resolve().parent / "params"
+)
 TEMPLATES_FILE = PARAMS_DIR / "templates.yaml"
 NOTEBOOKS_DIR = PROJECT_ROOT / "notebooks"
 
@@ -30,9 +34,14 @@ def _folder_from_env(name: str) -> Path | None:
     if value is None:
         return None
     if not value.strip():
-        raise OcgInputError(name, "set but empty (an unset variable such as $SCRATCH?); unset it "
-                                  "for the default, or give a folder")
-    return Path(value).expanduser().resolve()  # '~/x' quoted in a job script: the home folder, not ./~
+        raise OcgInputError(
+            name,
+            "set but empty (an unset variable such as $SCRATCH?); unset it "
+            "for the default, or give a folder",
+        )
+    return (
+        Path(value).expanduser().resolve()
+    )  # '~/x' quoted in a job script: the home folder, not ./~
 
 
 def settle_folder_variables() -> None:

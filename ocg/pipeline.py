@@ -40,9 +40,16 @@ def steps(run: dict, report_dir: Path) -> list[tuple[str, dict, str]]:
     """(notebook, parameters, name of the executed copy) in order, from ocg/plan.py; the analyses
     read the report's own score sets (linked after scoring: ocg/scoring/pinned.py)."""
     out = outputs()
-    return report_steps(run, Dirs(generations=out.generations, scores=out.scores, reports=report_dir,
-                                  dataset=out.dataset(dataset_name(run["n_concepts"])).folder,
-                                  analysis_scores=ReportFolder(report_dir).scores))
+    return report_steps(
+        run,
+        Dirs(
+            generations=out.generations,
+            scores=out.scores,
+            reports=report_dir,
+            dataset=out.dataset(dataset_name(run["n_concepts"])).folder,
+            analysis_scores=ReportFolder(report_dir).scores,
+        ),
+    )
 
 
 class StepFailed(RuntimeError):
@@ -50,7 +57,9 @@ class StepFailed(RuntimeError):
     notebook, cell, error and copy."""
 
 
-def run_step(notebook: str, params: dict, report_dir: Path, name: str, shown_dir: Path | None = None) -> Path:
+def run_step(
+    notebook: str, params: dict, report_dir: Path, name: str, shown_dir: Path | None = None
+) -> Path:
     """Execute one notebook into `report_dir`; a failure's message names the copy as it will lie
     in `shown_dir` (the report, once the staging folder is moved into place)."""
     import papermill
@@ -59,20 +68,25 @@ def run_step(notebook: str, params: dict, report_dir: Path, name: str, shown_dir
         return run_notebook(notebook, params, out_dir=report_dir, out_name=name, progress=True)
     except papermill.PapermillExecutionError as exc:
         partial = ExecutedNotebook(shown_dir or report_dir, name)
-        raise StepFailed(f"notebook {notebook} failed in cell {exc.exec_count} (cell index "
-                         f"{exc.cell_index}): {exc.ename}: {exc.evalue}\n"
-                         f"     partial executed copy, error shown: {partial.copy}\n"
-                         f"     rendered: {partial.page}") from exc
+        raise StepFailed(
+            f"notebook {notebook} failed in cell {exc.exec_count} (cell index "
+            f"{exc.cell_index}): {exc.ename}: {exc.evalue}\n"
+            f"     partial executed copy, error shown: {partial.copy}\n"
+            f"     rendered: {partial.page}"
+        ) from exc
 
 
 def run_report(run_file: str | Path | None = None) -> int:
     import os
 
     from .paths import model_cache_dir
+
     run = load_run(run_file or DEMO_RUN)
     saved = {k: os.environ.get(k) for k in ("OCG_OUTPUTS", "OCG_MODEL_CACHE")}
     if run["outputs"]:  # the run file says where: every notebook's kernel inherits it
-        os.environ["OCG_MODEL_CACHE"] = str(model_cache_dir())  # converted models stay where they are
+        os.environ["OCG_MODEL_CACHE"] = str(
+            model_cache_dir()
+        )  # converted models stay where they are
         os.environ["OCG_OUTPUTS"] = run["outputs"]
     try:
         return _staged_report(run)
@@ -90,7 +104,9 @@ def _staged_report(run: dict) -> int:
     with building(final) as staging:
         try:
             code, state = _write_report(run, staging, final)
-        except BaseException as exc:  # a fault (full disk), SIGTERM or Ctrl-C: the report says failed
+        except (
+            BaseException
+        ) as exc:  # a fault (full disk), SIGTERM or Ctrl-C: the report says failed
             _failed(staging, final, run, exc)
             raise
         finish(staging, final, **state)
@@ -111,8 +127,14 @@ def _failed(staging: Path, final: Path, run: dict, exc: BaseException) -> None:
         finish(staging, final, state=ReportStatus.FAILED, reason=reason)
 
 
-def run_steps(plan: list[tuple[str, dict, str]], staging: Path, final: Path, failed_title: str,
-              announce, before_analyses=None) -> tuple[list[tuple[str, str]], StepFailed | None]:
+def run_steps(
+    plan: list[tuple[str, dict, str]],
+    staging: Path,
+    final: Path,
+    failed_title: str,
+    announce,
+    before_analyses=None,
+) -> tuple[list[tuple[str, str]], StepFailed | None]:
     """The one loop of `ocg report` and a sweep's analyses: each notebook into `staging` in order.
 
     Returns the (name, page) of each finished notebook, and the failure that stopped the loop,
@@ -134,8 +156,12 @@ def run_steps(plan: list[tuple[str, dict, str]], staging: Path, final: Path, fai
         try:
             run_step(notebook, params, staging, name, shown_dir=final)
         except StepFailed as exc:
-            write_status_page(staging, failed_title, str(exc).splitlines()[0],
-                              pages + [(f"{name} (failed)", ExecutedNotebook(staging, name).page.name)])
+            write_status_page(
+                staging,
+                failed_title,
+                str(exc).splitlines()[0],
+                pages + [(f"{name} (failed)", ExecutedNotebook(staging, name).page.name)],
+            )
             return pages, exc
         pages.append((name, ExecutedNotebook(staging, name).page.name))
     return pages, None
@@ -148,14 +174,26 @@ def _write_report(run: dict, staging: Path, final: Path) -> tuple[int, dict]:
     from .scoring.pinned import pin_scores
 
     title, pinned = f"ocg report: {run['name']}", ReportFolder(staging).scores
-    pages, failure = run_steps(steps(run, staging), staging, final, f"{title} (failed)",
-                               lambda i, n, name: print(f"[{i}/{n}] {name}", flush=True),
-                               before_analyses=lambda: pin_scores(outputs().scores, run["models"], pinned,
-                                                                  run["scoring"], run["metrics"]))
+    pages, failure = run_steps(
+        steps(run, staging),
+        staging,
+        final,
+        f"{title} (failed)",
+        lambda i, n, name: print(f"[{i}/{n}] {name}", flush=True),
+        before_analyses=lambda: pin_scores(
+            outputs().scores, run["models"], pinned, run["scoring"], run["metrics"]
+        ),
+    )
     if failure is not None:
         print(f"\nocg: {failure}", file=sys.stderr)
-        return 1, {"state": ReportStatus.FAILED, "reason": str(failure), "notebooks": [n for n, _ in pages]}
+        return 1, {
+            "state": ReportStatus.FAILED,
+            "reason": str(failure),
+            "notebooks": [n for n, _ in pages],
+        }
     if not pinned.exists():  # no analysis ran: the landing page reads the sets as they are now
         pin_scores(outputs().scores, run["models"], pinned, run["scoring"], run["metrics"])
-    write_index(staging, title, pages, run=run, scores_root=pinned, generations_root=outputs().generations)
+    write_index(
+        staging, title, pages, run=run, scores_root=pinned, generations_root=outputs().generations
+    )
     return 0, {"state": ReportStatus.DONE, "notebooks": [n for n, _ in pages]}

@@ -21,6 +21,7 @@ from .notebook_runner import find_notebook
 @dataclass(frozen=True)
 class Dirs:
     """Where one run's notebooks read and write."""
+
     generations: Path
     scores: Path
     reports: Path
@@ -31,9 +32,13 @@ class Dirs:
 
 def _analysis_values(cfg: dict, dirs: Dirs, models: list[str]) -> dict:
     """What a run offers every analysis; each takes those its parameters cell declares."""
-    values = {"scores_dir": str(dirs.analysis_scores or dirs.scores), "models": list(models),
-              "allow_incomplete": bool(cfg.get("allow_incomplete", False)),
-              "models_file": cfg["models_file"], "reports_dir": str(dirs.reports)}
+    values = {
+        "scores_dir": str(dirs.analysis_scores or dirs.scores),
+        "models": list(models),
+        "allow_incomplete": bool(cfg.get("allow_incomplete", False)),
+        "models_file": cfg["models_file"],
+        "reports_dir": str(dirs.reports),
+    }
     if cfg.get("table7_pairs"):
         values.update(pairs=cfg["table7_pairs"], pairs_note=cfg.get("table7_note", ""))
     return values
@@ -41,21 +46,41 @@ def _analysis_values(cfg: dict, dirs: Dirs, models: list[str]) -> dict:
 
 def notebook_params(notebook: str, cfg: dict, dirs: Dirs, models: list[str]) -> dict:
     """The parameters `notebook` gets for these models under this run or sweep configuration."""
-    if notebook == BUILD_DATA:  # the default conditions, and any other the run asks (ordered_constrained)
+    if (
+        notebook == BUILD_DATA
+    ):  # the default conditions, and any other the run asks (ordered_constrained)
         extra = [c for c in cfg["conditions"] if c not in DEFAULT_CONDITIONS]
-        return {"n_concepts": cfg["n_concepts"], **({"conditions": [*DEFAULT_CONDITIONS, *extra]} if extra else {})}
+        return {
+            "n_concepts": cfg["n_concepts"],
+            **({"conditions": [*DEFAULT_CONDITIONS, *extra]} if extra else {}),
+        }
     if notebook == GENERATE:
         (model,) = models
         sampled = {"permutations": cfg["permutations"]} if cfg.get("permutations") else {}
-        return {"model": model, "conditions": cfg["conditions"], "subset_k": cfg["subset_k"], **sampled,
-                "template_ids": cfg["template_ids"], "generations_dir": str(dirs.generations),
-                "models_file": cfg["models_file"],
-                "dataset": str(dirs.dataset) if dirs.dataset else None,
-                # only when asked: a greedy run's parameters stay what they always were
-                **({"samples": cfg["samples"], "sampling": dict(cfg["sampling"])} if cfg.get("sampling") else {})}
+        return {
+            "model": model,
+            "conditions": cfg["conditions"],
+            "subset_k": cfg["subset_k"],
+            **sampled,
+            "template_ids": cfg["template_ids"],
+            "generations_dir": str(dirs.generations),
+            "models_file": cfg["models_file"],
+            "dataset": str(dirs.dataset) if dirs.dataset else None,
+            # only when asked: a greedy run's parameters stay what they always were
+            **(
+                {"samples": cfg["samples"], "sampling": dict(cfg["sampling"])}
+                if cfg.get("sampling")
+                else {}
+            ),
+        }
     if notebook == SCORE:
-        return {"generations_dir": str(dirs.generations), "models": list(models),
-                "metrics": cfg["metrics"], "scoring": dict(cfg["scoring"]), "scores_dir": str(dirs.scores)}
+        return {
+            "generations_dir": str(dirs.generations),
+            "models": list(models),
+            "metrics": cfg["metrics"],
+            "scoring": dict(cfg["scoring"]),
+            "scores_dir": str(dirs.scores),
+        }
     if notebook not in ANALYSES:
         raise ValueError(f"no plan for notebook {notebook!r}")
     wanted = declared(find_notebook(notebook))
@@ -77,7 +102,9 @@ def report_steps(cfg: dict, dirs: Dirs) -> list[tuple[str, dict, str]]:
     models = list(cfg["models"])
     plan = [(BUILD_DATA, notebook_params(BUILD_DATA, cfg, dirs, []), BUILD_DATA)]
     if GENERATE in cfg["notebooks"]:
-        plan += [(GENERATE, notebook_params(GENERATE, cfg, dirs, [m]), f"{GENERATE}-{m}") for m in models]
+        plan += [
+            (GENERATE, notebook_params(GENERATE, cfg, dirs, [m]), f"{GENERATE}-{m}") for m in models
+        ]
     if SCORE in cfg["notebooks"]:
         plan.append((SCORE, notebook_params(SCORE, cfg, dirs, models), SCORE))
     return plan + analysis_steps(cfg, dirs, models)

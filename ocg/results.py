@@ -31,8 +31,10 @@ from .scoring.scoreset import holds_scores, read_score_set
 
 def comparable_signature(signature: Signature) -> dict:
     """What must agree between two models for their numbers to sit in one table."""
-    keys = {m: {k: v for k, v in key.items() if k != "inputs_sha256"}
-            for m, key in signature.metric_keys.items()}
+    keys = {
+        m: {k: v for k, v in key.items() if k != "inputs_sha256"}
+        for m, key in signature.metric_keys.items()
+    }
     status = {m: signature.status(m) for m in keys if m in signature.families}
     return {"metric_keys": keys, "status": status}
 
@@ -52,14 +54,24 @@ def scoring_differences(signatures: dict[str, Signature]) -> list[str]:
     if len({_short_hash(c) for c in comparable.values()}) <= 1:
         return []
     lines = []
-    fields = sorted({(section, metric, k) for c in comparable.values() for section in ("metric_keys",)
-                     for metric, key in c[section].items() for k in key}
-                    | {("status", m, "status") for c in comparable.values() for m in c["status"]})
+    fields = sorted(
+        {
+            (section, metric, k)
+            for c in comparable.values()
+            for section in ("metric_keys",)
+            for metric, key in c[section].items()
+            for k in key
+        }
+        | {("status", m, "status") for c in comparable.values() for m in c["status"]}
+    )
     for section, metric, k in fields:
         values = {}
         for model, c in comparable.items():
-            v = c[section].get(metric, {}).get(k, "(not scored)") if section == "metric_keys" else \
-                c["status"].get(metric, "(not scored)")
+            v = (
+                c[section].get(metric, {}).get(k, "(not scored)")
+                if section == "metric_keys"
+                else c["status"].get(metric, "(not scored)")
+            )
             values.setdefault(json.dumps(v, sort_keys=True, default=str), []).append(model)
         if len(values) > 1:
             parts = "; ".join(f"{', '.join(models)}: {v}" for v, models in values.items())
@@ -71,12 +83,17 @@ def instance_keys(score_dirs: list[Path]) -> dict[str, pd.DataFrame]:
     """Per model: the (condition, template, set, permutation) of every scored instance (the
     samples of a sampled run are one instance), and its POS pattern (whose length is the number
     of concepts)."""
-    return {p.name: pd.read_parquet(ModelScores(p).answers, columns=INSTANCE_KEY + ["pos_pattern"])
-                    .drop_duplicates()
-            for p in score_dirs}
+    return {
+        p.name: pd.read_parquet(
+            ModelScores(p).answers, columns=INSTANCE_KEY + ["pos_pattern"]
+        ).drop_duplicates()
+        for p in score_dirs
+    }
 
 
-def incomplete_models(signatures: dict[str, Signature], allow_incomplete: bool, where: str) -> list[str]:
+def incomplete_models(
+    signatures: dict[str, Signature], allow_incomplete: bool, where: str
+) -> list[str]:
     """Lines naming models whose generations do not match their run cards (scoring's
     `completeness` block); an error when one is unfinished or short, unless allow_incomplete."""
     blocking, notes = [], []
@@ -85,10 +102,14 @@ def incomplete_models(signatures: dict[str, Signature], allow_incomplete: bool, 
         blocking += [f"{model}: {line}" for line in b]
         notes += [f"{model}: {line}" for line in n]
     if blocking and not allow_incomplete:
-        raise OcgInputError(where, "these models' generations do not match what their run cards asked:\n  "
-                            + "\n  ".join(blocking) + "\nfinish them (re-running generation resumes), or "
-                            "pass allow_incomplete=True (a run file: allow_incomplete: true) to show them "
-                            "with a warning")
+        raise OcgInputError(
+            where,
+            "these models' generations do not match what their run cards asked:\n  "
+            + "\n  ".join(blocking)
+            + "\nfinish them (re-running generation resumes), or "
+            "pass allow_incomplete=True (a run file: allow_incomplete: true) to show them "
+            "with a warning",
+        )
     return blocking + notes
 
 
@@ -97,16 +118,21 @@ def nothing_scored(root: Path, given) -> str:
     the working directory's, as in pandas) and, when they hold scores, the outputs' own scores,
     which `load_scores()` reads from any folder."""
     default = outputs().scores.resolve()
-    searched = f"no scored models in {root}" + (f" ({given} from {Path.cwd()})" if given and
-                                                  not Path(given).is_absolute() else "")
+    searched = f"no scored models in {root}" + (
+        f" ({given} from {Path.cwd()})" if given and not Path(given).is_absolute() else ""
+    )
     if root != default and default.is_dir() and any(holds_scores(p) for p in default.iterdir()):
         return f"{searched}; the outputs' scores are in {default}: load_scores() reads them"
     return f"{searched}; run 02_score first"
 
 
-def load_scores(scores_root: str | Path | None = None, models: list[str] | None = None,
-                allow_mixed: bool = False, tables: tuple[str, ...] = TABLES,
-                allow_incomplete: bool = False) -> dict:
+def load_scores(
+    scores_root: str | Path | None = None,
+    models: list[str] | None = None,
+    allow_mixed: bool = False,
+    tables: tuple[str, ...] = TABLES,
+    allow_incomplete: bool = False,
+) -> dict:
     """answers, groups and summary of the scored models (or only the `tables` named),
     concatenated, on the instances the models share (designs.py; all with allow_mixed);
     their signatures (ocg/records.py, without the scoring settings), designs and the lines a page
@@ -116,8 +142,11 @@ def load_scores(scores_root: str | Path | None = None, models: list[str] | None 
     `scores_root` is `models` (of the outputs' scores)."""
     if isinstance(scores_root, (list, tuple)):
         if models is not None:
-            raise OcgInputError("scores_root", f"got the names {shown(scores_root)} and models={shown(models)}; "
-                                               "expected a folder, or one list of model names")
+            raise OcgInputError(
+                "scores_root",
+                f"got the names {shown(scores_root)} and models={shown(models)}; "
+                "expected a folder, or one list of model names",
+            )
         scores_root, models = None, list(scores_root)
     root = Path(scores_root or outputs().scores).resolve()
     dirs = sorted(p for p in root.iterdir() if holds_scores(p)) if root.is_dir() else []
@@ -127,21 +156,30 @@ def load_scores(scores_root: str | Path | None = None, models: list[str] | None 
         found = {p.name for p in dirs}
         missing = [m for m in models if m not in found]
         if missing:
-            raise OcgInputError(str(root), f"no scores for {missing} (scored here: {sorted(found) or 'none'}); "
-                                           "run 02_score for them first")
+            raise OcgInputError(
+                str(root),
+                f"no scores for {missing} (scored here: {sorted(found) or 'none'}); "
+                "run 02_score for them first",
+            )
         dirs = [p for p in dirs if p.name in models]
     if not dirs:
         raise OcgInputError(str(root), nothing_scored(root, scores_root))
-    for p in dirs:  # the folder's name is the model's name in the tables (NaN for a folder named nan)
+    for (
+        p
+    ) in dirs:  # the folder's name is the model's name in the tables (NaN for a folder named nan)
         check_name(str(p), p.name)
     sets = {p.name: read_score_set(p, tables) for p in dirs}  # each checked against its signature
     signatures = {m: replace(sig, config=None) for m, (sig, _) in sets.items()}
     differences = scoring_differences(signatures)
     if differences and not allow_mixed:
-        raise OcgInputError(str(root), "these models were scored differently and cannot share a "
-                                       "table:\n  " + "\n  ".join(differences) +
-                            "\nrescore them alike (02_score), or pass allow_mixed=True to show them "
-                            "with a banner and a scoring_signature column")
+        raise OcgInputError(
+            str(root),
+            "these models were scored differently and cannot share a "
+            "table:\n  "
+            + "\n  ".join(differences)
+            + "\nrescore them alike (02_score), or pass allow_mixed=True to show them "
+            "with a banner and a scoring_signature column",
+        )
     incomplete = incomplete_models(signatures, allow_incomplete, str(root))
     keys = instance_keys(dirs)
     shared, instance_differences = compare(keys, allow_mixed, str(root))
@@ -171,20 +209,31 @@ def readable(answers: pd.DataFrame) -> pd.DataFrame:
     as it is now (missing for a template id or condition it lacks). Categorical, computed once per
     distinct value: at paper size they repeat millions of times."""
     from .data import load_templates
+
     if answers.empty or "concepts" not in answers:
         return answers
     config = load_templates()
     word_codes, word_keys = pd.factorize(answers["concepts"].map(tuple))
-    words = pd.Categorical.from_codes(word_codes, [" ".join(k) for k in word_keys]) if len(word_keys) \
+    words = (
+        pd.Categorical.from_codes(word_codes, [" ".join(k) for k in word_keys])
+        if len(word_keys)
         else pd.Categorical([])
-    pair_codes, pairs = pd.MultiIndex.from_arrays([answers["template_id"], answers["condition"]]).factorize()
+    )
+    pair_codes, pairs = pd.MultiIndex.from_arrays(
+        [answers["template_id"], answers["condition"]]
+    ).factorize()
 
     def text(template_id, condition):
         try:
             return config.template(int(template_id), condition)
         except OcgInputError:
             return None
+
     texts = [text(*pair) for pair in pairs]
     known = sorted({x for x in texts if x is not None})
-    codes = pd.Series(pair_codes).map({i: known.index(x) if x is not None else -1 for i, x in enumerate(texts)})
-    return answers.assign(concept_words=words, template=pd.Categorical.from_codes(codes.to_numpy(), known))
+    codes = pd.Series(pair_codes).map(
+        {i: known.index(x) if x is not None else -1 for i, x in enumerate(texts)}
+    )
+    return answers.assign(
+        concept_words=words, template=pd.Categorical.from_codes(codes.to_numpy(), known)
+    )

@@ -11,7 +11,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from .errors import OcgInputError
-from .frames import DEFAULT_N_CONCEPTS, N_CONCEPTS, N_CONCEPTS_TEXT, check_permutations, unknown_template
+from .frames import (
+    DEFAULT_N_CONCEPTS,
+    N_CONCEPTS,
+    N_CONCEPTS_TEXT,
+    check_permutations,
+    unknown_template,
+)
 from .generation.constrained import check_backends
 from .generation.sampling import check_sampling
 from .models import MODELS_FILE, load_models
@@ -19,10 +25,23 @@ from .names import check_name
 from .notebook_names import ANALYSES, MODEL_NOTEBOOKS
 from .schema import Field, check_fields
 
-COMMON_DEFAULTS = {"models_file": None, "n_concepts": DEFAULT_N_CONCEPTS, "subset_k": None, "permutations": None, "template_ids": None,
-                   "metrics": None, "scoring": {}, "notebooks": list(MODEL_NOTEBOOKS),
-                   "analysis": list(ANALYSES), "table7_pairs": None, "table7_note": "",
-                   "allow_incomplete": False, "outputs": None, "samples": 1, "sampling": None}
+COMMON_DEFAULTS = {
+    "models_file": None,
+    "n_concepts": DEFAULT_N_CONCEPTS,
+    "subset_k": None,
+    "permutations": None,
+    "template_ids": None,
+    "metrics": None,
+    "scoring": {},
+    "notebooks": list(MODEL_NOTEBOOKS),
+    "analysis": list(ANALYSES),
+    "table7_pairs": None,
+    "table7_note": "",
+    "allow_incomplete": False,
+    "outputs": None,
+    "samples": 1,
+    "sampling": None,
+}
 
 
 def _names(where: str, models: list) -> None:
@@ -36,12 +55,16 @@ def _notebooks(allowed: tuple[str, ...]):
     def check(where: str, notebooks: list) -> None:
         for i, nb in enumerate(notebooks):
             if nb not in allowed:
-                raise OcgInputError(f"{where}[{i}]", f"unknown notebook {nb!r}; known: {list(allowed)}")
+                raise OcgInputError(
+                    f"{where}[{i}]", f"unknown notebook {nb!r}; known: {list(allowed)}"
+                )
+
     return check
 
 
 def _metrics(where: str, metrics: list) -> None:
     from .scoring import check_metrics
+
     check_metrics(metrics, where)
 
 
@@ -52,11 +75,17 @@ RUN_FIELDS = {
     # relative: to the run or sweep file that names it (README, "Where relative paths point")
     "models_file": Field(str, nullable=True, expected="a path or null"),
     "n_concepts": Field(int, choices=N_CONCEPTS, expected=N_CONCEPTS_TEXT),
-    "subset_k": Field(int, nullable=True, minimum=1, expected="a positive number of concept sets, or null for all"),
+    "subset_k": Field(
+        int, nullable=True, minimum=1, expected="a positive number of concept sets, or null for all"
+    ),
     # a seeded sample of m permutations per concept set (docs/METHODS.md, "Five concepts and
     # sampled permutations"); null: all n! of them
-    "permutations": Field(int, nullable=True, minimum=1,
-                          expected="a positive number of permutations per concept set, or null for all"),
+    "permutations": Field(
+        int,
+        nullable=True,
+        minimum=1,
+        expected="a positive number of permutations per concept set, or null for all",
+    ),
     "template_ids": Field(list, nullable=True, items=int, nonempty=True),
     "metrics": Field(list, nullable=True, check=_metrics),
     "scoring": Field(dict, expected="a mapping of params/scoring.yaml overrides"),
@@ -71,7 +100,9 @@ RUN_FIELDS = {
     # answers per instance (docs/METHODS.md, "Repeated samples and pass@k"); more than one needs
     # `sampling: {temperature: T, top_p: p}` (null: the entries' own, greedy, decoding)
     "samples": Field(int, minimum=1, expected="a positive number of samples per instance"),
-    "sampling": Field(dict, nullable=True, expected="{temperature: T, top_p: p}, or null for greedy"),
+    "sampling": Field(
+        dict, nullable=True, expected="{temperature: T, top_p: p}, or null for greedy"
+    ),
 }
 
 
@@ -91,7 +122,9 @@ def _judge_from(cfg: dict, src: str, models_file: Path) -> None:
         raise OcgInputError(f"{src}: scoring.judge", exc.problem) from None
 
 
-def check_common(raw: object, path: Path, fields: dict = RUN_FIELDS, defaults: dict = COMMON_DEFAULTS) -> dict:
+def check_common(
+    raw: object, path: Path, fields: dict = RUN_FIELDS, defaults: dict = COMMON_DEFAULTS
+) -> dict:
     """The validated configuration: `defaults` filled in, models_file resolved; then what needs
     the other files (models, templates, scoring settings) and the other fields."""
     from .data import load_templates
@@ -110,14 +143,18 @@ def check_common(raw: object, path: Path, fields: dict = RUN_FIELDS, defaults: d
     specs = load_models(models_file)
     for i, model in enumerate(cfg["models"]):
         if model not in specs:
-            raise OcgInputError(f"{src}: models[{i}]", f"{model!r} is not an entry of {models_file}")
+            raise OcgInputError(
+                f"{src}: models[{i}]", f"{model!r} is not an entry of {models_file}"
+            )
 
     check_permutations(f"{src}: permutations", cfg["permutations"], cfg["n_concepts"])
     templates = load_templates()
     for i, cond in enumerate(cfg["conditions"]):
         if cond not in templates.conditions:
-            raise OcgInputError(f"{src}: conditions[{i}]", f"unknown condition {cond!r}; known: "
-                                                           f"{sorted(templates.conditions)}")
+            raise OcgInputError(
+                f"{src}: conditions[{i}]",
+                f"unknown condition {cond!r}; known: {sorted(templates.conditions)}",
+            )
     check_backends(src, cfg["conditions"], cfg["models"], specs, templates)
     for i, tid in enumerate(cfg["template_ids"] or []):
         if tid not in templates.templates:
@@ -130,12 +167,20 @@ def check_common(raw: object, path: Path, fields: dict = RUN_FIELDS, defaults: d
     for reasoning, base in (cfg["table7_pairs"] or {}).items():
         for model in (reasoning, base):
             if model not in cfg["models"]:
-                raise OcgInputError(f"{src}: table7_pairs.{reasoning}", f"{model!r} is not a model of this file")
+                raise OcgInputError(
+                    f"{src}: table7_pairs.{reasoning}", f"{model!r} is not a model of this file"
+                )
     if cfg["outputs"] is not None:
         from .paths import outputs_field
+
         if not cfg["outputs"].strip():
-            raise OcgInputError(f"{src}: outputs", "empty: expected a folder (relative: under OCG_OUTPUTS "
-                                                   "when set, else the project root; or absolute)")
+            raise OcgInputError(
+                f"{src}: outputs",
+                "empty: expected a folder (relative: under OCG_OUTPUTS "
+                "when set, else the project root; or absolute)",
+            )
         cfg["outputs"] = str(outputs_field(cfg["outputs"]))
-    cfg["file"] = str(path.resolve())  # absolute: results.json and the pages name it wherever they are read
+    cfg["file"] = str(
+        path.resolve()
+    )  # absolute: results.json and the pages name it wherever they are read
     return cfg

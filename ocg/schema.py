@@ -25,12 +25,12 @@ class Field:
     nullable: bool = False
     choices: tuple | None = None
     minimum: float | None = None
-    exclusive: bool = False             # minimum itself not allowed
-    maximum: float | None = None        # e.g. a seed's range (numpy and torch take < 2**32)
+    exclusive: bool = False  # minimum itself not allowed
+    maximum: float | None = None  # e.g. a seed's range (numpy and torch take < 2**32)
     check: Callable[[str, Any], None] | None = None  # (where, value): raises OcgInputError
-    items: type | None = None           # a list's elements (never a YAML true for a number)
-    nonempty: bool = False              # a list with at least one element
-    expected: str | None = None         # what a wrong type, choice or range is told it should be
+    items: type | None = None  # a list's elements (never a YAML true for a number)
+    nonempty: bool = False  # a list with at least one element
+    expected: str | None = None  # what a wrong type, choice or range is told it should be
 
 
 def _type_name(kind) -> str:
@@ -66,19 +66,35 @@ def check_value(where: str, value: Any, field: Field) -> Any:
     if value is None and field.nullable:
         return value
     or_null = " or null" if field.nullable else ""
-    if field.items is not None and not (isinstance(value, list) and (value or not field.nonempty)
-                                        and all(_fits(v, field.items) for v in value)):
-        raise OcgInputError(where, f"got {shown(value)}; expected {field.expected or _list_text(field) + or_null}")
+    if field.items is not None and not (
+        isinstance(value, list)
+        and (value or not field.nonempty)
+        and all(_fits(v, field.items) for v in value)
+    ):
+        raise OcgInputError(
+            where, f"got {shown(value)}; expected {field.expected or _list_text(field) + or_null}"
+        )
     if not _fits(value, field.kind):
-        raise OcgInputError(where, f"got {shown(value)}; expected {field.expected}" if field.expected else
-                            f"expected {_type_name(field.kind)}{or_null}, got {shown(value)}")
+        raise OcgInputError(
+            where,
+            f"got {shown(value)}; expected {field.expected}"
+            if field.expected
+            else f"expected {_type_name(field.kind)}{or_null}, got {shown(value)}",
+        )
     if isinstance(value, float) and not math.isfinite(value):
         raise OcgInputError(where, f"got {shown(value)}; expected a finite number")
     if field.choices is not None and value not in field.choices:
-        raise OcgInputError(where, f"got {shown(value)}; expected "
-                                   f"{field.expected or 'one of ' + ', '.join(map(str, field.choices))}")
-    if field.minimum is not None and (value < field.minimum or (field.exclusive and value == field.minimum)):
-        raise OcgInputError(where, f"got {shown(value)}; expected {field.expected or _minimum_text(field)}")
+        raise OcgInputError(
+            where,
+            f"got {shown(value)}; expected "
+            f"{field.expected or 'one of ' + ', '.join(map(str, field.choices))}",
+        )
+    if field.minimum is not None and (
+        value < field.minimum or (field.exclusive and value == field.minimum)
+    ):
+        raise OcgInputError(
+            where, f"got {shown(value)}; expected {field.expected or _minimum_text(field)}"
+        )
     if field.maximum is not None and value > field.maximum:
         raise OcgInputError(where, f"got {shown(value)}; expected at most {field.maximum!r}")
     if field.check is not None:
@@ -86,7 +102,9 @@ def check_value(where: str, value: Any, field: Field) -> Any:
     return value
 
 
-def positive_int(where: str, value: Any, expected: str = "a positive integer", nullable: bool = False) -> Any:
+def positive_int(
+    where: str, value: Any, expected: str = "a positive integer", nullable: bool = False
+) -> Any:
     """`value` if it is an integer >= 1 (never a YAML true), or None where `nullable`."""
     return check_value(where, value, Field(int, minimum=1, nullable=nullable, expected=expected))
 
@@ -100,7 +118,9 @@ def _auto_or_positive(where: str, value: Any) -> None:
 AUTO_OR_POSITIVE = Field((int, str), check=_auto_or_positive, expected="a positive integer or auto")
 
 
-def check_fields(where: str, raw: Any, fields: dict[str, Field], defaults: dict | None = None) -> dict:
+def check_fields(
+    where: str, raw: Any, fields: dict[str, Field], defaults: dict | None = None
+) -> dict:
     """`raw` merged over `defaults`, every key known, every required one present, every value checked."""
     if not isinstance(raw, dict):
         raise OcgInputError(where.rstrip(":"), f"expected a mapping of {', '.join(fields)}")

@@ -80,17 +80,25 @@ def building(final: str | Path) -> Iterator[Path]:
         if old.exists() and not final.exists():  # killed between finish's two renames
             old.rename(final)
         shutil.rmtree(old, ignore_errors=True)
-        stamp = ReportStamp(ReportStatus.BUILDING, pid=os.getpid(), host=socket.gethostname(), started_utc=_now())
+        stamp = ReportStamp(
+            ReportStatus.BUILDING, pid=os.getpid(), host=socket.gethostname(), started_utc=_now()
+        )
         stamp.write(ReportFolder(staging).state)
-        write_status_page(staging, f"{final.name}: being built",
-                          f"PID {stamp.pid} on {stamp.host} started this run at {stamp.started_utc}; "
-                          "this folder replaces the report when it ends.")
+        write_status_page(
+            staging,
+            f"{final.name}: being built",
+            f"PID {stamp.pid} on {stamp.host} started this run at {stamp.started_utc}; "
+            "this folder replaces the report when it ends.",
+        )
         yield staging
 
 
 def _refuse_links(final: Path, staging: Path, old: Path) -> None:
-    refuse_link(final, fix="a report is replaced by renaming folders; to publish one, make the "
-                           f"link elsewhere point at {final} instead (it then follows every new report)")
+    refuse_link(
+        final,
+        fix="a report is replaced by renaming folders; to publish one, make the "
+        f"link elsewhere point at {final} instead (it then follows every new report)",
+    )
     refuse_link(staging, old)
 
 
@@ -112,12 +120,17 @@ def finish(staging: Path, final: Path, state: ReportStatus, **how: str | list[st
     shutil.rmtree(old, ignore_errors=True)
 
 
-def write_status_page(folder: Path, title: str, text: str, pages: list[tuple[str, str]] = ()) -> Path:
+def write_status_page(
+    folder: Path, title: str, text: str, pages: list[tuple[str, str]] = ()
+) -> Path:
     """A plain index.html for a report that is not (or not yet) complete."""
     links = "".join(f"<li><a href='{html.escape(h)}'>{html.escape(n)}</a></li>" for n, h in pages)
-    page = (f"<!doctype html>\n<html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-            f"</head><body>\n<h1>{html.escape(title)}</h1>\n<p>{html.escape(text)}</p>\n"
-            + (f"<h2>Notebooks</h2><ol>{links}</ol>\n" if links else "") + "</body></html>\n")
+    page = (
+        f"<!doctype html>\n<html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+        f"</head><body>\n<h1>{html.escape(title)}</h1>\n<p>{html.escape(text)}</p>\n"
+        + (f"<h2>Notebooks</h2><ol>{links}</ol>\n" if links else "")
+        + "</body></html>\n"
+    )
     path = ReportFolder(folder).index
     with atomic_path(path) as tmp:
         tmp.write_text(page, encoding="utf-8")

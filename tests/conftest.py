@@ -7,7 +7,10 @@ import pytest
 # Tests import their helpers (helpers.py, slurm_cluster.py) and each other's fixtures by module name, whatever
 # folder of tests/ they lie in (the folders mirror ocg/).
 TESTS = pathlib.Path(__file__).parent
-sys.path[:0] = [str(TESTS), *sorted(str(d) for d in TESTS.iterdir() if d.is_dir() and any(d.glob("test_*.py")))]
+sys.path[:0] = [
+    str(TESTS),
+    *sorted(str(d) for d in TESTS.iterdir() if d.is_dir() and any(d.glob("test_*.py"))),
+]
 
 from ocg.paths import PROJECT_ROOT  # noqa: E402
 
@@ -31,9 +34,21 @@ def scored_run(tmp_path_factory):
         root = tmp_path_factory.mktemp(name)
         for model in models:
             for condition in conditions:
-                write_generations(root / "gen", model, rows(model, condition) if callable(rows) else rows, condition)
-            score_model(root / "gen" / model, metrics=metrics, out_dir=root / "scores", progress=False, **settings)
+                write_generations(
+                    root / "gen",
+                    model,
+                    rows(model, condition) if callable(rows) else rows,
+                    condition,
+                )
+            score_model(
+                root / "gen" / model,
+                metrics=metrics,
+                out_dir=root / "scores",
+                progress=False,
+                **settings,
+            )
         return root
+
     return build
 
 
@@ -63,14 +78,20 @@ def pytest_sessionstart(session):
     expected = os.environ.get("OCG_EXPECT_TRANSFORMERS")
     if expected:
         from importlib import metadata
+
         running = metadata.version("transformers")
         if running.split(".")[0] != expected:
-            raise pytest.UsageError(f"OCG_EXPECT_TRANSFORMERS={expected}, but transformers {running} is installed")
+            raise pytest.UsageError(
+                f"OCG_EXPECT_TRANSFORMERS={expected}, but transformers {running} is installed"
+            )
 
 
 def pytest_sessionfinish(session, exitstatus):
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if os.environ.get("OCG_EXPECT_TRANSFORMERS") and reporter and reporter.stats.get("skipped"):
-        reporter.write_line(f"OCG_EXPECT_TRANSFORMERS is set: {len(reporter.stats['skipped'])} skipped "
-                            "test(s) fail this job", red=True)
+        reporter.write_line(
+            f"OCG_EXPECT_TRANSFORMERS is set: {len(reporter.stats['skipped'])} skipped "
+            "test(s) fail this job",
+            red=True,
+        )
         session.exitstatus = pytest.ExitCode.TESTS_FAILED

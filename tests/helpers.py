@@ -19,16 +19,27 @@ def write_generations(root, model, rows, condition="ordered"):
     records = []
     for r in rows:
         pos = r.get("pos_pattern", "N" * len(r["concepts"]))
-        records.append({
-            "instance_id": instance_id(condition, r["template_id"], r["set_id"], r["perm_index"]),
-            "model": model, "condition": condition, "template_id": r["template_id"],
-            "set_id": r["set_id"], "perm_index": r["perm_index"], "concepts": list(r["concepts"]),
-            "pos_pattern": pos, "answer": r["answer"],
-            "answer_status": "ok" if isinstance(r["answer"], str) and r["answer"].strip() else
-                             ("empty" if isinstance(r["answer"], str) else "unclosed_think"),
-            "raw": r["answer"] or "", "finish_reason": r.get("finish_reason", "stop"),
-            **({"sample": r["sample"]} if "sample" in r else {}),
-        })
+        records.append(
+            {
+                "instance_id": instance_id(
+                    condition, r["template_id"], r["set_id"], r["perm_index"]
+                ),
+                "model": model,
+                "condition": condition,
+                "template_id": r["template_id"],
+                "set_id": r["set_id"],
+                "perm_index": r["perm_index"],
+                "concepts": list(r["concepts"]),
+                "pos_pattern": pos,
+                "answer": r["answer"],
+                "answer_status": "ok"
+                if isinstance(r["answer"], str) and r["answer"].strip()
+                else ("empty" if isinstance(r["answer"], str) else "unclosed_think"),
+                "raw": r["answer"] or "",
+                "finish_reason": r.get("finish_reason", "stop"),
+                **({"sample": r["sample"]} if "sample" in r else {}),
+            }
+        )
     store.append(records)
     return root / model
 
@@ -37,9 +48,18 @@ def two_models_rows(answers):
     """Rows for the conftest's scored_run (models a and b): sets s1, s2, templates 0, 1 and six
     permutations of boy, ride, bike, street, each answering from `answers` in turn (b one step ahead)."""
     return lambda model, _condition: [
-        {"set_id": s, "template_id": t, "perm_index": p, "concepts": ["boy", "ride", "bike", "street"],
-         "pos_pattern": "NVNN", "answer": answers[(p + t + (model == "b")) % len(answers)]}
-        for s in ("s1", "s2") for t in (0, 1) for p in range(6)]
+        {
+            "set_id": s,
+            "template_id": t,
+            "perm_index": p,
+            "concepts": ["boy", "ride", "bike", "street"],
+            "pos_pattern": "NVNN",
+            "answer": answers[(p + t + (model == "b")) % len(answers)],
+        }
+        for s in ("s1", "s2")
+        for t in (0, 1)
+        for p in range(6)
+    ]
 
 
 def build_tiny_bleurt(folder, sentences):
@@ -53,25 +73,57 @@ def build_tiny_bleurt(folder, sentences):
     import torch
 
     from ocg.metrics.bleurt_compat import import_bleurt
+
     bleurt_pytorch = import_bleurt()
     rng = random.Random(0)
     words = " ".join(sentences).lower().replace(".", "").split()
-    (folder / "toy.txt").write_text("\n".join(" ".join(rng.choice(words) for _ in range(8)) for _ in range(300)))
-    spm.SentencePieceTrainer.train(input=str(folder / "toy.txt"), model_prefix=str(folder / "spm"), vocab_size=60,
-                                   hard_vocab_limit=False, minloglevel=2,
-                                   user_defined_symbols=["[CLS]", "[SEP]", "[MASK]"], pad_id=0,
-                                   unk_id=1, bos_id=-1, eos_id=-1, pad_piece="[PAD]", unk_piece="[UNK]")
+    (folder / "toy.txt").write_text(
+        "\n".join(" ".join(rng.choice(words) for _ in range(8)) for _ in range(300))
+    )
+    spm.SentencePieceTrainer.train(
+        input=str(folder / "toy.txt"),
+        model_prefix=str(folder / "spm"),
+        vocab_size=60,
+        hard_vocab_limit=False,
+        minloglevel=2,
+        user_defined_symbols=["[CLS]", "[SEP]", "[MASK]"],
+        pad_id=0,
+        unk_id=1,
+        bos_id=-1,
+        eos_id=-1,
+        pad_piece="[PAD]",
+        unk_piece="[UNK]",
+    )
     ckpt = folder / "tiny-bleurt"
     ckpt.mkdir()
     shutil.copy(folder / "spm.model", ckpt / "spm.model")
-    (ckpt / "tokenizer_config.json").write_text(json.dumps({
-        "tokenizer_class": "BleurtSPTokenizer", "do_lower_case": False, "split_by_punct": False,
-        "bos_token": "[CLS]", "eos_token": "[SEP]", "unk_token": "[UNK]", "sep_token": "[SEP]",
-        "pad_token": "[PAD]", "cls_token": "[CLS]", "mask_token": "[MASK]"}))
+    (ckpt / "tokenizer_config.json").write_text(
+        json.dumps(
+            {
+                "tokenizer_class": "BleurtSPTokenizer",
+                "do_lower_case": False,
+                "split_by_punct": False,
+                "bos_token": "[CLS]",
+                "eos_token": "[SEP]",
+                "unk_token": "[UNK]",
+                "sep_token": "[SEP]",
+                "pad_token": "[PAD]",
+                "cls_token": "[CLS]",
+                "mask_token": "[MASK]",
+            }
+        )
+    )
     vocab = spm.SentencePieceProcessor(model_file=str(ckpt / "spm.model")).get_piece_size()
     torch.manual_seed(0)
-    config = bleurt_pytorch.BleurtConfig(vocab_size=vocab, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                                         intermediate_size=64, max_position_embeddings=512, embedding_size=32)
+    config = bleurt_pytorch.BleurtConfig(
+        vocab_size=vocab,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=512,
+        embedding_size=32,
+    )
     bleurt_pytorch.BleurtForSequenceClassification(config).save_pretrained(ckpt)
     return ckpt
 
@@ -82,13 +134,25 @@ def build_tiny_embedder(folder, sentences):
     import torch
     from sentence_transformers import SentenceTransformer, models
     from transformers import BertConfig, BertModel, BertTokenizerFast
+
     words = sorted({w.strip(".,!?*:").lower() for s in sentences for w in s.split()} - {""})
-    (folder / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", *words]) + "\n")
+    (folder / "vocab.txt").write_text(
+        "\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", *words]) + "\n"
+    )
     BertTokenizerFast(str(folder / "vocab.txt")).save_pretrained(folder / "bert")
     torch.manual_seed(0)
-    BertModel(BertConfig(vocab_size=len(words) + 6, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                         intermediate_size=32, max_position_embeddings=512)).save_pretrained(folder / "bert")
+    BertModel(
+        BertConfig(
+            vocab_size=len(words) + 6,
+            hidden_size=16,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            intermediate_size=32,
+            max_position_embeddings=512,
+        )
+    ).save_pretrained(folder / "bert")
     bert = models.Transformer(str(folder / "bert"), max_seq_length=128)
-    SentenceTransformer(modules=[bert, models.Pooling(bert.get_word_embedding_dimension(), "mean")]).save(
-        str(folder / "st"))
+    SentenceTransformer(
+        modules=[bert, models.Pooling(bert.get_word_embedding_dimension(), "mean")]
+    ).save(str(folder / "st"))
     return folder / "st"

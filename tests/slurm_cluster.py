@@ -29,11 +29,14 @@ def cluster_for_test(root: Path, monkeypatch, **kwargs):
     """A started cluster for one test (SLURM_CONF set), stopped by PID after it, failed or not.
     Missing binaries skip the test, and fail it in CI (where .ci/run installs them)."""
     import pytest
+
     missing = missing_binaries()
     if missing and os.environ.get("CI") == "true":
         pytest.fail(f"Slurm binaries missing in CI: {missing} (.ci/run installs them)")
     if missing:
-        pytest.skip(f"Slurm binaries missing: {missing} (CI installs slurmctld slurmd slurm-client munge)")
+        pytest.skip(
+            f"Slurm binaries missing: {missing} (CI installs slurmctld slurmd slurm-client munge)"
+        )
     cluster = SlurmCluster(root, **kwargs)
     try:
         cluster.start()
@@ -61,7 +64,8 @@ class SlurmCluster:
         os.chmod(key, 0o400)
         host = socket.gethostname().split(".")[0]
         d = self.root
-        self.conf.write_text(f"""ClusterName=ocgtest
+        self.conf.write_text(
+            f"""ClusterName=ocgtest
 SlurmctldHost={host}(127.0.0.1)
 SlurmUser=root
 SlurmdUser=root
@@ -86,16 +90,30 @@ ReturnToService=2
 KillWait=5
 MinJobAge=3600
 NodeName={host} NodeAddr=127.0.0.1 CPUs={os.cpu_count()} RealMemory={self.memory_mb} State=UNKNOWN
-""" + "".join(f"PartitionName={name} Nodes=ALL Default={'YES' if i == 0 else 'NO'} MaxTime=INFINITE State=UP\n"
-              for i, name in enumerate(self.partitions)))
+"""
+            + "".join(
+                f"PartitionName={name} Nodes=ALL Default={'YES' if i == 0 else 'NO'} MaxTime=INFINITE State=UP\n"
+                for i, name in enumerate(self.partitions)
+            )
+        )
 
     def start(self, timeout: float = 30.0) -> SlurmCluster:
         self._write_config()
         m = self.root / "munge"
-        subprocess.run([_bin("munged"), f"--socket={m}/munge.socket", f"--key-file={m}/munge.key",
-                        f"--log-file={m}/munged.log", f"--pid-file={m}/munged.pid",
-                        f"--seed-file={m}/munged.seed", "--force"], check=True, env=self.env,
-                       capture_output=True)
+        subprocess.run(
+            [
+                _bin("munged"),
+                f"--socket={m}/munge.socket",
+                f"--key-file={m}/munge.key",
+                f"--log-file={m}/munged.log",
+                f"--pid-file={m}/munged.pid",
+                f"--seed-file={m}/munged.seed",
+                "--force",
+            ],
+            check=True,
+            env=self.env,
+            capture_output=True,
+        )
         self.pid_files.append(m / "munged.pid")
         subprocess.run([_bin("slurmctld")], check=True, env=self.env, capture_output=True)
         self.pid_files.append(self.root / "run" / "slurmctld.pid")
@@ -103,8 +121,12 @@ NodeName={host} NodeAddr=127.0.0.1 CPUs={os.cpu_count()} RealMemory={self.memory
         self.pid_files.append(self.root / "run" / "slurmd.pid")
         deadline = time.time() + timeout
         while time.time() < deadline:
-            out = subprocess.run(["timeout", "5", "sinfo", "-h", "-o", "%T"], env=self.env,
-                                 capture_output=True, text=True)
+            out = subprocess.run(
+                ["timeout", "5", "sinfo", "-h", "-o", "%T"],
+                env=self.env,
+                capture_output=True,
+                text=True,
+            )
             if out.stdout.strip() in ("idle", "mixed", "allocated"):
                 return self
             time.sleep(0.5)

@@ -18,6 +18,7 @@ def recording(monkeypatch, tmp_path):
     monkeypatch.setenv("OCG_BENCHMARK_RESULTS", str(tmp_path))
     monkeypatch.syspath_prepend(str(BENCHMARKS))
     import recording
+
     return recording
 
 
@@ -37,17 +38,31 @@ def test_every_benchmark_that_measures_records_its_figures():
     `record`, or its own file shape with `provenance`: date, commit, machine). The diagnoses
     gpu_steps.py and gpu_attention.py print profiler tables; stacks.py runs generate.py."""
     exempt = {"recording.py", "gpu_steps.py", "gpu_attention.py", "stacks.py"}
-    silent = [p.name for p in sorted(BENCHMARKS.glob("*.py")) if p.name not in exempt and "def main" in p.read_text()
-              and not re.search(r"from recording import (record|provenance)", p.read_text())]
+    silent = [
+        p.name
+        for p in sorted(BENCHMARKS.glob("*.py"))
+        if p.name not in exempt
+        and "def main" in p.read_text()
+        and not re.search(r"from recording import (record|provenance)", p.read_text())
+    ]
     assert not silent, f"benchmarks that print figures but keep none: {silent}"
 
 
 @pytest.mark.slow
 def test_list_copies_writes_its_figures(tmp_path):
     env = {"OCG_BENCHMARK_RESULTS": str(tmp_path), "PATH": "/usr/bin:/bin"}
-    done = subprocess.run([sys.executable, str(BENCHMARKS / "list_copies.py")], capture_output=True, text=True,
-                          env=env, cwd=tmp_path, timeout=600)
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "list_copies.py")],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     (run,) = json.loads((tmp_path / "list_copies.json").read_text())
-    assert run["figures"]["outputs"] == 2496 and run["figures"]["copies_list"] <= run["figures"]["in_order"]
+    assert (
+        run["figures"]["outputs"] == 2496
+        and run["figures"]["copies_list"] <= run["figures"]["in_order"]
+    )
     assert f"{run['figures']['outputs']} outputs" in done.stdout

@@ -25,12 +25,17 @@ METHODS = PROJECT_ROOT / "docs" / "METHODS.md"
 def tracked_text_files() -> list[Path]:
     """Every file git tracks that reads as UTF-8 text (the working tree where git is absent)."""
     try:
-        names = subprocess.run(["git", "ls-files", "-z"], cwd=PROJECT_ROOT, capture_output=True, check=True,
-                               text=True).stdout.split("\0")
+        names = subprocess.run(
+            ["git", "ls-files", "-z"], cwd=PROJECT_ROOT, capture_output=True, check=True, text=True
+        ).stdout.split("\0")
         paths = [PROJECT_ROOT / n for n in names if n]
     except (OSError, subprocess.CalledProcessError):
         skip = {".git", ".venv", ".venv-tf4", ".venv-tf5", "outputs"}
-        paths = [p for p in PROJECT_ROOT.rglob("*") if p.is_file() and not skip & set(p.relative_to(PROJECT_ROOT).parts)]
+        paths = [
+            p
+            for p in PROJECT_ROOT.rglob("*")
+            if p.is_file() and not skip & set(p.relative_to(PROJECT_ROOT).parts)
+        ]
     texts = []
     for path in paths:
         try:
@@ -65,21 +70,38 @@ def wrong_ranges(lines: list[str], where: str) -> list[str]:
 
 def test_texts_name_only_notebook_ranges_the_plan_has():
     files = tracked_text_files()
-    assert PROJECT_ROOT / "README.md" in files and PROJECT_ROOT / "notebooks" / f"{ANALYSES[0]}.ipynb" in files
-    wrong = [w for f in files for w in wrong_ranges(prose_lines(f), str(f.relative_to(PROJECT_ROOT)))]
-    assert not wrong, f"notebook ranges that disagree with ocg/notebook_names.py (analyses {ANALYSES_SPAN}): {wrong}"
+    assert (
+        PROJECT_ROOT / "README.md" in files
+        and PROJECT_ROOT / "notebooks" / f"{ANALYSES[0]}.ipynb" in files
+    )
+    wrong = [
+        w for f in files for w in wrong_ranges(prose_lines(f), str(f.relative_to(PROJECT_ROOT)))
+    ]
+    assert not wrong, (
+        f"notebook ranges that disagree with ocg/notebook_names.py (analyses {ANALYSES_SPAN}): {wrong}"
+    )
 
 
 def test_the_range_check_sees_a_stale_range():
-    stale = f"{ANALYSES[0][:2]}-{ANALYSES[-3][:2]}"  # what README said when the analyses ended earlier
-    assert wrong_ranges([f"the analyses ({stale}) and notebooks {ALL_SPAN}"], "x") == [f"x:1: {stale}"]
-    assert wrong_ranges([f"notebooks {span(MODEL_NOTEBOOKS)} per model, then {ANALYSES_SPAN}; 2026-12-02"], "x") == []
+    stale = (
+        f"{ANALYSES[0][:2]}-{ANALYSES[-3][:2]}"  # what README said when the analyses ended earlier
+    )
+    assert wrong_ranges([f"the analyses ({stale}) and notebooks {ALL_SPAN}"], "x") == [
+        f"x:1: {stale}"
+    ]
+    assert (
+        wrong_ranges(
+            [f"notebooks {span(MODEL_NOTEBOOKS)} per model, then {ANALYSES_SPAN}; 2026-12-02"], "x"
+        )
+        == []
+    )
 
 
 def test_help_texts_name_the_plans_ranges():
     assert span(ANALYSES) == ANALYSES_SPAN and ALL_SPAN == f"00-{ANALYSES[-1][:2]}"
-    help_text = subprocess.run([sys.executable, "-m", "ocg.cli", "--help"], capture_output=True, text=True,
-                               check=True).stdout
+    help_text = subprocess.run(
+        [sys.executable, "-m", "ocg.cli", "--help"], capture_output=True, text=True, check=True
+    ).stdout
     assert f"then {ANALYSES_SPAN}" in help_text and f"run notebooks {ALL_SPAN}" in help_text
     assert f"notebooks {span(MODEL_NOTEBOOKS)} per model" in help_text
 
@@ -95,27 +117,42 @@ def methods_table_disagreements(text: str) -> list[str]:
         cells = [c.strip().strip("*") for c in line.strip("|").split("|")]
         rule = re.search(r"`(\w+)`", cells[0]).group(1)
         rows[rule] = cells[1:]
-    problems = [f"rules in the table {sorted(rows)}, in the code {sorted(MATCHING_RULES)}"] \
-        if sorted(rows) != sorted(MATCHING_RULES) else []
+    problems = (
+        [f"rules in the table {sorted(rows)}, in the code {sorted(MATCHING_RULES)}"]
+        if sorted(rows) != sorted(MATCHING_RULES)
+        else []
+    )
     for rule in set(rows) & set(MATCHING_RULES):
         q = MATCHING_QUALITY[rule]
-        code = [f"{q[part][what]:.3f}" for part in ("sample", "population_weighted") for what in ("precision", "recall")]
+        code = [
+            f"{q[part][what]:.3f}"
+            for part in ("sample", "population_weighted")
+            for what in ("precision", "recall")
+        ]
         if rows[rule] != code:
             problems.append(f"{rule}: METHODS says {rows[rule]}, matching.py {code}")
     strata = MATCHING_QUALITY["strata"]
-    sizes = [f"**Measured** on {MATCHING_QUALITY['labelled_pairs']} (sentence, concept) pairs",
-             f"The population is the {sum(s['population'] for s in strata.values()):,} (answer, concept) pairs",
-             *(f"({s['labelled']:,} of {s['population']:,}" for n, s in strata.items() if n != "constructed"),
-             f"`constructed`, {strata['constructed']['labelled']} sentences",
-             f"ocg's population recall {MATCHING_QUALITY['pos_aware_lookup']['population_weighted']['recall']} "
-             f"against {MATCHING_QUALITY['commongen_lemma']['population_weighted']['recall']}"]
+    sizes = [
+        f"**Measured** on {MATCHING_QUALITY['labelled_pairs']} (sentence, concept) pairs",
+        f"The population is the {sum(s['population'] for s in strata.values()):,} (answer, concept) pairs",
+        *(
+            f"({s['labelled']:,} of {s['population']:,}"
+            for n, s in strata.items()
+            if n != "constructed"
+        ),
+        f"`constructed`, {strata['constructed']['labelled']} sentences",
+        f"ocg's population recall {MATCHING_QUALITY['pos_aware_lookup']['population_weighted']['recall']} "
+        f"against {MATCHING_QUALITY['commongen_lemma']['population_weighted']['recall']}",
+    ]
     flowing = " ".join(text.split())  # a figure may be wrapped onto the next line
     return problems + [f"not in METHODS: {s!r}" for s in sizes if s not in flowing]
 
 
 def test_methods_matching_table_is_the_codes():
     problems = methods_table_disagreements(METHODS.read_text())
-    assert not problems, "docs/METHODS.md disagrees with ocg/metrics/matching.py:\n" + "\n".join(problems)
+    assert not problems, "docs/METHODS.md disagrees with ocg/metrics/matching.py:\n" + "\n".join(
+        problems
+    )
 
 
 def test_the_table_check_sees_a_changed_figure_or_size():
@@ -131,9 +168,12 @@ def test_the_table_check_sees_a_changed_figure_or_size():
 def test_methods_names_every_function_word_tag_the_matcher_skips():
     """METHODS' list of function words (rule 3 never applies to them) is matching.py's _FUNCTION_POS."""
     from ocg.metrics.matching import _FUNCTION_POS
+
     text = " ".join(METHODS.read_text().split())
     listed = text.split("never for function words (", 1)[1].split(");", 1)[0]
-    assert {t for t in _FUNCTION_POS if re.search(rf"\b{t}\b", listed)} == set(_FUNCTION_POS), listed
+    assert {t for t in _FUNCTION_POS if re.search(rf"\b{t}\b", listed)} == set(_FUNCTION_POS), (
+        listed
+    )
 
 
 def test_methods_copies_no_figure_from_a_past_run():
@@ -142,5 +182,11 @@ def test_methods_copies_no_figure_from_a_past_run():
     46.8: the demo's figures went stale when its batch size moved)."""
     text = " ".join(METHODS.read_text().split())
     assert not re.search(r"measured by the issue-\d+ audit", text)
-    for stale in ("45.83 / 45.14", "55.56 -> 54.86", "14 of 32 (43.8%)", "18 of the 29", "20.8% of the demo"):
+    for stale in (
+        "45.83 / 45.14",
+        "55.56 -> 54.86",
+        "14 of 32 (43.8%)",
+        "18 of the 29",
+        "20.8% of the demo",
+    ):
         assert stale not in text, stale

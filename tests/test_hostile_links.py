@@ -34,15 +34,40 @@ def test_generate_refuses_a_link_where_it_appends_or_writes(tmp_path, capsys, li
 
 def test_a_server_log_that_is_a_link_is_not_written_through(tmp_path, capsys):
     from ocg.generation.server import free_port
+
     target, before = spoilable_victim(tmp_path)
     port, path = free_port(), tmp_path / "models.yaml"
-    path.write_text(yaml.safe_dump({"models": {"m": {"id": "a/b", "backend": "openai", "api": {
-        "base_url": "http://127.0.0.1:{port}/v1", "server": {
-            "command": f"{sys.executable} -c 'print(1)'", "port": port}}}}}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "models": {
+                    "m": {
+                        "id": "a/b",
+                        "backend": "openai",
+                        "api": {
+                            "base_url": "http://127.0.0.1:{port}/v1",
+                            "server": {"command": f"{sys.executable} -c 'print(1)'", "port": port},
+                        },
+                    }
+                }
+            }
+        )
+    )
     (tmp_path / "gen" / "m").mkdir(parents=True)
     (tmp_path / "gen" / "m" / "server.log").symlink_to(target / "token")
-    code, err = cli(capsys, "generate", "m", "--models-file", path, "--out", tmp_path / "gen",
-                    "--subset-k", 1, "--templates", 0)
+    code, err = cli(
+        capsys,
+        "generate",
+        "m",
+        "--models-file",
+        path,
+        "--out",
+        tmp_path / "gen",
+        "--subset-k",
+        1,
+        "--templates",
+        0,
+    )
     assert code == 2 and f"{tmp_path / 'gen' / 'm' / 'server.log'}: a symbolic link" in err, err
     assert tree(target) == before
 
@@ -51,6 +76,7 @@ def test_a_store_that_becomes_a_link_is_never_written_through(tmp_path, monkeypa
     """The check and the write are not one step: the write itself does not follow a link."""
     from ocg.errors import OcgInputError
     from ocg.generation import GenerationStore
+
     target, before = spoilable_victim(tmp_path)
     path = tmp_path / "gen" / "m" / "ordered.jsonl"
     path.parent.mkdir(parents=True)
@@ -75,11 +101,14 @@ def swap_for_link(folder, target):
     folder.symlink_to(target)
 
 
-def test_a_staging_folder_swapped_for_a_link_after_the_check_is_not_cleared_through(tmp_path, monkeypatch):
+def test_a_staging_folder_swapped_for_a_link_after_the_check_is_not_cleared_through(
+    tmp_path, monkeypatch
+):
     from contextlib import contextmanager
 
     import ocg.staging as staging_module
     from ocg.errors import OcgInputError
+
     target, before = victim(tmp_path)
     final = tmp_path / "reports" / "demo"
     staging = staging_module.staging_dir(final)
@@ -90,6 +119,7 @@ def test_a_staging_folder_swapped_for_a_link_after_the_check_is_not_cleared_thro
         with real_exclusive(directory, doing=doing):
             swap_for_link(staging, target)
             yield
+
     monkeypatch.setattr(staging_module, "exclusive", exclusive_then_swap)
     with pytest.raises(OcgInputError, match="a symbolic link"):
         with staging_module.building(final):
@@ -97,32 +127,66 @@ def test_a_staging_folder_swapped_for_a_link_after_the_check_is_not_cleared_thro
     assert tree(target) == before
 
 
-def test_a_scores_folder_swapped_for_a_link_while_scoring_is_not_written_into(tmp_path, capsys, monkeypatch):
+def test_a_scores_folder_swapped_for_a_link_while_scoring_is_not_written_into(
+    tmp_path, capsys, monkeypatch
+):
     """Scoring takes minutes between the folder's check and its tables' writing."""
     from helpers import write_generations
 
     import ocg.scoring.run as score_run
+
     target, before = victim(tmp_path)
-    write_generations(tmp_path / "gen", "m", [{"set_id": "s", "template_id": 0, "perm_index": 0,
-                                              "concepts": ["dog", "run"], "answer": "A dog runs."}])
+    write_generations(
+        tmp_path / "gen",
+        "m",
+        [
+            {
+                "set_id": "s",
+                "template_id": 0,
+                "perm_index": 0,
+                "concepts": ["dog", "run"],
+                "answer": "A dog runs.",
+            }
+        ],
+    )
     folder, real_write = tmp_path / "scores" / "m", score_run.write_score_set
 
     def swap_then_write(*args, **kwargs):
         swap_for_link(folder, target)
         return real_write(*args, **kwargs)
+
     monkeypatch.setattr(score_run, "write_score_set", swap_then_write)
-    code, err = cli(capsys, "score", "--generations", tmp_path / "gen", "--out", tmp_path / "scores",
-                    "--metrics", "distinct")
+    code, err = cli(
+        capsys,
+        "score",
+        "--generations",
+        tmp_path / "gen",
+        "--out",
+        tmp_path / "scores",
+        "--metrics",
+        "distinct",
+    )
     assert code == 2 and f"ocg: error: {folder}: a symbolic link" in err, err
     assert tree(target) == before
 
 
-def test_a_repair_backup_linked_after_the_check_is_not_written_through(tmp_path, capsys, monkeypatch):
+def test_a_repair_backup_linked_after_the_check_is_not_written_through(
+    tmp_path, capsys, monkeypatch
+):
     from helpers import write_generations
 
     import ocg.generation.store as store_module
+
     target, before = victim(tmp_path)
-    rows = [{"set_id": "s", "template_id": 0, "perm_index": 0, "concepts": ["dog", "run"], "answer": "A dog runs."}]
+    rows = [
+        {
+            "set_id": "s",
+            "template_id": 0,
+            "perm_index": 0,
+            "concepts": ["dog", "run"],
+            "answer": "A dog runs.",
+        }
+    ]
     store = write_generations(tmp_path / "gen", "m", rows) / "ordered.jsonl"
     store.write_bytes(store.read_bytes() * 2)
     backup, real_refuse = store.with_name("ordered.jsonl.bak"), store_module.refuse_link
@@ -130,6 +194,7 @@ def test_a_repair_backup_linked_after_the_check_is_not_written_through(tmp_path,
     def refuse_then_link(*paths, **kwargs):
         real_refuse(*paths, **kwargs)
         backup.symlink_to(target / "thesis.tex")
+
     monkeypatch.setattr(store_module, "refuse_link", refuse_then_link)
     assert main(["repair", str(tmp_path / "gen" / "m")]) == 0
     assert tree(target) == before
@@ -139,6 +204,7 @@ def test_a_repair_backup_linked_after_the_check_is_not_written_through(tmp_path,
 def test_run_notebook_refuses_an_executed_copy_that_is_a_link(tmp_path, capsys, monkeypatch):
     """papermill writes the executed copy by its name, after every cell: never through a link."""
     from ocg.notebook_runner import find_notebook
+
     target, before = victim(tmp_path)
     source = find_notebook("03_main_results")
     (tmp_path / "nb").mkdir()
@@ -148,6 +214,7 @@ def test_run_notebook_refuses_an_executed_copy_that_is_a_link(tmp_path, capsys, 
         with open(out, "w") as fh:
             fh.write(open(src).read())
         raise OSError("stop here: the copy was written")
+
     monkeypatch.setattr("papermill.execute_notebook", writes_like_papermill)
     code, err = cli(capsys, "run-notebook", source.stem, "--out", tmp_path / "nb")
     assert code == 2 and f"ocg: error: {tmp_path / 'nb' / source.name}: a symbolic link" in err, err
@@ -157,6 +224,7 @@ def test_run_notebook_refuses_an_executed_copy_that_is_a_link(tmp_path, capsys, 
 def test_a_killed_runs_staging_is_cleared_without_following_links_inside(tmp_path):
     """What a killed run left: files, nested folders, and links in them (removed, not followed)."""
     from ocg.staging import building
+
     target, before = victim(tmp_path)
     staging = tmp_path / "reports" / "demo.building~"
     (staging / "tables" / "deep").mkdir(parents=True)

@@ -13,8 +13,14 @@ VALUE_NAMES = ["nan", "NA", "null", "None", "007", "1.10", "True", "1e5", "inf"]
 
 
 def ocg(*args, env=None, cwd=None):
-    result = subprocess.run([sys.executable, "-m", "ocg.cli", *map(str, args)], capture_output=True, text=True,
-                            env=env or os.environ.copy(), timeout=300, cwd=cwd)
+    result = subprocess.run(
+        [sys.executable, "-m", "ocg.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env or os.environ.copy(),
+        timeout=300,
+        cwd=cwd,
+    )
     assert "Traceback" not in result.stderr, result.stderr
     return result
 
@@ -25,22 +31,47 @@ def test_a_model_named_like_a_value_is_refused(tmp_path, name):
     path.write_text(yaml.safe_dump({"models": {name: {"backend": "replay", "id": "x/y"}}}))
     result = ocg("models", "--models-file", path)
     assert result.returncode == 2, result.stdout + result.stderr
-    assert result.stderr.startswith(f"ocg: error: {path}: models.{name}: got '{name}'; a name must not read "
-                                    "as a number or a missing value"), result.stderr
+    assert result.stderr.startswith(
+        f"ocg: error: {path}: models.{name}: got '{name}'; a name must not read "
+        "as a number or a missing value"
+    ), result.stderr
     assert result.stderr.count("ocg: error:") == 1
 
 
 def test_a_generations_folder_named_like_a_value_is_refused_before_scoring(tmp_path):
     for model in ("m", "NA"):
-        write_generations(tmp_path / "gen", model, [{"set_id": "s", "template_id": 0, "perm_index": 0,
-                                                     "concepts": ["dog", "run"], "answer": "A dog runs."}])
-    result = ocg("score", "--generations", tmp_path / "gen", "--out", tmp_path / "scores", "--metrics", "distinct")
-    assert result.returncode == 2 and f"ocg: error: {tmp_path / 'gen' / 'NA'}: got 'NA'" in result.stderr, result.stderr
+        write_generations(
+            tmp_path / "gen",
+            model,
+            [
+                {
+                    "set_id": "s",
+                    "template_id": 0,
+                    "perm_index": 0,
+                    "concepts": ["dog", "run"],
+                    "answer": "A dog runs.",
+                }
+            ],
+        )
+    result = ocg(
+        "score",
+        "--generations",
+        tmp_path / "gen",
+        "--out",
+        tmp_path / "scores",
+        "--metrics",
+        "distinct",
+    )
+    assert (
+        result.returncode == 2
+        and f"ocg: error: {tmp_path / 'gen' / 'NA'}: got 'NA'" in result.stderr
+    ), result.stderr
     assert not (tmp_path / "scores").exists()
 
 
 def test_names_that_read_back_as_written_are_kept():
     from ocg.names import check_name
+
     for name in ("gpt2", "m-007", "llama-3.1-8b", "nano", "v1.10a", "none-such", "e5"):
         assert check_name("x", name) == name
 
@@ -48,12 +79,25 @@ def test_names_that_read_back_as_written_are_kept():
 def replay_setup(folder):
     """A models file in `folder` whose replay entry names its answers file relatively."""
     from ocg.generation import select_instances
+
     rows = select_instances(None, ["ordered"], 1, [0])
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "answers.jsonl").write_text("".join(f'{{"instance_id": "{i}", "answer": "A dog runs."}}\n'
-                                                  for i in rows.instance_id))
-    (folder / "models.yaml").write_text("models:\n  m: {id: x/z, backend: replay, replay: {file: answers.jsonl}}\n")
-    return ["--models-file", folder / "models.yaml", "--subset-k", 1, "--templates", 0, "--conditions", "ordered"]
+    (folder / "answers.jsonl").write_text(
+        "".join(f'{{"instance_id": "{i}", "answer": "A dog runs."}}\n' for i in rows.instance_id)
+    )
+    (folder / "models.yaml").write_text(
+        "models:\n  m: {id: x/z, backend: replay, replay: {file: answers.jsonl}}\n"
+    )
+    return [
+        "--models-file",
+        folder / "models.yaml",
+        "--subset-k",
+        1,
+        "--templates",
+        0,
+        "--conditions",
+        "ordered",
+    ]
 
 
 def test_a_relative_replay_file_is_beside_its_models_file(tmp_path):
@@ -78,21 +122,48 @@ def test_a_home_folder_in_ocg_outputs_is_expanded(tmp_path):
 def test_a_long_chain_of_extends_is_refused_with_a_limit(tmp_path):
     def chain(n):
         for i in range(n):
-            (tmp_path / f"f{i}.yaml").write_text(f"extends: f{i + 1}.yaml\nmodels:\n  m{i}: {{id: x/{i}}}\n")
+            (tmp_path / f"f{i}.yaml").write_text(
+                f"extends: f{i + 1}.yaml\nmodels:\n  m{i}: {{id: x/{i}}}\n"
+            )
         (tmp_path / f"f{n}.yaml").write_text("models:\n  last: {id: x/last}\n")
+
     chain(1500)
     result = ocg("models", "--models-file", tmp_path / "f0.yaml")
     assert result.returncode == 2 and result.stderr.count("ocg: error:") == 1, result.stderr[-2000:]
-    assert f"{tmp_path / 'f49.yaml'}: extends: more than 50 models files in one chain" in result.stderr
+    assert (
+        f"{tmp_path / 'f49.yaml'}: extends: more than 50 models files in one chain" in result.stderr
+    )
     chain(30)
     result = ocg("models", "--models-file", tmp_path / "f0.yaml")
-    assert result.returncode == 0 and "m29" in result.stdout and "last" in result.stdout, result.stderr
+    assert result.returncode == 0 and "m29" in result.stdout and "last" in result.stdout, (
+        result.stderr
+    )
 
 
 def test_a_folder_named_like_a_value_does_not_block_the_others(tmp_path):
     for model in ("m", "NA"):
-        write_generations(tmp_path / "gen", model, [{"set_id": "s", "template_id": 0, "perm_index": 0,
-                                                     "concepts": ["dog", "run"], "answer": "A dog runs."}])
-    result = ocg("score", "--generations", tmp_path / "gen", "--out", tmp_path / "scores", "--metrics", "distinct",
-                 "--models", "m")
+        write_generations(
+            tmp_path / "gen",
+            model,
+            [
+                {
+                    "set_id": "s",
+                    "template_id": 0,
+                    "perm_index": 0,
+                    "concepts": ["dog", "run"],
+                    "answer": "A dog runs.",
+                }
+            ],
+        )
+    result = ocg(
+        "score",
+        "--generations",
+        tmp_path / "gen",
+        "--out",
+        tmp_path / "scores",
+        "--metrics",
+        "distinct",
+        "--models",
+        "m",
+    )
     assert result.returncode == 0, result.stderr

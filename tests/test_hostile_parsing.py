@@ -11,6 +11,7 @@ def test_a_held_lock_whose_text_nests_deep_still_names_a_holder(tmp_path):
     import os
 
     from ocg.lock import LockHeld, exclusive
+
     lock = tmp_path / ".lock"
     lock.write_text("[" * 2048)
     fd = os.open(lock, os.O_RDWR)
@@ -23,9 +24,14 @@ def test_a_held_lock_whose_text_nests_deep_still_names_a_holder(tmp_path):
         os.close(fd)
 
 
-@pytest.mark.parametrize("text, what", [("not json", "not valid JSON: Expecting value"),
-                                        ("[" * 100_000 + "]" * 100_000, "not valid JSON: nested too deeply"),
-                                        ("[1, 2]", "not a notebook: expected a JSON object with a list of cells")])
+@pytest.mark.parametrize(
+    "text, what",
+    [
+        ("not json", "not valid JSON: Expecting value"),
+        ("[" * 100_000 + "]" * 100_000, "not valid JSON: nested too deeply"),
+        ("[1, 2]", "not a notebook: expected a JSON object with a list of cells"),
+    ],
+)
 def test_a_notebook_path_that_is_no_notebook_is_named(tmp_path, capsys, text, what):
     path = tmp_path / "mine.ipynb"
     path.write_text(text)
@@ -33,13 +39,18 @@ def test_a_notebook_path_that_is_no_notebook_is_named(tmp_path, capsys, text, wh
     assert code == 2 and err.startswith(f"ocg: error: {path}: {what}"), err
 
 
-
-@pytest.mark.parametrize("entry", ["\n  ? [a, b]\n  : {id: a/b}", " {m: {id: a/b, seed: {? {x: 1} : 2}}}"])
+@pytest.mark.parametrize(
+    "entry", ["\n  ? [a, b]\n  : {id: a/b}", " {m: {id: a/b, seed: {? {x: 1} : 2}}}"]
+)
 def test_a_yaml_key_that_is_a_list_or_mapping_is_named(tmp_path, capsys, entry):
     path = tmp_path / "models.yaml"
     path.write_text("models:" + entry + "\n")
     code, err = cli(capsys, "models", "--models-file", path)
-    assert code == 2 and err.startswith(f"ocg: error: {path}: invalid YAML") and "unhashable key" in err, err
+    assert (
+        code == 2
+        and err.startswith(f"ocg: error: {path}: invalid YAML")
+        and "unhashable key" in err
+    ), err
 
 
 def test_a_score_set_lacking_a_documented_column_says_how_to_recompute_it(tmp_path):
@@ -51,15 +62,51 @@ def test_a_score_set_lacking_a_documented_column_says_how_to_recompute_it(tmp_pa
     from ocg.cli import main
     from ocg.errors import OcgInputError
     from ocg.results import load_scores
-    rows = [{"set_id": "s", "template_id": 0, "perm_index": 0, "concepts": ["dog", "run"], "answer": "A dog runs."}]
+
+    rows = [
+        {
+            "set_id": "s",
+            "template_id": 0,
+            "perm_index": 0,
+            "concepts": ["dog", "run"],
+            "answer": "A dog runs.",
+        }
+    ]
     write_generations(tmp_path / "gen", "m", rows)
-    assert main(["score", "--generations", str(tmp_path / "gen"), "--out", str(tmp_path / "scores"),
-                 "--metrics", "distinct"]) == 0
+    assert (
+        main(
+            [
+                "score",
+                "--generations",
+                str(tmp_path / "gen"),
+                "--out",
+                str(tmp_path / "scores"),
+                "--metrics",
+                "distinct",
+            ]
+        )
+        == 0
+    )
     path = reseal(tmp_path / "scores" / "m", "summary", lambda f: f.drop(columns=["n_no_letters"]))
-    with pytest.raises(OcgInputError, match=r"column\(s\) n_no_letters missing .* run `ocg score --redo`"):
+    with pytest.raises(
+        OcgInputError, match=r"column\(s\) n_no_letters missing .* run `ocg score --redo`"
+    ):
         load_scores(tmp_path / "scores")
-    assert main(["score", "--generations", str(tmp_path / "gen"), "--out", str(tmp_path / "scores"),
-                 "--metrics", "distinct", "--redo"]) == 0
+    assert (
+        main(
+            [
+                "score",
+                "--generations",
+                str(tmp_path / "gen"),
+                "--out",
+                str(tmp_path / "scores"),
+                "--metrics",
+                "distinct",
+                "--redo",
+            ]
+        )
+        == 0
+    )
     assert "n_no_letters" in load_scores(tmp_path / "scores")["summary"]
     assert path.exists()  # recomputed in place
 
@@ -69,6 +116,7 @@ def test_a_run_card_in_utf16_is_named_not_read(tmp_path, capsys):
     from test_hostile import replay_run
 
     from ocg.cli import main
+
     args = ["generate", "m", "--out", tmp_path / "gen", *replay_run(tmp_path)]
     assert main([str(a) for a in args]) == 0
     card = tmp_path / "gen" / "m" / "run_card.json"

@@ -24,18 +24,40 @@ def test_the_ad_hoc_block_runs_as_written(tmp_path, monkeypatch):
     conditions, read from params/runs/demo.yaml), the outputs moved by OCG_OUTPUTS."""
     import matplotlib
     import yaml
+
     matplotlib.use("Agg")
     demo = yaml.safe_load((PROJECT_ROOT / "params" / "runs" / "demo.yaml").read_text())
-    answers = ["The boy rides a bike down the street.", "A bike, a boy and a street.", "The boy rode.",
-               "On the street the boy rides his bike.", "The street boy rides a bike."]
+    answers = [
+        "The boy rides a bike down the street.",
+        "A bike, a boy and a street.",
+        "The boy rode.",
+        "On the street the boy rides his bike.",
+        "The street boy rides a bike.",
+    ]
     for model in demo["models"]:
-        rows = [{"set_id": s, "template_id": t, "perm_index": p, "concepts": ["boy", "ride", "bike", "street"],
-                 "pos_pattern": "NVNN", "answer": answers[(p * (t + 1) + s + (model == demo["models"][1])) % 5]}
-                for s in range(demo["subset_k"]) for t in demo["template_ids"] for p in range(6)]
+        rows = [
+            {
+                "set_id": s,
+                "template_id": t,
+                "perm_index": p,
+                "concepts": ["boy", "ride", "bike", "street"],
+                "pos_pattern": "NVNN",
+                "answer": answers[(p * (t + 1) + s + (model == demo["models"][1])) % 5],
+            }
+            for s in range(demo["subset_k"])
+            for t in demo["template_ids"]
+            for p in range(6)
+        ]
         for cond in demo["conditions"]:
-            write_generations(tmp_path / "gen", model, [dict(r, set_id=f"s{r['set_id']}") for r in rows], cond)
-        score_model(tmp_path / "gen" / model, metrics=["coverage"], out_dir=tmp_path / "outputs" / "scores",
-                    progress=False)
+            write_generations(
+                tmp_path / "gen", model, [dict(r, set_id=f"s{r['set_id']}") for r in rows], cond
+            )
+        score_model(
+            tmp_path / "gen" / model,
+            metrics=["coverage"],
+            out_dir=tmp_path / "outputs" / "scores",
+            progress=False,
+        )
     monkeypatch.setenv("OCG_OUTPUTS", str(tmp_path / "outputs"))
     (tmp_path / "elsewhere").mkdir()
     monkeypatch.chdir(tmp_path / "elsewhere")
@@ -48,8 +70,12 @@ def test_the_ad_hoc_block_runs_as_written(tmp_path, monkeypatch):
     expected = s.groupby("model").coverage_w_order.median()
     got = median[median.metric == "coverage_w_order"].set_index("model").value
     assert np.allclose(got.sort_index(), expected.sort_index())
-    assert not np.allclose(got.sort_index(), s.groupby("model").coverage_w_order.mean().sort_index())
-    orate = median[median.metric == "ordered_rate"].set_index("model").value  # pooled, whatever `over` is
+    assert not np.allclose(
+        got.sort_index(), s.groupby("model").coverage_w_order.mean().sort_index()
+    )
+    orate = (
+        median[median.metric == "ordered_rate"].set_index("model").value
+    )  # pooled, whatever `over` is
     pooled = s.groupby("model")[["n_in_order", "n_all_present"]].sum()
     assert np.allclose(orate.sort_index(), 100 * pooled.n_in_order / pooled.n_all_present)
     two = scope["table1_02"]
@@ -67,11 +93,26 @@ def test_load_scores_names_the_folder_it_searched(tmp_path, monkeypatch):
 
     from ocg.errors import OcgInputError
     from ocg.results import load_scores
-    write_generations(tmp_path / "gen", "a", [{"set_id": "s0", "template_id": 0, "perm_index": 0,
-                                               "concepts": ["boy", "ride", "bike", "street"],
-                                               "answer": "The boy rides a bike down the street."}])
-    score_model(tmp_path / "gen" / "a", metrics=["coverage"], out_dir=tmp_path / "outputs" / "scores",
-                progress=False)
+
+    write_generations(
+        tmp_path / "gen",
+        "a",
+        [
+            {
+                "set_id": "s0",
+                "template_id": 0,
+                "perm_index": 0,
+                "concepts": ["boy", "ride", "bike", "street"],
+                "answer": "The boy rides a bike down the street.",
+            }
+        ],
+    )
+    score_model(
+        tmp_path / "gen" / "a",
+        metrics=["coverage"],
+        out_dir=tmp_path / "outputs" / "scores",
+        progress=False,
+    )
     monkeypatch.setenv("OCG_OUTPUTS", str(tmp_path / "outputs"))
     (tmp_path / "elsewhere").mkdir()
     monkeypatch.chdir(tmp_path / "elsewhere")
@@ -104,6 +145,7 @@ def test_the_add_a_model_recipe_is_three_steps_that_check_out(tmp_path, capsys):
     from ocg.generation.run_card import card_settings
     from ocg.models import load_models
     from ocg.runconfig import check_common
+
     blocks = recipe_blocks()
     assert [kind for kind, _ in blocks] == ["yaml", "yaml", "bash"]
     (tmp_path / "params").mkdir()
@@ -115,21 +157,35 @@ def test_the_add_a_model_recipe_is_three_steps_that_check_out(tmp_path, capsys):
     assert set(specs) == set(shipped) | {"smollm2-fp32"}
     assert specs["smollm2-135m-instruct"] == shipped["smollm2-135m-instruct"]
     card = card_settings(specs["smollm2-fp32"], make_backend(specs["smollm2-fp32"]), None)
-    demo_card = card_settings(shipped["smollm2-135m-instruct"], make_backend(shipped["smollm2-135m-instruct"]), None)
+    demo_card = card_settings(
+        shipped["smollm2-135m-instruct"], make_backend(shipped["smollm2-135m-instruct"]), None
+    )
     assert (card["quantization"], card["dtype"]) == ("none", "float32")
-    assert {k: v for k, v in card.items() if k != "dtype"} == {k: v for k, v in demo_card.items() if k != "dtype"}
+    assert {k: v for k, v in card.items() if k != "dtype"} == {
+        k: v for k, v in demo_card.items() if k != "dtype"
+    }
     assert main(["models", "--models-file", str(tmp_path / "my_models.yaml")]) == 0
     listed = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()}
     assert listed["name"][:6] == ["name", "backend", "quantization", "dtype", "max_tokens", "batch"]
-    assert listed["smollm2-fp32"][1:6] == ["transformers", "none", "float32", "32",
-                                           str(shipped["smollm2-135m-instruct"].batch_size)]
+    assert listed["smollm2-fp32"][1:6] == [
+        "transformers",
+        "none",
+        "float32",
+        "32",
+        str(shipped["smollm2-135m-instruct"].batch_size),
+    ]
     assert listed["smollm2-135m-instruct-4bit"][2:4] == ["4bit", "bfloat16"]
     run = check_common(yaml.safe_load(blocks[1][1]), tmp_path / "my_run.yaml")
     assert run["models_file"] == str(tmp_path / "my_models.yaml")
-    demo = check_common(yaml.safe_load((PROJECT_ROOT / "params" / "runs" / "demo.yaml").read_text()),
-                        PROJECT_ROOT / "params" / "runs" / "demo.yaml")
+    demo = check_common(
+        yaml.safe_load((PROJECT_ROOT / "params" / "runs" / "demo.yaml").read_text()),
+        PROJECT_ROOT / "params" / "runs" / "demo.yaml",
+    )
     for key in ("n_concepts", "subset_k", "template_ids", "conditions", "scoring"):
         assert run[key] == demo[key], key  # the demo's design: its models resume with nothing to do
     assert run["models"] == demo["models"] + ["smollm2-fp32"]
     argv = shlex.split(blocks[2][1].strip())
-    assert argv[0] == ".venv/bin/ocg" and str(build_parser().parse_args(argv[1:]).run_file) == "my_run.yaml"
+    assert (
+        argv[0] == ".venv/bin/ocg"
+        and str(build_parser().parse_args(argv[1:]).run_file) == "my_run.yaml"
+    )

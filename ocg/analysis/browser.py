@@ -30,9 +30,26 @@ from ..layout import ModelGenerations, ModelScores, ReportFolder
 from ..metrics.degenerate import FLAG_COLUMNS
 from .browser_page import PAGE as _PAGE
 
-FIELDS = ["set_id", "perm_index", "concepts", "pos_pattern", "prompt", "raw", "answer", "answer_status",
-          "tokens", "match_positions", "all_present", "in_order", "flags", "spans", "sample",
-          "judge_score", "judge_order", "judge_in_order"]
+FIELDS = [
+    "set_id",
+    "perm_index",
+    "concepts",
+    "pos_pattern",
+    "prompt",
+    "raw",
+    "answer",
+    "answer_status",
+    "tokens",
+    "match_positions",
+    "all_present",
+    "in_order",
+    "flags",
+    "spans",
+    "sample",
+    "judge_score",
+    "judge_order",
+    "judge_in_order",
+]
 JUDGE_COLUMNS = ["judge_score", "judge_order", "judge_in_order"]
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
 
@@ -53,7 +70,11 @@ def spans(answer, tokens, positions) -> list[list[int]]:
             return []
         offsets.append(start)
         cursor = start + len(token)
-    return [[offsets[p], offsets[p] + len(tokens[p]), i + 1] for i, p in enumerate(positions) if 0 <= p < len(tokens)]
+    return [
+        [offsets[p], offsets[p] + len(tokens[p]), i + 1]
+        for i, p in enumerate(positions)
+        if 0 <= p < len(tokens)
+    ]
 
 
 def utf16_spans(answer: str, found: list[list[int]]) -> list[list[int]]:
@@ -75,8 +96,11 @@ def _judged(r: dict) -> list:
     False); None each where the answer is unjudged or no judge scored it."""
     score, order, verdict = (r.get(c) for c in JUDGE_COLUMNS)
     unjudged = verdict is None or pd.isna(verdict)
-    return [None if score is None or pd.isna(score) else float(score),
-            None if order is None or unjudged else [str(c) for c in order], None if unjudged else bool(verdict)]
+    return [
+        None if score is None or pd.isna(score) else float(score),
+        None if order is None or unjudged else [str(c) for c in order],
+        None if unjudged else bool(verdict),
+    ]
 
 
 def judge_disagrees(answers: pd.DataFrame) -> pd.Series:
@@ -84,7 +108,9 @@ def judge_disagrees(answers: pd.DataFrame) -> pd.Series:
     if "judge_in_order" not in answers:
         return pd.Series(False, index=answers.index)
     judged = answers["judge_in_order"].notna()
-    return judged & (answers["judge_in_order"].fillna(0).astype(bool) != answers["in_order"].astype(bool))
+    return judged & (
+        answers["judge_in_order"].fillna(0).astype(bool) != answers["in_order"].astype(bool)
+    )
 
 
 def _rows(answers: pd.DataFrame, extra: dict[tuple[str, int], tuple[str, str]]) -> list[list]:
@@ -96,16 +122,36 @@ def _rows(answers: pd.DataFrame, extra: dict[tuple[str, int], tuple[str, str]]) 
         prompt, raw = extra.get((r["instance_id"], sample_index(sample)), ("", ""))
         tokens = r.get("tokens") if "tokens" in has else None
         # the positions the order verdict used; scores from before they were stored: first matches
-        positions = r.get("order_positions") if "order_positions" in has else r.get("match_positions")
-        rows.append([r["set_id"], int(r["perm_index"]), list(r["concepts"]), r["pos_pattern"], prompt, raw,
-                     r["answer"] if isinstance(r["answer"], str) else None, r["answer_status"],
-                     list(tokens) if tokens is not None else [],
-                     [int(x) for x in positions] if positions is not None else [],
-                     bool(r.get("all_present", False)), bool(r.get("in_order", False)),
-                     [f for f in FLAG_COLUMNS if bool(r.get(f, False))],
-                     utf16_spans(r["answer"], spans(r["answer"], list(tokens) if tokens is not None else None,
-                                                    [int(x) for x in positions] if positions is not None else None)),
-                     sample, *_judged(r)])
+        positions = (
+            r.get("order_positions") if "order_positions" in has else r.get("match_positions")
+        )
+        rows.append(
+            [
+                r["set_id"],
+                int(r["perm_index"]),
+                list(r["concepts"]),
+                r["pos_pattern"],
+                prompt,
+                raw,
+                r["answer"] if isinstance(r["answer"], str) else None,
+                r["answer_status"],
+                list(tokens) if tokens is not None else [],
+                [int(x) for x in positions] if positions is not None else [],
+                bool(r.get("all_present", False)),
+                bool(r.get("in_order", False)),
+                [f for f in FLAG_COLUMNS if bool(r.get(f, False))],
+                utf16_spans(
+                    r["answer"],
+                    spans(
+                        r["answer"],
+                        list(tokens) if tokens is not None else None,
+                        [int(x) for x in positions] if positions is not None else None,
+                    ),
+                ),
+                sample,
+                *_judged(r),
+            ]
+        )
     return rows
 
 
@@ -114,8 +160,10 @@ def _prompt_text(prompt) -> str:
     if isinstance(prompt, str):
         return prompt
     if isinstance(prompt, (list, tuple)):
-        return "\n\n".join(f"[{m.get('role', '?')}]\n{m.get('content', '')}" if isinstance(m, dict) else str(m)
-                           for m in prompt)
+        return "\n\n".join(
+            f"[{m.get('role', '?')}]\n{m.get('content', '')}" if isinstance(m, dict) else str(m)
+            for m in prompt
+        )
     return ""
 
 
@@ -127,8 +175,10 @@ def _prompts_and_raw(generations: pd.DataFrame) -> dict[tuple[str, int], tuple[s
     raws = generations["raw"] if "raw" in generations else [""] * len(generations)
     samples = samples_or_zero(generations).tolist()
     grammars = generations["grammar"] if "grammar" in generations else [None] * len(generations)
-    return {(i, s): (_prompt_text(p) + _forced(g), r if isinstance(r, str) else "")
-            for i, s, p, r, g in zip(generations["instance_id"], samples, prompts, raws, grammars)}
+    return {
+        (i, s): (_prompt_text(p) + _forced(g), r if isinstance(r, str) else "")
+        for i, s, p, r, g in zip(generations["instance_id"], samples, prompts, raws, grammars)
+    }
 
 
 def _forced(grammar) -> str:
@@ -136,7 +186,9 @@ def _forced(grammar) -> str:
     return f"\n\n[decoded under the grammar]\n{grammar}" if isinstance(grammar, str) else ""
 
 
-def write_chunks(out_dir: str | Path, answers: pd.DataFrame, generations: dict[str, pd.DataFrame]) -> list[dict]:
+def write_chunks(
+    out_dir: str | Path, answers: pd.DataFrame, generations: dict[str, pd.DataFrame]
+) -> list[dict]:
     """cases/*.js for these scored answers (one per model, condition, template); their index entries.
     `generations` maps a model to its records (prompt and raw output), which may be empty."""
     chunks = ReportFolder(Path(out_dir)).case_chunks
@@ -148,10 +200,17 @@ def write_chunks(out_dir: str | Path, answers: pd.DataFrame, generations: dict[s
         payload = {"fields": FIELDS, "rows": _rows(a, extra.get(model, {}))}
         with atomic_path(chunks / name) as tmp:
             tmp.write_text(chunk_script(name, payload), encoding="ascii")
-        index.append({"model": model, "condition": condition, "template_id": int(template_id),
-                      "file": f"{chunks.name}/{name}", "n": len(a),
-                      "n_judged": int(a["judge_in_order"].notna().sum()) if "judge_in_order" in a else 0,
-                      "n_judge_disagrees": int(judge_disagrees(a).sum())})
+        index.append(
+            {
+                "model": model,
+                "condition": condition,
+                "template_id": int(template_id),
+                "file": f"{chunks.name}/{name}",
+                "n": len(a),
+                "n_judged": int(a["judge_in_order"].notna().sum()) if "judge_in_order" in a else 0,
+                "n_judge_disagrees": int(judge_disagrees(a).sum()),
+            }
+        )
     return index
 
 
@@ -161,9 +220,13 @@ _PACKED = re.compile(r'OCG_CASES\[("[A-Za-z0-9._-]+")\] = \{"gzip": "([A-Za-z0-9
 def chunk_script(name: str, payload: dict) -> str:
     """The script that gives the page one chunk: its payload as gzip'd JSON in base64 (nothing in
     base64 can close the script or run)."""
-    packed = gzip.compress(json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8"), mtime=0)
-    return (f"window.OCG_CASES = window.OCG_CASES || {{}};\nOCG_CASES[{json.dumps(name)}] = "
-            f'{{"gzip": "{base64.b64encode(packed).decode("ascii")}"}};\n')
+    packed = gzip.compress(
+        json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8"), mtime=0
+    )
+    return (
+        f"window.OCG_CASES = window.OCG_CASES || {{}};\nOCG_CASES[{json.dumps(name)}] = "
+        f'{{"gzip": "{base64.b64encode(packed).decode("ascii")}"}};\n'
+    )
 
 
 def read_chunk(path: str | Path) -> dict:
@@ -182,24 +245,49 @@ def write_page(out_dir: str | Path, index: list[dict]) -> Path:
     return path
 
 
-ANSWER_COLUMNS = ["instance_id", SAMPLE, *GROUP_KEYS, "perm_index", "concepts",
-                  "pos_pattern", "answer", "answer_status", "tokens", "match_positions", "order_positions", "all_present",
-                  "in_order", *FLAG_COLUMNS, *JUDGE_COLUMNS]
+ANSWER_COLUMNS = [
+    "instance_id",
+    SAMPLE,
+    *GROUP_KEYS,
+    "perm_index",
+    "concepts",
+    "pos_pattern",
+    "answer",
+    "answer_status",
+    "tokens",
+    "match_positions",
+    "order_positions",
+    "all_present",
+    "in_order",
+    *FLAG_COLUMNS,
+    *JUDGE_COLUMNS,
+]
 
 
 def _model_chunks(out_dir: str, model: str, scores_root: str, generations_root: str) -> list[dict]:
     """One model's chunks (its answers and generation records read here, then dropped)."""
     from ..generation.store import read_generations
+
     path = ModelScores.of(model, scores_root).answers
     if not path.exists():
         return []
     present = set(_parquet_columns(path))
     answers = pd.read_parquet(path, columns=[c for c in ANSWER_COLUMNS if c in present])
-    return write_chunks(out_dir, answers, {model: read_generations(ModelGenerations.of(model, generations_root).folder)})
+    return write_chunks(
+        out_dir,
+        answers,
+        {model: read_generations(ModelGenerations.of(model, generations_root).folder)},
+    )
 
 
-def write_case_browser_from(out_dir: str | Path, models: list[str], scores_root: str | Path,
-                            generations_root: str | Path, progress: bool = False, processes: int | None = None) -> Path:
+def write_case_browser_from(
+    out_dir: str | Path,
+    models: list[str],
+    scores_root: str | Path,
+    generations_root: str | Path,
+    progress: bool = False,
+    processes: int | None = None,
+) -> Path:
     """The case browser for many models, read and written one model at a time per process, so
     memory holds a few models' answers (83k each at paper size), never all of them. Several
     models at once on several CPUs (`processes`, default: every CPU this job may use)."""
@@ -209,6 +297,7 @@ def write_case_browser_from(out_dir: str | Path, models: list[str], scores_root:
     from tqdm import tqdm
 
     from ..provenance import available_cpus
+
     jobs = [(str(out_dir), m, str(scores_root), str(generations_root)) for m in models]
     workers = min(processes or available_cpus(), len(jobs))
     bar = tqdm(total=len(jobs), desc="case browser", unit="model", disable=not progress)
@@ -228,4 +317,5 @@ def write_case_browser_from(out_dir: str | Path, models: list[str], scores_root:
 
 def _parquet_columns(path: Path) -> list[str]:
     import pyarrow.parquet as pq
+
     return pq.read_schema(path).names

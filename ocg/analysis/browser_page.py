@@ -3,10 +3,13 @@ written with the concepts found highlighted, sorting, CSV export, and an address
 
 from .browser_style import STYLE
 
-PAGE = r"""<!doctype html>
+PAGE = (
+    r"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>ocg: case browser</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
-""" + STYLE + r"""</head><body>
+"""
+    + STYLE
+    + r"""</head><body>
 <h1>Case browser</h1>
 <p class="sub">Every answer of this report, as the model wrote it. Highlighted: where each concept was found by the order check (superscript: the concept's number in the asked order).</p>
 <div id="errors"></div><div id="notice" class="warn"></div><div id="nomatch" class="warn"></div>
@@ -294,3 +297,4 @@ $("next").onclick = () => { page += 1; render(); };
 load(true);
 </script></body></html>
 """
+)

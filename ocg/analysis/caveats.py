@@ -43,11 +43,16 @@ def ppl_medians(report_dir) -> dict[str, tuple[float, float]]:
 
 def dominated(medians: dict[str, tuple[float, float]]) -> dict[str, tuple[float, float]]:
     """The models whose perplexity mean is over PPL_MEAN_OVER_MEDIAN x its median: marked ‡."""
-    return {m: (mean, median) for m, (mean, median) in medians.items()
-            if median > 0 and mean > PPL_MEAN_OVER_MEDIAN * median}
+    return {
+        m: (mean, median)
+        for m, (mean, median) in medians.items()
+        if median > 0 and mean > PPL_MEAN_OVER_MEDIAN * median
+    }
 
 
-def summary_medians(summary: pd.DataFrame, condition: str, metric: str = "perplexity") -> dict[str, float]:
+def summary_medians(
+    summary: pd.DataFrame, condition: str, metric: str = "perplexity"
+) -> dict[str, float]:
     """Per model: the median of `metric` (perplexity, SLOR) for `condition`, per template then over
     templates (the summary's `<metric>_median`; empty for scores made before it)."""
     if f"{metric}_median" not in summary or "condition" not in summary:
@@ -59,26 +64,41 @@ def summary_medians(summary: pd.DataFrame, condition: str, metric: str = "perple
 def mark_slor(table: pd.DataFrame, medians: dict) -> pd.DataFrame:
     """A table's SLOR values as text with the median beside each ({model: median}): a mean of
     fluency is read beside its median, as perplexity's is (no ‡: SLOR is a difference of logs)."""
-    column = next((c for c in table.columns if c[0] == label("slor") and c[1] in ("", "value")), None)
+    column = next(
+        (c for c in table.columns if c[0] == label("slor") and c[1] in ("", "value")), None
+    )
     if column is None or not medians:
         return table
     table = table.copy()
-    table[column] = ["–" if pd.isna(v) else f"{v:.2f}" + (f" (median {medians[m]:.2f})" if m in medians else "")
-                     for m, v in zip(table.index, table[column])]
+    table[column] = [
+        "–" if pd.isna(v) else f"{v:.2f}" + (f" (median {medians[m]:.2f})" if m in medians else "")
+        for m, v in zip(table.index, table[column])
+    ]
     return table
 
 
 def mark_perplexity(table: pd.DataFrame, medians: dict) -> pd.DataFrame:
     """A table's perplexity values as text with the median beside each ({model: median}):
     "1779.12 ‡ (median 67.10)", ‡ where the mean is over PPL_MEAN_OVER_MEDIAN x the median."""
-    column = next((c for c in table.columns if c[0] == label("perplexity") and c[1] in ("", "value")), None)
+    column = next(
+        (c for c in table.columns if c[0] == label("perplexity") and c[1] in ("", "value")), None
+    )
     if column is None or not medians:
         return table
     table = table.copy()
     med = medians
-    table[column] = ["–" if pd.isna(v) else f"{v:.2f}" + ("" if m not in med else
-                     (" ‡" if med[m] > 0 and v > PPL_MEAN_OVER_MEDIAN * med[m] else "") + f" (median {med[m]:.2f})")
-                     for m, v in zip(table.index, table[column])]
+    table[column] = [
+        "–"
+        if pd.isna(v)
+        else f"{v:.2f}"
+        + (
+            ""
+            if m not in med
+            else (" ‡" if med[m] > 0 and v > PPL_MEAN_OVER_MEDIAN * med[m] else "")
+            + f" (median {med[m]:.2f})"
+        )
+        for m, v in zip(table.index, table[column])
+    ]
     return table
 
 
@@ -89,6 +109,7 @@ def _interval(row) -> tuple[str, str | None]:
     """('[51.20, 60.80] (95%, 24 prompts)', None), or the small-sample mark and what it rests on
     ('2 concept sets'), which the table says once (notebook 03, uncertainty.MIN_SETS)."""
     from .uncertainty import interval_text, units
+
     unit, n = row.get("unit", "sets"), int(row.get("n", row["n_sets"]))
     if bool(row.get("small_sample", False)):
         return SMALL, units(n, unit)
@@ -98,37 +119,60 @@ def _interval(row) -> tuple[str, str | None]:
 def table1_basis(report_dir, summary: pd.DataFrame) -> str:
     """Per model: the concept sets and `ordered` answers Table 1 stands on, and each metric's
     bootstrap 95% interval or the small-sample mark (tables/table1_bootstrap_ci.csv)."""
-    ordered = summary[summary["condition"] == "ordered"] if "condition" in summary else pd.DataFrame()
+    ordered = (
+        summary[summary["condition"] == "ordered"] if "condition" in summary else pd.DataFrame()
+    )
     if ordered.empty:
         return ""
     cis = _read(report_dir, "table1_bootstrap_ci")
     answers = ordered.groupby("model")["n_answers"].sum()
     from .uncertainty import MIN_SETS
+
     rows, metrics, few = [], [m for m in dict.fromkeys(cis["metric"])] if len(cis) else [], set()
     for model in answers.index:
         mine = cis[cis["model"] == model].set_index("metric") if len(cis) else pd.DataFrame()
         n_sets = int(mine["n_sets"].iloc[0]) if len(mine) else None
-        cells = {label(m): _interval(mine.loc[m]) if m in mine.index else ("–", None) for m in metrics}
+        cells = {
+            label(m): _interval(mine.loc[m]) if m in mine.index else ("–", None) for m in metrics
+        }
         few |= {on for _, on in cells.values() if on}
-        rows.append({"model": model, "concept sets": n_sets if n_sets is not None else "–",
-                     "answers (ordered)": int(answers[model]), **{k: text for k, (text, _) in cells.items()}})
+        rows.append(
+            {
+                "model": model,
+                "concept sets": n_sets if n_sets is not None else "–",
+                "answers (ordered)": int(answers[model]),
+                **{k: text for k, (text, _) in cells.items()},
+            }
+        )
     table = pd.DataFrame(rows).set_index("model")
-    small = (f"“{SMALL}” ({'; '.join(sorted(few))} < {MIN_SETS}): under {MIN_SETS} units no interval is given, "
-             "since a few resampled units give intervals too narrow to mean anything") if few else ""
+    small = (
+        (
+            f"“{SMALL}” ({'; '.join(sorted(few))} < {MIN_SETS}): under {MIN_SETS} units no interval is given, "
+            "since a few resampled units give intervals too narrow to mean anything"
+        )
+        if few
+        else ""
+    )
     if few and metrics and (table[[label(m) for m in metrics]].isin([SMALL, "–"]).all().all()):
         table = table.drop(columns=[label(m) for m in metrics])  # said once, not in every cell
         where = f"no bootstrap interval for any metric: {small} (tables/table1_bootstrap_ci.csv)"
     elif len(cis):
-        where = ("bootstrap 95% intervals, each with its resampling unit and n (tables/table1_bootstrap_ci.csv)"
-                 + (f"; {small}" if small else ""))
+        where = (
+            "bootstrap 95% intervals, each with its resampling unit and n (tables/table1_bootstrap_ci.csv)"
+            + (f"; {small}" if small else "")
+        )
     else:
         where = "no bootstrap intervals in this report (notebook 03 computes them)"
-    return (f"<p class='note'>What each row stands on, and {_esc(where)} ({methods_link(report_dir, 'Analyses')}, "
-            "Uncertainty):</p>" + table.to_html(border=0, escape=True, na_rep="–"))
+    return (
+        f"<p class='note'>What each row stands on, and {_esc(where)} ({methods_link(report_dir, 'Analyses')}, "
+        "Uncertainty):</p>" + table.to_html(border=0, escape=True, na_rep="–")
+    )
 
 
-COPY_SHARE_LEAD = ("In-order answers that copy the concept list (the concepts as one run in the asked order, "
-                   "nothing but punctuation, “and” or articles between them)")
+COPY_SHARE_LEAD = (
+    "In-order answers that copy the concept list (the concepts as one run in the asked order, "
+    "nothing but punctuation, “and” or articles between them)"
+)
 
 
 def copy_shares(summary: pd.DataFrame) -> list[str]:
@@ -136,9 +180,16 @@ def copy_shares(summary: pd.DataFrame) -> list[str]:
     copy the list (Table 1's caption line, on the landing page and in notebook 03)."""
     if "n_copies_list" not in summary or "n_in_order" not in summary:
         return []
-    ordered = summary[summary["condition"] == "ordered"].groupby("model")[["n_in_order", "n_copies_list"]].sum()
-    return [f"{m}: {100 * r.n_copies_list / r.n_in_order:.0f}% ({int(r.n_copies_list)} of {int(r.n_in_order)})"
-            for m, r in ordered.iterrows() if r.n_in_order]
+    ordered = (
+        summary[summary["condition"] == "ordered"]
+        .groupby("model")[["n_in_order", "n_copies_list"]]
+        .sum()
+    )
+    return [
+        f"{m}: {100 * r.n_copies_list / r.n_in_order:.0f}% ({int(r.n_copies_list)} of {int(r.n_in_order)})"
+        for m, r in ordered.iterrows()
+        if r.n_in_order
+    ]
 
 
 def copy_share(summary: pd.DataFrame) -> str:
@@ -146,13 +197,20 @@ def copy_share(summary: pd.DataFrame) -> str:
     parts = copy_shares(summary)
     if not parts:
         return ""
-    return (f"<p class='note'><b>{_esc(COPY_SHARE_LEAD)}</b>: " + _esc("; ".join(parts))
-            + ". Coverage w/ order counts them; the sensitivity view below recomputes Table 1 without them.</p>")
+    return (
+        f"<p class='note'><b>{_esc(COPY_SHARE_LEAD)}</b>: "
+        + _esc("; ".join(parts))
+        + ". Coverage w/ order counts them; the sensitivity view below recomputes Table 1 without them.</p>"
+    )
 
 
 COPY_MARK_SHARE = 25  # % of the answers a coverage value counts: above it, the cell is marked †
 # the answers each coverage metric counts, of which copies are a part (copies are complete and in order)
-_COUNTED = {"coverage_wo_order": "n_all_present", "coverage_w_order": "n_in_order", "ordered_rate": "n_in_order"}
+_COUNTED = {
+    "coverage_wo_order": "n_all_present",
+    "coverage_w_order": "n_in_order",
+    "ordered_rate": "n_in_order",
+}
 
 
 def copy_marks(summary: pd.DataFrame) -> dict[tuple[str, str], float]:
@@ -160,7 +218,9 @@ def copy_marks(summary: pd.DataFrame) -> dict[tuple[str, str], float]:
     coverage metrics where that share is over COPY_MARK_SHARE."""
     if not {"n_copies_list", "n_in_order", "n_all_present"} <= set(summary):
         return {}
-    sums = summary.groupby(["model", "condition"])[["n_copies_list", "n_in_order", "n_all_present"]].sum()
+    sums = summary.groupby(["model", "condition"])[
+        ["n_copies_list", "n_in_order", "n_all_present"]
+    ].sum()
     out = {}
     for (model, condition), r in sums.iterrows():
         for name, counted in _COUNTED.items():
@@ -180,9 +240,11 @@ def mark_copies(table: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
     for name in _COUNTED:
         for column in [c for c in table.columns if c[0] == label(name)]:
             sides = ("ordered",) if column[1] == "" else ("ordered", "original")
-            table[column] = [("–" if pd.isna(v) else f"{v:.2f}" if column[1] == "" else f"{v:+.2f}")
-                             + (" †" if any((m, c, name) in marks for c in sides) else "")
-                             for m, v in zip(table.index, table[column])]
+            table[column] = [
+                ("–" if pd.isna(v) else f"{v:.2f}" if column[1] == "" else f"{v:+.2f}")
+                + (" †" if any((m, c, name) in marks for c in sides) else "")
+                for m, v in zip(table.index, table[column])
+            ]
     return table
 
 
@@ -191,44 +253,63 @@ def copy_mark_note(summary: pd.DataFrame, report_dir) -> str:
     marks = copy_marks(summary)
     if not marks:
         return ""
-    marks = {k: v for k, v in marks.items() if k[1] in ("ordered", "original")}  # Table 1's two conditions
+    marks = {
+        k: v for k, v in marks.items() if k[1] in ("ordered", "original")
+    }  # Table 1's two conditions
     if not marks:
         return ""
     by: dict[tuple, list[str]] = {}
     for (m, c, n), v in marks.items():
         by.setdefault((m, c), []).append(f"{label(n)} {v:.0f}%")
     shares = "; ".join(f"{m}, {c}: {', '.join(parts)}" for (m, c), parts in by.items())
-    return (f"<p class='note'>† Over {COPY_MARK_SHARE}% of the answers this value counts (the complete ones for "
-            "w/o order, the in-order ones for w/ order and Ordered Rate) copy the concept list; on a Δ, of "
-            f"<code>ordered</code>'s or <code>original</code>'s: {_esc(shares)}. The sensitivity view below gives "
-            f"these columns without them ({methods_link(report_dir, 'Answers that copy the list')}).</p>")
+    return (
+        f"<p class='note'>† Over {COPY_MARK_SHARE}% of the answers this value counts (the complete ones for "
+        "w/o order, the in-order ones for w/ order and Ordered Rate) copy the concept list; on a Δ, of "
+        f"<code>ordered</code>'s or <code>original</code>'s: {_esc(shares)}. The sensitivity view below gives "
+        f"these columns without them ({methods_link(report_dir, 'Answers that copy the list')}).</p>"
+    )
 
 
 def list_copies(summary_rows: pd.DataFrame) -> str:
     """'ordered 40 (bare 20); original 3 (bare 0)': one model's copies_list and bare_list per condition."""
     if not {"n_copies_list", "n_in_order"} <= set(summary_rows) or summary_rows.empty:
         return "–"  # coverage not scored: no tokens to read the flags from
-    by = summary_rows.groupby("condition", sort=False)[["n_answers", "n_copies_list", "n_bare_list"]].sum()
-    return "; ".join(f"{c} {int(r.n_copies_list)}/{int(r.n_answers)} (bare {int(r.n_bare_list)})"
-                     for c, r in by.iterrows())
+    by = summary_rows.groupby("condition", sort=False)[
+        ["n_answers", "n_copies_list", "n_bare_list"]
+    ].sum()
+    return "; ".join(
+        f"{c} {int(r.n_copies_list)}/{int(r.n_answers)} (bare {int(r.n_bare_list)})"
+        for c, r in by.iterrows()
+    )
 
 
-_BATCH_GREEDY = ("Batch-1 check: after a run, a sample of prompts is answered again one at a time; “k/n changed by "
-                 "batching” means k of those n answers differ from the batched ones (greedy decoding in bf16 is "
-                 "not batch-invariant; {link}).")
-_BATCH_SAMPLED = (" § For a sampled model the check answers sample 0 of each checked prompt again alone, seeded "
-                  "from the prompt's own id where the batched run seeded the batch from its first id: a difference "
-                  "may be the seed, not batching, so it does not measure batch invariance; it shows only whether "
-                  "sample 0 reproduces when re-run alone ({link}).")
+_BATCH_GREEDY = (
+    "Batch-1 check: after a run, a sample of prompts is answered again one at a time; “k/n changed by "
+    "batching” means k of those n answers differ from the batched ones (greedy decoding in bf16 is "
+    "not batch-invariant; {link})."
+)
+_BATCH_SAMPLED = (
+    " § For a sampled model the check answers sample 0 of each checked prompt again alone, seeded "
+    "from the prompt's own id where the batched run seeded the batch from its first id: a difference "
+    "may be the seed, not batching, so it does not measure batch invariance; it shows only whether "
+    "sample 0 reproduces when re-run alone ({link})."
+)
 
 
 def batch_line(report_dir: Path, models, generations_root) -> str:
     """What the batch-1 column shows: the greedy reading, and for sampled models what it cannot show."""
     cards = [ModelGenerations.of(m, generations_root).run_card for m in models]
     sampled = any(_sampled(p) for p in cards)
-    return ("<p class='sub'>" + _BATCH_GREEDY.format(link=methods_link(report_dir, "Decoding"))
-            + (_BATCH_SAMPLED.format(link=methods_link(report_dir, "Repeated samples and pass@k"))
-               if sampled else "") + "</p>")
+    return (
+        "<p class='sub'>"
+        + _BATCH_GREEDY.format(link=methods_link(report_dir, "Decoding"))
+        + (
+            _BATCH_SAMPLED.format(link=methods_link(report_dir, "Repeated samples and pass@k"))
+            if sampled
+            else ""
+        )
+        + "</p>"
+    )
 
 
 def _sampled(card_path) -> bool:

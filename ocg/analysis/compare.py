@@ -26,7 +26,9 @@ def check_finished(folder: Path) -> None:
     stamp = ReportStamp.read(path)
     if stamp.state != ReportStatus.DONE:
         why = stamp.reason or f"PID {stamp.pid} on {stamp.host} since {stamp.started_utc}"
-        raise OcgInputError(str(folder), f"an unfinished report ({stamp.state}: {why.splitlines()[0]})")
+        raise OcgInputError(
+            str(folder), f"an unfinished report ({stamp.state}: {why.splitlines()[0]})"
+        )
 
 
 def _tables(folder: Path) -> Path:
@@ -36,8 +38,10 @@ def _tables(folder: Path) -> Path:
     check_finished(folder)
     tables = ReportFolder(folder).tables
     if not tables.is_dir() or not any(tables.glob("*.csv")):
-        raise OcgInputError(str(folder), "no tables/*.csv here; expected a report folder "
-                                         "(outputs/reports/<run name>)")
+        raise OcgInputError(
+            str(folder),
+            "no tables/*.csv here; expected a report folder (outputs/reports/<run name>)",
+        )
     return tables
 
 
@@ -52,8 +56,10 @@ def compare_reports(a: str | Path, b: str | Path, tolerance: float = 1e-9) -> li
     for name in sorted(names_a & names_b):
         ta, tb = pd.read_csv(a / name), pd.read_csv(b / name)
         if list(ta.columns) != list(tb.columns) or len(ta) != len(tb):
-            problems.append(f"{name}: shape or columns differ ({ta.shape} {list(ta.columns)[:6]} vs "
-                            f"{tb.shape} {list(tb.columns)[:6]})")
+            problems.append(
+                f"{name}: shape or columns differ ({ta.shape} {list(ta.columns)[:6]} vs "
+                f"{tb.shape} {list(tb.columns)[:6]})"
+            )
             continue
         for col in ta.columns:
             x, y = ta[col], tb[col]
@@ -63,6 +69,8 @@ def compare_reports(a: str | Path, b: str | Path, tolerance: float = 1e-9) -> li
                 bad = ~((x.astype(str) == y.astype(str)) | (x.isna() & y.isna()))
             if bad.any():
                 i = int(np.flatnonzero(bad.to_numpy())[0])
-                problems.append(f"{name}: column {col!r} differs in {int(bad.sum())} row(s), first row {i}: "
-                                f"{x.iloc[i]!r} vs {y.iloc[i]!r}")
+                problems.append(
+                    f"{name}: column {col!r} differs in {int(bad.sum())} row(s), first row {i}: "
+                    f"{x.iloc[i]!r} vs {y.iloc[i]!r}"
+                )
     return problems

@@ -24,16 +24,25 @@ VARIANTS = (EXCLUDED, FAILED)
 
 def _flags(answers: pd.DataFrame) -> pd.DataFrame:
     copy = answers["copies_list"].fillna(False).astype(bool)
-    return answers.assign(_present=answers["all_present"].fillna(False).astype(bool),
-                          _in=answers["in_order"].fillna(False).astype(bool), _copy=copy)
+    return answers.assign(
+        _present=answers["all_present"].fillna(False).astype(bool),
+        _in=answers["in_order"].fillna(False).astype(bool),
+        _copy=copy,
+    )
 
 
 def _pooled(a: pd.DataFrame) -> pd.DataFrame:
     """Per model: w/o, w/ and Ordered Rate as ratios of sums over all its answers, and n."""
     g = a.groupby("model", sort=True)
     n, present, inside = g.size(), g["_present"].sum(), g["_in"].sum()
-    return pd.DataFrame({"coverage_wo_order": 100 * present / n, "coverage_w_order": 100 * inside / n,
-                         "ordered_rate": 100 * inside / present.where(present > 0), "n": n})
+    return pd.DataFrame(
+        {
+            "coverage_wo_order": 100 * present / n,
+            "coverage_w_order": 100 * inside / n,
+            "ordered_rate": 100 * inside / present.where(present > 0),
+            "n": n,
+        }
+    )
 
 
 def variant(answers: pd.DataFrame, which: str, condition: str) -> pd.DataFrame:
@@ -62,11 +71,25 @@ def rows(answers: pd.DataFrame, default: pd.DataFrame, default_delta: pd.DataFra
             for name in names:
                 value, base = ordered.at[model, name], default.at[model, name]
                 other = original.at[model, name] if model in original.index else float("nan")
-                out.append({"model": model, "metric": name, "choice": CHOICE, "variant": which, "value": value,
-                            "default": base, "shift": value - base, "n_answers": int(ordered.at[model, "n"]),
-                            "delta": value - other,
-                            "default_delta": default_delta.at[model, name] if model in default_delta.index else float("nan"),
-                            "n_original": int(original.at[model, "n"]) if model in original.index else 0})
+                out.append(
+                    {
+                        "model": model,
+                        "metric": name,
+                        "choice": CHOICE,
+                        "variant": which,
+                        "value": value,
+                        "default": base,
+                        "shift": value - base,
+                        "n_answers": int(ordered.at[model, "n"]),
+                        "delta": value - other,
+                        "default_delta": default_delta.at[model, name]
+                        if model in default_delta.index
+                        else float("nan"),
+                        "n_original": int(original.at[model, "n"])
+                        if model in original.index
+                        else 0,
+                    }
+                )
     return out
 
 
@@ -74,6 +97,7 @@ def wide(long: pd.DataFrame) -> pd.DataFrame:
     """Display form: per model and metric, Table 1's value and Δ, then each variant's value and Δ,
     and the answers each stands on (ordered / original)."""
     from ..metrics.registry import label
+
     rows = long[long["choice"] == CHOICE] if "choice" in long else long.iloc[:0]
     if rows.empty:
         return pd.DataFrame()
@@ -81,7 +105,10 @@ def wide(long: pd.DataFrame) -> pd.DataFrame:
     for (model, metric), g in rows.groupby(["model", "metric"], sort=False):
         g = g.set_index("variant")
         first = g.iloc[0]
-        row = {("Table 1", "value"): first["default"], ("Table 1", "Δ vs original"): first["default_delta"]}
+        row = {
+            ("Table 1", "value"): first["default"],
+            ("Table 1", "Δ vs original"): first["default_delta"],
+        }
         for which in VARIANTS:
             if which in g.index:
                 r = g.loc[which]

@@ -13,10 +13,19 @@ def composed_by(answers: pd.DataFrame, condition: str = "ordered") -> pd.DataFra
     Every model's lists are counted, 0 included."""
     a = answers[answers["condition"] == condition]
     per_model = a.groupby(["set_id", "perm_index", "model"])["in_order"].any().reset_index()
-    out = per_model.groupby(["set_id", "perm_index"])["in_order"].sum().rename("n_models").reset_index()
+    out = (
+        per_model.groupby(["set_id", "perm_index"])["in_order"]
+        .sum()
+        .rename("n_models")
+        .reset_index()
+    )
     first = a.drop_duplicates(["set_id", "perm_index"]).set_index(["set_id", "perm_index"])
-    out["concepts"] = [" ".join(first.loc[(s, p), "concepts"]) for s, p in zip(out.set_id, out.perm_index)]
-    out["pos_pattern"] = [first.loc[(s, p), "pos_pattern"] for s, p in zip(out.set_id, out.perm_index)]
+    out["concepts"] = [
+        " ".join(first.loc[(s, p), "concepts"]) for s, p in zip(out.set_id, out.perm_index)
+    ]
+    out["pos_pattern"] = [
+        first.loc[(s, p), "pos_pattern"] for s, p in zip(out.set_id, out.perm_index)
+    ]
     return out
 
 
@@ -63,18 +72,21 @@ def set_summary(composed: pd.DataFrame) -> dict:
     """The paper's headline counts: sets with all permutations composed by at least one model,
     sets with none, and sets with at least 75% of their permutations present composed."""
     per_set = (composed["n_models"] >= 1).groupby(composed["set_id"]).agg(["sum", "size"])
-    return {"n_sets": len(per_set),
-            "all_permutations_composed": int((per_set["sum"] == per_set["size"]).sum()),
-            "no_permutation_composed": int((per_set["sum"] == 0).sum()),
-            "at_least_75_percent_composed": int((per_set["sum"] >= 0.75 * per_set["size"]).sum()),
-            "lists_composed_by_no_model": int((composed["n_models"] == 0).sum())}
+    return {
+        "n_sets": len(per_set),
+        "all_permutations_composed": int((per_set["sum"] == per_set["size"]).sum()),
+        "no_permutation_composed": int((per_set["sum"] == 0).sum()),
+        "at_least_75_percent_composed": int((per_set["sum"] >= 0.75 * per_set["size"]).sum()),
+        "lists_composed_by_no_model": int((composed["n_models"] == 0).sum()),
+    }
 
 
 def hardest_sets(composed: pd.DataFrame, n: int = 10) -> pd.DataFrame:
     per_set = composed.groupby("set_id").agg(
         permutations_composed=("n_models", lambda s: int((s > 0).sum())),
         mean_models=("n_models", "mean"),
-        concepts=("concepts", "first"))
+        concepts=("concepts", "first"),
+    )
     return per_set.sort_values(["permutations_composed", "mean_models"]).head(n).reset_index()
 
 

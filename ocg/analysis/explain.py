@@ -21,14 +21,42 @@ from .tables import wide
 METHODS_FILE = PROJECT_ROOT / "docs" / "METHODS.md"
 # The paper's tables beyond Table 1: (table, title, notebook, METHODS section, rows, beside each value)
 OTHER_TABLES = (
-    ("table2", "Table 2: by the concepts' parts of speech (mean and SD over models)", POS_PATTERNS,
-     "Analyses", "pos_pattern", "mean_over_llms", "sd_over_llms"),
-    ("table3", "Table 3: by template, with and without “in the specified order” (mean and SD over models)",
-     TEMPLATES, "Analyses", ["template_id", "condition"], "mean_over_llms", "sd_over_llms"),
-    ("table4", "Table 4: one-shot priming (Δ: one-shot minus zero-shot)", PRIMING, "Analyses", "model",
-     "value", "delta_vs_zero_shot_ordered"),
-    ("table7", "Table 7: reasoning models beside their base models (template 0)", REASONING_MODELS, "Analyses",
-     ["pair", "role", "model"], "value", "delta_vs_original_commongen"),
+    (
+        "table2",
+        "Table 2: by the concepts' parts of speech (mean and SD over models)",
+        POS_PATTERNS,
+        "Analyses",
+        "pos_pattern",
+        "mean_over_llms",
+        "sd_over_llms",
+    ),
+    (
+        "table3",
+        "Table 3: by template, with and without “in the specified order” (mean and SD over models)",
+        TEMPLATES,
+        "Analyses",
+        ["template_id", "condition"],
+        "mean_over_llms",
+        "sd_over_llms",
+    ),
+    (
+        "table4",
+        "Table 4: one-shot priming (Δ: one-shot minus zero-shot)",
+        PRIMING,
+        "Analyses",
+        "model",
+        "value",
+        "delta_vs_zero_shot_ordered",
+    ),
+    (
+        "table7",
+        "Table 7: reasoning models beside their base models (template 0)",
+        REASONING_MODELS,
+        "Analyses",
+        ["pair", "role", "model"],
+        "value",
+        "delta_vs_original_commongen",
+    ),
 )
 
 
@@ -45,9 +73,16 @@ def legend(metric_names) -> str:
             continue
         arrow = "↑ higher is better" if m.higher_is_better else "↓ lower is better"
         items.append(f"<dt>{_esc(m.label)}</dt><dd>{_esc(m.what)} ({_esc(m.unit)}; {arrow})</dd>")
-    return ("<details class='legend'><summary>What the columns mean</summary><dl>" + "".join(items)
+    return (
+        (
+            "<details class='legend'><summary>What the columns mean</summary><dl>"
+            + "".join(items)
             + "<dt>Δ</dt><dd>the difference from the comparison the table names (ours minus it)</dd>"
-            "<dt>–</dt><dd>no value: the reason is given under Table 1 (a metric whose family was not scored, or whose model is not here)</dd></dl></details>") if items else ""
+            "<dt>–</dt><dd>no value: the reason is given under Table 1 (a metric whose family was not scored, or whose model is not here)</dd></dl></details>"
+        )
+        if items
+        else ""
+    )
 
 
 def missing_reasons(summary: pd.DataFrame, signatures: dict) -> str:
@@ -58,18 +93,27 @@ def missing_reasons(summary: pd.DataFrame, signatures: dict) -> str:
         reasons = summary.dropna(subset=[column]).groupby(column)["model"].unique()
         for reason, models in reasons.items():
             family = FAMILIES.get(name)  # a family of several metrics (semantic: Vendi and Cosine)
-            label = metric(name).label if metric(name) else \
-                " and ".join(m.label for m in family.metrics) if family and family.metrics else name
-            lines.append(f"<b>{_esc(label)}</b> is missing for {_esc(', '.join(sorted(models)))}: {_esc(reason)}")
+            label = (
+                metric(name).label
+                if metric(name)
+                else " and ".join(m.label for m in family.metrics)
+                if family and family.metrics
+                else name
+            )
+            lines.append(
+                f"<b>{_esc(label)}</b> is missing for {_esc(', '.join(sorted(models)))}: {_esc(reason)}"
+            )
     used = {}
     for model, sig in signatures.items():
         block = sig.family("perplexity")
         if block.get("used") and block.get("used") != block.get("requested"):
             used.setdefault((block["used"], block["requested"]), []).append(model)
     for (model_used, requested), models in used.items():
-        lines.append(f"<b>Perplexity</b> of {_esc(', '.join(sorted(models)))} comes from <code>{_esc(model_used)}</code>, "
-                     f"not the paper's <code>{_esc(requested)}</code> (not available here): compare it "
-                     "only with perplexities from the same model.")
+        lines.append(
+            f"<b>Perplexity</b> of {_esc(', '.join(sorted(models)))} comes from <code>{_esc(model_used)}</code>, "
+            f"not the paper's <code>{_esc(requested)}</code> (not available here): compare it "
+            "only with perplexities from the same model."
+        )
     return "".join(f"<p class='note'>{line}</p>" for line in lines)
 
 
@@ -91,12 +135,18 @@ def methods_link(report_dir: Path, section: str) -> str:
     return f"<a href='{_esc(href)}'>docs/METHODS.md, “{_esc(section)}”</a>"
 
 
-def other_tables(report_dir: Path, table_html, run_notes: dict | None = None, medians: dict | None = None,
-                 slor_medians: dict | None = None) -> str:
+def other_tables(
+    report_dir: Path,
+    table_html,
+    run_notes: dict | None = None,
+    medians: dict | None = None,
+    slor_medians: dict | None = None,
+) -> str:
     """Tables 2, 3, 4 and 7 as this report computed them, each with its legend and sources, the
     run file's note on a table (`run_notes`: table7 -> the run's `table7_note`), and the
     perplexity and SLOR medians beside each mean (`medians`, `slor_medians`: table4 -> {model: median})."""
     from .caveats import mark_perplexity, mark_slor
+
     report, parts = ReportFolder(report_dir), []
     for table, title, notebook, section, index, value, beside in OTHER_TABLES:
         path = report.table(table)
@@ -108,20 +158,40 @@ def other_tables(report_dir: Path, table_html, run_notes: dict | None = None, me
                 continue
             shown = wide(long, index, value, beside)
         except (KeyError, ValueError, pd.errors.ParserError) as exc:
-            parts.append(f"<h2>{_esc(title)}</h2><p class='note'>{_esc(path.name)} cannot be shown: "
-                         f"{_esc(type(exc).__name__)}: {_esc(exc)}</p>")
+            parts.append(
+                f"<h2>{_esc(title)}</h2><p class='note'>{_esc(path.name)} cannot be shown: "
+                f"{_esc(type(exc).__name__)}: {_esc(exc)}</p>"
+            )
             continue
-        shown.columns = pd.MultiIndex.from_tuples([(metric(m).label if metric(m) else m, sub) for m, sub in shown.columns])
-        shown = mark_slor(mark_perplexity(shown, (medians or {}).get(table, {})), (slor_medians or {}).get(table, {}))
-        reasons = long.dropna(subset=["missing_reason"]).groupby("metric")["missing_reason"].first() \
-            if "missing_reason" in long else {}
-        notes = "".join(f"<p class='note'><b>{_esc(metric(m).label if metric(m) else m)}</b> is missing: "
-                        f"{_esc(r)}</p>" for m, r in dict(reasons).items())
+        shown.columns = pd.MultiIndex.from_tuples(
+            [(metric(m).label if metric(m) else m, sub) for m, sub in shown.columns]
+        )
+        shown = mark_slor(
+            mark_perplexity(shown, (medians or {}).get(table, {})),
+            (slor_medians or {}).get(table, {}),
+        )
+        reasons = (
+            long.dropna(subset=["missing_reason"]).groupby("metric")["missing_reason"].first()
+            if "missing_reason" in long
+            else {}
+        )
+        notes = "".join(
+            f"<p class='note'><b>{_esc(metric(m).label if metric(m) else m)}</b> is missing: "
+            f"{_esc(r)}</p>"
+            for m, r in dict(reasons).items()
+        )
         if (run_notes or {}).get(table):
-            notes = f"<p class='note'><b>Note from the run file:</b> {_esc(run_notes[table])}</p>" + notes
-        parts.append(f"<h2>{_esc(title)}</h2><p class='sub'>From {notebook_link(report_dir, notebook)}; "
-                     f"method: {methods_link(report_dir, section)}; <a href='{_esc(path.relative_to(report_dir).as_posix())}'>CSV</a>.</p>"
-                     + table_html(shown) + notes + legend(long["metric"].unique()))
+            notes = (
+                f"<p class='note'><b>Note from the run file:</b> {_esc(run_notes[table])}</p>"
+                + notes
+            )
+        parts.append(
+            f"<h2>{_esc(title)}</h2><p class='sub'>From {notebook_link(report_dir, notebook)}; "
+            f"method: {methods_link(report_dir, section)}; <a href='{_esc(path.relative_to(report_dir).as_posix())}'>CSV</a>.</p>"
+            + table_html(shown)
+            + notes
+            + legend(long["metric"].unique())
+        )
     return "".join(parts)
 
 
@@ -130,44 +200,68 @@ def pass_at_k(report_dir: Path, table_html) -> str:
     path = ReportFolder(report_dir).table("pass_at_k")
     try:
         long = pd.read_csv(path, comment="#") if path.exists() else pd.DataFrame()
-        shown = long.pivot(index=["model", "condition"], columns="k", values="pass_at_k") if len(long) else None
+        shown = (
+            long.pivot(index=["model", "condition"], columns="k", values="pass_at_k")
+            if len(long)
+            else None
+        )
     except (KeyError, ValueError, pd.errors.ParserError) as exc:
-        return (f"<h2>Ordered pass@k</h2><p class='note'>{_esc(path.name)} cannot be shown: "
-                f"{_esc(type(exc).__name__)}: {_esc(exc)}</p>")
+        return (
+            f"<h2>Ordered pass@k</h2><p class='note'>{_esc(path.name)} cannot be shown: "
+            f"{_esc(type(exc).__name__)}: {_esc(exc)}</p>"
+        )
     if shown is None:
         return ""
     shown.columns = [f"k = {k}" for k in shown.columns]
-    return ("<h2>Ordered pass@k: at least one of k samples composes the list in order</h2>"
-            f"<p class='sub'>Percent of instances, mean over templates, unbiased from each instance's "
-            f"{_esc(', '.join(map(str, sorted(long['n_samples'].unique()))))} samples (Chen et al., 2021). "
-            f"From {notebook_link(report_dir, SAMPLES)}; method: "
-            f"{methods_link(report_dir, 'Repeated samples and pass@k')}; "
-            f"<a href='{_esc(path.relative_to(report_dir).as_posix())}'>CSV</a>.</p>" + table_html(shown))
+    return (
+        "<h2>Ordered pass@k: at least one of k samples composes the list in order</h2>"
+        f"<p class='sub'>Percent of instances, mean over templates, unbiased from each instance's "
+        f"{_esc(', '.join(map(str, sorted(long['n_samples'].unique()))))} samples (Chen et al., 2021). "
+        f"From {notebook_link(report_dir, SAMPLES)}; method: "
+        f"{methods_link(report_dir, 'Repeated samples and pass@k')}; "
+        f"<a href='{_esc(path.relative_to(report_dir).as_posix())}'>CSV</a>.</p>"
+        + table_html(shown)
+    )
 
 
 def positions_section(report_dir: Path, table_html) -> str:
     """Notebook 10 (where order breaks): by asked place, and which pairs of places swap."""
     from .positions import position_wide, swaps_wide
+
     report, parts = ReportFolder(report_dir), []
     for name, show, what in (
-            ("positions_by_place", lambda t: position_wide(t, ["present_pct", "in_place_pct"]),
-             "% of answers with the concept asked at each place (present), and with it at that place among the concepts (in place)"),
-            ("positions_out_of_order", swaps_wide,
-             "column i–j: among answers with the concepts asked i-th and j-th, % that write the j-th first")):
+        (
+            "positions_by_place",
+            lambda t: position_wide(t, ["present_pct", "in_place_pct"]),
+            "% of answers with the concept asked at each place (present), and with it at that place among the concepts (in place)",
+        ),
+        (
+            "positions_out_of_order",
+            swaps_wide,
+            "column i–j: among answers with the concepts asked i-th and j-th, % that write the j-th first",
+        ),
+    ):
         path = report.table(name)
         try:
             long = pd.read_csv(path) if path.exists() else pd.DataFrame()
             if long.empty:
                 continue
-            parts.append(f"<p class='sub'>{_esc(what)} (<a href='{_esc(path.relative_to(report_dir).as_posix())}'>CSV</a>)."
-                         f"</p>" + table_html(show(long)))
+            parts.append(
+                f"<p class='sub'>{_esc(what)} (<a href='{_esc(path.relative_to(report_dir).as_posix())}'>CSV</a>)."
+                f"</p>" + table_html(show(long))
+            )
         except (KeyError, ValueError, pd.errors.ParserError) as exc:
-            parts.append(f"<p class='note'>{_esc(path.name)} cannot be shown: {_esc(type(exc).__name__)}: {_esc(exc)}</p>")
+            parts.append(
+                f"<p class='note'>{_esc(path.name)} cannot be shown: {_esc(type(exc).__name__)}: {_esc(exc)}</p>"
+            )
     if not parts:
         return ""
-    return ("<h2>Where order breaks: by the place each concept was asked in</h2><p class='sub'>From "
-            f"{notebook_link(report_dir, POSITIONS)} (preferred orders and the first concept's part of speech "
-            f"there too); method: {methods_link(report_dir, 'Where order breaks')}.</p>" + "".join(parts))
+    return (
+        "<h2>Where order breaks: by the place each concept was asked in</h2><p class='sub'>From "
+        f"{notebook_link(report_dir, POSITIONS)} (preferred orders and the first concept's part of speech "
+        f"there too); method: {methods_link(report_dir, 'Where order breaks')}.</p>"
+        + "".join(parts)
+    )
 
 
 def write_methods(report_dir: Path) -> Path | None:
@@ -175,17 +269,29 @@ def write_methods(report_dir: Path) -> Path | None:
     import mistune
 
     from ..io import atomic_path
+
     if not METHODS_FILE.exists():
         return None
     from mistune.toc import add_toc_hook, render_toc_ul
+
     markdown = mistune.create_markdown(escape=True, plugins=["table"])
-    add_toc_hook(markdown, min_level=2, max_level=3, heading_id=lambda token, index: slug(token["text"]))
+    add_toc_hook(
+        markdown, min_level=2, max_level=3, heading_id=lambda token, index: slug(token["text"])
+    )
     body, state = markdown.parse(METHODS_FILE.read_text(encoding="utf-8"))
-    body = "<nav id='contents'><b>Contents</b>" + render_toc_ul(state.env["toc_items"]) + "</nav>\n" + body
+    body = (
+        "<nav id='contents'><b>Contents</b>"
+        + render_toc_ul(state.env["toc_items"])
+        + "</nav>\n"
+        + body
+    )
     path = ReportFolder(report_dir).methods
     with atomic_path(path) as tmp:
-        tmp.write_text("<!doctype html>\n<html lang='en'><head><meta charset='utf-8'><title>ocg: methods</title>"
-                       "<style>body{font-family:system-ui,sans-serif;max-width:60em;margin:1.5em auto;padding:0 1em;"
-                       "line-height:1.5}table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:.2em .5em}"
-                       "code{background:#f4f4f4}</style></head><body>\n" + body + "\n</body></html>\n", encoding="utf-8")
+        tmp.write_text(
+            "<!doctype html>\n<html lang='en'><head><meta charset='utf-8'><title>ocg: methods</title>"
+            "<style>body{font-family:system-ui,sans-serif;max-width:60em;margin:1.5em auto;padding:0 1em;"
+            "line-height:1.5}table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:.2em .5em}"
+            "code{background:#f4f4f4}</style></head><body>\n" + body + "\n</body></html>\n",
+            encoding="utf-8",
+        )
     return path

@@ -35,12 +35,22 @@ def figure4(data: pd.DataFrame, all_permutations: int | None = None):
     sns.set_theme(style="white", context="paper")
     height = max(3.0, 0.22 * len(data) + 1)
     fig, ax = plt.subplots(figsize=(max(4.0, 0.45 * data.shape[1] + 2), height))
-    sns.heatmap(data.iloc[::-1], annot=True, fmt="d", cmap="Blues", cbar_kws={"label": "concept sets"},
-                ax=ax, annot_kws={"size": 6})
+    sns.heatmap(
+        data.iloc[::-1],
+        annot=True,
+        fmt="d",
+        cmap="Blues",
+        cbar_kws={"label": "concept sets"},
+        ax=ax,
+        annot_kws={"size": 6},
+    )
     ax.set_xlabel("Composed by at least k models")
     ax.set_ylabel(f"Permutations composed (of {present})")
-    sampled = f"\n({present} of {all_permutations} permutations per set, sampled)" \
-        if all_permutations and all_permutations != present else ""
+    sampled = (
+        f"\n({present} of {all_permutations} permutations per set, sampled)"
+        if all_permutations and all_permutations != present
+        else ""
+    )
     ax.set_title("Figure 4: permutations composed per concept set" + sampled)
     fig.tight_layout()
     plt.close(fig)
@@ -68,7 +78,15 @@ def figures_3_and_4(composed: pd.DataFrame, n_models: int) -> dict:
     """Figures 3 and 4 with their data, from `difficulty.composed_by`: one function for notebooks
     08 and 11, so the two draw the same figures (labels included) from the same counts."""
     from . import difficulty
+
     _, n_all = difficulty.permutations_counted(composed)
-    fig3_data, fig4_data = difficulty.figure3_data(composed, n_models), difficulty.figure4_data(composed, n_models)
-    return {"figure3_data": fig3_data, "figure4_data": fig4_data,
-            "figure3": figure3(fig3_data, n_models), "figure4": figure4(fig4_data, n_all)}
+    fig3_data, fig4_data = (
+        difficulty.figure3_data(composed, n_models),
+        difficulty.figure4_data(composed, n_models),
+    )
+    return {
+        "figure3_data": fig3_data,
+        "figure4_data": fig4_data,
+        "figure3": figure3(fig3_data, n_models),
+        "figure4": figure4(fig4_data, n_all),
+    }

@@ -11,20 +11,28 @@ from ..metrics.registry import label
 from .tables import ASKED, FORCED, UNORDERED, wide
 
 CONDITIONS = (UNORDERED, ASKED, FORCED)
-WHY = {"budget": "cut by the token budget (finish_reason: length) before the grammar's end",
-       "finished": "finished, yet not in order by ocg's matcher (a forced answer: the matcher misses a form the "
-                   "grammar admitted)",
-       "failed": "no answer could be extracted"}
+WHY = {
+    "budget": "cut by the token budget (finish_reason: length) before the grammar's end",
+    "finished": "finished, yet not in order by ocg's matcher (a forced answer: the matcher misses a form the "
+    "grammar admitted)",
+    "failed": "no answer could be extracted",
+}
 
 
 def _flag(answers: pd.DataFrame, column: str) -> pd.Series:
-    return answers[column].fillna(False).astype(bool) if column in answers else pd.Series(False, index=answers.index)
+    return (
+        answers[column].fillna(False).astype(bool)
+        if column in answers
+        else pd.Series(False, index=answers.index)
+    )
 
 
 def why_missed(answers: pd.DataFrame) -> pd.Series:
     """Per answer not in order: budget, finished or failed (WHY); None for one in order."""
     truncated, in_order = _flag(answers, "truncated"), _flag(answers, "in_order")
-    failed = answers["answer"].isna() if "answer" in answers else pd.Series(False, index=answers.index)
+    failed = (
+        answers["answer"].isna() if "answer" in answers else pd.Series(False, index=answers.index)
+    )
     why = pd.Series(None, index=answers.index, dtype=object)
     why[~in_order & failed] = "failed"
     why[~in_order & ~failed & truncated] = "budget"
@@ -34,7 +42,14 @@ def why_missed(answers: pd.DataFrame) -> pd.Series:
 
 # What a reader asks first: how far forcing goes (w/ order, Ordered Rate) and at what cost (the
 # perplexity median beside its mean, list copies, answers cut by the budget); the rest follows.
-LEAD = ["w/ order %", "Ordered Rate %", "perplexity median", "perplexity mean", "list copies", "cut by budget"]
+LEAD = [
+    "w/ order %",
+    "Ordered Rate %",
+    "perplexity median",
+    "perplexity mean",
+    "list copies",
+    "cut by budget",
+]
 PPL_MEAN_OVER_MEDIAN = 10  # as Table 1's ‡ (analysis/caveats.py)
 
 
@@ -51,25 +66,47 @@ def outcomes(answers: pd.DataFrame) -> pd.DataFrame:
     (w/ order and Ordered Rate pooled over templates, perplexity per template then over templates,
     list copies among the in-order answers, answers cut by the budget), then answers, in order,
     list copies % of in order and, for the forced condition, its answers not in order by reason."""
-    a = answers[answers["condition"].isin(CONDITIONS)] if "condition" in answers else answers.iloc[:0]
+    a = (
+        answers[answers["condition"].isin(CONDITIONS)]
+        if "condition" in answers
+        else answers.iloc[:0]
+    )
     if a.empty:
         return pd.DataFrame()
-    a = a.assign(_in=_flag(a, "in_order"), _cut=_flag(a, "truncated"), _copy=_flag(a, "copies_list"),
-                 _present=_flag(a, "all_present") if "all_present" in a else _flag(a, "in_order"), _why=why_missed(a))
+    a = a.assign(
+        _in=_flag(a, "in_order"),
+        _cut=_flag(a, "truncated"),
+        _copy=_flag(a, "copies_list"),
+        _present=_flag(a, "all_present") if "all_present" in a else _flag(a, "in_order"),
+        _why=why_missed(a),
+    )
     rows = []
     for (model, cond), g in a.groupby(["model", "condition"], sort=True):
         n, inside, present = len(g), int(g["_in"].sum()), int(g["_present"].sum())
         copies = int((g["_in"] & g["_copy"]).sum())
-        row = {"model": model, "condition": cond, "w/ order %": 100 * inside / n,
-               "Ordered Rate %": 100 * inside / present if "all_present" in a and present else float("nan"),
-               "perplexity median": _perplexity(g, "median"), "perplexity mean": _perplexity(g, "mean"),
-               "list copies": copies, "cut by budget": int(g["_cut"].sum()), "answers": n, "in order": inside,
-               "list copies % of in order": 100 * copies / inside if inside else float("nan")}
+        row = {
+            "model": model,
+            "condition": cond,
+            "w/ order %": 100 * inside / n,
+            "Ordered Rate %": 100 * inside / present
+            if "all_present" in a and present
+            else float("nan"),
+            "perplexity median": _perplexity(g, "median"),
+            "perplexity mean": _perplexity(g, "mean"),
+            "list copies": copies,
+            "cut by budget": int(g["_cut"].sum()),
+            "answers": n,
+            "in order": inside,
+            "list copies % of in order": 100 * copies / inside if inside else float("nan"),
+        }
         row.update({f"missed: {k}": int((g["_why"] == k).sum()) for k in WHY})
         rows.append(row)
     order = {c: i for i, c in enumerate(CONDITIONS)}
-    return pd.DataFrame(rows).sort_values(["model", "condition"], key=lambda s: s.map(order) if s.name == "condition" else s,
-                                          ignore_index=True)
+    return pd.DataFrame(rows).sort_values(
+        ["model", "condition"],
+        key=lambda s: s.map(order) if s.name == "condition" else s,
+        ignore_index=True,
+    )
 
 
 def cost_view(outcome: pd.DataFrame) -> pd.DataFrame:
@@ -80,8 +117,12 @@ def cost_view(outcome: pd.DataFrame) -> pd.DataFrame:
     shown = outcome.set_index(["model", "condition"])
     if "perplexity mean" in shown:
         shown["perplexity mean"] = [
-            "–" if pd.isna(mean) else f"{mean:.2f}" + (" ‡" if pd.notna(med) and mean > PPL_MEAN_OVER_MEDIAN * med else "")
-            for mean, med in zip(shown["perplexity mean"], shown["perplexity median"])]
+            "–"
+            if pd.isna(mean)
+            else f"{mean:.2f}"
+            + (" ‡" if pd.notna(med) and mean > PPL_MEAN_OVER_MEDIAN * med else "")
+            for mean, med in zip(shown["perplexity mean"], shown["perplexity median"])
+        ]
     return shown[[c for c in LEAD if c in shown] + [c for c in shown.columns if c not in LEAD]]
 
 
@@ -93,31 +134,60 @@ def examples(answers: pd.DataFrame, n: int = 2, seed: int = 0) -> pd.DataFrame:
     that differ from it (all, where none does): the `n` of highest forced perplexity (the cost)
     and `n` drawn at random (seeded), first sample only."""
     need = {FORCED, ASKED} <= set(answers.get("condition", ())) and set(_PAIR) <= set(answers)
-    columns = ["model", "concepts", "ordered", "ordered in order", "forced", "forced in order",
-               "ordered perplexity", "forced perplexity", "why shown"]
+    columns = [
+        "model",
+        "concepts",
+        "ordered",
+        "ordered in order",
+        "forced",
+        "forced in order",
+        "ordered perplexity",
+        "forced perplexity",
+        "why shown",
+    ]
     if not need:
         return pd.DataFrame(columns=columns)
     a = answers[answers.get("sample", pd.Series(0, index=answers.index)).fillna(0) == 0]
-    keep = _PAIR + ["concepts", "answer", "in_order"] + (["perplexity"] if "perplexity" in a else [])
-    both = a[a["condition"] == ASKED][keep].merge(a[a["condition"] == FORCED][keep], on=_PAIR, suffixes=("_o", "_f"))
+    keep = (
+        _PAIR + ["concepts", "answer", "in_order"] + (["perplexity"] if "perplexity" in a else [])
+    )
+    both = a[a["condition"] == ASKED][keep].merge(
+        a[a["condition"] == FORCED][keep], on=_PAIR, suffixes=("_o", "_f")
+    )
     if "perplexity_o" not in both:
         both = both.assign(perplexity_o=float("nan"), perplexity_f=float("nan"))
     rows = []
     for _, g in both.groupby("model", sort=True):
         differ = g[g["answer_o"].fillna("").str.strip() != g["answer_f"].fillna("").str.strip()]
-        g = differ if len(differ) else g  # where forcing changed the answer: the same text twice says nothing
-        costly = g.sort_values("perplexity_f", ascending=False, na_position="last").head(n).assign(why="highest forced perplexity")
+        g = (
+            differ if len(differ) else g
+        )  # where forcing changed the answer: the same text twice says nothing
+        costly = (
+            g.sort_values("perplexity_f", ascending=False, na_position="last")
+            .head(n)
+            .assign(why="highest forced perplexity")
+        )
         rest = g.drop(costly.index)
-        drawn = rest.sample(min(n, len(rest)), random_state=seed).assign(why=f"drawn at random (seed {seed})")
+        drawn = rest.sample(min(n, len(rest)), random_state=seed).assign(
+            why=f"drawn at random (seed {seed})"
+        )
         rows.append(pd.concat([costly, drawn]))
     if not rows:
         return pd.DataFrame(columns=columns)
     out = pd.concat(rows, ignore_index=True)
-    return pd.DataFrame({"model": out["model"], "concepts": out["concepts_o"].map(lambda c: ", ".join(map(str, c))),
-                         "ordered": out["answer_o"], "ordered in order": out["in_order_o"].astype(bool),
-                         "forced": out["answer_f"], "forced in order": out["in_order_f"].astype(bool),
-                         "ordered perplexity": out["perplexity_o"], "forced perplexity": out["perplexity_f"],
-                         "why shown": out["why"]})[columns]
+    return pd.DataFrame(
+        {
+            "model": out["model"],
+            "concepts": out["concepts_o"].map(lambda c: ", ".join(map(str, c))),
+            "ordered": out["answer_o"],
+            "ordered in order": out["in_order_o"].astype(bool),
+            "forced": out["answer_f"],
+            "forced in order": out["in_order_f"].astype(bool),
+            "ordered perplexity": out["perplexity_o"],
+            "forced perplexity": out["perplexity_f"],
+            "why shown": out["why"],
+        }
+    )[columns]
 
 
 def unexplained(answers: pd.DataFrame) -> pd.DataFrame:
@@ -130,7 +200,11 @@ def unexplained(answers: pd.DataFrame) -> pd.DataFrame:
     return a[["model", "instance_id", "concepts", "pos_pattern", "answer"]].reset_index(drop=True)
 
 
-FORCED_LEAD = ["coverage_w_order", "ordered_rate", "perplexity"]  # how far forcing goes, and its fluency
+FORCED_LEAD = [
+    "coverage_w_order",
+    "ordered_rate",
+    "perplexity",
+]  # how far forcing goes, and its fluency
 
 
 def forced_wide(long: pd.DataFrame, medians: dict | None = None) -> pd.DataFrame:
@@ -146,10 +220,17 @@ def forced_wide(long: pd.DataFrame, medians: dict | None = None) -> pd.DataFrame
     out = pd.concat(parts, axis=1)
     if medians and ("perplexity", "value") in out:
         out[("perplexity", "value")] = [
-            "–" if pd.isna(v) else f"{v:.2f}" + ("" if model not in medians else
-                                                 (" ‡" if v > PPL_MEAN_OVER_MEDIAN * medians[model] else "")
-                                                 + f" (median {medians[model]:.2f})")
-            for model, v in zip(out.index, out[("perplexity", "value")])]
+            "–"
+            if pd.isna(v)
+            else f"{v:.2f}"
+            + (
+                ""
+                if model not in medians
+                else (" ‡" if v > PPL_MEAN_OVER_MEDIAN * medians[model] else "")
+                + f" (median {medians[model]:.2f})"
+            )
+            for model, v in zip(out.index, out[("perplexity", "value")])
+        ]
     return out
 
 
@@ -178,6 +259,8 @@ def shown(table: pd.DataFrame):
     if isinstance(table.index, pd.RangeIndex):
         keys = [k for k in KEYS if k in table.columns]
         table = table.set_index(keys) if keys else table
-    table = table.rename(columns=_header).rename_axis(index=[_header(n) if n else n for n in table.index.names])
+    table = table.rename(columns=_header).rename_axis(
+        index=[_header(n) if n else n for n in table.index.names]
+    )
     styled = table.style.format(precision=2, na_rep="–")
     return styled if table.index.names != [None] else styled.hide(axis="index")

@@ -13,8 +13,18 @@ import pandas as pd
 
 from ..metrics import registry
 
-_ESCAPE = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-           "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+_ESCAPE = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
 
 
 def escape(text: object) -> str:
@@ -24,11 +34,16 @@ def escape(text: object) -> str:
 @dataclass(frozen=True)
 class Marking:
     within: str | None = None  # an index level: bold the better row within each of its groups
-    subs: bool = False         # mark the differences too (best / second, in the metric's direction)
+    subs: bool = False  # mark the differences too (best / second, in the metric's direction)
 
 
-MARKING = {"table1": Marking(subs=True), "table2": Marking(), "table3": Marking(within="template_id"),
-           "table4": Marking(subs=True), "table7": Marking(within="pair")}
+MARKING = {
+    "table1": Marking(subs=True),
+    "table2": Marking(),
+    "table3": Marking(within="template_id"),
+    "table4": Marking(subs=True),
+    "table7": Marking(within="pair"),
+}
 
 
 def _better_within(column: pd.Series, level: str, lower_is_better: bool) -> dict:
@@ -55,7 +70,13 @@ def _ranks(column: pd.Series, lower_is_better: bool) -> dict:
 
 
 def _marked(text: str, mark: str | None) -> str:
-    return rf"\textbf{{{text}}}" if mark == "best" else rf"\underline{{{text}}}" if mark == "second" else text
+    return (
+        rf"\textbf{{{text}}}"
+        if mark == "best"
+        else rf"\underline{{{text}}}"
+        if mark == "second"
+        else text
+    )
 
 
 def _cell(value, sub, mark: str | None, sub_kind: str, sub_mark: str | None = None) -> str:
@@ -63,7 +84,11 @@ def _cell(value, sub, mark: str | None, sub_kind: str, sub_mark: str | None = No
         return "--"
     text = _marked(f"{value:.2f}", mark)
     if sub is not None and not (isinstance(sub, float) and math.isnan(sub)):
-        text += rf"_{{\pm {sub:.2f}}}" if sub_kind == "sd" else rf"_{{{_marked(f'{sub:+.2f}', sub_mark)}}}"
+        text += (
+            rf"_{{\pm {sub:.2f}}}"
+            if sub_kind == "sd"
+            else rf"_{{{_marked(f'{sub:+.2f}', sub_mark)}}}"
+        )
     return f"${text}$"
 
 
@@ -71,38 +96,64 @@ def _marks(values: pd.DataFrame, marking: Marking | None) -> dict:
     if marking is None:
         return {m: {} for m in values.columns}
     if marking.within:
-        return {m: _better_within(values[m], marking.within, registry.lower_is_better(m)) for m in values.columns}
+        return {
+            m: _better_within(values[m], marking.within, registry.lower_is_better(m))
+            for m in values.columns
+        }
     return {m: _ranks(values[m], registry.lower_is_better(m)) for m in values.columns}
 
 
-def latex_table(values: pd.DataFrame, subs: pd.DataFrame | None = None, sub_kind: str = "delta",
-                row_label: str = "Model", marking: Marking | None = Marking()) -> str:
+def latex_table(
+    values: pd.DataFrame,
+    subs: pd.DataFrame | None = None,
+    sub_kind: str = "delta",
+    row_label: str = "Model",
+    marking: Marking | None = Marking(),
+) -> str:
     """A booktabs tabular: rows as in `values` (index may be a MultiIndex), columns = metrics;
     `marking` None marks nothing."""
     metrics = list(values.columns)
     index_names = list(values.index.names) if values.index.nlevels > 1 else [row_label]
     marks = _marks(values, marking)
-    sub_marks = _marks(subs, Marking()) if subs is not None and marking is not None and marking.subs else {}
+    sub_marks = (
+        _marks(subs, Marking()) if subs is not None and marking is not None and marking.subs else {}
+    )
     header = [escape(n) for n in index_names] + [
-        escape(registry.label(m)) + (r" ($\downarrow$)" if registry.lower_is_better(m) else r" ($\uparrow$)")
-        for m in metrics]
-    lines = [r"\begin{tabular}{" + "l" * len(index_names) + "r" * len(metrics) + "}", r"\toprule",
-             " & ".join(header) + r" \\", r"\midrule"]
+        escape(registry.label(m))
+        + (r" ($\downarrow$)" if registry.lower_is_better(m) else r" ($\uparrow$)")
+        for m in metrics
+    ]
+    lines = [
+        r"\begin{tabular}{" + "l" * len(index_names) + "r" * len(metrics) + "}",
+        r"\toprule",
+        " & ".join(header) + r" \\",
+        r"\midrule",
+    ]
     for label, row in values.iterrows():
         keys = label if isinstance(label, tuple) else (label,)
         cells = [escape(k) for k in keys]
         for m in metrics:
             sub = subs.at[label, m] if subs is not None and m in subs.columns else None
-            cells.append(_cell(row[m], sub, marks[m].get(label), sub_kind, sub_marks.get(m, {}).get(label)))
+            cells.append(
+                _cell(row[m], sub, marks[m].get(label), sub_kind, sub_marks.get(m, {}).get(label))
+            )
         lines.append(" & ".join(cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     return "\n".join(lines) + "\n"
 
 
-def latex_from_long(long: pd.DataFrame, index, value: str, sub: str | None, sub_kind: str,
-                    row_label: str = "Model", table: str | None = None) -> str:
+def latex_from_long(
+    long: pd.DataFrame,
+    index,
+    value: str,
+    sub: str | None,
+    sub_kind: str,
+    row_label: str = "Model",
+    table: str | None = None,
+) -> str:
     """`table` (e.g. "table3") picks the paper's marking for it (MARKING); else best and second."""
     from .tables import wide
+
     values = wide(long, index, value)
     subs = wide(long, index, sub) if sub else None
     return latex_table(values, subs, sub_kind, row_label, MARKING[table] if table else Marking())

@@ -27,39 +27,63 @@ def show_text(markdown: str, *texts: object) -> None:
 
 def _show(obj) -> None:
     from IPython.display import display
+
     display(obj)
 
 
 def _note(text: str) -> None:
     from IPython.display import Markdown
+
     _show(Markdown(text))
 
 
-def setup(results_dir=None, models=None, allow_mixed: bool = False, allow_incomplete: bool = False) -> dict:
+def setup(
+    results_dir=None, models=None, allow_mixed: bool = False, allow_incomplete: bool = False
+) -> dict:
     """Scores of the models (errors name what is missing), display options, and a banner when
     models were scored differently (only with allow_mixed=True; otherwise that is an error), when
     their generations are incomplete (only with allow_incomplete=True) or when they answered
     different instances (tables then use the instances they share)."""
     pd.set_option("display.precision", 2)
     pd.set_option("display.max_columns", 40)
-    scores = load_scores(results_dir, models, allow_mixed=allow_mixed, allow_incomplete=allow_incomplete)
+    scores = load_scores(
+        results_dir, models, allow_mixed=allow_mixed, allow_incomplete=allow_incomplete
+    )
     print("models:", sorted(scores["summary"]["model"].unique()))
     if scores["mixed_scoring"]:
-        _note("**Warning: these models were scored differently; numbers in one table are not "
-              "comparable.** Each row's `scoring_signature` says which scoring it had.\n\n- "
-              + "\n- ".join(plain(d) for d in scores["mixed_scoring"]))
+        _note(
+            "**Warning: these models were scored differently; numbers in one table are not "
+            "comparable.** Each row's `scoring_signature` says which scoring it had.\n\n- "
+            + "\n- ".join(plain(d) for d in scores["mixed_scoring"])
+        )
     if scores["incomplete"]:
-        _note("**Warning: generations that do not match what was asked** (docs/METHODS.md, "
-              "\"Completeness\"):\n\n- " + "\n- ".join(map(plain, scores["incomplete"])))
+        _note(
+            "**Warning: generations that do not match what was asked** (docs/METHODS.md, "
+            '"Completeness"):\n\n- ' + "\n- ".join(map(plain, scores["incomplete"]))
+        )
     if scores["instance_differences"]:
-        _note("**Warning: models run on different instances** (docs/METHODS.md, \"The instances "
-              "models share\").\n\n- " + "\n- ".join(map(plain, scores["instance_differences"])))
+        _note(
+            '**Warning: models run on different instances** (docs/METHODS.md, "The instances '
+            'models share").\n\n- ' + "\n- ".join(map(plain, scores["instance_differences"]))
+        )
     designs = [d for d in scores["designs"].values() if d.get("of_permutations")]
-    if any(d["of_permutations"] != PAPER_PERMUTATIONS or d["permutations"] != PAPER_PERMUTATIONS for d in designs):
-        _note("**Not the paper's design:** " + "; ".join(sorted({
-            f"{d['permutations']} of {d['of_permutations']} permutations per concept set" for d in designs}))
+    if any(
+        d["of_permutations"] != PAPER_PERMUTATIONS or d["permutations"] != PAPER_PERMUTATIONS
+        for d in designs
+    ):
+        _note(
+            "**Not the paper's design:** "
+            + "; ".join(
+                sorted(
+                    {
+                        f"{d['permutations']} of {d['of_permutations']} permutations per concept set"
+                        for d in designs
+                    }
+                )
+            )
             + ". The paper's published numbers beside ours are for four concepts, every permutation: a "
-            "reference, not the same experiment (docs/METHODS.md, \"Five concepts and sampled permutations\").")
+            'reference, not the same experiment (docs/METHODS.md, "Five concepts and sampled permutations").'
+        )
     return scores
 
 
@@ -80,18 +104,25 @@ def small_samples(rows: pd.DataFrame) -> None:
     if rows.empty or not rows.get("small_sample", pd.Series(dtype=bool)).any():
         return
     from .uncertainty import MIN_SETS, units
+
     few = rows[rows["small_sample"]]
     least = few.loc[few["n"].idxmin()]
-    _note(f"**Small samples:** {', '.join(plain(m) for m in sorted(few['model'].unique()))} rest on "
-          f"{units(int(least['n']), least['unit'])}, under {MIN_SETS}: their intervals are too narrow "
-          "and their p-values cannot be small; read them as unfinished (docs/METHODS.md, \"Uncertainty\").")
+    _note(
+        f"**Small samples:** {', '.join(plain(m) for m in sorted(few['model'].unique()))} rest on "
+        f"{units(int(least['n']), least['unit'])}, under {MIN_SETS}: their intervals are too narrow "
+        'and their p-values cannot be small; read them as unfinished (docs/METHODS.md, "Uncertainty").'
+    )
 
 
 def perplexity_medians(summary: pd.DataFrame, condition: str) -> None:
     """The perplexity median per model (per template, then over templates) under a table whose
     perplexity is the paper's mean: a few answers of extreme perplexity can make a mean (issue 47)."""
     from .caveats import summary_medians
+
     medians = summary_medians(summary, condition)
     if medians:
-        _note(f"**Perplexity median** of `{condition}` beside the table's mean: "
-              + "; ".join(f"{plain(m)} {v:.2f}" for m, v in sorted(medians.items())) + ".")
+        _note(
+            f"**Perplexity median** of `{condition}` beside the table's mean: "
+            + "; ".join(f"{plain(m)} {v:.2f}" for m, v in sorted(medians.items()))
+            + "."
+        )

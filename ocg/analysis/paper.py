@@ -8,9 +8,13 @@ from ..errors import OcgInputError
 from ..models import MODELS_FILE, load_models
 from ..paths import PAPER_TABLES_DIR
 
-PAPER_FILES = {"table1": "paper_table1_zero_shot.csv", "table2": "paper_table2_pos_patterns.csv",
-               "table3": "paper_table3_templates.csv", "table4": "paper_table4_one_shot_priming.csv",
-               "table7": "paper_table7_reasoning.csv"}
+PAPER_FILES = {
+    "table1": "paper_table1_zero_shot.csv",
+    "table2": "paper_table2_pos_patterns.csv",
+    "table3": "paper_table3_templates.csv",
+    "table4": "paper_table4_one_shot_priming.csv",
+    "table7": "paper_table7_reasoning.csv",
+}
 
 
 def paper_table(name: str) -> pd.DataFrame:
@@ -25,10 +29,18 @@ def model_keys(models: list[str], models_file=None) -> pd.DataFrame:
     specs = load_models(models_file)
     unknown = [m for m in models if m not in specs]
     if unknown:
-        raise OcgInputError(str(models_file), f"no entry for {unknown}: the paper comparison needs each "
-                                              "model's entry (pass the models_file the run used)")
-    return pd.DataFrame({"model": models, "paper_id": [specs[m].paper_id for m in models],
-                         "paper_name": [specs[m].paper_name for m in models]})
+        raise OcgInputError(
+            str(models_file),
+            f"no entry for {unknown}: the paper comparison needs each "
+            "model's entry (pass the models_file the run used)",
+        )
+    return pd.DataFrame(
+        {
+            "model": models,
+            "paper_id": [specs[m].paper_id for m in models],
+            "paper_name": [specs[m].paper_name for m in models],
+        }
+    )
 
 
 def compare(ours: pd.DataFrame, name: str, models_file=None) -> pd.DataFrame:
@@ -42,8 +54,13 @@ def compare(ours: pd.DataFrame, name: str, models_file=None) -> pd.DataFrame:
         return ours.assign(paper_value=pd.Series(dtype=float), diff_vs_paper=pd.Series(dtype=float))
     delta = [c for c in paper.columns if c.startswith("delta_")]
     value_col = "value" if "value" in paper else "mean_over_llms"
-    renamed = paper.rename(columns={value_col: "paper_value", **{d: "paper_delta" for d in delta},
-                                    "sd_over_llms": "paper_sd"})
+    renamed = paper.rename(
+        columns={
+            value_col: "paper_value",
+            **{d: "paper_delta" for d in delta},
+            "sd_over_llms": "paper_sd",
+        }
+    )
     if name in ("table1", "table4", "table7"):
         keys = model_keys(sorted(ours["model"].unique()), models_file)
         ours = ours.merge(keys, on="model", how="left")
@@ -53,7 +70,11 @@ def compare(ours: pd.DataFrame, name: str, models_file=None) -> pd.DataFrame:
             right = renamed.rename(columns={"model": "paper_name"}).drop(columns=["role"])
         out = ours.merge(right, on=on, how="left")
     else:
-        on = ["pos_pattern", "metric"] if name == "table2" else ["template_id", "condition", "metric"]
+        on = (
+            ["pos_pattern", "metric"]
+            if name == "table2"
+            else ["template_id", "condition", "metric"]
+        )
         out = ours.merge(renamed, on=on, how="left")
     ours_value = "value" if "value" in out else "mean_over_llms"
     out["diff_vs_paper"] = out[ours_value] - out["paper_value"]
@@ -63,10 +84,14 @@ def compare(ours: pd.DataFrame, name: str, models_file=None) -> pd.DataFrame:
 def side_by_side(compared: pd.DataFrame, index) -> pd.DataFrame:
     """Display form: per metric, ours / paper / ours minus paper."""
     from .tables import wide
+
     index = [index] if isinstance(index, str) else list(index)
     value = "value" if "value" in compared else "mean_over_llms"
-    parts = {"ours": wide(compared, index, value), "paper": wide(compared, index, "paper_value"),
-             "diff": wide(compared, index, "diff_vs_paper")}
+    parts = {
+        "ours": wide(compared, index, value),
+        "paper": wide(compared, index, "paper_value"),
+        "diff": wide(compared, index, "diff_vs_paper"),
+    }
     table = pd.concat(parts, axis=1).swaplevel(axis=1)
     metrics = list(dict.fromkeys(m for m, _ in table.columns))
     return table[[(m, k) for m in metrics for k in ("ours", "paper", "diff")]]
@@ -75,6 +100,7 @@ def side_by_side(compared: pd.DataFrame, index) -> pd.DataFrame:
 def paper_wide(name: str) -> pd.DataFrame:
     """The paper's own table, for reference when no model of a reproduction is in it."""
     from .tables import wide
+
     t = paper_table(name)
     if "value" in t:
         index = ["model", "role"] if name == "table7" else ["model"]

@@ -23,8 +23,11 @@ def need(answers: pd.DataFrame, columns) -> None:
     """An error naming the columns this analysis needs that the answers lack."""
     missing = [c for c in columns if c not in answers]
     if missing:
-        raise OcgInputError("answers", f"no column {', '.join(missing)}; expected answers scored with the "
-                                       "coverage family (docs/DATA.md)")
+        raise OcgInputError(
+            "answers",
+            f"no column {', '.join(missing)}; expected answers scored with the "
+            "coverage family (docs/DATA.md)",
+        )
 
 
 def by_length(answers: pd.DataFrame) -> dict[int, tuple[pd.DataFrame, np.ndarray]]:
@@ -36,7 +39,9 @@ def by_length(answers: pd.DataFrame) -> dict[int, tuple[pd.DataFrame, np.ndarray
     out = {}
     for n in sorted(lengths.unique()):
         rows = a[lengths == n].reset_index(drop=True)
-        pos = np.stack([np.asarray(p, dtype=int) for p in rows["order_positions"]]).reshape(len(rows), int(n))
+        pos = np.stack([np.asarray(p, dtype=int) for p in rows["order_positions"]]).reshape(
+            len(rows), int(n)
+        )
         out[int(n)] = (rows, pos)
     return out
 
@@ -64,8 +69,11 @@ def out_of_order(pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def condition_sorted(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     """Rows sorted by `by`, conditions in the paper's order (original, ordered, one-shot)."""
     rank = {c: i for i, c in enumerate(CONDITION_ORDER)}
-    return df.sort_values(by, key=lambda c: c.map(lambda v: (rank.get(v, len(rank)), v))
-                          if c.name == "condition" else c, kind="stable").reset_index(drop=True)
+    return df.sort_values(
+        by,
+        key=lambda c: c.map(lambda v: (rank.get(v, len(rank)), v)) if c.name == "condition" else c,
+        kind="stable",
+    ).reset_index(drop=True)
 
 
 def by_position(answers: pd.DataFrame, keys=KEYS) -> pd.DataFrame:
@@ -83,14 +91,31 @@ def by_position(answers: pd.DataFrame, keys=KEYS) -> pd.DataFrame:
         sums = wide.groupby(keys + ["n_concepts"], observed=True).agg(["sum", "size"])
         for k in range(n):
             size, n_complete = sums[("complete", "size")], sums[("complete", "sum")]
-            parts.append(pd.DataFrame({
-                "position": k + 1, "n_answers": size, "n_complete": n_complete,
-                "present_pct": 100 * sums[(f"present_{k}", "sum")] / size,
-                "in_place_pct": 100 * sums[(f"placed_{k}", "sum")] / size,
-                "in_place_if_complete_pct": (100 * sums[(f"placed_complete_{k}", "sum")]
-                                             / n_complete.where(n_complete > 0))}).reset_index())
-    columns = keys + ["n_concepts", "position", "n_answers", "n_complete", "present_pct", "in_place_pct",
-                      "in_place_if_complete_pct"]
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "position": k + 1,
+                        "n_answers": size,
+                        "n_complete": n_complete,
+                        "present_pct": 100 * sums[(f"present_{k}", "sum")] / size,
+                        "in_place_pct": 100 * sums[(f"placed_{k}", "sum")] / size,
+                        "in_place_if_complete_pct": (
+                            100
+                            * sums[(f"placed_complete_{k}", "sum")]
+                            / n_complete.where(n_complete > 0)
+                        ),
+                    }
+                ).reset_index()
+            )
+    columns = keys + [
+        "n_concepts",
+        "position",
+        "n_answers",
+        "n_complete",
+        "present_pct",
+        "in_place_pct",
+        "in_place_if_complete_pct",
+    ]
     out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
     return condition_sorted(out[columns], keys + ["n_concepts", "position"])
 
@@ -108,27 +133,58 @@ def swapped_pairs(answers: pd.DataFrame, keys=KEYS) -> pd.DataFrame:
         sums = wide.groupby(keys, observed=True).sum()
         for i, j in pairs:
             n_both = sums[f"both_{i}_{j}"]
-            parts.append(pd.DataFrame({"n_concepts": n, "first": i + 1, "second": j + 1, "n_both": n_both,
-                                       "n_out_of_order": sums[f"out_{i}_{j}"],
-                                       "out_of_order_pct": 100 * sums[f"out_{i}_{j}"] / n_both.where(n_both > 0)}
-                                      ).reset_index())
-    columns = keys + ["n_concepts", "first", "second", "n_both", "n_out_of_order", "out_of_order_pct"]
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "n_concepts": n,
+                        "first": i + 1,
+                        "second": j + 1,
+                        "n_both": n_both,
+                        "n_out_of_order": sums[f"out_{i}_{j}"],
+                        "out_of_order_pct": 100 * sums[f"out_{i}_{j}"] / n_both.where(n_both > 0),
+                    }
+                ).reset_index()
+            )
+    columns = keys + [
+        "n_concepts",
+        "first",
+        "second",
+        "n_both",
+        "n_out_of_order",
+        "out_of_order_pct",
+    ]
     out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
     return condition_sorted(out[columns], keys + ["n_concepts", "first", "second"])
 
 
 def position_wide(long: pd.DataFrame, values=("present_pct", "in_place_pct")) -> pd.DataFrame:
     """Display form of `by_position`: a row per model and condition, a column per asked place."""
-    keys = [c for c in long.columns if c not in ("position", "n_answers", "n_complete", "present_pct",
-                                                 "in_place_pct", "in_place_if_complete_pct")]
+    keys = [
+        c
+        for c in long.columns
+        if c
+        not in (
+            "position",
+            "n_answers",
+            "n_complete",
+            "present_pct",
+            "in_place_pct",
+            "in_place_if_complete_pct",
+        )
+    ]
     table = long.pivot_table(index=keys, columns="position", values=list(values), sort=False)
     return table.rename(columns=lambda c: c.removesuffix("_pct").replace("_", " "), level=0)
 
 
 def swaps_wide(long: pd.DataFrame) -> pd.DataFrame:
     """Display form of `swapped_pairs`: a row per model and condition, a column per pair "i-j"."""
-    keys = [c for c in long.columns if c not in ("first", "second", "n_both", "n_out_of_order", "out_of_order_pct")]
+    keys = [
+        c
+        for c in long.columns
+        if c not in ("first", "second", "n_both", "n_out_of_order", "out_of_order_pct")
+    ]
     pair = long["first"].astype(str) + "–" + long["second"].astype(str)
     order = list(dict.fromkeys(pair))
-    return long.assign(pair=pair).pivot_table(index=keys, columns="pair", values="out_of_order_pct",
-                                              sort=False)[order]
+    return long.assign(pair=pair).pivot_table(
+        index=keys, columns="pair", values="out_of_order_pct", sort=False
+    )[order]

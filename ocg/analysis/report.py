@@ -21,14 +21,19 @@ def sources(scores: dict) -> dict:
     return {"scored_models": {m: sig.to_json() for m, sig in scores.get("signatures", {}).items()}}
 
 
-def save_table(long: pd.DataFrame, name: str, out_dir=None, latex: str | None = None,
-               meta: dict | None = None) -> list[Path]:
+def save_table(
+    long: pd.DataFrame, name: str, out_dir=None, latex: str | None = None, meta: dict | None = None
+) -> list[Path]:
     """tables/<name>.csv (tidy, full precision), tables/<name>.tex when given, and
     tables/<name>.provenance.json (this run's provenance plus `meta`, e.g. `sources(scores)`)."""
     if out_dir is None:
         return _not_saved(name)
     report = ReportFolder.at(out_dir)
-    written = [write_json(report.table(name, "provenance.json"), {"table": name, **provenance(), **(meta or {})})]
+    written = [
+        write_json(
+            report.table(name, "provenance.json"), {"table": name, **provenance(), **(meta or {})}
+        )
+    ]
     with atomic_path(report.table(name)) as tmp:
         long.to_csv(tmp, index=False)
     written.append(report.table(name))
@@ -59,6 +64,8 @@ def show_saved(*paths: Path) -> None:
 
 
 def _not_saved(name: str) -> list[Path]:
-    print(f"{name}: not saved (reports_dir is None: a notebook run by hand writes nothing; "
-          "set reports_dir to a folder of your own to save it)")
+    print(
+        f"{name}: not saved (reports_dir is None: a notebook run by hand writes nothing; "
+        "set reports_dir to a folder of your own to save it)"
+    )
     return []

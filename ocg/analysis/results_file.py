@@ -22,8 +22,20 @@ from ..provenance import provenance
 from ..results import signature_hash
 
 SCHEMA_VERSION = 1
-RUN_KEYS = ("name", "file", "models", "conditions", "n_concepts", "subset_k", "permutations", "template_ids",
-            "samples", "sampling", "metrics", "scoring")
+RUN_KEYS = (
+    "name",
+    "file",
+    "models",
+    "conditions",
+    "n_concepts",
+    "subset_k",
+    "permutations",
+    "template_ids",
+    "samples",
+    "sampling",
+    "metrics",
+    "scoring",
+)
 
 
 def _clean(x):
@@ -60,8 +72,11 @@ def _count(summary: pd.DataFrame, name: str) -> tuple[int | None, str]:
         return int(summary[f"n_{m.denominator}"].sum()), f"answers where {m.denominator}"
     if FAMILIES[m.family].level == "groups":
         return int(summary["n_groups"].sum()), "groups"
-    unscored = summary["n_ppl_unscored"].sum() if m.family in ("perplexity", "slor") and "n_ppl_unscored" in summary \
-        else 0  # SLOR has a value exactly where perplexity has
+    unscored = (
+        summary["n_ppl_unscored"].sum()
+        if m.family in ("perplexity", "slor") and "n_ppl_unscored" in summary
+        else 0
+    )  # SLOR has a value exactly where perplexity has
     return int(summary["n_answers"].sum() - unscored), "answers"
 
 
@@ -75,10 +90,15 @@ def _interval(row: dict | None, settings: dict | None) -> dict | None:
     if row is None:
         return None
     small = bool(row.get("small_sample", False))
-    return {"low": None if small else row["ci_low"], "high": None if small else row["ci_high"],
-            "level": (settings or {}).get("level", 0.95),
-            "unit": row.get("unit", "sets"),
-            "n": row.get("n", row.get("n_sets")), "n_sets": row.get("n_sets"), "small_sample": small}
+    return {
+        "low": None if small else row["ci_low"],
+        "high": None if small else row["ci_high"],
+        "level": (settings or {}).get("level", 0.95),
+        "unit": row.get("unit", "sets"),
+        "n": row.get("n", row.get("n_sets")),
+        "n_sets": row.get("n_sets"),
+        "small_sample": small,
+    }
 
 
 def _median(rows: pd.DataFrame) -> dict:
@@ -92,9 +112,18 @@ def _list_copies(rows: pd.DataFrame) -> dict | None:
     """Per condition: answers, in order, copies of the list among them, bare lists (listcopy.py)."""
     if not {"n_answers", "n_in_order", "n_copies_list", "n_bare_list"} <= set(rows):
         return None
-    by = rows.groupby("condition")[["n_answers", "n_in_order", "n_copies_list", "n_bare_list"]].sum()
-    return {c: {"answers": int(r.n_answers), "in_order": int(r.n_in_order), "copies_list": int(r.n_copies_list),
-                "bare_list": int(r.n_bare_list)} for c, r in by.iterrows()}
+    by = rows.groupby("condition")[
+        ["n_answers", "n_in_order", "n_copies_list", "n_bare_list"]
+    ].sum()
+    return {
+        c: {
+            "answers": int(r.n_answers),
+            "in_order": int(r.n_in_order),
+            "copies_list": int(r.n_copies_list),
+            "bare_list": int(r.n_bare_list),
+        }
+        for c, r in by.iterrows()
+    }
 
 
 def _model_entry(model: str, generations_root) -> dict:
@@ -102,6 +131,7 @@ def _model_entry(model: str, generations_root) -> dict:
     from ..errors import OcgInputError
     from ..layout import ModelGenerations
     from ..records import RunCard
+
     card = None
     if generations_root is not None:
         path = ModelGenerations.of(model, generations_root).run_card
@@ -110,37 +140,72 @@ def _model_entry(model: str, generations_root) -> dict:
         except OcgInputError:
             card = None
     settings = card.settings if card else {}
-    return {"model_id": card.model_id if card else None, "revision": card.revision if card else None,
-            "quantization": settings.get("quantization"), "dtype": settings.get("dtype")}
+    return {
+        "model_id": card.model_id if card else None,
+        "revision": card.revision if card else None,
+        "quantization": settings.get("quantization"),
+        "dtype": settings.get("dtype"),
+    }
 
 
-def _model_metrics(model: str, t1: pd.DataFrame, cis: dict, paired: dict, summary: pd.DataFrame,
-                   signature, settings: dict) -> dict:
+def _model_metrics(
+    model: str,
+    t1: pd.DataFrame,
+    cis: dict,
+    paired: dict,
+    summary: pd.DataFrame,
+    signature,
+    settings: dict,
+) -> dict:
     out = {}
-    s = summary[(summary["model"] == model) & (summary["condition"] == "ordered")] if len(summary) else summary
+    s = (
+        summary[(summary["model"] == model) & (summary["condition"] == "ordered")]
+        if len(summary)
+        else summary
+    )
     for row in t1[t1["model"] == model].to_dict("records"):
-        name, m = row["metric"], metric(row["metric"])  # None: declared where this process never looked
+        name, m = (
+            row["metric"],
+            metric(row["metric"]),
+        )  # None: declared where this process never looked
         n, n_of = _count(s, name) if len(s) and m else (None, "")
-        if pd.isna(row["value"]):  # nothing scored (pBLEURT without its checkpoint): it averages over nothing
+        if pd.isna(
+            row["value"]
+        ):  # nothing scored (pBLEURT without its checkpoint): it averages over nothing
             n, n_of = 0, None
         test = paired.get((model, name))
         out[name] = {
-            "label": m.label if m else name, "value": row["value"],
+            "label": m.label if m else name,
+            "value": row["value"],
             "delta_vs_original": row.get("delta_vs_original_commongen"),
             "interval": _interval(cis.get((model, name)), settings["bootstrap"]),
-            "delta_test": None if test is None else {**_interval(test, settings["paired_test"]),
-                                                     "p_value": test.get("p_value"), "p_holm": test.get("p_holm"),
-                                                     "p_method": test.get("p_method")},
-            "n": n, "n_of": n_of, "higher_is_better": m.higher_is_better if m else None,
-            "metric_unit": m.unit if m else None, "family": m.family if m else None,
-            "signature_key": signature.metric_keys.get(m.family) if signature and m else None}
+            "delta_test": None
+            if test is None
+            else {
+                **_interval(test, settings["paired_test"]),
+                "p_value": test.get("p_value"),
+                "p_holm": test.get("p_holm"),
+                "p_method": test.get("p_method"),
+            },
+            "n": n,
+            "n_of": n_of,
+            "higher_is_better": m.higher_is_better if m else None,
+            "metric_unit": m.unit if m else None,
+            "family": m.family if m else None,
+            "signature_key": signature.metric_keys.get(m.family) if signature and m else None,
+        }
         reason = f"{name}_missing_reason"
         if pd.isna(row["value"]) and reason in s and s[reason].notna().any():
             out[name]["missing_reason"] = str(s[reason].dropna().iloc[0])
-        if name == "perplexity" and "perplexity_median" in summary:  # the median beside the mean (issue 47.5)
+        if (
+            name == "perplexity" and "perplexity_median" in summary
+        ):  # the median beside the mean (issue 47.5)
             out[name].update(_median(summary[summary["model"] == model]))
         if pd.notna(row.get("paper_value", float("nan"))):
-            out[name]["paper"] = {"value": row["paper_value"], "delta_vs_original": row.get("paper_delta")}
+            out[name]["paper"] = {
+                "value": row["paper_value"],
+                "delta_vs_original": row.get("paper_delta"),
+            }
     return out
 
 
@@ -149,22 +214,36 @@ def results(report_dir: str | Path, run: dict, scores: dict, generations_root=No
     cards under `generations_root` give each model's id, revision, quantization and dtype."""
     report = ReportFolder(Path(report_dir))
     t1, summary = _table(report, "table1"), scores.get("summary", pd.DataFrame())
-    cis, paired = _by_key(_table(report, "table1_bootstrap_ci")), _by_key(_table(report, "table1_paired_test"))
+    cis, paired = (
+        _by_key(_table(report, "table1_bootstrap_ci")),
+        _by_key(_table(report, "table1_paired_test")),
+    )
     signatures, designs = scores.get("signatures", {}), scores.get("designs", {})
-    settings = {"bootstrap": _settings(report, "table1_bootstrap_ci"), "paired_test": _settings(report, "table1_paired_test")}
+    settings = {
+        "bootstrap": _settings(report, "table1_bootstrap_ci"),
+        "paired_test": _settings(report, "table1_paired_test"),
+    }
     models = {}
-    for model in ([] if t1 is None else list(dict.fromkeys(t1["model"]))):
+    for model in [] if t1 is None else list(dict.fromkeys(t1["model"])):
         sig = signatures.get(model)
         s = summary[summary["model"] == model] if len(summary) else summary
-        models[model] = {**_model_entry(model, generations_root), "design": designs.get(model),
-                         "n_samples": int(s["n_samples"].max()) if "n_samples" in s and len(s) else 1,
-                         "scoring_signature": signature_hash(sig) if sig else None,
-                         "list_copies": _list_copies(s) if len(s) else None,
-                         "metrics": _model_metrics(model, t1, cis, paired, summary, sig, settings)}
-    doc = {"schema_version": SCHEMA_VERSION, "report": run.get("name"),
-           "table": "table1: zero-shot `ordered`, mean over the run's templates, difference from `original`",
-           "run": {k: run.get(k) for k in RUN_KEYS if k in run},
-           **settings, "models": models, "provenance": provenance()}
+        models[model] = {
+            **_model_entry(model, generations_root),
+            "design": designs.get(model),
+            "n_samples": int(s["n_samples"].max()) if "n_samples" in s and len(s) else 1,
+            "scoring_signature": signature_hash(sig) if sig else None,
+            "list_copies": _list_copies(s) if len(s) else None,
+            "metrics": _model_metrics(model, t1, cis, paired, summary, sig, settings),
+        }
+    doc = {
+        "schema_version": SCHEMA_VERSION,
+        "report": run.get("name"),
+        "table": "table1: zero-shot `ordered`, mean over the run's templates, difference from `original`",
+        "run": {k: run.get(k) for k in RUN_KEYS if k in run},
+        **settings,
+        "models": models,
+        "provenance": provenance(),
+    }
     if t1 is None:
         doc["note"] = "Table 1 was not computed in this report (notebook 03 did not run)"
     return _clean(doc)
@@ -172,4 +251,6 @@ def results(report_dir: str | Path, run: dict, scores: dict, generations_root=No
 
 def write_results(report_dir: str | Path, run: dict, scores: dict, generations_root=None) -> Path:
     """results.json in `report_dir` (a staging folder while the report is built), written atomically."""
-    return write_json(ReportFolder(Path(report_dir)).results, results(report_dir, run, scores, generations_root))
+    return write_json(
+        ReportFolder(Path(report_dir)).results, results(report_dir, run, scores, generations_root)
+    )

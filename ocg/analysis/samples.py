@@ -32,7 +32,11 @@ def samples_per_instance(answers: pd.DataFrame) -> pd.Series:
 def pass_counts(answers: pd.DataFrame) -> pd.DataFrame:
     """Per (model, condition, template, instance): n samples and c composed in order."""
     a = answers.assign(in_order=answers["in_order"].astype(bool))
-    return a.groupby([*SUMMARY_KEYS, "instance_id"], sort=True)["in_order"].agg(n="size", c="sum").reset_index()
+    return (
+        a.groupby([*SUMMARY_KEYS, "instance_id"], sort=True)["in_order"]
+        .agg(n="size", c="sum")
+        .reset_index()
+    )
 
 
 def pass_at_k_table(answers: pd.DataFrame, over_templates: bool = False) -> pd.DataFrame:
@@ -44,8 +48,15 @@ def pass_at_k_table(answers: pd.DataFrame, over_templates: bool = False) -> pd.D
     for key, g in counts.groupby(keys, sort=True):
         for k in range(1, int(g["n"].min()) + 1):
             values = [pass_at_k(int(n), int(c), k) for n, c in zip(g["n"], g["c"])]
-            rows.append({**dict(zip(keys, key)), "k": k, "pass_at_k": 100.0 * sum(values) / len(values),
-                         "n_instances": len(g), "n_samples": int(g["n"].min())})
+            rows.append(
+                {
+                    **dict(zip(keys, key)),
+                    "k": k,
+                    "pass_at_k": 100.0 * sum(values) / len(values),
+                    "n_instances": len(g),
+                    "n_samples": int(g["n"].min()),
+                }
+            )
     return pd.DataFrame(rows, columns=[*keys, "k", "pass_at_k", "n_instances", "n_samples"])
 
 
@@ -60,9 +71,19 @@ def sample_spread(answers: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
         for condition in sorted(summary["condition"].unique()):
             avg = _template_average(summary, condition)
             for model in avg.index:
-                per_sample += [{"model": model, "condition": condition, SAMPLE: s, "metric": m.name,
-                                "value": avg.at[model, m.name]} for m in in_table("table1") if m.name in avg]
+                per_sample += [
+                    {
+                        "model": model,
+                        "condition": condition,
+                        SAMPLE: s,
+                        "metric": m.name,
+                        "value": avg.at[model, m.name],
+                    }
+                    for m in in_table("table1")
+                    if m.name in avg
+                ]
     long = pd.DataFrame(per_sample)
     out = long.groupby(["model", "condition", "metric"], sort=False)["value"].agg(
-        mean_over_samples="mean", sd_over_samples="std", n_samples="count")
+        mean_over_samples="mean", sd_over_samples="std", n_samples="count"
+    )
     return out.reset_index()

@@ -20,27 +20,46 @@ def sensitivity(report_dir: Path, table_html) -> str:
     """Table 1 under each matching rule, order reading and perplexity average, and without the
     list copies (notebook 03)."""
     from .sensitivity import largest_shifts, wide
+
     path = ReportFolder(report_dir).table("table1_sensitivity")
     if not path.exists():
         return "<p class='muted'>The sensitivity view was not computed in this report (notebook 03).</p>"
     long = pd.read_csv(path)
     shifts = largest_shifts(long)
-    tables = (("coverage", "", wide(long, "coverage")),
-              ("list copies", "<p>Without the answers that copy the concept list, on both sides of the Δ: "
-               "excluded (the answers left, <code>ordered</code> / <code>original</code>, beside), or counted as "
-               "failures (over all answers, Table 1's denominator: w/ order is then the share of all answers in "
-               "order and not a copy); pooled over templates, so Ordered Rate = w/ order / w/o order in each "
-               "row.</p>", wide(long, "copies")),
-              ("perplexity", "", wide(long, "perplexity")))
-    return ("<p>Table 1's numbers recomputed under each concept-matching rule (CommonGen's lemma rule among "
-            "them), both readings of the order check, without the answers that copy the concept list, and "
-            "under three averages of perplexity, beside the default ("
-            + methods_link(report_dir, "Analyses") + ", Sensitivity); the order reading does not touch "
-            "w/o order (–).</p>"
-            + ("<p><b>Largest shifts:</b></p><ul>" + "".join(f"<li>{_esc(t)}</li>" for t in shifts) + "</ul>"
-               if shifts else "<p>No choice moves these numbers.</p>")
-            + "".join(lead + f"<div class='scroll'>{table_html(t)}</div>" if not t.empty
-                      else f"<p class='muted'>No {part} here (not scored).</p>" for part, lead, t in tables))
+    tables = (
+        ("coverage", "", wide(long, "coverage")),
+        (
+            "list copies",
+            "<p>Without the answers that copy the concept list, on both sides of the Δ: "
+            "excluded (the answers left, <code>ordered</code> / <code>original</code>, beside), or counted as "
+            "failures (over all answers, Table 1's denominator: w/ order is then the share of all answers in "
+            "order and not a copy); pooled over templates, so Ordered Rate = w/ order / w/o order in each "
+            "row.</p>",
+            wide(long, "copies"),
+        ),
+        ("perplexity", "", wide(long, "perplexity")),
+    )
+    return (
+        "<p>Table 1's numbers recomputed under each concept-matching rule (CommonGen's lemma rule among "
+        "them), both readings of the order check, without the answers that copy the concept list, and "
+        "under three averages of perplexity, beside the default ("
+        + methods_link(report_dir, "Analyses")
+        + ", Sensitivity); the order reading does not touch "
+        "w/o order (–).</p>"
+        + (
+            "<p><b>Largest shifts:</b></p><ul>"
+            + "".join(f"<li>{_esc(t)}</li>" for t in shifts)
+            + "</ul>"
+            if shifts
+            else "<p>No choice moves these numbers.</p>"
+        )
+        + "".join(
+            lead + f"<div class='scroll'>{table_html(t)}</div>"
+            if not t.empty
+            else f"<p class='muted'>No {part} here (not scored).</p>"
+            for part, lead, t in tables
+        )
+    )
 
 
 def _read(path: Path) -> pd.DataFrame:
@@ -55,6 +74,7 @@ def forced(report_dir: Path, table_html) -> str:
     from ..notebook_names import FORCING_ORDER
     from .explain import legend, notebook_link
     from .forcing import PPL_MEAN_OVER_MEDIAN, WHY, cost_view, forced_medians, forced_wide
+
     report, parts = ReportFolder(report_dir), []
     outcome = pd.DataFrame()
     for name in ("forced_order_outcomes", "forced_order_examples", "forced_order"):
@@ -65,32 +85,47 @@ def forced(report_dir: Path, table_html) -> str:
                 continue
             if name == "forced_order_outcomes":
                 outcome = long
-                parts.append("<p><b>How far forcing goes, and at what cost</b> (per model and condition): w/ order "
-                             "and Ordered Rate pooled over templates, the perplexity median beside its mean (each per "
-                             f"template, then over templates; ‡: a mean over {PPL_MEAN_OVER_MEDIAN}x its median, made "
-                             "by a few answers), the in-order answers that only copy the concept list, the answers the "
-                             "token budget cut; then the counts, and every answer not in order under one reason ("
-                             + "; ".join(f"<b>{_esc(k)}</b>: {_esc(v)}" for k, v in WHY.items()) + ").</p>"
-                             + f"<div class='scroll'>{table_html(cost_view(long))}</div>")
+                parts.append(
+                    "<p><b>How far forcing goes, and at what cost</b> (per model and condition): w/ order "
+                    "and Ordered Rate pooled over templates, the perplexity median beside its mean (each per "
+                    f"template, then over templates; ‡: a mean over {PPL_MEAN_OVER_MEDIAN}x its median, made "
+                    "by a few answers), the in-order answers that only copy the concept list, the answers the "
+                    "token budget cut; then the counts, and every answer not in order under one reason ("
+                    + "; ".join(f"<b>{_esc(k)}</b>: {_esc(v)}" for k, v in WHY.items())
+                    + ").</p>"
+                    + f"<div class='scroll'>{table_html(cost_view(long))}</div>"
+                )
             elif name == "forced_order_examples":
-                parts.append("<p><b>Forced answers beside the <code>ordered</code> answer to the same prompt</b>: "
-                             "per model, those of highest forced perplexity and a few drawn at random.</p>"
-                             + f"<div class='scroll'>{table_html(long.set_index('model'))}</div>")
+                parts.append(
+                    "<p><b>Forced answers beside the <code>ordered</code> answer to the same prompt</b>: "
+                    "per model, those of highest forced perplexity and a few drawn at random.</p>"
+                    + f"<div class='scroll'>{table_html(long.set_index('model'))}</div>"
+                )
             else:
                 shown = forced_wide(long, forced_medians(outcome))
-                shown.columns = pd.MultiIndex.from_tuples([(metric(m).label if metric(m) else m, sub)
-                                                           for m, sub in shown.columns])
-                parts.append("<p><b>Table 4's pattern</b>: the forced condition, template-averaged, each value with "
-                             "its difference from <code>ordered</code> and from <code>original</code> (Δ; perplexity: "
-                             "the mean, the forced answers' median beside it, Δ of means).</p>"
-                             f"<div class='scroll'>{table_html(shown)}</div>" + legend(long["metric"].unique()))
-            parts[-1] += f"<p class='sub'><a href='{_esc(path.relative_to(report_dir).as_posix())}'>CSV</a></p>"
+                shown.columns = pd.MultiIndex.from_tuples(
+                    [(metric(m).label if metric(m) else m, sub) for m, sub in shown.columns]
+                )
+                parts.append(
+                    "<p><b>Table 4's pattern</b>: the forced condition, template-averaged, each value with "
+                    "its difference from <code>ordered</code> and from <code>original</code> (Δ; perplexity: "
+                    "the mean, the forced answers' median beside it, Δ of means).</p>"
+                    f"<div class='scroll'>{table_html(shown)}</div>"
+                    + legend(long["metric"].unique())
+                )
+            parts[-1] += (
+                f"<p class='sub'><a href='{_esc(path.relative_to(report_dir).as_posix())}'>CSV</a></p>"
+            )
         except (KeyError, ValueError, pd.errors.ParserError) as exc:
-            parts.append(f"<p class='note'>{_esc(path.name)} cannot be shown: {_esc(type(exc).__name__)}: {_esc(exc)}</p>")
+            parts.append(
+                f"<p class='note'>{_esc(path.name)} cannot be shown: {_esc(type(exc).__name__)}: {_esc(exc)}</p>"
+            )
     if not parts:
         return ""
-    return ("<h2>Forcing the order: constrained decoding beside instruction following</h2><p class='sub'>"
-            "<code>ordered_constrained</code>: the <code>ordered</code> prompt, the answer forced to a grammar "
-            "admitting one sentence with the concepts, inflected or not, in the asked order. From "
-            f"{notebook_link(report_dir, FORCING_ORDER)}; method: {methods_link(report_dir, 'Forcing the order')}.</p>"
-            + "".join(parts))
+    return (
+        "<h2>Forcing the order: constrained decoding beside instruction following</h2><p class='sub'>"
+        "<code>ordered_constrained</code>: the <code>ordered</code> prompt, the answer forced to a grammar "
+        "admitting one sentence with the concepts, inflected or not, in the asked order. From "
+        f"{notebook_link(report_dir, FORCING_ORDER)}; method: {methods_link(report_dir, 'Forcing the order')}.</p>"
+        + "".join(parts)
+    )

@@ -54,8 +54,13 @@ def _esc(x) -> str:
 
 
 def _table_html(df: pd.DataFrame) -> str:
-    return df.to_html(float_format=lambda v: f"{v:.2f}", na_rep="–", border=0, escape=True,  # every row's first
-                      sparsify=None if df.index.nlevels == 1 else False)  # cell its key (no rowspan): .scroll keeps it
+    return df.to_html(
+        float_format=lambda v: f"{v:.2f}",
+        na_rep="–",
+        border=0,
+        escape=True,  # every row's first
+        sparsify=None if df.index.nlevels == 1 else False,
+    )  # cell its key (no rowspan): .scroll keeps it
 
 
 def _headline(report_dir: Path, scores: dict) -> str:
@@ -65,35 +70,65 @@ def _headline(report_dir: Path, scores: dict) -> str:
     t1 = pd.read_csv(path)
 
     def labelled(table: pd.DataFrame) -> pd.DataFrame:
-        table.columns = pd.MultiIndex.from_tuples([(label(m), "" if k in ("value", "paper") else "Δ")
-                                                   for m, k in table.columns])
+        table.columns = pd.MultiIndex.from_tuples(
+            [(label(m), "" if k in ("value", "paper") else "Δ") for m, k in table.columns]
+        )
         table.index.name = None
         return table
 
     ours = labelled(wide(t1, "model", "value", "delta_vs_original_commongen"))
-    medians = {m: v[1] for m, v in caveats.ppl_medians(report_dir).items()} \
-        or caveats.summary_medians(scores["summary"], "ordered")
+    medians = {
+        m: v[1] for m, v in caveats.ppl_medians(report_dir).items()
+    } or caveats.summary_medians(scores["summary"], "ordered")
     means = t1[t1["metric"] == "perplexity"].set_index("model")["value"]
     marks = caveats.dominated({m: (means[m], v) for m, v in medians.items() if m in means.index})
-    parts = ["<p>Each value with its difference from the prompt without “in the specified order” (Δ).</p>",
-             _table_html(caveats.mark_copies(caveats.mark_slor(caveats.mark_perplexity(ours, medians), caveats.summary_medians(
-                 scores["summary"], "ordered", "slor")), scores["summary"]))]
-    parts += [f"<p class='note'>‡ Perplexity of {_esc(m)}: its mean, {mean:.2f}, is over "
-              f"{caveats.PPL_MEAN_OVER_MEDIAN}x its median, {median:.2f}: a few answers of extreme perplexity "
-              "make it (both per template, then over templates).</p>" for m, (mean, median) in marks.items()]
-    parts += [caveats.copy_mark_note(scores["summary"], report_dir), caveats.copy_share(scores["summary"]),
-              caveats.table1_basis(report_dir, scores["summary"])]
+    parts = [
+        "<p>Each value with its difference from the prompt without “in the specified order” (Δ).</p>",
+        _table_html(
+            caveats.mark_copies(
+                caveats.mark_slor(
+                    caveats.mark_perplexity(ours, medians),
+                    caveats.summary_medians(scores["summary"], "ordered", "slor"),
+                ),
+                scores["summary"],
+            )
+        ),
+    ]
+    parts += [
+        f"<p class='note'>‡ Perplexity of {_esc(m)}: its mean, {mean:.2f}, is over "
+        f"{caveats.PPL_MEAN_OVER_MEDIAN}x its median, {median:.2f}: a few answers of extreme perplexity "
+        "make it (both per template, then over templates).</p>"
+        for m, (mean, median) in marks.items()
+    ]
+    parts += [
+        caveats.copy_mark_note(scores["summary"], report_dir),
+        caveats.copy_share(scores["summary"]),
+        caveats.table1_basis(report_dir, scores["summary"]),
+    ]
     if "paper_value" in t1 and t1["paper_value"].notna().any():
-        known = t1[t1["paper_value"].notna()].rename(columns={"paper_value": "paper", "paper_delta": "paper Δ"})
+        known = t1[t1["paper_value"].notna()].rename(
+            columns={"paper_value": "paper", "paper_delta": "paper Δ"}
+        )
         paper = labelled(wide(known, "model", "paper", "paper Δ"))
-        parts.append("<p>The paper's published numbers for the same models:</p>" + _table_html(paper))
+        parts.append(
+            "<p>The paper's published numbers for the same models:</p>" + _table_html(paper)
+        )
     else:
-        parts.append("<p class='muted'>None of these models is in the paper's Table 1 (the paper's numbers: "
-                     + explain.notebook_link(report_dir, MAIN_RESULTS) + ").</p>")
-    parts.append(explain.missing_reasons(scores["summary"], scores["signatures"]) if len(scores["summary"]) else "")
+        parts.append(
+            "<p class='muted'>None of these models is in the paper's Table 1 (the paper's numbers: "
+            + explain.notebook_link(report_dir, MAIN_RESULTS)
+            + ").</p>"
+        )
+    parts.append(
+        explain.missing_reasons(scores["summary"], scores["signatures"])
+        if len(scores["summary"])
+        else ""
+    )
     parts.append(explain.legend(t1["metric"].unique()))
-    parts.append(f"<p class='sub'>From {explain.notebook_link(report_dir, MAIN_RESULTS)} (with bootstrap intervals "
-                 f"and a paired test); method: {explain.methods_link(report_dir, 'Metrics')}.</p>")
+    parts.append(
+        f"<p class='sub'>From {explain.notebook_link(report_dir, MAIN_RESULTS)} (with bootstrap intervals "
+        f"and a paired test); method: {explain.methods_link(report_dir, 'Metrics')}.</p>"
+    )
     return "".join(parts)
 
 
@@ -110,13 +145,18 @@ def _model_rows(models, generations_root, scores, failures, unfinished) -> str:
     for model in models:
         card_path = ModelGenerations.of(model, generations_root).run_card
         try:
-            card, card_problem = (RunCard.read(card_path) if card_path.exists() else RunCard()), None
+            card, card_problem = (
+                (RunCard.read(card_path) if card_path.exists() else RunCard()),
+                None,
+            )
         except OcgInputError as exc:  # the page still shows the other models
             card, card_problem = RunCard(), str(exc)
         if model in failures:
             f = failures[model]
-            status = (f"<span class='bad'>failed</span> in {_esc(f.get('notebook'))}, cell {_esc(f.get('cell'))}: "
-                      f"{_esc(str(f.get('reason', ''))[:300])}")
+            status = (
+                f"<span class='bad'>failed</span> in {_esc(f.get('notebook'))}, cell {_esc(f.get('cell'))}: "
+                f"{_esc(str(f.get('reason', ''))[:300])}"
+            )
         elif card_problem:
             status = "<span class='bad'>unreadable run card</span>: " + _esc(card_problem)
         elif unfinished.get(model):
@@ -128,65 +168,115 @@ def _model_rows(models, generations_root, scores, failures, unfinished) -> str:
         else:
             status = "<span class='bad'>not scored</span>"
         s = summary[summary["model"] == model] if "model" in summary else pd.DataFrame()
-        counts = ", ".join(f"{int(s[f'n_{f}'].sum())} {f.replace('_', ' ')}" for f in FLAG_COLUMNS
-                           if f not in LIST_FLAGS and f"n_{f}" in s and s[f"n_{f}"].sum()) or "none" if len(s) else ""
+        counts = (
+            ", ".join(
+                f"{int(s[f'n_{f}'].sum())} {f.replace('_', ' ')}"
+                for f in FLAG_COLUMNS
+                if f not in LIST_FLAGS and f"n_{f}" in s and s[f"n_{f}"].sum()
+            )
+            or "none"
+            if len(s)
+            else ""
+        )
         check, st = card.batch_invariance, card.settings
         batch = f"{check['differ']}/{check['checked']} changed by batching" if check else "–"
-        sampled = f"; {card.sampling['samples']} samples, seeds {card.sampling['seeds']}" if card.sampling else ""
-        if check and card.sampling:  # sample 0 again at batch 1, seeded from its own id: not batching alone
+        sampled = (
+            f"; {card.sampling['samples']} samples, seeds {card.sampling['seeds']}"
+            if card.sampling
+            else ""
+        )
+        if (
+            check and card.sampling
+        ):  # sample 0 again at batch 1, seeded from its own id: not batching alone
             batch = f"{check['differ']}/{check['checked']} of sample 0 differ at batch 1 (seeding differs too §)"
-        asked, ran = st.get("attention", "auto"), card.backend.get("attention")  # a card older than it: auto
-        settings = {**{k: st.get(k, "–") for k in _RUN_SETTINGS},  # auto shows what it resolved to: auto (sdpa)
-                    "attention": f"{asked} ({ran})" if asked == "auto" and ran else asked}
-        cells = [card.model_id or "–", str(card.revision or "–")[:24] + (f" ({st.get('revision')}: not pinned)"
-                 if st.get("revision_pinned") is False else ""), *settings.values()]
+        asked, ran = (
+            st.get("attention", "auto"),
+            card.backend.get("attention"),
+        )  # a card older than it: auto
+        settings = {
+            **{
+                k: st.get(k, "–") for k in _RUN_SETTINGS
+            },  # auto shows what it resolved to: auto (sdpa)
+            "attention": f"{asked} ({ran})" if asked == "auto" and ran else asked,
+        }
+        cells = [
+            card.model_id or "–",
+            str(card.revision or "–")[:24]
+            + (
+                f" ({st.get('revision')}: not pinned)" if st.get("revision_pinned") is False else ""
+            ),
+            *settings.values(),
+        ]
         # what a reader must see comes first (status, counts, caveats); the settings may scroll off to the right
-        rows.append(f"<tr><td><code>{_esc(model)}</code></td><td style='text-align:left'>{status}</td>"
-                    f"<td>{int(s['n_answers'].sum()) if 'n_answers' in s else 0}</td>"
-                    f"<td style='text-align:left'>{_esc(counts) or '–'}</td>"
-                    f"<td style='text-align:left'>{_esc(caveats.list_copies(s))}</td><td>{_esc(batch)}</td>"
-                    f"<td style='text-align:left'>{_esc(describe_design(scores['designs'][model], n=False) if model in scores['designs'] else '–')}"
-                    f"{_esc(sampled)}</td>" + "".join(f"<td>{_esc(c)}</td>" for c in cells) + "</tr>")
-    return ("<div class='scroll'><table><tr><th>model</th><th>status</th><th>answers</th>"
-            "<th>flagged answers (<a href='#flags'>?</a>)</th>"
-            "<th>copy the list / answers, per condition (<a href='#flags'>?</a>)</th><th>batch-1 check</th><th>design</th>"
-            "<th>id</th><th>revision</th><th>dtype</th><th>attention</th><th>quant.</th><th>max_new_tokens</th><th>batch size</th></tr>"
-            + "".join(rows) + "</table></div>")
+        rows.append(
+            f"<tr><td><code>{_esc(model)}</code></td><td style='text-align:left'>{status}</td>"
+            f"<td>{int(s['n_answers'].sum()) if 'n_answers' in s else 0}</td>"
+            f"<td style='text-align:left'>{_esc(counts) or '–'}</td>"
+            f"<td style='text-align:left'>{_esc(caveats.list_copies(s))}</td><td>{_esc(batch)}</td>"
+            f"<td style='text-align:left'>{_esc(describe_design(scores['designs'][model], n=False) if model in scores['designs'] else '–')}"
+            f"{_esc(sampled)}</td>" + "".join(f"<td>{_esc(c)}</td>" for c in cells) + "</tr>"
+        )
+    return (
+        "<div class='scroll'><table><tr><th>model</th><th>status</th><th>answers</th>"
+        "<th>flagged answers (<a href='#flags'>?</a>)</th>"
+        "<th>copy the list / answers, per condition (<a href='#flags'>?</a>)</th><th>batch-1 check</th><th>design</th>"
+        "<th>id</th><th>revision</th><th>dtype</th><th>attention</th><th>quant.</th><th>max_new_tokens</th><th>batch size</th></tr>"
+        + "".join(rows)
+        + "</table></div>"
+    )
 
 
-_RUN_SETTINGS = ("dtype", "attention", "quantization", "max_new_tokens", "batch_size")  # from each run card
+_RUN_SETTINGS = (
+    "dtype",
+    "attention",
+    "quantization",
+    "max_new_tokens",
+    "batch_size",
+)  # from each run card
 
 
 def _warnings(scores: dict, scores_root, scored: list[str], report_dir: Path) -> str:
     """Incomplete generations and different instance sets, as the tables saw them."""
-    lines = scores.get("incomplete", []) + (tables_note(instance_keys([ModelScores.of(m, scores_root).folder for m in scored]))
-                                            if len(scored) > 1 else [])
+    lines = scores.get("incomplete", []) + (
+        tables_note(instance_keys([ModelScores.of(m, scores_root).folder for m in scored]))
+        if len(scored) > 1
+        else []
+    )
     if not lines:
         return ""
-    return ("<div class='warn'><b>Not every model answered what was asked, or the same instances</b> "
-            f"({explain.methods_link(report_dir, 'The instances models share')}):<ul>"
-            + "".join(f"<li>{_esc(line)}</li>" for line in lines) + "</ul></div>")
+    return (
+        "<div class='warn'><b>Not every model answered what was asked, or the same instances</b> "
+        f"({explain.methods_link(report_dir, 'The instances models share')}):<ul>"
+        + "".join(f"<li>{_esc(line)}</li>" for line in lines)
+        + "</ul></div>"
+    )
 
 
 def _signatures(signatures: dict[str, Signature]) -> str:
     differences = scoring_differences(signatures)
     out = []
     if differences:
-        out.append("<div class='warn'><b>These models were scored differently</b>; their numbers are not "
-                   "comparable:<ul>" + "".join(f"<li>{_esc(d)}</li>" for d in differences) + "</ul></div>")
+        out.append(
+            "<div class='warn'><b>These models were scored differently</b>; their numbers are not "
+            "comparable:<ul>" + "".join(f"<li>{_esc(d)}</li>" for d in differences) + "</ul></div>"
+        )
     rows = []
     for model, sig in signatures.items():
         keys = comparable_signature(sig)["metric_keys"]
         cov = keys.get("coverage", {})
         ppl = sig.family("perplexity")
         bleurt = sig.family("pbleurt")
-        rows.append(f"<tr><td><code>{_esc(model)}</code></td><td>{_esc(cov.get('rule', '–'))}</td>"
-                    f"<td>{_esc(cov.get('spacy_model', '–'))}</td>"
-                    f"<td style='text-align:left'>{_esc(sig.family('pbleu').get('sacrebleu', '–'))}</td>"
-                    f"<td>{_esc(bleurt.get('checkpoint', '–') if bleurt.get('status') != 'missing' else 'missing')}</td>"
-                    f"<td>{_esc(ppl.get('used') or ('missing' if ppl else '–'))}</td></tr>")
-    out.append("<table><tr><th>model</th><th>matching rule</th><th>spaCy</th><th>sacreBLEU</th><th>BLEURT</th>"
-               "<th>perplexity model</th></tr>" + "".join(rows) + "</table>")
+        rows.append(
+            f"<tr><td><code>{_esc(model)}</code></td><td>{_esc(cov.get('rule', '–'))}</td>"
+            f"<td>{_esc(cov.get('spacy_model', '–'))}</td>"
+            f"<td style='text-align:left'>{_esc(sig.family('pbleu').get('sacrebleu', '–'))}</td>"
+            f"<td>{_esc(bleurt.get('checkpoint', '–') if bleurt.get('status') != 'missing' else 'missing')}</td>"
+            f"<td>{_esc(ppl.get('used') or ('missing' if ppl else '–'))}</td></tr>"
+        )
+    out.append(
+        "<table><tr><th>model</th><th>matching rule</th><th>spaCy</th><th>sacreBLEU</th><th>BLEURT</th>"
+        "<th>perplexity model</th></tr>" + "".join(rows) + "</table>"
+    )
     return "".join(out)
 
 
@@ -211,8 +301,10 @@ def _decoding(run: dict) -> str:
     sampling = run.get("sampling")
     if not sampling:
         return "greedy, one answer per prompt"
-    return (f"{run.get('samples', 1)} sampled answer{'s' * (run.get('samples', 1) > 1)} per prompt "
-            f"(temperature {sampling['temperature']:g}, top_p {sampling.get('top_p', 1.0):g}, a seed per sample)")
+    return (
+        f"{run.get('samples', 1)} sampled answer{'s' * (run.get('samples', 1) > 1)} per prompt "
+        f"(temperature {sampling['temperature']:g}, top_p {sampling.get('top_p', 1.0):g}, a seed per sample)"
+    )
 
 
 def _lists_counted(designs: dict, short: bool = False) -> str:
@@ -224,62 +316,122 @@ def _lists_counted(designs: dict, short: bool = False) -> str:
     present, total = max(d["permutations"] for d in ds), max(d["of_permutations"] for d in ds)
     if short:
         return f" (of {present})"
-    return f" (all {total} permutations per set)" if present == total else \
-        f" ({present} of {total} permutations per set, a seeded sample)"
+    return (
+        f" (all {total} permutations per set)"
+        if present == total
+        else f" ({present} of {total} permutations per set, a seeded sample)"
+    )
 
 
-def write_index(report_dir: str | Path, title: str, pages: list[tuple[str, str]], *, run: dict,
-                scores_root: str | Path, generations_root: str | Path, failures: dict | None = None) -> Path:
+def write_index(
+    report_dir: str | Path,
+    title: str,
+    pages: list[tuple[str, str]],
+    *,
+    run: dict,
+    scores_root: str | Path,
+    generations_root: str | Path,
+    failures: dict | None = None,
+) -> Path:
     """index.html (and the case browser) for a report directory."""
     report_dir = Path(report_dir)
     report = ReportFolder(report_dir)
     failures = failures or {}
     models = list(run["models"])
-    unfinished = {m: unfinished_reason(ModelScores.of(m, scores_root).folder) for m in models
-                  if holds_scores(ModelScores.of(m, scores_root).folder)}
+    unfinished = {
+        m: unfinished_reason(ModelScores.of(m, scores_root).folder)
+        for m in models
+        if holds_scores(ModelScores.of(m, scores_root).folder)
+    }
     scored = [m for m, reason in unfinished.items() if reason is None]
-    scores = load_scores(scores_root, scored, allow_mixed=True, tables=("summary",), allow_incomplete=True) \
-        if scored else {"summary": pd.DataFrame(), "signatures": {}, "designs": {}}
+    scores = (
+        load_scores(
+            scores_root, scored, allow_mixed=True, tables=("summary",), allow_incomplete=True
+        )
+        if scored
+        else {"summary": pd.DataFrame(), "signatures": {}, "designs": {}}
+    )
     browser = ""
     if scored:  # one model at a time: at paper size all answers would not fit in memory
         write_case_browser_from(report_dir, scored, scores_root, generations_root, progress=True)
         browser = f"<p><a href='{report.cases.name}'><b>Case browser</b></a>: every answer, filterable by model, condition, template, concept set, permutation and outcome, with the matched tokens highlighted.</p>"
     git = git_state()
-    what = (f"<p class='sub'>Models: {_esc(', '.join(models))}<br>Conditions: {_esc(', '.join(run['conditions']))}; "
-            f"{_esc(run.get('subset_k') or 'all')} concept set{'' if run.get('subset_k') == 1 else 's'} of {_esc(run.get('n_concepts', DEFAULT_N_CONCEPTS))} concepts; "
-            f"{_esc(_permutations(run))}; templates: "
-            f"{_esc(run.get('template_ids') or 'all six')}; {_esc(_decoding(run))}<br>Written {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M} UTC "
-            f"from git commit <code>{_esc(str(git['commit'])[:12])}</code>{' (with uncommitted changes)' if git.get('dirty') else ''}"
-            f"; run file <code>{_esc(run.get('file', ''))}</code><br>Every definition and choice: "
-            f"<a href='{_esc(report.methods.name)}'>docs/METHODS.md</a></p>")
+    what = (
+        f"<p class='sub'>Models: {_esc(', '.join(models))}<br>Conditions: {_esc(', '.join(run['conditions']))}; "
+        f"{_esc(run.get('subset_k') or 'all')} concept set{'' if run.get('subset_k') == 1 else 's'} of {_esc(run.get('n_concepts', DEFAULT_N_CONCEPTS))} concepts; "
+        f"{_esc(_permutations(run))}; templates: "
+        f"{_esc(run.get('template_ids') or 'all six')}; {_esc(_decoding(run))}<br>Written {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M} UTC "
+        f"from git commit <code>{_esc(str(git['commit'])[:12])}</code>{' (with uncommitted changes)' if git.get('dirty') else ''}"
+        f"; run file <code>{_esc(run.get('file', ''))}</code><br>Every definition and choice: "
+        f"<a href='{_esc(report.methods.name)}'>docs/METHODS.md</a></p>"
+    )
     explain.write_methods(report_dir)
-    write_results(report_dir, run, scores, generations_root)  # results.json: the numbers, machine-readable
-    files = [report.results.name] + sorted(p.relative_to(report_dir).as_posix() for sub in (report.tables, report.figures)
-                   for p in sub.glob("*") if p.is_file())
-    body = [f"<h1>{_esc(title)}</h1>", what, _warnings(scores, scores_root, scored, report_dir), browser,
-            "<h2>Table 1: zero-shot, with “in the specified order” (mean over templates)</h2>", _headline(report_dir, scores),
-            "<h2>How much the open choices move Table 1</h2>", sections.sensitivity(report_dir, _table_html),
-            explain.other_tables(report_dir, _table_html, {"table7": run.get("table7_note") or ""},
-                                 {"table4": caveats.summary_medians(scores["summary"], "ordered_one_shot")},
-                                 {"table4": caveats.summary_medians(scores["summary"], "ordered_one_shot", "slor")}),
-            sections.forced(report_dir, _table_html),
-            explain.positions_section(report_dir, _table_html), explain.pass_at_k(report_dir, _table_html),
-            "<h2>Figures 3 and 4: which ordered concept lists the models composed</h2><div class='figs'>",
-            _figure(report_dir, "figure3", "Figure 3: ordered concept lists by number of models that composed them"
-                    + _lists_counted(scores["designs"])),
-            _figure(report_dir, "figure4", f"Figure 4: permutations composed{_lists_counted(scores['designs'], True)} "
-                                           "per concept set, by model threshold"),
-            "</div><h2>Models</h2>", _model_rows(models, generations_root, scores, failures, unfinished),
-            f"<details id='flags'><summary>What the answer flags mean ({explain.methods_link(report_dir, 'Answer flags')}"
-            f", {explain.methods_link(report_dir, 'Answers that copy the list')})</summary><dl>"
-            + "".join(f"<dt>{_esc(f.replace('_', ' '))}</dt><dd>{_esc(FLAG_HELP[f])}</dd>" for f in FLAG_COLUMNS)
-            + "</dl></details>" + caveats.batch_line(report_dir, models, generations_root),
-            "<h2>How the scores were computed</h2>", _signatures(scores["signatures"]),
-            "<h2>Notebooks</h2><ol>" + "".join(f"<li>{_notebook_link(report_dir, n, h)}</li>" for n, h in pages) + "</ol>",
-            "<h2>Tables and figures</h2><ul class='links'>" + "".join(f"<li><a href='{_esc(f)}'>{_esc(f)}</a></li>" for f in files) + "</ul>"]
-    page = (f"<!doctype html>\n<html lang='en'><head><meta charset='utf-8'><title>{_esc(title)}</title>"
-            f"<meta name='viewport' content='width=device-width, initial-scale=1'><style>{_CSS}</style></head><body>\n"
-            + "\n".join(body) + "\n</body></html>\n")
+    write_results(
+        report_dir, run, scores, generations_root
+    )  # results.json: the numbers, machine-readable
+    files = [report.results.name] + sorted(
+        p.relative_to(report_dir).as_posix()
+        for sub in (report.tables, report.figures)
+        for p in sub.glob("*")
+        if p.is_file()
+    )
+    body = [
+        f"<h1>{_esc(title)}</h1>",
+        what,
+        _warnings(scores, scores_root, scored, report_dir),
+        browser,
+        "<h2>Table 1: zero-shot, with “in the specified order” (mean over templates)</h2>",
+        _headline(report_dir, scores),
+        "<h2>How much the open choices move Table 1</h2>",
+        sections.sensitivity(report_dir, _table_html),
+        explain.other_tables(
+            report_dir,
+            _table_html,
+            {"table7": run.get("table7_note") or ""},
+            {"table4": caveats.summary_medians(scores["summary"], "ordered_one_shot")},
+            {"table4": caveats.summary_medians(scores["summary"], "ordered_one_shot", "slor")},
+        ),
+        sections.forced(report_dir, _table_html),
+        explain.positions_section(report_dir, _table_html),
+        explain.pass_at_k(report_dir, _table_html),
+        "<h2>Figures 3 and 4: which ordered concept lists the models composed</h2><div class='figs'>",
+        _figure(
+            report_dir,
+            "figure3",
+            "Figure 3: ordered concept lists by number of models that composed them"
+            + _lists_counted(scores["designs"]),
+        ),
+        _figure(
+            report_dir,
+            "figure4",
+            f"Figure 4: permutations composed{_lists_counted(scores['designs'], True)} "
+            "per concept set, by model threshold",
+        ),
+        "</div><h2>Models</h2>",
+        _model_rows(models, generations_root, scores, failures, unfinished),
+        f"<details id='flags'><summary>What the answer flags mean ({explain.methods_link(report_dir, 'Answer flags')}"
+        f", {explain.methods_link(report_dir, 'Answers that copy the list')})</summary><dl>"
+        + "".join(
+            f"<dt>{_esc(f.replace('_', ' '))}</dt><dd>{_esc(FLAG_HELP[f])}</dd>"
+            for f in FLAG_COLUMNS
+        )
+        + "</dl></details>"
+        + caveats.batch_line(report_dir, models, generations_root),
+        "<h2>How the scores were computed</h2>",
+        _signatures(scores["signatures"]),
+        "<h2>Notebooks</h2><ol>"
+        + "".join(f"<li>{_notebook_link(report_dir, n, h)}</li>" for n, h in pages)
+        + "</ol>",
+        "<h2>Tables and figures</h2><ul class='links'>"
+        + "".join(f"<li><a href='{_esc(f)}'>{_esc(f)}</a></li>" for f in files)
+        + "</ul>",
+    ]
+    page = (
+        f"<!doctype html>\n<html lang='en'><head><meta charset='utf-8'><title>{_esc(title)}</title>"
+        f"<meta name='viewport' content='width=device-width, initial-scale=1'><style>{_CSS}</style></head><body>\n"
+        + "\n".join(body)
+        + "\n</body></html>\n"
+    )
     path = report.index
     with atomic_path(path) as tmp:
         tmp.write_text(page, encoding="utf-8")

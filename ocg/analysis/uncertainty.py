@@ -24,8 +24,11 @@ from ..metrics.statistics import sufficient_statistics
 MIN_SETS = 20
 
 # The resampling units, each by the keys of its rows; the first is the default.
-UNITS = {"sets": ["set_id"], "clusters": ["set_id", "template_id"],
-         "prompts": ["set_id", "template_id", "perm_index"]}
+UNITS = {
+    "sets": ["set_id"],
+    "clusters": ["set_id", "template_id"],
+    "prompts": ["set_id", "template_id", "perm_index"],
+}
 UNIT_NAMES = {"sets": "concept sets", "clusters": "(set, template) clusters", "prompts": "prompts"}
 
 
@@ -49,18 +52,29 @@ def interval_text(low: float, high: float, unit: str, n: int) -> str:
 def settings(unit: str, n_boot: int, seed: int, level: float = 0.95, **more) -> dict:
     """The bootstrap's settings as a table's provenance records them (analysis/report.py `meta`)."""
     _check_unit(unit)
-    return {"bootstrap": {"unit": unit, "unit_name": UNIT_NAMES[unit], "n_boot": int(n_boot), "seed": int(seed),
-                          "level": level, **more}}
+    return {
+        "bootstrap": {
+            "unit": unit,
+            "unit_name": UNIT_NAMES[unit],
+            "n_boot": int(n_boot),
+            "seed": int(seed),
+            "level": level,
+            **more,
+        }
+    }
 
 
 def _check_unit(unit: str) -> list[str]:
     if unit not in UNITS:
-        raise OcgInputError("unit", f"unknown bootstrap unit {unit!r}; expected one of {list(UNITS)}")
+        raise OcgInputError(
+            "unit", f"unknown bootstrap unit {unit!r}; expected one of {list(UNITS)}"
+        )
     return UNITS[unit]
 
 
-def set_statistics(answers: pd.DataFrame, groups: pd.DataFrame, model: str, condition: str,
-                   unit: str = "sets") -> pd.DataFrame:
+def set_statistics(
+    answers: pd.DataFrame, groups: pd.DataFrame, model: str, condition: str, unit: str = "sets"
+) -> pd.DataFrame:
     """Per unit (concept set by default): numerator and denominator of every metric
     (metrics/statistics.py); a metric missing for this model (e.g. pBLEURT without its
     checkpoint) is left out. Under `prompts`, the answer metrics' statistics only."""
@@ -87,8 +101,11 @@ def _metrics_from_weights(stats: pd.DataFrame, weights: np.ndarray) -> dict[str,
     for m in metrics():
         if m.numerator in stats and m.denominator in stats:
             with np.errstate(divide="ignore", invalid="ignore"):
-                out[m.name] = m.scale * (weights @ stats[m.numerator].to_numpy()) / (
-                    weights @ stats[m.denominator].to_numpy())
+                out[m.name] = (
+                    m.scale
+                    * (weights @ stats[m.numerator].to_numpy())
+                    / (weights @ stats[m.denominator].to_numpy())
+                )
     return out
 
 
@@ -101,8 +118,9 @@ def _n_sets(stats: pd.DataFrame) -> int:
     return int(stats.index.get_level_values("set_id").nunique()) if len(stats) else 0
 
 
-def bootstrap_ci(answers, groups, model, condition="ordered", n_boot=1000, seed=0, level=0.95,
-                 unit="sets") -> pd.DataFrame:
+def bootstrap_ci(
+    answers, groups, model, condition="ordered", n_boot=1000, seed=0, level=0.95, unit="sets"
+) -> pd.DataFrame:
     """Point value and percentile interval of each metric, resampling `unit` (UNITS); each row
     names its unit, the units resampled (`n`) and the concept sets they hold (`n_sets`)."""
     lo, hi = 100 * (1 - level) / 2, 100 * (1 + level) / 2
@@ -111,10 +129,20 @@ def bootstrap_ci(answers, groups, model, condition="ordered", n_boot=1000, seed=
         point = _metrics_from_weights(stats, np.ones((1, len(stats))))
         boot = _metrics_from_weights(stats, _resample_weights(len(stats), n_boot, seed))
         for m in point:
-            rows.setdefault(m, {"model": model, "condition": condition, "metric": m, "value": float(point[m][0]),
-                                "ci_low": float(np.nanpercentile(boot[m], lo)),
-                                "ci_high": float(np.nanpercentile(boot[m], hi)),
-                                "unit": u, "n": len(stats), "n_sets": _n_sets(stats)})
+            rows.setdefault(
+                m,
+                {
+                    "model": model,
+                    "condition": condition,
+                    "metric": m,
+                    "value": float(point[m][0]),
+                    "ci_low": float(np.nanpercentile(boot[m], lo)),
+                    "ci_high": float(np.nanpercentile(boot[m], hi)),
+                    "unit": u,
+                    "n": len(stats),
+                    "n_sets": _n_sets(stats),
+                },
+            )
     return marked(pd.DataFrame([rows[m] for m in names() if m in rows]))
 
 
@@ -128,12 +156,19 @@ def sign_vectors(n: int, n_perm: int, seed: int):
     """(blocks of 0/1 rows, 1: the unit's conditions swapped; method text): every sign vector when
     n <= EXACT_MAX_UNITS, else `n_perm` drawn at random."""
     if n <= EXACT_MAX_UNITS:
-        total = 2 ** n
-        blocks = (((np.arange(s, min(total, s + _CHUNK), dtype=np.int64)[:, None] >> np.arange(n)) & 1).astype(float)
-                  for s in range(0, total, _CHUNK))
+        total = 2**n
+        blocks = (
+            (
+                (np.arange(s, min(total, s + _CHUNK), dtype=np.int64)[:, None] >> np.arange(n)) & 1
+            ).astype(float)
+            for s in range(0, total, _CHUNK)
+        )
         return blocks, f"exact: all {total} sign vectors"
     rng = np.random.default_rng(seed)
-    blocks = (rng.integers(0, 2, size=(min(_CHUNK, n_perm - s), n)).astype(float) for s in range(0, n_perm, _CHUNK))
+    blocks = (
+        rng.integers(0, 2, size=(min(_CHUNK, n_perm - s), n)).astype(float)
+        for s in range(0, n_perm, _CHUNK)
+    )
     return blocks, f"sampled: {n_perm} of 2^{n} sign vectors, (b+1)/(m+1)"
 
 
@@ -158,8 +193,15 @@ def _sign_flip_p(sa, sb, tested, n_perm, seed) -> tuple[dict, str]:
     for m in metrics():
         if m.name in tested:
             num, den = m.numerator, m.denominator
-            parts[m.name] = (m, sa[num].sum(), sa[den].sum(), sb[num].sum(), sb[den].sum(),
-                             (sb[num] - sa[num]).to_numpy(), (sb[den] - sa[den]).to_numpy())
+            parts[m.name] = (
+                m,
+                sa[num].sum(),
+                sa[den].sum(),
+                sb[num].sum(),
+                sb[den].sum(),
+                (sb[num] - sa[num]).to_numpy(),
+                (sb[den] - sa[den]).to_numpy(),
+            )
     for flips in blocks:
         for name, (m, an, ad, bn, bd, dn, dd) in parts.items():
             moved_n, moved_d = flips @ dn, flips @ dd
@@ -169,12 +211,23 @@ def _sign_flip_p(sa, sb, tested, n_perm, seed) -> tuple[dict, str]:
             counts[name][0] += int(np.sum(np.abs(null) >= abs(tested[name]) - 1e-12))
             counts[name][1] += len(null)
     exact = method.startswith("exact")
-    return {name: (np.nan if not total else hits / total if exact else (hits + 1) / (total + 1))
-            for name, (hits, total) in counts.items()}, method
+    return {
+        name: (np.nan if not total else hits / total if exact else (hits + 1) / (total + 1))
+        for name, (hits, total) in counts.items()
+    }, method
 
 
-def paired_test(answers, groups, model, a="ordered", b="original", n_perm=10000, n_boot=1000,
-                seed=0, unit="sets") -> pd.DataFrame:
+def paired_test(
+    answers,
+    groups,
+    model,
+    a="ordered",
+    b="original",
+    n_perm=10000,
+    n_boot=1000,
+    seed=0,
+    unit="sets",
+) -> pd.DataFrame:
     """`a` minus `b` per metric, paired by `unit` (a concept set by default): bootstrap 95% CI of
     the difference and a two-sided sign-flip permutation p-value (swapping a unit's conditions),
     exact up to EXACT_MAX_UNITS units (`p_method` says which), with Holm's adjustment over this
@@ -190,15 +243,29 @@ def paired_test(answers, groups, model, a="ordered", b="original", n_perm=10000,
             metric, num, den = m.name, m.numerator, m.denominator
             if metric in rows or num not in sa or num not in sb or den not in sa or den not in sb:
                 continue
-            observed[metric] = _metrics_from_weights(sa, ones)[metric][0] - _metrics_from_weights(sb, ones)[metric][0]
+            observed[metric] = (
+                _metrics_from_weights(sa, ones)[metric][0]
+                - _metrics_from_weights(sb, ones)[metric][0]
+            )
         p_values, method = _sign_flip_p(sa, sb, observed, n_perm, seed)
         for metric, difference in observed.items():
             with np.errstate(divide="ignore", invalid="ignore"):
-                diffs = _metrics_from_weights(sa, boot)[metric] - _metrics_from_weights(sb, boot)[metric]
-            rows[metric] = {"model": model, "metric": metric, "difference": difference,
-                            "ci_low": float(np.nanpercentile(diffs, 2.5)), "ci_high": float(np.nanpercentile(diffs, 97.5)),
-                            "p_value": float(p_values[metric]), "p_method": method, "unit": u, "n": n,
-                            "n_sets": _n_sets(sa)}
+                diffs = (
+                    _metrics_from_weights(sa, boot)[metric]
+                    - _metrics_from_weights(sb, boot)[metric]
+                )
+            rows[metric] = {
+                "model": model,
+                "metric": metric,
+                "difference": difference,
+                "ci_low": float(np.nanpercentile(diffs, 2.5)),
+                "ci_high": float(np.nanpercentile(diffs, 97.5)),
+                "p_value": float(p_values[metric]),
+                "p_method": method,
+                "unit": u,
+                "n": n,
+                "n_sets": _n_sets(sa),
+            }
     out = pd.DataFrame([rows[m] for m in names() if m in rows])
     if len(out):
         out.insert(out.columns.get_loc("p_value") + 1, "p_holm", holm(out["p_value"]))

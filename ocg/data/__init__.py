@@ -7,11 +7,22 @@ import pandas: benchmarks/gpu_check.py runs with torch and transformers alone.
 import importlib
 
 _EXPORTS = {
-    "build_dataset": "build", "dataset_name": "build", "load_dataset": "build",
-    "Concept": "concepts", "ConceptSet": "concepts", "load_concept_sets": "concepts", "read_concept_sets": "concepts",
-    "select_covering_subset": "concepts", "build_instances": "instances", "content_hash": "instances",
-    "ids_hash": "instances", "instance_id": "instances", "DEFAULT_CONDITIONS": "templates",
-    "GENERATE_CONDITIONS": "templates", "TemplateConfig": "templates", "load_templates": "templates",
+    "build_dataset": "build",
+    "dataset_name": "build",
+    "load_dataset": "build",
+    "Concept": "concepts",
+    "ConceptSet": "concepts",
+    "load_concept_sets": "concepts",
+    "read_concept_sets": "concepts",
+    "select_covering_subset": "concepts",
+    "build_instances": "instances",
+    "content_hash": "instances",
+    "ids_hash": "instances",
+    "instance_id": "instances",
+    "DEFAULT_CONDITIONS": "templates",
+    "GENERATE_CONDITIONS": "templates",
+    "TemplateConfig": "templates",
+    "load_templates": "templates",
 }
 __all__ = sorted(_EXPORTS)
 

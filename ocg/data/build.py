@@ -25,11 +25,15 @@ def _file_sha256(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def build_dataset(n_concepts: int = DEFAULT_N_CONCEPTS, subset_k: int | None = None,
-                  conditions=DEFAULT_CONDITIONS, template_ids: list[int] | None = None,
-                  out_dir: str | Path | None = None,
-                  concept_sets_file: str | Path = CONCEPT_SETS_FILE,
-                  templates_file: str | Path = TEMPLATES_FILE) -> Path:
+def build_dataset(
+    n_concepts: int = DEFAULT_N_CONCEPTS,
+    subset_k: int | None = None,
+    conditions=DEFAULT_CONDITIONS,
+    template_ids: list[int] | None = None,
+    out_dir: str | Path | None = None,
+    concept_sets_file: str | Path = CONCEPT_SETS_FILE,
+    templates_file: str | Path = TEMPLATES_FILE,
+) -> Path:
     """Build and write one dataset; returns its directory. Same inputs, same bytes of ids."""
     conditions = list(conditions)
     config = load_templates(templates_file)
@@ -37,7 +41,9 @@ def build_dataset(n_concepts: int = DEFAULT_N_CONCEPTS, subset_k: int | None = N
     if subset_k:
         sets = select_covering_subset(sets, subset_k)
     df = build_instances(sets, config, conditions, template_ids)
-    built = Dataset(Path(out_dir)) if out_dir else outputs().dataset(dataset_name(n_concepts, subset_k))
+    built = (
+        Dataset(Path(out_dir)) if out_dir else outputs().dataset(dataset_name(n_concepts, subset_k))
+    )
     out = built.folder
     manifest = {
         "name": out.name,
@@ -55,7 +61,10 @@ def build_dataset(n_concepts: int = DEFAULT_N_CONCEPTS, subset_k: int | None = N
         # covers ids and prompts only)
         "instances_sha256": None,
         "inputs": {
-            "concept_sets": {"file": str(concept_sets_file), "sha256": _file_sha256(concept_sets_file)},
+            "concept_sets": {
+                "file": str(concept_sets_file),
+                "sha256": _file_sha256(concept_sets_file),
+            },
             "templates": {"file": str(templates_file), "sha256": _file_sha256(templates_file)},
         },
         "provenance": provenance(),
@@ -70,26 +79,37 @@ def load_dataset(path: str | Path) -> tuple[pd.DataFrame, dict]:
     """Instances and manifest of a built dataset directory, checked: each row's concepts and
     pos_pattern, then the table against its manifest's hashes (an edited table is refused)."""
     from ..errors import OcgInputError
+
     df, manifest = _read_dataset(path)
     built = Dataset(Path(path))
     check_instances(df, built.instances)
     rebuild = _rebuild_hint(manifest, built.folder)
-    for field, now in (("ids_sha256", lambda: ids_hash(df)), ("content_sha256", lambda: content_hash(df)),
-                       ("instances_sha256", lambda: _file_sha256(built.instances))):
+    for field, now in (
+        ("ids_sha256", lambda: ids_hash(df)),
+        ("content_sha256", lambda: content_hash(df)),
+        ("instances_sha256", lambda: _file_sha256(built.instances)),
+    ):
         recorded = manifest.get(field) if isinstance(manifest, dict) else None
         if recorded is None and field == "instances_sha256":
             continue  # built before ocg recorded it
         if recorded != now():
-            raise OcgInputError(f"{built.instances}: {field}", f"the table is not the one {built.manifest.name} "
-                                f"records (sha256 {str(recorded)[:12]}..., now {now()[:12]}...): it was edited or "
-                                f"replaced after the build; {rebuild}")
+            raise OcgInputError(
+                f"{built.instances}: {field}",
+                f"the table is not the one {built.manifest.name} "
+                f"records (sha256 {str(recorded)[:12]}..., now {now()[:12]}...): it was edited or "
+                f"replaced after the build; {rebuild}",
+            )
     return df, manifest
 
 
 def _rebuild_hint(manifest, folder: Path) -> str:
     m = manifest if isinstance(manifest, dict) else {}
-    args = [f"--n {m.get('n_concepts', DEFAULT_N_CONCEPTS)}", *([f"--subset-k {m['subset_k']}"] if m.get("subset_k") else []),
-            *([f"--conditions {' '.join(map(str, m['conditions']))}"] if m.get("conditions") else []), f"--out {folder}"]
+    args = [
+        f"--n {m.get('n_concepts', DEFAULT_N_CONCEPTS)}",
+        *([f"--subset-k {m['subset_k']}"] if m.get("subset_k") else []),
+        *([f"--conditions {' '.join(map(str, m['conditions']))}"] if m.get("conditions") else []),
+        f"--out {folder}",
+    ]
     return f"rebuild it with `ocg build-data {' '.join(args)}` (or notebook 00)"
 
 
@@ -99,31 +119,62 @@ def check_instances(df: pd.DataFrame, where) -> None:
     file, the field and the row."""
     from ..errors import OcgInputError, shown
     from .concepts import _WORD, POS_TAGS
+
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
-        raise OcgInputError(f"{where}", f"no column(s) {missing}: not an instance table of this ocg")
-    for row, (iid, concepts, pos) in enumerate(zip(df["instance_id"], df["concepts"], df["pos_pattern"])):
-        words = list(concepts) if hasattr(concepts, "__len__") and not isinstance(concepts, (str, bytes)) else None
-        if not words or not all(isinstance(w, str) and w == w.lower() and _WORD.fullmatch(w) for w in words):
-            raise OcgInputError(f"{where}: concepts", f"row {row} (instance {shown(iid, 80)}): got {shown(concepts, 80)}; "
-                                "expected a non-empty list of lower-case words")
+        raise OcgInputError(
+            f"{where}", f"no column(s) {missing}: not an instance table of this ocg"
+        )
+    for row, (iid, concepts, pos) in enumerate(
+        zip(df["instance_id"], df["concepts"], df["pos_pattern"])
+    ):
+        words = (
+            list(concepts)
+            if hasattr(concepts, "__len__") and not isinstance(concepts, (str, bytes))
+            else None
+        )
+        if not words or not all(
+            isinstance(w, str) and w == w.lower() and _WORD.fullmatch(w) for w in words
+        ):
+            raise OcgInputError(
+                f"{where}: concepts",
+                f"row {row} (instance {shown(iid, 80)}): got {shown(concepts, 80)}; "
+                "expected a non-empty list of lower-case words",
+            )
         if not isinstance(pos, str) or len(pos) != len(words) or set(pos) - set(POS_TAGS):
-            raise OcgInputError(f"{where}: pos_pattern", f"row {row} (instance {shown(iid, 80)}): got {shown(pos, 80)}; "
-                                f"expected one of {'/'.join(POS_TAGS)} per concept ({len(words)})")
+            raise OcgInputError(
+                f"{where}: pos_pattern",
+                f"row {row} (instance {shown(iid, 80)}): got {shown(pos, 80)}; "
+                f"expected one of {'/'.join(POS_TAGS)} per concept ({len(words)})",
+            )
 
 
 def _read_dataset(path: str | Path) -> tuple[pd.DataFrame, dict]:
     """Instances and manifest of a built dataset directory."""
     from ..errors import OcgInputError
+
     built = Dataset(Path(path))
     if not built.manifest.exists():
-        raise OcgInputError(str(path), "not a built dataset (no manifest.json); build one with "
-                                       "`ocg build-data` or notebook 00")
+        raise OcgInputError(
+            str(path),
+            "not a built dataset (no manifest.json); build one with "
+            "`ocg build-data` or notebook 00",
+        )
     try:
         instances = pd.read_parquet(built.instances)
-    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError: empty, cut or no parquet
+    except (
+        OSError,
+        ValueError,
+    ) as exc:  # pyarrow's ArrowInvalid is a ValueError: empty, cut or no parquet
         size = built.instances.stat().st_size if built.instances.exists() else None
-        raise OcgInputError(str(built.instances), ("missing" if size is None else f"not a readable parquet file "
-                            f"({size:,} bytes: {str(exc)[:200]})") + "; rebuild the dataset with `ocg build-data` "
-                            "or notebook 00") from None
+        raise OcgInputError(
+            str(built.instances),
+            (
+                "missing"
+                if size is None
+                else f"not a readable parquet file ({size:,} bytes: {str(exc)[:200]})"
+            )
+            + "; rebuild the dataset with `ocg build-data` "
+            "or notebook 00",
+        ) from None
     return instances, read_json(built.manifest)

@@ -51,14 +51,21 @@ def parse_concept(entry: object, where: str) -> Concept:
         raise OcgInputError(where, f"concept {entry!r} is not of the form word_POS (e.g. 'dog_N')")
     word, pos = entry.rsplit("_", 1)
     if pos not in POS_TAGS:
-        raise OcgInputError(where, f"unknown POS suffix {pos!r} in {entry!r}; expected one of "
-                                   f"{', '.join(POS_TAGS)}")
+        raise OcgInputError(
+            where, f"unknown POS suffix {pos!r} in {entry!r}; expected one of {', '.join(POS_TAGS)}"
+        )
     if not _WORD.fullmatch(word):
-        raise OcgInputError(where, f"concept {entry!r}: expected one word of letters (inner - or ' "
-                                   "allowed), no spaces, tabs, digits or invisible characters")
+        raise OcgInputError(
+            where,
+            f"concept {entry!r}: expected one word of letters (inner - or ' "
+            "allowed), no spaces, tabs, digits or invisible characters",
+        )
     if word != word.lower():  # spaCy's lemmas and the matched tokens are lower-cased
-        raise OcgInputError(where, f"concept {entry!r}: expected a lower-case word; a capitalised "
-                                   "concept could never match")
+        raise OcgInputError(
+            where,
+            f"concept {entry!r}: expected a lower-case word; a capitalised "
+            "concept could never match",
+        )
     return Concept(word, pos)
 
 
@@ -77,31 +84,50 @@ def read_concept_sets(path: str | Path = CONCEPT_SETS_FILE) -> list[ConceptSet]:
         try:
             record = loads_json(raw)
         except json.JSONDecodeError as exc:
-            raise OcgInputError(where, f"malformed JSON ({exc.msg} at column {exc.colno}); "
-                                       'expected {"id": ..., "concept_set": [...]}') from None
+            raise OcgInputError(
+                where,
+                f"malformed JSON ({exc.msg} at column {exc.colno}); "
+                'expected {"id": ..., "concept_set": [...]}',
+            ) from None
         if not isinstance(record, dict) or "id" not in record or "concept_set" not in record:
             raise OcgInputError(where, 'expected an object with keys "id" and "concept_set"')
         set_id, entries = record["id"], record["concept_set"]
-        if isinstance(set_id, bool) or not isinstance(set_id, (str, int)) or not str(set_id).strip():
-            raise OcgInputError(where, f'"id" must be a non-empty string or an integer, got {set_id!r}')
+        if (
+            isinstance(set_id, bool)
+            or not isinstance(set_id, (str, int))
+            or not str(set_id).strip()
+        ):
+            raise OcgInputError(
+                where, f'"id" must be a non-empty string or an integer, got {set_id!r}'
+            )
         set_id = str(set_id)
         if not isinstance(entries, list):
-            raise OcgInputError(where, f'"concept_set" must be a list, got {type(entries).__name__}')
+            raise OcgInputError(
+                where, f'"concept_set" must be a list, got {type(entries).__name__}'
+            )
         if len(entries) not in N_CONCEPTS:
-            raise OcgInputError(where, f"concept set {set_id} has {len(entries)} concepts; "
-                                       f"expected one of {N_CONCEPTS}")
+            raise OcgInputError(
+                where,
+                f"concept set {set_id} has {len(entries)} concepts; expected one of {N_CONCEPTS}",
+            )
         concepts = tuple(parse_concept(e, where) for e in entries)
         repeated = [w for w, k in Counter(c.word for c in concepts).items() if k > 1]
         if repeated:
-            raise OcgInputError(where, f"concept set {set_id} repeats {repeated}; "
-                                       "the order of a repeated concept is undefined")
+            raise OcgInputError(
+                where,
+                f"concept set {set_id} repeats {repeated}; "
+                "the order of a repeated concept is undefined",
+            )
         if set_id in seen:
             raise OcgInputError(where, f"duplicate set id {set_id} (first on line {seen[set_id]})")
         seen[set_id] = lineno
         key = frozenset(c.tagged for c in concepts)
         if key in same:
-            raise OcgInputError(where, f"concept set {set_id} has the concepts of set {same[key][0]} "
-                                       f"(line {same[key][1]}); each set must be distinct")
+            raise OcgInputError(
+                where,
+                f"concept set {set_id} has the concepts of set {same[key][0]} "
+                f"(line {same[key][1]}); each set must be distinct",
+            )
         same[key] = (set_id, lineno)
         sets.append(ConceptSet(set_id, concepts, lineno))
     if not sets:
@@ -109,8 +135,11 @@ def read_concept_sets(path: str | Path = CONCEPT_SETS_FILE) -> list[ConceptSet]:
     return sets
 
 
-def load_concept_sets(n_concepts: int = DEFAULT_N_CONCEPTS, path: str | Path = CONCEPT_SETS_FILE,
-                      set_ids: list[str] | None = None) -> list[ConceptSet]:
+def load_concept_sets(
+    n_concepts: int = DEFAULT_N_CONCEPTS,
+    path: str | Path = CONCEPT_SETS_FILE,
+    set_ids: list[str] | None = None,
+) -> list[ConceptSet]:
     """The sets of exactly `n_concepts` concepts (192 for 4, 208 for 5), in file order.
 
     With `set_ids`, exactly those sets; one of another size is an error, not silently dropped.
@@ -127,8 +156,10 @@ def load_concept_sets(n_concepts: int = DEFAULT_N_CONCEPTS, path: str | Path = C
         wrong = [s for s in chosen if len(s.concepts) != n_concepts]
         if wrong:
             s = wrong[0]
-            raise OcgInputError(f"{path}:{s.line}", f"concept set {s.set_id} has {len(s.concepts)} "
-                                                    f"concepts; expected {n_concepts}")
+            raise OcgInputError(
+                f"{path}:{s.line}",
+                f"concept set {s.set_id} has {len(s.concepts)} concepts; expected {n_concepts}",
+            )
         return chosen
     sets = [s for s in all_sets if len(s.concepts) == n_concepts]
     if not sets:

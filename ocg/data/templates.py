@@ -24,7 +24,9 @@ class Condition:
     name: str
     text: str  # which template text: "original" or "ordered"
     shot: bool  # one-shot priming turns before the instance
-    constraint: str | None = None  # decoding forced to a grammar (ocg/generation/ordered_grammar.py)
+    constraint: str | None = (
+        None  # decoding forced to a grammar (ocg/generation/ordered_grammar.py)
+    )
 
 
 @dataclass(frozen=True)
@@ -45,8 +47,10 @@ class TemplateConfig:
 
     def condition(self, name: str) -> Condition:
         if name not in self.conditions:
-            raise OcgInputError(f"{self.source}: conditions", f"unknown condition {name!r}; "
-                                f"known: {sorted(self.conditions)}")
+            raise OcgInputError(
+                f"{self.source}: conditions",
+                f"unknown condition {name!r}; known: {sorted(self.conditions)}",
+            )
         return self.conditions[name]
 
     def render(self, template_id: int, condition: str, words: list[str] | tuple[str, ...]) -> str:
@@ -58,8 +62,9 @@ class TemplateConfig:
         """Chat turns: system, the one-shot user/assistant pair if the condition has it, user."""
         turns = [{"role": "system", "content": self.system_prompt}]
         if self.condition(condition).shot:
-            turns.append({"role": "user",
-                          "content": self.render(template_id, condition, self.shot_concepts)})
+            turns.append(
+                {"role": "user", "content": self.render(template_id, condition, self.shot_concepts)}
+            )
             turns.append({"role": "assistant", "content": self.shot_answer})
         turns.append({"role": "user", "content": self.render(template_id, condition, words)})
         return turns
@@ -69,22 +74,35 @@ def _check_text(where: str, text: str) -> str:
     if not text.strip():
         raise OcgInputError(where, "expected a non-empty template string")
     try:
-        parsed = [(f, spec, conv) for _, f, spec, conv in string.Formatter().parse(text) if f is not None]
+        parsed = [
+            (f, spec, conv) for _, f, spec, conv in string.Formatter().parse(text) if f is not None
+        ]
     except ValueError as exc:
-        raise OcgInputError(where, f"bad braces in template ({exc}); write literal braces as "
-                                   "{{ and }}") from None
+        raise OcgInputError(
+            where, f"bad braces in template ({exc}); write literal braces as {{{{ and }}}}"
+        ) from None
     fields = [f for f, _, _ in parsed]
     for f, spec, conv in parsed:
-        if spec or conv:  # {concepts:>99} pads, {concepts!r} quotes: the prompt is no longer the paper's
-            raise OcgInputError(where, f"placeholder {{{f}{'!' + conv if conv else ''}{':' + spec if spec else ''}}} "
-                                       "has a format spec or conversion; expected a plain {concepts}")
+        if (
+            spec or conv
+        ):  # {concepts:>99} pads, {concepts!r} quotes: the prompt is no longer the paper's
+            raise OcgInputError(
+                where,
+                f"placeholder {{{f}{'!' + conv if conv else ''}{':' + spec if spec else ''}}} "
+                "has a format spec or conversion; expected a plain {concepts}",
+            )
     unknown = sorted({f for f in fields if f not in PLACEHOLDERS})
     if unknown:
-        raise OcgInputError(where, f"unknown placeholder(s) {', '.join('{'+f+'}' for f in unknown)}; "
-                                   f"allowed: {{concepts}}")
+        raise OcgInputError(
+            where,
+            f"unknown placeholder(s) {', '.join('{' + f + '}' for f in unknown)}; "
+            f"allowed: {{concepts}}",
+        )
     if fields.count("concepts") != 1:
-        raise OcgInputError(where, f"expected exactly one {{concepts}} placeholder, found "
-                                   f"{fields.count('concepts')}")
+        raise OcgInputError(
+            where,
+            f"expected exactly one {{concepts}} placeholder, found {fields.count('concepts')}",
+        )
     return text
 
 
@@ -99,15 +117,24 @@ def _nonempty(where: str, mapping: dict) -> None:
 
 
 TEXT = Field(str, required=True, check=_check_text, expected="a non-empty template string")
-FILE_FIELDS = {"answer_suffix": Field(str, required=True), "system_prompt": Field(str, required=True),
-               "one_shot": Field(dict, required=True), "conditions": Field(dict, required=True),
-               "templates": Field(dict, required=True, check=_nonempty)}
+FILE_FIELDS = {
+    "answer_suffix": Field(str, required=True),
+    "system_prompt": Field(str, required=True),
+    "one_shot": Field(dict, required=True),
+    "conditions": Field(dict, required=True),
+    "templates": Field(dict, required=True, check=_nonempty),
+}
 TEMPLATE_FIELDS = {"original": TEXT, "ordered": TEXT}
 CONSTRAINTS = ("ordered_regex",)  # the grammars ocg/generation/ordered_grammar.py builds
-CONDITION_FIELDS = {"text": Field(str, required=True, choices=tuple(TEMPLATE_FIELDS)),
-                    "shot": Field(bool, required=True, expected="true or false"),
-                    "constraint": Field(str, choices=CONSTRAINTS)}
-SHOT_FIELDS = {"concepts": Field(list, required=True, check=_check_words), "answer": Field(str, required=True)}
+CONDITION_FIELDS = {
+    "text": Field(str, required=True, choices=tuple(TEMPLATE_FIELDS)),
+    "shot": Field(bool, required=True, expected="true or false"),
+    "constraint": Field(str, choices=CONSTRAINTS),
+}
+SHOT_FIELDS = {
+    "concepts": Field(list, required=True, check=_check_words),
+    "answer": Field(str, required=True),
+}
 
 
 def load_templates(path: str | Path = TEMPLATES_FILE) -> TemplateConfig:
@@ -126,6 +153,12 @@ def load_templates(path: str | Path = TEMPLATES_FILE) -> TemplateConfig:
         spec = check_fields(f"{src}: conditions.{name}", spec, CONDITION_FIELDS)
         conditions[name] = Condition(name, spec["text"], spec["shot"], spec.get("constraint"))
     shot = check_fields(f"{src}: one_shot", raw["one_shot"], SHOT_FIELDS)
-    return TemplateConfig(templates=templates, conditions=conditions, answer_suffix=raw["answer_suffix"],
-                          system_prompt=raw["system_prompt"], shot_concepts=tuple(shot["concepts"]),
-                          shot_answer=shot["answer"], source=src)
+    return TemplateConfig(
+        templates=templates,
+        conditions=conditions,
+        answer_suffix=raw["answer_suffix"],
+        system_prompt=raw["system_prompt"],
+        shot_concepts=tuple(shot["concepts"]),
+        shot_answer=shot["answer"],
+        source=src,
+    )

@@ -7,8 +7,14 @@ pandas: benchmarks/gpu_check.py runs with torch and transformers alone.
 
 import importlib
 
-_EXPORTS = {"GenerationStore": "store", "extract_answer": "extraction", "generate": "run",
-            "plan_batches": "invariance", "read_generations": "store", "select_instances": "selection"}
+_EXPORTS = {
+    "GenerationStore": "store",
+    "extract_answer": "extraction",
+    "generate": "run",
+    "plan_batches": "invariance",
+    "read_generations": "store",
+    "select_instances": "selection",
+}
 __all__ = sorted(_EXPORTS)
 
 

@@ -37,29 +37,45 @@ def decode_body(status: int, headers, data: bytes, notes: list[str] | None = Non
     """The body as text: content coding undone by urllib3 (at most MAX_BODY_BYTES), then the
     charset (default UTF-8); bytes invalid in it become U+FFFD, said in `notes` (api_notes)."""
     coding = headers.get("Content-Encoding")
-    undone = urllib3.response.HTTPResponse.CONTENT_DECODERS  # as the request's Accept-Encoding offered
-    if coding and {c.strip().lower() for c in coding.split(",")} - {*undone, "identity", ""}:  # passed through as is
+    undone = (
+        urllib3.response.HTTPResponse.CONTENT_DECODERS
+    )  # as the request's Accept-Encoding offered
+    if coding and {c.strip().lower() for c in coding.split(",")} - {
+        *undone,
+        "identity",
+        "",
+    }:  # passed through as is
         if status != 200:  # an error's body: its status is what counts
             return f"<{len(data)} bytes in Content-Encoding {coding!r}>"
-        raise ApiError(f"HTTP {status}: the body is in Content-Encoding {coding!r}, which cannot be undone "
-                       f"here (urllib3 undoes {', '.join(undone)}); refused")
+        raise ApiError(
+            f"HTTP {status}: the body is in Content-Encoding {coding!r}, which cannot be undone "
+            f"here (urllib3 undoes {', '.join(undone)}); refused"
+        )
     if coding:
         try:
-            decoder = urllib3.HTTPResponse(body=io.BytesIO(data), headers=dict(headers), status=status,
-                                           preload_content=False, decode_content=True)
+            decoder = urllib3.HTTPResponse(
+                body=io.BytesIO(data),
+                headers=dict(headers),
+                status=status,
+                preload_content=False,
+                decode_content=True,
+            )
             parts, size = [], 0
             while part := decoder.read(1 << 20):  # urllib3 >= 2.6 decompresses no more than asked
                 size += len(part)
                 if size > MAX_BODY_BYTES:
-                    raise ApiError(f"HTTP {status}: the body ({len(data)} bytes as Content-Encoding {coding!r}) "
-                                   f"decompresses to more than {MAX_BODY_BYTES} bytes; refused")
+                    raise ApiError(
+                        f"HTTP {status}: the body ({len(data)} bytes as Content-Encoding {coding!r}) "
+                        f"decompresses to more than {MAX_BODY_BYTES} bytes; refused"
+                    )
                 parts.append(part)
             data = b"".join(parts)
         except urllib3.exceptions.DecodeError as exc:
             if status != 200:  # an error's body: its status is what counts
                 return data.decode("utf-8", errors="replace")
-            raise ApiError(f"HTTP {status}: the body cannot be decoded as Content-Encoding "
-                           f"{coding!r} ({exc})") from None
+            raise ApiError(
+                f"HTTP {status}: the body cannot be decoded as Content-Encoding {coding!r} ({exc})"
+            ) from None
     message = email.message.Message()
     message["content-type"] = headers.get("Content-Type", "")
     charset = message.get_content_charset()
@@ -74,12 +90,16 @@ def decode_body(status: int, headers, data: bytes, notes: list[str] | None = Non
         text = data.decode(encoding, errors="replace")
     if notes is not None:  # the answer is stored, not silently: what was lost is said
         bad = text.count("\ufffd") - data.decode(encoding, errors="ignore").count("\ufffd")
-        notes.append(f"the body is not valid {charset or 'UTF-8 (no charset named another)'}: "
-                     f"{bad} invalid byte sequence(s) stored as U+FFFD")
+        notes.append(
+            f"the body is not valid {charset or 'UTF-8 (no charset named another)'}: "
+            f"{bad} invalid byte sequence(s) stored as U+FFFD"
+        )
     return text
 
 
-SECRET_MIN_CHARS = 16  # a shorter key ("test", "jump") is a word answers hold: only its header echo is secret
+SECRET_MIN_CHARS = (
+    16  # a shorter key ("test", "jump") is a word answers hold: only its header echo is secret
+)
 
 
 def secret(key: str) -> tuple[str, str]:
@@ -111,14 +131,22 @@ def _text(value, name: str, notes: list[str], key: str) -> str | None:
 def _fields(raw: str, finish, usage, model, fingerprint, key: str) -> dict:
     notes: list[str] = []
     if usage is not None and not isinstance(usage, dict):
-        notes.append(f"usage is a {type(usage).__name__}, not an object; token counts stored as null")
+        notes.append(
+            f"usage is a {type(usage).__name__}, not an object; token counts stored as null"
+        )
         usage = {}
     usage = usage or {}
-    return {"raw": raw, "finish_reason": _text(finish, "finish_reason", notes, key),
-            "prompt_tokens": _count(usage.get("prompt_tokens"), "prompt_tokens", notes, key),
-            "completion_tokens": _count(usage.get("completion_tokens"), "completion_tokens", notes, key),
-            "response_model": _text(model, "model", notes, key),
-            "system_fingerprint": _text(fingerprint, "system_fingerprint", notes, key), "api_notes": notes}
+    return {
+        "raw": raw,
+        "finish_reason": _text(finish, "finish_reason", notes, key),
+        "prompt_tokens": _count(usage.get("prompt_tokens"), "prompt_tokens", notes, key),
+        "completion_tokens": _count(
+            usage.get("completion_tokens"), "completion_tokens", notes, key
+        ),
+        "response_model": _text(model, "model", notes, key),
+        "system_fingerprint": _text(fingerprint, "system_fingerprint", notes, key),
+        "api_notes": notes,
+    }
 
 
 def parse_completion(status: int, content_type: str, body: str, key: str = "") -> dict:
@@ -131,20 +159,34 @@ def parse_completion(status: int, content_type: str, body: str, key: str = "") -
     try:
         payload = loads_json(body)
     except ValueError:
-        raise ApiError(f"HTTP {status} but the body is not JSON ({content_type or 'no content type'}): "
-                       f"{excerpt!r}") from None
+        raise ApiError(
+            f"HTTP {status} but the body is not JSON ({content_type or 'no content type'}): "
+            f"{excerpt!r}"
+        ) from None
     choices = payload.get("choices") if isinstance(payload, dict) else None
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise ApiError(f"HTTP {status}: no choices in the answer: {excerpt!r}")
     message = choices[0].get("message")
-    if not isinstance(message, dict):  # e.g. a /completions answer ({"text": ...}): not an empty answer
+    if not isinstance(
+        message, dict
+    ):  # e.g. a /completions answer ({"text": ...}): not an empty answer
         what = "no message" if message is None else f"a message that is a {type(message).__name__}"
-        raise ApiError(f"HTTP {status}: {what} in the first choice, not a chat completion: {excerpt!r}")
+        raise ApiError(
+            f"HTTP {status}: {what} in the first choice, not a chat completion: {excerpt!r}"
+        )
     content = message.get("content")
     if content is not None and not isinstance(content, str):
-        raise ApiError(f"HTTP {status}: message content is a {type(content).__name__}, not text: {excerpt!r}")
-    out = _fields(content or "", choices[0].get("finish_reason"), payload.get("usage"), payload.get("model"),
-                  payload.get("system_fingerprint"), key)
+        raise ApiError(
+            f"HTTP {status}: message content is a {type(content).__name__}, not text: {excerpt!r}"
+        )
+    out = _fields(
+        content or "",
+        choices[0].get("finish_reason"),
+        payload.get("usage"),
+        payload.get("model"),
+        payload.get("system_fingerprint"),
+        key,
+    )
     if content is None:  # a refusal or a tool call: stored as an empty answer, not silently
         out["api_notes"].append("message content is null; stored as an empty answer")
     return out
@@ -161,19 +203,29 @@ def _parse_stream(status: int, body: str, excerpt: str, key: str) -> dict:
         try:
             chunk = loads_json(data)
         except ValueError:
-            raise ApiError(f"HTTP {status}: a streamed chunk is not JSON: {scrub(data, key)[:EXCERPT_CHARS]!r}") from None
+            raise ApiError(
+                f"HTTP {status}: a streamed chunk is not JSON: {scrub(data, key)[:EXCERPT_CHARS]!r}"
+            ) from None
         if not isinstance(chunk, dict):
-            raise ApiError(f"HTTP {status}: a streamed chunk is a {type(chunk).__name__}: {excerpt!r}")
+            raise ApiError(
+                f"HTTP {status}: a streamed chunk is a {type(chunk).__name__}: {excerpt!r}"
+            )
         model = chunk.get("model", model)
         fingerprint = chunk.get("system_fingerprint", fingerprint)
         usage = chunk.get("usage") or usage
         choices = chunk.get("choices") or []
         for choice in choices if isinstance(choices, list) else []:
             seen = True
-            delta = (choice.get("delta") or choice.get("message") or {}) if isinstance(choice, dict) else {}
+            delta = (
+                (choice.get("delta") or choice.get("message") or {})
+                if isinstance(choice, dict)
+                else {}
+            )
             text = delta.get("content") if isinstance(delta, dict) else None
             if text is not None and not isinstance(text, str):
-                raise ApiError(f"HTTP {status}: streamed content is a {type(text).__name__}: {excerpt!r}")
+                raise ApiError(
+                    f"HTTP {status}: streamed content is a {type(text).__name__}: {excerpt!r}"
+                )
             parts.append(text or "")
             finish = (choice.get("finish_reason") if isinstance(choice, dict) else None) or finish
     if not seen:
@@ -185,11 +237,15 @@ def scrub_answer(out: dict, key: str) -> dict:
     """The answer with the key replaced by *** in every text field, and a note where it was."""
     if not key:
         return out
-    held = [name for name, value in out.items() if isinstance(value, str) and secret(key)[0] in value]
+    held = [
+        name for name, value in out.items() if isinstance(value, str) and secret(key)[0] in value
+    ]
     for name in held:
         out[name] = scrub(out[name], key)
     out["api_notes"] = [scrub(note, key) for note in out.get("api_notes", [])]
     if held:
-        out["api_notes"] = [*out.get("api_notes", []),
-                            f"the server echoed the API key into {', '.join(held)}; replaced by ***"]
+        out["api_notes"] = [
+            *out.get("api_notes", []),
+            f"the server echoed the API key into {', '.join(held)}; replaced by ***",
+        ]
     return out

@@ -71,8 +71,11 @@ def check_key(key: str, env: str, where: str) -> str:
     """A key that can go into an HTTP header; the error never shows the key itself."""
     bad = [c for c in key if not c.isprintable() or c.isspace()]
     if bad:
-        raise OcgInputError(where, f"the key in ${env} contains {len(bad)} whitespace or control "
-                                   "character(s) (a copied newline?); fix the variable")
+        raise OcgInputError(
+            where,
+            f"the key in ${env} contains {len(bad)} whitespace or control "
+            "character(s) (a copied newline?); fix the variable",
+        )
     try:
         key.encode("latin-1")
     except UnicodeEncodeError:
@@ -81,8 +84,11 @@ def check_key(key: str, env: str, where: str) -> str:
 
 
 def is_system_role_rejection(status: int, body: str) -> bool:
-    return status == 400 and re.search(r"system", body, re.I) is not None and \
-        re.search(r"role|not supported|unsupported|not allowed|invalid", body, re.I) is not None
+    return (
+        status == 400
+        and re.search(r"system", body, re.I) is not None
+        and re.search(r"role|not supported|unsupported|not allowed|invalid", body, re.I) is not None
+    )
 
 
 # How a constrained condition's expression is sent (`api.regex_param`): vLLM's structured outputs
@@ -92,9 +98,15 @@ REGEX_PARAMS = ("structured_outputs", "guided_regex")
 
 class OpenAIBackend(MessagePrompts):
     kind = "openai"
-    applies_grammars = True  # sent as a regex to a server that takes one (vLLM's structured outputs)
-    grammars: dict[str, str] = {}  # instance id: the expression its answer is forced to (run.py fills it)
-    sampling: dict | None = None  # the run's temperature and top_p (make_backend); None: the api block's
+    applies_grammars = (
+        True  # sent as a regex to a server that takes one (vLLM's structured outputs)
+    )
+    grammars: dict[
+        str, str
+    ] = {}  # instance id: the expression its answer is forced to (run.py fills it)
+    sampling: dict | None = (
+        None  # the run's temperature and top_p (make_backend); None: the api block's
+    )
     sample = 0  # the sample the current batch draws (its seed: sampling.sample_seed)
 
     def __init__(self, spec: ModelSpec, batch_size: int | None = None):
@@ -105,18 +117,29 @@ class OpenAIBackend(MessagePrompts):
         where = f"models.{spec.name}.api.key_env"
         key = os.environ.get(env) if env else ""
         if env and not key:
-            raise OcgInputError(where, f"environment variable {env} is not set (it must hold the API key)")
+            raise OcgInputError(
+                where, f"environment variable {env} is not set (it must hold the API key)"
+            )
         self._key = check_key(key, env, where) if env else ""
-        if self._key and "{key}" in (self.api.get("server") or {}).get("command", "") and len(key) < SECRET_MIN_CHARS:
-            raise OcgInputError(where, f"the key in ${env} has {len(key)} character(s); a server started with "
-                                       f"{{key}} needs one of at least {SECRET_MIN_CHARS}, which its log and answers "
-                                       "cannot hold as an ordinary word (docs/METHODS.md)")
+        if (
+            self._key
+            and "{key}" in (self.api.get("server") or {}).get("command", "")
+            and len(key) < SECRET_MIN_CHARS
+        ):
+            raise OcgInputError(
+                where,
+                f"the key in ${env} has {len(key)} character(s); a server started with "
+                f"{{key}} needs one of at least {SECRET_MIN_CHARS}, which its log and answers "
+                "cannot hold as an ordinary word (docs/METHODS.md)",
+            )
         self.url = self.api["base_url"].rstrip("/") + "/chat/completions"
         self.system_mode = "folded" if spec.system_mode == "folded" else "system"
         self.retries = 0  # total retried requests, for the run card
         self.retry_wait_s = 0.0  # total time spent waiting before retries
         self.server_models: set[str] = set()
-        self.notes: dict[str, int] = {}  # api_notes of the answers (values not stored as sent), counted
+        self.notes: dict[
+            str, int
+        ] = {}  # api_notes of the answers (values not stored as sent), counted
         self._notes_lock = threading.Lock()
         self.server: dict | None = None  # the inference server started for this run, if any
         self._session = session()  # each request bounded by timeout_s as a whole (http_client.py)
@@ -130,9 +153,16 @@ class OpenAIBackend(MessagePrompts):
         return None
 
     def _body(self, messages: list[dict], regex: str | None = None) -> dict:
-        body = {"model": self.spec.id, "messages": messages, "seed": sample_seed(self.spec.seed, self.sample),
-                self.api["token_param"]: self.spec.max_new_tokens, "stream": False}
-        if not self.api.get("takes_seed", True):  # the API rejects a seed: the card says seeds were not honoured
+        body = {
+            "model": self.spec.id,
+            "messages": messages,
+            "seed": sample_seed(self.spec.seed, self.sample),
+            self.api["token_param"]: self.spec.max_new_tokens,
+            "stream": False,
+        }
+        if not self.api.get(
+            "takes_seed", True
+        ):  # the API rejects a seed: the card says seeds were not honoured
             del body["seed"]
         if self.sampling:
             body.update(self.sampling)
@@ -140,7 +170,11 @@ class OpenAIBackend(MessagePrompts):
             body["temperature"] = self.api["temperature"]
         if regex is not None:
             param = self.api.get("regex_param", REGEX_PARAMS[0])
-            body.update({"structured_outputs": {"regex": regex}} if param == "structured_outputs" else {param: regex})
+            body.update(
+                {"structured_outputs": {"regex": regex}}
+                if param == "structured_outputs"
+                else {param: regex}
+            )
         return body
 
     def _attempt(self, messages: list[dict], regex: str | None = None) -> dict:
@@ -148,8 +182,15 @@ class OpenAIBackend(MessagePrompts):
         limit = float(self.api["timeout_s"])
         t0 = time.perf_counter()
         try:
-            resp, raw = fetch(self._session, "POST", self.url, limit, MAX_BODY_BYTES, json=self._body(messages, regex),
-                              headers={"Authorization": f"Bearer {self._key}"} if self._key else {})
+            resp, raw = fetch(
+                self._session,
+                "POST",
+                self.url,
+                limit,
+                MAX_BODY_BYTES,
+                json=self._body(messages, regex),
+                headers={"Authorization": f"Bearer {self._key}"} if self._key else {},
+            )
             body = decode_body(resp.status_code, resp.headers, raw, decoding := [])
         except DeadlineExceeded:
             raise _Retryable(f"no complete answer within timeout_s={limit:g} s") from None
@@ -158,34 +199,51 @@ class OpenAIBackend(MessagePrompts):
         except (requests.RequestException, OSError, urllib3.exceptions.HTTPError) as exc:
             if broken := broken_answer(exc):  # a redirect loop, headers past http.client's limits
                 raise ApiError(scrub(f"{self.url}: {broken}", self._key)) from None
-            if isinstance(exc, (requests.Timeout, requests.ConnectionError)) or not isinstance(exc, requests.RequestException):
+            if isinstance(exc, (requests.Timeout, requests.ConnectionError)) or not isinstance(
+                exc, requests.RequestException
+            ):
                 raise _Retryable(type(exc).__name__) from None  # refused, dropped, broken mid-body
-            raise ApiError(scrub(f"{type(exc).__name__}: {exc}", self._key)) from None  # stop, without the key
+            raise ApiError(
+                scrub(f"{type(exc).__name__}: {exc}", self._key)
+            ) from None  # stop, without the key
         except ApiError as exc:  # a body that cannot be decoded
             raise ApiError(scrub(f"{self.url}: {exc}", self._key)) from None
-        status, excerpt = resp.status_code, scrub(body, self._key)[:EXCERPT_CHARS].replace("\n", " ")
+        status, excerpt = (
+            resp.status_code,
+            scrub(body, self._key)[:EXCERPT_CHARS].replace("\n", " "),
+        )
         if status == 200:
             try:
-                out = parse_completion(status, resp.headers.get("Content-Type", ""), body, self._key)
+                out = parse_completion(
+                    status, resp.headers.get("Content-Type", ""), body, self._key
+                )
                 out["api_notes"] = decoding + out["api_notes"]
             except ApiError as exc:
                 raise ApiError(scrub(f"{self.url}: {exc}", self._key)) from None
             out = scrub_answer(out, self._key)
             with self._notes_lock:  # requests run in threads
                 for note in out["api_notes"]:
-                    if note not in self.notes:  # said once per run; each record and the card keep it
+                    if (
+                        note not in self.notes
+                    ):  # said once per run; each record and the card keep it
                         tqdm.write(f"[{self.spec.name}] warning: {note} (the record's api_notes)")
                     self.notes[note] = self.notes.get(note, 0) + 1
             out["seconds"] = round(time.perf_counter() - t0, 4)
             return out
         if status in (401, 403):
-            raise ApiError(f"{status} from {self.url}: the key in ${self.api['key_env']} was refused")
+            raise ApiError(
+                f"{status} from {self.url}: the key in ${self.api['key_env']} was refused"
+            )
         if status == 404:
-            raise ApiError(f"404 from {self.url}: unknown endpoint or model {self.spec.id!r}: {excerpt}")
+            raise ApiError(
+                f"404 from {self.url}: unknown endpoint or model {self.spec.id!r}: {excerpt}"
+            )
         if is_system_role_rejection(status, body):
-            raise ApiError(f"400 from {self.url}: the model rejects the system role ({excerpt}); set "
-                           f"`system_mode: folded` in its entry (models.{self.spec.name}) to put the "
-                           "system prompt in front of the first user turn")
+            raise ApiError(
+                f"400 from {self.url}: the model rejects the system role ({excerpt}); set "
+                f"`system_mode: folded` in its entry (models.{self.spec.name}) to put the "
+                "system prompt in front of the first user turn"
+            )
         if status == 429:
             raise _Retryable("HTTP 429", _retry_after_seconds(resp.headers.get("Retry-After")))
         if status >= 500:
@@ -204,17 +262,23 @@ class OpenAIBackend(MessagePrompts):
             if attempt == self.api["max_retries"]:
                 break
             if waited + wait > cap:
-                raise ApiError(f"{self.url}: the server asks to wait {wait:g} s more after {waited:g} s "
-                               f"of waits ({last}); more than api.max_retry_wait_s={cap:g} allows")
+                raise ApiError(
+                    f"{self.url}: the server asks to wait {wait:g} s more after {waited:g} s "
+                    f"of waits ({last}); more than api.max_retry_wait_s={cap:g} allows"
+                )
             if wait >= 5:
-                tqdm.write(f"[{self.spec.name}] {last}: waiting {wait:g} s before retrying "
-                           f"({waited + wait:g} of at most {cap:g} s for this request)")
+                tqdm.write(
+                    f"[{self.spec.name}] {last}: waiting {wait:g} s before retrying "
+                    f"({waited + wait:g} of at most {cap:g} s for this request)"
+                )
             self.retries += 1
             self.retry_wait_s += wait
             time.sleep(wait)
             waited += wait
             delay *= 2
-        raise ApiError(f"{self.url}: gave up after {self.api['max_retries'] + 1} attempts (last: {last})")
+        raise ApiError(
+            f"{self.url}: gave up after {self.api['max_retries'] + 1} attempts (last: {last})"
+        )
 
     def attach_server(self, info: dict) -> None:
         """Ask the server started for this run (`info` from server.running_server) from now on,
@@ -223,11 +287,16 @@ class OpenAIBackend(MessagePrompts):
         self.url, self.server = info["base_url"] + "/chat/completions", info
         self._request([{"role": "user", "content": "Say OK."}])
 
-    def generate(self, rendered: list[list[dict]], instance_ids: list[str] | None = None,
-                 sample: int = 0) -> list[dict]:
+    def generate(
+        self, rendered: list[list[dict]], instance_ids: list[str] | None = None, sample: int = 0
+    ) -> list[dict]:
         self.sample = sample
         with ThreadPoolExecutor(max_workers=min(self.api["concurrency"], len(rendered))) as pool:
-            regexes = [self.grammars.get(i) for i in instance_ids] if instance_ids else [None] * len(rendered)
+            regexes = (
+                [self.grammars.get(i) for i in instance_ids]
+                if instance_ids
+                else [None] * len(rendered)
+            )
             results = list(pool.map(self._request, rendered, regexes))
         for r in results:
             r["batch_size"] = len(rendered)

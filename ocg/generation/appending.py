@@ -26,7 +26,7 @@ def append_synced(path: Path, payload: bytes) -> None:
     try:
         view = memoryview(payload)
         while view:
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
         os.fsync(fd)
     except OSError as exc:  # e.g. a full disk: name the file
         raise naming(exc, path) from exc

@@ -7,19 +7,26 @@ import pandas as pd
 from ..models import ModelSpec
 
 
-def make_backend(spec: ModelSpec, batch_size: int | None = None, instances: pd.DataFrame | None = None,
-                 sampling: dict | None = None):
+def make_backend(
+    spec: ModelSpec,
+    batch_size: int | None = None,
+    instances: pd.DataFrame | None = None,
+    sampling: dict | None = None,
+):
     """The entry's backend; the replay backend answers by instance, so it is given them.
     `sampling` (temperature, top_p; None: the entry's own decoding) is the run's, not the entry's.
     Every backend's `generate(prompts, instance_ids, sample=s)` draws sample s (sampling.py)."""
     if spec.backend == "replay":
         from .replay_backend import ReplayBackend
+
         backend = ReplayBackend(spec, batch_size, instances)
     elif spec.backend == "openai":
         from .api_backend import OpenAIBackend
+
         backend = OpenAIBackend(spec, batch_size)
     else:
         from .hf_backend import TransformersBackend
+
         backend = TransformersBackend(spec, batch_size)
     backend.sampling = sampling
     return backend

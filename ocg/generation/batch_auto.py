@@ -22,7 +22,10 @@ CPU_DEFAULT = 32  # ModelSpec's default batch size: what a CPU or an API entry w
 HEADROOM = 0.8  # share of the free memory (after the weights) planned on
 LOGIT_COPIES = 3  # float32 logits per row at a step: the scores, the processed scores, a copy
 BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "auto": 2}
-WEIGHT_BYTES = {"4bit": 0.5625, "8bit": 1.0}  # per parameter (NF4 with double-quant constants; int8)
+WEIGHT_BYTES = {
+    "4bit": 0.5625,
+    "8bit": 1.0,
+}  # per parameter (NF4 with double-quant constants; int8)
 
 
 def _text_config(config):
@@ -47,15 +50,29 @@ def row_bytes(config, dtype_bytes: int, longest_prompt: int, max_new_tokens: int
     return kv + prefill + LOGIT_COPIES * 4 * c.vocab_size
 
 
-def estimate_batch_size(config, free_bytes: int, weight_bytes: int, dtype_bytes: int, longest_prompt: int,
-                        max_new_tokens: int, cap: int = CAP) -> dict:
+def estimate_batch_size(
+    config,
+    free_bytes: int,
+    weight_bytes: int,
+    dtype_bytes: int,
+    longest_prompt: int,
+    max_new_tokens: int,
+    cap: int = CAP,
+) -> dict:
     """The batch size that fits, and the figures it came from (recorded in the run card)."""
     per_row = row_bytes(config, dtype_bytes, longest_prompt, max_new_tokens)
     budget = int((free_bytes - weight_bytes) * HEADROOM)
     fits = budget // per_row if budget > 0 else 0
-    return {"batch_size": int(max(1, min(cap, fits))), "free_bytes": int(free_bytes),
-            "weight_bytes": int(weight_bytes), "row_bytes": int(per_row), "headroom": HEADROOM, "cap": cap,
-            "longest_prompt_tokens": int(longest_prompt), "max_new_tokens": int(max_new_tokens)}
+    return {
+        "batch_size": int(max(1, min(cap, fits))),
+        "free_bytes": int(free_bytes),
+        "weight_bytes": int(weight_bytes),
+        "row_bytes": int(per_row),
+        "headroom": HEADROOM,
+        "cap": cap,
+        "longest_prompt_tokens": int(longest_prompt),
+        "max_new_tokens": int(max_new_tokens),
+    }
 
 
 def _weight_bytes(config, spec) -> int:
@@ -74,16 +91,19 @@ def _cuda_estimate(backend, longest: int) -> dict:
     from transformers import AutoConfig
 
     spec = backend.spec
-    config = AutoConfig.from_pretrained(backend.source, revision=backend.revision,
-                                        trust_remote_code=spec.trust_remote_code)
+    config = AutoConfig.from_pretrained(
+        backend.source, revision=backend.revision, trust_remote_code=spec.trust_remote_code
+    )
     free = sum(torch.cuda.mem_get_info(i)[0] for i in range(torch.cuda.device_count()))
-    return estimate_batch_size(config, free, _weight_bytes(config, spec), BYTES[spec.dtype], longest,
-                               spec.max_new_tokens)
+    return estimate_batch_size(
+        config, free, _weight_bytes(config, spec), BYTES[spec.dtype], longest, spec.max_new_tokens
+    )
 
 
 def recorded_batch_size(card_path: Path) -> int | None:
     """The batch size the directory's earlier run used (its run card), if any."""
     from ..records import RunCard
+
     if not card_path.exists():
         return None
     size = RunCard.read(card_path).settings.get("batch_size")
@@ -96,10 +116,16 @@ def resolve_batch_size(backend, rendered: dict, card_path: Path) -> None:
         return
     resumed = recorded_batch_size(card_path)
     if resumed is not None:
-        how = {"batch_size": resumed, "source": "resumed: the size the directory's run card records"}
+        how = {
+            "batch_size": resumed,
+            "source": "resumed: the size the directory's run card records",
+        }
     elif backend.kind == "transformers" and backend.device == "cuda":
         longest = max(backend.prompt_lengths(list(rendered.values())), default=1)
-        how = {**_cuda_estimate(backend, longest), "source": "estimate: free CUDA memory and the model's config"}
+        how = {
+            **_cuda_estimate(backend, longest),
+            "source": "estimate: free CUDA memory and the model's config",
+        }
     else:
         how = {"batch_size": CPU_DEFAULT, "source": f"fixed default off CUDA ({CPU_DEFAULT})"}
     backend.batch_size = backend.max_working = how["batch_size"]

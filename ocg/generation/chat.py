@@ -24,8 +24,10 @@ _USER_PROBE = "ocg-user-probe-2c84e0"
 def chat_template_sha256(tokenizer) -> str:
     template = tokenizer.chat_template
     if template is None:
-        raise ValueError(f"{tokenizer.name_or_path}: the tokenizer has no chat template; ocg "
-                         "evaluates instruction-tuned models through their chat templates")
+        raise ValueError(
+            f"{tokenizer.name_or_path}: the tokenizer has no chat template; ocg "
+            "evaluates instruction-tuned models through their chat templates"
+        )
     text = template if isinstance(template, str) else json.dumps(template, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -37,10 +39,15 @@ def date_context(prompt_date: str) -> dict:
     return {"date_string": day.strftime("%d %b %Y"), "strftime_now": day.strftime}
 
 
-def _apply(tokenizer, messages: list[dict], prompt_date: str, add_generation_prompt: bool = True) -> str:
-    return tokenizer.apply_chat_template(messages, tokenize=False,
-                                         add_generation_prompt=add_generation_prompt,
-                                         **date_context(prompt_date))
+def _apply(
+    tokenizer, messages: list[dict], prompt_date: str, add_generation_prompt: bool = True
+) -> str:
+    return tokenizer.apply_chat_template(
+        messages,
+        tokenize=False,
+        add_generation_prompt=add_generation_prompt,
+        **date_context(prompt_date),
+    )
 
 
 def detect_system_mode(tokenizer, prompt_date: str = "2024-07-26") -> str:
@@ -72,8 +79,12 @@ def template_default_system_prompt(tokenizer, prompt_date: str = "2024-07-26") -
     if _PROBE not in with_sys:
         return None
     prefix, suffix = with_sys.split(_PROBE, 1)
-    if without.startswith(prefix) and without.endswith(suffix) and len(without) > len(prefix) + len(suffix):
-        return without[len(prefix):len(without) - len(suffix)]
+    if (
+        without.startswith(prefix)
+        and without.endswith(suffix)
+        and len(without) > len(prefix) + len(suffix)
+    ):
+        return without[len(prefix) : len(without) - len(suffix)]
     return None
 
 
@@ -92,6 +103,7 @@ def apply_system_mode(messages: list[dict], mode: str) -> list[dict]:
 class MessagePrompts:
     """Prompts sent as chat messages, not rendered text (API and replay backends): the system
     turn kept or folded (`self.system_mode`), lengths in characters, no template of ours."""
+
     system_mode = "system"
 
     def render(self, messages: list[dict]) -> list[dict]:
@@ -101,8 +113,13 @@ class MessagePrompts:
         return [sum(len(m["content"]) for m in msgs) for msgs in rendered]
 
     def prompt_settings(self) -> dict:
-        return {"chat_template_sha256": None, "system_mode": self.system_mode,
-                "template_default_system_prompt": None, "prompt_date": None, "bos": None}
+        return {
+            "chat_template_sha256": None,
+            "system_mode": self.system_mode,
+            "template_default_system_prompt": None,
+            "prompt_date": None,
+            "bos": None,
+        }
 
 
 def tokenizer_adds_bos(tokenizer) -> bool:
@@ -131,8 +148,13 @@ def bos_placement(tokenizer, prompt_date: str, adds_bos: bool) -> str:
     return with_single_bos(text, tokenizer.bos_token, adds_bos)[1]
 
 
-def render(tokenizer, messages: list[dict], mode: str, prompt_date: str = "2024-07-26",
-           adds_bos: bool | None = None) -> str:
+def render(
+    tokenizer,
+    messages: list[dict],
+    mode: str,
+    prompt_date: str = "2024-07-26",
+    adds_bos: bool | None = None,
+) -> str:
     """The exact text the model reads (tokenized later without adding special tokens)."""
     text = _apply(tokenizer, apply_system_mode(messages, mode), prompt_date)
     if adds_bos is None:
@@ -142,5 +164,9 @@ def render(tokenizer, messages: list[dict], mode: str, prompt_date: str = "2024-
 
 def prompt_sha256(rendered) -> str:
     """sha256 of what a model receives: the rendered text, or the API messages as sent."""
-    text = rendered if isinstance(rendered, str) else json.dumps(rendered, ensure_ascii=False, sort_keys=True)
+    text = (
+        rendered
+        if isinstance(rendered, str)
+        else json.dumps(rendered, ensure_ascii=False, sort_keys=True)
+    )
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -51,7 +51,9 @@ def foreign_mask(records: pd.DataFrame, asked: dict[str, set[tuple]]) -> pd.Seri
     if records.empty:
         return pd.Series([], dtype=bool)
     not_asked = [key not in asked.get(key[1], set()) for key in record_keys(records)]
-    repeated = pd.Series(list(zip(records["instance_id"], _samples_of(records))), index=records.index).duplicated()
+    repeated = pd.Series(
+        list(zip(records["instance_id"], _samples_of(records))), index=records.index
+    ).duplicated()
     return pd.Series(not_asked, index=records.index) | repeated
 
 
@@ -64,28 +66,47 @@ def tally(asked: set[tuple], records: list[dict]) -> dict:
             present.add(key)
         else:
             foreign.append(r.get("instance_id"))
-    return {"asked": len(asked), "present": len(present), "missing": len(asked) - len(present),
-            "foreign": len(foreign), "foreign_examples": foreign[:_EXAMPLES]}
+    return {
+        "asked": len(asked),
+        "present": len(present),
+        "missing": len(asked) - len(present),
+        "foreign": len(foreign),
+        "foreign_examples": foreign[:_EXAMPLES],
+    }
 
 
 def tally_stores(stores: dict, rows: dict[str, pd.DataFrame], samples: int = 1) -> dict[str, dict]:
     """A run card's `records`: per condition, its store's records against the asked rows (times samples)."""
-    return {c: tally(asked_keys(rows[c], samples), store.read(store.path, prompts=False)) for c, store in stores.items()}
+    return {
+        c: tally(asked_keys(rows[c], samples), store.read(store.path, prompts=False))
+        for c, store in stores.items()
+    }
 
 
-def describe_tally(per_condition: dict[str, dict], samples: int = 1, asked_now: int | None = None) -> str:
+def describe_tally(
+    per_condition: dict[str, dict], samples: int = 1, asked_now: int | None = None
+) -> str:
     """'N of M asked instances' of a run card's `records` (answers, with `samples` per instance),
     what this run asked where the folder holds more samples, and the foreign records not counted."""
-    line = (f"{sum(t['present'] for t in per_condition.values()):,} of "
-            f"{sum(t['asked'] for t in per_condition.values()):,} asked "
-            + (f"answers ({samples} samples of each instance)" if samples > 1 else "instances"))
+    line = (
+        f"{sum(t['present'] for t in per_condition.values()):,} of "
+        f"{sum(t['asked'] for t in per_condition.values()):,} asked "
+        + (f"answers ({samples} samples of each instance)" if samples > 1 else "instances")
+    )
     if asked_now is not None and asked_now < samples:
-        line += (f"; this run asked {asked_now} sample(s), but the folder holds {samples}: a folder's "
-                 "samples only grow, and every one of them is counted")
+        line += (
+            f"; this run asked {asked_now} sample(s), but the folder holds {samples}: a folder's "
+            "samples only grow, and every one of them is counted"
+        )
     foreign = {c: t for c, t in per_condition.items() if t["foreign"]}
     if foreign:
-        line += "; not counted, foreign records (not asked: another set, template or condition): " + ", ".join(
-            f"{c} {t['foreign']} (e.g. {', '.join(map(str, t['foreign_examples']))})" for c, t in foreign.items())
+        line += (
+            "; not counted, foreign records (not asked: another set, template or condition): "
+            + ", ".join(
+                f"{c} {t['foreign']} (e.g. {', '.join(map(str, t['foreign_examples']))})"
+                for c, t in foreign.items()
+            )
+        )
     return line
 
 
@@ -96,13 +117,20 @@ def _all_present(records: pd.DataFrame, cond: str, sha: str, samples: int) -> se
     mine = records[records["condition"] == cond]
     first = mine[pd.Series(_samples_of(mine), index=mine.index) == 0]
     spelled = [instance_id(*key[1:]) == key[0] for key in zip(*(first[k].tolist() for k in KEY))]
-    if all(spelled) and not first["instance_id"].duplicated().any() and ids_hash(first) == sha \
-            and set(record_keys(mine)) == (keys := asked_keys(first, samples)) and len(mine) == len(keys):
+    if (
+        all(spelled)
+        and not first["instance_id"].duplicated().any()
+        and ids_hash(first) == sha
+        and set(record_keys(mine)) == (keys := asked_keys(first, samples))
+        and len(mine) == len(keys)
+    ):
         return keys
     return None
 
 
-def asked_instances(card: RunCard, card_path: Path, records: pd.DataFrame | None = None) -> dict[str, set[tuple]]:
+def asked_instances(
+    card: RunCard, card_path: Path, records: pd.DataFrame | None = None
+) -> dict[str, set[tuple]]:
     """Per condition of the card: the keys of the instances it asked for (rebuilt, hash-checked)."""
     from .selection import select_instances
 
@@ -115,15 +143,24 @@ def asked_instances(card: RunCard, card_path: Path, records: pd.DataFrame | None
         rows = None
         if sel is not None:
             try:
-                rows = select_instances(sel.get("dataset"), [cond], sel.get("subset_k"), sel.get("template_ids"),
-                                        permutations=sel.get("permutations"),
-                                        permutation_seed=PERMUTATION_SEED if sel.get("permutation_seed") is None
-                                        else sel["permutation_seed"])
+                rows = select_instances(
+                    sel.get("dataset"),
+                    [cond],
+                    sel.get("subset_k"),
+                    sel.get("template_ids"),
+                    permutations=sel.get("permutations"),
+                    permutation_seed=PERMUTATION_SEED
+                    if sel.get("permutation_seed") is None
+                    else sel["permutation_seed"],
+                )
             except (OcgInputError, OSError):
                 rows = None
         if rows is None or ids_hash(rows) != sha:
-            raise OcgInputError(str(card_path), f"cannot rebuild the instance set of condition {cond!r} "
-                                "that this run card asked for (its dataset moved or changed?)")
+            raise OcgInputError(
+                str(card_path),
+                f"cannot rebuild the instance set of condition {cond!r} "
+                "that this run card asked for (its dataset moved or changed?)",
+            )
         out[cond] = asked_keys(rows, samples)
     return out
 
@@ -134,7 +171,9 @@ def check_model_dir(model_dir: str | Path, records: pd.DataFrame) -> tuple[dict,
     Without a run card nothing can be checked: the block says so and every record is kept."""
     card_path = ModelGenerations(Path(model_dir)).run_card
     if not card_path.exists():
-        return {"run_card": None, "run_status": RunStatus.UNKNOWN.value}, pd.Series(False, index=records.index)
+        return {"run_card": None, "run_status": RunStatus.UNKNOWN.value}, pd.Series(
+            False, index=records.index
+        )
     card = RunCard.read(card_path)
     asked = asked_instances(card, card_path, records)
     foreign = foreign_mask(records, asked)
@@ -143,12 +182,23 @@ def check_model_dir(model_dir: str | Path, records: pd.DataFrame) -> tuple[dict,
         mine = records[records["condition"] == cond]
         mine = mine.assign(**{SAMPLE: _samples_of(mine)}).drop_duplicates(["instance_id", SAMPLE])
         conditions[cond] = tally(asked.get(cond, set()), mine[[*KEY, SAMPLE]].to_dict("records"))
-        left_out = records["instance_id"][foreign & (records["condition"] == cond)]  # with repeated ids
+        left_out = records["instance_id"][
+            foreign & (records["condition"] == cond)
+        ]  # with repeated ids
         conditions[cond]["foreign"] = len(left_out)
-        conditions[cond]["foreign_examples"] = left_out.head(_EXAMPLES).tolist()  # a repeated id is one too
-    totals = {k: sum(c[k] for c in conditions.values()) for k in ("asked", "present", "missing", "foreign")}
-    return {"run_card": str(card_path), "run_status": card.status.value, **totals,
-            "conditions": conditions}, foreign
+        conditions[cond]["foreign_examples"] = left_out.head(
+            _EXAMPLES
+        ).tolist()  # a repeated id is one too
+    totals = {
+        k: sum(c[k] for c in conditions.values())
+        for k in ("asked", "present", "missing", "foreign")
+    }
+    return {
+        "run_card": str(card_path),
+        "run_status": card.status.value,
+        **totals,
+        "conditions": conditions,
+    }, foreign
 
 
 def asked_records(model_dir: str | Path, records: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
@@ -156,8 +206,11 @@ def asked_records(model_dir: str | Path, records: pd.DataFrame) -> tuple[pd.Data
     block, foreign = check_model_dir(model_dir, records)
     kept = records[~foreign].reset_index(drop=True)
     if kept.empty:
-        raise OcgInputError(str(model_dir), "no record is an instance its run card asked for "
-                            f"({block.get('foreign', 0)} foreign records)")
+        raise OcgInputError(
+            str(model_dir),
+            "no record is an instance its run card asked for "
+            f"({block.get('foreign', 0)} foreign records)",
+        )
     return kept, block
 
 
@@ -171,12 +224,21 @@ def problems(block: dict | None) -> tuple[list[str], list[str]]:
     if block["run_status"] != RunStatus.COMPLETE:
         blocking.append(f"the run card says {block['run_status']!r} (generation did not finish)")
     if block["missing"]:
-        per = ", ".join(f"{c} {v['missing']} of {v['asked']}" for c, v in block["conditions"].items() if v["missing"])
+        per = ", ".join(
+            f"{c} {v['missing']} of {v['asked']}"
+            for c, v in block["conditions"].items()
+            if v["missing"]
+        )
         blocking.append(f"{block['missing']} of {block['asked']} asked instances missing ({per})")
     if block["foreign"]:
-        per = ", ".join(f"{c}: {v['foreign']} (e.g. {', '.join(map(str, v['foreign_examples']))})"
-                        for c, v in block["conditions"].items() if v["foreign"])
-        notes.append(f"{block['foreign']} foreign records (not asked by the run card) left out: {per}")
+        per = ", ".join(
+            f"{c}: {v['foreign']} (e.g. {', '.join(map(str, v['foreign_examples']))})"
+            for c, v in block["conditions"].items()
+            if v["foreign"]
+        )
+        notes.append(
+            f"{block['foreign']} foreign records (not asked by the run card) left out: {per}"
+        )
     return blocking, notes
 
 
@@ -187,4 +249,6 @@ def describe(block: dict | None) -> str:
         return "INCOMPLETE: " + "; ".join(blocking + notes)
     if not block or block.get("run_card") is None:
         return "unchecked: " + "; ".join(notes)
-    return "; ".join([f"complete: {block['present']:,} of {block['asked']:,} asked instances"] + notes)
+    return "; ".join(
+        [f"complete: {block['present']:,} of {block['asked']:,} asked instances"] + notes
+    )

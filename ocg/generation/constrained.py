@@ -21,31 +21,44 @@ LIBRARY = "xgrammar"
 GRAMMAR_BACKENDS = ("transformers", "openai")  # those that apply a grammar (`applies_grammars`)
 
 
-def check_backends(where: str, conditions: list[str], models: list[str], specs: dict, templates) -> None:
+def check_backends(
+    where: str, conditions: list[str], models: list[str], specs: dict, templates
+) -> None:
     """A run or sweep file that forces a grammar only on models whose backend applies one
     (refused before any work; run.py checks again for `ocg generate`)."""
     from ..errors import OcgInputError
+
     for i, cond in enumerate(conditions):
         if cond not in templates.conditions or not templates.conditions[cond].constraint:
             continue
         for model in models:
             if specs[model].backend not in GRAMMAR_BACKENDS:
-                raise OcgInputError(f"{where}: conditions[{i}]", f"{cond!r} forces a grammar at decoding time; model "
-                                    f"{model!r} has the {specs[model].backend} backend, which cannot apply one "
-                                    f"({' and '.join(GRAMMAR_BACKENDS)} can): leave out the condition or the model")
+                raise OcgInputError(
+                    f"{where}: conditions[{i}]",
+                    f"{cond!r} forces a grammar at decoding time; model "
+                    f"{model!r} has the {specs[model].backend} backend, which cannot apply one "
+                    f"({' and '.join(GRAMMAR_BACKENDS)} can): leave out the condition or the model",
+                )
 
 
 def library_version() -> str:
     from importlib import metadata
+
     return metadata.version(LIBRARY)
 
 
 def card_block(grammars: dict[str, str]) -> dict:
     """What the run card records of a constrained condition: the library, the lexicon, the rule,
     and each instance's grammar sha256 (the text itself is in each record: `grammar`)."""
-    return {"library": LIBRARY, "library_version": library_version(), "lexicon": "lemminflect",
-            "lexicon_version": lexicon_version(), "grammar_version": GRAMMAR_VERSION,
-            "grammar_rule": GRAMMAR_RULE, "grammar_sha256": {i: grammar_sha256(g) for i, g in sorted(grammars.items())}}
+    return {
+        "library": LIBRARY,
+        "library_version": library_version(),
+        "lexicon": "lemminflect",
+        "lexicon_version": lexicon_version(),
+        "grammar_version": GRAMMAR_VERSION,
+        "grammar_rule": GRAMMAR_RULE,
+        "grammar_sha256": {i: grammar_sha256(g) for i, g in sorted(grammars.items())},
+    }
 
 
 class Compiler:
@@ -54,8 +67,10 @@ class Compiler:
 
     def __init__(self, tokenizer, vocab_size: int, stop_token_ids: list[int]):
         import xgrammar as xgr
-        info = xgr.TokenizerInfo.from_huggingface(tokenizer, vocab_size=vocab_size,
-                                                  stop_token_ids=sorted(stop_token_ids))
+
+        info = xgr.TokenizerInfo.from_huggingface(
+            tokenizer, vocab_size=vocab_size, stop_token_ids=sorted(stop_token_ids)
+        )
         self._compiler = xgr.GrammarCompiler(info)
         self._compiled: dict[str, object] = {}
 
@@ -68,6 +83,7 @@ class Compiler:
         """A fresh processor for one generate() call, one expression per batch row (xgrammar's
         processor keeps matcher state, so it serves one call only)."""
         from xgrammar.contrib.hf import LogitsProcessor
+
         return LogitsProcessor([self.compile(r) for r in regexes])
 
 
@@ -79,8 +95,9 @@ def processors_for(backend, regexes: list[str | None]) -> list | None:
     if not all(regexes):
         raise ValueError("a batch mixes constrained and free instances; batches hold one condition")
     if getattr(backend, "_grammar_compiler", None) is None:
-        backend._grammar_compiler = Compiler(backend.tokenizer, backend.model.config.vocab_size,
-                                             sorted(backend.eos_ids))
+        backend._grammar_compiler = Compiler(
+            backend.tokenizer, backend.model.config.vocab_size, sorted(backend.eos_ids)
+        )
     return [backend._grammar_compiler.logits_processor(regexes)]
 
 
@@ -105,6 +122,7 @@ def _full(grammar: str):
 @lru_cache(maxsize=256)
 def _partial(grammar: str):
     import regex  # as `re`, plus partial matching (is this text the start of an admitted one?)
+
     return regex.compile(grammar)
 
 
@@ -123,7 +141,10 @@ def not_forced(items) -> list:
         groups.setdefault(grammar, []).append((key, raw, finish))
     bad = []
     for grammar, group in groups.items():
-        full, partial = lru_cache(1)(lambda g=grammar: re.compile(g)), lru_cache(1)(lambda g=grammar: _partial(g))
+        full, partial = (
+            lru_cache(1)(lambda g=grammar: re.compile(g)),
+            lru_cache(1)(lambda g=grammar: _partial(g)),
+        )
         bad += [key for key, raw, finish in group if not _admits(full, partial, raw, finish)]
     return sorted(bad)
 
@@ -139,20 +160,30 @@ def check_forced(spec, backend, instance_ids: list[str], outputs: list[dict]) ->
     """Every answer of a constrained instance in this batch is in its grammar, else NotForced
     naming the decoder, the instance and the answer (nothing of the batch is written)."""
     grammars = getattr(backend, "grammars", {}) or {}
-    bad = [(iid, out) for iid, out in zip(instance_ids, outputs)
-           if grammars.get(iid) and not forced_as_asked(out.get("raw"), grammars[iid], out.get("finish_reason"))]
+    bad = [
+        (iid, out)
+        for iid, out in zip(instance_ids, outputs)
+        if grammars.get(iid)
+        and not forced_as_asked(out.get("raw"), grammars[iid], out.get("finish_reason"))
+    ]
     if not bad:
         return
     iid, out = bad[0]
     if backend.kind != "openai":
         hint = "the grammar's mask was not applied as compiled"
     elif spec.api.get("regex_param", "structured_outputs") == "structured_outputs":
-        hint = ("the server ignored the regex it was sent as `structured_outputs` (vLLM before 0.10.2 ignores "
-                "that field): set the entry's `api.regex_param: guided_regex`, or use a server that applies it")
+        hint = (
+            "the server ignored the regex it was sent as `structured_outputs` (vLLM before 0.10.2 ignores "
+            "that field): set the entry's `api.regex_param: guided_regex`, or use a server that applies it"
+        )
     else:
-        hint = (f"the server ignored the regex it was sent as `{spec.api['regex_param']}`: set the entry's "
-                "`api.regex_param: structured_outputs` (vLLM >= 0.10.2), or use a server that applies it")
-    raise NotForced(f"{decoder_name(spec, backend)}: {len(bad)} of {len(outputs)} answers of this batch are not in "
-                    f"their grammar, e.g. instance {iid} (finish_reason {out.get('finish_reason')!r}): "
-                    f"{str(out.get('raw'))[:120]!r}; {hint}. Not written (they were not forced); the answers "
-                    "written before are kept")
+        hint = (
+            f"the server ignored the regex it was sent as `{spec.api['regex_param']}`: set the entry's "
+            "`api.regex_param: structured_outputs` (vLLM >= 0.10.2), or use a server that applies it"
+        )
+    raise NotForced(
+        f"{decoder_name(spec, backend)}: {len(bad)} of {len(outputs)} answers of this batch are not in "
+        f"their grammar, e.g. instance {iid} (finish_reason {out.get('finish_reason')!r}): "
+        f"{str(out.get('raw'))[:120]!r}; {hint}. Not written (they were not forced); the answers "
+        "written before are kept"
+    )

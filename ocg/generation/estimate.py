@@ -15,21 +15,28 @@ def duration(seconds: float) -> str:
     return f"{seconds // 60} min" if seconds >= 120 else f"{seconds} s"
 
 
-def after_a_batch(model: str, answers: int, seconds: float, left: int, batch_check: int,
-                  batch_size: int) -> str:
+def after_a_batch(
+    model: str, answers: int, seconds: float, left: int, batch_check: int, batch_size: int
+) -> str:
     """The projection printed once, after the second batch: `answers` took `seconds`."""
     pace = seconds / max(answers, 1)
-    line = (f"{model}: {answers} answers in {duration(seconds)}; the {left} left, at this pace: about "
-            f"{duration(pace * left)} (prompts run longest first: the later ones go faster)")
+    line = (
+        f"{model}: {answers} answers in {duration(seconds)}; the {left} left, at this pace: about "
+        f"{duration(pace * left)} (prompts run longest first: the later ones go faster)"
+    )
     if batch_check and batch_size > 1:
         per_batch = pace * batch_size
-        line += (f"; then the batch-1 check regenerates {batch_check} answers one at a time: at most about "
-                 f"{duration(per_batch * batch_check)} (a batch's time each; `batch_check: 0` in the models "
-                 "file skips it)")
+        line += (
+            f"; then the batch-1 check regenerates {batch_check} answers one at a time: at most about "
+            f"{duration(per_batch * batch_check)} (a batch's time each; `batch_check: 0` in the models "
+            "file skips it)"
+        )
     return line
 
 
 def batch_check_pace(model: str, seconds: float, n: int) -> str:
     """The check's projection, after its first answer took `seconds`."""
-    return (f"{model}: batch-1 check: one answer alone in {duration(seconds)}; {n} in all: about "
-            f"{duration(seconds * n)}")
+    return (
+        f"{model}: batch-1 check: one answer alone in {duration(seconds)}; {n} in all: about "
+        f"{duration(seconds * n)}"
+    )

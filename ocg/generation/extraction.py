@@ -37,19 +37,20 @@ def _output_blocks(raw: str) -> list[str]:
     for i, start in enumerate(opens):
         stop = opens[i + 1].start() if i + 1 < len(opens) else len(raw)
         close = _OUTPUT_CLOSE.search(raw, start.end(), stop)
-        blocks.append(raw[start.end():close.start() if close else stop])
+        blocks.append(raw[start.end() : close.start() if close else stop])
     return blocks
 
 
-def extract_answer(raw: str, rule: str = "plain", prompt_opens_think: bool = False
-                   ) -> tuple[str | None, str]:
+def extract_answer(
+    raw: str, rule: str = "plain", prompt_opens_think: bool = False
+) -> tuple[str | None, str]:
     """(answer, status) for one raw output."""
     if rule == "plain":
         return _result(raw)
     if rule == "think":
         closes = list(_THINK_CLOSE.finditer(raw))
         if closes:
-            return _result(raw[closes[-1].end():])
+            return _result(raw[closes[-1].end() :])
         if prompt_opens_think or _THINK_OPEN.search(raw):
             return None, UNCLOSED_THINK
         return _result(raw)

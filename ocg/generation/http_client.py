@@ -77,6 +77,7 @@ def _watched(base: type) -> type:
             if (watch := getattr(_current, "watch", None)) is not None:
                 watch.add(self.sock)
             return super().getresponse()
+
     return Watched
 
 
@@ -111,8 +112,9 @@ def session() -> requests.Session:
     return s
 
 
-def fetch(s: requests.Session, method: str, url: str, seconds: float, max_bytes: int,
-          **kwargs) -> tuple[requests.Response, bytes]:
+def fetch(
+    s: requests.Session, method: str, url: str, seconds: float, max_bytes: int, **kwargs
+) -> tuple[requests.Response, bytes]:
     """(the answer, its whole body undecoded), within `seconds` of wall clock from now: else
     DeadlineExceeded; a body past `max_bytes` is BodyTooLong; anything else as requests raises it."""
     watch = _Watch(seconds)
@@ -125,7 +127,9 @@ def fetch(s: requests.Session, method: str, url: str, seconds: float, max_bytes:
             while chunk := resp.raw.read1(65536, decode_content=False):
                 size += len(chunk)
                 if size > max_bytes:
-                    raise BodyTooLong(f"HTTP {resp.status_code}: the body is longer than {max_bytes} bytes; refused")
+                    raise BodyTooLong(
+                        f"HTTP {resp.status_code}: the body is longer than {max_bytes} bytes; refused"
+                    )
                 chunks.append(chunk)
     except BodyTooLong:
         raise
@@ -160,6 +164,8 @@ def broken_answer(exc: BaseException) -> str | None:
         last = exc.response.url if exc.response is not None else "?"
         return f"more than {requests.models.DEFAULT_REDIRECT_LIMIT} redirects (a loop?), the last to {last}"
     for e in _causes(exc):
-        if isinstance(e, http.client.LineTooLong) or (type(e) is http.client.HTTPException and "more than" in str(e)):
+        if isinstance(e, http.client.LineTooLong) or (
+            type(e) is http.client.HTTPException and "more than" in str(e)
+        ):
             return f"the answer is past http.client's limits ({e}); refused"
     return None

@@ -18,7 +18,7 @@ from ..data.templates import load_templates
 def plan_batches(instance_ids: list[str], lengths: list[int], batch_size: int) -> list[list[int]]:
     """Row positions grouped into batches: longest prompts first, ties broken by id."""
     order = sorted(range(len(instance_ids)), key=lambda i: (-lengths[i], instance_ids[i]))
-    return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+    return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
 
 
 def answers(backend, rendered: list[str], batch_size: int) -> tuple[list[str], int, float]:
@@ -31,7 +31,11 @@ def answers(backend, rendered: list[str], batch_size: int) -> tuple[list[str], i
     for batch in plan_batches(ids, backend.prompt_lengths(rendered), batch_size):
         out.update(zip(batch, backend.generate([rendered[p] for p in batch])))
     seconds = time.perf_counter() - t0
-    return [out[i]["raw"] for i in range(len(rendered))], sum(r["completion_tokens"] for r in out.values()), seconds
+    return (
+        [out[i]["raw"] for i in range(len(rendered))],
+        sum(r["completion_tokens"] for r in out.values()),
+        seconds,
+    )
 
 
 def differing(batched: list[str], single: list[str]) -> int:
@@ -43,7 +47,11 @@ def sample_messages(n: int, seed: int = 0, condition: str = "ordered") -> list[l
     """Chat messages of n instances drawn at random from all (4-concept set, order, template) of a
     condition, without building the instance table (no pandas)."""
     config = load_templates()
-    every = [(s, tid, order) for s in load_concept_sets(4) for _, order in permutations(s)
-             for tid in sorted(config.templates)]
+    every = [
+        (s, tid, order)
+        for s in load_concept_sets(4)
+        for _, order in permutations(s)
+        for tid in sorted(config.templates)
+    ]
     chosen = random.Random(seed).sample(every, min(n, len(every)))
     return [config.messages(tid, condition, [c.word for c in order]) for _, tid, order in chosen]

@@ -29,16 +29,19 @@ FREE_WORD = r"[A-Za-z0-9'-]{1,15}"  # a free word: letters, digits, apostrophe, 
 CAPITAL_WORD = r"[A-Z][A-Za-z0-9'-]{0,14}"  # the first free word of the sentence
 AFTER_WORD = "[,;:]?"  # what may follow any word before the next space
 END = "[.!]"
-GRAMMAR_RULE = (f"v{GRAMMAR_VERSION}: one sentence; concepts in the asked order, each as one of its "
-                f"lemminflect inflections (its rules for unknown words where the lexicon has no entry "
-                f"of the part of speech) or itself, a whole word ({AFTER_WORD} after it); at most "
-                f"{FREE_WORDS} free words {FREE_WORD} before the first, between two and after the last; "
-                f"a capital first letter; ends with {END}")
+GRAMMAR_RULE = (
+    f"v{GRAMMAR_VERSION}: one sentence; concepts in the asked order, each as one of its "
+    f"lemminflect inflections (its rules for unknown words where the lexicon has no entry "
+    f"of the part of speech) or itself, a whole word ({AFTER_WORD} after it); at most "
+    f"{FREE_WORDS} free words {FREE_WORD} before the first, between two and after the last; "
+    f"a capital first letter; ends with {END}"
+)
 _FORM = re.compile(r"[a-z][a-z'-]*")
 
 
 def lexicon_version() -> str:
     from importlib import metadata
+
     return metadata.version("lemminflect")
 
 
@@ -48,8 +51,11 @@ def inflections(word: str, pos: str) -> tuple[str, ...]:
     or by its rules for unknown words when the lexicon has no entry for it there; sorted,
     lower-case alphabetic forms only (the lexicon's forms are)."""
     import lemminflect
+
     upos = "VERB" if pos == "V" else "NOUN"
-    found = lemminflect.getAllInflections(word, upos=upos) or lemminflect.getAllInflectionsOOV(word, upos=upos)
+    found = lemminflect.getAllInflections(word, upos=upos) or lemminflect.getAllInflectionsOOV(
+        word, upos=upos
+    )
     forms = {f for fs in found.values() for f in fs if _FORM.fullmatch(f)}
     return tuple(sorted(forms | {word}))
 
@@ -67,7 +73,7 @@ def ordered_regex(concepts: list[str], pos_pattern: str) -> str:
     if not concepts or len(pos_pattern) != len(concepts):
         raise ValueError(f"concepts {concepts!r} and pos_pattern {pos_pattern!r} do not pair up")
     forms = [inflections(c, p) for c, p in zip(concepts, pos_pattern)]
-    opening = (f"{CAPITAL_WORD}{AFTER_WORD}{_free(FREE_WORDS - 1)} {_alternatives(forms[0], False)}")
+    opening = f"{CAPITAL_WORD}{AFTER_WORD}{_free(FREE_WORDS - 1)} {_alternatives(forms[0], False)}"
     text = f"(?:{_alternatives(forms[0], True)}|{opening})"
     for f in forms[1:]:
         text += f"{AFTER_WORD}{_free(FREE_WORDS)} {_alternatives(f, False)}"
@@ -84,6 +90,8 @@ def instance_grammars(config, rows) -> dict[str, dict[str, str]]:
     out = {}
     for cond, df in rows.items():
         if config.condition(cond).constraint == "ordered_regex":
-            out[cond] = {iid: ordered_regex(list(c), p)
-                         for iid, c, p in zip(df["instance_id"], df["concepts"], df["pos_pattern"])}
+            out[cond] = {
+                iid: ordered_regex(list(c), p)
+                for iid, c, p in zip(df["instance_id"], df["concepts"], df["pos_pattern"])
+            }
     return out

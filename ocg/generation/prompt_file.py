@@ -34,12 +34,13 @@ def _members(data: bytes, path: Path) -> Iterator[tuple[int, int, bytes]]:
         start, unpack, parts = pos, zlib.decompressobj(wbits=31), []
         try:
             while not unpack.eof and pos < len(data):
-                piece = data[pos:pos + _PIECE]
+                piece = data[pos : pos + _PIECE]
                 parts.append(unpack.decompress(piece))
                 pos += len(piece)
         except zlib.error as exc:
-            raise OcgInputError(str(path), f"not gzip from byte {start} ({exc}): the file was edited or "
-                                           "corrupted") from None
+            raise OcgInputError(
+                str(path), f"not gzip from byte {start} ({exc}): the file was edited or corrupted"
+            ) from None
         if not unpack.eof:
             return  # torn: killed mid-write; no record names its prompts
         pos -= len(unpack.unused_data)
@@ -50,9 +51,13 @@ def _check_line(line: bytes, where: str) -> tuple[str, object]:
     try:
         prompt = loads_json(line)
     except ValueError:
-        raise OcgInputError(where, "malformed line (expected one prompt as JSON: a text or a list of messages)") from None
+        raise OcgInputError(
+            where, "malformed line (expected one prompt as JSON: a text or a list of messages)"
+        ) from None
     if not isinstance(prompt, (str, list)):
-        raise OcgInputError(where, f"expected a prompt (a text or a list of messages), got {type(prompt).__name__}")
+        raise OcgInputError(
+            where, f"expected a prompt (a text or a list of messages), got {type(prompt).__name__}"
+        )
     return prompt_sha256(prompt), prompt
 
 
@@ -70,7 +75,9 @@ class PromptFile:
         for start, stop, text in _members(data, self.path):
             end = stop
             for lineno, line in enumerate(text.splitlines(), start=1):
-                key, prompt = _check_line(line, f"{self.path}: member at byte {start}, line {lineno}")
+                key, prompt = _check_line(
+                    line, f"{self.path}: member at byte {start}, line {lineno}"
+                )
                 prompts[key] = prompt
         return prompts, end
 

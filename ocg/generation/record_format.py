@@ -31,26 +31,64 @@ from ..paths import CONCEPT_SETS_FILE
 MARKER = "f"
 FORMAT = 3
 LONG_TO_SHORT = {
-    "instance_id": "i", "sample": "n", "model": "m", "condition": "c", "template_id": "t", "set_id": "s",
-    "perm_index": "p", "concepts": "k", "pos_pattern": "q", "prompt": "pr", "prompt_sha256": "h",
-    "answer": "a", "answer_status": "as", "answer_source": "ao", "raw": "r", "finish_reason": "fr",
-    "prompt_tokens": "pt", "completion_tokens": "ct", "batch_size": "bs", "response_model": "rm",
-    "system_fingerprint": "sf", "api_notes": "an", "grammar": "g", "grammar_sha256": "gh",
-    "batch_index": "bi", "planned_batch_size": "pb", "system_mode": "sm", "time_utc": "tu",
+    "instance_id": "i",
+    "sample": "n",
+    "model": "m",
+    "condition": "c",
+    "template_id": "t",
+    "set_id": "s",
+    "perm_index": "p",
+    "concepts": "k",
+    "pos_pattern": "q",
+    "prompt": "pr",
+    "prompt_sha256": "h",
+    "answer": "a",
+    "answer_status": "as",
+    "answer_source": "ao",
+    "raw": "r",
+    "finish_reason": "fr",
+    "prompt_tokens": "pt",
+    "completion_tokens": "ct",
+    "batch_size": "bs",
+    "response_model": "rm",
+    "system_fingerprint": "sf",
+    "api_notes": "an",
+    "grammar": "g",
+    "grammar_sha256": "gh",
+    "batch_index": "bi",
+    "planned_batch_size": "pb",
+    "system_mode": "sm",
+    "time_utc": "tu",
 }
 SHORT_TO_LONG = {s: k for k, s in LONG_TO_SHORT.items()}
-ABSENT = "z"  # the short keys of derivable fields a record does not have (rare: not one of generate's)
+ABSENT = (
+    "z"  # the short keys of derivable fields a record does not have (rare: not one of generate's)
+)
 ESCAPE = "~"  # an unknown field named like a short key (or "f", "z", or starting with ~) is written ~name
 # The order generate writes a record's fields in: a left-out field goes back after its predecessor here.
-CANONICAL = ["instance_id", "sample", "model", *INSTANCE_KEY, "concepts",
-             "pos_pattern", "prompt", "prompt_sha256", "answer", "answer_status", "answer_source", "raw"]
+CANONICAL = [
+    "instance_id",
+    "sample",
+    "model",
+    *INSTANCE_KEY,
+    "concepts",
+    "pos_pattern",
+    "prompt",
+    "prompt_sha256",
+    "answer",
+    "answer_status",
+    "answer_source",
+    "raw",
+]
 FROM_ID = tuple(INSTANCE_KEY)  # what an instance id spells (ocg/data/instances.py)
 FROM_SETS = ("concepts", "pos_pattern")
 DERIVABLE = (*FROM_ID, *FROM_SETS, "raw")
 # sha256 of the shipped concept sets' content (set_digest): the data format 3 derives concepts from.
 # A change to that file must keep a copy of these sets for the stores that left concepts out.
 CONCEPT_SETS_DIGEST = "6829b13e47705214bebc97b0f4992d24d0b1b27d27408f4a99c09a03ee16b155"
-PINNED_SETS = 400  # the digest covers the file's first 400 sets: sets appended after them change nothing
+PINNED_SETS = (
+    400  # the digest covers the file's first 400 sets: sets appended after them change nothing
+)
 
 
 def set_digest(sets) -> str:
@@ -95,7 +133,11 @@ def _nth_permutation(items: tuple, index: int) -> list:
 def _from_sets(set_id, perm_index, sets) -> tuple | None:
     """(concepts, pos_pattern) of permutation `perm_index` of shipped set `set_id`, or None."""
     concepts = sets.get(set_id) if isinstance(set_id, str) else None
-    if concepts is None or type(perm_index) is not int or not 0 <= perm_index < math.factorial(len(concepts)):
+    if (
+        concepts is None
+        or type(perm_index) is not int
+        or not 0 <= perm_index < math.factorial(len(concepts))
+    ):
         return None
     order = _nth_permutation(concepts, perm_index)
     return [c.word for c in order], "".join(c.pos for c in order)
@@ -109,7 +151,11 @@ def _derived(record: dict, sets) -> dict:
     if spelled:
         out.update(zip(FROM_ID, spelled))
     if sets is not None:
-        got = _from_sets(record.get("set_id", out.get("set_id")), record.get("perm_index", out.get("perm_index")), sets)
+        got = _from_sets(
+            record.get("set_id", out.get("set_id")),
+            record.get("perm_index", out.get("perm_index")),
+            sets,
+        )
         if got:
             out.update(zip(FROM_SETS, got))
     if "answer" in record:
@@ -124,7 +170,11 @@ def _same(a, b) -> bool:
 def _short(key: str) -> str:
     if key in LONG_TO_SHORT:
         return LONG_TO_SHORT[key]
-    return ESCAPE + key if key in SHORT_TO_LONG or key in (MARKER, ABSENT) or key.startswith(ESCAPE) else key
+    return (
+        ESCAPE + key
+        if key in SHORT_TO_LONG or key in (MARKER, ABSENT) or key.startswith(ESCAPE)
+        else key
+    )
 
 
 def _line(record: dict, leave_out: bool) -> str:
@@ -165,37 +215,58 @@ def read_record(obj, where: str):
 def decode(obj: dict, where: str) -> dict:
     """The record a format 3 line holds (fields in the order written), or an error naming `where`."""
     if obj.get(MARKER) != FORMAT:
-        raise OcgInputError(where, f"store format {obj.get(MARKER)!r}: this ocg reads formats 1 to 3")
+        raise OcgInputError(
+            where, f"store format {obj.get(MARKER)!r}: this ocg reads formats 1 to 3"
+        )
     if next(iter(obj)) != MARKER:
-        raise OcgInputError(where, f"the format marker \"{MARKER}\" is not the first field: the file was edited")
+        raise OcgInputError(
+            where, f'the format marker "{MARKER}" is not the first field: the file was edited'
+        )
     record, items = {}, list(obj.items())[1:]
     absent = obj.get(ABSENT, [])
     if items and items[0][0] == ABSENT:
         items = items[1:]
-    if not isinstance(absent, list) or not all(a in (LONG_TO_SHORT[k] for k in DERIVABLE) for a in absent):
-        raise OcgInputError(where, f"field {ABSENT!r} must list short keys of {list(DERIVABLE)}, got {absent!r:.80}")
+    if not isinstance(absent, list) or not all(
+        a in (LONG_TO_SHORT[k] for k in DERIVABLE) for a in absent
+    ):
+        raise OcgInputError(
+            where, f"field {ABSENT!r} must list short keys of {list(DERIVABLE)}, got {absent!r:.80}"
+        )
     for key, value in items:
         if key in LONG_TO_SHORT or key == ABSENT:
-            raise OcgInputError(where, f"field {key!r} in a format 3 line, where "
-                                       + (f"it is written {LONG_TO_SHORT[key]!r}" if key in LONG_TO_SHORT
-                                          else "it comes only right after the marker") + ": the file was edited")
+            raise OcgInputError(
+                where,
+                f"field {key!r} in a format 3 line, where "
+                + (
+                    f"it is written {LONG_TO_SHORT[key]!r}"
+                    if key in LONG_TO_SHORT
+                    else "it comes only right after the marker"
+                )
+                + ": the file was edited",
+            )
         record[key[1:] if key.startswith(ESCAPE) else SHORT_TO_LONG.get(key, key)] = value
     missing = [k for k in DERIVABLE if k not in record and LONG_TO_SHORT[k] not in absent]
     if not missing:
         return record
     sets = _pinned_sets() if any(k in FROM_SETS for k in missing) else None
     if sets is None and any(k in FROM_SETS for k in missing):
-        raise OcgInputError(where, f"concepts left out, to be derived from the concept sets of digest "
-                                   f"{CONCEPT_SETS_DIGEST[:12]}, but the first {PINNED_SETS} sets of "
-                                   f"{CONCEPT_SETS_FILE} now have digest {shipped_sets()[1][:12]}: that file "
-                                   "was edited (a set changed, moved or removed); restore it (git checkout) "
-                                   "and append new sets at its end")
+        raise OcgInputError(
+            where,
+            f"concepts left out, to be derived from the concept sets of digest "
+            f"{CONCEPT_SETS_DIGEST[:12]}, but the first {PINNED_SETS} sets of "
+            f"{CONCEPT_SETS_FILE} now have digest {shipped_sets()[1][:12]}: that file "
+            "was edited (a set changed, moved or removed); restore it (git checkout) "
+            "and append new sets at its end",
+        )
     values = _derived(record, sets)
     for key in missing:
         if key not in values:
-            raise OcgInputError(where, f"field {key!r} is not written and cannot be derived (instance_id "
-                                       f"{str(record.get('instance_id'))[:80]!r}, set {str(record.get('set_id'))[:40]!r}, "
-                                       f"permutation {str(record.get('perm_index'))[:10]}): the file was edited")
+            raise OcgInputError(
+                where,
+                f"field {key!r} is not written and cannot be derived (instance_id "
+                f"{str(record.get('instance_id'))[:80]!r}, set {str(record.get('set_id'))[:40]!r}, "
+                f"permutation {str(record.get('perm_index'))[:10]}): the file was edited",
+            )
     follows = _followers(tuple(k in record for k in CANONICAL), tuple(missing))
     out, key = {}, None
     while (key := follows.get(key)) is not None:
@@ -215,6 +286,6 @@ def _followers(present: tuple[bool, ...], missing: tuple[str, ...]) -> dict:
     have = {k for k, here in zip(CANONICAL, present) if here} | set(missing)
     follows = {}
     for key in missing:
-        before = [k for k in CANONICAL[:CANONICAL.index(key)] if k in have]
+        before = [k for k in CANONICAL[: CANONICAL.index(key)] if k in have]
         follows[before[-1] if before else None] = key
     return follows

@@ -23,15 +23,27 @@ def repair(target: Path) -> int:
         for f in files:
             report = repair_duplicates(f)
             removed = report["removed"]
-            print(f"{f}: kept {report['kept']} records, removed {len(removed)}"
-                  + (f" (original kept as {f.name}.bak): " + "; ".join(f"line {r['line']}: {r['why']}" for r in removed)
-                     if removed else ""))
+            print(
+                f"{f}: kept {report['kept']} records, removed {len(removed)}"
+                + (
+                    f" (original kept as {f.name}.bak): "
+                    + "; ".join(f"line {r['line']}: {r['why']}" for r in removed)
+                    if removed
+                    else ""
+                )
+            )
             if missing := missing_prompts(f):
                 lost[prompt_file(f).path] = len(missing)
-    if lost:  # repair cannot write a prompt it does not have; the run that asked them renders them again
-        where = "; ".join(f"{path}: {n} prompt(s) named by records are missing" for path, n in lost.items())
-        print(f"ocg: error: {where} (the file was removed or edited): run the same `ocg generate` (or "
-              "notebook 01) again; it puts back each prompt it renders with the sha256 its records name",
-              file=sys.stderr)
+    if (
+        lost
+    ):  # repair cannot write a prompt it does not have; the run that asked them renders them again
+        where = "; ".join(
+            f"{path}: {n} prompt(s) named by records are missing" for path, n in lost.items()
+        )
+        print(
+            f"ocg: error: {where} (the file was removed or edited): run the same `ocg generate` (or "
+            "notebook 01) again; it puts back each prompt it renders with the sha256 its records name",
+            file=sys.stderr,
+        )
         return 1
     return 0

@@ -48,39 +48,52 @@ def read_answers(path: Path, field: str = "replay.file") -> dict[tuple[str, int]
             try:
                 record = loads_json(line)
             except ValueError as exc:
-                raise OcgInputError(where, f"not JSON ({exc.msg}); expected one object per line") from None
+                raise OcgInputError(
+                    where, f"not JSON ({exc.msg}); expected one object per line"
+                ) from None
             record = read_record(record, where)
             if not isinstance(record, dict) or not isinstance(record.get("instance_id"), str):
                 raise OcgInputError(where, "expected an object with a string 'instance_id'")
             answer = record.get("answer", record.get("raw"))
             if answer is not None and not isinstance(answer, str):
-                raise OcgInputError(where, f"'answer' must be text or null, got {type(answer).__name__}")
+                raise OcgInputError(
+                    where, f"'answer' must be text or null, got {type(answer).__name__}"
+                )
             sample = checked_sample(where, record)
             key = (record["instance_id"], sample)
             if key in answers:
-                raise OcgInputError(where, f"instance {key[0]}{f' sample {sample}' if sample else ''} appears twice")
+                raise OcgInputError(
+                    where, f"instance {key[0]}{f' sample {sample}' if sample else ''} appears twice"
+                )
             answers[key] = answer
     return answers
 
 
 class ReplayBackend(MessagePrompts):
     kind = "replay"
-    sampling: dict | None = None  # the run's (make_backend): replayed answers take only its sample index
+    sampling: dict | None = (
+        None  # the run's (make_backend): replayed answers take only its sample index
+    )
 
     def __init__(self, spec: ModelSpec, batch_size: int | None = None, instances=None):
         self.spec = spec
         self.batch_size = batch_size or spec.batch_size
         self.system_mode = "folded" if spec.system_mode == "folded" else "system"
         self.path = replay_file(spec)
-        self.rows = {} if instances is None else {r["instance_id"]: r for r in instances.to_dict("records")}
+        self.rows = (
+            {} if instances is None else {r["instance_id"]: r for r in instances.to_dict("records")}
+        )
         if self.path is not None:
             self.answers = read_answers(self.path, f"models.{spec.name}.replay.file")
             self.file_sha256 = hashlib.sha256(self.path.read_bytes()).hexdigest()
             missing = [iid for iid in self.rows if (iid, 0) not in self.answers]
             if missing:
-                raise OcgInputError(str(self.path), f"no answer for {len(missing)} of the {len(self.rows)} "
-                                    f"instances asked (first: {missing[0]}); ask only for the instances the "
-                                    "file holds (conditions, subset_k, template_ids)")
+                raise OcgInputError(
+                    str(self.path),
+                    f"no answer for {len(missing)} of the {len(self.rows)} "
+                    f"instances asked (first: {missing[0]}); ask only for the instances the "
+                    "file holds (conditions, subset_k, template_ids)",
+                )
         else:
             self.rates = model_rates(spec.name, spec.seed, spec.replay.get("rates"))
 
@@ -90,25 +103,44 @@ class ReplayBackend(MessagePrompts):
         rates = ",".join(f"{k}={v}" for k, v in sorted(self.rates.items()))
         return f"{WRITER_VERSION} seed={self.spec.seed} {rates}"
 
-    def generate(self, rendered: list, instance_ids: list[str] | None = None, sample: int = 0) -> list[dict]:
+    def generate(
+        self, rendered: list, instance_ids: list[str] | None = None, sample: int = 0
+    ) -> list[dict]:
         if instance_ids is None or len(instance_ids) != len(rendered):
             raise ValueError("the replay backend answers by instance id: pass instance_ids")
         out = []
         for iid in instance_ids:
             if self.path is not None:
                 if (iid, sample) not in self.answers:
-                    raise OcgInputError(str(self.path), f"no answer for instance {iid} sample {sample}: "
-                                        "a file replayed with repeated samples holds a line per sample")
+                    raise OcgInputError(
+                        str(self.path),
+                        f"no answer for instance {iid} sample {sample}: "
+                        "a file replayed with repeated samples holds a line per sample",
+                    )
                 raw = self.answers[(iid, sample)]
             else:
-                raw = write_answer(self.rows[iid], self.spec.name, self.spec.seed, self.rates, sample)
-            out.append({"raw": raw or "", "finish_reason": "replay", "prompt_tokens": None,
-                        "completion_tokens": len((raw or "").split()), "batch_size": len(rendered)})
+                raw = write_answer(
+                    self.rows[iid], self.spec.name, self.spec.seed, self.rates, sample
+                )
+            out.append(
+                {
+                    "raw": raw or "",
+                    "finish_reason": "replay",
+                    "prompt_tokens": None,
+                    "completion_tokens": len((raw or "").split()),
+                    "batch_size": len(rendered),
+                }
+            )
         return out
 
     def card(self) -> dict:
-        return {"backend": self.kind, "source": str(self.path) if self.path else WRITER_VERSION,
-                "file_sha256": getattr(self, "file_sha256", None), "rates": getattr(self, "rates", None),
-                "resolved_revision": self.resolved_revision(), **self.prompt_settings(),
-                "planned_batch_size": self.batch_size,
-                "note": "answers replayed, not generated: no model ran"}
+        return {
+            "backend": self.kind,
+            "source": str(self.path) if self.path else WRITER_VERSION,
+            "file_sha256": getattr(self, "file_sha256", None),
+            "rates": getattr(self, "rates", None),
+            "resolved_revision": self.resolved_revision(),
+            **self.prompt_settings(),
+            "planned_batch_size": self.batch_size,
+            "note": "answers replayed, not generated: no model ran",
+        }

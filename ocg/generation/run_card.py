@@ -15,37 +15,71 @@ from .store import GenerationStore
 
 # Settings that must not change between the runs that fill one output directory. The
 # rendered prompts are checked too, record by record (`prompt_sha256`).
-SETTINGS_KEYS = ("id", "revision", "resolved_revision", "quantization", "dtype", "attention", "max_new_tokens",
-                 "seed", "decoding", "generation_overrides", "answer_extraction", "batch_size",
-                 "system_prompt", "chat_template_sha256", "system_mode", "prompt_date", "bos",
-                 "template_default_system_prompt", "sampling", "pad_multiple")
+SETTINGS_KEYS = (
+    "id",
+    "revision",
+    "resolved_revision",
+    "quantization",
+    "dtype",
+    "attention",
+    "max_new_tokens",
+    "seed",
+    "decoding",
+    "generation_overrides",
+    "answer_extraction",
+    "batch_size",
+    "system_prompt",
+    "chat_template_sha256",
+    "system_mode",
+    "prompt_date",
+    "bos",
+    "template_default_system_prompt",
+    "sampling",
+    "pad_multiple",
+)
 # What a key absent from an older run card means, instead of "(not recorded)": a greedy run
 # writes no `sampling`; `attention` was transformers' choice before entries could set it.
 # `pad_multiple` is written only when prompts are padded beyond the batch's longest (CUDA's default).
 ABSENT_MEANS = {"sampling": None, "attention": "auto", "pad_multiple": None}
 # How to choose another folder, for every refusal below (a report's kernel raises them too).
-ANOTHER_FOLDER = ("use another output folder: the run or sweep file's `outputs:` key (e.g. `outputs: "
-                  "outputs/<run name>`; relative: under OCG_OUTPUTS when set, else the project root), "
-                  "--out for `ocg generate`, or the OCG_OUTPUTS variable")
+ANOTHER_FOLDER = (
+    "use another output folder: the run or sweep file's `outputs:` key (e.g. `outputs: "
+    "outputs/<run name>`; relative: under OCG_OUTPUTS when set, else the project root), "
+    "--out for `ocg generate`, or the OCG_OUTPUTS variable"
+)
 
 
 def card_settings(spec: ModelSpec, backend, system_prompt: str | None) -> dict:
     """What defines this run's results (the run card's `settings`)."""
     return {
-        "id": spec.id, "revision": spec.revision, "resolved_revision": backend.resolved_revision(),
+        "id": spec.id,
+        "revision": spec.revision,
+        "resolved_revision": backend.resolved_revision(),
         # a branch (`main`) or tag is no pin: the commit it names can move (null: no hub weights)
-        "revision_pinned": hub.is_pinned(spec.revision) if spec.backend == "transformers" and
-        hub.is_hub_id(spec.id) else None,
-        "quantization": spec.quantization, "dtype": spec.dtype, "attention": spec.attention,
-        "max_new_tokens": spec.max_new_tokens, "seed": spec.seed,
+        "revision_pinned": hub.is_pinned(spec.revision)
+        if spec.backend == "transformers" and hub.is_hub_id(spec.id)
+        else None,
+        "quantization": spec.quantization,
+        "dtype": spec.dtype,
+        "attention": spec.attention,
+        "max_new_tokens": spec.max_new_tokens,
+        "seed": spec.seed,
         "decoding": {"transformers": spec.decoding, "replay": "replay"}.get(
-            spec.backend, f"temperature={spec.api.get('temperature')}"),
+            spec.backend, f"temperature={spec.api.get('temperature')}"
+        ),
         "generation_overrides": dict(spec.generation_overrides),
-        "answer_extraction": spec.answer_extraction, "batch_size": backend.batch_size,
-        "system_prompt": system_prompt if system_prompt is not None else "(none: the template's default)",
+        "answer_extraction": spec.answer_extraction,
+        "batch_size": backend.batch_size,
+        "system_prompt": system_prompt
+        if system_prompt is not None
+        else "(none: the template's default)",
         **backend.prompt_settings(),
         **({"sampling": backend.sampling} if backend.sampling else {}),
-        **({"pad_multiple": backend.pad_multiple} if getattr(backend, "pad_multiple", 1) > 1 else {}),
+        **(
+            {"pad_multiple": backend.pad_multiple}
+            if getattr(backend, "pad_multiple", 1) > 1
+            else {}
+        ),
     }
 
 
@@ -55,46 +89,75 @@ def check_compatible(card_path: Path, settings: dict, instances: dict[str, str])
         return None
     old = RunCard.read(card_path)
     from ..data import load_templates  # which conditions are forced now (params/templates.yaml)
+
     conditions = load_templates().conditions if instances else {}
-    for cond in instances:  # a condition forced before is forced now, and one free before stays free
-        was, now = cond in (old.constrained or {}), bool(cond in conditions and conditions[cond].constraint)
+    for (
+        cond
+    ) in instances:  # a condition forced before is forced now, and one free before stays free
+        was, now = (
+            cond in (old.constrained or {}),
+            bool(cond in conditions and conditions[cond].constraint),
+        )
         if was != now and (was or cond in old.instances):
-            raise OcgInputError(f"{card_path}: constrained.{cond}", (
-                "this condition was forced to a grammar, and none is built now (its `constraint` left "
-                "params/templates.yaml?)" if was else "this condition was decoded freely, and a grammar is "
-                "built now (a `constraint` added in params/templates.yaml?)") + ": one store would hold "
-                "forced and free answers; restore the setting or use another output directory")
+            raise OcgInputError(
+                f"{card_path}: constrained.{cond}",
+                (
+                    "this condition was forced to a grammar, and none is built now (its `constraint` left "
+                    "params/templates.yaml?)"
+                    if was
+                    else "this condition was decoded freely, and a grammar is "
+                    "built now (a `constraint` added in params/templates.yaml?)"
+                )
+                + ": one store would hold "
+                "forced and free answers; restore the setting or use another output directory",
+            )
     for key in SETTINGS_KEYS:
         was = old.settings.get(key, ABSENT_MEANS.get(key, "(not recorded)"))
         now = settings.get(key)
         if key == "resolved_revision" and (was is None or now is None):
             continue  # known only once weights load; checked again then
         if was != now:
-            raise OcgInputError(str(card_path), f"setting {key!r} was {was!r}, now {now!r}: these "
-                                f"generations would mix two settings; {ANOTHER_FOLDER} (or another model name)")
+            raise OcgInputError(
+                str(card_path),
+                f"setting {key!r} was {was!r}, now {now!r}: these "
+                f"generations would mix two settings; {ANOTHER_FOLDER} (or another model name)",
+            )
     for cond, ids_sha in instances.items():
         was = old.instances.get(cond)
         if was is not None and was != ids_sha:
-            raise OcgInputError(str(card_path), f"condition {cond!r} holds another instance set "
-                                f"(ids sha256 {was[:12]}..., now {ids_sha[:12]}...): runs asking other "
-                                "concept sets, templates or permutations cannot share a directory; "
-                                f"{ANOTHER_FOLDER}")
+            raise OcgInputError(
+                str(card_path),
+                f"condition {cond!r} holds another instance set "
+                f"(ids sha256 {was[:12]}..., now {ids_sha[:12]}...): runs asking other "
+                "concept sets, templates or permutations cannot share a directory; "
+                f"{ANOTHER_FOLDER}",
+            )
     return old
 
 
 def _check_records(store: GenerationStore, field: str, wanted: dict[str, str], what: str) -> None:
     """Every record already on disk holds in `field` what this run would write there now."""
-    for lineno, record in enumerate(store.read(store.path, prompts=False), start=1):  # a lost prompt file: re-added after
+    for lineno, record in enumerate(
+        store.read(store.path, prompts=False), start=1
+    ):  # a lost prompt file: re-added after
         want = wanted.get(record["instance_id"])
         if want is not None and record.get(field) != want:
-            raise OcgInputError(f"{store.path}:{lineno}", f"instance {record['instance_id']} was {what}: one "
-                                f"file would hold two experiments; {ANOTHER_FOLDER}")
+            raise OcgInputError(
+                f"{store.path}:{lineno}",
+                f"instance {record['instance_id']} was {what}: one "
+                f"file would hold two experiments; {ANOTHER_FOLDER}",
+            )
 
 
 def check_prompts(store: GenerationStore, hashes: dict[str, str]) -> None:
     """Every record already on disk was asked exactly the prompt the model would get now."""
-    _check_records(store, "prompt_sha256", hashes, "asked another prompt than the one rendered now (template, "
-                   "suffix, one-shot, system prompt, chat template or date changed)")
+    _check_records(
+        store,
+        "prompt_sha256",
+        hashes,
+        "asked another prompt than the one rendered now (template, "
+        "suffix, one-shot, system prompt, chat template or date changed)",
+    )
 
 
 def check_grammars(store: GenerationStore, grammars: dict[str, str] | None) -> None:
@@ -103,33 +166,47 @@ def check_grammars(store: GenerationStore, grammars: dict[str, str] | None) -> N
     empty or None (the condition has no constraint now; a forced one has an expression per instance)."""
     grammars = grammars or None
     forced = []
-    for lineno, record in enumerate(store.read(store.path, prompts=False), start=1):  # prompts are not needed
+    for lineno, record in enumerate(
+        store.read(store.path, prompts=False), start=1
+    ):  # prompts are not needed
         iid, had = record["instance_id"], record.get("grammar")
         want = None if grammars is None else grammars.get(iid)
         if had is None and grammars is None:
             continue
         where = f"{store.path}:{lineno}"
         if grammars is None:
-            raise OcgInputError(where, f"instance {iid} was forced to a grammar, and none is built now (the "
-                                "condition's `constraint` left params/templates.yaml?): one file would hold forced "
-                                "and free answers; restore the constraint or use another output directory")
+            raise OcgInputError(
+                where,
+                f"instance {iid} was forced to a grammar, and none is built now (the "
+                "condition's `constraint` left params/templates.yaml?): one file would hold forced "
+                "and free answers; restore the constraint or use another output directory",
+            )
         if want is None:
             continue  # not asked by this run (its instance set is checked with the run card)
         if had is None:
-            raise OcgInputError(where, f"instance {iid} was decoded freely, and a grammar is built now (a "
-                                "`constraint` added?): one file would hold forced and free answers; use another "
-                                "output directory")
+            raise OcgInputError(
+                where,
+                f"instance {iid} was decoded freely, and a grammar is built now (a "
+                "`constraint` added?): one file would hold forced and free answers; use another "
+                "output directory",
+            )
         if had != want:
-            raise OcgInputError(where, f"instance {iid} was forced to another grammar than the one built now (the "
-                                "grammar rule or the lexicon changed): one file would hold two experiments; use "
-                                "another output directory")
+            raise OcgInputError(
+                where,
+                f"instance {iid} was forced to another grammar than the one built now (the "
+                "grammar rule or the lexicon changed): one file would hold two experiments; use "
+                "another output directory",
+            )
         forced.append(((lineno, iid), had, record.get("raw"), record.get("finish_reason")))
     bad = not_forced(forced)
     if bad:
         (lineno, iid) = bad[0]
-        raise OcgInputError(f"{store.path}:{lineno}", f"instance {iid}'s answer is not in its grammar: it was never "
-                            f"forced (a server that ignored the regex, stored by an ocg that did not check; {len(bad)} "
-                            "such answer(s) in this file); use another output directory")
+        raise OcgInputError(
+            f"{store.path}:{lineno}",
+            f"instance {iid}'s answer is not in its grammar: it was never "
+            f"forced (a server that ignored the regex, stored by an ocg that did not check; {len(bad)} "
+            "such answer(s) in this file); use another output directory",
+        )
 
 
 def now_utc() -> str:
@@ -141,5 +218,7 @@ def close_stale_runs(runs: list[dict]) -> list[dict]:
     """A run still marked running was killed (its lock is free now): say so."""
     for r in runs:
         if r.get("status") == RunStatus.RUNNING:
-            r.update(status=RunStatus.INTERRUPTED, note="the process ended without finishing (killed?)")
+            r.update(
+                status=RunStatus.INTERRUPTED, note="the process ended without finishing (killed?)"
+            )
     return runs

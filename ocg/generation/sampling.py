@@ -16,13 +16,19 @@ from ..errors import OcgInputError
 from ..models import SEED_MAX
 from ..schema import Field, check_fields, positive_int
 
-SAMPLING_FIELDS = {"temperature": Field(float, required=True, minimum=0, exclusive=True,
-                                        expected="a temperature > 0"),
-                   "top_p": Field(float, minimum=0, exclusive=True, maximum=1.0,
-                                  expected="a number with 0 < top_p <= 1")}
-SEEDING_RULE = ("sample s: seed_s = seed + s; transformers: each batch seeds torch, numpy and random "
-                "with int(sha256('<seed_s>|<first instance id of the batch>')[:8]) mod 2**32; "
-                "API: the request's seed is seed_s; replay: the synthetic writer's RNG takes s")
+SAMPLING_FIELDS = {
+    "temperature": Field(
+        float, required=True, minimum=0, exclusive=True, expected="a temperature > 0"
+    ),
+    "top_p": Field(
+        float, minimum=0, exclusive=True, maximum=1.0, expected="a number with 0 < top_p <= 1"
+    ),
+}
+SEEDING_RULE = (
+    "sample s: seed_s = seed + s; transformers: each batch seeds torch, numpy and random "
+    "with int(sha256('<seed_s>|<first instance id of the batch>')[:8]) mod 2**32; "
+    "API: the request's seed is seed_s; replay: the synthetic writer's RNG takes s"
+)
 
 
 def check_sampling(where: str, samples: object, sampling: object) -> tuple[int, dict | None]:
@@ -31,10 +37,16 @@ def check_sampling(where: str, samples: object, sampling: object) -> tuple[int, 
     samples = positive_int(f"{where}samples", samples, "a positive number of samples per instance")
     if sampling is not None:
         sampling = check_fields(f"{where}sampling", sampling, SAMPLING_FIELDS, {"top_p": 1.0})
-        sampling = {"temperature": float(sampling["temperature"]), "top_p": float(sampling["top_p"])}
+        sampling = {
+            "temperature": float(sampling["temperature"]),
+            "top_p": float(sampling["top_p"]),
+        }
     elif samples > 1:
-        raise OcgInputError(f"{where}samples", f"{samples} samples need sampled decoding: add "
-                            "`sampling: {temperature: T}` (greedy decoding gives the same answer each time)")
+        raise OcgInputError(
+            f"{where}samples",
+            f"{samples} samples need sampled decoding: add "
+            "`sampling: {temperature: T}` (greedy decoding gives the same answer each time)",
+        )
     return samples, sampling
 
 
@@ -51,5 +63,10 @@ def batch_seed(seed_s: int, first_instance_id: str) -> int:
 
 def card_block(seed: int, samples: int, sampling: dict, seeds_honoured: bool = True) -> dict:
     """The run card's `sampling`: what was asked, each sample's seed, and the seeding rule."""
-    return {"samples": samples, **sampling, "seeds": [sample_seed(seed, s) for s in range(samples)],
-            "seeding": SEEDING_RULE, "seeds_honoured": seeds_honoured}
+    return {
+        "samples": samples,
+        **sampling,
+        "seeds": [sample_seed(seed, s) for s in range(samples)],
+        "seeding": SEEDING_RULE,
+        "seeds_honoured": seeds_honoured,
+    }

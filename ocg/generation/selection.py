@@ -6,7 +6,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..data import GENERATE_CONDITIONS, build_instances, load_concept_sets, load_dataset, load_templates
+from ..data import (
+    GENERATE_CONDITIONS,
+    build_instances,
+    load_concept_sets,
+    load_dataset,
+    load_templates,
+)
 from ..data.concepts import select_covering_subset
 from ..data.instances import PERMUTATION_SEED, sample_permutations
 from ..errors import OcgInputError
@@ -14,10 +20,15 @@ from ..frames import DEFAULT_N_CONCEPTS, unknown_template
 from ..schema import positive_int
 
 
-def select_instances(dataset: str | Path | None = None, conditions=GENERATE_CONDITIONS,
-                     subset_k: int | None = None, template_ids=None, n_concepts: int = DEFAULT_N_CONCEPTS,
-                     permutations: int | None = None, permutation_seed: int = PERMUTATION_SEED
-                     ) -> pd.DataFrame:
+def select_instances(
+    dataset: str | Path | None = None,
+    conditions=GENERATE_CONDITIONS,
+    subset_k: int | None = None,
+    template_ids=None,
+    n_concepts: int = DEFAULT_N_CONCEPTS,
+    permutations: int | None = None,
+    permutation_seed: int = PERMUTATION_SEED,
+) -> pd.DataFrame:
     """Instances to generate: from a built dataset directory, or built in memory (same ids);
     with `permutations`, the seeded sample of that many permutations per concept set."""
     conditions = list(conditions)
@@ -39,8 +50,11 @@ def select_instances(dataset: str | Path | None = None, conditions=GENERATE_COND
             raise OcgInputError(f"{dataset}", f"dataset has no condition(s) {unknown}")
         df = df[df["condition"].isin(conditions)]
         if subset_k:
-            sets = [s for s in load_concept_sets(int(df["n_concepts"].iloc[0]))
-                    if s.set_id in set(df["set_id"])]
+            sets = [
+                s
+                for s in load_concept_sets(int(df["n_concepts"].iloc[0]))
+                if s.set_id in set(df["set_id"])
+            ]
             keep = {s.set_id for s in select_covering_subset(sets, subset_k)}
             df = df[df["set_id"].isin(keep)]
     else:
@@ -51,4 +65,3 @@ def select_instances(dataset: str | Path | None = None, conditions=GENERATE_COND
     if template_ids is not None:
         df = df[df["template_id"].isin(template_ids)]
     return sample_permutations(df, permutations, permutation_seed).reset_index(drop=True)
-

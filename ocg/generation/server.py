@@ -54,7 +54,9 @@ _PLACEHOLDER = re.compile(r"\{(id|port|model_dir|key)\}")
 
 def server_command(command: str, fields: dict) -> list[str]:
     """The command's words with the placeholders {id}, {port}, {model_dir} and {key} filled in."""
-    return [_PLACEHOLDER.sub(lambda m: str(fields[m.group(1)]), part) for part in shlex.split(command)]
+    return [
+        _PLACEHOLDER.sub(lambda m: str(fields[m.group(1)]), part) for part in shlex.split(command)
+    ]
 
 
 def free_port() -> int:
@@ -100,7 +102,13 @@ def _version(base_url: str, key: str) -> str | None:
     root = base_url[: -len("/v1")] if base_url.endswith("/v1") else base_url
     try:
         resp, text = _get(f"{root}/version", key, 2.0)
-    except (requests.RequestException, DeadlineExceeded, ApiError, OSError, urllib3.exceptions.HTTPError):
+    except (
+        requests.RequestException,
+        DeadlineExceeded,
+        ApiError,
+        OSError,
+        urllib3.exceptions.HTTPError,
+    ):
         return None
     return scrub(text, key).strip()[:200] if resp.status_code == 200 else None  # scrubbed, then cut
 
@@ -137,11 +145,15 @@ def _listed_models(text: str, key: str) -> list:
     except ValueError:
         return []
     items = data.get("data") if isinstance(data, dict) else None
-    ids = [m.get("id") for m in items if isinstance(m, dict)][:20] if isinstance(items, list) else []
+    ids = (
+        [m.get("id") for m in items if isinstance(m, dict)][:20] if isinstance(items, list) else []
+    )
     return [scrub(i, key) if isinstance(i, str) else i for i in ids]
 
 
-def _poll(base_url: str, key: str, where: str, key_env: str | None, seconds: float) -> tuple[object, str | None]:
+def _poll(
+    base_url: str, key: str, where: str, key_env: str | None, seconds: float
+) -> tuple[object, str | None]:
     """((the answer, its text), if 200; what else was answered), within `seconds`: 401/403 stops,
     with what to fix."""
     try:
@@ -153,9 +165,14 @@ def _poll(base_url: str, key: str, where: str, key_env: str | None, seconds: flo
     except (requests.RequestException, OSError, urllib3.exceptions.HTTPError) as exc:
         return None, scrub(broken_answer(exc) or "", key) or None  # not listening yet: no answer
     if resp.status_code in (401, 403):
-        fix = (f"the key in ${key_env} was refused" if key else
-               f"it wants a key: name its variable in {where.rsplit('.', 1)[0]}.key_env (and pass it with {{key}})")
-        raise ServerError(f"the server answers GET {base_url}/models with HTTP {resp.status_code}: {fix}")
+        fix = (
+            f"the key in ${key_env} was refused"
+            if key
+            else f"it wants a key: name its variable in {where.rsplit('.', 1)[0]}.key_env (and pass it with {{key}})"
+        )
+        raise ServerError(
+            f"the server answers GET {base_url}/models with HTTP {resp.status_code}: {fix}"
+        )
     if resp.status_code != 200:
         return None, f"HTTP {resp.status_code}: {scrub(text, key)[:200]!r}"
     return (resp, text), None
@@ -165,15 +182,21 @@ def _startup_hint(shown: list[str], last_answer: str) -> str:
     """Why `transformers serve` answers 500 to every poll, where that is the likely cause: on
     transformers 5 its GET /v1/models lists the local hub cache, and fails while that folder is
     missing (docs/developing.md, "Two stacks")."""
-    if Path(shown[0]).name != "transformers" or shown[1:2] != ["serve"] or not last_answer.startswith("HTTP 500"):
+    if (
+        Path(shown[0]).name != "transformers"
+        or shown[1:2] != ["serve"]
+        or not last_answer.startswith("HTTP 500")
+    ):
         return ""
     from huggingface_hub import constants  # the folder as the hub (and so the server) reads it
 
     cache = Path(constants.HF_HUB_CACHE)
     if cache.is_dir():
         return ""
-    return (f"; transformers serve answers that while its hub cache folder {cache} does not exist: "
-            "create it, or set HF_HUB_CACHE to an existing folder")
+    return (
+        f"; transformers serve answers that while its hub cache folder {cache} does not exist: "
+        "create it, or set HF_HUB_CACHE to an existing folder"
+    )
 
 
 @contextmanager
@@ -189,20 +212,33 @@ def running_server(spec, log_path: Path, key: str = "") -> Iterator[dict]:
     shown = server_command(server["command"], {**fields, "key": "***"})  # what cards and errors say
     base_url = spec.api["base_url"].replace("{port}", str(port)).rstrip("/")
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    refuse_link(log_path)  # the log is appended to: never another file (O_NOFOLLOW: nor one linked since)
-    log = os.fdopen(os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o666), "ab")
+    refuse_link(
+        log_path
+    )  # the log is appended to: never another file (O_NOFOLLOW: nor one linked since)
+    log = os.fdopen(
+        os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o666), "ab"
+    )
     try:
-        proc = subprocess.Popen(command, stdout=subprocess.PIPE if key else log, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            command,
+            stdout=subprocess.PIPE if key else log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     except OSError as exc:  # no such program, or not executable
         log.close()
-        raise OcgInputError(f"{where}.command", f"cannot start {shown[0]!r} ({exc.strerror}); "
-                                                "expected a program on PATH or a path to one") from None
+        raise OcgInputError(
+            f"{where}.command",
+            f"cannot start {shown[0]!r} ({exc.strerror}); "
+            "expected a program on PATH or a path to one",
+        ) from None
     copier = threading.Thread(target=_copy_scrubbed, args=(proc.stdout, log, key), daemon=True)
     if key:
         copier.start()
     previous = signal.getsignal(signal.SIGTERM)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a cancelled job still stops its server
+    signal.signal(
+        signal.SIGTERM, lambda *_: sys.exit(143)
+    )  # a cancelled job still stops its server
     try:
         deadline = time.monotonic() + float(server.get("startup_timeout_s", 600))
         listed, other = None, None
@@ -210,21 +246,32 @@ def running_server(spec, log_path: Path, key: str = "") -> Iterator[dict]:
             if proc.poll() is not None:
                 if key:
                     copier.join(5)  # the log's tail complete
-                raise ServerError(f"the server exited with status {proc.returncode} before answering "
-                                  f"({' '.join(shown)}); log {log_path}:\n{_tail(log_path)}")
+                raise ServerError(
+                    f"the server exited with status {proc.returncode} before answering "
+                    f"({' '.join(shown)}); log {log_path}:\n{_tail(log_path)}"
+                )
             if time.monotonic() > deadline:
                 last = f" (its last answer: {other}{_startup_hint(shown, other)})" if other else ""
-                raise ServerError(f"the server did not answer {base_url}/models with HTTP 200 within "
-                                  f"{server.get('startup_timeout_s', 600)} s{last}; log {log_path}:\n{_tail(log_path)}")
-            poll_s = round(min(POLL_S, max(deadline - time.monotonic(), 0.1)), 1)  # the last poll ends by the deadline
+                raise ServerError(
+                    f"the server did not answer {base_url}/models with HTTP 200 within "
+                    f"{server.get('startup_timeout_s', 600)} s{last}; log {log_path}:\n{_tail(log_path)}"
+                )
+            poll_s = round(
+                min(POLL_S, max(deadline - time.monotonic(), 0.1)), 1
+            )  # the last poll ends by the deadline
             listed, now = _poll(base_url, key, where, spec.api.get("key_env"), poll_s)
             other = now or other
             if listed is None:
                 time.sleep(0.5)
-        yield {"command": shown, "base_url": base_url, "pid": proc.pid, "version": _version(base_url, key),
-               "http_server": scrub(listed[0].headers.get("server") or "", key) or None,
-               "models_listed": _listed_models(listed[1], key),
-               "log": str(log_path)}
+        yield {
+            "command": shown,
+            "base_url": base_url,
+            "pid": proc.pid,
+            "version": _version(base_url, key),
+            "http_server": scrub(listed[0].headers.get("server") or "", key) or None,
+            "models_listed": _listed_models(listed[1], key),
+            "log": str(log_path),
+        }
     finally:
         signal.signal(signal.SIGTERM, previous)
         _stop(proc)
@@ -234,7 +281,9 @@ def running_server(spec, log_path: Path, key: str = "") -> Iterator[dict]:
 
 
 @contextmanager
-def server_for_run(spec, backend, model_dir: Path, log_name: str = "server.log") -> Iterator[dict | None]:
+def server_for_run(
+    spec, backend, model_dir: Path, log_name: str = "server.log"
+) -> Iterator[dict | None]:
     """The model entry's inference server (api.server), started for this run's generation (or a
     judge's scoring, scoring/judging.py) and attached to its backend; None where the entry names
     no server."""
@@ -245,6 +294,8 @@ def server_for_run(spec, backend, model_dir: Path, log_name: str = "server.log")
         try:
             backend.attach_server(info)
         except ApiError as exc:
-            raise ServerError(f"the server answers /models but not a first chat request for model "
-                              f"{spec.id!r} (unknown to it?): {exc}; log {info['log']}") from None
+            raise ServerError(
+                f"the server answers /models but not a first chat request for model "
+                f"{spec.id!r} (unknown to it?): {exc}; log {info['log']}"
+            ) from None
         yield info

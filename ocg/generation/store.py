@@ -41,22 +41,34 @@ STORE_FORMAT = 3  # 1: every record with its prompt inline; 2: prompts once, in 
 # 3: as 2, in short keys without the derivable fields (record_format.py)
 
 # Fields every record must have, with their types (None allowed where listed).
-REQUIRED = {"instance_id": (str,), "condition": (str,), "template_id": (int,), "set_id": (str,),
-            "perm_index": (int,), "concepts": (list,), "pos_pattern": (str,),
-            "answer": (str, type(None)), "answer_status": (str,)}
+REQUIRED = {
+    "instance_id": (str,),
+    "condition": (str,),
+    "template_id": (int,),
+    "set_id": (str,),
+    "perm_index": (int,),
+    "concepts": (list,),
+    "pos_pattern": (str,),
+    "answer": (str, type(None)),
+    "answer_status": (str,),
+}
 
 
 def check_record(record: object, where: str) -> dict:
     """The record if it has the shape scoring needs, else an error naming file and line."""
     if not isinstance(record, dict):
-        raise OcgInputError(where, f"expected a JSON object (a generation record), got {type(record).__name__}")
+        raise OcgInputError(
+            where, f"expected a JSON object (a generation record), got {type(record).__name__}"
+        )
     for key, kinds in REQUIRED.items():
         if key not in record:
             raise OcgInputError(where, f"record has no {key!r} field")
         value = record[key]
         if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
             names = " or ".join("null" if k is type(None) else k.__name__ for k in kinds)
-            raise OcgInputError(where, f"field {key!r} must be {names}, got {type(value).__name__} {value!r:.60}")
+            raise OcgInputError(
+                where, f"field {key!r} must be {names}, got {type(value).__name__} {value!r:.60}"
+            )
     checked_sample(where, record)
     if not all(isinstance(c, str) for c in record["concepts"]):
         raise OcgInputError(where, "field 'concepts' must be a list of words")
@@ -107,8 +119,11 @@ def _with_prompts(path: Path, records: list[dict], lines: list[int]) -> list[dic
         if _refers(record):
             prompt = prompts.get(record["prompt_sha256"])
             if prompt is None:
-                raise OcgInputError(f"{path}:{lineno}", f"prompt {str(record['prompt_sha256'])[:64]!r} is not in "
-                                                        f"{file.path.name}: that file was removed or edited")
+                raise OcgInputError(
+                    f"{path}:{lineno}",
+                    f"prompt {str(record['prompt_sha256'])[:64]!r} is not in "
+                    f"{file.path.name}: that file was removed or edited",
+                )
             record = _put_back(record, prompt)
         out.append(record)
     return out
@@ -130,8 +145,10 @@ def _line(record: dict) -> str:
     line = encode(record)
     if line is None:
         if MARKER in record:
-            raise ValueError(f"{_describe(record_key(record))}: a record with a field {MARKER!r} that format 3 "
-                             "cannot write would read as format 3 in format 2")
+            raise ValueError(
+                f"{_describe(record_key(record))}: a record with a field {MARKER!r} that format 3 "
+                "cannot write would read as format 3 in format 2"
+            )
         line = json.dumps(record, ensure_ascii=False)
     return _writable(line) + "\n"
 
@@ -143,7 +160,9 @@ def _split_prompt(record: dict, prompts: dict[str, object]) -> dict:
         return record
     key = prompt_sha256(prompt)
     if record.get("prompt_sha256", key) != key:
-        raise ValueError(f"{_describe(record_key(record))}: prompt_sha256 is not the sha256 of its prompt")
+        raise ValueError(
+            f"{_describe(record_key(record))}: prompt_sha256 is not the sha256 of its prompt"
+        )
     prompts[key] = prompt
     return {k: v for k, v in {**record, "prompt_sha256": key}.items() if k != "prompt"}
 
@@ -152,7 +171,9 @@ class GenerationStore:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.prompts = prompt_file(self.path)
-        self.done: set[tuple[str, int]] = {record_key(r) for r in self.read(self.path, prompts=False)}  # (id, sample)
+        self.done: set[tuple[str, int]] = {
+            record_key(r) for r in self.read(self.path, prompts=False)
+        }  # (id, sample)
 
     # -- reading (never writes) -------------------------------------------------------------
     def _tail_state(self) -> tuple[int, bool]:
@@ -182,8 +203,11 @@ class GenerationStore:
             try:
                 text = line.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise OcgInputError(where, f"not UTF-8: byte offset {offset + exc.start} of the file "
-                                           f"is 0x{line[exc.start]:02x}") from None
+                raise OcgInputError(
+                    where,
+                    f"not UTF-8: byte offset {offset + exc.start} of the file "
+                    f"is 0x{line[exc.start]:02x}",
+                ) from None
             offset += len(line)
             if not text.strip():
                 raise OcgInputError(where, "empty line: the file was edited")
@@ -192,13 +216,18 @@ class GenerationStore:
             except ValueError:
                 if lineno == len(lines) and not data.endswith(b"\n"):
                     break  # torn tail: repaired before the next write
-                raise OcgInputError(where, "malformed record (not a torn last line): the file was "
-                                           "edited or corrupted") from None
+                raise OcgInputError(
+                    where,
+                    "malformed record (not a torn last line): the file was edited or corrupted",
+                ) from None
             record = check_record(read_record(record, where), where)
             key = record_key(record)
             if key in seen:
-                raise OcgInputError(where, f"{_describe(key)} written twice (first on line {seen[key]}); "
-                                           f"`ocg repair {path.parent}` keeps the first record")
+                raise OcgInputError(
+                    where,
+                    f"{_describe(key)} written twice (first on line {seen[key]}); "
+                    f"`ocg repair {path.parent}` keeps the first record",
+                )
             seen[key] = lineno
             out.append(record)
         return _with_prompts(path, out, list(seen.values())) if prompts else out
@@ -247,20 +276,30 @@ def repair_duplicates(path: str | Path) -> dict:
             if lineno == len(lines) and not data.endswith(b"\n"):
                 dropped.append({"line": lineno, "why": "torn last line"})
                 continue
-            raise OcgInputError(f"{path}:{lineno}", "malformed record; repair keeps records, it "
-                                                    "cannot guess this one") from None
+            raise OcgInputError(
+                f"{path}:{lineno}",
+                "malformed record; repair keeps records, it cannot guess this one",
+            ) from None
         record = read_record(record, f"{path}:{lineno}")
-        key = (record.get("instance_id"), record_sample(record)) if isinstance(record, dict) else None
+        key = (
+            (record.get("instance_id"), record_sample(record)) if isinstance(record, dict) else None
+        )
         if key in seen:
-            dropped.append({"line": lineno, "why": f"second record of {key[0]}"
-                                                  + (f" sample {key[1]}" if key[1] else "")})
+            dropped.append(
+                {
+                    "line": lineno,
+                    "why": f"second record of {key[0]}" + (f" sample {key[1]}" if key[1] else ""),
+                }
+            )
             continue
         seen.add(key)
         kept.append(line if line.endswith(b"\n") else line + b"\n")
     if dropped:
         backup = path.with_name(path.name + ".bak")
         refuse_link(backup, path)
-        with atomic_path(backup) as tmp:  # a link put there since the check is replaced, not written through
+        with atomic_path(
+            backup
+        ) as tmp:  # a link put there since the check is replaced, not written through
             tmp.write_bytes(data)
         with atomic_path(path) as tmp:
             tmp.write_bytes(b"".join(kept))

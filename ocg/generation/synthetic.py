@@ -18,14 +18,61 @@ import random
 
 WRITER_VERSION = "synthetic-v2"  # v2: sitting, not siting
 
-_IRREGULAR = {"catch": "caught", "throw": "threw", "ride": "rode", "sit": "sat", "run": "ran", "cut": "cut",
-              "eat": "ate", "drink": "drank", "swim": "swam", "hold": "held", "sing": "sang", "fly": "flew",
-              "dive": "dove", "write": "wrote", "take": "took", "give": "gave", "hang": "hung"}
-_OPENERS = ["The", "A", "Every morning the", "Yesterday a", "In the park, the", "My", "On Sunday the",
-            "After lunch, a", "Near the river the", "Each day our"]
-_GLUE = ["and", "with", "near", "while", "before", "on", "by", "as the", "then", "for", "after", "beside the"]
-_ENDINGS = [".", " today.", " in the evening.", " again.", "!", " with great care.", " at dawn.",
-            " for the first time."]
+_IRREGULAR = {
+    "catch": "caught",
+    "throw": "threw",
+    "ride": "rode",
+    "sit": "sat",
+    "run": "ran",
+    "cut": "cut",
+    "eat": "ate",
+    "drink": "drank",
+    "swim": "swam",
+    "hold": "held",
+    "sing": "sang",
+    "fly": "flew",
+    "dive": "dove",
+    "write": "wrote",
+    "take": "took",
+    "give": "gave",
+    "hang": "hung",
+}
+_OPENERS = [
+    "The",
+    "A",
+    "Every morning the",
+    "Yesterday a",
+    "In the park, the",
+    "My",
+    "On Sunday the",
+    "After lunch, a",
+    "Near the river the",
+    "Each day our",
+]
+_GLUE = [
+    "and",
+    "with",
+    "near",
+    "while",
+    "before",
+    "on",
+    "by",
+    "as the",
+    "then",
+    "for",
+    "after",
+    "beside the",
+]
+_ENDINGS = [
+    ".",
+    " today.",
+    " in the evening.",
+    " again.",
+    "!",
+    " with great care.",
+    " at dawn.",
+    " for the first time.",
+]
 _FILLER = ["happily", "quickly", "together", "slowly", "once more", "all afternoon"]
 
 
@@ -38,8 +85,13 @@ def model_rates(model: str, seed: int, given: dict | None = None) -> dict[str, f
     """Per-model rates (ocg/models.py, RATE_KEYS): drawn from the model's name (models differ,
     reruns agree), or given."""
     r = _rng("rates", seed, model)
-    rates = {"reorder": r.uniform(0.1, 0.6), "drop": r.uniform(0.01, 0.15), "inflect": r.uniform(0.3, 0.7),
-             "repeat": r.uniform(0.05, 0.6), "degenerate": r.uniform(0.0, 0.06)}
+    rates = {
+        "reorder": r.uniform(0.1, 0.6),
+        "drop": r.uniform(0.01, 0.15),
+        "inflect": r.uniform(0.3, 0.7),
+        "repeat": r.uniform(0.05, 0.6),
+        "degenerate": r.uniform(0.0, 0.06),
+    }
     rates.update(given or {})
     return {k: round(float(v), 4) for k, v in rates.items()}
 
@@ -50,8 +102,13 @@ def _inflect(word: str, pos: str, r: random.Random) -> str:
     form = r.choice(("s", "ed", "ing"))
     if form == "ed" and word in _IRREGULAR:
         return _IRREGULAR[word]
-    if form in ("ing", "ed") and len(word) <= 4 and word[-1] in "bdgmnpt" and word[-2] in "aeiou" \
-            and word[-3:-2] not in ("a", "e", "i", "o", "u"):
+    if (
+        form in ("ing", "ed")
+        and len(word) <= 4
+        and word[-1] in "bdgmnpt"
+        and word[-2] in "aeiou"
+        and word[-3:-2] not in ("a", "e", "i", "o", "u")
+    ):
         word = word + word[-1]  # sit -> sitting, hop -> hopped
     if form == "ing":
         return (word[:-1] if word.endswith("e") and not word.endswith("ee") else word) + "ing"
@@ -86,11 +143,18 @@ def _degenerate(r: random.Random, sentence: str, words: list[str]) -> str:
     return "Der Hund und die Katze spielen zusammen im Garten, während die Sonne scheint. Schön!"
 
 
-def write_answer(instance: dict, model: str, seed: int, rates: dict[str, float], sample: int = 0) -> str:
+def write_answer(
+    instance: dict, model: str, seed: int, rates: dict[str, float], sample: int = 0
+) -> str:
     """The answer `model` gives to one instance (keys: condition, template_id, set_id,
     perm_index, concepts, pos_pattern) in sample `sample`: sample 0 is the one answer it always
     gave, later samples draw from RNGs that also take the sample index."""
-    group = (instance["condition"], instance["template_id"], instance["set_id"], *([f"sample={sample}"] if sample else []))
+    group = (
+        instance["condition"],
+        instance["template_id"],
+        instance["set_id"],
+        *([f"sample={sample}"] if sample else []),
+    )
     words = list(zip(instance["concepts"], instance["pos_pattern"]))
     if _rng("repeat", seed, model, *group, instance["perm_index"]).random() < rates["repeat"]:
         # the group's one stock answer, whatever the order asked (models often give it)

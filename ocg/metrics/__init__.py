@@ -11,11 +11,22 @@ import pandas or sacrebleu: benchmarks/gpu_check.py runs with torch and transfor
 
 import importlib
 
-_EXPORTS = {"pairwise_bleu": "bleu", "pairwise_bleu_loop": "bleu", "pairwise_matrix": "bleu",
-            "load_nlp": "coverage", "score_coverage": "coverage", "distinct2_pooled": "diversity",
-            "distinct2_sentence": "diversity", "diverse_rate": "diversity", "Metric": "registry",
-            "MetricFamily": "registry", "label": "registry", "metric": "registry", "metrics": "registry",
-            "names": "registry"}
+_EXPORTS = {
+    "pairwise_bleu": "bleu",
+    "pairwise_bleu_loop": "bleu",
+    "pairwise_matrix": "bleu",
+    "load_nlp": "coverage",
+    "score_coverage": "coverage",
+    "distinct2_pooled": "diversity",
+    "distinct2_sentence": "diversity",
+    "diverse_rate": "diversity",
+    "Metric": "registry",
+    "MetricFamily": "registry",
+    "label": "registry",
+    "metric": "registry",
+    "metrics": "registry",
+    "names": "registry",
+}
 __all__ = sorted(_EXPORTS)
 
 

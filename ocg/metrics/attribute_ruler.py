@@ -22,7 +22,7 @@ def _predicate(value):
     """A test on one attribute's value, as the Matcher reads a pattern's value."""
     if not isinstance(value, dict):
         return lambda x: x == value
-    (op, arg), = value.items()
+    ((op, arg),) = value.items()
     if op == "IN":
         return lambda x: x in arg
     if op == "NOT_IN":
@@ -44,8 +44,9 @@ def supports(ruler) -> bool:
                 return False
             for spec in pattern:
                 for attr, value in spec.items():
-                    if attr not in _ATTRS or (isinstance(value, dict) and
-                                              (len(value) != 1 or set(value) - _OPERATORS)):
+                    if attr not in _ATTRS or (
+                        isinstance(value, dict) and (len(value) != 1 or set(value) - _OPERATORS)
+                    ):
                         return False
     return True
 

@@ -32,8 +32,10 @@ def tokenize_13a(text: str) -> tuple[str, ...]:
 
 
 def _ngram_counts(tokens: tuple[str, ...]) -> list[Counter]:
-    return [Counter(tokens[i:i + n] for i in range(len(tokens) - n + 1))
-            for n in range(1, MAX_ORDER + 1)]
+    return [
+        Counter(tokens[i : i + n] for i in range(len(tokens) - n + 1))
+        for n in range(1, MAX_ORDER + 1)
+    ]
 
 
 def pairwise_matrix(texts: list[str]) -> np.ndarray:
@@ -74,9 +76,11 @@ def _bleu_from_stats(correct: np.ndarray, total: np.ndarray, lengths: np.ndarray
     sys_len = lengths[:, None]
     ref_len = lengths[None, :]
     with np.errstate(divide="ignore", invalid="ignore"):
-        bp = np.where(sys_len < ref_len,
-                      np.where(sys_len > 0, np.exp(1 - ref_len / np.where(sys_len > 0, sys_len, 1)), 0.0),
-                      1.0)
+        bp = np.where(
+            sys_len < ref_len,
+            np.where(sys_len > 0, np.exp(1 - ref_len / np.where(sys_len > 0, sys_len, 1)), 0.0),
+            1.0,
+        )
     k = lengths.shape[0]
     log_sum = np.zeros((k, k))
     eff_order = np.zeros((k, 1))
@@ -88,7 +92,9 @@ def _bleu_from_stats(correct: np.ndarray, total: np.ndarray, lengths: np.ndarray
         zero = active & (c == 0)
         smooth = np.where(zero, smooth * 2, smooth)
         with np.errstate(divide="ignore", invalid="ignore"):
-            prec = np.where(c > 0, 100.0 * c / np.where(active, t, 1), 100.0 / (smooth * np.where(active, t, 1)))
+            prec = np.where(
+                c > 0, 100.0 * c / np.where(active, t, 1), 100.0 / (smooth * np.where(active, t, 1))
+            )
         log_sum += np.where(active, np.log(prec), 0.0)
         eff_order = eff_order + (total[n][:, None] > 0)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -119,7 +125,9 @@ def pairwise_bleu(texts: list[str]) -> float:
 def pairwise_bleu_loop(texts: list[str]) -> float:
     """The reference implementation: sacrebleu's sentence_bleu over every ordered pair."""
     from sacrebleu import sentence_bleu
+
     n = len(texts)
-    scores = [sentence_bleu(texts[i], [texts[j]]).score
-              for i in range(n) for j in range(n) if i != j]
+    scores = [
+        sentence_bleu(texts[i], [texts[j]]).score for i in range(n) for j in range(n) if i != j
+    ]
     return float(np.mean(scores)) if scores else float("nan")

@@ -19,6 +19,7 @@ class BleurtUnavailable(RuntimeError):
 def load_bleurt(checkpoint: str, device: str | None = None):
     """(tokenizer, model) or BleurtUnavailable with the reason."""
     from ..hub import unavailable_reason
+
     reason = unavailable_reason(checkpoint)
     if reason:
         raise BleurtUnavailable(f"cannot load BLEURT checkpoint: {reason}")
@@ -26,18 +27,22 @@ def load_bleurt(checkpoint: str, device: str | None = None):
         import torch
 
         from .bleurt_compat import import_bleurt
+
         bleurt_pytorch = import_bleurt()  # also on transformers 5
         tokenizer = bleurt_pytorch.BleurtTokenizer.from_pretrained(checkpoint)
         model = bleurt_pytorch.BleurtForSequenceClassification.from_pretrained(checkpoint)
     except Exception as exc:  # noqa: BLE001 - any failure to load means "missing, and why"
-        raise BleurtUnavailable(f"cannot load BLEURT checkpoint {checkpoint!r}: "
-                                f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}") from exc
+        raise BleurtUnavailable(
+            f"cannot load BLEURT checkpoint {checkpoint!r}: "
+            f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
+        ) from exc
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     return tokenizer, model.to(device).eval()
 
 
-def score_pairs(pairs: list[tuple[str, str]], tokenizer, model, batch_size: int = 64,
-                progress: bool = False) -> dict[tuple[str, str], float]:
+def score_pairs(
+    pairs: list[tuple[str, str]], tokenizer, model, batch_size: int = 64, progress: bool = False
+) -> dict[tuple[str, str], float]:
     """BLEURT x 100 of each distinct (reference, candidate) pair."""
     import torch
     from tqdm import tqdm
@@ -47,10 +52,11 @@ def score_pairs(pairs: list[tuple[str, str]], tokenizer, model, batch_size: int 
     device = next(model.parameters()).device
     starts = range(0, len(unique), batch_size)
     for s in tqdm(starts, desc="pBLEURT", disable=not progress):
-        batch = unique[s:s + batch_size]
+        batch = unique[s : s + batch_size]
         refs, cands = [r for r, _ in batch], [c for _, c in batch]
-        inputs = tokenizer(refs, cands, padding="longest", truncation=True, max_length=512,
-                           return_tensors="pt")
+        inputs = tokenizer(
+            refs, cands, padding="longest", truncation=True, max_length=512, return_tensors="pt"
+        )
         with torch.inference_mode():
             logits = model(**{k: v.to(device) for k, v in inputs.items()}).logits.flatten()
         out.update(zip(batch, (100.0 * logits.float().cpu().numpy()).tolist()))
@@ -60,8 +66,12 @@ def score_pairs(pairs: list[tuple[str, str]], tokenizer, model, batch_size: int 
 def group_pairs(texts: list[str]) -> list[tuple[str, str]]:
     """The distinct (reference, candidate) pairs a group needs (identical ones included)."""
     unique, weights = pair_weights(texts)
-    return [(unique[r], unique[h]) for h in range(len(unique)) for r in range(len(unique))
-            if weights[h, r] > 0]
+    return [
+        (unique[r], unique[h])
+        for h in range(len(unique))
+        for r in range(len(unique))
+        if weights[h, r] > 0
+    ]
 
 
 def pairwise_bleurt(texts: list[str], scores: dict[tuple[str, str], float]) -> float:

@@ -30,15 +30,20 @@ import types
 
 
 def _no_pruning(*_args, **_kwargs):
-    raise NotImplementedError("head pruning of bleurt-pytorch is not supported on transformers 5 "
-                              "(ocg.metrics.bleurt_compat)")
+    raise NotImplementedError(
+        "head pruning of bleurt-pytorch is not supported on transformers 5 "
+        "(ocg.metrics.bleurt_compat)"
+    )
 
 
 def _extended_attention_mask(self, attention_mask, input_shape, device=None, dtype=None):
     """(batch, seq) 1/0 mask -> (batch, 1, 1, seq) bias: 0 where attended, dtype minimum where padded."""
     import torch
+
     if attention_mask.dim() != 2:
-        raise ValueError(f"bleurt_compat: a 2-D padding mask was expected, got shape {tuple(attention_mask.shape)}")
+        raise ValueError(
+            f"bleurt_compat: a 2-D padding mask was expected, got shape {tuple(attention_mask.shape)}"
+        )
     dtype = dtype or self.dtype
     return (1.0 - attention_mask[:, None, None, :].to(dtype)) * torch.finfo(dtype).min
 
@@ -57,28 +62,41 @@ def _wordpiece_tokenizer():
     class BertTokenizerFast(BertTokenizer):
         @classmethod
         def from_pretrained(cls, path, *args, **kwargs):
-            if not any(cached_file(path, name, _raise_exceptions_for_missing_entries=False,
-                                   _raise_exceptions_for_connection_errors=False)
-                       for name in ("tokenizer.json", "vocab.txt")):
-                raise OSError(f"{path}: no vocab.txt or tokenizer.json (not a WordPiece BLEURT checkpoint)")
+            if not any(
+                cached_file(
+                    path,
+                    name,
+                    _raise_exceptions_for_missing_entries=False,
+                    _raise_exceptions_for_connection_errors=False,
+                )
+                for name in ("tokenizer.json", "vocab.txt")
+            ):
+                raise OSError(
+                    f"{path}: no vocab.txt or tokenizer.json (not a WordPiece BLEURT checkpoint)"
+                )
             return super().from_pretrained(path, *args, **kwargs)
+
     return BertTokenizerFast
 
 
 def _add_missing_before_import() -> None:
     import transformers.pytorch_utils as pytorch_utils
+
     if not hasattr(pytorch_utils, "find_pruneable_heads_and_indices"):
         pytorch_utils.find_pruneable_heads_and_indices = _no_pruning
     try:
         import sentencepiece.sentencepiece_model_pb2  # noqa: F401
     except ImportError:
         from transformers.utils import sentencepiece_model_pb2
+
         sys.modules["sentencepiece.sentencepiece_model_pb2"] = sentencepiece_model_pb2
     name = "transformers.models.bert.tokenization_bert_fast"
     try:
         __import__(name)
     except ImportError:
-        alias = types.ModuleType(name, "ocg.metrics.bleurt_compat: transformers 5's BertTokenizer under its 4.x name")
+        alias = types.ModuleType(
+            name, "ocg.metrics.bleurt_compat: transformers 5's BertTokenizer under its 4.x name"
+        )
         alias.BertTokenizerFast = _wordpiece_tokenizer()
         sys.modules[name] = alias
 
@@ -90,9 +108,15 @@ def import_bleurt():
     from bleurt_pytorch.bleurt.modeling_bleurt import BleurtPreTrainedModel
     from bleurt_pytorch.bleurt.tokenization_bleurt_sp import BleurtSPTokenizer
     from transformers.models.deberta_v2.tokenization_deberta_v2 import DebertaV2Tokenizer
-    if "__init__" not in BleurtSPTokenizer.__dict__ and hasattr(DebertaV2Tokenizer, "convert_to_native_format"):
+
+    if "__init__" not in BleurtSPTokenizer.__dict__ and hasattr(
+        DebertaV2Tokenizer, "convert_to_native_format"
+    ):
         BleurtSPTokenizer.__init__ = DebertaV2Tokenizer.__init__  # transformers 5 only (see above)
-    for method, ours in (("get_extended_attention_mask", _extended_attention_mask), ("get_head_mask", _head_mask)):
+    for method, ours in (
+        ("get_extended_attention_mask", _extended_attention_mask),
+        ("get_head_mask", _head_mask),
+    ):
         if not hasattr(BleurtPreTrainedModel, method):
             setattr(BleurtPreTrainedModel, method, ours)
     return bleurt_pytorch

@@ -64,6 +64,7 @@ def load_nlp(name: str = "auto", pipeline: str = DEFAULT_PIPELINE, remember: boo
     tests/metrics/test_matching.py. (`remember=False`: spaCy's lemmatizer as it is, for benchmarks.)"""
     import spacy
     from thinc.api import use_ops
+
     if pipeline not in SPACY_PIPELINES:
         raise ValueError(f"unknown spaCy pipeline {pipeline!r}; known: {list(SPACY_PIPELINES)}")
     with use_ops("numpy", use_blis=False):
@@ -90,6 +91,7 @@ def remember_lemmas(nlp) -> None:
         if forms is None:
             forms = memo[key] = derive(token)
         return forms
+
     lemmatizer.lemmatize = lemmatize
 
 
@@ -97,6 +99,7 @@ def remember_lemmas(nlp) -> None:
 def lemma_lookup():
     """spaCy's English lemma lookup table (a spacy Table: string keys are hashed on access)."""
     from spacy.lookups import load_lookups
+
     return load_lookups("en", ["lemma_lookup"]).get_table("lemma_lookup")
 
 
@@ -118,7 +121,7 @@ def parse(texts: list[str], nlp, batch_size: int = 256):
     if fast is None:
         yield from nlp.pipe(texts, batch_size=batch_size)
         return
-    after = nlp.pipeline[nlp.pipe_names.index("attribute_ruler"):]
+    after = nlp.pipeline[nlp.pipe_names.index("attribute_ruler") :]
     with nlp.select_pipes(disable=[name for name, _ in after]):
         for doc in nlp.pipe(texts, batch_size=batch_size):
             for name, proc in after:
@@ -160,12 +163,21 @@ def _match_chunk(state: tuple, chunk: list[tuple[str, list]]) -> list[list[dict]
     rule = state[2]
     forms = _analyse_chunk(state, [text for text, _ in chunk])
     with _collector_paused():
-        return [[match_all_rules(f, rule, list(c), p) for c, p in requests] for f, (_, requests) in zip(forms, chunk)]
+        return [
+            [match_all_rules(f, rule, list(c), p) for c, p in requests]
+            for f, (_, requests) in zip(forms, chunk)
+        ]
 
 
 def _job(work, items: list, n_process: int, nlp, rule: str, batch_size: int) -> ForkedJob:
     """work over the items, in worker processes that inherit the loaded pipeline (ocg/parallel.py)."""
-    return ForkedJob(work, items, n_process, (nlp, TokenForms(_table(rule)), rule, batch_size), MIN_TEXTS_PER_PROCESS)
+    return ForkedJob(
+        work,
+        items,
+        n_process,
+        (nlp, TokenForms(_table(rule)), rule, batch_size),
+        MIN_TEXTS_PER_PROCESS,
+    )
 
 
 def _table(rule: str):
@@ -174,12 +186,15 @@ def _table(rule: str):
     return lemma_lookup()  # every rule's verdicts are computed (VARIANT_COLUMNS)
 
 
-def analyse(texts: list[str], nlp, batch_size: int = 256, rule: str = DEFAULT_RULE,
-            n_process: int = 1) -> dict[str, Tokens]:
+def analyse(
+    texts: list[str], nlp, batch_size: int = 256, rule: str = DEFAULT_RULE, n_process: int = 1
+) -> dict[str, Tokens]:
     """Token forms of each distinct text (identical answers are analysed once). The forms do
     not depend on `n_process`: each text is analysed alone, by the same pipeline."""
     unique = list(dict.fromkeys(texts))
-    forms = _job(_analyse_chunk, [for_matching(t) for t in unique], n_process, nlp, rule, batch_size).result()
+    forms = _job(
+        _analyse_chunk, [for_matching(t) for t in unique], n_process, nlp, rule, batch_size
+    ).result()
     return {text: f[rule] for text, f in zip(unique, forms)}
 
 
@@ -187,8 +202,16 @@ class CoverageJob:
     """Coverage of every answer, started at once; `result()` waits for it (see score_coverage).
     Scoring starts it first and computes the other metrics while its workers run."""
 
-    def __init__(self, answers: pd.Series, concepts: pd.Series, nlp, batch_size: int = 256,
-                 rule: str = DEFAULT_RULE, pos_patterns: pd.Series | None = None, n_process: int = 1):
+    def __init__(
+        self,
+        answers: pd.Series,
+        concepts: pd.Series,
+        nlp,
+        batch_size: int = 256,
+        rule: str = DEFAULT_RULE,
+        pos_patterns: pd.Series | None = None,
+        n_process: int = 1,
+    ):
         self.index = answers.index
         self.texts = [for_matching(a[:MAX_CHARS]) if isinstance(a, str) else "" for a in answers]
         patterns = list(pos_patterns) if pos_patterns is not None else [None] * len(self.texts)
@@ -206,9 +229,15 @@ class CoverageJob:
         self.job.close()
 
 
-def score_coverage(answers: pd.Series, concepts: pd.Series, nlp, batch_size: int = 256,
-                   rule: str = DEFAULT_RULE, pos_patterns: pd.Series | None = None,
-                   n_process: int = 1) -> pd.DataFrame:
+def score_coverage(
+    answers: pd.Series,
+    concepts: pd.Series,
+    nlp,
+    batch_size: int = 256,
+    rule: str = DEFAULT_RULE,
+    pos_patterns: pd.Series | None = None,
+    n_process: int = 1,
+) -> pd.DataFrame:
     """Per answer; a missing answer (None, a failed extraction) covers nothing. Each distinct
     text is analysed once, by one process, which also matches every answer's concepts to it;
     the verdicts do not depend on `n_process`."""

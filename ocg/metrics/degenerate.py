@@ -38,7 +38,8 @@ def flags(answer) -> dict:
         "markdown": bool(_MARKDOWN.search(text)),
         "multi_sentence": bool(_SENTENCE_BREAK.search(text)),
         "overlong": len(text) > OVERLONG_CHARS,
-        "non_ascii": not text.isascii() and any(c.isalpha() and ord(c) > 127 for c in text),  # often not English
+        "non_ascii": not text.isascii()
+        and any(c.isalpha() and ord(c) > 127 for c in text),  # often not English
         # not empty, yet no letter at all: zero-width characters, a BOM, emoji, digits, punctuation
         "no_letters": bool(text) and not any(c.isalpha() for c in text),
         # U+FFFD: characters lost before the answer reached us (lone surrogates, see ocg/generation/store.py)
@@ -67,13 +68,13 @@ FLAG_HELP = {
     "replaced_chars": "characters lost before the answer was stored (U+FFFD)",
     "looping": f"some run of {LOOP_WORDS} words occurs {LOOP_TIMES} or more times",
     "format_chars": "invisible format characters (zero-width, bidi controls, soft hyphen, BOM): removed before "
-                    "matching",
+    "matching",
     "long_run": f"a run of over {LONG_RUN} characters without a space: only its first {LONG_RUN} are matched",
     "truncated": "generation stopped at max_new_tokens (finish_reason: length): possibly cut off",
     "copies_list": "in order, and the concepts stand as one run in the asked order, with nothing but punctuation "
-                   f"or {', '.join(repr(w) for w in sorted(GLUE_WORDS))} between them (it echoes the prompt's list)",
+    f"or {', '.join(repr(w) for w in sorted(GLUE_WORDS))} between them (it echoes the prompt's list)",
     "bare_list": "every concept present and nothing else: no word but the concepts, punctuation and "
-                 f"{', '.join(repr(w) for w in sorted(GLUE_WORDS))}",
+    f"{', '.join(repr(w) for w in sorted(GLUE_WORDS))}",
 }
 
 
@@ -82,5 +83,7 @@ def flag_answers(answers: pd.Series, finish_reasons: pd.Series | None = None) ->
     seen: dict = {}
     rows = [seen[a] if a in seen else seen.setdefault(a, flags(a)) for a in answers]
     out = pd.DataFrame(rows, index=answers.index)
-    out["truncated"] = (finish_reasons == "length").to_numpy() if finish_reasons is not None else False
+    out["truncated"] = (
+        (finish_reasons == "length").to_numpy() if finish_reasons is not None else False
+    )
     return out

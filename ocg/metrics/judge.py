@@ -12,7 +12,9 @@ import hashlib
 import json
 import re
 
-SYSTEM = "You are a careful annotator of English sentences. Reply with one JSON object and nothing else."
+SYSTEM = (
+    "You are a careful annotator of English sentences. Reply with one JSON object and nothing else."
+)
 RUBRIC = """Concepts: {concepts}
 Sentence: {answer}
 
@@ -26,8 +28,10 @@ Reply as {{"score": <1-5>, "order": ["<concept>", ...]}}"""
 
 def messages(answer: str, concepts: list[str]) -> list[dict]:
     """The chat messages asking the judge about one answer."""
-    return [{"role": "system", "content": SYSTEM},
-            {"role": "user", "content": RUBRIC.format(concepts=", ".join(concepts), answer=answer)}]
+    return [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": RUBRIC.format(concepts=", ".join(concepts), answer=answer)},
+    ]
 
 
 def prompt_sha256() -> str:
@@ -46,11 +50,18 @@ def parse(reply: str | None, concepts: list[str]) -> tuple[float, list[str] | No
     if not isinstance(data, dict):
         return float("nan"), None
     score = data.get("score")
-    score = float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) and 1 <= score <= 5 \
+    score = (
+        float(score)
+        if isinstance(score, (int, float)) and not isinstance(score, bool) and 1 <= score <= 5
         else float("nan")
+    )
     order = data.get("order")
     known = {c.lower() for c in concepts}
-    order = [str(c).lower() for c in order if str(c).lower() in known] if isinstance(order, list) else None
+    order = (
+        [str(c).lower() for c in order if str(c).lower() in known]
+        if isinstance(order, list)
+        else None
+    )
     return score, order
 
 

@@ -21,7 +21,9 @@ from __future__ import annotations
 import pandas as pd
 
 GLUE_WORDS = frozenset({"and", "a", "an", "the"})
-MAX_OTHER_FORMS = 1  # a run with no separator copies the list only while this many concepts are inflected
+MAX_OTHER_FORMS = (
+    1  # a run with no separator copies the list only while this many concepts are inflected
+)
 LIST_FLAGS = ("copies_list", "bare_list")
 
 
@@ -47,7 +49,9 @@ def _run_in_order(tokens: list[str], stand: list[set[int]], concepts=None) -> bo
     if not stand:
         return False
 
-    def other(i: int, k: int) -> int:  # 1 where token i, standing for concept k, is not the concept word
+    def other(
+        i: int, k: int
+    ) -> int:  # 1 where token i, standing for concept k, is not the concept word
         return 0 if words is None or not words[k] or tokens[i].lower() == words[k] else 1
 
     # per reachable token: the (separated, other forms) states of runs ending there, kept minimal
@@ -56,10 +60,14 @@ def _run_in_order(tokens: list[str], stand: list[set[int]], concepts=None) -> bo
         reached: dict[int, set] = {}
         for j in nxt:
             for i, seen in states.items():
-                between = tokens[i + 1:j]
+                between = tokens[i + 1 : j]
                 if i < j and all(is_glue(t) for t in between):
-                    separated = any(not any(c.isalnum() for c in t) or t.lower() == "and" for t in between)
-                    reached.setdefault(j, set()).update((sep or separated, n + other(j, k)) for sep, n in seen)
+                    separated = any(
+                        not any(c.isalnum() for c in t) or t.lower() == "and" for t in between
+                    )
+                    reached.setdefault(j, set()).update(
+                        (sep or separated, n + other(j, k)) for sep, n in seen
+                    )
         if not reached:
             return False
         states = {j: {(sep, min(n, 2)) for sep, n in seen} for j, seen in reached.items()}
@@ -72,36 +80,63 @@ def list_flags_of(tokens, first, used, all_present: bool, in_order: bool, concep
         return {"copies_list": False, "bare_list": False}
     tokens = list(tokens)
     positions = [[int(f), int(u)] for f, u in zip(first, used if used is not None else first)]
-    stand = _stand_ins(tokens, positions, concepts if concepts is not None else [""] * len(positions))
+    stand = _stand_ins(
+        tokens, positions, concepts if concepts is not None else [""] * len(positions)
+    )
     concept_tokens = set().union(*stand) if stand else set()
-    return {"copies_list": bool(in_order) and _run_in_order(tokens, stand, concepts),
-            "bare_list": all(i in concept_tokens or is_glue(t) for i, t in enumerate(tokens))}
+    return {
+        "copies_list": bool(in_order) and _run_in_order(tokens, stand, concepts),
+        "bare_list": all(i in concept_tokens or is_glue(t) for i, t in enumerate(tokens)),
+    }
 
 
 def list_flags(answers: pd.DataFrame) -> pd.DataFrame:
     """Both flags per answer; all False where coverage was not scored (no tokens stored)."""
     if "tokens" not in answers:
         return pd.DataFrame(False, index=answers.index, columns=list(LIST_FLAGS))
-    used = answers["order_positions"] if "order_positions" in answers else answers["match_positions"]
+    used = (
+        answers["order_positions"] if "order_positions" in answers else answers["match_positions"]
+    )
     seen: dict = {}  # identical answers to one concept list (about 30% of a group) are read once
     rows = []
     concepts = answers["concepts"] if "concepts" in answers else [None] * len(answers)
-    for t, f, u, p, o, c in zip(answers["tokens"], answers["match_positions"], used, answers["all_present"],
-                                answers["in_order"], concepts):
+    for t, f, u, p, o, c in zip(
+        answers["tokens"],
+        answers["match_positions"],
+        used,
+        answers["all_present"],
+        answers["in_order"],
+        concepts,
+    ):
         key = tuple(None if x is None else tuple(x) for x in (t, f, u, c)) + (bool(p), bool(o))
-        rows.append(seen[key] if key in seen else seen.setdefault(key, list_flags_of(t, f, u, bool(p), bool(o), c)))
+        rows.append(
+            seen[key]
+            if key in seen
+            else seen.setdefault(key, list_flags_of(t, f, u, bool(p), bool(o), c))
+        )
     return pd.DataFrame(rows, index=answers.index, columns=list(LIST_FLAGS))
 
 
-def flag_texts(texts: pd.Series, concepts: pd.Series, pos_patterns: pd.Series | None = None) -> pd.DataFrame:
+def flag_texts(
+    texts: pd.Series, concepts: pd.Series, pos_patterns: pd.Series | None = None
+) -> pd.DataFrame:
     """all_present, in_order and both list flags for answers not yet scored (notebook 01,
     benchmarks/list_copies.py): coverage's matching as scoring runs it, then the flags."""
     from . import coverage
+
     texts = texts.map(lambda a: a.strip() if isinstance(a, str) else "")
-    job = coverage.CoverageJob(texts, concepts, coverage.load_nlp("auto"), pos_patterns=pos_patterns,
-                               n_process=coverage.processes())
+    job = coverage.CoverageJob(
+        texts,
+        concepts,
+        coverage.load_nlp("auto"),
+        pos_patterns=pos_patterns,
+        n_process=coverage.processes(),
+    )
     try:
         matched = job.result()
     finally:
         job.close()
-    return pd.concat([matched[["all_present", "in_order"]], list_flags(matched.assign(concepts=list(concepts)))], axis=1)
+    return pd.concat(
+        [matched[["all_present", "in_order"]], list_flags(matched.assign(concepts=list(concepts)))],
+        axis=1,
+    )

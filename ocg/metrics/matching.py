@@ -34,13 +34,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
-MATCHING_RULES = ("pos_aware_lookup", "commongen_lemma", "commongen_lemma_lower", "lemma_or_surface", "any_lookup")
+MATCHING_RULES = (
+    "pos_aware_lookup",
+    "commongen_lemma",
+    "commongen_lemma_lower",
+    "lemma_or_surface",
+    "any_lookup",
+)
 DEFAULT_RULE = "pos_aware_lookup"
 ORDER_READINGS = ("in_order", "in_order_first")  # ours (any increasing sequence); first occurrences
 
 # Per-answer verdicts under every rule and both order readings, stored at scoring time so the
 # sensitivity view needs no second spaCy pass: `<verdict>@<rule>`.
-VARIANT_COLUMNS = tuple(f"{v}@{rule}" for rule in MATCHING_RULES for v in ("all_present",) + ORDER_READINGS)
+VARIANT_COLUMNS = tuple(
+    f"{v}@{rule}" for rule in MATCHING_RULES for v in ("all_present",) + ORDER_READINGS
+)
 
 # Precision and recall of each rule against tests/data/matching_labels.jsonl (hand-labelled
 # (sentence, concept) pairs; tests/metrics/test_matching.py recomputes them and fails if these drift):
@@ -48,25 +56,35 @@ VARIANT_COLUMNS = tuple(f"{v}@{rule}" for rule in MATCHING_RULES for v in ("all_
 # of CommonGen-Eval's five-concept outputs by each stratum's size (tests/data/README.md).
 # Recorded in every scoring signature.
 MATCHING_STRATA = {  # stratum: (pairs in the population, pairs labelled)
-    "disagree": (491, 491),          # every pair where the lemma, surface and lookup rules disagree
-    "agree_present": (11623, 150),   # all three say present: a random sample
-    "agree_absent": (366, 150),      # all three say absent: a random sample
-    "constructed": (0, 14),          # sentences written to test false friends: not in the population
+    "disagree": (491, 491),  # every pair where the lemma, surface and lookup rules disagree
+    "agree_present": (11623, 150),  # all three say present: a random sample
+    "agree_absent": (366, 150),  # all three say absent: a random sample
+    "constructed": (0, 14),  # sentences written to test false friends: not in the population
 }
 MATCHING_QUALITY = {
     "labelled_pairs": 805,
     "population": "12,480 (answer, concept) pairs: CommonGen-Eval outputs for the 208 five-concept sets",
     "strata": {name: {"population": n, "labelled": k} for name, (n, k) in MATCHING_STRATA.items()},
-    "pos_aware_lookup": {"sample": {"precision": 0.9288, "recall": 0.9966},
-                         "population_weighted": {"precision": 0.9963, "recall": 0.9996}},
-    "commongen_lemma": {"sample": {"precision": 0.9159, "recall": 0.8132},
-                        "population_weighted": {"precision": 0.9963, "recall": 0.9909}},
-    "commongen_lemma_lower": {"sample": {"precision": 0.9159, "recall": 0.8132},
-                              "population_weighted": {"precision": 0.9963, "recall": 0.9909}},
-    "lemma_or_surface": {"sample": {"precision": 0.9162, "recall": 0.8166},
-                         "population_weighted": {"precision": 0.9963, "recall": 0.9911}},
-    "any_lookup": {"sample": {"precision": 0.8962, "recall": 0.9966},
-                   "population_weighted": {"precision": 0.995, "recall": 0.9996}},
+    "pos_aware_lookup": {
+        "sample": {"precision": 0.9288, "recall": 0.9966},
+        "population_weighted": {"precision": 0.9963, "recall": 0.9996},
+    },
+    "commongen_lemma": {
+        "sample": {"precision": 0.9159, "recall": 0.8132},
+        "population_weighted": {"precision": 0.9963, "recall": 0.9909},
+    },
+    "commongen_lemma_lower": {
+        "sample": {"precision": 0.9159, "recall": 0.8132},
+        "population_weighted": {"precision": 0.9963, "recall": 0.9909},
+    },
+    "lemma_or_surface": {
+        "sample": {"precision": 0.9162, "recall": 0.8166},
+        "population_weighted": {"precision": 0.9963, "recall": 0.9911},
+    },
+    "any_lookup": {
+        "sample": {"precision": 0.8962, "recall": 0.9966},
+        "population_weighted": {"precision": 0.995, "recall": 0.9996},
+    },
 }
 
 _FUNCTION_POS = {"AUX", "ADP", "DET", "PRON", "CCONJ", "SCONJ", "PART", "NUM", "PUNCT", "SYM"}
@@ -85,6 +103,7 @@ def quality_for_signature(rule: str) -> dict:
 class Tokens:
     """Per token (spaces skipped): its text, and the words it matches as a noun concept and as
     a verb concept."""
+
     text: tuple[str, ...]
     noun: tuple[frozenset[str], ...]
     verb: tuple[frozenset[str], ...]
@@ -131,21 +150,31 @@ def _sets(lemma: str, low: str, pos: str, tag: str, prev_pos: str, next_pos: str
     return spacy_lemma, lem, sur, ext, n, v
 
 
-def _rules(text: tuple[str, ...], per_token: list[tuple], pos: tuple[str, ...] = ()) -> dict[str, Tokens]:
+def _rules(
+    text: tuple[str, ...], per_token: list[tuple], pos: tuple[str, ...] = ()
+) -> dict[str, Tokens]:
     spacy_lemma, lemma, surface, anyl, noun, verb = zip(*per_token) if per_token else ((),) * 6
-    return {"pos_aware_lookup": Tokens(text, noun, verb, pos),
-            "commongen_lemma": Tokens(text, spacy_lemma, spacy_lemma, pos),
-            "commongen_lemma_lower": Tokens(text, lemma, lemma, pos),
-            "lemma_or_surface": Tokens(text, surface, surface, pos), "any_lookup": Tokens(text, anyl, anyl, pos)}
+    return {
+        "pos_aware_lookup": Tokens(text, noun, verb, pos),
+        "commongen_lemma": Tokens(text, spacy_lemma, spacy_lemma, pos),
+        "commongen_lemma_lower": Tokens(text, lemma, lemma, pos),
+        "lemma_or_surface": Tokens(text, surface, surface, pos),
+        "any_lookup": Tokens(text, anyl, anyl, pos),
+    }
 
 
 def token_forms(doc, table) -> dict[str, Tokens]:
     """Each rule's Tokens for one parsed doc (the lookup `table` consulted once per token)."""
     toks = [t for t in doc if not t.is_space]
     pos = [t.pos_ for t in toks] + [""]
-    return _rules(tuple(t.text for t in toks),
-                  [_sets(t.lemma_, t.lower_, t.pos_, t.tag_, pos[i - 1] if i else "", pos[i + 1], table)
-                   for i, t in enumerate(toks)], tuple(pos[:-1]))
+    return _rules(
+        tuple(t.text for t in toks),
+        [
+            _sets(t.lemma_, t.lower_, t.pos_, t.tag_, pos[i - 1] if i else "", pos[i + 1], table)
+            for i, t in enumerate(toks)
+        ],
+        tuple(pos[:-1]),
+    )
 
 
 class TokenForms:
@@ -156,7 +185,12 @@ class TokenForms:
     def __init__(self, table):
         from spacy.attrs import IDX, IS_SPACE, LEMMA, LENGTH, LOWER, POS, TAG
         from spacy.parts_of_speech import NAMES
-        self.table, self.attrs, self.pos_names = table, [LEMMA, LOWER, POS, TAG, IS_SPACE, IDX, LENGTH], NAMES
+
+        self.table, self.attrs, self.pos_names = (
+            table,
+            [LEMMA, LOWER, POS, TAG, IS_SPACE, IDX, LENGTH],
+            NAMES,
+        )
         self.memo: dict[tuple, tuple] = {}
 
     MEMO_SIZE = 500_000
@@ -166,16 +200,33 @@ class TokenForms:
         strings, names, memo, text = doc.vocab.strings, self.pos_names, self.memo, doc.text
         per_token = []
         for i, (lemma, low, pos, tag, _, _, _) in enumerate(rows):
-            key = (lemma, low, pos, tag, rows[i - 1][2] if i else -1, rows[i + 1][2] if i + 1 < len(rows) else -1)
+            key = (
+                lemma,
+                low,
+                pos,
+                tag,
+                rows[i - 1][2] if i else -1,
+                rows[i + 1][2] if i + 1 < len(rows) else -1,
+            )
             sets = memo.get(key)
             if sets is None:
                 if len(memo) >= self.MEMO_SIZE:  # memory stays bounded over millions of answers
                     memo.clear()
-                sets = memo[key] = _sets(strings[lemma], strings[low], names.get(pos, ""), strings[tag],
-                                         names.get(key[4], ""), names.get(key[5], ""), self.table)
+                sets = memo[key] = _sets(
+                    strings[lemma],
+                    strings[low],
+                    names.get(pos, ""),
+                    strings[tag],
+                    names.get(key[4], ""),
+                    names.get(key[5], ""),
+                    self.table,
+                )
             per_token.append(sets)
-        return _rules(tuple(text[start:start + length] for *_, start, length in rows), per_token,
-                      tuple(names.get(r[2], "") for r in rows))
+        return _rules(
+            tuple(text[start : start + length] for *_, start, length in rows),
+            per_token,
+            tuple(names.get(r[2], "") for r in rows),
+        )
 
 
 # PoS-correct coverage (docs/METHODS.md, "PoS-correct coverage"): a match counts only where spaCy
@@ -187,7 +238,9 @@ POS_COLUMNS = ("pos_all_present", "pos_in_order")
 
 def pos_verdicts(tokens: Tokens, hits: list[list[int]], pos_pattern: str) -> dict:
     """pos_all_present, pos_in_order: the order check on the matches tagged with their concept's PoS."""
-    kept = [[i for i in h if tokens.pos[i] in POS_FITS.get(p, ())] for h, p in zip(hits, pos_pattern)]
+    kept = [
+        [i for i in h if tokens.pos[i] in POS_FITS.get(p, ())] for h, p in zip(hits, pos_pattern)
+    ]
     v = _verdicts_of_hits(kept)
     return {"pos_all_present": v["all_present"], "pos_in_order": v["in_order"]}
 
@@ -216,9 +269,14 @@ def _verdicts_of_hits(hits: list[list[int]]) -> dict:
     first = [h[0] if h else -1 for h in hits]
     present = all(p >= 0 for p in first)
     ordered, used = _order(hits)
-    return {"all_present": present, "in_order": ordered and present,
-            "in_order_first": present and all(a < b for a, b in zip(first, first[1:])),
-            "first": first, "used": used, "present": [p >= 0 for p in first]}
+    return {
+        "all_present": present,
+        "in_order": ordered and present,
+        "in_order_first": present and all(a < b for a, b in zip(first, first[1:])),
+        "first": first,
+        "used": used,
+        "present": [p >= 0 for p in first],
+    }
 
 
 def verdicts(tokens: Tokens, concepts: list[str], pos_pattern: str | None = None) -> dict:
@@ -228,9 +286,14 @@ def verdicts(tokens: Tokens, concepts: list[str], pos_pattern: str | None = None
 
 
 def _as_match(tokens: Tokens, v: dict, n_concepts: int) -> dict:
-    return {"all_present": v["all_present"], "in_order": v["in_order"],
-            "coverage_frac": float(np.mean(v["present"])) if n_concepts else 0.0,
-            "match_positions": v["first"], "order_positions": v["used"], "tokens": list(tokens.text)}
+    return {
+        "all_present": v["all_present"],
+        "in_order": v["in_order"],
+        "coverage_frac": float(np.mean(v["present"])) if n_concepts else 0.0,
+        "match_positions": v["first"],
+        "order_positions": v["used"],
+        "tokens": list(tokens.text),
+    }
 
 
 def match(tokens: Tokens, concepts: list[str], pos_pattern: str | None = None) -> dict:
@@ -243,8 +306,9 @@ def match(tokens: Tokens, concepts: list[str], pos_pattern: str | None = None) -
     return _as_match(tokens, verdicts(tokens, concepts, pos_pattern), len(concepts))
 
 
-def match_all_rules(forms: dict[str, Tokens], rule: str, concepts: list[str],
-                    pos_pattern: str | None = None) -> dict:
+def match_all_rules(
+    forms: dict[str, Tokens], rule: str, concepts: list[str], pos_pattern: str | None = None
+) -> dict:
     """`match` under `rule`, plus every rule's verdicts under both order readings (VARIANT_COLUMNS).
     Rules that find the same matches (most answers) share one verdict."""
     pos_pattern = pos_pattern or "N" * len(concepts)

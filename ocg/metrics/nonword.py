@@ -26,8 +26,12 @@ def unknown(word: str) -> bool:
     """No lexicon knows the word: wordfreq's frequency is 0 and lemminflect has no lemma for it."""
     import lemminflect
     import wordfreq
-    return wordfreq.word_frequency(word, LANG) == 0 and not lemminflect.getAllLemmas(word) \
+
+    return (
+        wordfreq.word_frequency(word, LANG) == 0
+        and not lemminflect.getAllLemmas(word)
         and not lemminflect.getAllLemmas(word.lower())
+    )
 
 
 @lru_cache(maxsize=20_000)
@@ -35,8 +39,11 @@ def forms_of(concept: str, pos: str) -> frozenset[str]:
     """The concept, its inflections in lemminflect's lexicon and, for a word the lexicon lacks, those
     its rules make ("andenge" -> "andenges"), lower-case."""
     import lemminflect
+
     oov = lemminflect.getAllInflectionsOOV(concept, upos="VERB" if pos == "V" else "NOUN")
-    return frozenset(f.lower() for f in (*inflections(concept, pos), *(f for fs in oov.values() for f in fs)))
+    return frozenset(
+        f.lower() for f in (*inflections(concept, pos), *(f for fs in oov.values() for f in fs))
+    )
 
 
 def concept_forms(concepts, pos_pattern: str | None) -> frozenset[str]:

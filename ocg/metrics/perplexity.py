@@ -28,8 +28,15 @@ from ..embedded import EMBEDDED_PREFIX, ensure_converted
 from ..hub import hub_reachable, unavailable_reason
 from .lm_nll import OcgLM, compute_perplexity, context_limit, guarded, load_ocg_lm
 
-__all__ = ["OcgLM", "PerplexityModelUnavailable", "compute_perplexity", "implementation", "load_lm",
-           "resolve_model", "score_perplexity"]
+__all__ = [
+    "OcgLM",
+    "PerplexityModelUnavailable",
+    "compute_perplexity",
+    "implementation",
+    "load_lm",
+    "resolve_model",
+    "score_perplexity",
+]
 
 
 class PerplexityModelUnavailable(RuntimeError):
@@ -37,7 +44,7 @@ class PerplexityModelUnavailable(RuntimeError):
 
 
 def implementation() -> str:
-    """"lmppl" where it runs (transformers 4.x, lmppl importable), else "ocg" (lm_nll.py)."""
+    """ "lmppl" where it runs (transformers 4.x, lmppl importable), else "ocg" (lm_nll.py)."""
     try:
         major = int(metadata.version("transformers").split(".")[0])
     except metadata.PackageNotFoundError:
@@ -47,27 +54,40 @@ def implementation() -> str:
 
 def resolve_model(model: str, fallback: str | None) -> tuple[str, str, str | None]:
     """(name used, path or hub id to load, reason for falling back or None)."""
+
     def path_of(name):
-        return str(ensure_converted(name[len(EMBEDDED_PREFIX):])) if name.startswith(EMBEDDED_PREFIX) else name
+        return (
+            str(ensure_converted(name[len(EMBEDDED_PREFIX) :]))
+            if name.startswith(EMBEDDED_PREFIX)
+            else name
+        )
+
     if model.startswith(EMBEDDED_PREFIX):
         return model, path_of(model), None
     reason = unavailable_reason(model)
     if reason is None:
         return model, model, None
     if not fallback:
-        raise PerplexityModelUnavailable(f"perplexity model: {reason}; no perplexity_fallback chosen")
+        raise PerplexityModelUnavailable(
+            f"perplexity model: {reason}; no perplexity_fallback chosen"
+        )
     return fallback, path_of(fallback), f"{reason}; used {fallback}"
 
 
 def load_lm(path: str, impl: str | None = None):
     """The scorer of `implementation()` (or `impl`): an lmppl.LM with the guards above, or an OcgLM."""
     import torch
+
     if (impl or implementation()) == "ocg":
-        return load_ocg_lm(path, "cuda" if torch.cuda.is_available() else "cpu",
-                           local_files_only=not hub_reachable())
+        return load_ocg_lm(
+            path,
+            "cuda" if torch.cuda.is_available() else "cpu",
+            local_files_only=not hub_reachable(),
+        )
     saved = {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "TOKENIZERS_PARALLELISM")}
     import lmppl
     import lmppl.ppl_recurrent_lm as recurrent
+
     for k, v in saved.items():  # lmppl overrides these for every child process at import
         if v is None:
             os.environ.pop(k, None)
@@ -80,9 +100,15 @@ def load_lm(path: str, impl: str | None = None):
     return lm
 
 
-def score_perplexity(texts: list, lm, batch_size: int = 32) -> tuple[dict[str, float], dict[str, str]]:
+def score_perplexity(
+    texts: list, lm, batch_size: int = 32
+) -> tuple[dict[str, float], dict[str, str]]:
     """Perplexity and status of each distinct text, with the scorer `load_lm` gave."""
     if isinstance(lm, OcgLM):
         return compute_perplexity(texts, lm.model, lm.tokenizer, batch_size, lm.device)
-    return guarded(texts, lm.tokenizer, lm.tokenizer.model_max_length,
-                   lambda scorable: lm.get_perplexity(scorable, batch_size=batch_size))
+    return guarded(
+        texts,
+        lm.tokenizer,
+        lm.tokenizer.model_max_length,
+        lambda scorable: lm.get_perplexity(scorable, batch_size=batch_size),
+    )

@@ -28,30 +28,34 @@ COVERAGE_TABLES = (*POS_TABLES, "table7")  # and reasoning models beside their b
 
 @dataclass(frozen=True)
 class Metric:
-    name: str            # column in summaries and tables, and the paper CSVs' metric name
-    label: str           # as printed in the paper's tables
+    name: str  # column in summaries and tables, and the paper CSVs' metric name
+    label: str  # as printed in the paper's tables
     higher_is_better: bool
-    numerator: str       # a statistic (above): a summed column, n_<column>, n or n_groups
-    denominator: str     # the statistic it is divided by
-    scale: float         # 100 for percentages
+    numerator: str  # a statistic (above): a summed column, n_<column>, n or n_groups
+    denominator: str  # the statistic it is divided by
+    scale: float  # 100 for percentages
     pooled: bool = False  # averaged over templates as a ratio of sums (Ordered Rate), not a mean
     tables: tuple[str, ...] = COMPARISONS  # the paper's tables that report it
-    family: str = ""     # set by its MetricFamily
-    unit: str = ""       # as a reader should read the number
-    what: str = ""       # one line for a legend (docs/METHODS.md, "Metrics", says it fully)
+    family: str = ""  # set by its MetricFamily
+    unit: str = ""  # as a reader should read the number
+    what: str = ""  # one line for a legend (docs/METHODS.md, "Metrics", says it fully)
 
 
 @dataclass(frozen=True)
 class MetricFamily:
-    name: str                 # the scoring family (params/scoring.yaml `metrics`) that yields them
-    level: str                # "answers" or "groups": the table its columns go to, the rows summed
-    sums: tuple[str, ...]     # its columns summed as sufficient statistics
+    name: str  # the scoring family (params/scoring.yaml `metrics`) that yields them
+    level: str  # "answers" or "groups": the table its columns go to, the rows summed
+    sums: tuple[str, ...]  # its columns summed as sufficient statistics
     metrics: tuple[Metric, ...] = ()
 
     def __post_init__(self):
         if self.level not in ("answers", "groups"):
-            raise ValueError(f"metric family {self.name}: level {self.level!r}, expected answers or groups")
-        object.__setattr__(self, "metrics", tuple(replace(m, family=self.name) for m in self.metrics))
+            raise ValueError(
+                f"metric family {self.name}: level {self.level!r}, expected answers or groups"
+            )
+        object.__setattr__(
+            self, "metrics", tuple(replace(m, family=self.name) for m in self.metrics)
+        )
 
 
 FAMILIES: dict[str, MetricFamily] = {}
@@ -62,8 +66,9 @@ def declare(family: MetricFamily) -> MetricFamily:
     known = FAMILIES.get(family.name)
     if known is not None and known != family:
         raise ValueError(f"metric family {family.name} is declared twice, differently")
-    clash = {m.name for m in family.metrics} & {m.name for f in FAMILIES.values() if f.name != family.name
-                                                for m in f.metrics}
+    clash = {m.name for m in family.metrics} & {
+        m.name for f in FAMILIES.values() if f.name != family.name for m in f.metrics
+    }
     if clash:
         raise ValueError(f"metric family {family.name}: metric(s) {sorted(clash)} already declared")
     FAMILIES[family.name] = family
@@ -100,33 +105,156 @@ def lower_is_better(name: str) -> bool:
 
 
 for _family in (
-    MetricFamily("coverage", "answers", ("all_present", "in_order", "pos_all_present", "pos_in_order"), (
-        Metric("coverage_wo_order", "w/o order", True, "all_present", "n", 100.0, tables=COVERAGE_TABLES,
-               unit="% of answers", what="answers that use all the concepts, in any order"),
-        Metric("coverage_w_order", "w/ order", True, "in_order", "n", 100.0, tables=COVERAGE_TABLES,
-               unit="% of answers", what="answers that use all the concepts in the order the prompt gave"),
-        Metric("ordered_rate", "Ordered Rate", True, "in_order", "all_present", 100.0, pooled=True,
-               tables=COVERAGE_TABLES, unit="% of complete answers",
-               what="of the answers with all the concepts, those in the given order (w/ order / w/o order)"),
-        Metric("pos_coverage_wo_order", "PoS w/o order", True, "pos_all_present", "n", 100.0, tables=("table1",),
-               unit="% of answers", what="answers that use every concept as the part of speech its set gives it "
-                                         "(spaCy's tag: N a noun, V a verb), in any order"),
-        Metric("pos_coverage_w_order", "PoS w/ order", True, "pos_in_order", "n", 100.0, tables=("table1",),
-               unit="% of answers", what="answers that use every concept as its part of speech, in the given order"))),
-    MetricFamily("pbleu", "groups", ("pbleu",), (Metric("pbleu", "pBLEU", False, "pbleu", "n_pbleu", 1.0, unit="BLEU, 0-100",
-                                                             what="how alike a set's answers over its permutations are (pairwise BLEU); lower: more diverse"),)),
-    MetricFamily("pbleurt", "groups", ("pbleurt",),
-                 (Metric("pbleurt", "pBLEURT", False, "pbleurt", "n_pbleurt", 1.0, unit="BLEURT x 100",
-                         what="how alike a set's answers are in meaning (pairwise BLEURT-20); lower: more diverse"),)),
-    MetricFamily("distinct", "answers", ("distinct_2",),
-                 (Metric("distinct_2", "Distinct", True, "distinct_2", "n", 100.0, unit="% of bigrams",
-                         what="unique bigrams per answer (Distinct-2, averaged over answers)"),)),
-    MetricFamily("diverse", "groups", ("diverse_rate",), (
-        Metric("diverse_rate", "Diverse Rate", True, "diverse_rate", "n_diverse_rate", 100.0, tables=POS_TABLES,
-               unit="% of answers", what="distinct answers among a set's permutations"),)),
-    MetricFamily("perplexity", "answers", ("perplexity",),
-                 (Metric("perplexity", "Perplexity", False, "perplexity", "n_perplexity", 1.0, unit="perplexity",
-                         what="fluency by a language model (GPT2-XL in the paper), mean over answers; lower: more fluent"),)),
+    MetricFamily(
+        "coverage",
+        "answers",
+        ("all_present", "in_order", "pos_all_present", "pos_in_order"),
+        (
+            Metric(
+                "coverage_wo_order",
+                "w/o order",
+                True,
+                "all_present",
+                "n",
+                100.0,
+                tables=COVERAGE_TABLES,
+                unit="% of answers",
+                what="answers that use all the concepts, in any order",
+            ),
+            Metric(
+                "coverage_w_order",
+                "w/ order",
+                True,
+                "in_order",
+                "n",
+                100.0,
+                tables=COVERAGE_TABLES,
+                unit="% of answers",
+                what="answers that use all the concepts in the order the prompt gave",
+            ),
+            Metric(
+                "ordered_rate",
+                "Ordered Rate",
+                True,
+                "in_order",
+                "all_present",
+                100.0,
+                pooled=True,
+                tables=COVERAGE_TABLES,
+                unit="% of complete answers",
+                what="of the answers with all the concepts, those in the given order (w/ order / w/o order)",
+            ),
+            Metric(
+                "pos_coverage_wo_order",
+                "PoS w/o order",
+                True,
+                "pos_all_present",
+                "n",
+                100.0,
+                tables=("table1",),
+                unit="% of answers",
+                what="answers that use every concept as the part of speech its set gives it "
+                "(spaCy's tag: N a noun, V a verb), in any order",
+            ),
+            Metric(
+                "pos_coverage_w_order",
+                "PoS w/ order",
+                True,
+                "pos_in_order",
+                "n",
+                100.0,
+                tables=("table1",),
+                unit="% of answers",
+                what="answers that use every concept as its part of speech, in the given order",
+            ),
+        ),
+    ),
+    MetricFamily(
+        "pbleu",
+        "groups",
+        ("pbleu",),
+        (
+            Metric(
+                "pbleu",
+                "pBLEU",
+                False,
+                "pbleu",
+                "n_pbleu",
+                1.0,
+                unit="BLEU, 0-100",
+                what="how alike a set's answers over its permutations are (pairwise BLEU); lower: more diverse",
+            ),
+        ),
+    ),
+    MetricFamily(
+        "pbleurt",
+        "groups",
+        ("pbleurt",),
+        (
+            Metric(
+                "pbleurt",
+                "pBLEURT",
+                False,
+                "pbleurt",
+                "n_pbleurt",
+                1.0,
+                unit="BLEURT x 100",
+                what="how alike a set's answers are in meaning (pairwise BLEURT-20); lower: more diverse",
+            ),
+        ),
+    ),
+    MetricFamily(
+        "distinct",
+        "answers",
+        ("distinct_2",),
+        (
+            Metric(
+                "distinct_2",
+                "Distinct",
+                True,
+                "distinct_2",
+                "n",
+                100.0,
+                unit="% of bigrams",
+                what="unique bigrams per answer (Distinct-2, averaged over answers)",
+            ),
+        ),
+    ),
+    MetricFamily(
+        "diverse",
+        "groups",
+        ("diverse_rate",),
+        (
+            Metric(
+                "diverse_rate",
+                "Diverse Rate",
+                True,
+                "diverse_rate",
+                "n_diverse_rate",
+                100.0,
+                tables=POS_TABLES,
+                unit="% of answers",
+                what="distinct answers among a set's permutations",
+            ),
+        ),
+    ),
+    MetricFamily(
+        "perplexity",
+        "answers",
+        ("perplexity",),
+        (
+            Metric(
+                "perplexity",
+                "Perplexity",
+                False,
+                "perplexity",
+                "n_perplexity",
+                1.0,
+                unit="perplexity",
+                what="fluency by a language model (GPT2-XL in the paper), mean over answers; lower: more fluent",
+            ),
+        ),
+    ),
 ):
     declare(_family)
 

@@ -52,19 +52,27 @@ def load_embedder(model: str, device: str | None = None):
     import os
 
     from ..hub import cached_locally
+
     if not (os.path.isdir(model) or cached_locally(model)):
-        raise EmbeddingModelUnavailable(f"embedding model {model!r} is not a local directory and not in the local "
-                                        "hub cache (ocg does not download it at scoring time)")
+        raise EmbeddingModelUnavailable(
+            f"embedding model {model!r} is not a local directory and not in the local "
+            "hub cache (ocg does not download it at scoring time)"
+        )
     try:
         from sentence_transformers import SentenceTransformer
+
         return SentenceTransformer(model, device=device, local_files_only=True)
     except Exception as exc:  # noqa: BLE001 - any failure to load means "missing, and why"
-        raise EmbeddingModelUnavailable(f"cannot load embedding model {model!r}: "
-                                        f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}") from exc
+        raise EmbeddingModelUnavailable(
+            f"cannot load embedding model {model!r}: "
+            f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
+        ) from exc
 
 
 def embed(texts: list[str], model, batch_size: int = 64) -> dict[str, list[float]]:
     """Each distinct text's embedding (as the model gives it; normalised where compared)."""
     unique = sorted(set(texts), key=lambda t: (len(t), t))
-    vectors = model.encode(unique, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False)
+    vectors = model.encode(
+        unique, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False
+    )
     return {t: v.astype(float).tolist() for t, v in zip(unique, vectors)}

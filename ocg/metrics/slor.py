@@ -31,6 +31,7 @@ LANG = "en"
 def word_logprob(word: str) -> float:
     """Natural log of the word's unigram frequency (wordfreq, English), floored at FLOOR."""
     import wordfreq
+
     return math.log(wordfreq.word_frequency(word, LANG, minimum=FLOOR))
 
 
@@ -62,8 +63,13 @@ def offsets_of(texts: list[str], tokenizer, limit: int, batch: int = 1000) -> li
     """Each text's token offsets as perplexity tokenizes it (special tokens, truncated to `limit`)."""
     out = []
     for s in range(0, len(texts), batch):
-        enc = tokenizer(texts[s:s + batch], add_special_tokens=True, truncation=True, max_length=limit,
-                        return_offsets_mapping=True)
+        enc = tokenizer(
+            texts[s : s + batch],
+            add_special_tokens=True,
+            truncation=True,
+            max_length=limit,
+            return_offsets_mapping=True,
+        )
         out += enc["offset_mapping"]
     return out
 
@@ -77,7 +83,11 @@ def slor(perplexity: float, unigram: float, n_tokens: int) -> float:
 
 def slor_values(texts: list[str], perplexities: dict, tokenizer, limit: int) -> dict[str, float]:
     """SLOR of each distinct text, from its perplexity (NaN where perplexity is NaN)."""
-    scorable = [t for t in dict.fromkeys(texts) if t.strip() and math.isfinite(perplexities.get(t, math.nan))]
+    scorable = [
+        t
+        for t in dict.fromkeys(texts)
+        if t.strip() and math.isfinite(perplexities.get(t, math.nan))
+    ]
     out = {t: math.nan for t in texts}
     for text, offsets in zip(scorable, offsets_of(scorable, tokenizer, limit)):
         out[text] = slor(perplexities[text], *unigram_of_scored(text, offsets))

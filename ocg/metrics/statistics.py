@@ -20,7 +20,9 @@ def summed(level: str) -> list[str]:
     return [col for f in FAMILIES.values() if f.level == level for col in f.sums]
 
 
-def sufficient_statistics(answers: pd.DataFrame, groups: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+def sufficient_statistics(
+    answers: pd.DataFrame, groups: pd.DataFrame, keys: list[str]
+) -> pd.DataFrame:
     """Per key: counts (n answers, n_groups) and, for each summed column, its sum and the count
     of its non-missing values (`n_<column>`); a column missing everywhere sums to NaN.
     `groups` may be `answers` itself when each answer carries its group's values (Table 2)."""
@@ -72,7 +74,9 @@ def pooled() -> list:
 
 def pooled_columns() -> list[str]:
     """The summary's columns that `pooled_sums` writes (n_all_present, n_in_order)."""
-    return list(dict.fromkeys(pooled_column(s) for m in pooled() for s in (m.denominator, m.numerator)))
+    return list(
+        dict.fromkeys(pooled_column(s) for m in pooled() for s in (m.denominator, m.numerator))
+    )
 
 
 def pooled_column(statistic: str) -> str:

@@ -39,8 +39,11 @@ def for_matching(text: str) -> str:
     """The text the matcher tags: format characters out (a zero-width space: a space), and each
     run over LONG_RUN characters without a space cut to its first LONG_RUN, punctuation set apart."""
     if has_format_chars(text):
-        text = "".join(" " if c == ZERO_WIDTH_SPACE else c for c in text
-                       if c == ZERO_WIDTH_SPACE or unicodedata.category(c) != "Cf")
+        text = "".join(
+            " " if c == ZERO_WIDTH_SPACE else c
+            for c in text
+            if c == ZERO_WIDTH_SPACE or unicodedata.category(c) != "Cf"
+        )
     if has_long_run(text):
         text = _LONG.sub(lambda m: _PUNCT.sub(r" \g<0> ", m.group()[:LONG_RUN]), text)
     return text

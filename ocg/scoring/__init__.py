@@ -14,5 +14,15 @@ from .config import CONFIG_KEYS, SCORING_FILE, check_metrics, load_scoring_confi
 from .families import FAMILIES, cpu_families
 from .run import score_all, score_model, stale_metrics, summarise
 
-__all__ = ["CONFIG_KEYS", "FAMILIES", "SCORING_FILE",
-           "check_metrics", "cpu_families", "load_scoring_config", "score_all", "score_model", "stale_metrics", "summarise"]
+__all__ = [
+    "CONFIG_KEYS",
+    "FAMILIES",
+    "SCORING_FILE",
+    "check_metrics",
+    "cpu_families",
+    "load_scoring_config",
+    "score_all",
+    "score_model",
+    "stale_metrics",
+    "summarise",
+]

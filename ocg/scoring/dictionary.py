@@ -24,8 +24,11 @@ from ..metrics.coverage import MATCHING_RULES
 from ..metrics.degenerate import FLAG_COLUMNS
 from .frame_columns import TABLES
 
-KEYS = {"answers": ["instance_id", SAMPLE], "groups": [*GROUP_KEYS, SAMPLE],
-        "summary": SUMMARY_KEYS}  # "sample" where the run had samples
+KEYS = {
+    "answers": ["instance_id", SAMPLE],
+    "groups": [*GROUP_KEYS, SAMPLE],
+    "summary": SUMMARY_KEYS,
+}  # "sample" where the run had samples
 ADDED_ON_READ = {"concept_words", "template"}  # load_scores adds them (results.readable)
 
 
@@ -39,7 +42,10 @@ def columns() -> dict[str, dict[str, tuple[str, str]]]:
         for col in TABLES[table]:
             for rule in MATCHING_RULES if "<rule>" in col.name else [None]:
                 for flag in FLAG_COLUMNS if "<flag>" in col.name else [None]:
-                    rows[col.name.replace("<rule>", rule or "").replace("<flag>", flag or "")] = (col.when, col.kind)
+                    rows[col.name.replace("<rule>", rule or "").replace("<flag>", flag or "")] = (
+                        col.when,
+                        col.kind,
+                    )
         out[table] = {n: v for n, v in rows.items() if "<" not in n}
     return out
 
@@ -55,8 +61,11 @@ def _problem(column: pd.Series, kind: str) -> str | None:
     if kind.startswith("list"):
         return None
     if "str" in kind:
-        ok = types.is_string_dtype(column) or isinstance(column.dtype, pd.CategoricalDtype) or \
-            types.infer_dtype(column, skipna=True) in ("string", "empty")
+        ok = (
+            types.is_string_dtype(column)
+            or isinstance(column.dtype, pd.CategoricalDtype)
+            or types.infer_dtype(column, skipna=True) in ("string", "empty")
+        )
         return None if ok else f"expected text, got {types.infer_dtype(column, skipna=True)}"
     if kind == "as the metric":
         return None
@@ -72,31 +81,46 @@ def _problem(column: pd.Series, kind: str) -> str | None:
     return None
 
 
-def check_table(path: Path, table: str, frame: pd.DataFrame, model: str, families: set[str]) -> None:
+def check_table(
+    path: Path, table: str, frame: pd.DataFrame, model: str, families: set[str]
+) -> None:
     """An error naming `path` and the column unless `frame` is a `table` of `model` as its columns say."""
     where = str(path)
     if frame.empty:
-        raise OcgInputError(where, "no rows; a score set holds at least one answer, group and summary row")
+        raise OcgInputError(
+            where, "no rows; a score set holds at least one answer, group and summary row"
+        )
     listed = columns()[table]
-    needed = [c for c, (when, _) in listed.items() if (when == "always" or when in families)
-              and c not in ADDED_ON_READ]
+    needed = [
+        c
+        for c, (when, _) in listed.items()
+        if (when == "always" or when in families) and c not in ADDED_ON_READ
+    ]
     missing = [c for c in needed if c not in frame.columns]
     if missing:
-        raise OcgInputError(where, f"column(s) {', '.join(missing)} missing (docs/DATA.md lists them; a set "
-                                   "scored by an older ocg lacks them too): run `ocg score --redo` to recompute it")
+        raise OcgInputError(
+            where,
+            f"column(s) {', '.join(missing)} missing (docs/DATA.md lists them; a set "
+            "scored by an older ocg lacks them too): run `ocg score --redo` to recompute it",
+        )
     for name, (_, kind) in listed.items():
         problem = _problem(frame[name], kind) if name in frame.columns else None
         if problem:
             raise OcgInputError(f"{where}: column {name}", problem)
     foreign = frame.loc[frame["model"] != model, "model"]
     if len(foreign):
-        raise OcgInputError(f"{where}: column model", f"got {shown(foreign.iloc[0])} in {len(foreign)} row(s); "
-                                                      f"expected {model!r}, the score set's folder")
+        raise OcgInputError(
+            f"{where}: column model",
+            f"got {shown(foreign.iloc[0])} in {len(foreign)} row(s); "
+            f"expected {model!r}, the score set's folder",
+        )
     key = [k for k in KEYS[table] if k in frame.columns]
     twice = frame.duplicated(key, keep=False)
     if twice.any():
         twice = frame.loc[twice, key]
         first = twice.iloc[0]
-        raise OcgInputError(f"{where}: columns {', '.join(key)}",
-                            f"{len(twice)} rows share a key (e.g. {shown(tuple(first[k] for k in key))}); "
-                            "each is expected once")
+        raise OcgInputError(
+            f"{where}: columns {', '.join(key)}",
+            f"{len(twice)} rows share a key (e.g. {shown(tuple(first[k] for k in key))}); "
+            "each is expected once",
+        )

@@ -60,34 +60,43 @@ def _version(name: str) -> str | None:
 @dataclass
 class Context:
     """What a family's computation may read."""
-    answers: pd.DataFrame          # one row per answer: ids, concepts, pos_pattern, answer, flags
-    texts: pd.Series               # the answer as text ("" for a failed extraction)
-    group_texts: list[list[str]]   # per group (model, condition, template, set): its answers
+
+    answers: pd.DataFrame  # one row per answer: ids, concepts, pos_pattern, answer, flags
+    texts: pd.Series  # the answer as text ("" for a failed extraction)
+    group_texts: list[list[str]]  # per group (model, condition, template, set): its answers
     config: dict
-    resolved: dict                 # models actually used (spaCy pipeline, perplexity model)
-    keys: dict                     # each family's key (what its values depend on)
-    out: Path                      # the model's scores folder (caches live there)
+    resolved: dict  # models actually used (spaCy pipeline, perplexity model)
+    keys: dict  # each family's key (what its values depend on)
+    out: Path  # the model's scores folder (caches live there)
     redo: bool
     log: Callable[[str], None]
 
 
 @dataclass(frozen=True)
 class Family:
-    reported: MetricFamily  # its name, level, summed columns and reported metrics (declared on creation)
+    reported: (
+        MetricFamily  # its name, level, summed columns and reported metrics (declared on creation)
+    )
     columns: tuple[str, ...]
     settings: Callable[[dict, dict], dict]  # (config, resolved) -> what the values depend on, once
-    compute: Callable[[Context], tuple[pd.DataFrame | dict, dict]]  # -> columns, what it measured or chose
+    compute: Callable[
+        [Context], tuple[pd.DataFrame | dict, dict]
+    ]  # -> columns, what it measured or chose
     version: int  # bump whenever `code` changes what it computes
     code: tuple  # the modules and functions that compute the values (hashed by code_digest)
     # Optional: starts the computation in other processes and returns a handle whose
     # `result()` gives what `compute` would, so scoring goes on with other families meanwhile.
     start: Callable[[Context], Any] | None = None
-    neural: bool = False  # runs a neural model (slow on a CPU, a checkpoint to fetch): perplexity, pBLEURT
+    neural: bool = (
+        False  # runs a neural model (slow on a CPU, a checkpoint to fetch): perplexity, pBLEURT
+    )
 
     def __post_init__(self):
         missing = [c for c in self.reported.sums if c not in self.columns]
         if missing:
-            raise ValueError(f"scoring family {self.name}: sums {missing} are not among its columns")
+            raise ValueError(
+                f"scoring family {self.name}: sums {missing} are not among its columns"
+            )
         registry.declare(self.reported)
 
     @property
@@ -100,7 +109,11 @@ class Family:
 
     def key(self, config: dict, resolved: dict, inputs_sha256: str) -> dict:
         """Everything the values depend on; a change means they must be recomputed."""
-        return {"inputs_sha256": inputs_sha256, "version": self.version, **self.settings(config, resolved)}
+        return {
+            "inputs_sha256": inputs_sha256,
+            "version": self.version,
+            **self.settings(config, resolved),
+        }
 
     @staticmethod
     def block(key: dict, record: dict) -> dict:
@@ -132,17 +145,31 @@ class _Started:
 def _start_coverage(ctx: Context) -> _Started:
     nlp = ctx.resolved["nlp"]
     rule = ctx.config["matching_rule"]
-    job = coverage.CoverageJob(ctx.answers["answer"], ctx.answers["concepts"], nlp, ctx.config["spacy_batch_size"],
-                               rule, ctx.answers["pos_pattern"],
-                               coverage.processes(ctx.config.get("spacy_processes", "auto")))
-    return _Started(job, {
-        "spacy_model": f"{nlp.meta['lang']}_{nlp.meta['name']}", "spacy_model_version": nlp.meta["version"],
-        "spacy": _version("spacy"), "spacy_pipeline": ctx.config["spacy_pipeline"], "pipes": nlp.pipe_names,
-        "matching_rule": rule,
-        "matmul": coverage.MATMUL, "attribute_ruler": coverage.ATTRIBUTE_RULER,
-        "lemma_lookup": f"spacy-lookups-data {_version('spacy-lookups-data')} en lemma_lookup",
-        "rule": "see docs/METHODS.md, 'Concept matching'; order: left-to-right first later match",
-        "measured_quality": coverage.quality_for_signature(rule)})
+    job = coverage.CoverageJob(
+        ctx.answers["answer"],
+        ctx.answers["concepts"],
+        nlp,
+        ctx.config["spacy_batch_size"],
+        rule,
+        ctx.answers["pos_pattern"],
+        coverage.processes(ctx.config.get("spacy_processes", "auto")),
+    )
+    return _Started(
+        job,
+        {
+            "spacy_model": f"{nlp.meta['lang']}_{nlp.meta['name']}",
+            "spacy_model_version": nlp.meta["version"],
+            "spacy": _version("spacy"),
+            "spacy_pipeline": ctx.config["spacy_pipeline"],
+            "pipes": nlp.pipe_names,
+            "matching_rule": rule,
+            "matmul": coverage.MATMUL,
+            "attribute_ruler": coverage.ATTRIBUTE_RULER,
+            "lemma_lookup": f"spacy-lookups-data {_version('spacy-lookups-data')} en lemma_lookup",
+            "rule": "see docs/METHODS.md, 'Concept matching'; order: left-to-right first later match",
+            "measured_quality": coverage.quality_for_signature(rule),
+        },
+    )
 
 
 def _coverage(ctx: Context):
@@ -150,14 +177,26 @@ def _coverage(ctx: Context):
 
 
 def _distinct(ctx: Context):
-    return ({"distinct_2": ctx.answers["answer"].map(diversity.distinct2_sentence)},
-            {"per_sentence": "unique bigrams / tokens", "pooled": "unique bigrams / bigrams over the aggregate",
-             "empty": 0.0})
+    return (
+        {"distinct_2": ctx.answers["answer"].map(diversity.distinct2_sentence)},
+        {
+            "per_sentence": "unique bigrams / tokens",
+            "pooled": "unique bigrams / bigrams over the aggregate",
+            "empty": 0.0,
+        },
+    )
 
 
 def _perplexity(ctx: Context):
-    return neural.perplexities(ctx.texts, ctx.config, ctx.resolved["perplexity"], ctx.keys["perplexity"],
-                               ctx.out / "perplexity_cache.parquet", ctx.redo, ctx.log)
+    return neural.perplexities(
+        ctx.texts,
+        ctx.config,
+        ctx.resolved["perplexity"],
+        ctx.keys["perplexity"],
+        ctx.out / "perplexity_cache.parquet",
+        ctx.redo,
+        ctx.log,
+    )
 
 
 def _diverse(ctx: Context):
@@ -166,21 +205,41 @@ def _diverse(ctx: Context):
 
 def _pbleu(ctx: Context):
     from threadpoolctl import threadpool_limits
-    with threadpool_limits(1, user_api="blas"):  # small products; coverage's workers share the CPUs meanwhile
+
+    with threadpool_limits(
+        1, user_api="blas"
+    ):  # small products; coverage's workers share the CPUs meanwhile
         values = [bleu.pairwise_bleu(tx) for tx in ctx.group_texts]
     return {"pbleu": values}, {"sacrebleu": bleu.signature(), "pairs": "all ordered pairs i != j"}
 
 
 def _pbleurt(ctx: Context):
-    scores, sig = neural.bleurt_scores(ctx.group_texts, ctx.config, ctx.keys["pbleurt"],
-                                       ctx.out / "bleurt_cache.parquet", ctx.redo, ctx.log)
-    values = [bleurt.pairwise_bleurt(tx, scores) for tx in ctx.group_texts] if scores \
+    scores, sig = neural.bleurt_scores(
+        ctx.group_texts,
+        ctx.config,
+        ctx.keys["pbleurt"],
+        ctx.out / "bleurt_cache.parquet",
+        ctx.redo,
+        ctx.log,
+    )
+    values = (
+        [bleurt.pairwise_bleurt(tx, scores) for tx in ctx.group_texts]
+        if scores
         else [math.nan] * len(ctx.group_texts)
+    )
     return {"pbleurt": values}, sig
 
 
-COVERAGE_COLUMNS = ("all_present", "in_order", "coverage_frac", "match_positions", "order_positions", "tokens",
-                    *matching.POS_COLUMNS, *coverage.VARIANT_COLUMNS)  # every rule's verdicts, for the sensitivity view
+COVERAGE_COLUMNS = (
+    "all_present",
+    "in_order",
+    "coverage_frac",
+    "match_positions",
+    "order_positions",
+    "tokens",
+    *matching.POS_COLUMNS,
+    *coverage.VARIANT_COLUMNS,
+)  # every rule's verdicts, for the sensitivity view
 
 
 def _packages(*names: str) -> dict:
@@ -190,38 +249,97 @@ def _packages(*names: str) -> dict:
 def _perplexity_implementation() -> dict:
     """Which code computes perplexity (lmppl or ocg's own) and the packages it runs on."""
     impl = perplexity.implementation()
-    return {"implementation": impl, **_packages(*(["lmppl"] if impl == "lmppl" else []),
-                                                "transformers", "torch", "tokenizers")}
+    return {
+        "implementation": impl,
+        **_packages(*(["lmppl"] if impl == "lmppl" else []), "transformers", "torch", "tokenizers"),
+    }
 
 
-FAMILIES = {f.name: f for f in (
-    Family(registry.FAMILIES["coverage"], COVERAGE_COLUMNS,
-           lambda c, r: {"spacy_model": r["spacy_model"], "spacy_pipeline": c["spacy_pipeline"],
-                         "rule": c["matching_rule"],
-                         **_packages("spacy", "spacy-lookups-data", "thinc", "numpy"),
-                         "columns": list(COVERAGE_COLUMNS), "matmul": coverage.MATMUL},
-           _coverage, start=_start_coverage, version=7,
-           code=(coverage, matching, attribute_ruler, _start_coverage, _coverage)),
-    Family(registry.FAMILIES["pbleu"], ("pbleu",), lambda c, r: {"sacrebleu": bleu.signature(), **_packages("numpy")},
-           _pbleu, version=2, code=(bleu, _pbleu)),
-    Family(registry.FAMILIES["distinct"], ("distinct_2",),
-           lambda c, r: {"tokenizer": "13a", **_packages("sacrebleu")}, _distinct, version=2,
-           code=(diversity._text, diversity.bigrams, diversity.distinct2_sentence, bleu.tokenize_13a, _distinct)),
-    Family(registry.FAMILIES["diverse"], ("diverse_rate",),
-           lambda c, r: {"rule": "distinct stripped answers / answers"}, _diverse, version=3,
-           code=(diversity.diverse_rate, _diverse)),
-    Family(registry.FAMILIES["pbleurt"], ("pbleurt",),
-           lambda c, r: {"checkpoint": c["bleurt_checkpoint"], "revision": hub.revision(c["bleurt_checkpoint"]),
-                         **_packages("bleurt-pytorch", "transformers", "torch", "sentencepiece", "numpy")},
-           _pbleurt, version=2, neural=True,
-           code=(bleurt, bleurt_compat, bleu.pair_weights, neural.TextCache, neural.bleurt_scores, _pbleurt)),
-    Family(registry.FAMILIES["perplexity"], ("perplexity", "ppl_status"),
-           lambda c, r: {"requested": c["perplexity_model"], "used": r["perplexity_used"],
-                         "revision": hub.revision(r["perplexity"][1]) if r["perplexity"][1] else None,
-                         **_perplexity_implementation()},
-           _perplexity, version=2, neural=True,
-           code=(perplexity, lm_nll, neural.TextCache, neural.perplexities, _perplexity)),
-)}
+FAMILIES = {
+    f.name: f
+    for f in (
+        Family(
+            registry.FAMILIES["coverage"],
+            COVERAGE_COLUMNS,
+            lambda c, r: {
+                "spacy_model": r["spacy_model"],
+                "spacy_pipeline": c["spacy_pipeline"],
+                "rule": c["matching_rule"],
+                **_packages("spacy", "spacy-lookups-data", "thinc", "numpy"),
+                "columns": list(COVERAGE_COLUMNS),
+                "matmul": coverage.MATMUL,
+            },
+            _coverage,
+            start=_start_coverage,
+            version=7,
+            code=(coverage, matching, attribute_ruler, _start_coverage, _coverage),
+        ),
+        Family(
+            registry.FAMILIES["pbleu"],
+            ("pbleu",),
+            lambda c, r: {"sacrebleu": bleu.signature(), **_packages("numpy")},
+            _pbleu,
+            version=2,
+            code=(bleu, _pbleu),
+        ),
+        Family(
+            registry.FAMILIES["distinct"],
+            ("distinct_2",),
+            lambda c, r: {"tokenizer": "13a", **_packages("sacrebleu")},
+            _distinct,
+            version=2,
+            code=(
+                diversity._text,
+                diversity.bigrams,
+                diversity.distinct2_sentence,
+                bleu.tokenize_13a,
+                _distinct,
+            ),
+        ),
+        Family(
+            registry.FAMILIES["diverse"],
+            ("diverse_rate",),
+            lambda c, r: {"rule": "distinct stripped answers / answers"},
+            _diverse,
+            version=3,
+            code=(diversity.diverse_rate, _diverse),
+        ),
+        Family(
+            registry.FAMILIES["pbleurt"],
+            ("pbleurt",),
+            lambda c, r: {
+                "checkpoint": c["bleurt_checkpoint"],
+                "revision": hub.revision(c["bleurt_checkpoint"]),
+                **_packages("bleurt-pytorch", "transformers", "torch", "sentencepiece", "numpy"),
+            },
+            _pbleurt,
+            version=2,
+            neural=True,
+            code=(
+                bleurt,
+                bleurt_compat,
+                bleu.pair_weights,
+                neural.TextCache,
+                neural.bleurt_scores,
+                _pbleurt,
+            ),
+        ),
+        Family(
+            registry.FAMILIES["perplexity"],
+            ("perplexity", "ppl_status"),
+            lambda c, r: {
+                "requested": c["perplexity_model"],
+                "used": r["perplexity_used"],
+                "revision": hub.revision(r["perplexity"][1]) if r["perplexity"][1] else None,
+                **_perplexity_implementation(),
+            },
+            _perplexity,
+            version=2,
+            neural=True,
+            code=(perplexity, lm_nll, neural.TextCache, neural.perplexities, _perplexity),
+        ),
+    )
+}
 
 
 from .quality import QUALITY_FAMILIES  # noqa: E402 (they are Families: declared after the class)
@@ -234,8 +352,13 @@ def _syntax(obj) -> str:
     tree = ast.parse(textwrap.dedent(inspect.getsource(obj)))
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
-                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+        if (
+            isinstance(body, list)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             node.body = body[1:] or [ast.Pass()]
     return ast.unparse(tree)
 

@@ -26,34 +26,58 @@ class TextCache:
     (and are dropped at the next write)."""
 
     def __init__(self, path: Path, key: dict, columns: list[str], redo: bool):
-        self.path, self.key_fields = path, {k: v for k, v in key.items() if k not in ("inputs_sha256", "requested")}
-        self.key = hashlib.sha256(json.dumps(self.key_fields, sort_keys=True, default=str).encode()).hexdigest()[:16]
+        self.path, self.key_fields = (
+            path,
+            {k: v for k, v in key.items() if k not in ("inputs_sha256", "requested")},
+        )
+        self.key = hashlib.sha256(
+            json.dumps(self.key_fields, sort_keys=True, default=str).encode()
+        ).hexdigest()[:16]
         table = pd.read_parquet(path) if path.exists() and not redo else pd.DataFrame()
-        self.table = table[table["key"] == self.key] if "key" in table else pd.DataFrame(columns=["key", *columns])
+        self.table = (
+            table[table["key"] == self.key]
+            if "key" in table
+            else pd.DataFrame(columns=["key", *columns])
+        )
 
     def rekeyed(self, **changes) -> TextCache:
-        return TextCache(self.path, {**self.key_fields, **changes}, [c for c in self.table if c != "key"], False)
+        return TextCache(
+            self.path, {**self.key_fields, **changes}, [c for c in self.table if c != "key"], False
+        )
 
     def add(self, fresh: pd.DataFrame) -> None:
         self.table = pd.concat([self.table, fresh.assign(key=self.key)], ignore_index=True)
         write_parquet(self.path, self.table)
 
 
-def perplexities(texts: pd.Series, config: dict, used: tuple, key: dict, cache_path: Path, redo: bool, log
-                  ) -> tuple[pd.DataFrame, dict]:
+def perplexities(
+    texts: pd.Series, config: dict, used: tuple, key: dict, cache_path: Path, redo: bool, log
+) -> tuple[pd.DataFrame, dict]:
     name, path, reason = used
-    sig = {"requested": config["perplexity_model"], "used": name, "fallback_reason": reason,
-           "revision": key.get("revision"), "batch_size": config["perplexity_batch_size"],
-           "implementation": key.get("implementation"), "lmppl": key.get("lmppl"),
-           "padding": "right", "short_texts": "NaN under 2 tokens", "long_texts": "truncated"}
+    sig = {
+        "requested": config["perplexity_model"],
+        "used": name,
+        "fallback_reason": reason,
+        "revision": key.get("revision"),
+        "batch_size": config["perplexity_batch_size"],
+        "implementation": key.get("implementation"),
+        "lmppl": key.get("lmppl"),
+        "padding": "right",
+        "short_texts": "NaN under 2 tokens",
+        "long_texts": "truncated",
+    }
     if name is None:
         log(f"perplexity missing: {reason}")
-        return (pd.DataFrame({"perplexity": math.nan, "ppl_status": "missing"}, index=texts.index),
-                dict(sig, status="missing"))
+        return (
+            pd.DataFrame({"perplexity": math.nan, "ppl_status": "missing"}, index=texts.index),
+            dict(sig, status="missing"),
+        )
     cache = TextCache(cache_path, key, ["text", "perplexity", "ppl_status"], redo)
 
     def unknown(cache):
-        known = dict(zip(cache.table["text"], zip(cache.table["perplexity"], cache.table["ppl_status"])))
+        known = dict(
+            zip(cache.table["text"], zip(cache.table["perplexity"], cache.table["ppl_status"]))
+        )
         return known, [t for t in dict.fromkeys(texts) if t not in known]
 
     known, wanted = unknown(cache)
@@ -65,20 +89,33 @@ def perplexities(texts: pd.Series, config: dict, used: tuple, key: dict, cache_p
             cache, sig["revision"] = cache.rekeyed(revision=loaded), loaded
             known, wanted = unknown(cache)
         values, status = perplexity.score_perplexity(wanted, lm, config["perplexity_batch_size"])
-        fresh = pd.DataFrame({"text": wanted, "perplexity": [values[t] for t in wanted],
-                              "ppl_status": [status[t] for t in wanted]})
+        fresh = pd.DataFrame(
+            {
+                "text": wanted,
+                "perplexity": [values[t] for t in wanted],
+                "ppl_status": [status[t] for t in wanted],
+            }
+        )
         cache.add(fresh)
         known.update(zip(fresh["text"], zip(fresh["perplexity"], fresh["ppl_status"])))
-    out = pd.DataFrame({"perplexity": [known[t][0] for t in texts],
-                        "ppl_status": [known[t][1] for t in texts]}, index=texts.index)
+    out = pd.DataFrame(
+        {"perplexity": [known[t][0] for t in texts], "ppl_status": [known[t][1] for t in texts]},
+        index=texts.index,
+    )
     return out, dict(sig, status="ok")
 
 
-def bleurt_scores(groups: list[list[str]], config: dict, key: dict, cache_path: Path, redo: bool, log
-                   ) -> tuple[dict | None, dict]:
+def bleurt_scores(
+    groups: list[list[str]], config: dict, key: dict, cache_path: Path, redo: bool, log
+) -> tuple[dict | None, dict]:
     checkpoint = config["bleurt_checkpoint"]
-    sig = {"checkpoint": checkpoint, "revision": key.get("revision"), "batch_size": config["bleurt_batch_size"],
-           "order": "references first, candidates second", "scale": "x100"}
+    sig = {
+        "checkpoint": checkpoint,
+        "revision": key.get("revision"),
+        "batch_size": config["bleurt_batch_size"],
+        "order": "references first, candidates second",
+        "scale": "x100",
+    }
     needed = {p for texts in groups for p in bleurt.group_pairs(texts)}
     cache = TextCache(cache_path, key, ["reference", "candidate", "bleurt"], redo)
 
@@ -99,33 +136,54 @@ def bleurt_scores(groups: list[list[str]], config: dict, key: dict, cache_path: 
             cache, sig["revision"] = cache.rekeyed(revision=loaded), loaded
             known, wanted = unknown(cache)
         log(f"pBLEURT: {len(wanted):,} distinct pairs with {checkpoint}")
-        fresh = bleurt.score_pairs(wanted, tokenizer, model, config["bleurt_batch_size"], progress=True)
-        cache.add(pd.DataFrame({"reference": [r for r, _ in fresh], "candidate": [c for _, c in fresh],
-                                "bleurt": list(fresh.values())}))
+        fresh = bleurt.score_pairs(
+            wanted, tokenizer, model, config["bleurt_batch_size"], progress=True
+        )
+        cache.add(
+            pd.DataFrame(
+                {
+                    "reference": [r for r, _ in fresh],
+                    "candidate": [c for _, c in fresh],
+                    "bleurt": list(fresh.values()),
+                }
+            )
+        )
         known.update(fresh)
     return known, dict(sig, status="ok")
 
 
-def slor_scores(texts: pd.Series, config: dict, used: tuple, ppl_key: dict, cache_path: Path, redo: bool, log
-                ) -> tuple[pd.DataFrame, dict]:
+def slor_scores(
+    texts: pd.Series, config: dict, used: tuple, ppl_key: dict, cache_path: Path, redo: bool, log
+) -> tuple[pd.DataFrame, dict]:
     """SLOR per answer from perplexity's values (its cache: the LM runs only for texts it lacks)
     and the unigram log probability of the same tokens (metrics/slor.py)."""
     ppl, sig = perplexities(texts, config, used, ppl_key, cache_path, redo, log)
-    block = {"perplexity_model": sig["used"], "revision": sig["revision"], "fallback_reason": sig["fallback_reason"],
-             "unigram": f"wordfreq {slor.LANG} word_frequency, floored at {slor.FLOOR:g}",
-             "words": slor.WORD.pattern, "per_token": "a word's ln frequency spread evenly over its LM tokens; "
-                                                      "tokens in no word 0; the first token left out, as perplexity"}
+    block = {
+        "perplexity_model": sig["used"],
+        "revision": sig["revision"],
+        "fallback_reason": sig["fallback_reason"],
+        "unigram": f"wordfreq {slor.LANG} word_frequency, floored at {slor.FLOOR:g}",
+        "words": slor.WORD.pattern,
+        "per_token": "a word's ln frequency spread evenly over its LM tokens; "
+        "tokens in no word 0; the first token left out, as perplexity",
+    }
     if sig["status"] == "missing":
-        return pd.DataFrame({"slor": math.nan}, index=texts.index), \
-            dict(block, status="missing", reason=f"no perplexity model: {sig['fallback_reason']}")
+        return pd.DataFrame({"slor": math.nan}, index=texts.index), dict(
+            block, status="missing", reason=f"no perplexity model: {sig['fallback_reason']}"
+        )
     from transformers import AutoConfig, AutoTokenizer
 
     from ..metrics.lm_nll import context_limit
+
     path, local = used[1], not hub.hub_reachable()
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=local)
-    limit = context_limit(_Configured(AutoConfig.from_pretrained(path, local_files_only=local)), tokenizer)
+    limit = context_limit(
+        _Configured(AutoConfig.from_pretrained(path, local_files_only=local)), tokenizer
+    )
     values = slor.slor_values(list(texts), dict(zip(texts, ppl["perplexity"])), tokenizer, limit)
-    return pd.DataFrame({"slor": [values[t] for t in texts]}, index=texts.index), dict(block, status="ok")
+    return pd.DataFrame({"slor": [values[t] for t in texts]}, index=texts.index), dict(
+        block, status="ok"
+    )
 
 
 class _Configured:
@@ -135,13 +193,19 @@ class _Configured:
         self.config = config
 
 
-def embeddings(groups: list[list[str]], config: dict, key: dict, cache_path: Path, redo: bool, log
-               ) -> tuple[dict | None, dict]:
+def embeddings(
+    groups: list[list[str]], config: dict, key: dict, cache_path: Path, redo: bool, log
+) -> tuple[dict | None, dict]:
     """Each distinct answer's sentence embedding (cached per text), or None with why not."""
     name = config["embedding_model"]
-    sig = {"model": name, "revision": key.get("revision"), "batch_size": config["embedding_batch_size"],
-           "kernel": "cosine", "vendi": "exp(entropy of the eigenvalues of K / n), q = 1",
-           "pairs": "all ordered pairs i != j"}
+    sig = {
+        "model": name,
+        "revision": key.get("revision"),
+        "batch_size": config["embedding_batch_size"],
+        "kernel": "cosine",
+        "vendi": "exp(entropy of the eigenvalues of K / n), q = 1",
+        "pairs": "all ordered pairs i != j",
+    }
     cache = TextCache(cache_path, key, ["text", "embedding"], redo)
     known = {t: list(e) for t, e in zip(cache.table["text"], cache.table["embedding"])}
     wanted = sorted({t for texts in groups for t in texts} - set(known))

@@ -39,12 +39,18 @@ def _link(source: Path, target: Path) -> None:
         shutil.copyfile(source, target)
 
 
-def scoring_differences(signature: Signature, scoring: dict, metrics: list[str] | None) -> list[str]:
+def scoring_differences(
+    signature: Signature, scoring: dict, metrics: list[str] | None
+) -> list[str]:
     """How a score set's signature differs from what a run asks (its `scoring:` overrides on top
     of params/scoring.yaml, and its metrics): one phrase per setting."""
     asked = load_scoring_config(**scoring)
     wanted = list(metrics or asked["metrics"])
-    out = [] if set(signature.metrics) == set(wanted) else [f"metrics {signature.metrics} (this run: {wanted})"]
+    out = (
+        []
+        if set(signature.metrics) == set(wanted)
+        else [f"metrics {signature.metrics} (this run: {wanted})"]
+    )
     if signature.config is None:  # written before signatures recorded the settings: the keys decide
         return out
     for key, value in asked.items():
@@ -53,8 +59,13 @@ def scoring_differences(signature: Signature, scoring: dict, metrics: list[str] 
     return out
 
 
-def pin_scores(scores_root: Path, models: list[str], pinned_root: Path, scoring: dict,
-               metrics: list[str] | None) -> None:
+def pin_scores(
+    scores_root: Path,
+    models: list[str],
+    pinned_root: Path,
+    scoring: dict,
+    metrics: list[str] | None,
+) -> None:
     """Link each model's score set under `pinned_root`, as it is now; a set scored otherwise than
     the run asks is refused. A model without scores, or with an unfinished set, is pinned as
     found (the analyses and the landing page say what is missing)."""
@@ -67,13 +78,20 @@ def pin_scores(scores_root: Path, models: list[str], pinned_root: Path, scoring:
             _link(path, pinned.folder / path.name)
         if unfinished_reason(pinned.folder) is not None:
             if (who := holder(source.folder)) is not None:
-                raise OcgInputError(str(source.folder), f"{who} is rescoring it while this report takes its "
-                                    "scores; run the report again when it is done, or give each run its own "
-                                    "`outputs:` folder")
+                raise OcgInputError(
+                    str(source.folder),
+                    f"{who} is rescoring it while this report takes its "
+                    "scores; run the report again when it is done, or give each run its own "
+                    "`outputs:` folder",
+                )
             continue
         differ = scoring_differences(Signature.read(pinned.signature), scoring, metrics)
         if differ:
-            raise OcgInputError(str(source.folder), "scored otherwise than this run asks: " + "; ".join(differ)
-                                + " (another run or `ocg score` rescored it after this run's 02_score?); "
-                                "rescore it as this run asks (02_score in its `notebooks:`) and run the report "
-                                "again, or give each run its own `outputs:` folder")
+            raise OcgInputError(
+                str(source.folder),
+                "scored otherwise than this run asks: "
+                + "; ".join(differ)
+                + " (another run or `ocg score` rescored it after this run's 02_score?); "
+                "rescore it as this run asks (02_score in its `notebooks:`) and run the report "
+                "again, or give each run its own `outputs:` folder",
+            )

@@ -53,8 +53,12 @@ def stale_metrics(old: Signature | None, keys: dict[str, dict]) -> list[str]:
     their block says a retry cannot help: `retry: false`, a judge the run file does not name)."""
     if not old or not old.metric_keys:
         return list(keys)
-    return [m for m, key in keys.items() if old.metric_keys.get(m) != key
-            or (old.status(m) == "missing" and old.family(m).get("retry", True))]  # no judge: nothing to retry
+    return [
+        m
+        for m, key in keys.items()
+        if old.metric_keys.get(m) != key
+        or (old.status(m) == "missing" and old.family(m).get("retry", True))
+    ]  # no judge: nothing to retry
 
 
 def _resolve(config: dict, metrics: list[str]) -> dict:
@@ -70,10 +74,18 @@ def _resolve(config: dict, metrics: list[str]) -> dict:
             out["perplexity"] = perplexity.resolve_model(config["perplexity_model"], fallback)
         except perplexity.PerplexityModelUnavailable as exc:
             out["perplexity"] = (None, None, str(exc))
-        if out["perplexity"][2] and fallback and not fallback.startswith(EMBEDDED_PREFIX) \
-                and (why := unavailable_reason(fallback)) is not None:  # a fallback that cannot be had either
-            out["perplexity"] = (None, None, f"{out['perplexity'][2]}, but perplexity_fallback {fallback!r} "
-                                             f"cannot be loaded either: {why}")
+        if (
+            out["perplexity"][2]
+            and fallback
+            and not fallback.startswith(EMBEDDED_PREFIX)
+            and (why := unavailable_reason(fallback)) is not None
+        ):  # a fallback that cannot be had either
+            out["perplexity"] = (
+                None,
+                None,
+                f"{out['perplexity'][2]}, but perplexity_fallback {fallback!r} "
+                f"cannot be loaded either: {why}",
+            )
         out["perplexity_used"] = out["perplexity"][0]
     return out
 
@@ -85,7 +97,9 @@ def _scores_folder(model_dir: Path, out_dir) -> Path:
     return folder
 
 
-def _checked(model_dir: Path, metrics, config_file, overrides: dict) -> tuple[dict, list[str], pd.DataFrame, dict]:
+def _checked(
+    model_dir: Path, metrics, config_file, overrides: dict
+) -> tuple[dict, list[str], pd.DataFrame, dict]:
     """The settings, the metrics, the asked records and their completeness, every one checked
     (the records against the run card too): bad input stops here, before anything is written."""
     config = load_scoring_config(config_file, **overrides)
@@ -97,48 +111,97 @@ def _checked(model_dir: Path, metrics, config_file, overrides: dict) -> tuple[di
     return config, metrics, records, completeness
 
 
-def score_model(model_dir: str | Path, metrics=None, out_dir: str | Path | None = None,
-                redo: bool = False, config_file: str | Path = SCORING_FILE, progress: bool = True,
-                **overrides) -> Path:
+def score_model(
+    model_dir: str | Path,
+    metrics=None,
+    out_dir: str | Path | None = None,
+    redo: bool = False,
+    config_file: str | Path = SCORING_FILE,
+    progress: bool = True,
+    **overrides,
+) -> Path:
     """Score one model directory of generations; returns the directory of its scores."""
     model_dir = Path(model_dir)
     config, metrics, records, completeness = _checked(model_dir, metrics, config_file, overrides)
     with exclusive(_scores_folder(model_dir, out_dir)):
-        return _score_model(model_dir, records, completeness, config, metrics, out_dir, redo, progress)
+        return _score_model(
+            model_dir, records, completeness, config, metrics, out_dir, redo, progress
+        )
 
 
-def _score_model(model_dir: Path, records: pd.DataFrame, completeness: dict, config: dict, metrics: list[str],
-                 out_dir, redo: bool, progress: bool) -> Path:
+def _score_model(
+    model_dir: Path,
+    records: pd.DataFrame,
+    completeness: dict,
+    config: dict,
+    metrics: list[str],
+    out_dir,
+    redo: bool,
+    progress: bool,
+) -> Path:
     """score_model, under the scores folder's lock: what is stale, the tables, the signature."""
     out = _scores_folder(model_dir, out_dir)
-    log = (lambda msg: tqdm.write(f"[score {model_dir.name}] {msg}")) if progress else (lambda msg: None)
+    log = (
+        (lambda msg: tqdm.write(f"[score {model_dir.name}] {msg}"))
+        if progress
+        else (lambda msg: None)
+    )
     remove_temps(out)  # left by a killed write; nobody else writes here while we hold the lock
     inputs_hash = _inputs_hash(model_dir)
     old = _old_signature(out, redo, log)
     resolved = _resolve(config, metrics)
     keys = {m: FAMILIES[m].key(config, resolved, inputs_hash) for m in metrics}
     stale = _stale(old, metrics, keys, completeness)
-    reflag = bool(old) and old.flags_version != degenerate.FLAGS_VERSION  # flags defined otherwise now
+    reflag = (
+        bool(old) and old.flags_version != degenerate.FLAGS_VERSION
+    )  # flags defined otherwise now
     if not stale and not reflag:
         return out
     reused = [m for m in metrics if m not in stale]
     if reused:
-        log(f"up to date: {', '.join(reused)}; recomputing: {', '.join(stale) or 'the answer flags only'}")
+        log(
+            f"up to date: {', '.join(reused)}; recomputing: {', '.join(stale) or 'the answer flags only'}"
+        )
     t0 = time.perf_counter()
     answers = _answer_rows(records)
-    ctx = Context(answers=answers, texts=answers["answer"].map(lambda a: a if isinstance(a, str) else ""),
-                  group_texts=[], config=config, resolved=resolved, keys=keys, out=out, redo=redo, log=log)
-    old_tables = {level: pd.read_parquet(ModelScores(out).table(level)) for level in ("answers", "groups")} if reused else {}
+    ctx = Context(
+        answers=answers,
+        texts=answers["answer"].map(lambda a: a if isinstance(a, str) else ""),
+        group_texts=[],
+        config=config,
+        resolved=resolved,
+        keys=keys,
+        out=out,
+        redo=redo,
+        log=log,
+    )
+    old_tables = (
+        {level: pd.read_parquet(ModelScores(out).table(level)) for level in ("answers", "groups")}
+        if reused
+        else {}
+    )
     tables, blocks, timings = _compute(metrics, reused, ctx, old_tables, old)
     answers, summary = _summarised(tables["answers"], tables["groups"], metrics, blocks)
     signature = Signature(
-        metrics=metrics, inputs_sha256=inputs_hash, generations=str(model_dir),
-        failed_answers="scored as empty text (no concepts, no n-grams)", metric_keys=keys,
-        completeness=completeness, code_sha256={m: code_digest(FAMILIES[m]) for m in metrics},
-        flags_version=degenerate.FLAGS_VERSION, families=blocks,
-        recomputed=stale, reused=reused, timings_s={k: round(v, 2) for k, v in timings.items()},
-        seconds=round(time.perf_counter() - t0, 2), config=config, provenance=provenance())
-    write_score_set(out, {"answers": answers, "groups": tables["groups"], "summary": summary}, signature)
+        metrics=metrics,
+        inputs_sha256=inputs_hash,
+        generations=str(model_dir),
+        failed_answers="scored as empty text (no concepts, no n-grams)",
+        metric_keys=keys,
+        completeness=completeness,
+        code_sha256={m: code_digest(FAMILIES[m]) for m in metrics},
+        flags_version=degenerate.FLAGS_VERSION,
+        families=blocks,
+        recomputed=stale,
+        reused=reused,
+        timings_s={k: round(v, 2) for k, v in timings.items()},
+        seconds=round(time.perf_counter() - t0, 2),
+        config=config,
+        provenance=provenance(),
+    )
+    write_score_set(
+        out, {"answers": answers, "groups": tables["groups"], "summary": summary}, signature
+    )
     return out
 
 
@@ -150,7 +213,9 @@ def _old_signature(out: Path, redo: bool, log) -> Signature | None:
     return Signature.read(ModelScores(out).signature) if not (redo or unfinished) else None
 
 
-def _stale(old: Signature | None, metrics: list[str], keys: dict[str, dict], completeness: dict) -> list[str]:
+def _stale(
+    old: Signature | None, metrics: list[str], keys: dict[str, dict], completeness: dict
+) -> list[str]:
     """The families to recompute: stale ones, or all where the metric set or the records changed."""
     if old and set(old.metrics) != set(metrics):
         return list(keys)  # another metric set: recompute the tables as asked
@@ -162,9 +227,20 @@ def _stale(old: Signature | None, metrics: list[str], keys: dict[str, dict], com
 def _answer_rows(records: pd.DataFrame) -> pd.DataFrame:
     """One row per answer before any family's columns: its ids, the answer and how it was got,
     and its sample in a sampled run (a group is then a group of one sample)."""
-    answers = records[["instance_id", *GROUP_KEYS, "perm_index", "pos_pattern", "concepts", "answer",
-                       "answer_status"]].copy()
-    answers["answer_source"] = records["answer_source"].fillna("raw") if "answer_source" in records else "raw"
+    answers = records[
+        [
+            "instance_id",
+            *GROUP_KEYS,
+            "perm_index",
+            "pos_pattern",
+            "concepts",
+            "answer",
+            "answer_status",
+        ]
+    ].copy()
+    answers["answer_source"] = (
+        records["answer_source"].fillna("raw") if "answer_source" in records else "raw"
+    )
     answers["finish_reason"] = records["finish_reason"] if "finish_reason" in records else None
     if (samples := sample_column(records)) is not None:
         answers.insert(1, SAMPLE, samples)
@@ -173,14 +249,18 @@ def _answer_rows(records: pd.DataFrame) -> pd.DataFrame:
 
 def _flagged(answers: pd.DataFrame, texts: pd.Series, group_keys: list[str]):
     """The answers with their flags and token counts, the groups (one row each), each group's texts."""
-    answers = pd.concat([answers, degenerate.flag_answers(answers["answer"], answers.get("finish_reason"))], axis=1)
+    answers = pd.concat(
+        [answers, degenerate.flag_answers(answers["answer"], answers.get("finish_reason"))], axis=1
+    )
     answers["n_tokens"] = texts.map(lambda t: len(bleu.tokenize_13a(t)))
     grouped = list(answers.groupby(group_keys, sort=True))
     groups = pd.DataFrame([dict(zip(group_keys, key), n=len(g)) for key, g in grouped])
     return answers, groups, [list(texts.loc[g.index]) for _, g in grouped]
 
 
-def _compute(metrics: list[str], reused: list[str], ctx: Context, old_tables: dict, old: Signature | None):
+def _compute(
+    metrics: list[str], reused: list[str], ctx: Context, old_tables: dict, old: Signature | None
+):
     """The tables (answers, groups) with each family's columns, each family's signature block and
     the seconds each took: families with a `start` run in worker processes (coverage) while the
     rest is computed here; reused ones are copied from the old tables."""
@@ -192,19 +272,30 @@ def _compute(metrics: list[str], reused: list[str], ctx: Context, old_tables: di
         answers, groups, ctx.group_texts = _flagged(ctx.answers, ctx.texts, group_keys)
         ctx.answers = answers
         tables, blocks, timings = {"answers": answers, "groups": groups}, {}, {}
-        index = {"answers": ["instance_id", *group_keys[len(GROUP_KEYS):]], "groups": group_keys}  # sample too
+        index = {
+            "answers": ["instance_id", *group_keys[len(GROUP_KEYS) :]],
+            "groups": group_keys,
+        }  # sample too
         for level in ("answers", "groups"):
             for metric in [m for m in metrics if FAMILIES[m].level == level]:
                 if metric in reused:  # the same rows, in the same order: copy the columns across
-                    columns, record = _kept(old_tables[level], tables[level], index[level], FAMILIES[metric]), \
-                        old.families[metric]
+                    columns, record = (
+                        _kept(old_tables[level], tables[level], index[level], FAMILIES[metric]),
+                        old.families[metric],
+                    )
                 else:
                     handle, t = started.get(metric, (None, time.perf_counter()))
                     columns, record = handle.result() if handle else FAMILIES[metric].compute(ctx)
                     timings[metric] = time.perf_counter() - t
                 blocks[metric] = Family.block(ctx.keys[metric], record)
-                tables[level] = tables[level].assign(**{c: list(columns[c]) if not isinstance(columns, pd.DataFrame)
-                                                        else columns[c].to_numpy() for c in FAMILIES[metric].columns})
+                tables[level] = tables[level].assign(
+                    **{
+                        c: list(columns[c])
+                        if not isinstance(columns, pd.DataFrame)
+                        else columns[c].to_numpy()
+                        for c in FAMILIES[metric].columns
+                    }
+                )
         return tables, blocks, timings
     finally:
         for handle, _ in started.values():
@@ -213,7 +304,9 @@ def _compute(metrics: list[str], reused: list[str], ctx: Context, old_tables: di
 
 def _kept(old: pd.DataFrame, table: pd.DataFrame, index: list[str], family: Family) -> dict:
     """A reused family's columns from the old table, in the new table's row order."""
-    kept = old.set_index(index).loc[pd.MultiIndex.from_frame(table[index]) if len(index) > 1 else table[index[0]]]
+    kept = old.set_index(index).loc[
+        pd.MultiIndex.from_frame(table[index]) if len(index) > 1 else table[index[0]]
+    ]
     return {c: kept[c].to_numpy() for c in family.columns}
 
 
@@ -227,11 +320,17 @@ def _summarised(answers: pd.DataFrame, groups: pd.DataFrame, metrics: list[str],
     summary = summarise_over_samples(answers, groups, SUMMARY_KEYS, summarise)
     for metric in [m for m in FAMILIES if m in metrics]:  # a neural family without its model
         if blocks[metric].get("status") == "missing":
-            summary[f"{metric}_missing_reason"] = blocks[metric].get("reason") or blocks[metric].get("fallback_reason")
+            summary[f"{metric}_missing_reason"] = blocks[metric].get("reason") or blocks[
+                metric
+            ].get("fallback_reason")
     return answers, _groups_of_one(summary, groups)
 
 
-PAIRWISE = ("pbleu", "pbleurt", "diverse_rate")  # measured between a group's answers: none in a group of one
+PAIRWISE = (
+    "pbleu",
+    "pbleurt",
+    "diverse_rate",
+)  # measured between a group's answers: none in a group of one
 
 
 def _groups_of_one(summary: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
@@ -239,11 +338,17 @@ def _groups_of_one(summary: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
     1`), in `<metric>_missing_reason` (docs/DATA.md), as a missing model's reason is said."""
     largest = groups.groupby(SUMMARY_KEYS)["n"].max().rename("largest_group")
     alone = summary.join(largest, on=SUMMARY_KEYS)["largest_group"] < 2
-    why = ("every concept set has one answer here (one permutation each): a measure between a set's "
-           "answers needs two or more")
+    why = (
+        "every concept set has one answer here (one permutation each): a measure between a set's "
+        "answers needs two or more"
+    )
     for metric in [m for m in PAIRWISE if m in summary]:
         column = f"{metric}_missing_reason"
-        now = summary[column] if column in summary else pd.Series(None, index=summary.index, dtype=object)
+        now = (
+            summary[column]
+            if column in summary
+            else pd.Series(None, index=summary.index, dtype=object)
+        )
         if (unexplained := alone & summary[metric].isna() & now.isna()).any():
             summary[column] = now.mask(unexplained, why)
     return summary
@@ -253,22 +358,43 @@ def summarise(answers: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
     """Per (model, condition, template): the paper's metrics (metrics/registry.py, as ratios of
     sufficient statistics), plus counts and Lin et al.'s per-concept coverage."""
     stats = sufficient_statistics(answers, groups, SUMMARY_KEYS)
-    summary = pd.concat([stats[["n"]].rename(columns={"n": "n_answers"}),
-                         stats[["n_groups"]] if "n_groups" in stats else None, ratios(stats)], axis=1)
+    summary = pd.concat(
+        [
+            stats[["n"]].rename(columns={"n": "n_answers"}),
+            stats[["n_groups"]] if "n_groups" in stats else None,
+            ratios(stats),
+        ],
+        axis=1,
+    )
     a = answers.groupby(SUMMARY_KEYS, sort=True)
     if "coverage_frac" in answers:
         summary["coverage_per_concept"] = 100.0 * a["coverage_frac"].mean()
-    summary = summary.join(pooled_sums(stats))  # n_all_present, n_in_order: Ordered Rate pooled later
+    summary = summary.join(
+        pooled_sums(stats)
+    )  # n_all_present, n_in_order: Ordered Rate pooled later
     if "distinct_2" in answers:
         summary["distinct_2_pooled"] = 100.0 * a["answer"].agg(diversity.distinct2_pooled)
     if "perplexity" in answers:
         summary["n_ppl_unscored"] = (stats["n"] - stats["n_perplexity"]).astype(int)
-        summary["perplexity_median"] = a["perplexity"].median()  # beside the mean wherever it is shown
-    if {"judge_in_order", "in_order"} <= set(answers.columns):  # the judge's order verdict beside ours
+        summary["perplexity_median"] = a[
+            "perplexity"
+        ].median()  # beside the mean wherever it is shown
+    if {"judge_in_order", "in_order"} <= set(
+        answers.columns
+    ):  # the judge's order verdict beside ours
         judged = answers["judge_in_order"].notna()
-        summary["n_judge_order_disagreements"] = (judged & (answers["judge_in_order"].fillna(0).astype(bool)
-                                                            != answers["in_order"].astype(bool))).groupby(
-            [answers[k] for k in SUMMARY_KEYS]).sum().astype(int)
+        summary["n_judge_order_disagreements"] = (
+            (
+                judged
+                & (
+                    answers["judge_in_order"].fillna(0).astype(bool)
+                    != answers["in_order"].astype(bool)
+                )
+            )
+            .groupby([answers[k] for k in SUMMARY_KEYS])
+            .sum()
+            .astype(int)
+        )
     if "slor" in answers:  # a mean hides a few extreme answers (docs/METHODS.md, "Acceptability")
         summary["slor_median"] = a["slor"].median()
     for flag in degenerate.FLAG_COLUMNS:
@@ -276,9 +402,16 @@ def summarise(answers: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
     return summary.reset_index()
 
 
-def score_all(gen_dir: str | Path | None = None, models: list[str] | None = None, metrics=None,
-              out_dir: str | Path | None = None, redo: bool = False, config_file: str | Path = SCORING_FILE,
-              progress: bool = True, **overrides) -> list[Path]:
+def score_all(
+    gen_dir: str | Path | None = None,
+    models: list[str] | None = None,
+    metrics=None,
+    out_dir: str | Path | None = None,
+    redo: bool = False,
+    config_file: str | Path = SCORING_FILE,
+    progress: bool = True,
+    **overrides,
+) -> list[Path]:
     """Score every model directory under a generations root (or the listed ones)."""
     gen_dir = Path(gen_dir or outputs().generations)
     if not gen_dir.is_dir():
@@ -296,5 +429,14 @@ def score_all(gen_dir: str | Path | None = None, models: list[str] | None = None
     with ExitStack() as locks:  # every scores folder ours before any is written
         for p in dirs:
             locks.enter_context(exclusive(_scores_folder(p, out_dir)))
-        return [_score_model(p, *asked_records(p, read_generations(p, prompts=False)), *checked[p], out_dir, redo, progress)
-                for p in dirs]
+        return [
+            _score_model(
+                p,
+                *asked_records(p, read_generations(p, prompts=False)),
+                *checked[p],
+                out_dir,
+                redo,
+                progress,
+            )
+            for p in dirs
+        ]

@@ -35,14 +35,25 @@ def is_count(column: str) -> bool:
     return column.startswith("n_")
 
 
-def summarise_over_samples(answers: pd.DataFrame, groups: pd.DataFrame, keys: list[str],
-                           summarise: Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame]) -> pd.DataFrame:
+def summarise_over_samples(
+    answers: pd.DataFrame,
+    groups: pd.DataFrame,
+    keys: list[str],
+    summarise: Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame],
+) -> pd.DataFrame:
     """`summarise` per sample, then per `keys`: counts summed, every other number the mean over
     samples with `<column>_sample_sd` and `n_samples` beside it; a greedy run's summary unchanged."""
     if not sampled(answers):
         return summarise(answers, groups)
-    per = pd.concat([summarise(answers[answers[SAMPLE] == s], groups[groups[SAMPLE] == s]).assign(**{SAMPLE: s})
-                     for s in sorted(answers[SAMPLE].unique())], ignore_index=True)
+    per = pd.concat(
+        [
+            summarise(answers[answers[SAMPLE] == s], groups[groups[SAMPLE] == s]).assign(
+                **{SAMPLE: s}
+            )
+            for s in sorted(answers[SAMPLE].unique())
+        ],
+        ignore_index=True,
+    )
     values = [c for c in per.columns if c not in keys and c != SAMPLE]
     numeric = [c for c in values if pd.api.types.is_numeric_dtype(per[c])]
     grouped = per.groupby(keys, sort=True)
@@ -51,7 +62,9 @@ def summarise_over_samples(answers: pd.DataFrame, groups: pd.DataFrame, keys: li
     sds = grouped[[c for c in numeric if not is_count(c)]].std(ddof=1).add_suffix("_sample_sd")
     other = grouped[[c for c in values if c not in numeric]].first()
     out = pd.concat([out, means, other, sds], axis=1)[[*[c for c in values], *sds.columns]]
-    for m in pooled():  # the ratio of the summed counts (its _sample_sd stays the per-sample spread)
+    for (
+        m
+    ) in pooled():  # the ratio of the summed counts (its _sample_sd stays the per-sample spread)
         num, den = pooled_column(m.numerator), pooled_column(m.denominator)
         if m.name in out and num in out and den in out:
             out[m.name] = m.scale * out[num] / out[den].where(out[den] > 0)

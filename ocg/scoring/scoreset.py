@@ -78,15 +78,23 @@ def unfinished_reason(folder: Path) -> str | None:
     return _read(folder, ())[2]
 
 
-def read_score_set(folder: Path, tables: tuple[str, ...] = SCORE_TABLES) -> tuple[Signature, dict[str, pd.DataFrame]]:
+def read_score_set(
+    folder: Path, tables: tuple[str, ...] = SCORE_TABLES
+) -> tuple[Signature, dict[str, pd.DataFrame]]:
     """The signature and the wanted tables of a complete score set, each table checked against
     the signature from the very bytes parsed and against docs/DATA.md (ocg/scoring/dictionary.py);
     an unfinished set is an error naming the folder."""
     signature, frames, problem = _read(folder, tables)
     if problem:
-        raise OcgInputError(str(folder), f"unfinished score set: {problem}; run `ocg score` (or notebook "
-                                         "02_score) again to recompute it")
+        raise OcgInputError(
+            str(folder),
+            f"unfinished score set: {problem}; run `ocg score` (or notebook "
+            "02_score) again to recompute it",
+        )
     families = {m for m in signature.metrics if signature.status(m) == "ok"}
-    for name, frame in frames.items():  # resealed by hand is sealed, not right: docs/DATA.md says what is
+    for (
+        name,
+        frame,
+    ) in frames.items():  # resealed by hand is sealed, not right: docs/DATA.md says what is
         check_table(ModelScores(folder).table(name), name, frame, Path(folder).name, families)
     return signature, frames

@@ -35,9 +35,16 @@ from .tasks import run_analysis, run_local, run_model_task
 __all__ = ["load_sweep", "model_steps", "resources_for", "run_sweep", "status_table", "sweep_dirs"]
 
 
-def run_sweep(path: str | Path, executor: str = "local", wait: bool = False, status: bool = False,
-              task: str | None = None, analysis: bool = False, dry_run: bool = False,
-              wait_timeout_s: float = 24 * 3600) -> int:
+def run_sweep(
+    path: str | Path,
+    executor: str = "local",
+    wait: bool = False,
+    status: bool = False,
+    task: str | None = None,
+    analysis: bool = False,
+    dry_run: bool = False,
+    wait_timeout_s: float = 24 * 3600,
+) -> int:
     sweep = load_sweep(path)
     if task:
         return run_model_task(sweep, task)
@@ -64,5 +71,7 @@ def _drive(sweep: dict, executor: str, wait: bool, dry_run: bool, wait_timeout_s
             print_status(sweep)
             if not finished:
                 return 124
-            return 1 if any(st != ModelState.DONE for _, st, _ in status_table(sweep)) else 0  # failed, or never finished
+            return (
+                1 if any(st != ModelState.DONE for _, st, _ in status_table(sweep)) else 0
+            )  # failed, or never finished
     return 0

@@ -13,7 +13,9 @@ from ..schema import Field, check_fields
 
 # Slurm's time formats (sbatch --time): MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS; "0",
 # UNLIMITED or INFINITE for no limit (a total of 0 is no limit to Slurm too).
-TIME_RE = re.compile(r"^(?:(\d+)-(\d{1,2})(?::(\d{1,2}))?(?::(\d{1,2}))?|(\d+)(?::(\d{1,2}))?(?::(\d{1,2}))?)$")
+TIME_RE = re.compile(
+    r"^(?:(\d+)-(\d{1,2})(?::(\d{1,2}))?(?::(\d{1,2}))?|(\d+)(?::(\d{1,2}))?(?::(\d{1,2}))?)$"
+)
 NO_LIMIT = ("UNLIMITED", "INFINITE")
 
 
@@ -45,9 +47,12 @@ def _check_time(where: str, value: str) -> None:
     try:
         time_limit_s(value)
     except ValueError:
-        raise OcgInputError(where, f"got {value!r}; expected Slurm's MM, MM:SS, HH:MM:SS or D-HH[:MM[:SS]] "
-                                   "(minutes and seconds below 60, hours below 24 after a day count), "
-                                   "or 0 / UNLIMITED for no limit") from None
+        raise OcgInputError(
+            where,
+            f"got {value!r}; expected Slurm's MM, MM:SS, HH:MM:SS or D-HH[:MM[:SS]] "
+            "(minutes and seconds below 60, hours below 24 after a day count), "
+            "or 0 / UNLIMITED for no limit",
+        ) from None
 
 
 def _check_mem(where: str, value: str) -> None:
@@ -60,8 +65,18 @@ def _check_mem(where: str, value: str) -> None:
 RESERVED_ENV = (*FOLDER_VARIABLES, STOP_FILE)
 # sbatch options ocg sets per submission (the array and its throttle, the log, the environment,
 # the order of arrays, the time-limit warning, requeue): extra_args may not override them.
-RESERVED_LONG = ("array", "output", "error", "export", "dependency", "signal", "no-requeue", "open-mode",
-                 "wrap", "parsable")
+RESERVED_LONG = (
+    "array",
+    "output",
+    "error",
+    "export",
+    "dependency",
+    "signal",
+    "no-requeue",
+    "open-mode",
+    "wrap",
+    "parsable",
+)
 RESERVED_SHORT = "aoed"
 
 
@@ -75,8 +90,11 @@ def _check_env(where: str, env: dict) -> None:
         if not isinstance(name, str) or not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
             raise OcgInputError(f"{where}.{name}", "expected a variable name (letters, digits, _)")
         if name in RESERVED_ENV:
-            raise OcgInputError(f"{where}.{name}", "set by ocg in every job (the submitter's value, so jobs "
-                                                   "write where the driver reads); set it where you run ocg")
+            raise OcgInputError(
+                f"{where}.{name}",
+                "set by ocg in every job (the submitter's value, so jobs "
+                "write where the driver reads); set it where you run ocg",
+            )
         if not isinstance(value, (str, int, float)) or isinstance(value, bool):
             raise OcgInputError(f"{where}.{name}", f"got {value!r}; expected a text or a number")
         _no_nul(f"{where}.{name}", str(value))
@@ -93,35 +111,64 @@ def _check_extra_args(where: str, args: list) -> None:
         else:
             hit = arg[1] if len(arg) > 1 and arg[0] == "-" and arg[1] in RESERVED_SHORT else None
         if hit:
-            raise OcgInputError(where, f"got {arg!r}; ocg sets --{' --'.join(RESERVED_LONG)} itself "
-                                       "(and -a, -o, -e, -d): leave them out")
+            raise OcgInputError(
+                where,
+                f"got {arg!r}; ocg sets --{' --'.join(RESERVED_LONG)} itself "
+                "(and -a, -o, -e, -d): leave them out",
+            )
 
 
 def _check_setup(where: str, lines: list) -> None:
     """Shell lines, run as written (trusted): only checked to parse, so the script stays valid."""
     import subprocess
+
     for line in lines:
         _no_nul(where, line)
-    proc = subprocess.run(["bash", "-n"], input="\n".join(lines) + "\n", capture_output=True, text=True)
+    proc = subprocess.run(
+        ["bash", "-n"], input="\n".join(lines) + "\n", capture_output=True, text=True
+    )
     if proc.returncode != 0:
         raise OcgInputError(where, f"not valid bash: {proc.stderr.strip()[:300]}")
 
 
 # Where a group's jobs queue: each resource group (and the analysis job) may name its own; unset,
 # the sweep's `slurm:` values hold. A group's extra_args come after the sweep's (the last wins).
-SITE_FIELDS = {"partition": Field(str, nullable=True), "account": Field(str, nullable=True),
-               "extra_args": Field(list, items=str, check=_check_extra_args)}
-RESOURCE_FIELDS = {"gpus": Field(int, minimum=0), "cpus": Field(int, minimum=1),
-                   "mem": Field(str, check=_check_mem), "time": Field(str, check=_check_time), **SITE_FIELDS}
-SLURM_FIELDS = {**SITE_FIELDS, "throttle": Field(int, minimum=1), "analysis": Field(dict),
-                "setup": Field(list, items=str, check=_check_setup), "env": Field(dict, check=_check_env),
-                "warn_before_limit_s": Field(int, minimum=10)}
-SWEEP_FIELDS = {"outputs": Field(str, nullable=True), "resources": Field(
-    dict, expected="a mapping with default and models"), "slurm": Field(dict)}
+SITE_FIELDS = {
+    "partition": Field(str, nullable=True),
+    "account": Field(str, nullable=True),
+    "extra_args": Field(list, items=str, check=_check_extra_args),
+}
+RESOURCE_FIELDS = {
+    "gpus": Field(int, minimum=0),
+    "cpus": Field(int, minimum=1),
+    "mem": Field(str, check=_check_mem),
+    "time": Field(str, check=_check_time),
+    **SITE_FIELDS,
+}
+SLURM_FIELDS = {
+    **SITE_FIELDS,
+    "throttle": Field(int, minimum=1),
+    "analysis": Field(dict),
+    "setup": Field(list, items=str, check=_check_setup),
+    "env": Field(dict, check=_check_env),
+    "warn_before_limit_s": Field(int, minimum=10),
+}
+SWEEP_FIELDS = {
+    "outputs": Field(str, nullable=True),
+    "resources": Field(dict, expected="a mapping with default and models"),
+    "slurm": Field(dict),
+}
 SWEEP_DEFAULTS = {"outputs": None, "resources": {}, "slurm": {}}
-SLURM_DEFAULTS = {"partition": None, "account": None, "throttle": 8, "extra_args": [], "setup": [], "env": {},
-                  "warn_before_limit_s": 600,
-                  "analysis": {"cpus": 2, "mem": "8G", "time": "02:00:00", "gpus": 0}}
+SLURM_DEFAULTS = {
+    "partition": None,
+    "account": None,
+    "throttle": 8,
+    "extra_args": [],
+    "setup": [],
+    "env": {},
+    "warn_before_limit_s": 600,
+    "analysis": {"cpus": 2, "mem": "8G", "time": "02:00:00", "gpus": 0},
+}
 
 
 def _check_resources(where: str, res: object) -> dict:
@@ -144,14 +191,24 @@ def read_sweep_yaml(path: Path) -> object:
             raise OcgInputError(str(file), "expected a sweep file (a mapping of settings)")
     for file, raw in chain[:-1]:
         if not isinstance(raw.get("name"), str):
-            raise OcgInputError(f"{file}: name", "missing: a sweep that extends another needs a name of its own "
-                                                 "(markers and reports are kept per sweep name)")
+            raise OcgInputError(
+                f"{file}: name",
+                "missing: a sweep that extends another needs a name of its own "
+                "(markers and reports are kept per sweep name)",
+            )
     base_file, merged = chain[-1][0], dict(chain[-1][1])
     for file, raw in reversed(chain[:-1]):
-        if isinstance(merged.get("models_file"), str) and not Path(merged["models_file"]).is_absolute():
+        if (
+            isinstance(merged.get("models_file"), str)
+            and not Path(merged["models_file"]).is_absolute()
+        ):
             merged["models_file"] = str((base_file.parent / merged["models_file"]).resolve())
         for key, value in raw.items():
-            if key in MERGED_ONE_LEVEL and isinstance(value, dict) and isinstance(merged.get(key), dict):
+            if (
+                key in MERGED_ONE_LEVEL
+                and isinstance(value, dict)
+                and isinstance(merged.get(key), dict)
+            ):
                 value = {**merged[key], **value}
             merged[key] = value
         base_file = file
@@ -162,14 +219,28 @@ def read_sweep_yaml(path: Path) -> object:
 def load_sweep(path: str | Path) -> dict:
     """A sweep file, validated completely before any work (ocg/runconfig.py, plus resources)."""
     path = Path(path).resolve()
-    sweep = check_common(read_sweep_yaml(path), path, {**RUN_FIELDS, **SWEEP_FIELDS}, {**COMMON_DEFAULTS, **SWEEP_DEFAULTS})
+    sweep = check_common(
+        read_sweep_yaml(path),
+        path,
+        {**RUN_FIELDS, **SWEEP_FIELDS},
+        {**COMMON_DEFAULTS, **SWEEP_DEFAULTS},
+    )
     src = str(path)
     if not isinstance(sweep["outputs"], str) or not sweep["outputs"].strip():
-        raise OcgInputError(f"{src}: outputs", "missing: the folder this sweep writes (relative: under "
-                                               "OCG_OUTPUTS when set, else the project root; or absolute)")
+        raise OcgInputError(
+            f"{src}: outputs",
+            "missing: the folder this sweep writes (relative: under "
+            "OCG_OUTPUTS when set, else the project root; or absolute)",
+        )
     res = sweep["resources"]
-    check_fields(f"{src}: resources", res, {"default": Field(dict), "models": Field(
-        dict, nullable=True, expected="a mapping of model: resources")})
+    check_fields(
+        f"{src}: resources",
+        res,
+        {
+            "default": Field(dict),
+            "models": Field(dict, nullable=True, expected="a mapping of model: resources"),
+        },
+    )
     _check_resources(f"{src}: resources.default", res.get("default", {}))
     for model, r in (res.get("models") or {}).items():
         if model not in sweep["models"]:
@@ -178,8 +249,11 @@ def load_sweep(path: str | Path) -> dict:
     slurm = check_fields(f"{src}: slurm", sweep["slurm"], SLURM_FIELDS, SLURM_DEFAULTS)
     _check_resources(f"{src}: slurm.analysis", slurm["analysis"])
     sweep["slurm"] = slurm
-    sweep["file"] = str(Path(src).resolve())  # tasks run it from the project root, Slurm jobs from anywhere
+    sweep["file"] = str(
+        Path(src).resolve()
+    )  # tasks run it from the project root, Slurm jobs from anywhere
     return sweep
+
 
 def resources_for(sweep: dict, model: str) -> dict:
     base = {"gpus": 0, "cpus": 1, "mem": "4G", "time": "01:00:00"}

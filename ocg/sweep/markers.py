@@ -12,6 +12,7 @@ from ..records import Record, Vocabulary
 
 class AnalysisStatus(Vocabulary):
     """How the sweep's last analyses ended (analysis.json's `state`)."""
+
     DONE = "done"
     FAILED = "failed"
 
@@ -19,6 +20,7 @@ class AnalysisStatus(Vocabulary):
 @dataclass(frozen=True)
 class DoneMarker(Record):
     """`<notebook>.done`: the model's notebook finished (only its presence is read)."""
+
     WHAT = "a notebook's completion marker"
 
     model: str
@@ -34,6 +36,7 @@ class DoneMarker(Record):
 class FailureMarker(Record):
     """failed.json: where the model's task failed and why (a failure before any notebook ran
     names "(before 01_generate)" and no cell)."""
+
     WHAT = "a model's failure marker"
     WRITTEN_WHEN_SET = ("executed_notebook",)
 
@@ -51,6 +54,7 @@ class FailureMarker(Record):
 @dataclass(frozen=True)
 class InterruptedMarker(Record):
     """interrupted.json: the task stopped at Slurm's time-limit warning, in this notebook."""
+
     WHAT = "a model's interruption marker"
 
     model: str
@@ -64,6 +68,7 @@ class InterruptedMarker(Record):
 @dataclass(frozen=True)
 class AnalysisMarker(Record):
     """analysis.json: how the sweep's last analyses ended and over which models."""
+
     WHAT = "the sweep's analysis marker"
     WRITTEN_WHEN_SET = ("report", "reason", "models")
 

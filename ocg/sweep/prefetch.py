@@ -21,12 +21,19 @@ from ..hub import is_hub_id, pin_note
 # What a load reads: configs, tokenizers, code (trust_remote_code) and one weight format.
 WANTED = ("*.json", "*.txt", "*.model", "*.tiktoken", "*.py")
 SKIPPED_FOLDERS = {"original", "onnx", "openvino", "coreml", "flax", "tf", "gguf"}
-TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "vocab.json", "spiece.model", "sentencepiece.model",
-                   "tokenizer_config.json")
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "tokenizer.model",
+    "vocab.json",
+    "spiece.model",
+    "sentencepiece.model",
+    "tokenizer_config.json",
+)
 
 
 def offline() -> bool:
     from ..hub import hub_offline
+
     return hub_offline()
 
 
@@ -46,8 +53,14 @@ def hub_repos(cfg: dict, models: list[str] | None = None) -> list[tuple[str, str
     metrics = cfg["metrics"] or scoring["metrics"]
     if "pbleurt" in metrics and is_hub_id(scoring["bleurt_checkpoint"]):
         repos.append((scoring["bleurt_checkpoint"], "main", "pBLEURT"))
-    if "perplexity" in metrics and is_hub_id(scoring["perplexity_model"]) and not scoring["perplexity_fallback"]:
-        repos.append((scoring["perplexity_model"], "main", "perplexity"))  # with a fallback, it may be missing
+    if (
+        "perplexity" in metrics
+        and is_hub_id(scoring["perplexity_model"])
+        and not scoring["perplexity_fallback"]
+    ):
+        repos.append(
+            (scoring["perplexity_model"], "main", "perplexity")
+        )  # with a fallback, it may be missing
     seen: dict[tuple[str, str], str] = {}
     for repo, rev, why in repos:
         seen[(repo, rev)] = f"{seen[(repo, rev)]}, {why}" if (repo, rev) in seen else why
@@ -58,13 +71,18 @@ def select_files(names: list[str]) -> list[str]:
     """The files of a repository a load reads: configs, tokenizer, code, and safetensors weights
     where there are any, else the PyTorch .bin ones (never both, nor original/, onnx/ copies)."""
     names = [n for n in names if not SKIPPED_FOLDERS & set(Path(n).parts[:-1])]
-    weights = "*.safetensors" if any(fnmatch.fnmatch(n, "*.safetensors") for n in names) else "*.bin"
+    weights = (
+        "*.safetensors" if any(fnmatch.fnmatch(n, "*.safetensors") for n in names) else "*.bin"
+    )
     return sorted(n for n in names if any(fnmatch.fnmatch(n, p) for p in (*WANTED, weights)))
 
 
 def snapshot(repo: str, revision: str) -> Path | None:
     """The cached snapshot folder of repo@revision (a branch name read from refs/), or None."""
-    from huggingface_hub.constants import HF_HUB_CACHE  # HF_HOME, HF_HUB_CACHE as the hub reads them
+    from huggingface_hub.constants import (
+        HF_HUB_CACHE,
+    )  # HF_HOME, HF_HUB_CACHE as the hub reads them
+
     folder = Path(HF_HUB_CACHE) / f"models--{repo.replace('/', '--')}"
     ref = folder / "refs" / revision
     commit = ref.read_text().strip() if ref.is_file() else revision
@@ -100,8 +118,11 @@ def _shards(index: Path) -> list[str]:
         weight_map = None
     if not isinstance(weight_map, dict) or not all(isinstance(v, str) for v in weight_map.values()):
         size = index.stat().st_size
-        raise OcgInputError(str(index), f"expected a shard index (JSON with a weight_map of file names); it "
-                                        f"is {size} bytes of something else: delete it and run ocg prefetch again")
+        raise OcgInputError(
+            str(index),
+            f"expected a shard index (JSON with a weight_map of file names); it "
+            f"is {size} bytes of something else: delete it and run ocg prefetch again",
+        )
     return sorted(set(weight_map.values()))
 
 
@@ -109,8 +130,11 @@ def offline_check(cfg: dict, models: list[str], command: str) -> tuple[bool, str
     """(every hub file is cached, why a task cannot start): a task on a node that cannot reach
     the hub with files missing fails at once, before any model loads."""
     try:
-        missing = {f"{repo}@{rev} ({why})": files for repo, rev, why in hub_repos(cfg, models)
-                   if (files := missing_files(repo, rev))}
+        missing = {
+            f"{repo}@{rev} ({why})": files
+            for repo, rev, why in hub_repos(cfg, models)
+            if (files := missing_files(repo, rev))
+        }
     except OcgInputError as exc:  # a damaged file in the cache: a load would fail on it too
         return False, f"the Hugging Face cache holds a damaged file: {exc}"
     if not missing:
@@ -118,8 +142,10 @@ def offline_check(cfg: dict, models: list[str], command: str) -> tuple[bool, str
     if hub.hub_reachable():
         return False, None  # downloads on demand, as before
     listed = "; ".join(f"{repo}: {', '.join(files)}" for repo, files in missing.items())
-    return False, (f"not in the Hugging Face cache and the hub is unreachable: {listed}; fetch them on a "
-                   f"node with internet (a login node) into the same cache: {command}")
+    return False, (
+        f"not in the Hugging Face cache and the hub is unreachable: {listed}; fetch them on a "
+        f"node with internet (a login node) into the same cache: {command}"
+    )
 
 
 def _size(n: int | None) -> str:
@@ -137,52 +163,88 @@ def prefetch(path: str | Path, list_only: bool = False) -> int:
         print(f"{path}: no hub files needed (embedded, local or API models only)")
         return 0
     plans, total, unlisted = [], 0, []
-    reachable = hub.hub_reachable()  # once: offline, each listing would fail alike (a DNS error per repository)
-    unreachable = ("HF_HUB_OFFLINE is set: the hub is not asked" if offline() else
-                   f"the hub ({hub.HUB_HOST[0]}) cannot be reached from here")
+    reachable = (
+        hub.hub_reachable()
+    )  # once: offline, each listing would fail alike (a DNS error per repository)
+    unreachable = (
+        "HF_HUB_OFFLINE is set: the hub is not asked"
+        if offline()
+        else f"the hub ({hub.HUB_HOST[0]}) cannot be reached from here"
+    )
     if not reachable:
-        print(f"{unreachable}; what follows is the local cache only (run this on a node with internet to "
-              "list and download the rest)", flush=True)
+        print(
+            f"{unreachable}; what follows is the local cache only (run this on a node with internet to "
+            "list and download the rest)",
+            flush=True,
+        )
     for repo, rev, why in repos:
         pin = f" [{rev}: {pin_note(rev)}]" if not hub.is_pinned(rev) else ""
         if offline() and not missing_files(repo, rev):  # e.g. on a compute node: is it ready?
             files = [f for f in snapshot(repo, rev).rglob("*") if f.is_file()]
-            print(f"{repo}@{rev} ({why}): cached, {len(files)} file(s), {_size(sum(f.stat().st_size for f in files))} "
-                  f"(HF_HUB_OFFLINE: not checked against the hub){pin}", flush=True)
+            print(
+                f"{repo}@{rev} ({why}): cached, {len(files)} file(s), {_size(sum(f.stat().st_size for f in files))} "
+                f"(HF_HUB_OFFLINE: not checked against the hub){pin}",
+                flush=True,
+            )
             continue
         if not reachable:
             unlisted.append(f"{repo}@{rev}")
-            print(f"{repo}@{rev} ({why}): not listed; in the local cache: "
-                  f"{'cached' if not missing_files(repo, rev) else 'NOT cached'}{pin}", flush=True)
+            print(
+                f"{repo}@{rev} ({why}): not listed; in the local cache: "
+                f"{'cached' if not missing_files(repo, rev) else 'NOT cached'}{pin}",
+                flush=True,
+            )
             continue
         try:
             info = hf.HfApi().model_info(repo, revision=rev, files_metadata=True)
         except Exception as exc:  # noqa: BLE001 - offline, unknown repo, gated, no network: say which
             cached = "cached" if not missing_files(repo, rev) else "NOT cached"
             unlisted.append(f"{repo}@{rev}")
-            print(f"{repo}@{rev} ({why}): cannot list it on the hub: {type(exc).__name__}: {str(exc)[:300]} "
-                  f"(in the local cache: {cached}){pin}", flush=True)
+            print(
+                f"{repo}@{rev} ({why}): cannot list it on the hub: {type(exc).__name__}: {str(exc)[:300]} "
+                f"(in the local cache: {cached}){pin}",
+                flush=True,
+            )
             continue
         sizes = {s.rfilename: s.size for s in info.siblings or []}
         files = select_files(list(sizes))
-        todo = [f for f in files if not isinstance(hf.try_to_load_from_cache(repo, f, revision=info.sha), str)]
+        todo = [
+            f
+            for f in files
+            if not isinstance(hf.try_to_load_from_cache(repo, f, revision=info.sha), str)
+        ]
         need = sum(sizes[f] or 0 for f in todo)
         total += need
-        print(f"{repo}@{rev} (commit {info.sha}, {why}): {len(files)} file(s), {_size(sum(sizes[f] or 0 for f in files))}; "
-              f"to download: {len(todo)} file(s), {_size(need)}{pin}", flush=True)
+        print(
+            f"{repo}@{rev} (commit {info.sha}, {why}): {len(files)} file(s), {_size(sum(sizes[f] or 0 for f in files))}; "
+            f"to download: {len(todo)} file(s), {_size(need)}{pin}",
+            flush=True,
+        )
         plans.append((repo, info.sha, todo))
-    listed = f" (of the {len(repos) - len(unlisted)} of {len(repos)} repositories listed)" if unlisted else ""
-    print(f"in all to download{listed}: {_size(total)} into {huggingface_hub.constants.HF_HUB_CACHE}",
-          flush=True)
+    listed = (
+        f" (of the {len(repos) - len(unlisted)} of {len(repos)} repositories listed)"
+        if unlisted
+        else ""
+    )
+    print(
+        f"in all to download{listed}: {_size(total)} into {huggingface_hub.constants.HF_HUB_CACHE}",
+        flush=True,
+    )
     for repo, sha, todo in [] if list_only else plans:
         if todo:
-            hf.snapshot_download(repo, revision=sha, allow_patterns=todo)  # resumes .incomplete files
+            hf.snapshot_download(
+                repo, revision=sha, allow_patterns=todo
+            )  # resumes .incomplete files
     if unlisted:
         why = unreachable if not reachable else "see above; gated ones need HF_TOKEN"
-        raise RuntimeError(f"{len(unlisted)} of {len(repos)} repositories could not be listed ({why}): "
-                           f"{', '.join(unlisted)}")
+        raise RuntimeError(
+            f"{len(unlisted)} of {len(repos)} repositories could not be listed ({why}): "
+            f"{', '.join(unlisted)}"
+        )
     if not list_only:
-        print("done: tasks of this file find every hub file in the cache and run offline", flush=True)
+        print(
+            "done: tasks of this file find every hub file in the cache and run offline", flush=True
+        )
     return 0
 
 

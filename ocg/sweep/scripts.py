@@ -24,9 +24,15 @@ from .tasks import INTERRUPTED, task_command
 def _exports(sweep: dict) -> str:
     """The submitter's OCG_OUTPUTS and OCG_MODEL_CACHE (absolute: `ocg` settles them at start),
     so a job reads the same folders whatever sbatch's --export; then the sweep's `slurm.env`."""
-    lines = [f"export {name}={shlex.quote(os.environ[name])}" for name in FOLDER_VARIABLES if name in os.environ]
+    lines = [
+        f"export {name}={shlex.quote(os.environ[name])}"
+        for name in FOLDER_VARIABLES
+        if name in os.environ
+    ]
     lines = lines or ["# OCG_OUTPUTS and OCG_MODEL_CACHE: not set (the defaults)"]
-    lines += [f"export {name}={shlex.quote(str(value))}" for name, value in sweep["slurm"]["env"].items()]
+    lines += [
+        f"export {name}={shlex.quote(str(value))}" for name, value in sweep["slurm"]["env"].items()
+    ]
     return "\n".join(lines)
 
 
@@ -39,16 +45,25 @@ def _setup(sweep: dict, trap: str = "") -> str:
     lines = sweep["slurm"]["setup"]
     if not lines:
         return "# site setup: none (slurm.setup in the sweep file)\n" + OCG_SHELL
-    return "\n".join(["# site setup (slurm.setup in the sweep file: trusted, run as written)", *lines,
-                      "# end of site setup", OCG_SHELL, *([trap] if trap else [])])
+    return "\n".join(
+        [
+            "# site setup (slurm.setup in the sweep file: trusted, run as written)",
+            *lines,
+            "# end of site setup",
+            OCG_SHELL,
+            *([trap] if trap else []),
+        ]
+    )
 
 
 def which_python(sweep: dict) -> str:
     """The Python a job runs, in words (the dry run prints it; README, "A first submission")."""
     if not sweep["slurm"]["setup"]:
         return f"{sys.executable} (the submitter's: no slurm.setup)"
-    return (f"`python` as slurm.setup leaves it on PATH, when ocg is installed in it; else {sys.executable} "
-            "(the submitter's)")
+    return (
+        f"`python` as slurm.setup leaves it on PATH, when ocg is installed in it; else {sys.executable} "
+        "(the submitter's)"
+    )
 
 
 # ocg installed (pip install -e . brings every dependency) and papermill importable: `import ocg`
@@ -64,9 +79,11 @@ def _python(sweep: dict) -> str:
     submitter = shlex.quote(sys.executable)
     if not sweep["slurm"]["setup"]:
         return f"PYTHON={submitter}  # the submitter's Python (no slurm.setup)"
-    return ("# the `python` slurm.setup put on PATH, if ocg is installed in it; else the submitter's\n"
-            "PYTHON=$(command -v python || true)\n"
-            f'if [ -z "$PYTHON" ] || ! "$PYTHON" -c {shlex.quote(PROBE)} 2>/dev/null; then PYTHON={submitter}; fi')
+    return (
+        "# the `python` slurm.setup put on PATH, if ocg is installed in it; else the submitter's\n"
+        "PYTHON=$(command -v python || true)\n"
+        f'if [ -z "$PYTHON" ] || ! "$PYTHON" -c {shlex.quote(PROBE)} 2>/dev/null; then PYTHON={submitter}; fi'
+    )
 
 
 def _write(path: Path, text: str) -> None:
@@ -89,11 +106,13 @@ def write_array_script(sweep: dict) -> Path:
     models = " ".join(shlex.quote(m) for m in sweep["models"])
     cmd = '"$PYTHON" ' + shlex.join(task_command(sweep)[1:-1]) + ' "$MODEL"'
     first = sweep["models"][0]  # every model's stop file, spelled with "$MODEL" for the shell
-    stop = f'{shlex.quote(str(folder.status(first).parent))}/"$MODEL"/{stop_file(folder, first).name}'
+    stop = (
+        f'{shlex.quote(str(folder.status(first).parent))}/"$MODEL"/{stop_file(folder, first).name}'
+    )
     script = f"""#!/bin/bash
-# ocg sweep {sweep['name']}: one array task per model (index = position in the sweep's model list).
+# ocg sweep {sweep["name"]}: one array task per model (index = position in the sweep's model list).
 # Resources and the log file are given per submission on the sbatch command line (see manifest.json).
-#SBATCH --job-name=ocg-{sweep['name']}
+#SBATCH --job-name=ocg-{sweep["name"]}
 #SBATCH --requeue
 #SBATCH --open-mode=append
 # The time-limit warning (sbatch --signal=B:USR1@N): ask the task to stop after its batch.
@@ -128,15 +147,15 @@ exit "$CODE"
 """
     _write(folder.array_script, script)
     analysis = f"""#!/bin/bash
-# ocg sweep {sweep['name']}: the analyses ({span(sweep['analysis']) if sweep['analysis'] else 'none'}) once over every finished model.
-#SBATCH --job-name=ocg-{sweep['name']}-analysis
+# ocg sweep {sweep["name"]}: the analyses ({span(sweep["analysis"]) if sweep["analysis"] else "none"}) once over every finished model.
+#SBATCH --job-name=ocg-{sweep["name"]}-analysis
 #SBATCH --open-mode=append
 {_exports(sweep)}
 {_setup(sweep)}
 cd {shlex.quote(str(PROJECT_ROOT))}
 {_python(sweep)}
 echo "python $PYTHON"
-"$PYTHON" {shlex.join(["-m", "ocg.cli", "sweep", sweep['file'], "--analysis"])}
+"$PYTHON" {shlex.join(["-m", "ocg.cli", "sweep", sweep["file"], "--analysis"])}
 """
     _write(folder.analysis_script, analysis)
     return folder.array_script

@@ -23,7 +23,9 @@ def _sbatch_resources(res: dict, slurm: dict, warn: bool = False) -> list[str]:
     if res["gpus"]:
         args.append(f"--gres=gpu:{res['gpus']}")
     limit = time_seconds(res["time"])
-    if warn and limit:  # USR1 to the batch shell before the limit: the task stops after its batch, requeues
+    if (
+        warn and limit
+    ):  # USR1 to the batch shell before the limit: the task stops after its batch, requeues
         args.append(f"--signal=B:USR1@{min(slurm['warn_before_limit_s'], limit // 2)}")
     for key in ("partition", "account"):
         if value := res.get(key, slurm[key]):
@@ -70,7 +72,9 @@ def _sbatch(args: list[str]) -> str:
     try:
         proc = subprocess.run(command, capture_output=True, text=True, timeout=60)
     except subprocess.TimeoutExpired:
-        raise SbatchError(f"{shlex.join(command)} gave no answer in 60 s (is slurmctld up?)") from None
+        raise SbatchError(
+            f"{shlex.join(command)} gave no answer in 60 s (is slurmctld up?)"
+        ) from None
     if proc.returncode != 0:
         said = proc.stderr.strip() or proc.stdout.strip() or "(nothing on stderr)"
         raise SbatchError(f"{shlex.join(command)} failed (exit {proc.returncode}): {said}")
@@ -102,8 +106,11 @@ def submit_slurm(sweep: dict, dry_run: bool = False) -> dict:
     pending = to_run(sweep, with_slurm=True)
     script = write_array_script(sweep)
     real = read_json(folder.manifest) if folder.manifest.exists() else None
-    manifest = real if real and not dry_run else \
-        {"sweep": sweep["name"], "file": sweep["file"], "submissions": [], "analysis_jobs": []}
+    manifest = (
+        real
+        if real and not dry_run
+        else {"sweep": sweep["name"], "file": sweep["file"], "submissions": [], "analysis_jobs": []}
+    )
     earlier = [] if dry_run else _active_jobs(sweep)
     groups = _groups(sweep, pending)
     job_ids: list[str] = []
@@ -112,63 +119,129 @@ def submit_slurm(sweep: dict, dry_run: bool = False) -> dict:
         _submit(sweep, folder, script, manifest, groups, earlier, job_ids, dry_run)
     except SbatchError as exc:  # what was submitted stays on record (--status, a rerun's waits)
         write_json(folder.manifest, manifest)
-        raise SbatchError(f"{exc}\n  submitted before it: {job_ids or 'nothing'} (recorded in "
-                          f"{folder.manifest})") from None
+        raise SbatchError(
+            f"{exc}\n  submitted before it: {job_ids or 'nothing'} (recorded in {folder.manifest})"
+        ) from None
     written = folder.manifest.with_name("manifest.dry-run.json") if dry_run else folder.manifest
     write_json(written, manifest)
-    _say(sweep, pending, manifest, job_ids, dry_run, written, manifest["analysis_jobs"][analyses_before:])
+    _say(
+        sweep,
+        pending,
+        manifest,
+        job_ids,
+        dry_run,
+        written,
+        manifest["analysis_jobs"][analyses_before:],
+    )
     return manifest
 
 
-def _submit(sweep: dict, folder: SweepFolder, script: Path, manifest: dict, groups: list, earlier: list[str],
-            job_ids: list[str], dry_run: bool) -> None:
+def _submit(
+    sweep: dict,
+    folder: SweepFolder,
+    script: Path,
+    manifest: dict,
+    groups: list,
+    earlier: list[str],
+    job_ids: list[str],
+    dry_run: bool,
+) -> None:
     """The model arrays, then the analyses; each submission recorded in `manifest` as it is made."""
     slurm = sweep["slurm"]
-    for g, ((res, models), (share, after)) in enumerate(zip(groups, split_throttle(
-            [len(m) for _, m in groups], slurm["throttle"]))):
+    for g, ((res, models), (share, after)) in enumerate(
+        zip(groups, split_throttle([len(m) for _, m in groups], slurm["throttle"]))
+    ):
         indices = {sweep["models"].index(m): m for m in models}
         waits = earlier + ([job_ids[after]] if after is not None else [])
-        args = [f"--array={','.join(str(i) for i in sorted(indices))}%{share}",
-                *([f"--dependency=afterany:{':'.join(waits)}"] if waits else []),
-                _log_option(folder.logs, "slurm-%A_%a.out"), *_sbatch_resources(res, slurm, warn=True), str(script)]
+        args = [
+            f"--array={','.join(str(i) for i in sorted(indices))}%{share}",
+            *([f"--dependency=afterany:{':'.join(waits)}"] if waits else []),
+            _log_option(folder.logs, "slurm-%A_%a.out"),
+            *_sbatch_resources(res, slurm, warn=True),
+            str(script),
+        ]
         for m in models:
             folder.status(m).mkdir(parents=True, exist_ok=True)
         job_ids.append(f"JOB{g + 1}" if dry_run else _sbatch(args))
-        manifest["submissions"].append({"job_id": job_ids[-1], "time_utc": _now(), "resources": res,
-                                        "tasks": {str(i): m for i, m in sorted(indices.items())},
-                                        "sbatch_args": args})
+        manifest["submissions"].append(
+            {
+                "job_id": job_ids[-1],
+                "time_utc": _now(),
+                "resources": res,
+                "tasks": {str(i): m for i, m in sorted(indices.items())},
+                "sbatch_args": args,
+            }
+        )
     if sweep["analysis"] and (job_ids or analysis_stale(sweep) or not manifest["analysis_jobs"]):
         res = {"gpus": 0, "cpus": 1, "mem": "4G", "time": "01:00:00", **slurm["analysis"]}
-        deps = [f"--dependency=afterany:{':'.join(job_ids + earlier)}"] if job_ids or earlier else []
-        args = [*deps, _log_option(folder.logs, folder.analysis_log.name), *_sbatch_resources(res, slurm),
-                str(folder.analysis_script)]
+        deps = (
+            [f"--dependency=afterany:{':'.join(job_ids + earlier)}"] if job_ids or earlier else []
+        )
+        args = [
+            *deps,
+            _log_option(folder.logs, folder.analysis_log.name),
+            *_sbatch_resources(res, slurm),
+            str(folder.analysis_script),
+        ]
         analysis_id = "ANALYSIS" if dry_run else _sbatch(args)
-        manifest["analysis_jobs"].append({"job_id": analysis_id, "after": job_ids + earlier, "time_utc": _now(),
-                                          "sbatch_args": args})
+        manifest["analysis_jobs"].append(
+            {
+                "job_id": analysis_id,
+                "after": job_ids + earlier,
+                "time_utc": _now(),
+                "sbatch_args": args,
+            }
+        )
 
 
-def _say(sweep: dict, pending: list[str], manifest: dict, job_ids: list[str], dry_run: bool, written: Path,
-         analyses: list[dict]) -> None:
+def _say(
+    sweep: dict,
+    pending: list[str],
+    manifest: dict,
+    job_ids: list[str],
+    dry_run: bool,
+    written: Path,
+    analyses: list[dict],
+) -> None:
     """The same lines for a dry run and a real submission (the real one with its job ids)."""
     did = "dry run, nothing submitted; would submit" if dry_run else "submitted"
-    print(f"sweep {sweep['name']}: {did} {len(pending)} model(s) in {len(job_ids)} array(s), throttle "
-          f"{sweep['slurm']['throttle']} over all of them{':' if job_ids or analyses else ''}", flush=True)
-    new = manifest["submissions"][-len(job_ids):] if job_ids else []
+    print(
+        f"sweep {sweep['name']}: {did} {len(pending)} model(s) in {len(job_ids)} array(s), throttle "
+        f"{sweep['slurm']['throttle']} over all of them{':' if job_ids or analyses else ''}",
+        flush=True,
+    )
+    new = manifest["submissions"][-len(job_ids) :] if job_ids else []
     for sub in new + analyses:
-        what = f"{len(sub['tasks'])} model(s): {', '.join(sub['tasks'].values())}" if "tasks" in sub else "the analyses"
-        print(f"  {sub['job_id']} ({what})\n    {shlex.join(['sbatch', '--parsable', *sub['sbatch_args']])}")
-    print(f"manifest: {written}\nscripts: {SweepFolder.of(sweep).slurm}\nfolder: {SweepFolder.of(sweep).root}\n"
-          f"python in the jobs: {which_python(sweep)}", flush=True)
+        what = (
+            f"{len(sub['tasks'])} model(s): {', '.join(sub['tasks'].values())}"
+            if "tasks" in sub
+            else "the analyses"
+        )
+        print(
+            f"  {sub['job_id']} ({what})\n    {shlex.join(['sbatch', '--parsable', *sub['sbatch_args']])}"
+        )
+    print(
+        f"manifest: {written}\nscripts: {SweepFolder.of(sweep).slurm}\nfolder: {SweepFolder.of(sweep).root}\n"
+        f"python in the jobs: {which_python(sweep)}",
+        flush=True,
+    )
+
 
 def wait_slurm(sweep: dict, timeout_s: float = 24 * 3600, poll_s: float = 5.0) -> bool:
     """Follow the sweep's jobs (model arrays and analyses) until none is queued or running."""
     manifest = read_json(SweepFolder.of(sweep).manifest)
-    ids = sorted({s["job_id"] for s in manifest["submissions"]} |
-                 {a["job_id"] for a in manifest["analysis_jobs"]})
+    ids = sorted(
+        {s["job_id"] for s in manifest["submissions"]}
+        | {a["job_id"] for a in manifest["analysis_jobs"]}
+    )
     deadline = time.time() + timeout_s
     while time.time() < deadline:
-        proc = subprocess.run(["squeue", "-h", "-r", "-j", ",".join(ids), "-o", "%i|%T"],
-                              capture_output=True, text=True, timeout=30)
+        proc = subprocess.run(
+            ["squeue", "-h", "-r", "-j", ",".join(ids), "-o", "%i|%T"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
         active = [line for line in proc.stdout.splitlines() if line.split("|")[-1] in ACTIVE_STATES]
         if not active:
             return True

@@ -38,6 +38,7 @@ def task_command(sweep: dict, model: str = "$MODEL") -> list[str]:
     """The command every model task runs, here or on a Slurm node."""
     return [sys.executable, "-m", "ocg.cli", "sweep", sweep["file"], "--task", model]
 
+
 def run_model_task(sweep: dict, model: str) -> int:
     """Run the model's notebooks in order; mark each done, or write failed.json and stop.
 
@@ -53,6 +54,7 @@ def run_model_task(sweep: dict, model: str) -> int:
         print(f"[{model}] busy, not run: {exc}", flush=True)
         return BUSY
 
+
 def _hub_files_here(sweep: dict, model: str) -> int:
     """0 when the task can go on: every hub file cached (then the hub goes offline for it, unless
     HF_HUB_OFFLINE is set already), or the hub reachable. Else failed.json names what is missing."""
@@ -65,10 +67,17 @@ def _hub_files_here(sweep: dict, model: str) -> int:
     if problem is None:
         return 0
     folder = SweepFolder.of(sweep)
-    FailureMarker(model, "(before 01_generate)", reason=problem[:2000], log=str(folder.log(model)),
-                  time_utc=_now(), host=socket.gethostname()).write(folder.failure(model))
+    FailureMarker(
+        model,
+        "(before 01_generate)",
+        reason=problem[:2000],
+        log=str(folder.log(model)),
+        time_utc=_now(),
+        host=socket.gethostname(),
+    ).write(folder.failure(model))
     print(f"[{model}] FAILED before any work: {problem}", flush=True)
     return 1
+
 
 def _run_notebooks(sweep: dict, model: str) -> int:
     from ..notebook_runner import run_notebook
@@ -76,9 +85,14 @@ def _run_notebooks(sweep: dict, model: str) -> int:
     folder = SweepFolder.of(sweep)
     folder.failure(model).unlink(missing_ok=True)
     interrupted_marker(folder, model).unlink(missing_ok=True)
-    job = {k: os.environ.get(k) for k in ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID")
-           if os.environ.get(k)}
-    ran = False  # the stop file is honoured once this start has done some work: each start progresses
+    job = {
+        k: os.environ.get(k)
+        for k in ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID")
+        if os.environ.get(k)
+    }
+    ran = (
+        False  # the stop file is honoured once this start has done some work: each start progresses
+    )
     for notebook, params in model_steps(sweep, sweep_dirs(sweep), model):
         marker = folder.done_marker(model, notebook)
         if marker.exists():
@@ -92,7 +106,9 @@ def _run_notebooks(sweep: dict, model: str) -> int:
             executed = run_notebook(notebook, params, out_dir=folder.notebooks(model))
         except StopRequested as exc:
             return _interrupted(folder, model, notebook, str(exc), job)
-        except KeyboardInterrupt as exc:  # SIGTERM or Ctrl-C: the kernel is down (run_notebook); say where
+        except (
+            KeyboardInterrupt
+        ) as exc:  # SIGTERM or Ctrl-C: the kernel is down (run_notebook); say where
             _interrupted(folder, model, notebook, str(exc) or "interrupted (Ctrl-C)", job)
             raise
         except Exception as exc:  # noqa: BLE001 - any failure is recorded for --status
@@ -102,25 +118,42 @@ def _run_notebooks(sweep: dict, model: str) -> int:
                 raise LockHeld(notebook, str(getattr(exc, "evalue", exc))) from None
             reason = f"{getattr(exc, 'ename', type(exc).__name__)}: {getattr(exc, 'evalue', exc)}"
             cell = getattr(exc, "exec_count", None)
-            FailureMarker(model, notebook, cell=cell, reason=reason.strip()[:2000],
-                          executed_notebook=str(ExecutedNotebook(folder.notebooks(model), notebook).copy),
-                          log=str(folder.log(model)), time_utc=_now(), host=socket.gethostname(),
-                          other=job).write(folder.failure(model))
+            FailureMarker(
+                model,
+                notebook,
+                cell=cell,
+                reason=reason.strip()[:2000],
+                executed_notebook=str(ExecutedNotebook(folder.notebooks(model), notebook).copy),
+                log=str(folder.log(model)),
+                time_utc=_now(),
+                host=socket.gethostname(),
+                other=job,
+            ).write(folder.failure(model))
             print(f"[{model}] {notebook}: FAILED in cell {cell}: {reason}", flush=True)
             traceback.print_exc()
             return 1
         ran = True
-        DoneMarker(model, notebook, executed_notebook=str(executed), seconds=round(time.time() - t0, 1),
-                   time_utc=_now(), host=socket.gethostname(), other=job).write(marker)
+        DoneMarker(
+            model,
+            notebook,
+            executed_notebook=str(executed),
+            seconds=round(time.time() - t0, 1),
+            time_utc=_now(),
+            host=socket.gethostname(),
+            other=job,
+        ).write(marker)
     print(f"[{model}] done", flush=True)
     return 0
 
+
 def _interrupted(folder: SweepFolder, model: str, notebook: str, why: str, job: dict) -> int:
     """The time limit is near: say where the task stopped (what it wrote is kept and resumed)."""
-    InterruptedMarker(model, notebook, reason=why[:500], time_utc=_now(), host=socket.gethostname(),
-                      other=job).write(interrupted_marker(folder, model))
+    InterruptedMarker(
+        model, notebook, reason=why[:500], time_utc=_now(), host=socket.gethostname(), other=job
+    ).write(interrupted_marker(folder, model))
     print(f"[{model}] {notebook}: {why}", flush=True)
     return INTERRUPTED
+
 
 def run_analysis(sweep: dict) -> int:
     """The sweep's analyses once over every model whose scoring is done, built in a fresh folder that
@@ -131,16 +164,23 @@ def run_analysis(sweep: dict) -> int:
     marker = SweepFolder.of(sweep).analysis_marker
     if not done:
         print("no finished model to analyse", flush=True)
-        AnalysisMarker(AnalysisStatus.FAILED, reason="no finished model", time_utc=_now()).write(marker)
+        AnalysisMarker(AnalysisStatus.FAILED, reason="no finished model", time_utc=_now()).write(
+            marker
+        )
         return 1
     final = sweep_dirs(sweep).reports
     with building(final) as staging:
         outcome = _analyse(sweep, done, staging, final)
         finish(staging, final, **outcome)
     AnalysisMarker(**outcome, models=done, time_utc=_now()).write(marker)
-    print(f"[analysis] report: {outcome['report']}" if outcome["state"] == ReportStatus.DONE else
-          f"[analysis] {outcome['reason']}", flush=True)
+    print(
+        f"[analysis] report: {outcome['report']}"
+        if outcome["state"] == ReportStatus.DONE
+        else f"[analysis] {outcome['reason']}",
+        flush=True,
+    )
     return 0 if outcome["state"] == ReportStatus.DONE else 1
+
 
 def _analyse(sweep: dict, done: list[str], staging, final) -> dict:
     """The analyses into `staging`: how they ended (fields of ReportStamp and AnalysisMarker)."""
@@ -150,20 +190,37 @@ def _analyse(sweep: dict, done: list[str], staging, final) -> dict:
     from ..scoring.pinned import pin_scores
 
     dirs = replace(sweep_dirs(sweep), reports=staging, analysis_scores=ReportFolder(staging).scores)
-    pages, failure = run_steps(analysis_steps(sweep, dirs, done), staging, final,
-                               f"ocg sweep: {sweep['name']} (analyses failed)", lambda i, n, name:
-                               print(f"[analysis] {name} over {done}", flush=True),
-                               before_analyses=lambda: pin_scores(dirs.scores, done, dirs.analysis_scores,
-                                                                  sweep["scoring"], sweep["metrics"]))
+    pages, failure = run_steps(
+        analysis_steps(sweep, dirs, done),
+        staging,
+        final,
+        f"ocg sweep: {sweep['name']} (analyses failed)",
+        lambda i, n, name: print(f"[analysis] {name} over {done}", flush=True),
+        before_analyses=lambda: pin_scores(
+            dirs.scores, done, dirs.analysis_scores, sweep["scoring"], sweep["metrics"]
+        ),
+    )
     if failure is not None:
         return {"state": ReportStatus.FAILED, "reason": str(failure)}
     if not dirs.analysis_scores.exists():  # no analysis ran: the sets as they are now
         pin_scores(dirs.scores, done, dirs.analysis_scores, sweep["scoring"], sweep["metrics"])
     folder = SweepFolder.of(sweep)
-    failures = {m: FailureMarker.read(folder.failure(m)).to_json() for m in sweep["models"] if folder.failure(m).exists()}
-    write_index(staging, f"ocg sweep: {sweep['name']}", pages, run=sweep, scores_root=dirs.analysis_scores,
-                generations_root=dirs.generations, failures=failures)
+    failures = {
+        m: FailureMarker.read(folder.failure(m)).to_json()
+        for m in sweep["models"]
+        if folder.failure(m).exists()
+    }
+    write_index(
+        staging,
+        f"ocg sweep: {sweep['name']}",
+        pages,
+        run=sweep,
+        scores_root=dirs.analysis_scores,
+        generations_root=dirs.generations,
+        failures=failures,
+    )
     return {"state": ReportStatus.DONE, "report": str(folder.report.index)}
+
 
 def _call(command: list[str], log) -> int:
     """Run a task to its end; when the driver is stopped (SIGTERM, Ctrl-C) the task is too, with
@@ -179,6 +236,7 @@ def _call(command: list[str], log) -> int:
                 task.kill()
             raise
 
+
 def run_local(sweep: dict) -> int:
     """Each pending model's task as a subprocess, one after another; then the analyses."""
     folder = SweepFolder.of(sweep)
@@ -190,24 +248,39 @@ def run_local(sweep: dict) -> int:
     for model in pending:
         with folder.log(model).open("a") as log:
             code = _call(task_command(sweep, model), log)
-        outcome = ("done" if code == 0 else f"busy: another process holds it, not run (see {logs / model}.log)"
-                   if code == BUSY else f"FAILED (exit {code}), see {logs / model}.log")
+        outcome = (
+            "done"
+            if code == 0
+            else f"busy: another process holds it, not run (see {logs / model}.log)"
+            if code == BUSY
+            else f"FAILED (exit {code}), see {logs / model}.log"
+        )
         print(f"  {model}: {outcome}", flush=True)
         failed += code != 0
     analysis_code = 0
     if sweep["analysis"] and (pending or analysis_stale(sweep)):
         with folder.analysis_log.open("a") as log:
-            analysis_code = _call([sys.executable, "-m", "ocg.cli", "sweep", sweep["file"], "--analysis"], log)
+            analysis_code = _call(
+                [sys.executable, "-m", "ocg.cli", "sweep", sweep["file"], "--analysis"], log
+            )
     print_status(sweep)
     states = status_table(sweep, with_slurm=False)
     still_failed = [m for m, state, _ in states if state == ModelState.FAILED]
     unfinished = [m for m, state, _ in states if state in (ModelState.MISSING, ModelState.PARTIAL)]
-    elsewhere = [m for m, state, _ in states if state == ModelState.RUNNING]  # e.g. the task of a killed driver
+    elsewhere = [
+        m for m, state, _ in states if state == ModelState.RUNNING
+    ]  # e.g. the task of a killed driver
     if still_failed or unfinished or elsewhere or analysis_code:
-        print(f"ocg: {len(still_failed)} model(s) failed: {still_failed}" if still_failed else
-              f"ocg: {len(unfinished)} model(s) not run: {unfinished}" if unfinished else
-              f"ocg: {len(elsewhere)} model(s) busy, still running elsewhere: {elsewhere}; the report "
-              "leaves them out until a rerun after they end" if elsewhere else
-              "ocg: the analyses failed (see logs/analysis.log)", file=sys.stderr)
+        print(
+            f"ocg: {len(still_failed)} model(s) failed: {still_failed}"
+            if still_failed
+            else f"ocg: {len(unfinished)} model(s) not run: {unfinished}"
+            if unfinished
+            else f"ocg: {len(elsewhere)} model(s) busy, still running elsewhere: {elsewhere}; the report "
+            "leaves them out until a rerun after they end"
+            if elsewhere
+            else "ocg: the analyses failed (see logs/analysis.log)",
+            file=sys.stderr,
+        )
         return 1
     return 0

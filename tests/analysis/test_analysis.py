@@ -22,11 +22,24 @@ def hand_summary():
     for model, base in (("m1", 0.0), ("m2", 10.0)):
         for cond, shift in (("original", 0.0), ("ordered", 5.0)):
             for t, n_all, n_ord in ((0, 40, 10), (1, 10, 10)):
-                rows.append(summary_row(
-                    model, cond, t, n_answers=48, n_all_present=n_all + int(shift), n_in_order=n_ord,
-                    coverage_wo_order=base + 50 + t * 10 + shift, coverage_w_order=base + 20 + shift,
-                    ordered_rate=100 * n_ord / (n_all + int(shift)), pbleu=30 - shift + t, pbleurt=np.nan,
-                    distinct_2=90 + t, diverse_rate=80 + shift, perplexity=50 + t * 10))
+                rows.append(
+                    summary_row(
+                        model,
+                        cond,
+                        t,
+                        n_answers=48,
+                        n_all_present=n_all + int(shift),
+                        n_in_order=n_ord,
+                        coverage_wo_order=base + 50 + t * 10 + shift,
+                        coverage_w_order=base + 20 + shift,
+                        ordered_rate=100 * n_ord / (n_all + int(shift)),
+                        pbleu=30 - shift + t,
+                        pbleurt=np.nan,
+                        distinct_2=90 + t,
+                        diverse_rate=80 + shift,
+                        perplexity=50 + t * 10,
+                    )
+                )
     return pd.DataFrame(rows)
 
 
@@ -40,13 +53,17 @@ def test_table1_averages_templates_and_takes_differences():
     assert np.isnan(v.loc[("m1", "pbleurt"), "value"])  # missing stays missing, never 0
     # Ordered Rate pooled over templates: (10 + 10) / (45 + 15), not the mean of 22.2 and 66.7
     assert v.loc[("m1", "ordered_rate"), "value"] == pytest.approx(100 * 20 / 60)
-    assert v.loc[("m1", "ordered_rate"), "delta_vs_original_commongen"] == pytest.approx(100 * 20 / 60 - 100 * 20 / 50)
+    assert v.loc[("m1", "ordered_rate"), "delta_vs_original_commongen"] == pytest.approx(
+        100 * 20 / 60 - 100 * 20 / 50
+    )
     assert len(t) == 2 * 8
 
 
 def test_table4_is_one_shot_minus_zero_shot():
     s = hand_summary()
-    shot = s[s.condition == "ordered"].assign(condition="ordered_one_shot", coverage_wo_order=lambda d: d.coverage_wo_order + 3)
+    shot = s[s.condition == "ordered"].assign(
+        condition="ordered_one_shot", coverage_wo_order=lambda d: d.coverage_wo_order + 3
+    )
     t = tables.table4(pd.concat([s, shot])).set_index(["model", "metric"])
     assert t.loc[("m2", "coverage_wo_order"), "delta_vs_zero_shot_ordered"] == pytest.approx(3.0)
 
@@ -56,7 +73,10 @@ def test_table3_mean_and_sd_over_models():
     row = t.loc[(1, "with_phrase", "coverage_wo_order")]
     assert row.mean_over_llms == pytest.approx(70.0)  # m1: 0 + 50 + 10 + 5, m2: 10 + 50 + 10 + 5
     assert row.sd_over_llms == pytest.approx(np.std([65, 75], ddof=1))
-    assert list(t.index.get_level_values("condition")[:8]) == ["without_phrase"] * 4 + ["with_phrase"] * 4
+    assert (
+        list(t.index.get_level_values("condition")[:8])
+        == ["without_phrase"] * 4 + ["with_phrase"] * 4
+    )
 
 
 def test_table2_diverse_rates_tie_within_noun_verb_classes():
@@ -64,13 +84,23 @@ def test_table2_diverse_rates_tie_within_noun_verb_classes():
     rows = []
     sets = {"a": "NNVV", "b": "NNNV", "c": "NVVV"}
     import itertools
+
     for model in ("m1", "m2"):
         for set_id, pos in sets.items():
             dr = rng.uniform(0.3, 1.0)  # one Diverse Rate per group...
             for p, perm in enumerate(itertools.permutations(pos)):
-                rows.append({"model": model, "condition": "ordered", "set_id": set_id, "perm_index": p,
-                             "pos_pattern": "".join(perm), "all_present": rng.random() < 0.7,
-                             "in_order": rng.random() < 0.3, "diverse_rate": dr})  # ...given to each permutation
+                rows.append(
+                    {
+                        "model": model,
+                        "condition": "ordered",
+                        "set_id": set_id,
+                        "perm_index": p,
+                        "pos_pattern": "".join(perm),
+                        "all_present": rng.random() < 0.7,
+                        "in_order": rng.random() < 0.3,
+                        "diverse_rate": dr,
+                    }
+                )  # ...given to each permutation
     answers = pd.DataFrame(rows)
     answers["in_order"] &= answers["all_present"]
     t = tables.table2(answers)
@@ -82,15 +112,23 @@ def test_table2_diverse_rates_tie_within_noun_verb_classes():
 
 
 def test_table2_without_the_diverse_family_shows_the_column_missing_with_its_reason():
-    answers = pd.DataFrame({"model": ["m1", "m1", "m2", "m2"], "condition": "ordered", "pos_pattern": "NNVV",
-                            "all_present": [True, False, True, True], "in_order": [True, False, False, True]})
+    answers = pd.DataFrame(
+        {
+            "model": ["m1", "m1", "m2", "m2"],
+            "condition": "ordered",
+            "pos_pattern": "NNVV",
+            "all_present": [True, False, True, True],
+            "in_order": [True, False, False, True],
+        }
+    )
     t = tables.table2(answers).set_index("metric")
     assert math.isnan(t.at["diverse_rate", "mean_over_llms"])
     assert "diverse" in t.at["diverse_rate", "missing_reason"]
     assert t.at["coverage_wo_order", "mean_over_llms"] == pytest.approx(75.0)  # m1 50, m2 100
     assert pd.isna(t.at["coverage_wo_order", "missing_reason"])
-    tex = latex.latex_from_long(t.reset_index(), "pos_pattern", "mean_over_llms", "sd_over_llms", "sd",
-                                table="table2")
+    tex = latex.latex_from_long(
+        t.reset_index(), "pos_pattern", "mean_over_llms", "sd_over_llms", "sd", table="table2"
+    )
     assert tex.splitlines()[4].endswith("& -- \\\\")  # the Diverse Rate cell, shown as missing
 
 
@@ -106,33 +144,70 @@ def test_table7_pairs_reasoning_with_base_on_template_0():
 def test_paper_join_by_hub_id():
     pub = paper_table("table1")
     qwen = pub[pub.paper_id == "Qwen/Qwen2.5-7B-Instruct"].set_index("metric")
-    ours = pd.DataFrame({"model": "qwen2.5-7b", "metric": ["coverage_wo_order", "pbleu"],
-                         "value": [90.0, 20.0], "delta_vs_original_commongen": [1.0, 2.0]})
+    ours = pd.DataFrame(
+        {
+            "model": "qwen2.5-7b",
+            "metric": ["coverage_wo_order", "pbleu"],
+            "value": [90.0, 20.0],
+            "delta_vs_original_commongen": [1.0, 2.0],
+        }
+    )
     c = paper.compare(ours, "table1").set_index("metric")
     assert c.loc["coverage_wo_order", "paper_value"] == qwen.loc["coverage_wo_order", "value"]
     assert c.loc["pbleu", "paper_delta"] == qwen.loc["pbleu", "delta_vs_original_commongen"]
-    assert c.loc["coverage_wo_order", "diff_vs_paper"] == pytest.approx(90.0 - qwen.loc["coverage_wo_order", "value"])
-    olmo = paper.compare(ours.assign(model="olmo2-7b"), "table1")  # paper_id differs from the id we load
+    assert c.loc["coverage_wo_order", "diff_vs_paper"] == pytest.approx(
+        90.0 - qwen.loc["coverage_wo_order", "value"]
+    )
+    olmo = paper.compare(
+        ours.assign(model="olmo2-7b"), "table1"
+    )  # paper_id differs from the id we load
     assert olmo.paper_value.notna().all()
     unknown = paper.compare(ours.assign(model="smollm2-135m-instruct"), "table1")
     assert unknown.paper_value.isna().all() and len(unknown) == 2
 
 
 def test_paper_join_tables_2_3_and_7():
-    t2 = pd.DataFrame({"pos_pattern": ["NNNN"], "metric": ["coverage_w_order"], "mean_over_llms": [50.0],
-                       "sd_over_llms": [1.0], "n_models": [2]})
+    t2 = pd.DataFrame(
+        {
+            "pos_pattern": ["NNNN"],
+            "metric": ["coverage_w_order"],
+            "mean_over_llms": [50.0],
+            "sd_over_llms": [1.0],
+            "n_models": [2],
+        }
+    )
     assert paper.compare(t2, "table2").paper_value.iloc[0] == pytest.approx(40.92)
-    t3 = pd.DataFrame({"template_id": [0], "condition": ["with_phrase"], "metric": ["coverage_wo_order"],
-                       "mean_over_llms": [80.0], "sd_over_llms": [1.0], "n_models": [2]})
+    t3 = pd.DataFrame(
+        {
+            "template_id": [0],
+            "condition": ["with_phrase"],
+            "metric": ["coverage_wo_order"],
+            "mean_over_llms": [80.0],
+            "sd_over_llms": [1.0],
+            "n_models": [2],
+        }
+    )
     assert paper.compare(t3, "table3").paper_value.iloc[0] == pytest.approx(85.05)
-    t7 = pd.DataFrame({"model": ["marco-o1"], "role": ["reasoning"], "pair": ["marco-o1"],
-                       "metric": ["coverage_wo_order"], "value": [70.0], "delta_vs_original_commongen": [1.0]})
+    t7 = pd.DataFrame(
+        {
+            "model": ["marco-o1"],
+            "role": ["reasoning"],
+            "pair": ["marco-o1"],
+            "metric": ["coverage_wo_order"],
+            "value": [70.0],
+            "delta_vs_original_commongen": [1.0],
+        }
+    )
     assert paper.compare(t7, "table7").paper_value.iloc[0] == pytest.approx(79.88)
 
 
 def parse_tabular(tex: str) -> tuple[int, list[int]]:
     """(declared columns, cells per row) of a booktabs tabular; fails on unbalanced structure."""
-    m = re.fullmatch(r"\\begin\{tabular\}\{([lcr]+)\}\n\\toprule\n(.*)\\bottomrule\n\\end\{tabular\}\n", tex, re.S)
+    m = re.fullmatch(
+        r"\\begin\{tabular\}\{([lcr]+)\}\n\\toprule\n(.*)\\bottomrule\n\\end\{tabular\}\n",
+        tex,
+        re.S,
+    )
     assert m, tex
     body = m.group(2).replace("\\midrule\n", "")
     rows = [r for r in body.split("\\\\\n") if r.strip()]
@@ -143,13 +218,21 @@ def parse_tabular(tex: str) -> tuple[int, list[int]]:
 
 
 def test_latex_bold_best_and_underline_second_by_direction():
-    values = pd.DataFrame({"coverage_w_order": [30.0, 50.0, 40.0], "pbleu": [10.0, 30.0, 20.0]},
-                          index=pd.Index(["a_1", "b", "c"], name="model"))
+    values = pd.DataFrame(
+        {"coverage_w_order": [30.0, 50.0, 40.0], "pbleu": [10.0, 30.0, 20.0]},
+        index=pd.Index(["a_1", "b", "c"], name="model"),
+    )
     deltas = values * 0 + 1.5
     tex = latex.latex_table(values, deltas)
-    lines = {line.split(" & ")[0]: line for line in tex.splitlines() if " & " in line and "order" not in line}
+    lines = {
+        line.split(" & ")[0]: line
+        for line in tex.splitlines()
+        if " & " in line and "order" not in line
+    }
     assert r"\textbf{50.00}_{+1.50}" in lines["b"] and r"\underline{40.00}" in lines["c"]
-    assert r"\textbf{10.00}" in lines[r"a\_1"] and r"\underline{20.00}" in lines["c"]  # lower pBLEU is better
+    assert (
+        r"\textbf{10.00}" in lines[r"a\_1"] and r"\underline{20.00}" in lines["c"]
+    )  # lower pBLEU is better
     n_cols, cells = parse_tabular(tex)
     assert n_cols == 3 and cells == [3, 3, 3, 3]  # header + 3 rows
 
@@ -161,40 +244,103 @@ def _cells(tex: str) -> list[list[str]]:
 
 def test_latex_marks_table3_within_each_template_as_the_paper_does():
     """Table 3 bolds the better of w/o and w/ within each template, nothing else is marked."""
-    long = pd.DataFrame([{"template_id": t, "condition": c, "metric": "coverage_w_order", "mean_over_llms": v,
-                          "sd_over_llms": 1.0} for t, c, v in [(0, "without_phrase", 20.0), (0, "with_phrase", 30.0),
-                                                               (1, "without_phrase", 50.0), (1, "with_phrase", 40.0)]])
-    rows = _cells(latex.latex_from_long(long, ["template_id", "condition"], "mean_over_llms", "sd_over_llms", "sd",
-                                        table="table3"))
+    long = pd.DataFrame(
+        [
+            {
+                "template_id": t,
+                "condition": c,
+                "metric": "coverage_w_order",
+                "mean_over_llms": v,
+                "sd_over_llms": 1.0,
+            }
+            for t, c, v in [
+                (0, "without_phrase", 20.0),
+                (0, "with_phrase", 30.0),
+                (1, "without_phrase", 50.0),
+                (1, "with_phrase", 40.0),
+            ]
+        ]
+    )
+    rows = _cells(
+        latex.latex_from_long(
+            long,
+            ["template_id", "condition"],
+            "mean_over_llms",
+            "sd_over_llms",
+            "sd",
+            table="table3",
+        )
+    )
     marked = [r[2].startswith("$\\textbf") for r in rows]
-    assert marked == [False, True, True, False]  # 30 beats 20 in template 0; 50 beats 40 in template 1
+    assert marked == [
+        False,
+        True,
+        True,
+        False,
+    ]  # 30 beats 20 in template 0; 50 beats 40 in template 1
     assert not any("underline" in r[2] for r in rows)
 
 
 def test_latex_marks_table7_within_each_pair_and_table1_differences():
-    long = pd.DataFrame([{"pair": p, "role": role, "model": m, "metric": "ordered_rate", "value": v,
-                          "delta_vs_original_commongen": d}
-                         for p, role, m, v, d in [("r1", "base", "b1", 38.0, 7.0), ("r1", "reasoning", "r1", 41.0, 5.0),
-                                                  ("r2", "base", "b2", 49.0, 17.0), ("r2", "reasoning", "r2", 85.0, 70.0)]])
-    rows = _cells(latex.latex_from_long(long, ["pair", "role", "model"], "value", "delta_vs_original_commongen",
-                                        "delta", table="table7"))
+    long = pd.DataFrame(
+        [
+            {
+                "pair": p,
+                "role": role,
+                "model": m,
+                "metric": "ordered_rate",
+                "value": v,
+                "delta_vs_original_commongen": d,
+            }
+            for p, role, m, v, d in [
+                ("r1", "base", "b1", 38.0, 7.0),
+                ("r1", "reasoning", "r1", 41.0, 5.0),
+                ("r2", "base", "b2", 49.0, 17.0),
+                ("r2", "reasoning", "r2", 85.0, 70.0),
+            ]
+        ]
+    )
+    rows = _cells(
+        latex.latex_from_long(
+            long,
+            ["pair", "role", "model"],
+            "value",
+            "delta_vs_original_commongen",
+            "delta",
+            table="table7",
+        )
+    )
     assert [r[3].startswith("$\\textbf") for r in rows] == [False, True, False, True]
     assert not any("underline" in r[3] for r in rows)  # no second place within a pair of two
-    t1 = pd.DataFrame([{"model": m, "metric": "pbleu", "value": v, "delta_vs_original_commongen": d}
-                       for m, v, d in [("a", 10.0, -11.0), ("b", 12.0, -3.0), ("c", 11.0, -9.0)]])
-    rows = _cells(latex.latex_from_long(t1, "model", "value", "delta_vs_original_commongen", "delta",
-                                        table="table1"))
+    t1 = pd.DataFrame(
+        [
+            {"model": m, "metric": "pbleu", "value": v, "delta_vs_original_commongen": d}
+            for m, v, d in [("a", 10.0, -11.0), ("b", 12.0, -3.0), ("c", 11.0, -9.0)]
+        ]
+    )
+    rows = _cells(
+        latex.latex_from_long(
+            t1, "model", "value", "delta_vs_original_commongen", "delta", table="table1"
+        )
+    )
     # lower pBLEU is better: the largest fall is the best difference, as the paper marks them
-    assert rows[0][1] == "$\\textbf{10.00}_{\\textbf{-11.00}}$" and rows[2][1] == "$\\underline{11.00}_{\\underline{-9.00}}$"
+    assert (
+        rows[0][1] == "$\\textbf{10.00}_{\\textbf{-11.00}}$"
+        and rows[2][1] == "$\\underline{11.00}_{\\underline{-9.00}}$"
+    )
 
 
 def test_latex_from_tables_has_one_row_per_key():
     s = hand_summary()
-    tex = latex.latex_from_long(tables.table1(s), "model", "value", "delta_vs_original_commongen", "delta")
+    tex = latex.latex_from_long(
+        tables.table1(s), "model", "value", "delta_vs_original_commongen", "delta"
+    )
     n_cols, cells = parse_tabular(tex)
     assert n_cols == 9 and cells == [9] * 3
     t3 = tables.table3(s)
-    tex3 = latex.latex_from_long(t3, ["template_id", "condition"], "mean_over_llms", "sd_over_llms", "sd")
+    tex3 = latex.latex_from_long(
+        t3, ["template_id", "condition"], "mean_over_llms", "sd_over_llms", "sd"
+    )
     n_cols, cells = parse_tabular(tex3)
     assert n_cols == 6 and len(cells) == 1 + 4 and r"_{\pm " in tex3
 
@@ -206,8 +352,16 @@ def set_answers(n_sets, p_ordered, p_original, seed):
         for s in range(n_sets):
             for _ in range(24):
                 ok = rng.random() < p
-                rows.append({"model": "m", "condition": cond, "set_id": f"s{s}", "all_present": True,
-                             "in_order": ok, "distinct_2": 0.9})
+                rows.append(
+                    {
+                        "model": "m",
+                        "condition": cond,
+                        "set_id": f"s{s}",
+                        "all_present": True,
+                        "in_order": ok,
+                        "distinct_2": 0.9,
+                    }
+                )
     answers = pd.DataFrame(rows)
     groups = answers.groupby(["model", "condition", "set_id"]).size().rename("n").reset_index()
     groups["diverse_rate"] = 0.8
@@ -234,9 +388,18 @@ def test_concept_difficulty_counts():
         for set_id in ("a", "b"):
             for p in range(2):
                 for t in (0, 1):
-                    rows.append({"model": model, "condition": "ordered", "set_id": set_id, "perm_index": p,
-                                 "template_id": t, "concepts": ["x", "y"], "pos_pattern": "NV",
-                                 "in_order": (set_id, p) in composed and t == 1})
+                    rows.append(
+                        {
+                            "model": model,
+                            "condition": "ordered",
+                            "set_id": set_id,
+                            "perm_index": p,
+                            "template_id": t,
+                            "concepts": ["x", "y"],
+                            "pos_pattern": "NV",
+                            "in_order": (set_id, p) in composed and t == 1,
+                        }
+                    )
     c = difficulty.composed_by(pd.DataFrame(rows)).set_index(["set_id", "perm_index"]).n_models
     assert c.to_dict() == {("a", 0): 2, ("a", 1): 1, ("b", 0): 0, ("b", 1): 0}
     comp = difficulty.composed_by(pd.DataFrame(rows))
@@ -249,25 +412,40 @@ def test_concept_difficulty_counts():
 
 def test_compare_reports_finds_changed_numbers(tmp_path):
     from ocg.analysis.compare import compare_reports
+
     for name in ("a", "b"):
         (tmp_path / name / "tables").mkdir(parents=True)
-    t = pd.DataFrame({"model": ["m", "n"], "metric": ["pbleu", "pbleu"], "value": [1.5, float("nan")]})
+    t = pd.DataFrame(
+        {"model": ["m", "n"], "metric": ["pbleu", "pbleu"], "value": [1.5, float("nan")]}
+    )
     t.to_csv(tmp_path / "a" / "tables" / "table1.csv", index=False)
     t.to_csv(tmp_path / "b" / "tables" / "table1.csv", index=False)
     assert compare_reports(tmp_path / "a", tmp_path / "b") == []
-    t.assign(value=[1.5 + 1e-6, float("nan")]).to_csv(tmp_path / "b" / "tables" / "table1.csv", index=False)
+    t.assign(value=[1.5 + 1e-6, float("nan")]).to_csv(
+        tmp_path / "b" / "tables" / "table1.csv", index=False
+    )
     (tmp_path / "b" / "tables" / "table2.csv").write_text("x\n1\n")
     problems = compare_reports(tmp_path / "a", tmp_path / "b")
-    assert problems[0].endswith("table2.csv") and "column 'value' differs in 1 row(s), first row 0" in problems[1]
+    assert (
+        problems[0].endswith("table2.csv")
+        and "column 'value' differs in 1 row(s), first row 0" in problems[1]
+    )
 
 
 def test_paper_join_names_a_model_its_models_file_lacks(tmp_path):
     from ocg.analysis import paper
     from ocg.errors import OcgInputError
+
     models_file = tmp_path / "models.yaml"
     models_file.write_text("models:\n  my-qwen: {id: Qwen/Qwen2.5-7B-Instruct}\n")
-    ours = pd.DataFrame({"model": ["my-qwen", "other"], "metric": ["pbleu", "pbleu"], "value": [1.0, 2.0],
-                         "delta_vs_original_commongen": [0.1, 0.2]})
+    ours = pd.DataFrame(
+        {
+            "model": ["my-qwen", "other"],
+            "metric": ["pbleu", "pbleu"],
+            "value": [1.0, 2.0],
+            "delta_vs_original_commongen": [0.1, 0.2],
+        }
+    )
     with pytest.raises(OcgInputError, match=r"models.yaml: no entry for \['other'\]"):
         paper.compare(ours, "table1", models_file)
     joined = paper.compare(ours[ours.model == "my-qwen"], "table1", models_file)
@@ -284,17 +462,41 @@ def test_case_browser_is_built_model_by_model_and_shows_api_prompts_as_text(tmp_
     from ocg.analysis.browser import read_chunk, write_case_browser_from
     from ocg.generation import GenerationStore
     from ocg.scoring import score_model
-    rows = [{"set_id": "s1", "template_id": 0, "perm_index": p, "concepts": ["dog", "catch", "frisbee", "throw"],
-             "pos_pattern": "NVNV", "answer": f"The dog caught the frisbee I threw {p} times."} for p in range(3)]
+
+    rows = [
+        {
+            "set_id": "s1",
+            "template_id": 0,
+            "perm_index": p,
+            "concepts": ["dog", "catch", "frisbee", "throw"],
+            "pos_pattern": "NVNV",
+            "answer": f"The dog caught the frisbee I threw {p} times.",
+        }
+        for p in range(3)
+    ]
     for model in ("a", "b"):
         model_dir = write_generations(tmp_path / "gen", model, rows)
         path = model_dir / "ordered.jsonl"
         records = list(GenerationStore.read(path))
-        path.write_text("".join(json.dumps({**r, "prompt": [{"role": "system", "content": "Be brief."},
-                                                            {"role": "user", "content": f"Concepts for {model}"}]})
-                                + "\n" for r in records))
+        path.write_text(
+            "".join(
+                json.dumps(
+                    {
+                        **r,
+                        "prompt": [
+                            {"role": "system", "content": "Be brief."},
+                            {"role": "user", "content": f"Concepts for {model}"},
+                        ],
+                    }
+                )
+                + "\n"
+                for r in records
+            )
+        )
         score_model(model_dir, metrics=["coverage"], out_dir=tmp_path / "scores", progress=False)
-    page = write_case_browser_from(tmp_path / "site", ["a", "b", "not-scored"], tmp_path / "scores", tmp_path / "gen")
+    page = write_case_browser_from(
+        tmp_path / "site", ["a", "b", "not-scored"], tmp_path / "scores", tmp_path / "gen"
+    )
     index = json.loads(page.read_text().split("const INDEX = ", 1)[1].split(";\n", 1)[0])
     assert [(e["model"], e["n"]) for e in index] == [("a", 3), ("b", 3)]
     payload = read_chunk(tmp_path / "site" / index[1]["file"])
@@ -312,10 +514,23 @@ def test_case_browser_highlights_the_positions_the_order_verdict_used(tmp_path):
 
     from ocg.analysis.browser import read_chunk, write_case_browser_from
     from ocg.scoring import score_model
-    rows = [{"set_id": "s1", "template_id": 0, "perm_index": 0, "concepts": ["frisbee", "dog", "catch", "throw"],
-             "pos_pattern": "NNVV", "answer": "A dog saw the frisbee, and the dog caught it after I threw it."}]
-    score_model(write_generations(tmp_path / "gen", "a", rows), metrics=["coverage"], out_dir=tmp_path / "scores",
-                progress=False)
+
+    rows = [
+        {
+            "set_id": "s1",
+            "template_id": 0,
+            "perm_index": 0,
+            "concepts": ["frisbee", "dog", "catch", "throw"],
+            "pos_pattern": "NNVV",
+            "answer": "A dog saw the frisbee, and the dog caught it after I threw it.",
+        }
+    ]
+    score_model(
+        write_generations(tmp_path / "gen", "a", rows),
+        metrics=["coverage"],
+        out_dir=tmp_path / "scores",
+        progress=False,
+    )
     page = write_case_browser_from(tmp_path / "site", ["a"], tmp_path / "scores", tmp_path / "gen")
     index = json.loads(page.read_text().split("const INDEX = ", 1)[1].split(";\n", 1)[0])
     payload = read_chunk(tmp_path / "site" / index[0]["file"])
@@ -326,13 +541,22 @@ def test_case_browser_highlights_the_positions_the_order_verdict_used(tmp_path):
 
 def test_intervals_and_p_values_on_few_concept_sets_are_marked():
     from ocg.analysis.uncertainty import MIN_SETS, bootstrap_ci, paired_test
+
     rows = []
     for n_sets in (2, MIN_SETS):
         for s in range(n_sets):
             for cond in ("ordered", "original"):
                 for p in range(4):
-                    rows.append({"model": f"m{n_sets}", "condition": cond, "template_id": 0, "set_id": f"s{s}",
-                                 "all_present": (s + p) % 3 > 0, "in_order": (s + p + (cond == "ordered")) % 3 > 1})
+                    rows.append(
+                        {
+                            "model": f"m{n_sets}",
+                            "condition": cond,
+                            "template_id": 0,
+                            "set_id": f"s{s}",
+                            "all_present": (s + p) % 3 > 0,
+                            "in_order": (s + p + (cond == "ordered")) % 3 > 1,
+                        }
+                    )
     answers = pd.DataFrame(rows)
     groups = pd.DataFrame(columns=["model", "condition", "template_id", "set_id"])
     for n_sets, small in ((2, True), (MIN_SETS, False)):
@@ -348,7 +572,10 @@ def test_templates_the_run_lacks_are_refused_naming_those_it_has(table, asked):
     s = hand_summary()  # templates 0 and 1
     s = pd.concat([s, s[s.condition == "ordered"].assign(condition="ordered_one_shot")])
     from ocg.errors import OcgInputError  # a ValueError, as every bad input
-    with pytest.raises(OcgInputError, match=r"not in this run's `ordered\w*` answers; it has templates \[0, 1\]"):
+
+    with pytest.raises(
+        OcgInputError, match=r"not in this run's `ordered\w*` answers; it has templates \[0, 1\]"
+    ):
         table(s, template_ids=asked)
     assert set(table(s, template_ids=[1]).model) == {"m1", "m2"}  # a template it has still works
 
@@ -357,8 +584,12 @@ def test_a_template_one_model_lacks_is_refused_naming_that_model():
     s = hand_summary()  # m1 and m2, templates 0 and 1
     s = s[~((s.model == "m2") & (s.template_id == 1))]  # m2 was run on template 0 only
     from ocg.errors import OcgInputError
-    with pytest.raises(OcgInputError, match=r"template\(s\) \[1\] not in this run's `ordered` answers; "
-                                             r"it has templates \[0\] for model 'm2'"):
+
+    with pytest.raises(
+        OcgInputError,
+        match=r"template\(s\) \[1\] not in this run's `ordered` answers; "
+        r"it has templates \[0\] for model 'm2'",
+    ):
         tables.table1(s, template_ids=[0, 1])  # m2's row would average template 0 alone
     asked = iter([0])  # an iterator is read once, not used up by the check
     assert set(tables.table1(s, template_ids=asked).model) == {"m1", "m2"}
@@ -373,42 +604,76 @@ def two_sets_three_templates(samples=1):
             for t in (0, 1, 2):
                 for p in range(24):
                     for k in range(samples):
-                        rows.append({"model": "m", "condition": cond, "set_id": s, "template_id": t, "perm_index": p,
-                                     "sample": k, "all_present": True, "distinct_2": 0.9,
-                                     "in_order": (p + k) < 4 * (t + 1) + 4 * (cond == "ordered")})
+                        rows.append(
+                            {
+                                "model": "m",
+                                "condition": cond,
+                                "set_id": s,
+                                "template_id": t,
+                                "perm_index": p,
+                                "sample": k,
+                                "all_present": True,
+                                "distinct_2": 0.9,
+                                "in_order": (p + k) < 4 * (t + 1) + 4 * (cond == "ordered"),
+                            }
+                        )
     answers = pd.DataFrame(rows)
-    groups = answers.groupby(["model", "condition", "set_id", "template_id"]).size().rename("n").reset_index()
+    groups = (
+        answers.groupby(["model", "condition", "set_id", "template_id"])
+        .size()
+        .rename("n")
+        .reset_index()
+    )
     groups["diverse_rate"] = groups["template_id"] / 4
     return answers, groups
 
 
 def test_the_bootstrap_resamples_the_unit_asked_and_says_which_and_how_many():
     answers, groups = two_sets_three_templates()
-    by = {u: uncertainty.bootstrap_ci(answers, groups, "m", n_boot=300, seed=7, unit=u).set_index("metric")
-          for u in ("sets", "clusters", "prompts")}
+    by = {
+        u: uncertainty.bootstrap_ci(answers, groups, "m", n_boot=300, seed=7, unit=u).set_index(
+            "metric"
+        )
+        for u in ("sets", "clusters", "prompts")
+    }
     w = {u: ci.loc["coverage_w_order"] for u, ci in by.items()}
     assert w["sets"].ci_low == w["sets"].ci_high  # both sets alike: no spread across sets
     assert w["clusters"].ci_low < w["sets"].value < w["clusters"].ci_high
     assert w["prompts"].ci_low < w["sets"].value < w["prompts"].ci_high
     assert len({w[u].value for u in w}) == 1  # the point value does not depend on the unit
-    assert [(w[u].unit, w[u].n, w[u].n_sets) for u in w] == [("sets", 2, 2), ("clusters", 6, 2), ("prompts", 144, 2)]
+    assert [(w[u].unit, w[u].n, w[u].n_sets) for u in w] == [
+        ("sets", 2, 2),
+        ("clusters", 6, 2),
+        ("prompts", 144, 2),
+    ]
     diverse = by["prompts"].loc["diverse_rate"]  # a group metric has no value per prompt
     assert (diverse.unit, diverse.n) == ("clusters", 6)
     assert by["sets"].small_sample.all() and by["clusters"].small_sample.all()
     assert not by["prompts"].loc["coverage_w_order"].small_sample
-    paired = uncertainty.paired_test(answers, groups, "m", n_perm=500, n_boot=200, unit="clusters").set_index("metric")
-    assert (paired.loc["coverage_w_order", "unit"], paired.loc["coverage_w_order", "n"]) == ("clusters", 6)
+    paired = uncertainty.paired_test(
+        answers, groups, "m", n_perm=500, n_boot=200, unit="clusters"
+    ).set_index("metric")
+    assert (paired.loc["coverage_w_order", "unit"], paired.loc["coverage_w_order", "n"]) == (
+        "clusters",
+        6,
+    )
     assert paired.loc["coverage_w_order", "ci_low"] < paired.loc["coverage_w_order", "ci_high"]
     text = uncertainty.interval_text(w["clusters"].ci_low, w["clusters"].ci_high, "clusters", 6)
     assert text.endswith("(95%, 6 (set, template) clusters)")
     from ocg.errors import OcgInputError
-    with pytest.raises(OcgInputError, match=r"unit: unknown bootstrap unit 'answers'; expected one of \['sets', 'clusters', 'prompts'\]"):
+
+    with pytest.raises(
+        OcgInputError,
+        match=r"unit: unknown bootstrap unit 'answers'; expected one of \['sets', 'clusters', 'prompts'\]",
+    ):
         uncertainty.bootstrap_ci(answers, groups, "m", unit="answers")
 
 
 def test_a_prompt_is_resampled_with_all_its_samples():
     answers, groups = two_sets_three_templates(samples=3)
-    ci = uncertainty.bootstrap_ci(answers, groups, "m", n_boot=50, unit="prompts").set_index("metric")
+    ci = uncertainty.bootstrap_ci(answers, groups, "m", n_boot=50, unit="prompts").set_index(
+        "metric"
+    )
     assert ci.loc["coverage_w_order", "n"] == 144  # prompts, not their 432 answers
 
 
@@ -418,13 +683,33 @@ def test_case_browser_chunks_are_gzipped_and_read_back_whole(tmp_path):
     import json
 
     from ocg.analysis.browser import FIELDS, read_chunk, write_chunks
+
     template = "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\nWrite one sentence using: "
-    answers = pd.DataFrame([{"instance_id": f"ordered-t0-s{s}-p{p}", "model": "m", "condition": "ordered", "template_id": 0,
-                             "set_id": f"s{s}", "perm_index": p, "concepts": ["dog", "ball", f"w{s}"], "pos_pattern": "NNN",
-                             "answer": f"The dog threw the ball to w{s} ({p}).", "answer_status": "ok"}
-                            for s in range(40) for p in range(24)])
-    generations = pd.DataFrame({"instance_id": answers.instance_id, "raw": answers.answer,
-                                "prompt": [template + ", ".join(c) + "<|im_end|>\n" for c in answers.concepts]})
+    answers = pd.DataFrame(
+        [
+            {
+                "instance_id": f"ordered-t0-s{s}-p{p}",
+                "model": "m",
+                "condition": "ordered",
+                "template_id": 0,
+                "set_id": f"s{s}",
+                "perm_index": p,
+                "concepts": ["dog", "ball", f"w{s}"],
+                "pos_pattern": "NNN",
+                "answer": f"The dog threw the ball to w{s} ({p}).",
+                "answer_status": "ok",
+            }
+            for s in range(40)
+            for p in range(24)
+        ]
+    )
+    generations = pd.DataFrame(
+        {
+            "instance_id": answers.instance_id,
+            "raw": answers.answer,
+            "prompt": [template + ", ".join(c) + "<|im_end|>\n" for c in answers.concepts],
+        }
+    )
     index = write_chunks(tmp_path, answers, {"m": generations})
     path = tmp_path / index[0]["file"]
     payload = read_chunk(path)

@@ -11,9 +11,19 @@ from ocg.paths import NOTEBOOKS_DIR
 
 def _sampled_answers() -> pd.DataFrame:
     """Five concepts, 3 of their 120 orders per set, one model: a run with `permutations: 3`."""
-    rows = [{"model": "m", "condition": "ordered", "set_id": s, "perm_index": p, "in_order": (p + i) % 2 == 0,
-             "concepts": ["a", "b", "c", "d", "e"], "pos_pattern": "NVNNV"}
-            for i, s in enumerate(["s1", "s2"]) for p in (4, 17, 90)]
+    rows = [
+        {
+            "model": "m",
+            "condition": "ordered",
+            "set_id": s,
+            "perm_index": p,
+            "in_order": (p + i) % 2 == 0,
+            "concepts": ["a", "b", "c", "d", "e"],
+            "pos_pattern": "NVNNV",
+        }
+        for i, s in enumerate(["s1", "s2"])
+        for p in (4, 17, 90)
+    ]
     return pd.DataFrame(rows)
 
 
@@ -26,7 +36,10 @@ def test_figure4_names_the_sample_of_permutations():
 
 def test_notebooks_08_and_11_draw_through_the_shared_function():
     for name in ("08_concept_difficulty", "11_samples"):
-        code = "".join("".join(c["source"]) for c in json.loads((NOTEBOOKS_DIR / f"{name}.ipynb").read_text())["cells"]
-                       if c["cell_type"] == "code")
+        code = "".join(
+            "".join(c["source"])
+            for c in json.loads((NOTEBOOKS_DIR / f"{name}.ipynb").read_text())["cells"]
+            if c["cell_type"] == "code"
+        )
         assert "figures.figures_3_and_4(composed, n_models)" in code, name
         assert "figures.figure4(" not in code and "figures.figure3(" not in code, name

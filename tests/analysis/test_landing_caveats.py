@@ -19,44 +19,96 @@ from ocg.paths import PROJECT_ROOT
 from ocg.records import RunCard
 from ocg.results import load_scores
 
-ANSWERS = ["Boy ride bike street.", "The boy rides a bike down the street.", "Street, bike, boy.", "The boy rode."]
+ANSWERS = [
+    "Boy ride bike street.",
+    "The boy rides a bike down the street.",
+    "Street, bike, boy.",
+    "The boy rode.",
+]
 NOTE = "demo pairing only: <b>b</b> stands in for a reasoning model"
-SETTINGS = {"a": {"dtype": "bfloat16", "quantization": "none", "max_new_tokens": 32, "batch_size": 16},
-            "b": {"dtype": "float32", "attention": "eager", "quantization": "4bit", "max_new_tokens": 48,
-                  "batch_size": 8}}  # a's card predates `attention`: shown as auto, with what ran
+SETTINGS = {
+    "a": {"dtype": "bfloat16", "quantization": "none", "max_new_tokens": 32, "batch_size": 16},
+    "b": {
+        "dtype": "float32",
+        "attention": "eager",
+        "quantization": "4bit",
+        "max_new_tokens": 48,
+        "batch_size": 8,
+    },
+}  # a's card predates `attention`: shown as auto, with what ran
 
 
 @pytest.fixture(scope="module")
 def report(scored_run):
-    root = scored_run("caveats", two_models_rows(ANSWERS), ["coverage"], models=("a", "b"),
-                      conditions=("original", "ordered"))
+    root = scored_run(
+        "caveats",
+        two_models_rows(ANSWERS),
+        ["coverage"],
+        models=("a", "b"),
+        conditions=("original", "ordered"),
+    )
     for model in ("a", "b"):
-        sampling = {"samples": 2, "seeds": [0, 1], "temperature": 0.7, "top_p": 0.95} if model == "b" else None
+        sampling = (
+            {"samples": 2, "seeds": [0, 1], "temperature": 0.7, "top_p": 0.95}
+            if model == "b"
+            else None
+        )
         check = {"checked": 8, "differ": 2, "share_differ": 0.25}
-        RunCard(model=model, settings={"id": f"org/{model}", **SETTINGS[model]}, sampling=sampling,
-                backend={"attention": "sdpa" if model == "a" else "eager"},
-                runs=[{"batch_invariance": check}]).write(ModelGenerations.of(model, root / "gen").run_card)
+        RunCard(
+            model=model,
+            settings={"id": f"org/{model}", **SETTINGS[model]},
+            sampling=sampling,
+            backend={"attention": "sdpa" if model == "a" else "eager"},
+            runs=[{"batch_invariance": check}],
+        ).write(ModelGenerations.of(model, root / "gen").run_card)
     scores = load_scores(root / "scores")
     answers = scores["answers"]
     # perplexity as scoring would give it: one answer per model of extreme perplexity makes the mean
-    answers["perplexity"] = [5000.0 if a == "Street, bike, boy." and m == "b" else 20.0
-                             for a, m in zip(answers["answer"], answers["model"])]
+    answers["perplexity"] = [
+        5000.0 if a == "Street, bike, boy." and m == "b" else 20.0
+        for a, m in zip(answers["answer"], answers["model"])
+    ]
     sens = sensitivity.table1_sensitivity(answers)
     t1 = tables.table1(scores["summary"])
     ppl = sens[(sens.metric == "perplexity") & (sens.variant == "median")]
-    t1 = pd.concat([t1, pd.DataFrame({"model": ppl.model, "metric": "perplexity", "value": ppl.default,
-                                      "delta_vs_original_commongen": 0.0})], ignore_index=True)
+    t1 = pd.concat(
+        [
+            t1,
+            pd.DataFrame(
+                {
+                    "model": ppl.model,
+                    "metric": "perplexity",
+                    "value": ppl.default,
+                    "delta_vs_original_commongen": 0.0,
+                }
+            ),
+        ],
+        ignore_index=True,
+    )
     out = root / "report"
-    cis = pd.concat([uncertainty.bootstrap_ci(answers, scores["groups"], m, "ordered", n_boot=50) for m in ("a", "b")])
+    cis = pd.concat(
+        [
+            uncertainty.bootstrap_ci(answers, scores["groups"], m, "ordered", n_boot=50)
+            for m in ("a", "b")
+        ]
+    )
     save_table(t1, "table1", out)
     save_table(cis, "table1_bootstrap_ci", out)
     save_table(sens, "table1_sensitivity", out)
     save_table(tables.table7(scores["summary"], {"b": "a"}), "table7", out)
     save_table(positions.by_position(answers), "positions_by_place", out)
     save_table(positions.swapped_pairs(answers), "positions_out_of_order", out)
-    run = {"models": ["a", "b"], "conditions": ["original", "ordered"], "file": "r", "subset_k": 2,
-           "n_concepts": 4, "table7_note": NOTE}
-    page = write_index(out, "t", [], run=run, scores_root=root / "scores", generations_root=root / "gen").read_text()
+    run = {
+        "models": ["a", "b"],
+        "conditions": ["original", "ordered"],
+        "file": "r",
+        "subset_k": 2,
+        "n_concepts": 4,
+        "table7_note": NOTE,
+    }
+    page = write_index(
+        out, "t", [], run=run, scores_root=root / "scores", generations_root=root / "gen"
+    ).read_text()
     return out, page, scores
 
 
@@ -69,15 +121,25 @@ def test_table1_says_what_it_stands_on_and_the_share_that_copies_the_list(report
     t1 = section(page, "Table 1")
     summary = scores["summary"]
     for model in ("a", "b"):
-        n = int(summary[(summary.model == model) & (summary.condition == "ordered")]["n_answers"].sum())
+        n = int(
+            summary[(summary.model == model) & (summary.condition == "ordered")]["n_answers"].sum()
+        )
         row = re.search(rf"<th>{model}</th>\s*<td>2</td>\s*<td>{n}</td>(.*?)</tr>", t1, re.S)
         assert row, f"sets and answers of {model}"
-        assert "small sample" not in row[1] and "[" not in row[1]  # said once above, not in every cell
+        assert (
+            "small sample" not in row[1] and "[" not in row[1]
+        )  # said once above, not in every cell
         ordered = summary[(summary.model == model) & (summary.condition == "ordered")]
         share = 100 * ordered.n_copies_list.sum() / ordered.n_in_order.sum()
-        assert f"{model}: {share:.0f}% ({ordered.n_copies_list.sum()} of {ordered.n_in_order.sum()})" in t1
+        assert (
+            f"{model}: {share:.0f}% ({ordered.n_copies_list.sum()} of {ordered.n_in_order.sum()})"
+            in t1
+        )
     assert "In-order answers that copy the concept list" in t1
-    assert t1.count("small sample") == 1 and "no bootstrap interval for any metric: “small sample” (2 concept sets &lt; 20)" in t1
+    assert (
+        t1.count("small sample") == 1
+        and "no bootstrap interval for any metric: “small sample” (2 concept sets &lt; 20)" in t1
+    )
 
 
 def test_a_perplexity_mean_far_above_its_median_is_marked_with_the_median(report):
@@ -94,8 +156,11 @@ def test_the_sensitivity_view_names_the_excluded_copies(report):
     _, page, _ = report
     view = section(page, "How much the open choices move Table 1")
     assert "excluding copies on both sides" in view and "counting copies as failures" in view
-    assert re.search(r"<li>excluding list copies: w/ order of [ab] [\d.]+ → [\d.]+ .*in order and not a copy: "
-                     r"[\d.]+% of all \d+ answers.*Δ vs original [+-][\d.]+ in Table 1", view)
+    assert re.search(
+        r"<li>excluding list copies: w/ order of [ab] [\d.]+ → [\d.]+ .*in order and not a copy: "
+        r"[\d.]+% of all \d+ answers.*Δ vs original [+-][\d.]+ in Table 1",
+        view,
+    )
 
 
 def test_table1_marks_the_cells_that_rest_on_copies(report):
@@ -145,15 +210,21 @@ def test_every_methods_link_lands_on_its_section(report):
     parsed.feed((out / "methods.html").read_text())
     assert "contents" in parsed.ids and len(parsed.titles) > 15
     links = re.findall(r"<a href='methods\.html#([^']+)'>docs/METHODS\.md, “([^”]+)”</a>", page)
-    assert len(links) >= 8 and "docs/METHODS.md, “" not in re.sub(r"<a href='methods\.html#[^>]+>[^<]+</a>", "", page)
+    assert len(links) >= 8 and "docs/METHODS.md, “" not in re.sub(
+        r"<a href='methods\.html#[^>]+>[^<]+</a>", "", page
+    )
     for anchor, name in links:
         assert anchor in parsed.ids and parsed.titles[anchor] == name, (anchor, name)
     # and every section the code links to, wherever it is used, is a heading of METHODS
     for table, *_, section_name, _, _, _ in explain.OTHER_TABLES:
         assert parsed.titles.get(explain.slug(section_name)) == section_name, table
     for path in (PROJECT_ROOT / "ocg" / "analysis").glob("*.py"):
-        for name in re.findall(r"methods_link\(report_dir, [\"']([^\"']+)[\"']\)", path.read_text()):
-            assert explain.slug(name) in parsed.titles and parsed.titles[explain.slug(name)] == name, (path.name, name)
+        for name in re.findall(
+            r"methods_link\(report_dir, [\"']([^\"']+)[\"']\)", path.read_text()
+        ):
+            assert (
+                explain.slug(name) in parsed.titles and parsed.titles[explain.slug(name)] == name
+            ), (path.name, name)
 
 
 def test_the_models_table_shows_the_run_settings(report):
@@ -161,11 +232,24 @@ def test_the_models_table_shows_the_run_settings(report):
     models = section(page, "Models")
     for model, s in SETTINGS.items():
         attention = s.get("attention", "auto (sdpa)")  # a's card: no setting, its backend ran sdpa
-        cells = "".join(f"<td>{v}</td>" for v in (s["dtype"], attention, s["quantization"],
-                                                    s["max_new_tokens"], s["batch_size"]))
+        cells = "".join(
+            f"<td>{v}</td>"
+            for v in (
+                s["dtype"],
+                attention,
+                s["quantization"],
+                s["max_new_tokens"],
+                s["batch_size"],
+            )
+        )
         assert cells in models, model
-    assert "<th>dtype</th><th>attention</th><th>quant.</th><th>max_new_tokens</th><th>batch size</th>" in models
-    assert re.search(r"ordered \d+/24 \(bare \d+\); original \d+/24", models)  # copies per condition
+    assert (
+        "<th>dtype</th><th>attention</th><th>quant.</th><th>max_new_tokens</th><th>batch size</th>"
+        in models
+    )
+    assert re.search(
+        r"ordered \d+/24 \(bare \d+\); original \d+/24", models
+    )  # copies per condition
 
 
 def test_the_header_and_the_sampled_batch_1_line(report):

@@ -12,18 +12,30 @@ from ocg.analysis.sensitivity import RULE_LABELS, largest_shifts, table1_sensiti
 from ocg.metrics.coverage import MATCHING_RULES, analyse, load_nlp
 
 CONCEPTS, POS = ["boy", "ride", "bike", "street"], "NVNN"
-ANSWERS = ["The boy rides a bike down the street.",              # "rides": only the lookup rules
-           "The bike of the boy rode down the street.",          # out of order
-           "A boy saw a bike; the boy rode the bike on the street.",  # in order only at boy's 2nd mention
-           "The boy and his bike.",                              # missing two
-           "A boy is riding a bike along the street."]
+ANSWERS = [
+    "The boy rides a bike down the street.",  # "rides": only the lookup rules
+    "The bike of the boy rode down the street.",  # out of order
+    "A boy saw a bike; the boy rode the bike on the street.",  # in order only at boy's 2nd mention
+    "The boy and his bike.",  # missing two
+    "A boy is riding a bike along the street.",
+]
 PERPLEXITIES = [12.0, 30.0, 7.5, 800.0, 20.0]
 
 
 @pytest.fixture(scope="module")
 def scored(scored_run):
-    rows = [{"set_id": "s1", "template_id": t, "perm_index": i, "concepts": CONCEPTS, "pos_pattern": POS, "answer": a}
-            for t in (0, 1) for i, a in enumerate(ANSWERS[t:] + ANSWERS[:t])]
+    rows = [
+        {
+            "set_id": "s1",
+            "template_id": t,
+            "perm_index": i,
+            "concepts": CONCEPTS,
+            "pos_pattern": POS,
+            "answer": a,
+        }
+        for t in (0, 1)
+        for i, a in enumerate(ANSWERS[t:] + ANSWERS[:t])
+    ]
     root = scored_run("sens", rows, ["coverage"], conditions=("ordered", "original"))
     answers = pd.read_parquet(root / "scores" / "m" / "answers.parquet")
     answers["perplexity"] = [PERPLEXITIES[ANSWERS.index(a)] for a in answers["answer"]]
@@ -33,7 +45,9 @@ def scored(scored_run):
 def _verdicts(tokens):
     hits = [[i for i, f in enumerate(tokens.forms(p)) if c in f] for c, p in zip(CONCEPTS, POS)]
     present = all(hits)
-    any_sequence = present and any(all(a < b for a, b in zip(seq, seq[1:])) for seq in itertools.product(*hits))
+    any_sequence = present and any(
+        all(a < b for a, b in zip(seq, seq[1:])) for seq in itertools.product(*hits)
+    )
     firsts = [h[0] for h in hits] if present else []
     return present, any_sequence, present and firsts == sorted(set(firsts))
 
@@ -46,35 +60,59 @@ def test_view_recomputed_independently(scored):
         tokens = analyse(ANSWERS, nlp, rule=rule)
         verdict = {a: _verdicts(tokens[a]) for a in ANSWERS}
         for k, reading in ((1, "any increasing sequence (ours)"), (2, "first occurrences only")):
-            per_template = {t: [verdict[a] for a in g["answer"]] for t, g in ordered.groupby("template_id")}
+            per_template = {
+                t: [verdict[a] for a in g["answer"]] for t, g in ordered.groupby("template_id")
+            }
             wo = np.mean([100 * np.mean([v[0] for v in vs]) for vs in per_template.values()])
             w = np.mean([100 * np.mean([v[k] for v in vs]) for vs in per_template.values()])
-            rate = 100 * sum(v[k] for vs in per_template.values() for v in vs) / \
-                sum(v[0] for vs in per_template.values() for v in vs)
+            rate = (
+                100
+                * sum(v[k] for vs in per_template.values() for v in vs)
+                / sum(v[0] for vs in per_template.values() for v in vs)
+            )
             got = view.xs(f"matching: {RULE_LABELS[rule]}", level="choice")
             assert got.loc[("coverage_w_order", f"order: {reading}"), "value"] == pytest.approx(w)
             assert got.loc[("ordered_rate", f"order: {reading}"), "value"] == pytest.approx(rate)
             if k == 1:
-                assert got.loc[("coverage_wo_order", f"order: {reading}"), "value"] == pytest.approx(wo)
+                assert got.loc[
+                    ("coverage_wo_order", f"order: {reading}"), "value"
+                ] == pytest.approx(wo)
     # the default is what Table 1 shows: ours, under our order reading
     ours = view.xs("matching: POS-aware lookup (ours)", level="choice")
     assert (ours.loc[(slice(None), "order: any increasing sequence (ours)"), "shift"] == 0).all()
-    by_template = [np.array(PERPLEXITIES)[[ANSWERS.index(a) for a in g["answer"]]] for _, g in ordered.groupby("template_id")]
+    by_template = [
+        np.array(PERPLEXITIES)[[ANSWERS.index(a) for a in g["answer"]]]
+        for _, g in ordered.groupby("template_id")
+    ]
     ppl = view.xs("perplexity", level="metric")
-    assert ppl.loc[("perplexity average", "median"), "value"] == pytest.approx(np.mean([np.median(x) for x in by_template]))
+    assert ppl.loc[("perplexity average", "median"), "value"] == pytest.approx(
+        np.mean([np.median(x) for x in by_template])
+    )
     assert ppl.loc[("perplexity average", "geometric mean"), "value"] == pytest.approx(
-        np.mean([math.exp(np.log(x).mean()) for x in by_template]))
-    assert ppl.loc[("perplexity average", "median"), "default"] == pytest.approx(np.mean(PERPLEXITIES))
+        np.mean([math.exp(np.log(x).mean()) for x in by_template])
+    )
+    assert ppl.loc[("perplexity average", "median"), "default"] == pytest.approx(
+        np.mean(PERPLEXITIES)
+    )
 
 
 def test_largest_shifts_are_named_and_the_tables_put_the_default_first(scored):
     long = table1_sensitivity(scored)
     shifts = largest_shifts(long, n=1)
-    assert [s.split(":")[0] for s in shifts] == ["matching rule", "order reading", "both", "perplexity average"]
+    assert [s.split(":")[0] for s in shifts] == [
+        "matching rule",
+        "order reading",
+        "both",
+        "perplexity average",
+    ]
     # "rides" is lost to CommonGen's rule in 2 of 5 answers per template: w/o order 80 -> 40
-    assert shifts[0] == ("matching rule: w/o order of m 80.00 → 40.00 (-40.00), matching by spaCy lemma "
-                         "(CommonGen's), order as any increasing sequence (ours)")
-    assert shifts[3].startswith("perplexity average: Perplexity of m 173.90 → 20.00 (-153.90), as the median")
+    assert shifts[0] == (
+        "matching rule: w/o order of m 80.00 → 40.00 (-40.00), matching by spaCy lemma "
+        "(CommonGen's), order as any increasing sequence (ours)"
+    )
+    assert shifts[3].startswith(
+        "perplexity average: Perplexity of m 173.90 → 20.00 (-153.90), as the median"
+    )
     cov, ppl = wide(long, "coverage"), wide(long, "perplexity")
     assert cov.columns[0][0] == "default (Table 1)" and ppl.columns[0] == "default (Table 1)"
     assert list(ppl.columns[1:]) == ["mean (the paper's)", "median", "geometric mean"]
@@ -84,22 +122,40 @@ def test_pos_correct_coverage_is_an_entry_of_the_view(scored):
     """Table 1's coverage with the PoS-correct verdicts in place of ours, recomputed by hand: each
     answer's spaCy tags read again, a concept kept only at a token of its part of speech."""
     from ocg.analysis.sensitivity import POS_CHOICE
+
     nlp = load_nlp("auto")
     fits = {"N": {"NOUN", "PROPN"}, "V": {"VERB"}}
     tokens = analyse(ANSWERS, nlp)
     verdict = {}
     for a in ANSWERS:
         t, tags = tokens[a], [tok.pos_ for tok in nlp(a) if not tok.is_space]
-        hits = [[i for i, f in enumerate(t.forms(p)) if c in f and tags[i] in fits[p]] for c, p in zip(CONCEPTS, POS)]
+        hits = [
+            [i for i, f in enumerate(t.forms(p)) if c in f and tags[i] in fits[p]]
+            for c, p in zip(CONCEPTS, POS)
+        ]
         present = all(hits)
-        verdict[a] = (present, present and any(all(x < y for x, y in zip(s, s[1:])) for s in itertools.product(*hits)))
+        verdict[a] = (
+            present,
+            present and any(all(x < y for x, y in zip(s, s[1:])) for s in itertools.product(*hits)),
+        )
     ordered = scored[scored["condition"] == "ordered"]
     per_template = [[verdict[a] for a in g["answer"]] for _, g in ordered.groupby("template_id")]
     view = table1_sensitivity(scored).set_index(["metric", "choice", "variant"])
     row = view.xs(POS_CHOICE, level=("choice", "variant"))
-    assert row.loc["coverage_wo_order", "value"] == pytest.approx(np.mean([100 * np.mean([v[0] for v in vs])
-                                                                           for vs in per_template]))
-    assert row.loc["coverage_w_order", "value"] == pytest.approx(np.mean([100 * np.mean([v[1] for v in vs])
-                                                                          for vs in per_template]))
-    assert row.loc["coverage_wo_order", "default"] == view.loc[("coverage_wo_order", "matching: POS-aware lookup (ours)",
-                                                                "order: any increasing sequence (ours)"), "value"]
+    assert row.loc["coverage_wo_order", "value"] == pytest.approx(
+        np.mean([100 * np.mean([v[0] for v in vs]) for vs in per_template])
+    )
+    assert row.loc["coverage_w_order", "value"] == pytest.approx(
+        np.mean([100 * np.mean([v[1] for v in vs]) for vs in per_template])
+    )
+    assert (
+        row.loc["coverage_wo_order", "default"]
+        == view.loc[
+            (
+                "coverage_wo_order",
+                "matching: POS-aware lookup (ours)",
+                "order: any increasing sequence (ours)",
+            ),
+            "value",
+        ]
+    )

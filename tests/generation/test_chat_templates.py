@@ -19,12 +19,22 @@ FIXTURES = Path(__file__).parent.parent / "fixtures" / "chat_templates"
 MANIFEST = json.loads((FIXTURES / "manifest.json").read_text())
 # How each family's template opens the assistant turn the model then writes.
 ASSISTANT_CUE = {
-    "llama3.1": "<|start_header_id|>assistant<|end_header_id|>", "llama3.2": "<|start_header_id|>assistant<|end_header_id|>",
-    "llama3.3": "<|start_header_id|>assistant<|end_header_id|>", "qwen2": "<|im_start|>assistant",
-    "qwen2.5": "<|im_start|>assistant", "marco-o1": "<|im_start|>assistant", "gemma2": "<start_of_turn>model",
-    "phi3-mini": "<|assistant|>", "phi3-small": "<|assistant|>", "phi3-medium": "<|assistant|>",
-    "olmo2": "<|assistant|>", "tulu3": "<|assistant|>", "mistral-v0.1": "[/INST]", "mistral-v1": "[/INST]",
-    "mistral-v3": "[/INST]", "deepseek-r1-distill": "<｜Assistant｜>",
+    "llama3.1": "<|start_header_id|>assistant<|end_header_id|>",
+    "llama3.2": "<|start_header_id|>assistant<|end_header_id|>",
+    "llama3.3": "<|start_header_id|>assistant<|end_header_id|>",
+    "qwen2": "<|im_start|>assistant",
+    "qwen2.5": "<|im_start|>assistant",
+    "marco-o1": "<|im_start|>assistant",
+    "gemma2": "<start_of_turn>model",
+    "phi3-mini": "<|assistant|>",
+    "phi3-small": "<|assistant|>",
+    "phi3-medium": "<|assistant|>",
+    "olmo2": "<|assistant|>",
+    "tulu3": "<|assistant|>",
+    "mistral-v0.1": "[/INST]",
+    "mistral-v1": "[/INST]",
+    "mistral-v3": "[/INST]",
+    "deepseek-r1-distill": "<｜Assistant｜>",
 }
 EXPECTED_MODE = {"supported": "system", "merged": "system", "raises": "folded", "dropped": "folded"}
 
@@ -33,18 +43,23 @@ EXPECTED_MODE = {"supported": "system", "merged": "system", "raises": "folded", 
 def instances():
     sets = load_concept_sets(4)[:1]
     df = build_instances(sets, load_templates(), ["ordered", "ordered_one_shot"], [0])
-    return {c: json.loads(df[df.condition == c].messages.iloc[5]) for c in ("ordered", "ordered_one_shot")}
+    return {
+        c: json.loads(df[df.condition == c].messages.iloc[5])
+        for c in ("ordered", "ordered_one_shot")
+    }
 
 
 @pytest.fixture(scope="module")
 def base_tokenizer():
     from transformers import AutoTokenizer
+
     return AutoTokenizer.from_pretrained(ensure_converted("smollm2-135m-instruct"))
 
 
 def tokenizer_for(base, name):
     """The embedded tokenizer wearing a real model's chat template and special tokens."""
     import copy
+
     tok = copy.deepcopy(base)
     info = MANIFEST[name]
     tok.chat_template = (FIXTURES / name).read_text(encoding="utf-8")
@@ -63,7 +78,9 @@ def test_template_conformance(name, base_tokenizer, instances):
     tok, info = tokenizer_for(base_tokenizer, name)
     mode = detect_system_mode(tok)
     assert mode == EXPECTED_MODE[info["system_role"]], info["system_role"]
-    adds_bos = info["add_bos_token"] if info["add_bos_token"] is not None else bool(info["bos_token"])
+    adds_bos = (
+        info["add_bos_token"] if info["add_bos_token"] is not None else bool(info["bos_token"])
+    )
     system_prompt = instances["ordered"][0]["content"]
     for condition, messages in instances.items():
         text = render(tok, messages, mode, DEFAULT_PROMPT_DATE, adds_bos)
@@ -72,8 +89,10 @@ def test_template_conformance(name, base_tokenizer, instances):
             assert "26 Jul 2024" in text  # the pinned date
         bos = info["bos_token"]
         if bos:  # once, at the start (OLMo 2's BOS is also its EOS, which ends the shot's answer)
-            assert text.startswith(bos) and not text[len(bos):].startswith(bos)
-            assert text.count(bos) == 1 or (bos == info["eos_token"] and condition == "ordered_one_shot")
+            assert text.startswith(bos) and not text[len(bos) :].startswith(bos)
+            assert text.count(bos) == 1 or (
+                bos == info["eos_token"] and condition == "ordered_one_shot"
+            )
         assert text.count(system_prompt) == 1  # in its own turn, or folded into the first user turn
         # the prompt ends by opening the assistant's turn (Mistral's [/INST] does so by itself)
         assert text.rstrip().endswith(ASSISTANT_CUE[info["family"]]), text[-60:]
@@ -98,4 +117,6 @@ def test_llama_template_reads_todays_date_without_the_pin(base_tokenizer):
     unpinned = tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
     assert dt.datetime.now().strftime("%d %b %Y") in unpinned
     pinned = render(tok, messages, "system", "2023-01-05")
-    assert "Today Date: 05 Jan 2023" in pinned and dt.datetime.now().strftime("%d %b %Y") not in pinned
+    assert (
+        "Today Date: 05 Jan 2023" in pinned and dt.datetime.now().strftime("%d %b %Y") not in pinned
+    )

@@ -18,7 +18,9 @@ MAJOR = int(RUNNING.split(".")[0])
 
 def test_each_major_version_has_its_own_folder(tmp_path, monkeypatch):
     monkeypatch.setenv("OCG_MODEL_CACHE", str(tmp_path))
-    assert ConvertedModel.named(NAME, 4).folder == tmp_path / NAME  # where 4.x conversions always were
+    assert (
+        ConvertedModel.named(NAME, 4).folder == tmp_path / NAME
+    )  # where 4.x conversions always were
     assert ConvertedModel.named(NAME, 5).folder == tmp_path / f"{NAME}.transformers5"
 
 

@@ -12,16 +12,32 @@ from ocg.models import load_models
 
 
 def test_the_projection_is_printed_before_the_rest_runs(tmp_path, capsys):
-    (tmp_path / "m.yaml").write_text(yaml.safe_dump({"models": {"r": {"backend": "replay", "id": "x/r"}}}))
-    spec = dataclasses.replace(load_models(tmp_path / "m.yaml")["r"], batch_check=4)  # a batched model's check
-    generate(spec, conditions=["ordered"], subset_k=1, template_ids=[0], batch_size=4, out_dir=tmp_path / "g",
-             progress=True)
+    (tmp_path / "m.yaml").write_text(
+        yaml.safe_dump({"models": {"r": {"backend": "replay", "id": "x/r"}}})
+    )
+    spec = dataclasses.replace(
+        load_models(tmp_path / "m.yaml")["r"], batch_check=4
+    )  # a batched model's check
+    generate(
+        spec,
+        conditions=["ordered"],
+        subset_k=1,
+        template_ids=[0],
+        batch_size=4,
+        out_dir=tmp_path / "g",
+        progress=True,
+    )
     captured = capsys.readouterr()
     out = captured.out + captured.err
-    said = re.search(r"r: 4 answers in \d+ s; the 16 left, at this pace: about \d+ s .*; then the batch-1 check "
-                     r"regenerates 4 answers one at a time: at most about \d+ s .*`batch_check: 0`", out)
+    said = re.search(
+        r"r: 4 answers in \d+ s; the 16 left, at this pace: about \d+ s .*; then the batch-1 check "
+        r"regenerates 4 answers one at a time: at most about \d+ s .*`batch_check: 0`",
+        out,
+    )
     assert said, out
-    assert re.search(r"r: batch-1 check: one answer alone in \d+ s; 4 in all: about \d+ s", out), out
+    assert re.search(r"r: batch-1 check: one answer alone in \d+ s; 4 in all: about \d+ s", out), (
+        out
+    )
     assert out.index("the 16 left") < out.index("batch-1 check: one answer alone")
 
 

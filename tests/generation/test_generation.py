@@ -24,8 +24,16 @@ pytestmark = [pytest.mark.slow, pytest.mark.tf4]
 
 # One small, fixed workload: 1 concept set x 24 orders x 2 templates, batches of 8.
 WORK = dict(conditions=["ordered"], subset_k=1, template_ids=[0, 1], batch_size=8)
-COMPARE = ["instance_id", "raw", "answer", "answer_status", "finish_reason", "prompt_tokens",
-           "completion_tokens", "batch_index"]
+COMPARE = [
+    "instance_id",
+    "raw",
+    "answer",
+    "answer_status",
+    "finish_reason",
+    "prompt_tokens",
+    "completion_tokens",
+    "batch_index",
+]
 
 
 def table(model_dir):
@@ -36,8 +44,9 @@ def table(model_dir):
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
     """An uninterrupted run."""
-    return generate("smollm2-135m-instruct", out_dir=tmp_path_factory.mktemp("ref"),
-                    progress=False, **WORK)
+    return generate(
+        "smollm2-135m-instruct", out_dir=tmp_path_factory.mktemp("ref"), progress=False, **WORK
+    )
 
 
 def test_real_answers(reference):
@@ -49,7 +58,9 @@ def test_real_answers(reference):
     assert hits.mean() > 0.5, df.answer.head().tolist()
     # each record holds the prompt exactly as rendered, and its hash
     assert df.prompt.str.startswith("<|im_start|>system\nYou are a helpful assistant.").all()
-    assert (df.prompt.map(lambda p: hashlib.sha256(p.encode()).hexdigest()) == df.prompt_sha256).all()
+    assert (
+        df.prompt.map(lambda p: hashlib.sha256(p.encode()).hexdigest()) == df.prompt_sha256
+    ).all()
     assert set(df.finish_reason) <= {"stop", "length"}
     assert (df.completion_tokens <= 32).all() and (df.prompt_tokens > 20).all()
     card = json.loads((reference / "run_card.json").read_text())
@@ -83,12 +94,21 @@ def test_rerun_skips_finished_instances(reference, tmp_path):
     assert (target / "ordered.jsonl").read_bytes() == before
 
 
-@pytest.mark.parametrize("change, message", [
-    (dict(spec=dict(max_new_tokens=20)), "setting 'max_new_tokens' was 32, now 20"),
-    (dict(spec=dict(prompt_date="2025-01-01")), "setting 'prompt_date' was '2024-07-26', now '2025-01-01'"),
-    (dict(work=dict(batch_size=4)), "setting 'batch_size' was 8, now 4"),
-    (dict(work=dict(subset_k=2, template_ids=[0])), "condition 'ordered' holds another instance set"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (dict(spec=dict(max_new_tokens=20)), "setting 'max_new_tokens' was 32, now 20"),
+        (
+            dict(spec=dict(prompt_date="2025-01-01")),
+            "setting 'prompt_date' was '2024-07-26', now '2025-01-01'",
+        ),
+        (dict(work=dict(batch_size=4)), "setting 'batch_size' was 8, now 4"),
+        (
+            dict(work=dict(subset_k=2, template_ids=[0])),
+            "condition 'ordered' holds another instance set",
+        ),
+    ],
+)
 def test_a_finished_directory_refuses_other_settings(reference, tmp_path, change, message):
     """Even with nothing left to generate, a run asking for other settings is refused."""
     shutil.copytree(reference, tmp_path / "smollm2-135m-instruct")
@@ -109,18 +129,25 @@ def test_attention_is_a_setting_and_a_card_without_it_ran_auto(reference, tmp_pa
     assert card["settings"]["attention"] == spec.attention
     assert card["backend"]["attention"] == ("sdpa" if spec.attention == "auto" else spec.attention)
     other = "sdpa" if spec.attention == "eager" else "eager"
-    with pytest.raises(OcgInputError, match=f"setting 'attention' was '{spec.attention}', now '{other}'"):
-        generate(dataclasses.replace(spec, attention=other), out_dir=tmp_path, progress=False, **WORK)
+    with pytest.raises(
+        OcgInputError, match=f"setting 'attention' was '{spec.attention}', now '{other}'"
+    ):
+        generate(
+            dataclasses.replace(spec, attention=other), out_dir=tmp_path, progress=False, **WORK
+        )
     del card["settings"]["attention"]
     (target / "run_card.json").write_text(json.dumps(card))
     generate(dataclasses.replace(spec, attention="auto"), out_dir=tmp_path, progress=False, **WORK)
     with pytest.raises(OcgInputError, match="setting 'attention' was 'auto', now 'eager'"):
-        generate(dataclasses.replace(spec, attention="eager"), out_dir=tmp_path, progress=False, **WORK)
+        generate(
+            dataclasses.replace(spec, attention="eager"), out_dir=tmp_path, progress=False, **WORK
+        )
 
 
 def test_the_entrys_attention_is_the_one_that_runs():
     """attention reaches from_pretrained: the loaded model runs the implementation asked for."""
     from ocg.generation.hf_backend import TransformersBackend
+
     spec = get_model("smollm2-135m-instruct")
     for attention in ("eager", "sdpa"):
         backend = TransformersBackend(dataclasses.replace(spec, attention=attention))
@@ -134,10 +161,12 @@ def test_a_load_cut_short_leaves_a_card_without_model_settings(monkeypatch):
     the stopped run writes names no half-loaded model instead of failing on a missing config."""
     from ocg.errors import Terminated
     from ocg.generation.hf_backend import TransformersBackend
+
     backend = TransformersBackend(get_model("smollm2-135m-instruct"))
 
     def cut(self):
         raise Terminated("stopped by signal SIGTERM")
+
     monkeypatch.setattr(TransformersBackend, "_generation_config", cut)
     with pytest.raises(Terminated):
         backend._load_model()
@@ -150,11 +179,14 @@ def test_a_load_cut_short_leaves_a_card_without_model_settings(monkeypatch):
 def test_a_changed_prompt_is_refused(reference, tmp_path, monkeypatch):
     import ocg.generation.run as run
     import ocg.generation.selection as selection
+
     shutil.copytree(reference, tmp_path / "smollm2-135m-instruct")
     edited = dataclasses.replace(load_templates(), answer_suffix="\nYour answer:")
     for module in (selection, run):  # the instances' prompts, and the system prompt
         monkeypatch.setattr(module, "load_templates", lambda *a, **k: edited)
-    with pytest.raises(OcgInputError, match=r"ordered.jsonl:1: instance .* was asked another prompt"):
+    with pytest.raises(
+        OcgInputError, match=r"ordered.jsonl:1: instance .* was asked another prompt"
+    ):
         generate("smollm2-135m-instruct", out_dir=tmp_path, progress=False, **WORK)
 
 
@@ -180,12 +212,18 @@ def test_model_generation_config_acts_only_when_asked(reference, tmp_path):
     gc = json.loads((source / "generation_config.json").read_text())
     (local / "generation_config.json").write_text(json.dumps({**gc, "repetition_penalty": 1.8}))
     base = dataclasses.replace(get_model("smollm2-135m-instruct"), id=str(local), batch_check=0)
-    plain = generate(dataclasses.replace(base, name="plain"), out_dir=tmp_path, progress=False, **WORK)
+    plain = generate(
+        dataclasses.replace(base, name="plain"), out_dir=tmp_path, progress=False, **WORK
+    )
     assert table(plain)[["instance_id", "raw"]].equals(table(reference)[["instance_id", "raw"]])
     card = json.loads((plain / "run_card.json").read_text())
     assert card["backend"]["generation_config"]["repetition_penalty"] == 1.0
-    own = generate(dataclasses.replace(base, name="own", decoding="model_defaults"), out_dir=tmp_path,
-                   progress=False, **WORK)
+    own = generate(
+        dataclasses.replace(base, name="own", decoding="model_defaults"),
+        out_dir=tmp_path,
+        progress=False,
+        **WORK,
+    )
     card = json.loads((own / "run_card.json").read_text())
     assert card["backend"]["generation_config"]["repetition_penalty"] == 1.8
     assert (table(own).raw != table(reference).raw).sum() >= 5
@@ -193,8 +231,24 @@ def test_model_generation_config_acts_only_when_asked(reference, tmp_path):
 
 def test_a_second_writer_is_refused_at_once(tmp_path):
     out_file = tmp_path / "smollm2-135m-instruct" / "ordered.jsonl"
-    cmd = [sys.executable, "-m", "ocg.cli", "generate", "smollm2-135m-instruct", "--conditions", "ordered",
-           "--subset-k", "1", "--templates", "0", "1", "--batch-size", "8", "--out", str(tmp_path)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "ocg.cli",
+        "generate",
+        "smollm2-135m-instruct",
+        "--conditions",
+        "ordered",
+        "--subset-k",
+        "1",
+        "--templates",
+        "0",
+        "1",
+        "--batch-size",
+        "8",
+        "--out",
+        str(tmp_path),
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.time() + 240
@@ -229,9 +283,24 @@ def kill_once_written(cmd: list[str], out_file, lines: int) -> None:
 
 def test_kill_and_resume_equals_uninterrupted(reference, tmp_path):
     out_file = tmp_path / "smollm2-135m-instruct" / "ordered.jsonl"
-    cmd = [sys.executable, "-m", "ocg.cli", "generate", "smollm2-135m-instruct",
-           "--conditions", "ordered", "--subset-k", "1", "--templates", "0", "1",
-           "--batch-size", "8", "--out", str(tmp_path)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "ocg.cli",
+        "generate",
+        "smollm2-135m-instruct",
+        "--conditions",
+        "ordered",
+        "--subset-k",
+        "1",
+        "--templates",
+        "0",
+        "1",
+        "--batch-size",
+        "8",
+        "--out",
+        str(tmp_path),
+    ]
     kill_once_written(cmd, out_file, 8)
     killed_at = out_file.read_text().count("\n")
     assert 8 <= killed_at < 48, killed_at
@@ -242,14 +311,23 @@ def test_kill_and_resume_equals_uninterrupted(reference, tmp_path):
     assert resumed.instance_id.is_unique and len(resumed) == 48
     assert resumed.equals(table(reference))
     card = json.loads((out_file.parent / "run_card.json").read_text())
-    assert card["runs"][-1]["repaired_torn_bytes"] == {"ordered": len('{"instance_id": "ordered-t0-torn')}
+    assert card["runs"][-1]["repaired_torn_bytes"] == {
+        "ordered": len('{"instance_id": "ordered-t0-torn')
+    }
     assert card["runs"][-2]["status"] == "interrupted" and card["status"] == "complete"
 
 
 def test_four_bit_path_runs_on_cpu(tmp_path):
     spec = dataclasses.replace(get_model("smollm2-135m-instruct-4bit"), max_new_tokens=12)
-    model_dir = generate(spec, out_dir=tmp_path, progress=False, conditions=["ordered"],
-                         subset_k=1, template_ids=[0], batch_size=12)
+    model_dir = generate(
+        spec,
+        out_dir=tmp_path,
+        progress=False,
+        conditions=["ordered"],
+        subset_k=1,
+        template_ids=[0],
+        batch_size=12,
+    )
     df = read_generations(model_dir)
     assert len(df) == 24 and df.raw.str.strip().str.len().gt(0).all()
     card = json.loads((model_dir / "run_card.json").read_text())
@@ -260,7 +338,8 @@ def test_four_bit_path_runs_on_cpu(tmp_path):
 REJECTING_TEMPLATE = (
     "{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}"
     "{% endif %}{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
-    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
 
 
 def test_system_role_rejected_falls_back_and_is_recorded(tmp_path):
@@ -277,10 +356,18 @@ def test_system_role_rejected_falls_back_and_is_recorded(tmp_path):
     tok.save_pretrained(local)
     assert detect_system_mode(AutoTokenizer.from_pretrained(local)) == "folded"
 
-    spec = dataclasses.replace(get_model("smollm2-135m-instruct"), name="no-system", id=str(local),
-                               max_new_tokens=8)
-    model_dir = generate(spec, out_dir=tmp_path / "gen", progress=False, conditions=["ordered"],
-                         subset_k=1, template_ids=[0], batch_size=24)
+    spec = dataclasses.replace(
+        get_model("smollm2-135m-instruct"), name="no-system", id=str(local), max_new_tokens=8
+    )
+    model_dir = generate(
+        spec,
+        out_dir=tmp_path / "gen",
+        progress=False,
+        conditions=["ordered"],
+        subset_k=1,
+        template_ids=[0],
+        batch_size=24,
+    )
     df = read_generations(model_dir)
     assert len(df) == 24 and set(df.system_mode) == {"folded"}
     card = json.loads((model_dir / "run_card.json").read_text())
@@ -291,6 +378,7 @@ def test_cuda_oom_halves_the_batch_and_records_it(tmp_path, monkeypatch):
     import torch
 
     from ocg.generation.hf_backend import TransformersBackend
+
     real = TransformersBackend._generate_raw
     sizes = []
 
@@ -302,8 +390,15 @@ def test_cuda_oom_halves_the_batch_and_records_it(tmp_path, monkeypatch):
 
     monkeypatch.setattr(TransformersBackend, "_generate_raw", fake_oom)
     spec = dataclasses.replace(get_model("smollm2-135m-instruct"), max_new_tokens=6, batch_check=0)
-    model_dir = generate(spec, out_dir=tmp_path, progress=False, conditions=["ordered"],
-                         subset_k=1, template_ids=[0], batch_size=12)
+    model_dir = generate(
+        spec,
+        out_dir=tmp_path,
+        progress=False,
+        conditions=["ordered"],
+        subset_k=1,
+        template_ids=[0],
+        batch_size=12,
+    )
     df = read_generations(model_dir)
     assert len(df) == 24 and df.instance_id.is_unique
     assert sizes[:3] == [12, 6, 3] and set(sizes[3:]) == {3}
@@ -312,8 +407,14 @@ def test_cuda_oom_halves_the_batch_and_records_it(tmp_path, monkeypatch):
     assert card["backend"]["working_batch_size"] == 3
 
 
-SAMPLED = dict(conditions=["ordered"], subset_k=1, template_ids=[0], batch_size=8, samples=2,
-               sampling={"temperature": 1.0, "top_p": 0.9})
+SAMPLED = dict(
+    conditions=["ordered"],
+    subset_k=1,
+    template_ids=[0],
+    batch_size=8,
+    samples=2,
+    sampling={"temperature": 1.0, "top_p": 0.9},
+)
 SMALL = "smol-sampled"  # the embedded model, 10 new tokens and no batch-1 check: a shorter test
 
 
@@ -321,8 +422,10 @@ def test_sampled_runs_reproduce_their_samples_and_a_killed_one_resumes_to_the_sa
     """Seeds per (sample, batch): a rerun at the same batch size, and a run killed in sample 1 and
     resumed, draw exactly the same samples; the samples differ from each other."""
     models = tmp_path / "models.yaml"
-    models.write_text(f"models:\n  {SMALL}: {{id: 'embedded:smollm2-135m-instruct', quantization: none, "
-                      "max_new_tokens: 10, batch_check: 0}\n")
+    models.write_text(
+        f"models:\n  {SMALL}: {{id: 'embedded:smollm2-135m-instruct', quantization: none, "
+        "max_new_tokens: 10, batch_check: 0}\n"
+    )
     first = generate(SMALL, out_dir=tmp_path / "a", progress=False, models_file=models, **SAMPLED)
     again = generate(SMALL, out_dir=tmp_path / "b", progress=False, models_file=models, **SAMPLED)
     key = ["instance_id", "sample"]
@@ -332,12 +435,37 @@ def test_sampled_runs_reproduce_their_samples_and_a_killed_one_resumes_to_the_sa
     assert (by_sample[0] != by_sample[1]).mean() > 0.5
     card = json.loads((first / "run_card.json").read_text())
     assert card["backend"]["generation_config"]["do_sample"] is True
-    assert card["backend"]["generation_config"]["top_p"] == 0.9 and card["sampling"]["seeds"] == [42, 43]
+    assert card["backend"]["generation_config"]["top_p"] == 0.9 and card["sampling"]["seeds"] == [
+        42,
+        43,
+    ]
 
     out_file = tmp_path / "c" / SMALL / "ordered.jsonl"
-    cmd = [sys.executable, "-m", "ocg.cli", "generate", SMALL, "--models-file", str(models), "--conditions",
-           "ordered", "--subset-k", "1", "--templates", "0", "--batch-size", "8", "--out", str(tmp_path / "c"),
-           "--samples", "2", "--temperature", "1.0", "--top-p", "0.9"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "ocg.cli",
+        "generate",
+        SMALL,
+        "--models-file",
+        str(models),
+        "--conditions",
+        "ordered",
+        "--subset-k",
+        "1",
+        "--templates",
+        "0",
+        "--batch-size",
+        "8",
+        "--out",
+        str(tmp_path / "c"),
+        "--samples",
+        "2",
+        "--temperature",
+        "1.0",
+        "--top-p",
+        "0.9",
+    ]
     kill_once_written(cmd, out_file, 32)
     assert 32 <= out_file.read_text().count("\n") < 48  # killed in sample 1
     generate(SMALL, out_dir=tmp_path / "c", progress=False, models_file=models, **SAMPLED)

@@ -39,12 +39,29 @@ def hub_cache(tmp_path, monkeypatch):
 
 def server_entry(**server):
     model_dir = str(ensure_converted("smollm2-135m-instruct"))
-    command = (f"{TRANSFORMERS_CLI} serve {FORCE_MODEL}{{model_dir}} --device cpu --dtype bfloat16 "
-               f"--host 127.0.0.1 --port {{port}}")
-    return {"id": model_dir, "backend": "openai", "max_new_tokens": 48, "batch_size": 8,
-            "api": {"base_url": "http://127.0.0.1:{port}/v1", "concurrency": 2, "timeout_s": 120,
-                    "backoff_s": 0.2, "max_retries": 2,
-                    "server": {"command": command, "model_dir": model_dir, "startup_timeout_s": 180, **server}}}
+    command = (
+        f"{TRANSFORMERS_CLI} serve {FORCE_MODEL}{{model_dir}} --device cpu --dtype bfloat16 "
+        f"--host 127.0.0.1 --port {{port}}"
+    )
+    return {
+        "id": model_dir,
+        "backend": "openai",
+        "max_new_tokens": 48,
+        "batch_size": 8,
+        "api": {
+            "base_url": "http://127.0.0.1:{port}/v1",
+            "concurrency": 2,
+            "timeout_s": 120,
+            "backoff_s": 0.2,
+            "max_retries": 2,
+            "server": {
+                "command": command,
+                "model_dir": model_dir,
+                "startup_timeout_s": 180,
+                **server,
+            },
+        },
+    }
 
 
 def spec_of(entry, name="served"):
@@ -52,7 +69,9 @@ def spec_of(entry, name="served"):
 
 
 def no_server_left():
-    out = subprocess.run(["pgrep", "-f", f"{TRANSFORMERS_CLI} serve"], capture_output=True, text=True)
+    out = subprocess.run(
+        ["pgrep", "-f", f"{TRANSFORMERS_CLI} serve"], capture_output=True, text=True
+    )
     return out.stdout.strip() == ""
 
 
@@ -70,13 +89,17 @@ def test_answers_through_transformers_serve_match_the_transformers_backend(tmp_p
     # answers should agree. Where they do not, the server's own tokenisation of the rendered
     # chat (it adds no BOS either here) or a different generation default is to blame.
     differ = (a.raw.str.strip() != b.raw.str.strip()).mean()
-    print(f"share of answers that differ between transformers serve and the transformers backend: {differ:.3f}")
+    print(
+        f"share of answers that differ between transformers serve and the transformers backend: {differ:.3f}"
+    )
     assert differ <= 0.1
     card = json.loads((served / "run_card.json").read_text())
     server = card["backend"]["server"]
     assert server["command"][1] == "serve" and server["http_server"] == "uvicorn"
     assert bool(server["models_listed"]) == TRANSFORMERS_4  # 5.x lists the (empty) hub cache
-    assert card["backend"]["models_reported_by_server"][0].startswith(str(ensure_converted("smollm2-135m-instruct")))
+    assert card["backend"]["models_reported_by_server"][0].startswith(
+        str(ensure_converted("smollm2-135m-instruct"))
+    )
     assert (served / "server.log").stat().st_size > 0
 
 
@@ -87,15 +110,36 @@ def test_a_server_killed_mid_run_then_a_resume(tmp_path, monkeypatch):
     entry["api"]["concurrency"] = 1
     models.write_text(yaml.safe_dump({"models": {"served": entry}}))
     out = tmp_path / "gen"
-    cmd = [sys.executable, "-m", "ocg.cli", "generate", "served", "--models-file", str(models),
-           "--conditions", "ordered", "--subset-k", "1", "--templates", "0", "--out", str(out)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "ocg.cli",
+        "generate",
+        "served",
+        "--models-file",
+        str(models),
+        "--conditions",
+        "ordered",
+        "--subset-k",
+        "1",
+        "--templates",
+        "0",
+        "--out",
+        str(out),
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     records = out / "served" / "ordered.jsonl"
     deadline = time.time() + 300
-    while not (records.exists() and records.read_text().count("\n") >= 8) and time.time() < deadline:
+    while (
+        not (records.exists() and records.read_text().count("\n") >= 8) and time.time() < deadline
+    ):
         assert proc.poll() is None, proc.stderr.read()
         time.sleep(0.2)
-    pid = int(subprocess.run(["pgrep", "-f", f"{TRANSFORMERS_CLI} serve"], capture_output=True, text=True).stdout.split()[0])
+    pid = int(
+        subprocess.run(
+            ["pgrep", "-f", f"{TRANSFORMERS_CLI} serve"], capture_output=True, text=True
+        ).stdout.split()[0]
+    )
     os.killpg(pid, signal.SIGKILL)  # the server dies; the client retries, then gives up
     _, err = proc.communicate(timeout=300)
     assert proc.returncode == 1 and "ocg: error:" in err and "gave up after 3 attempts" in err, err
@@ -103,7 +147,9 @@ def test_a_server_killed_mid_run_then_a_resume(tmp_path, monkeypatch):
     assert 8 <= kept < 24
     card = json.loads((out / "served" / "run_card.json").read_text())
     assert card["status"] == "failed"
-    resumed = generate(spec_of(entry), out_dir=out, progress=False, **WORK)  # a new server, the rest
+    resumed = generate(
+        spec_of(entry), out_dir=out, progress=False, **WORK
+    )  # a new server, the rest
     df = read_generations(resumed)
     assert len(df) == 24 and df.instance_id.is_unique and no_server_left()
 
@@ -111,22 +157,33 @@ def test_a_server_killed_mid_run_then_a_resume(tmp_path, monkeypatch):
 def test_a_server_that_never_answers_is_stopped(tmp_path):
     entry = server_entry(command="sleep 60", startup_timeout_s=2)
     t0 = time.time()
-    with pytest.raises(ServerError, match=r"did not answer http://127.0.0.1:\d+/v1/models with HTTP 200 within 2 s"):
+    with pytest.raises(
+        ServerError, match=r"did not answer http://127.0.0.1:\d+/v1/models with HTTP 200 within 2 s"
+    ):
         generate(spec_of(entry), out_dir=tmp_path, progress=False, **WORK)
     assert time.time() - t0 < 20
     assert subprocess.run(["pgrep", "-f", "^sleep 60$"], capture_output=True).returncode == 1
     with pytest.raises(ServerError, match=r"exited with status 3 before answering"):
-        generate(spec_of(server_entry(command="sh -c 'echo broken >&2; exit 3'")), out_dir=tmp_path / "b",
-                 progress=False, **WORK)
+        generate(
+            spec_of(server_entry(command="sh -c 'echo broken >&2; exit 3'")),
+            out_dir=tmp_path / "b",
+            progress=False,
+            **WORK,
+        )
     assert "broken" in (tmp_path / "b" / "served" / "server.log").read_text()
 
 
 def test_a_model_the_server_does_not_know(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    entry = server_entry(command=f"{TRANSFORMERS_CLI} serve --device cpu --host 127.0.0.1 --port {{port}}")
+    entry = server_entry(
+        command=f"{TRANSFORMERS_CLI} serve --device cpu --host 127.0.0.1 --port {{port}}"
+    )
     entry["id"] = "no-such-org/no-such-model"
-    with pytest.raises(ServerError, match=r"not a first chat request for model 'no-such-org/no-such-model' "
-                                          r"\(unknown to it\?\): .*HTTP 500"):
+    with pytest.raises(
+        ServerError,
+        match=r"not a first chat request for model 'no-such-org/no-such-model' "
+        r"\(unknown to it\?\): .*HTTP 500",
+    ):
         generate(spec_of(entry), out_dir=tmp_path, progress=False, **WORK)
     assert no_server_left() and not list(tmp_path.rglob("*.jsonl"))
 
@@ -144,15 +201,36 @@ def test_server_backed_sweep_runs_locally(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     models = tmp_path / "models.yaml"
     models.write_text(yaml.safe_dump({"models": {"served": server_entry()}}))
-    sweep = {"name": "served", "models": ["served"], "models_file": str(models), "conditions": ["ordered"],
-             "subset_k": 1, "template_ids": [0], "metrics": ["coverage", "pbleu"], "analysis": [],
-             "outputs": str(tmp_path / "out")}
+    sweep = {
+        "name": "served",
+        "models": ["served"],
+        "models_file": str(models),
+        "conditions": ["ordered"],
+        "subset_k": 1,
+        "template_ids": [0],
+        "metrics": ["coverage", "pbleu"],
+        "analysis": [],
+        "outputs": str(tmp_path / "out"),
+    }
     path = tmp_path / "sweep.yaml"
     path.write_text(yaml.safe_dump(sweep))
-    result = subprocess.run([sys.executable, "-m", "ocg.cli", "sweep", str(path)], capture_output=True,
-                            text=True, timeout=900)
+    result = subprocess.run(
+        [sys.executable, "-m", "ocg.cli", "sweep", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    assert (tmp_path / "out" / "scores" / "served" / "summary.parquet").exists() and no_server_left()
-    dry = subprocess.run([sys.executable, "-m", "ocg.cli", "sweep", str(path), "--executor", "slurm", "--dry-run"],
-                         capture_output=True, text=True, timeout=120)
-    assert dry.returncode == 0 and "served" in (tmp_path / "out" / "slurm" / "array.sbatch").read_text()
+    assert (
+        tmp_path / "out" / "scores" / "served" / "summary.parquet"
+    ).exists() and no_server_left()
+    dry = subprocess.run(
+        [sys.executable, "-m", "ocg.cli", "sweep", str(path), "--executor", "slurm", "--dry-run"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (
+        dry.returncode == 0
+        and "served" in (tmp_path / "out" / "slurm" / "array.sbatch").read_text()
+    )

@@ -18,18 +18,30 @@ from ocg.data import (
 
 # The templates of docs/METHODS.md, character for character (the test is an independent copy).
 TEMPLATES_AS_DOCUMENTED = {
-    0: ("Concepts: {concepts}\n\nWrite a sentence that includes all these words.",
-        "Concepts: {concepts}\n\nWrite a sentence that includes all these words in the specified order."),
-    1: ("Keywords: {concepts}\n\nWhat is a sentence that includes all these keywords?",
-        "Keywords: {concepts}\n\nWhat is a sentence that includes all these keywords in the specified order?"),
-    2: ("Here are some concepts: {concepts}\n\nWhat is a sentence about these concepts?",
-        "Here are some concepts: {concepts}\n\nWhat is a sentence about these concepts in the specified order?"),
-    3: ("Produce a sentence which mentions all of these concepts: {concepts}",
-        "Produce a sentence which mentions all of these concepts in the specified order: {concepts}"),
-    4: ("Write a sentence about the following things:\n\n{concepts}",
-        "Write a sentence about the following things in the specified order:\n\n{concepts}"),
-    5: ("Generate a sentence that includes all the following words: {concepts}",
-        "Generate a sentence that includes all the following words in the specified order: {concepts}"),
+    0: (
+        "Concepts: {concepts}\n\nWrite a sentence that includes all these words.",
+        "Concepts: {concepts}\n\nWrite a sentence that includes all these words in the specified order.",
+    ),
+    1: (
+        "Keywords: {concepts}\n\nWhat is a sentence that includes all these keywords?",
+        "Keywords: {concepts}\n\nWhat is a sentence that includes all these keywords in the specified order?",
+    ),
+    2: (
+        "Here are some concepts: {concepts}\n\nWhat is a sentence about these concepts?",
+        "Here are some concepts: {concepts}\n\nWhat is a sentence about these concepts in the specified order?",
+    ),
+    3: (
+        "Produce a sentence which mentions all of these concepts: {concepts}",
+        "Produce a sentence which mentions all of these concepts in the specified order: {concepts}",
+    ),
+    4: (
+        "Write a sentence about the following things:\n\n{concepts}",
+        "Write a sentence about the following things in the specified order:\n\n{concepts}",
+    ),
+    5: (
+        "Generate a sentence that includes all the following words: {concepts}",
+        "Generate a sentence that includes all the following words in the specified order: {concepts}",
+    ),
 }
 SYSTEM = "You are a helpful assistant. Please generate only an answer."
 # sha256 of the sorted instance ids of the full 4-concept build (3 conditions). Changes only if
@@ -46,9 +58,15 @@ def full(tmp_path_factory):
 def test_counts_per_condition(full):
     df, manifest = full
     assert manifest["counts_per_condition"] == {
-        "original": 27648, "ordered": 27648, "ordered_one_shot": 27648}
+        "original": 27648,
+        "ordered": 27648,
+        "ordered_one_shot": 27648,
+    }
     assert df.groupby("condition").size().to_dict() == {
-        "original": 27648, "ordered": 27648, "ordered_one_shot": 27648}
+        "original": 27648,
+        "ordered": 27648,
+        "ordered_one_shot": 27648,
+    }
     assert df["set_id"].nunique() == 192 and df["n_concepts"].eq(4).all()
 
 
@@ -85,7 +103,11 @@ def test_prompts_equal_the_spec_templates(full):
             shot = TEMPLATES_AS_DOCUMENTED[tid][1].replace("{concepts}", "apple place tree pick")
             assert messages[1:3] == [
                 {"role": "user", "content": shot + "\nAnswer:"},
-                {"role": "assistant", "content": "My favorite words are apple, place, tree, and pick."}]
+                {
+                    "role": "assistant",
+                    "content": "My favorite words are apple, place, tree, and pick.",
+                },
+            ]
         else:
             assert len(messages) == 2
 

@@ -8,8 +8,10 @@ from ocg.data import build_dataset, build_instances, load_concept_sets, load_tem
 from ocg.errors import OcgInputError
 from ocg.paths import TEMPLATES_FILE
 
-GOOD = [{"id": "a", "concept_set": ["catch_V", "dog_N", "frisbee_N", "throw_V"]},
-        {"id": "b", "concept_set": ["food_N", "front_N", "sit_V", "table_N"]}]
+GOOD = [
+    {"id": "a", "concept_set": ["catch_V", "dog_N", "frisbee_N", "throw_V"]},
+    {"id": "b", "concept_set": ["food_N", "front_N", "sit_V", "table_N"]},
+]
 
 
 def write_sets(tmp_path, lines):
@@ -20,6 +22,7 @@ def write_sets(tmp_path, lines):
 
 def write_templates(tmp_path, edit):
     import yaml
+
     raw = yaml.safe_load(TEMPLATES_FILE.read_text())
     edit(raw)
     path = tmp_path / "templates.yaml"
@@ -35,7 +38,9 @@ def test_malformed_json_line(tmp_path):
 
 def test_set_of_unsupported_size(tmp_path):
     path = write_sets(tmp_path, [GOOD[0], {"id": "c", "concept_set": ["dog_N", "run_V", "park_N"]}])
-    with pytest.raises(OcgInputError, match=rf"{path}:2: concept set c has 3 concepts; expected one of"):
+    with pytest.raises(
+        OcgInputError, match=rf"{path}:2: concept set c has 3 concepts; expected one of"
+    ):
         load_concept_sets(4, path)
 
 
@@ -49,8 +54,12 @@ def test_requested_set_of_wrong_size_for_n(tmp_path):
 
 
 def test_unknown_pos_suffix(tmp_path):
-    path = write_sets(tmp_path, [GOOD[0], {"id": "c", "concept_set": ["dog_N", "run_X", "a_N", "b_N"]}])
-    with pytest.raises(OcgInputError, match=rf"{path}:2: unknown POS suffix 'X' in 'run_X'; expected one of N, V"):
+    path = write_sets(
+        tmp_path, [GOOD[0], {"id": "c", "concept_set": ["dog_N", "run_X", "a_N", "b_N"]}]
+    )
+    with pytest.raises(
+        OcgInputError, match=rf"{path}:2: unknown POS suffix 'X' in 'run_X'; expected one of N, V"
+    ):
         load_concept_sets(4, path)
 
 
@@ -61,15 +70,22 @@ def test_duplicate_set_ids(tmp_path):
 
 
 def test_template_without_concepts(tmp_path):
-    path = write_templates(tmp_path, lambda r: r["templates"][3].update(ordered="Write a sentence."))
-    with pytest.raises(OcgInputError, match=r"templates.3.ordered: expected exactly one \{concepts\}"):
+    path = write_templates(
+        tmp_path, lambda r: r["templates"][3].update(ordered="Write a sentence.")
+    )
+    with pytest.raises(
+        OcgInputError, match=r"templates.3.ordered: expected exactly one \{concepts\}"
+    ):
         load_templates(path)
 
 
 def test_template_with_unknown_placeholder(tmp_path):
-    path = write_templates(tmp_path, lambda r: r["templates"][1].update(
-        original="Keywords: {concepts} {words}"))
-    with pytest.raises(OcgInputError, match=r"templates.1.original: unknown placeholder\(s\) \{words\}"):
+    path = write_templates(
+        tmp_path, lambda r: r["templates"][1].update(original="Keywords: {concepts} {words}")
+    )
+    with pytest.raises(
+        OcgInputError, match=r"templates.1.original: unknown placeholder\(s\) \{words\}"
+    ):
         load_templates(path)
 
 
@@ -78,12 +94,15 @@ def test_unknown_condition_and_template_id():
     sets = load_concept_sets()[:1]
     with pytest.raises(OcgInputError, match=r"conditions: unknown condition 'shuffled'; known: "):
         build_instances(sets, config, ["ordered", "shuffled"])
-    with pytest.raises(OcgInputError, match=r"templates: unknown template id 9; known: \[0, 1, 2, 3, 4, 5\]"):
+    with pytest.raises(
+        OcgInputError, match=r"templates: unknown template id 9; known: \[0, 1, 2, 3, 4, 5\]"
+    ):
         build_instances(sets, config, ["ordered"], template_ids=[0, 9])
 
 
 def test_cli_reports_bad_input_without_traceback(tmp_path, capsys):
     from ocg.cli import main
+
     assert main(["build-data", "--conditions", "nope", "--out", str(tmp_path / "x")]) == 2
     assert "unknown condition 'nope'" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
@@ -97,6 +116,7 @@ def test_failed_write_leaves_previous_build_intact(outputs, monkeypatch):
     def boom(self, *a, **k):
         open(a[0], "wb").write(b"partial")  # a crash halfway through writing
         raise OSError("disk full")
+
     monkeypatch.setattr(pd.DataFrame, "to_parquet", boom)
     with pytest.raises(OSError, match="disk full"):
         build_dataset(subset_k=2, conditions=["ordered", "original"])

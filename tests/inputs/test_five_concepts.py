@@ -22,13 +22,18 @@ FIVE = PARAMS_DIR / "runs" / "five-concepts.yaml"
 
 
 def perms_by_group(df: pd.DataFrame) -> dict:
-    return {k: frozenset(g) for k, g in df.groupby(["set_id", "condition", "template_id"])["perm_index"]}
+    return {
+        k: frozenset(g) for k, g in df.groupby(["set_id", "condition", "template_id"])["perm_index"]
+    }
 
 
 def test_sampled_permutations_are_the_same_for_every_condition_and_template_of_a_set():
-    full = select_instances(None, ["original", "ordered"], subset_k=3, template_ids=[0, 4], n_concepts=5)
-    sampled = select_instances(None, ["original", "ordered"], subset_k=3, template_ids=[0, 4], n_concepts=5,
-                               permutations=4)
+    full = select_instances(
+        None, ["original", "ordered"], subset_k=3, template_ids=[0, 4], n_concepts=5
+    )
+    sampled = select_instances(
+        None, ["original", "ordered"], subset_k=3, template_ids=[0, 4], n_concepts=5, permutations=4
+    )
     groups = perms_by_group(sampled)
     assert len(groups) == 3 * 2 * 2 and all(len(p) == 4 for p in groups.values())
     for set_id in sampled.set_id.unique():  # one sample per set, whatever the condition or template
@@ -36,11 +41,16 @@ def test_sampled_permutations_are_the_same_for_every_condition_and_template_of_a
     assert len({p for p in groups.values()}) == 3  # and the sets' samples differ
     assert set(sampled.instance_id) < set(full.instance_id)  # ids and perm_index of the full design
     kept = full[full.instance_id.isin(sampled.instance_id)]
-    assert (kept.sort_values("instance_id").perm_index.to_numpy()
-            == sampled.sort_values("instance_id").perm_index.to_numpy()).all()
-    again = select_instances(None, ["ordered"], subset_k=3, template_ids=[2], n_concepts=5, permutations=4)
-    assert {s: set(g) for s, g in again.groupby("set_id").perm_index} == \
-        {s: set(g) for s, g in sampled.groupby("set_id").perm_index}  # reproducible, other template too
+    assert (
+        kept.sort_values("instance_id").perm_index.to_numpy()
+        == sampled.sort_values("instance_id").perm_index.to_numpy()
+    ).all()
+    again = select_instances(
+        None, ["ordered"], subset_k=3, template_ids=[2], n_concepts=5, permutations=4
+    )
+    assert {s: set(g) for s, g in again.groupby("set_id").perm_index} == {
+        s: set(g) for s, g in sampled.groupby("set_id").perm_index
+    }  # reproducible, other template too
     for set_id, perms in again.groupby("set_id").perm_index:
         assert sorted(perms) == sampled_permutations(set_id, 5, 4, PERMUTATION_SEED)
         assert sampled_permutations(set_id, 5, 4, seed=1) != sorted(perms)  # the seed decides
@@ -67,8 +77,16 @@ def test_more_permutations_than_four_concepts_have_is_refused():
 def test_a_sampled_run_records_its_rule_and_counts_as_complete(tmp_path):
     models = tmp_path / "models.yaml"
     models.write_text("models:\n  synth: {backend: replay, id: x/y, batch_size: 16}\n")
-    model_dir = generate("synth", conditions=["original", "ordered"], subset_k=2, template_ids=[0, 3],
-                         permutations=3, out_dir=tmp_path / "gen", models_file=models, progress=False)
+    model_dir = generate(
+        "synth",
+        conditions=["original", "ordered"],
+        subset_k=2,
+        template_ids=[0, 3],
+        permutations=3,
+        out_dir=tmp_path / "gen",
+        models_file=models,
+        progress=False,
+    )
     card = RunCard.read(model_dir / "run_card.json")
     for cond in ("original", "ordered"):
         sel = card.selection[cond]
@@ -86,23 +104,29 @@ def test_a_sampled_run_records_its_rule_and_counts_as_complete(tmp_path):
 
 def test_five_concept_order_verdicts():
     from ocg.metrics.coverage import analyse, load_nlp, match
+
     nlp = load_nlp("auto")
     concepts = ["friend", "learn", "knit", "enjoy", "celebration"]
 
     def verdict(answer):
         return match(analyse([answer], nlp)[answer], concepts, "NVVVN")
+
     same = verdict("My friend learned to knit and enjoyed the celebration.")
     assert same["all_present"] and same["in_order"] and same["coverage_frac"] == 1.0
     swapped = verdict("My friend enjoyed the celebration and learned to knit.")
     assert swapped["all_present"] and not swapped["in_order"]
     missing = verdict("My friend learned to knit at the celebration.")
-    assert not missing["all_present"] and not missing["in_order"] and missing["coverage_frac"] == 0.8
+    assert (
+        not missing["all_present"] and not missing["in_order"] and missing["coverage_frac"] == 0.8
+    )
 
 
 def test_pbleu_over_120_permutations_equals_the_pairwise_definition():
     rng = np.random.default_rng(0)
     mat = rng.integers(0, 4, size=(120, 300)).astype(float)
-    assert (bleu.clipped_matches(mat) == np.minimum(mat[:, None, :], mat[None, :, :]).sum(axis=2)).all()
+    assert (
+        bleu.clipped_matches(mat) == np.minimum(mat[:, None, :], mat[None, :, :]).sum(axis=2)
+    ).all()
     words = ["friend", "learn", "knit", "enjoy", "celebration", "the", "and", "a", "with"]
     texts = [" ".join(rng.choice(words, size=rng.integers(3, 12))) + "." for _ in range(40)]
     texts += texts[:10]  # repeated answers, as models give
@@ -110,19 +134,35 @@ def test_pbleu_over_120_permutations_equals_the_pairwise_definition():
 
 
 def test_designs_and_figure4_count_the_permutations_present():
-    rows = [("ordered", 0, s, p, "NVVVN") for s in ("a", "b") for p in sampled_permutations(s, 5, 3)]
-    keys = pd.DataFrame(rows, columns=["condition", "template_id", "set_id", "perm_index", "pos_pattern"])
+    rows = [
+        ("ordered", 0, s, p, "NVVVN") for s in ("a", "b") for p in sampled_permutations(s, 5, 3)
+    ]
+    keys = pd.DataFrame(
+        rows, columns=["condition", "template_id", "set_id", "perm_index", "pos_pattern"]
+    )
     assert describe_design(design(keys)).endswith("2 concept sets; 3 of 120 permutations per set")
-    composed = pd.DataFrame({"set_id": keys.set_id, "perm_index": keys.perm_index, "n_models": [1, 0, 1, 1, 1, 1],
-                             "pos_pattern": keys.pos_pattern, "concepts": "w w w w w"})
+    composed = pd.DataFrame(
+        {
+            "set_id": keys.set_id,
+            "perm_index": keys.perm_index,
+            "n_models": [1, 0, 1, 1, 1, 1],
+            "pos_pattern": keys.pos_pattern,
+            "concepts": "w w w w w",
+        }
+    )
     assert difficulty.permutations_counted(composed) == (3, 120)
     data = difficulty.figure4_data(composed, 1)
     assert list(data.index) == [0, 1, 2, 3] and data[1].tolist() == [0, 0, 1, 1]
-    assert difficulty.set_summary(composed)["at_least_75_percent_composed"] == 1  # 2 of 3 is under 75%
+    assert (
+        difficulty.set_summary(composed)["at_least_75_percent_composed"] == 1
+    )  # 2 of 3 is under 75%
     full = keys.assign(perm_index=range(6), set_id="a", pos_pattern="NVNV")
     assert describe_design(design(full)).endswith("1 concept set; 6 of 24 permutations per set")
-    assert "all 24 permutations" in describe_design(design(pd.DataFrame(
-        [("ordered", 0, "a", p, "NVNV") for p in range(24)], columns=keys.columns)))
+    assert "all 24 permutations" in describe_design(
+        design(
+            pd.DataFrame([("ordered", 0, "a", p, "NVNV") for p in range(24)], columns=keys.columns)
+        )
+    )
 
 
 @pytest.mark.slow
@@ -137,17 +177,30 @@ def test_five_concepts_report(tmp_path):
     run = yaml.safe_load(FIVE.read_text()) | {"outputs": str(tmp_path / "outputs")}
     run_file = tmp_path / "five-concepts.yaml"
     run_file.write_text(yaml.safe_dump(run))
-    done = subprocess.run([sys.executable, "-m", "ocg.cli", "report", str(run_file)], cwd=PROJECT_ROOT,
-                          capture_output=True, text=True, timeout=1500)
+    done = subprocess.run(
+        [sys.executable, "-m", "ocg.cli", "report", str(run_file)],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=1500,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     report = tmp_path / "outputs" / "reports" / "five-concepts"
     status = yaml.safe_load((report / "report.json").read_text())
     assert status["state"] == "done"
-    assert status["notebooks"] == [BUILD_DATA, f"{GENERATE}-smollm2-135m-instruct", SCORE, *ANALYSES]
+    assert status["notebooks"] == [
+        BUILD_DATA,
+        f"{GENERATE}-smollm2-135m-instruct",
+        SCORE,
+        *ANALYSES,
+    ]
     index = (report / "index.html").read_text()
     assert "3 of 120 permutations per set" in index  # the run, each model's design, Figure 3
     assert "4 sampled answers per prompt (temperature 0.7, top_p 0.95, a seed per sample)" in index
-    assert "4 samples, seeds [42, 43, 44, 45]" in index and "of sample 0 differ at batch 1 (seeding differs too" in index
+    assert (
+        "4 samples, seeds [42, 43, 44, 45]" in index
+        and "of sample 0 differ at batch 1 (seeding differs too" in index
+    )
     assert "Ordered pass@k" in index and "k = 4" in index
     assert "Figure 4: permutations composed (of 3)" in index and "of 24" not in index
     assert index.count("src='data:image/png;base64") == 2  # Figures 3 and 4 inline
@@ -156,14 +209,25 @@ def test_five_concepts_report(tmp_path):
     t1 = pd.read_csv(report / "tables" / "table1.csv", comment="#")
     assert {"coverage_w_order", "ordered_rate"} <= set(t1.metric) and t1.value.notna().any()
     t2 = pd.read_csv(report / "tables" / "table2.csv", comment="#")
-    assert t2.pos_pattern.str.len().eq(5).all() and t2.pos_pattern.nunique() >= 2  # five-letter POS patterns
+    assert (
+        t2.pos_pattern.str.len().eq(5).all() and t2.pos_pattern.nunique() >= 2
+    )  # five-letter POS patterns
     nb08 = output_text(report / "08_concept_difficulty.ipynb")
     assert "3 of 120 permutations of each set" in nb08 and "of 24" not in nb08
-    assert "Not the paper" in output_text(report / "03_main_results.ipynb")  # its numbers are for n = 4
-    answers = pd.read_parquet(tmp_path / "outputs" / "scores" / "smollm2-135m-instruct" / "answers.parquet")
+    assert "Not the paper" in output_text(
+        report / "03_main_results.ipynb"
+    )  # its numbers are for n = 4
+    answers = pd.read_parquet(
+        tmp_path / "outputs" / "scores" / "smollm2-135m-instruct" / "answers.parquet"
+    )
     assert len(answers) == 2 * 2 * 2 * 3 * 4 and answers.concepts.map(len).eq(5).all()
     assert answers.groupby("set_id").perm_index.nunique().eq(3).all()
-    assert answers.groupby("instance_id")["sample"].apply(sorted).map(lambda s: s == [0, 1, 2, 3]).all()
+    assert (
+        answers.groupby("instance_id")["sample"]
+        .apply(sorted)
+        .map(lambda s: s == [0, 1, 2, 3])
+        .all()
+    )
     # four samples per prompt: the pass@k view of notebook 11, k = 1..4, never falling with k
     curve = pd.read_csv(report / "tables" / "pass_at_k.csv", comment="#")
     for _, per in curve.groupby(["model", "condition"]):
@@ -189,6 +253,8 @@ def test_a_sweep_file_passes_permutations_to_notebook_01(tmp_path):
     sweep_file.write_text(yaml.safe_dump(raw | {"n_concepts": 5, "permutations": 121}))
     with pytest.raises(OcgInputError, match="only 120 permutations"):
         load_sweep(sweep_file)
-    steps = dict(model_steps(sweep, Dirs(tmp_path / "g", tmp_path / "s", tmp_path / "r"), sweep["models"][0]))
+    steps = dict(
+        model_steps(sweep, Dirs(tmp_path / "g", tmp_path / "s", tmp_path / "r"), sweep["models"][0])
+    )
     assert steps[GENERATE]["permutations"] == 7
     assert check_parameters(find_notebook(GENERATE), steps[GENERATE]) == steps[GENERATE]

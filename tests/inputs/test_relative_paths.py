@@ -23,8 +23,13 @@ def test_the_rule_is_written_once_and_where_each_key_is_documented():
     assert re.search(r"`extends: <another models file>` \(relative to the file", models_yaml)
     for name in ("paper", "paper-table4", "paper-table7"):
         assert "relative: to this file" in (PARAMS_DIR / "sweeps" / f"{name}.yaml").read_text()
-    help_text = subprocess.run([sys.executable, "-m", "ocg.cli", "generate", "--help"], capture_output=True,
-                               text=True, check=True, cwd=PROJECT_ROOT).stdout
+    help_text = subprocess.run(
+        [sys.executable, "-m", "ocg.cli", "generate", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=PROJECT_ROOT,
+    ).stdout
     assert "relative: to the working directory" in " ".join(help_text.split())
 
 
@@ -41,11 +46,22 @@ def test_each_base_is_as_documented(tmp_path, monkeypatch, capsys):
     (tmp_path / "a" / "b").mkdir(parents=True)
     (tmp_path / "a" / "base.yaml").write_text((PARAMS_DIR / "models.yaml").read_text())
     (tmp_path / "a" / "b" / "mine.yaml").write_text(
-        "extends: ../base.yaml\nmodels:\n  mine: {id: embedded:smollm2-135m-instruct, quantization: none}\n")
-    (tmp_path / "a" / "run.yaml").write_text("name: r\nmodels_file: b/mine.yaml\nmodels: [mine]\nconditions: [ordered]\n")
+        "extends: ../base.yaml\nmodels:\n  mine: {id: embedded:smollm2-135m-instruct, quantization: none}\n"
+    )
+    (tmp_path / "a" / "run.yaml").write_text(
+        "name: r\nmodels_file: b/mine.yaml\nmodels: [mine]\nconditions: [ordered]\n"
+    )
     monkeypatch.chdir(tmp_path)  # none of these is relative to the working directory
-    assert "mine" in load_models(tmp_path / "a" / "b" / "mine.yaml")  # extends: the models file's folder
-    run = check_common(yaml.safe_load((tmp_path / "a" / "run.yaml").read_text()), tmp_path / "a" / "run.yaml")
-    assert run["models_file"] == str(tmp_path / "a" / "b" / "mine.yaml")  # models_file: the run file's
-    assert main(["models", "--models-file", "a/b/mine.yaml"]) == 0  # the command line: the working directory's
+    assert "mine" in load_models(
+        tmp_path / "a" / "b" / "mine.yaml"
+    )  # extends: the models file's folder
+    run = check_common(
+        yaml.safe_load((tmp_path / "a" / "run.yaml").read_text()), tmp_path / "a" / "run.yaml"
+    )
+    assert run["models_file"] == str(
+        tmp_path / "a" / "b" / "mine.yaml"
+    )  # models_file: the run file's
+    assert (
+        main(["models", "--models-file", "a/b/mine.yaml"]) == 0
+    )  # the command line: the working directory's
     assert "mine" in capsys.readouterr().out

@@ -14,9 +14,18 @@ from helpers import build_tiny_bleurt
 from ocg.metrics import bleurt
 
 pytestmark = [pytest.mark.slow, pytest.mark.tf4]  # a tiny BLEURT model, trained tokenizer and all
-SENTENCES = ["The dog caught the frisbee that the boy threw.", "A boy rides a bike down the street.",
-             "The dog runs.", "Dog frisbee throw catch."]
-TEXTS = [*SENTENCES, "frisbee", "The boy rode. Then he stopped. The end.", "Der Hund fängt die Frisbee, très bien."]
+SENTENCES = [
+    "The dog caught the frisbee that the boy threw.",
+    "A boy rides a bike down the street.",
+    "The dog runs.",
+    "Dog frisbee throw catch.",
+]
+TEXTS = [
+    *SENTENCES,
+    "frisbee",
+    "The boy rode. Then he stopped. The end.",
+    "Der Hund fängt die Frisbee, très bien.",
+]
 SCORE = """import json, sys
 import transformers
 from ocg.metrics import bleurt
@@ -43,15 +52,23 @@ def pairs():
 
 def test_the_tokenizer_gives_sentencepiece_ids(checkpoint, loaded):
     import sentencepiece as spm
+
     sp = spm.SentencePieceProcessor(model_file=str(checkpoint / "spm.model"))
     cls, sep = sp.piece_to_id("[CLS]"), sp.piece_to_id("[SEP]")
     tokenizer, _ = loaded
     for ref, cand in pairs():
-        assert tokenizer(ref, cand)["input_ids"] == [cls, *sp.encode(ref), sep, *sp.encode(cand), sep], (ref, cand)
+        assert tokenizer(ref, cand)["input_ids"] == [
+            cls,
+            *sp.encode(ref),
+            sep,
+            *sp.encode(cand),
+            sep,
+        ], (ref, cand)
 
 
 def test_every_weight_is_the_files(checkpoint, loaded):
     from safetensors.torch import load_file
+
     stored = load_file(checkpoint / "model.safetensors")
     state = loaded[1].state_dict()
     assert set(stored) <= set(state) and len(stored) > 20
@@ -71,13 +88,23 @@ def test_the_other_stack_gives_the_same_scores(checkpoint, loaded):
     if not other:
         pytest.skip("OCG_CROSS_STACK_PYTHON (the other transformers stack's python) not set")
     root = Path(__file__).parent.parent.parent
-    done = subprocess.run([other, "-c", SCORE, str(checkpoint), json.dumps(pairs())], capture_output=True,
-                          text=True, env={**os.environ, "PYTHONPATH": str(root)}, check=True)
+    done = subprocess.run(
+        [other, "-c", SCORE, str(checkpoint), json.dumps(pairs())],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        check=True,
+    )
     import transformers
+
     theirs = json.loads(done.stdout.strip().splitlines()[-1])
-    assert theirs["transformers"].split(".")[0] != transformers.__version__.split(".")[0], "not the other stack"
+    assert theirs["transformers"].split(".")[0] != transformers.__version__.split(".")[0], (
+        "not the other stack"
+    )
     ours = bleurt.score_pairs(pairs(), *loaded, batch_size=16)
     diff = max(abs(ours[p] - t) for p, t in zip(pairs(), theirs["scores"]))
-    print(f"transformers {transformers.__version__} vs {theirs['transformers']}: max |score difference| {diff:.2e} "
-          f"(x100 scale) over {len(ours)} pairs, scores {min(ours.values()):.4f}..{max(ours.values()):.4f}")
+    print(
+        f"transformers {transformers.__version__} vs {theirs['transformers']}: max |score difference| {diff:.2e} "
+        f"(x100 scale) over {len(ours)} pairs, scores {min(ours.values()):.4f}..{max(ours.values()):.4f}"
+    )
     assert diff < 1e-3

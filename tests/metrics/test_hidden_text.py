@@ -12,7 +12,10 @@ from ocg.metrics.textprep import LONG_RUN, for_matching
 
 HIDDEN = {  # answer -> (flag, concepts all present)
     "A dog\u200b runs in the park.": ("format_chars", True),
-    "A \u202edog\u202c runs in the park.": ("format_chars", True),  # bidi override around the concept
+    "A \u202edog\u202c runs in the park.": (
+        "format_chars",
+        True,
+    ),  # bidi override around the concept
     "A dog\u200bruns in the park.": ("format_chars", True),  # a zero-width space between two words
     "A \ufeffdog runs in the park.": ("format_chars", True),
     "A dog runs in the park " + "$" * 100_000 + ".": ("long_run", True),
@@ -21,18 +24,45 @@ HIDDEN = {  # answer -> (flag, concepts all present)
 
 
 def test_hidden_characters_and_long_runs_are_matched_and_flagged(tmp_path, capsys):
-    rows = [{"set_id": "s", "template_id": 0, "perm_index": i, "concepts": ["dog", "run", "park"], "pos_pattern": "NVN",
-             "answer": a} for i, a in enumerate(HIDDEN)]
+    rows = [
+        {
+            "set_id": "s",
+            "template_id": 0,
+            "perm_index": i,
+            "concepts": ["dog", "run", "park"],
+            "pos_pattern": "NVN",
+            "answer": a,
+        }
+        for i, a in enumerate(HIDDEN)
+    ]
     write_generations(tmp_path / "gen", "m", rows)
     started = time.perf_counter()
-    assert main(["score", "--generations", str(tmp_path / "gen"), "--out", str(tmp_path / "scores"),
-                 "--metrics", "coverage"]) == 0
+    assert (
+        main(
+            [
+                "score",
+                "--generations",
+                str(tmp_path / "gen"),
+                "--out",
+                str(tmp_path / "scores"),
+                "--metrics",
+                "coverage",
+            ]
+        )
+        == 0
+    )
     seconds = time.perf_counter() - started
-    answers = pd.read_parquet(tmp_path / "scores" / "m" / "answers.parquet").sort_values("perm_index")
+    answers = pd.read_parquet(tmp_path / "scores" / "m" / "answers.parquet").sort_values(
+        "perm_index"
+    )
     for (answer, (flag, present)), (_, row) in zip(HIDDEN.items(), answers.iterrows()):
         assert bool(row["all_present"]) is present and bool(row["in_order"]) is present, answer[:60]
-        assert [f for f in ("format_chars", "long_run") if row[f]] == ([flag] if flag else []), answer[:60]
-    assert seconds < 120, f"{seconds:.0f} s: the long run was tagged whole"  # about 30 minutes before
+        assert [f for f in ("format_chars", "long_run") if row[f]] == ([flag] if flag else []), (
+            answer[:60]
+        )
+    assert seconds < 120, (
+        f"{seconds:.0f} s: the long run was tagged whole"
+    )  # about 30 minutes before
 
 
 def test_what_the_matcher_reads():

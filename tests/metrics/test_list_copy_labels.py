@@ -16,19 +16,33 @@ LABELS = Path(__file__).parents[1] / "data" / "list_copy_labels.jsonl"
 
 
 def _flags(texts, concepts, patterns):
-    return flag_texts(pd.Series(texts), pd.Series(concepts), pd.Series(patterns))["copies_list"].tolist()
+    return flag_texts(pd.Series(texts), pd.Series(concepts), pd.Series(patterns))[
+        "copies_list"
+    ].tolist()
 
 
 def test_a_sentence_that_composes_its_concepts_is_no_copy_and_copies_still_are():
     concepts, pos = ["demonstrate", "sew", "use", "machine"], "VVVN"
-    texts = ["The person who demonstrated sewing using a machine is a skilled craftsman.",  # the example
-             "Demonstrate sew use machine.", "Demonstrate, sewing, use and machine.",
-             "The person demonstrates sew use machine.", "1. Demonstrate sew use machine"]
-    assert _flags(texts, [concepts] * len(texts), [pos] * len(texts)) == [False, True, True, True, True]
+    texts = [
+        "The person who demonstrated sewing using a machine is a skilled craftsman.",  # the example
+        "Demonstrate sew use machine.",
+        "Demonstrate, sewing, use and machine.",
+        "The person demonstrates sew use machine.",
+        "1. Demonstrate sew use machine",
+    ]
+    assert _flags(texts, [concepts] * len(texts), [pos] * len(texts)) == [
+        False,
+        True,
+        True,
+        True,
+        True,
+    ]
 
 
 def _labelled() -> pd.DataFrame:
-    rows = [json.loads(line) for line in LABELS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = [
+        json.loads(line) for line in LABELS.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
     df = pd.DataFrame(rows)
     return df.assign(flagged=_flags(df["answer"], df["concepts"], df["pos_pattern"]))
 
@@ -38,18 +52,38 @@ def test_methods_states_the_flag_s_precision_on_the_labelled_answers():
     assert set(df["source"]) == {"demo", "commongen_eval_5concept"} and df["copy"].dtype == bool
     assert not df.assign(key=df["concepts"].map(" ".join)).duplicated(["answer", "key"]).any()
     copies, flagged = int(df["copy"].sum()), df[df["flagged"]]
-    text = " ".join((PROJECT_ROOT / "docs" / "METHODS.md").read_text().split("**How precise the flag is.**")[1].split())
-    said = re.search(r"version 3 flagged (\d+) distinct answers, (\d+) of them copies \(precision ([\d.]+)%\); "
-                     r"version 4 flags (\d+), (\d+) of them copies \(precision ([\d.]+)%\), and keeps (\d+) of the (\d+)", text)
+    text = " ".join(
+        (PROJECT_ROOT / "docs" / "METHODS.md")
+        .read_text()
+        .split("**How precise the flag is.**")[1]
+        .split()
+    )
+    said = re.search(
+        r"version 3 flagged (\d+) distinct answers, (\d+) of them copies \(precision ([\d.]+)%\); "
+        r"version 4 flags (\d+), (\d+) of them copies \(precision ([\d.]+)%\), and keeps (\d+) of the (\d+)",
+        text,
+    )
     assert said, "METHODS states the precision"
-    assert said.groups() == (str(len(df)), str(copies), f"{100 * copies / len(df):.1f}", str(len(flagged)),
-                             str(int(flagged["copy"].sum())), f"{100 * flagged['copy'].mean():.1f}",
-                             str(int(flagged["copy"].sum())), str(copies))
+    assert said.groups() == (
+        str(len(df)),
+        str(copies),
+        f"{100 * copies / len(df):.1f}",
+        str(len(flagged)),
+        str(int(flagged["copy"].sum())),
+        f"{100 * flagged['copy'].mean():.1f}",
+        str(int(flagged["copy"].sum())),
+        str(copies),
+    )
     assert flagged["copy"].mean() > copies / len(df)  # narrower, and more precise
 
 
-@pytest.mark.parametrize("answer", ["The person demonstrated sewing using a machine.",
-                                    "The machine demonstrates sewing using a sewing machine."])
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "The person demonstrated sewing using a machine.",
+        "The machine demonstrates sewing using a sewing machine.",
+    ],
+)
 def test_labelled_sentences_are_not_flagged(answer):
     df = _labelled()
     row = df[df["answer"] == answer].iloc[0]

@@ -21,49 +21,58 @@ def present(nlp, text, concept, rule="pos_aware_lookup"):
     return match(analyse([text], nlp, rule=rule)[text], [word], pos)["all_present"]
 
 
-@pytest.mark.parametrize("text, concept", [
-    ("I could see the dog from here.", "can_N"),
-    ("The building is tall.", "build_V"),
-    ("She hung a painting on the wall.", "paint_V"),
-    ("A dove sat on the roof.", "dive_V"),
-    ("The bridge has a long span.", "spin_V"),
-    ("A drunk man sang in the street.", "drink_V"),
-    # noun concepts (issue 21): a participle or gerund used as an adjective or as another noun
-    ("They drove to the parking lot.", "park_N"),
-    ("She spread sweet icing on the cake.", "ice_N"),
-    ("He carried a fishing rod to the lake.", "fish_N"),
-    ("The housing market is slow this year.", "house_N"),
-    ("The film has a happy ending.", "end_N"),
-    ("A wooded hill rises behind the village.", "wood_N"),
-    ("The crowded street is loud.", "crowd_N"),
-    ("The broken equipment is taken to the workshop.", "break_N"),
-    # ... and the ones in CommonGen-Eval's five-concept outputs
-    ("A mother helps her toddler load their clothing into the washer.", "clothe_N"),
-    ("A boy picks up marbles with his cupped hands.", "cup_N"),
-    ("The artist creates a colorful painting on the street.", "paint_N"),
-    ("The soccer player is protected by his padded gear.", "pad_N"),
-])
+@pytest.mark.parametrize(
+    "text, concept",
+    [
+        ("I could see the dog from here.", "can_N"),
+        ("The building is tall.", "build_V"),
+        ("She hung a painting on the wall.", "paint_V"),
+        ("A dove sat on the roof.", "dive_V"),
+        ("The bridge has a long span.", "spin_V"),
+        ("A drunk man sang in the street.", "drink_V"),
+        # noun concepts (issue 21): a participle or gerund used as an adjective or as another noun
+        ("They drove to the parking lot.", "park_N"),
+        ("She spread sweet icing on the cake.", "ice_N"),
+        ("He carried a fishing rod to the lake.", "fish_N"),
+        ("The housing market is slow this year.", "house_N"),
+        ("The film has a happy ending.", "end_N"),
+        ("A wooded hill rises behind the village.", "wood_N"),
+        ("The crowded street is loud.", "crowd_N"),
+        ("The broken equipment is taken to the workshop.", "break_N"),
+        # ... and the ones in CommonGen-Eval's five-concept outputs
+        ("A mother helps her toddler load their clothing into the washer.", "clothe_N"),
+        ("A boy picks up marbles with his cupped hands.", "cup_N"),
+        ("The artist creates a colorful painting on the street.", "paint_N"),
+        ("The soccer player is protected by his padded gear.", "pad_N"),
+    ],
+)
 def test_false_friends_do_not_match(nlp, text, concept):
     assert present(nlp, text, concept, "any_lookup")  # the POS-blind table admits them
     assert not present(nlp, text, concept)
 
 
-@pytest.mark.parametrize("text, concept", [
-    ("A boy rides a bike down the street.", "ride_V"),
-    ("He is riding a horse.", "ride_V"),
-    ("She bought a new sewing machine.", "sew_V"),
-    ("She is sewing a dress.", "sew_V"),
-    ("He drove a motorized scooter to work.", "motorize_V"),
-    ("The kids are painting the fence.", "paint_V"),
-    ("The bird dove into the water.", "dive_V"),
-    ("He has drunk all the milk.", "drink_V"),
-    ("Dogs chase the ball.", "dog_N"),
-    ("Three mice ran across the kitchen floor.", "mouse_N"),
-    ("The children play in the park.", "child_N"),
-    ("The crowd cheered the players.", "crowd_N"),
-    ("Fans crowded the street.", "crowd_N"),  # the verb itself, as CommonGen's lemma rule counts it
-    ("The chef chops onions on the cutting board.", "cut_V"),
-])
+@pytest.mark.parametrize(
+    "text, concept",
+    [
+        ("A boy rides a bike down the street.", "ride_V"),
+        ("He is riding a horse.", "ride_V"),
+        ("She bought a new sewing machine.", "sew_V"),
+        ("She is sewing a dress.", "sew_V"),
+        ("He drove a motorized scooter to work.", "motorize_V"),
+        ("The kids are painting the fence.", "paint_V"),
+        ("The bird dove into the water.", "dive_V"),
+        ("He has drunk all the milk.", "drink_V"),
+        ("Dogs chase the ball.", "dog_N"),
+        ("Three mice ran across the kitchen floor.", "mouse_N"),
+        ("The children play in the park.", "child_N"),
+        ("The crowd cheered the players.", "crowd_N"),
+        (
+            "Fans crowded the street.",
+            "crowd_N",
+        ),  # the verb itself, as CommonGen's lemma rule counts it
+        ("The chef chops onions on the cutting board.", "cut_V"),
+    ],
+)
 def test_true_matches_are_kept(nlp, text, concept):
     assert present(nlp, text, concept)
 
@@ -79,13 +88,19 @@ def test_commongens_rule_compares_the_lemma_as_spacy_writes_it(nlp):
     import spacy
 
     from ocg.metrics.coverage import resolve_spacy_model
+
     text = "The Jump bobsle run push is a fun activity"
     assert not present(nlp, text, "jump_V", "commongen_lemma")
     assert present(nlp, text, "jump_V", "commongen_lemma_lower")
     shipped = spacy.load(resolve_spacy_model("auto"))
     labels = _labels()
-    lemmas = {t: {tok.lemma_ for tok in doc} for t, doc in
-              zip(sorted({r["output"] for r in labels}), shipped.pipe(sorted({r["output"] for r in labels})))}
+    lemmas = {
+        t: {tok.lemma_ for tok in doc}
+        for t, doc in zip(
+            sorted({r["output"] for r in labels}),
+            shipped.pipe(sorted({r["output"] for r in labels})),
+        )
+    }
     source = [r["concept"].rsplit("_", 1)[0] in lemmas[r["output"]] for r in labels]
     assert _verdicts(nlp, labels, "commongen_lemma") == source
 
@@ -98,6 +113,7 @@ def test_the_pipeline_is_a_recorded_choice_and_as_shipped_reads_the_parse():
 
     from ocg.metrics.coverage import DEFAULT_PIPELINE, SPACY_PIPELINES, resolve_spacy_model
     from ocg.scoring import load_scoring_config
+
     assert load_scoring_config()["spacy_pipeline"] == DEFAULT_PIPELINE == "no_parser"
     assert set(SPACY_PIPELINES) == {"as_shipped", "no_parser"}
     text = "Machine demonstrates use sew machine."
@@ -105,7 +121,9 @@ def test_the_pipeline_is_a_recorded_choice_and_as_shipped_reads_the_parse():
     assert "parser" in as_shipped.pipe_names and "parser" not in no_parser.pipe_names
     shipped = {t.text: (t.pos_, t.lemma_) for t in spacy.load(resolve_spacy_model("auto"))(text)}
     assert shipped["demonstrates"] == ("AUX", "demonstrates")
-    assert not present(as_shipped, text, "demonstrate_V") and present(no_parser, text, "demonstrate_V")
+    assert not present(as_shipped, text, "demonstrate_V") and present(
+        no_parser, text, "demonstrate_V"
+    )
 
 
 def _labels():
@@ -114,8 +132,12 @@ def _labels():
 
 def _verdicts(nlp, labels, rule):
     tokens = analyse(sorted({r["output"] for r in labels}), nlp, rule=rule)
-    return [match(tokens[r["output"]], [r["concept"].rsplit("_", 1)[0]], r["concept"].rsplit("_", 1)[1])["all_present"]
-            for r in labels]
+    return [
+        match(
+            tokens[r["output"]], [r["concept"].rsplit("_", 1)[0]], r["concept"].rsplit("_", 1)[1]
+        )["all_present"]
+        for r in labels
+    ]
 
 
 def test_precision_and_recall_on_the_sample_and_weighted_to_the_population(nlp):
@@ -123,8 +145,9 @@ def test_precision_and_recall_on_the_sample_and_weighted_to_the_population(nlp):
     labelled sample, and with each stratum's pairs weighted by population size / labelled size."""
     labels = _labels()
     assert len(labels) == MATCHING_QUALITY["labelled_pairs"]
-    assert {s: sum(r["set"] == s for r in labels) for s in MATCHING_STRATA} == \
-        {s: k for s, (_, k) in MATCHING_STRATA.items()}
+    assert {s: sum(r["set"] == s for r in labels) for s in MATCHING_STRATA} == {
+        s: k for s, (_, k) in MATCHING_STRATA.items()
+    }
     assert sum(n for n, _ in MATCHING_STRATA.values()) == 12480  # 2,496 outputs x 5 concepts
     measured = {}
     for rule in MATCHING_RULES:
@@ -134,8 +157,10 @@ def test_precision_and_recall_on_the_sample_and_weighted_to_the_population(nlp):
             outcome = (got and r["present"], got and not r["present"], (not got) and r["present"])
             for name, weight in (("sample", 1.0), ("population_weighted", population / labelled)):
                 counts[name] = [c + weight * o for c, o in zip(counts[name], outcome)]
-        measured[rule] = {name: {"precision": round(tp / (tp + fp), 4), "recall": round(tp / (tp + fn), 4)}
-                          for name, (tp, fp, fn) in counts.items()}
+        measured[rule] = {
+            name: {"precision": round(tp / (tp + fp), 4), "recall": round(tp / (tp + fn), 4)}
+            for name, (tp, fp, fn) in counts.items()
+        }
     assert measured == {rule: MATCHING_QUALITY[rule] for rule in MATCHING_RULES}
     ours, commongen = measured["pos_aware_lookup"], measured["commongen_lemma"]
     assert ours["sample"]["precision"] >= commongen["sample"]["precision"]
@@ -149,8 +174,15 @@ def test_the_pos_guard_loses_no_true_match_the_lookup_table_finds(nlp):
     """Every labelled-present pair the POS-blind table matches, the guarded rule matches too
     ("rides", "riding", "mice", "children", "sewing machine" among them); it only drops false ones."""
     labels = _labels()
-    blind, guarded = _verdicts(nlp, labels, "any_lookup"), _verdicts(nlp, labels, "pos_aware_lookup")
-    lost = [(r["output"], r["concept"]) for r, b, g in zip(labels, blind, guarded) if r["present"] and b and not g]
+    blind, guarded = (
+        _verdicts(nlp, labels, "any_lookup"),
+        _verdicts(nlp, labels, "pos_aware_lookup"),
+    )
+    lost = [
+        (r["output"], r["concept"])
+        for r, b, g in zip(labels, blind, guarded)
+        if r["present"] and b and not g
+    ]
     assert lost == []
     dropped = [r for r, b, g in zip(labels, blind, guarded) if b and not g]
     assert len(dropped) >= 15 and not any(r["present"] for r in dropped)
@@ -159,16 +191,27 @@ def test_the_pos_guard_loses_no_true_match_the_lookup_table_finds(nlp):
 # --- The fast path (ocg/metrics/coverage.py: parse, IndexedAttributeRuler, worker processes)
 # must give what spaCy as shipped gives.
 
-EXTRA_TEXTS = ["I'm gonna let's go, y'all ain't gotta do it.", "Gonna wanna c'mon, y' all", "", " ",
-               "Let's gotta  \n\n go", "Ain't nobody got time", "The DOG runs!!  And... it's 5 o'clock."]
+EXTRA_TEXTS = [
+    "I'm gonna let's go, y'all ain't gotta do it.",
+    "Gonna wanna c'mon, y' all",
+    "",
+    " ",
+    "Let's gotta  \n\n go",
+    "Ain't nobody got time",
+    "The DOG runs!!  And... it's 5 o'clock.",
+]
 
 
 def _label_texts():
-    return sorted({json.loads(line)["output"] for line in LABELS.read_text().splitlines()}) + EXTRA_TEXTS
+    return (
+        sorted({json.loads(line)["output"] for line in LABELS.read_text().splitlines()})
+        + EXTRA_TEXTS
+    )
 
 
 def test_indexed_attribute_ruler_finds_the_matchers_matches(nlp):
     from ocg.metrics.attribute_ruler import IndexedAttributeRuler, supports
+
     ruler = nlp.get_pipe("attribute_ruler")
     assert supports(ruler)
     fast = IndexedAttributeRuler(ruler)
@@ -188,14 +231,22 @@ def test_fast_pipeline_annotates_as_spacy_as_shipped(pipeline):
     from thinc.api import NumpyOps
 
     from ocg.metrics.coverage import parse, resolve_spacy_model
+
     nlp = load_nlp("auto", pipeline)
-    shipped = spacy.load(resolve_spacy_model("auto"), exclude=[] if pipeline == "as_shipped" else ["parser", "ner", "senter"])
+    shipped = spacy.load(
+        resolve_spacy_model("auto"),
+        exclude=[] if pipeline == "as_shipped" else ["parser", "ner", "senter"],
+    )
     assert getattr(shipped.get_pipe("tok2vec").model.ops, "use_blis", True)
-    assert isinstance(nlp.get_pipe("tok2vec").model.ops, NumpyOps) and not nlp.get_pipe("tok2vec").model.ops.use_blis
+    assert (
+        isinstance(nlp.get_pipe("tok2vec").model.ops, NumpyOps)
+        and not nlp.get_pipe("tok2vec").model.ops.use_blis
+    )
     texts = _label_texts()
 
     def annotations(docs):
         return [[(t.text, t.tag_, t.pos_, str(t.morph), t.lemma_) for t in doc] for doc in docs]
+
     assert annotations(parse(texts, nlp)) == annotations(shipped.pipe(texts))
 
 
@@ -203,6 +254,7 @@ def test_verdicts_do_not_depend_on_the_number_of_processes(nlp, monkeypatch):
     import pandas as pd
 
     from ocg.metrics import coverage
+
     labels = _labels()
     answers = pd.Series([r["output"] for r in labels] + [None, ""])
     concepts = pd.Series([[r["concept"].rsplit("_", 1)[0]] for r in labels] + [["dog"], ["cat"]])
@@ -217,7 +269,12 @@ def test_verdicts_do_not_depend_on_the_number_of_processes(nlp, monkeypatch):
 
 
 def _real_outputs() -> list[str]:
-    rows = [json.loads(line) for line in (LABELS.parent / "commongen_eval_outputs_5concept.jsonl").read_text().splitlines()]
+    rows = [
+        json.loads(line)
+        for line in (LABELS.parent / "commongen_eval_outputs_5concept.jsonl")
+        .read_text()
+        .splitlines()
+    ]
     return _label_texts() + sorted({r["output"] for r in rows if isinstance(r.get("output"), str)})
 
 
@@ -227,13 +284,16 @@ def test_remembered_token_forms_are_token_forms(nlp):
     output, read twice (the second time from the memo)."""
     from ocg.metrics.coverage import lemma_lookup, parse
     from ocg.metrics.matching import TokenForms, token_forms
+
     texts = _real_outputs()
     docs = list(parse(texts, nlp))
     table = lemma_lookup()
     fast = TokenForms(table)
     want = [token_forms(doc, table) for doc in docs]
     assert [fast(doc) for doc in docs] == want and [fast(doc) for doc in docs] == want
-    assert len(fast.memo) < sum(len(doc) for doc in docs) / 2  # tokens recur: the memo is worth having
+    assert (
+        len(fast.memo) < sum(len(doc) for doc in docs) / 2
+    )  # tokens recur: the memo is worth having
     assert len(texts) > 2000 and set(want[0]) == set(MATCHING_RULES)
 
 
@@ -243,16 +303,20 @@ def test_the_lemmatizer_derives_a_tokens_lemma_once():
     import spacy
 
     from ocg.metrics.coverage import resolve_spacy_model
+
     calls = {"plain": 0, "remembered": 0}
     texts = ["The dog eats the food near the dog."] * 3
-    for name, nlp in (("plain", spacy.load(resolve_spacy_model("auto"), exclude=["parser", "ner", "senter"])),
-                      ("remembered", load_nlp("auto", "no_parser"))):
+    for name, nlp in (
+        ("plain", spacy.load(resolve_spacy_model("auto"), exclude=["parser", "ner", "senter"])),
+        ("remembered", load_nlp("auto", "no_parser")),
+    ):
         lemmatizer = nlp.get_pipe("lemmatizer")
         base = lemmatizer.is_base_form
 
         def counted(token, name=name, base=base):
             calls[name] += 1
             return base(token)
+
         lemmatizer.is_base_form = counted
         try:
             lemmas = [[t.lemma_ for t in doc] for doc in nlp.pipe(texts)]
@@ -272,15 +336,19 @@ def test_coverage_runs_with_the_collector_paused_and_leaves_no_cycles(nlp, monke
     import pandas as pd
 
     from ocg.metrics import coverage
+
     seen = []
     real = coverage.match_all_rules
 
     def spy(*args):
         seen.append(gc.isenabled())
         return real(*args)
+
     monkeypatch.setattr(coverage, "match_all_rules", spy)
     texts = _label_texts()
     gc.collect()
-    out = coverage.score_coverage(pd.Series(texts), pd.Series([["dog"]] * len(texts)), nlp, n_process=1)
+    out = coverage.score_coverage(
+        pd.Series(texts), pd.Series([["dog"]] * len(texts)), nlp, n_process=1
+    )
     assert len(out) == len(texts) and seen and not any(seen) and gc.isenabled()
     assert gc.collect() == 0  # spaCy's docs and the token forms made no reference cycles

@@ -27,9 +27,18 @@ def test_pass_at_1_is_the_share_passing_and_large_n_stays_finite():
     assert 0 < value < 1 and value == pytest.approx(1 - (1 - 100 / 10_000) ** 5, rel=1e-2)
 
 
-@pytest.mark.parametrize("args, field", [((3, 1, 4), "k"), ((3, 4, 1), "c"), ((3, -1, 1), "c"),
-                                         ((0, 0, 1), "pass_at_k"), ((3, 1, 0), "pass_at_k"),
-                                         ((3.0, 1, 1), "n"), ((3, True, 1), "c")])
+@pytest.mark.parametrize(
+    "args, field",
+    [
+        ((3, 1, 4), "k"),
+        ((3, 4, 1), "c"),
+        ((3, -1, 1), "c"),
+        ((0, 0, 1), "pass_at_k"),
+        ((3, 1, 0), "pass_at_k"),
+        ((3.0, 1, 1), "n"),
+        ((3, True, 1), "c"),
+    ],
+)
 def test_bad_arguments_name_what_is_wrong(args, field):
     with pytest.raises(OcgInputError) as exc:
         pass_at_k(*args)

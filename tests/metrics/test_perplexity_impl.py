@@ -19,7 +19,10 @@ CONTEXT = 48  # the tiny model's positions: the longest answers are truncated
 
 def real_answers(n: int = 40) -> list[str]:
     """n distinct real LLM answers (CommonGen-Eval outputs), spread evenly over their lengths."""
-    outputs = sorted({json.loads(line)["output"] for line in LABELS.read_text().splitlines()}, key=lambda t: (len(t), t))
+    outputs = sorted(
+        {json.loads(line)["output"] for line in LABELS.read_text().splitlines()},
+        key=lambda t: (len(t), t),
+    )
     return [outputs[round(i * (len(outputs) - 1) / (n - 1))] for i in range(n)]
 
 
@@ -34,13 +37,31 @@ def tiny_lm(tmp_path_factory):
     from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 
     bpe = Tokenizer(models.BPE(unk_token="<unk>"))
-    bpe.pre_tokenizer, bpe.decoder = pre_tokenizers.ByteLevel(add_prefix_space=False), decoders.ByteLevel()
-    bpe.train_from_iterator(real_answers(200), trainers.BpeTrainer(
-        vocab_size=400, special_tokens=["<unk>", "<eos>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    bpe.pre_tokenizer, bpe.decoder = (
+        pre_tokenizers.ByteLevel(add_prefix_space=False),
+        decoders.ByteLevel(),
+    )
+    bpe.train_from_iterator(
+        real_answers(200),
+        trainers.BpeTrainer(
+            vocab_size=400,
+            special_tokens=["<unk>", "<eos>"],
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        ),
+    )
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<eos>", unk_token="<unk>")
     torch.manual_seed(0)
-    model = GPT2LMHeadModel(GPT2Config(vocab_size=len(tokenizer), n_positions=CONTEXT, n_embd=32, n_layer=2,
-                                       n_head=2, bos_token_id=1, eos_token_id=1))
+    model = GPT2LMHeadModel(
+        GPT2Config(
+            vocab_size=len(tokenizer),
+            n_positions=CONTEXT,
+            n_embd=32,
+            n_layer=2,
+            n_head=2,
+            bos_token_id=1,
+            eos_token_id=1,
+        )
+    )
     path = tmp_path_factory.mktemp("tiny-gpt2")
     tokenizer.save_pretrained(path)
     model.save_pretrained(path)
@@ -50,6 +71,7 @@ def tiny_lm(tmp_path_factory):
 def unbatched_reference(texts, lm) -> dict[str, float]:
     """exp of the model's own mean loss, one text at a time (no padding, no masking of ours)."""
     import torch
+
     limit, out = context_limit(lm.model, lm.tokenizer), {}
     for t in texts:
         ids = torch.tensor([lm.tokenizer(t, truncation=True, max_length=limit)["input_ids"]])
@@ -74,7 +96,9 @@ def check_against_references(path, expect_truncated: bool) -> dict:
     diffs = {"unbatched": max_relative_difference(ppl, unbatched_reference(scored, lm), scored)}
     assert diffs["unbatched"] < 1e-5
     if perplexity.implementation() == "lmppl":  # transformers 4.x: the paper's tool, side by side
-        lmppl_values, lmppl_status = perplexity.score_perplexity(TEXTS, perplexity.load_lm(str(path), "lmppl"), 8)
+        lmppl_values, lmppl_status = perplexity.score_perplexity(
+            TEXTS, perplexity.load_lm(str(path), "lmppl"), 8
+        )
         assert lmppl_status == status
         diffs["lmppl"] = max_relative_difference(ppl, lmppl_values, scored)
         assert diffs["lmppl"] < 1e-5
@@ -87,7 +111,11 @@ def test_ocg_perplexity_equals_lmppl_and_the_unbatched_loss_on_a_tiny_gpt2(tiny_
 
 def test_ocg_perplexity_equals_lmppl_and_the_unbatched_loss_on_smollm2():
     from ocg.embedded import ensure_converted
-    print("max relative difference", check_against_references(ensure_converted("smollm2-135m-instruct"), expect_truncated=False))
+
+    print(
+        "max relative difference",
+        check_against_references(ensure_converted("smollm2-135m-instruct"), expect_truncated=False),
+    )
 
 
 def test_scoring_uses_the_chosen_implementation(tiny_lm, monkeypatch):

@@ -19,17 +19,37 @@ def nlp():
 
 
 def _verdicts(nlp, text, concepts, pattern):
-    row = score_coverage(pd.Series([text]), pd.Series([concepts]), nlp, pos_patterns=pd.Series([pattern])).iloc[0]
+    row = score_coverage(
+        pd.Series([text]), pd.Series([concepts]), nlp, pos_patterns=pd.Series([pattern])
+    ).iloc[0]
     return bool(row["all_present"]), bool(row["pos_all_present"]), bool(row["pos_in_order"])
 
 
-@pytest.mark.parametrize(("text", "concepts", "pattern", "expected"), [
-    ("The dog catches a frisbee.", ["dog", "catch", "frisbee"], "NVN", (True, True, True)),
-    ("A frisbee is thrown to the dog that catches it.", ["dog", "catch", "frisbee"], "NVN", (True, True, False)),
-    ("The fish swim past a fishing boat.", ["boat", "fish"], "NV", (True, False, False)),  # fish as a noun only
-    ("They fish from the boat.", ["boat", "fish"], "NV", (True, True, False)),
-    ("The catch was a big one for the dog.", ["dog", "catch"], "NV", (True, False, False)),  # catch as a noun
-])
+@pytest.mark.parametrize(
+    ("text", "concepts", "pattern", "expected"),
+    [
+        ("The dog catches a frisbee.", ["dog", "catch", "frisbee"], "NVN", (True, True, True)),
+        (
+            "A frisbee is thrown to the dog that catches it.",
+            ["dog", "catch", "frisbee"],
+            "NVN",
+            (True, True, False),
+        ),
+        (
+            "The fish swim past a fishing boat.",
+            ["boat", "fish"],
+            "NV",
+            (True, False, False),
+        ),  # fish as a noun only
+        ("They fish from the boat.", ["boat", "fish"], "NV", (True, True, False)),
+        (
+            "The catch was a big one for the dog.",
+            ["dog", "catch"],
+            "NV",
+            (True, False, False),
+        ),  # catch as a noun
+    ],
+)
 def test_a_concept_counts_only_as_its_part_of_speech(nlp, text, concepts, pattern, expected):
     assert _verdicts(nlp, text, concepts, pattern) == expected
 
@@ -43,8 +63,11 @@ def test_agreement_with_commongen_evals_pos_rule_on_its_outputs(nlp):
     """The figure docs/METHODS.md states, recomputed on the 2,496 shipped outputs."""
     rows = [json.loads(line) for line in OUTPUTS.read_text().splitlines()]
     texts = [r["output"] for r in rows]
-    ours = score_coverage(pd.Series(texts), pd.Series([[c.split("_")[0] for c in r["concept_set"]] for r in rows]),
-                          nlp, pos_patterns=pd.Series(["".join(c.split("_")[1] for c in r["concept_set"])
-                                                       for r in rows]))
+    ours = score_coverage(
+        pd.Series(texts),
+        pd.Series([[c.split("_")[0] for c in r["concept_set"]] for r in rows]),
+        nlp,
+        pos_patterns=pd.Series(["".join(c.split("_")[1] for c in r["concept_set"]) for r in rows]),
+    )
     theirs = [commongen_eval_pos(doc, r["concept_set"]) for doc, r in zip(nlp.pipe(texts), rows)]
     assert agreement(list(ours["pos_all_present"]), theirs) == AGREEMENT

@@ -13,8 +13,13 @@ from helpers import build_tiny_embedder, write_generations
 from ocg.metrics import semantic
 from ocg.scoring import neural, score_model
 
-GROUP = ["The dog catches a frisbee.", "A dog catches the frisbee.", "The boy throws a frisbee to his dog.",
-         "Snow falls on the quiet town.", "The dog catches a frisbee."]
+GROUP = [
+    "The dog catches a frisbee.",
+    "A dog catches the frisbee.",
+    "The boy throws a frisbee to his dog.",
+    "Snow falls on the quiet town.",
+    "The dog catches a frisbee.",
+]
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -44,22 +49,42 @@ CONFIG = {"embedding_batch_size": 2}
 
 
 def test_the_family_embeds_each_text_once_and_scores_groups(tiny_embedder, tmp_path, monkeypatch):
-    config, key = {**CONFIG, "embedding_model": str(tiny_embedder)}, {"version": 1, "model": str(tiny_embedder)}
-    vectors, sig = neural.embeddings([GROUP, GROUP[:2]], config, key, tmp_path / "e.parquet", False, print)
+    config, key = (
+        {**CONFIG, "embedding_model": str(tiny_embedder)},
+        {"version": 1, "model": str(tiny_embedder)},
+    )
+    vectors, sig = neural.embeddings(
+        [GROUP, GROUP[:2]], config, key, tmp_path / "e.parquet", False, print
+    )
     assert sig["status"] == "ok" and set(vectors) == set(GROUP)
     direct = semantic.load_embedder(str(tiny_embedder)).encode(GROUP)
-    assert semantic.vendi_score([vectors[t] for t in GROUP]) == pytest.approx(semantic.vendi_score(direct), rel=1e-5)
+    assert semantic.vendi_score([vectors[t] for t in GROUP]) == pytest.approx(
+        semantic.vendi_score(direct), rel=1e-5
+    )
     monkeypatch.setattr(semantic, "load_embedder", lambda *a, **k: pytest.fail("embedded twice"))
     again, _ = neural.embeddings([GROUP], config, key, tmp_path / "e.parquet", False, print)
     assert again == vectors
 
 
 def test_semantic_diversity_is_missing_with_the_reason_not_zero(tmp_path):
-    rows = [{"set_id": "s1", "template_id": 0, "perm_index": p, "concepts": ["dog", "frisbee"], "answer": a}
-            for p, a in enumerate(GROUP[:2])]
+    rows = [
+        {
+            "set_id": "s1",
+            "template_id": 0,
+            "perm_index": p,
+            "concepts": ["dog", "frisbee"],
+            "answer": a,
+        }
+        for p, a in enumerate(GROUP[:2])
+    ]
     write_generations(tmp_path / "gen", "m", rows)
-    out = score_model(tmp_path / "gen" / "m", out_dir=tmp_path / "scores", progress=False,
-                      metrics=["diverse", "semantic"], embedding_model=str(tmp_path / "no-such-model"))
+    out = score_model(
+        tmp_path / "gen" / "m",
+        out_dir=tmp_path / "scores",
+        progress=False,
+        metrics=["diverse", "semantic"],
+        embedding_model=str(tmp_path / "no-such-model"),
+    )
     summary = pd.read_parquet(out / "summary.parquet")
     assert summary.vendi.isna().all() and summary.pairwise_cosine.isna().all()
     assert summary.semantic_missing_reason.str.contains("no-such-model").all()

@@ -19,18 +19,41 @@ TAG = "OCG_TEST_TAG"  # set in each child of a test, to find what it left runnin
 def models_file(folder: Path) -> Path:
     """The embedded model with short answers and no batch-1 check: minutes less on a busy CPU."""
     models = folder / "models.yaml"
-    models.write_text(yaml.safe_dump({"models": {MODEL: {
-        "id": f"embedded:{MODEL}", "quantization": "none", "max_new_tokens": 12, "batch_size": 8, "batch_check": 0}}}))
+    models.write_text(
+        yaml.safe_dump(
+            {
+                "models": {
+                    MODEL: {
+                        "id": f"embedded:{MODEL}",
+                        "quantization": "none",
+                        "max_new_tokens": 12,
+                        "batch_size": 8,
+                        "batch_check": 0,
+                    }
+                }
+            }
+        )
+    )
     return models
 
 
 def write_run(folder: Path, name: str, outputs: Path, **extra) -> Path:
     """A run file of the small report."""
     models = models_file(folder)
-    run = {"name": name, "n_concepts": 4, "subset_k": 1, "permutations": 2, "template_ids": [0],
-           "conditions": ["original", "ordered"], "models": [MODEL], "models_file": str(models),
-           "metrics": ["coverage", "pbleu", "distinct", "diverse"], "analysis": ["03_main_results"],
-           "outputs": str(outputs), **extra}
+    run = {
+        "name": name,
+        "n_concepts": 4,
+        "subset_k": 1,
+        "permutations": 2,
+        "template_ids": [0],
+        "conditions": ["original", "ordered"],
+        "models": [MODEL],
+        "models_file": str(models),
+        "metrics": ["coverage", "pbleu", "distinct", "diverse"],
+        "analysis": ["03_main_results"],
+        "outputs": str(outputs),
+        **extra,
+    }
     path = folder / f"{name}.yaml"
     path.write_text(yaml.safe_dump(run))
     return path
@@ -47,7 +70,12 @@ def tagged_processes(tag: str) -> list[str]:
             if f"{TAG}={tag}".encode() in env:
                 state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
                 if state != "Z":  # a zombie has ended; only its parent has not read its status
-                    command = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                    command = (
+                        (proc / "cmdline")
+                        .read_bytes()
+                        .replace(b"\0", b" ")
+                        .decode(errors="replace")
+                    )
                     found.append(f"{proc.name} {command}")
         except OSError:
             continue
@@ -78,5 +106,6 @@ if __name__ == "__main__":
                 while not (pause / "go").exists():
                     time.sleep(0.2)
             return real_step(notebook, *args, **kwargs)
+
         pipeline.run_step = paused_step
     sys.exit(main(["report", sys.argv[1]]))

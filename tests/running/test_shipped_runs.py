@@ -20,13 +20,31 @@ def test_every_shipped_run_file_writes_into_a_folder_of_its_own(outputs):
     assert len(RUN_FILES) >= 3 and len(set(folders.values())) == len(folders), folders
 
 
-def test_a_run_asking_other_instances_in_a_used_folder_is_told_how_to_choose_another(tmp_path, capsys):
+def test_a_run_asking_other_instances_in_a_used_folder_is_told_how_to_choose_another(
+    tmp_path, capsys
+):
     models = models_file(tmp_path, "{id: x/y, backend: replay}")
-    args = ["generate", "m", "--models-file", models, "--out", tmp_path / "gen", "--subset-k", 1,
-            "--conditions", "ordered", "--templates", 0]
+    args = [
+        "generate",
+        "m",
+        "--models-file",
+        models,
+        "--out",
+        tmp_path / "gen",
+        "--subset-k",
+        1,
+        "--conditions",
+        "ordered",
+        "--templates",
+        0,
+    ]
     assert main([str(a) for a in args]) == 0
     capsys.readouterr()
     code, err = cli(capsys, *args, 1)  # templates 0 and 1: another instance set
-    assert code == 2 and err.startswith(f"ocg: error: {tmp_path / 'gen' / 'm' / 'run_card.json'}: "), err
-    assert "holds another instance set" in err and "`outputs:` key" in err and "OCG_OUTPUTS" in err, err
+    assert code == 2 and err.startswith(
+        f"ocg: error: {tmp_path / 'gen' / 'm' / 'run_card.json'}: "
+    ), err
+    assert (
+        "holds another instance set" in err and "`outputs:` key" in err and "OCG_OUTPUTS" in err
+    ), err
     assert "--out" in err, err

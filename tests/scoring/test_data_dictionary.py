@@ -10,7 +10,14 @@ from ocg.metrics.degenerate import FLAG_COLUMNS
 from ocg.paths import PROJECT_ROOT
 from ocg.results import load_scores
 
-SCORED = {"always", "coverage", "pbleu", "distinct", "diverse", "perplexity"}  # what the fixture scores
+SCORED = {
+    "always",
+    "coverage",
+    "pbleu",
+    "distinct",
+    "diverse",
+    "perplexity",
+}  # what the fixture scores
 KEYS = {"model", "condition", "template_id", "scoring_signature", "n_samples"}
 
 
@@ -26,20 +33,42 @@ def documented(frame: str) -> dict[str, str]:
         if "<flag>" in name:
             names = [name.replace("<flag>", f) for f in FLAG_COLUMNS]
         out.update({n: when for n in names})
-    if "<metric>_sample_sd" in out:  # each metric column of the summary (not a count, key or reason)
+    if (
+        "<metric>_sample_sd" in out
+    ):  # each metric column of the summary (not a count, key or reason)
         when = out.pop("<metric>_sample_sd")
-        out.update({f"{c}_sample_sd": when for c in list(out) if c not in KEYS and not c.startswith("n_")
-                    and not c.endswith("_missing_reason")})
+        out.update(
+            {
+                f"{c}_sample_sd": when
+                for c in list(out)
+                if c not in KEYS and not c.startswith("n_") and not c.endswith("_missing_reason")
+            }
+        )
     return out
 
 
 def _scored(scored_run, name, samples=None):
-    rows = [{"set_id": "s1", "template_id": t, "perm_index": p, "concepts": ["boy", "ride", "bike", "street"],
-             "pos_pattern": "NVNN", "answer": ["The boy rides a bike down the street.", "A boy."][(p + s) % 2],
-             **({"sample": s} if samples else {})}
-            for t in (0, 1) for p in range(24) for s in range(samples or 1)]
-    root = scored_run(name, rows, ["coverage", "pbleu", "distinct", "diverse", "perplexity"], perplexity_batch_size=8,
-                      perplexity_fallback="embedded:smollm2-135m-instruct")  # as the demo: the embedded model, no hub
+    rows = [
+        {
+            "set_id": "s1",
+            "template_id": t,
+            "perm_index": p,
+            "concepts": ["boy", "ride", "bike", "street"],
+            "pos_pattern": "NVNN",
+            "answer": ["The boy rides a bike down the street.", "A boy."][(p + s) % 2],
+            **({"sample": s} if samples else {}),
+        }
+        for t in (0, 1)
+        for p in range(24)
+        for s in range(samples or 1)
+    ]
+    root = scored_run(
+        name,
+        rows,
+        ["coverage", "pbleu", "distinct", "diverse", "perplexity"],
+        perplexity_batch_size=8,
+        perplexity_fallback="embedded:smollm2-135m-instruct",
+    )  # as the demo: the embedded model, no hub
     return load_scores(root / "scores")
 
 
@@ -57,12 +86,18 @@ def sampled_frames(scored_run):
 @pytest.mark.slow
 @pytest.mark.parametrize("frame", ["answers", "groups", "summary"])
 @pytest.mark.parametrize("sampled", [False, True])
-def test_every_column_is_documented_and_every_documented_column_is_there(frames, sampled_frames, frame, sampled):
+def test_every_column_is_documented_and_every_documented_column_is_there(
+    frames, sampled_frames, frame, sampled
+):
     docs, got = documented(frame), (sampled_frames if sampled else frames)[frame]
     assert set(got.columns) - set(docs) == set(), "columns missing from docs/DATA.md"
-    expected = {c for c, when in docs.items() if when in SCORED | ({"samples"} if sampled else set())
-                and not (c.startswith(("perplexity", "pbleurt")) and c.endswith("_sample_sd"))
-                and not (c.endswith("_sample_sd") and docs.get(c.removesuffix("_sample_sd")) not in SCORED)}
+    expected = {
+        c
+        for c, when in docs.items()
+        if when in SCORED | ({"samples"} if sampled else set())
+        and not (c.startswith(("perplexity", "pbleurt")) and c.endswith("_sample_sd"))
+        and not (c.endswith("_sample_sd") and docs.get(c.removesuffix("_sample_sd")) not in SCORED)
+    }
     assert expected - set(got.columns) == set(), "documented, yet not in the frame"
     assert sampled or not {c for c, when in docs.items() if when == "samples"} & set(got.columns)
 
@@ -71,14 +106,22 @@ def test_every_column_is_documented_and_every_documented_column_is_there(frames,
 def test_the_convenience_columns_read_as_the_prompt(frames):
     a = frames["answers"].iloc[0]
     assert a["concept_words"] == "boy ride bike street"
-    assert a["template"] == "Concepts: {concepts}\n\nWrite a sentence that includes all these words in the specified order."
+    assert (
+        a["template"]
+        == "Concepts: {concepts}\n\nWrite a sentence that includes all these words in the specified order."
+    )
 
 
 @pytest.mark.slow
 def test_match_positions_index_tokens_and_minus_one_means_missing(frames):
     a = frames["answers"]
     full = a[a.answer == "The boy rides a bike down the street."].iloc[0]
-    assert [full["tokens"][i] for i in full["match_positions"]] == ["boy", "rides", "bike", "street"]
+    assert [full["tokens"][i] for i in full["match_positions"]] == [
+        "boy",
+        "rides",
+        "bike",
+        "street",
+    ]
     short = a[a.answer == "A boy."].iloc[0]
     assert list(short["match_positions"]) == [1, -1, -1, -1]
 
@@ -86,6 +129,7 @@ def test_match_positions_index_tokens_and_minus_one_means_missing(frames):
 @pytest.mark.parametrize("frame", ["answers", "groups", "summary"])
 def test_the_check_on_read_knows_every_documented_column(frame):
     from ocg.scoring.dictionary import columns
+
     checked = columns()[frame]
     assert set(checked) == {c for c in documented(frame) if not c.endswith("_sample_sd")}
     assert {when for when, _ in checked.values()} >= {"always"}
@@ -96,8 +140,11 @@ def test_data_md_frame_tables_are_generated_from_the_code():
     """docs/DATA.md's three frame tables are what ocg/scoring/frame_columns.py generates
     (`python -m ocg.scoring.frame_columns` rewrites them): the schema lives in code, the doc follows."""
     from ocg.scoring.frame_columns import current_text
+
     text = (PROJECT_ROOT / "docs" / "DATA.md").read_text()
-    assert current_text(text) == text, "docs/DATA.md is stale: run `python -m ocg.scoring.frame_columns`"
+    assert current_text(text) == text, (
+        "docs/DATA.md is stale: run `python -m ocg.scoring.frame_columns`"
+    )
 
 
 def test_the_check_on_read_works_outside_a_checkout(tmp_path):
@@ -106,11 +153,24 @@ def test_the_check_on_read_works_outside_a_checkout(tmp_path):
     import shutil
     import subprocess
     import sys
-    shutil.copytree(PROJECT_ROOT / "ocg", tmp_path / "site" / "ocg", ignore=shutil.ignore_patterns("__pycache__"))
-    code = (f"import ocg, ocg.scoring.dictionary as d; assert ocg.__file__.startswith({str(tmp_path)!r}), ocg.__file__; "
-            "print(len(d.columns()['answers']))")
-    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
-                         env={"PYTHONPATH": str(tmp_path / "site"), "PATH": "/usr/bin:/bin"})
+
+    shutil.copytree(
+        PROJECT_ROOT / "ocg",
+        tmp_path / "site" / "ocg",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    code = (
+        f"import ocg, ocg.scoring.dictionary as d; assert ocg.__file__.startswith({str(tmp_path)!r}), ocg.__file__; "
+        "print(len(d.columns()['answers']))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(tmp_path / "site"), "PATH": "/usr/bin:/bin"},
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     from ocg.scoring.dictionary import columns
+
     assert int(out.stdout) == len(columns()["answers"])

@@ -18,12 +18,20 @@ FIXTURE = Path(__file__).parent.parent / "fixtures" / "scoring_families.json"
 
 def current() -> dict:
     from ocg.scoring.families import FAMILIES, code_digest
-    return {name: {"version": f.version, "code_sha256": code_digest(f)} for name, f in FAMILIES.items()}
+
+    return {
+        name: {"version": f.version, "code_sha256": code_digest(f)} for name, f in FAMILIES.items()
+    }
 
 
 def unbumped(recorded: dict, now: dict) -> list[str]:
-    return [name for name, c in now.items() if name in recorded and c["version"] == recorded[name]["version"]
-            and c["code_sha256"] != recorded[name]["code_sha256"]]
+    return [
+        name
+        for name, c in now.items()
+        if name in recorded
+        and c["version"] == recorded[name]["version"]
+        and c["code_sha256"] != recorded[name]["code_sha256"]
+    ]
 
 
 def test_a_family_whose_code_changed_has_a_new_version():
@@ -31,21 +39,30 @@ def test_a_family_whose_code_changed_has_a_new_version():
     assert not unbumped(recorded, now), "\n".join(
         f"the code of scoring family {name} changed: bump VERSION of family {name} (its version= in "
         "ocg/scoring/families.py), then run `python tests/scoring/test_family_versions.py`"
-        for name in unbumped(recorded, now))
-    assert now == recorded, f"{FIXTURE} is out of date: run `python tests/scoring/test_family_versions.py`"
+        for name in unbumped(recorded, now)
+    )
+    assert now == recorded, (
+        f"{FIXTURE} is out of date: run `python tests/scoring/test_family_versions.py`"
+    )
 
 
 def test_the_digest_sees_code_not_comments_or_docstrings(tmp_path, monkeypatch):
     from ocg.scoring.families import FAMILIES, code_digest
+
     monkeypatch.syspath_prepend(str(tmp_path))
     source = '"""A metric."""\n\n\ndef fits(tok):\n    """Doc."""\n    return tok.endswith("ed")  # participle\n'
-    edits = {"same": source.replace("Doc.", "Other words.").replace("# participle", "# comment"),
-             "changed": source.replace('"ed"', '("ed", "en")')}
+    edits = {
+        "same": source.replace("Doc.", "Other words.").replace("# participle", "# comment"),
+        "changed": source.replace('"ed"', '("ed", "en")'),
+    }
     digests = {}
     for name, text in {"original": source, **edits}.items():
         (tmp_path / "toy_metric.py").write_text(text)
-        module = importlib.reload(sys.modules["toy_metric"]) if "toy_metric" in sys.modules \
+        module = (
+            importlib.reload(sys.modules["toy_metric"])
+            if "toy_metric" in sys.modules
             else importlib.import_module("toy_metric")
+        )
         family = dataclasses.replace(FAMILIES["diverse"], code=(module, module.fits))
         digests[name] = code_digest(family)
     assert digests["same"] == digests["original"] != digests["changed"]
@@ -57,17 +74,32 @@ def test_a_version_bump_makes_scores_stale_and_tables_refuse_to_mix(tmp_path, mo
     from ocg.errors import OcgInputError
     from ocg.results import load_scores
     from ocg.scoring import FAMILIES, score_model
-    rows = [{"set_id": "s", "template_id": 0, "perm_index": p, "concepts": ["dog", "run"],
-             "answer": a} for p, a in enumerate(["Dogs run.", "A dog runs fast."])]
-    score_model(write_generations(tmp_path / "gen", "a", rows), metrics=["pbleu", "diverse"],
-                out_dir=tmp_path / "s", progress=False)
+
+    rows = [
+        {"set_id": "s", "template_id": 0, "perm_index": p, "concepts": ["dog", "run"], "answer": a}
+        for p, a in enumerate(["Dogs run.", "A dog runs fast."])
+    ]
+    score_model(
+        write_generations(tmp_path / "gen", "a", rows),
+        metrics=["pbleu", "diverse"],
+        out_dir=tmp_path / "s",
+        progress=False,
+    )
     bumped = dataclasses.replace(FAMILIES["pbleu"], version=FAMILIES["pbleu"].version + 1)
     monkeypatch.setitem(FAMILIES, "pbleu", bumped)
-    score_model(write_generations(tmp_path / "gen", "b", rows), metrics=["pbleu", "diverse"],
-                out_dir=tmp_path / "s", progress=False)
-    with pytest.raises(OcgInputError, match=rf"pbleu.version differs: a: {bumped.version - 1}; b: {bumped.version}"):
+    score_model(
+        write_generations(tmp_path / "gen", "b", rows),
+        metrics=["pbleu", "diverse"],
+        out_dir=tmp_path / "s",
+        progress=False,
+    )
+    with pytest.raises(
+        OcgInputError, match=rf"pbleu.version differs: a: {bumped.version - 1}; b: {bumped.version}"
+    ):
         load_scores(tmp_path / "s")
-    out = score_model(tmp_path / "gen" / "a", metrics=["pbleu", "diverse"], out_dir=tmp_path / "s", progress=False)
+    out = score_model(
+        tmp_path / "gen" / "a", metrics=["pbleu", "diverse"], out_dir=tmp_path / "s", progress=False
+    )
     signature = json.loads((out / "signature.json").read_text())
     assert signature["recomputed"] == ["pbleu"] and signature["reused"] == ["diverse"]
     assert load_scores(tmp_path / "s")["mixed_scoring"] == []
@@ -75,21 +107,40 @@ def test_a_version_bump_makes_scores_stale_and_tables_refuse_to_mix(tmp_path, mo
 
 def test_numerical_packages_are_in_the_keys():
     from ocg.scoring import FAMILIES
-    keys = {name: f.settings({"matching_rule": "r", "spacy_pipeline": "no_parser", "bleurt_checkpoint": "none/such",
-                              "perplexity_model": "x", "embedding_model": "none/such"},
-                        {"spacy_model": "s", "perplexity_used": None, "perplexity": (None, None, None)})
-            for name, f in FAMILIES.items()}
+
+    keys = {
+        name: f.settings(
+            {
+                "matching_rule": "r",
+                "spacy_pipeline": "no_parser",
+                "bleurt_checkpoint": "none/such",
+                "perplexity_model": "x",
+                "embedding_model": "none/such",
+            },
+            {"spacy_model": "s", "perplexity_used": None, "perplexity": (None, None, None)},
+        )
+        for name, f in FAMILIES.items()
+    }
     assert {"numpy", "thinc", "spacy"} <= set(keys["coverage"]) and "numpy" in keys["pbleu"]
     assert {"torch", "transformers", "implementation"} <= set(keys["perplexity"])
-    from ocg.metrics import perplexity  # lmppl's version where it scores (transformers 4.x), else none
+    from ocg.metrics import (
+        perplexity,
+    )  # lmppl's version where it scores (transformers 4.x), else none
+
     impl = perplexity.implementation()
-    assert keys["perplexity"]["implementation"] == impl and ("lmppl" in keys["perplexity"]) == (impl == "lmppl")
+    assert keys["perplexity"]["implementation"] == impl and ("lmppl" in keys["perplexity"]) == (
+        impl == "lmppl"
+    )
     assert {"torch", "transformers", "bleurt-pytorch", "revision"} <= set(keys["pbleurt"])
-    assert {"wordfreq", "implementation", "revision"} <= set(keys["slor"]) and "wordfreq" in keys["nonword"]
+    assert {"wordfreq", "implementation", "revision"} <= set(keys["slor"]) and "wordfreq" in keys[
+        "nonword"
+    ]
     assert {"sentence-transformers", "torch", "revision"} <= set(keys["semantic"])
 
 
-if __name__ == "__main__":  # record the current digests (after bumping the versions of changed families)
+if (
+    __name__ == "__main__"
+):  # record the current digests (after bumping the versions of changed families)
     sys.path.insert(0, str(Path(__file__).parent.parent.parent))
     recorded, now = json.loads(FIXTURE.read_text()), current()
     if unbumped(recorded, now):

@@ -20,20 +20,32 @@ CONCEPTS = ["dog", "catch", "frisbee"]
 ANSWERS = ["The dog catches a frisbee.", "A frisbee is caught by the dog.", "The dog runs.", ""]
 
 
-@pytest.mark.parametrize(("reply", "expected"), [
-    ('{"score": 4, "order": ["dog", "catch", "frisbee"]}', (4.0, ["dog", "catch", "frisbee"])),
-    ('Sure! {"score": 2, "order": ["Frisbee", "dog", "cat"]} Hope it helps.', (2.0, ["frisbee", "dog"])),
-    ('{"score": 9, "order": "dog"}', (math.nan, None)), ("no JSON here", (math.nan, None)), (None, (math.nan, None)),
-])
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ('{"score": 4, "order": ["dog", "catch", "frisbee"]}', (4.0, ["dog", "catch", "frisbee"])),
+        (
+            'Sure! {"score": 2, "order": ["Frisbee", "dog", "cat"]} Hope it helps.',
+            (2.0, ["frisbee", "dog"]),
+        ),
+        ('{"score": 9, "order": "dog"}', (math.nan, None)),
+        ("no JSON here", (math.nan, None)),
+        (None, (math.nan, None)),
+    ],
+)
 def test_a_reply_is_read_strictly(reply, expected):
     score, order = judge.parse(reply, CONCEPTS)
-    assert (math.isnan(score) and math.isnan(expected[0]) or score == expected[0]) and order == expected[1]
+    assert (
+        math.isnan(score) and math.isnan(expected[0]) or score == expected[0]
+    ) and order == expected[1]
 
 
 def test_the_order_verdict_needs_every_concept_in_the_asked_order():
     assert judge.judged_in_order(["dog", "catch", "frisbee"], CONCEPTS) == 1.0
     assert judge.judged_in_order(["frisbee", "dog", "catch"], CONCEPTS) == 0.0
-    assert judge.judged_in_order(["dog", "frisbee"], CONCEPTS) == 0.0 and math.isnan(judge.judged_in_order(None, CONCEPTS))
+    assert judge.judged_in_order(["dog", "frisbee"], CONCEPTS) == 0.0 and math.isnan(
+        judge.judged_in_order(None, CONCEPTS)
+    )
 
 
 def _judge_reply(body):
@@ -44,21 +56,58 @@ def _judge_reply(body):
     stems = {c: sentence.find(c[:4]) for c in concepts}
     order = sorted((c for c in concepts if stems[c] >= 0), key=stems.get)
     content = json.dumps({"score": 5 if len(sentence.split()) > 4 else 2, "order": order})
-    return 200, {"Content-Type": "application/json"}, json.dumps({"model": body["model"], "choices": [
-        {"message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]}).encode(), 0
+    return (
+        200,
+        {"Content-Type": "application/json"},
+        json.dumps(
+            {
+                "model": body["model"],
+                "choices": [
+                    {"message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+                ],
+            }
+        ).encode(),
+        0,
+    )
 
 
 @pytest.fixture
 def judged_run(tmp_path, monkeypatch):
     server = ScriptedServer(lambda body, headers: _judge_reply(body))
     models = tmp_path / "models.yaml"
-    models.write_text(yaml.safe_dump({"extends": str(__import__("ocg.models").models.MODELS_FILE), "models": {
-        "local-judge": {"id": "judge-model", "backend": "openai", "max_new_tokens": 64, "batch_size": 4,
-                        "api": {"base_url": server.url, "key_env": "OCG_TEST_KEY", "concurrency": 2}}}}))
+    models.write_text(
+        yaml.safe_dump(
+            {
+                "extends": str(__import__("ocg.models").models.MODELS_FILE),
+                "models": {
+                    "local-judge": {
+                        "id": "judge-model",
+                        "backend": "openai",
+                        "max_new_tokens": 64,
+                        "batch_size": 4,
+                        "api": {
+                            "base_url": server.url,
+                            "key_env": "OCG_TEST_KEY",
+                            "concurrency": 2,
+                        },
+                    }
+                },
+            }
+        )
+    )
     monkeypatch.setattr("ocg.models.MODELS_FILE", models)
     monkeypatch.setenv("OCG_TEST_KEY", KEY)
-    rows = [{"set_id": "s1", "template_id": 0, "perm_index": p, "concepts": CONCEPTS, "pos_pattern": "NVN", "answer": a}
-            for p, a in enumerate(ANSWERS + ANSWERS[:1])]  # one answer twice: asked once
+    rows = [
+        {
+            "set_id": "s1",
+            "template_id": 0,
+            "perm_index": p,
+            "concepts": CONCEPTS,
+            "pos_pattern": "NVN",
+            "answer": a,
+        }
+        for p, a in enumerate(ANSWERS + ANSWERS[:1])
+    ]  # one answer twice: asked once
     model_dir = write_generations(tmp_path / "gen", "m", rows)
     yield model_dir, tmp_path / "scores", server
     server.close()
@@ -66,98 +115,237 @@ def judged_run(tmp_path, monkeypatch):
 
 def test_each_answer_is_asked_once_and_the_judges_order_sits_beside_ours(judged_run):
     model_dir, scores, server = judged_run
-    out = score_model(model_dir, metrics=["coverage", "judge"], out_dir=scores, progress=False, judge="local-judge")
+    out = score_model(
+        model_dir,
+        metrics=["coverage", "judge"],
+        out_dir=scores,
+        progress=False,
+        judge="local-judge",
+    )
     assert len(server.bodies) == 3  # three distinct non-empty answers
     answers = pd.read_parquet(out / "answers.parquet").set_index("perm_index")
-    assert list(answers.loc[[0, 1, 2], "judge_score"]) == [5.0, 5.0, 2.0] and math.isnan(answers.loc[3, "judge_score"])
+    assert list(answers.loc[[0, 1, 2], "judge_score"]) == [5.0, 5.0, 2.0] and math.isnan(
+        answers.loc[3, "judge_score"]
+    )
     assert list(answers.loc[[0, 1], "judge_in_order"]) == [1.0, 0.0]
     summary = pd.read_parquet(out / "summary.parquet")
-    disagree = ((answers["judge_in_order"] == 1.0) != answers["in_order"]) & answers["judge_in_order"].notna()
+    disagree = ((answers["judge_in_order"] == 1.0) != answers["in_order"]) & answers[
+        "judge_in_order"
+    ].notna()
     assert summary["n_judge_order_disagreements"].iloc[0] == disagree.sum()
     sig = json.loads((out / "signature.json").read_text())
-    assert sig["judge"]["key"]["prompt_sha256"] == judge.prompt_sha256() and sig["judge"]["key"]["id"] == "judge-model"
+    assert (
+        sig["judge"]["key"]["prompt_sha256"] == judge.prompt_sha256()
+        and sig["judge"]["key"]["id"] == "judge-model"
+    )
     assert sig["judge"]["key"]["decoding"] == {"temperature": 0, "max_new_tokens": 64, "seed": 42}
-    score_model(model_dir, metrics=["coverage", "judge"], out_dir=scores, progress=False, judge="local-judge", redo=False)
-    (out / "signature.json").unlink()  # an unfinished score set: recomputed in full, yet nobody asked again
-    score_model(model_dir, metrics=["coverage", "judge"], out_dir=scores, progress=False, judge="local-judge")
+    score_model(
+        model_dir,
+        metrics=["coverage", "judge"],
+        out_dir=scores,
+        progress=False,
+        judge="local-judge",
+        redo=False,
+    )
+    (
+        out / "signature.json"
+    ).unlink()  # an unfinished score set: recomputed in full, yet nobody asked again
+    score_model(
+        model_dir,
+        metrics=["coverage", "judge"],
+        out_dir=scores,
+        progress=False,
+        judge="local-judge",
+    )
     assert len(server.bodies) == 3
 
 
 def test_without_a_judge_its_metrics_are_missing_with_the_reason(tmp_path):
-    rows = [{"set_id": "s1", "template_id": 0, "perm_index": 0, "concepts": CONCEPTS, "answer": ANSWERS[0]}]
-    out = score_model(write_generations(tmp_path / "gen", "m", rows), metrics=["judge"], out_dir=tmp_path / "s",
-                      progress=False)
+    rows = [
+        {
+            "set_id": "s1",
+            "template_id": 0,
+            "perm_index": 0,
+            "concepts": CONCEPTS,
+            "answer": ANSWERS[0],
+        }
+    ]
+    out = score_model(
+        write_generations(tmp_path / "gen", "m", rows),
+        metrics=["judge"],
+        out_dir=tmp_path / "s",
+        progress=False,
+    )
     summary = pd.read_parquet(out / "summary.parquet")
-    assert summary.judge_score.isna().all() and summary.judge_missing_reason.str.contains("no judge").all()
+    assert (
+        summary.judge_score.isna().all()
+        and summary.judge_missing_reason.str.contains("no judge").all()
+    )
     stamp = (out / "summary.parquet").stat().st_mtime_ns  # nothing to retry until a judge is named
     score_model(tmp_path / "gen" / "m", metrics=["judge"], out_dir=tmp_path / "s", progress=False)
     assert (out / "summary.parquet").stat().st_mtime_ns == stamp
 
 
-@pytest.mark.parametrize(("name", "why"), [("no-such-judge", "unknown model"), ("smollm2-135m-instruct", "expected openai")])
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [("no-such-judge", "unknown model"), ("smollm2-135m-instruct", "expected openai")],
+)
 def test_a_judge_that_is_no_openai_entry_is_refused_before_scoring(tmp_path, name, why):
     from ocg.errors import OcgInputError
-    rows = [{"set_id": "s1", "template_id": 0, "perm_index": 0, "concepts": CONCEPTS, "answer": ANSWERS[0]}]
+
+    rows = [
+        {
+            "set_id": "s1",
+            "template_id": 0,
+            "perm_index": 0,
+            "concepts": CONCEPTS,
+            "answer": ANSWERS[0],
+        }
+    ]
     model_dir = write_generations(tmp_path / "gen", "m", rows)
     with pytest.raises(OcgInputError, match=f"scoring.judge.*{why}"):
-        score_model(model_dir, metrics=["judge"], out_dir=tmp_path / "s", progress=False, judge=name)
+        score_model(
+            model_dir, metrics=["judge"], out_dir=tmp_path / "s", progress=False, judge=name
+        )
     assert not (tmp_path / "s" / "m" / "signature.json").exists()
 
 
 def _replay_judge(models_file, path):
     """A replay entry beside the scripted judge, replaying the judge's replies from `path`."""
     data = yaml.safe_load(models_file.read_text())
-    data["models"]["replay-judge"] = {"id": "judge-model", "backend": "replay", "replay": {"file": str(path)}}
+    data["models"]["replay-judge"] = {
+        "id": "judge-model",
+        "backend": "replay",
+        "replay": {"file": str(path)},
+    }
     models_file.write_text(yaml.safe_dump(data))
 
 
 def test_a_judges_replies_replayed_offline_give_the_same_verdicts(judged_run, tmp_path):
     model_dir, scores, server = judged_run
-    asked = score_model(model_dir, metrics=["coverage", "judge"], out_dir=scores, progress=False, judge="local-judge")
-    cache = pd.read_parquet(asked / "judge_cache.parquet")  # its text column is the replay file's instance_id
+    asked = score_model(
+        model_dir,
+        metrics=["coverage", "judge"],
+        out_dir=scores,
+        progress=False,
+        judge="local-judge",
+    )
+    cache = pd.read_parquet(
+        asked / "judge_cache.parquet"
+    )  # its text column is the replay file's instance_id
     replies = tmp_path / "judge_replies.jsonl"
-    replies.write_text("".join(json.dumps({"instance_id": t, "answer": r}) + "\n" for t, r in zip(cache.text, cache.reply)))
+    replies.write_text(
+        "".join(
+            json.dumps({"instance_id": t, "answer": r}) + "\n"
+            for t, r in zip(cache.text, cache.reply)
+        )
+    )
     _replay_judge(tmp_path / "models.yaml", replies)
     server.close()  # offline: nothing is asked
-    replayed = score_model(model_dir, metrics=["coverage", "judge"], out_dir=tmp_path / "replayed", progress=False,
-                           judge="replay-judge")
+    replayed = score_model(
+        model_dir,
+        metrics=["coverage", "judge"],
+        out_dir=tmp_path / "replayed",
+        progress=False,
+        judge="replay-judge",
+    )
     columns = ["judge_score", "judge_in_order", "judge_order"]
-    pd.testing.assert_frame_equal(pd.read_parquet(replayed / "answers.parquet")[columns],
-                                  pd.read_parquet(asked / "answers.parquet")[columns])
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(replayed / "answers.parquet")[columns],
+        pd.read_parquet(asked / "answers.parquet")[columns],
+    )
     key = json.loads((replayed / "signature.json").read_text())["judge"]["key"]
     assert key["backend"] == "replay" and key["prompt_sha256"] == judge.prompt_sha256()
-    assert key["replay_file_sha256"] == __import__("hashlib").sha256(replies.read_bytes()).hexdigest()
+    assert (
+        key["replay_file_sha256"] == __import__("hashlib").sha256(replies.read_bytes()).hexdigest()
+    )
     assert len(server.bodies) == 3
 
 
 def test_a_replay_judge_without_a_reply_for_an_answer_is_refused(judged_run, tmp_path):
     from ocg.errors import OcgInputError
+
     model_dir, _, server = judged_run
     replies = tmp_path / "judge_replies.jsonl"
-    replies.write_text(json.dumps({"instance_id": json.dumps([ANSWERS[0], CONCEPTS]), "answer": '{"score": 5}'}) + "\n")
+    replies.write_text(
+        json.dumps({"instance_id": json.dumps([ANSWERS[0], CONCEPTS]), "answer": '{"score": 5}'})
+        + "\n"
+    )
     _replay_judge(tmp_path / "models.yaml", replies)
-    with pytest.raises(OcgInputError, match=r"judge_replies.jsonl: no judge reply for 2 of the 3 answers"):
-        score_model(model_dir, metrics=["judge"], out_dir=tmp_path / "s", progress=False, judge="replay-judge")
+    with pytest.raises(
+        OcgInputError, match=r"judge_replies.jsonl: no judge reply for 2 of the 3 answers"
+    ):
+        score_model(
+            model_dir,
+            metrics=["judge"],
+            out_dir=tmp_path / "s",
+            progress=False,
+            judge="replay-judge",
+        )
     assert not server.bodies and not (tmp_path / "s" / "m" / "signature.json").exists()
     data = yaml.safe_load((tmp_path / "models.yaml").read_text())
-    data["models"]["replay-judge"]["replay"] = {"rates": {"drop": 0.1}}  # a synthetic writer: no judge's replies
+    data["models"]["replay-judge"]["replay"] = {
+        "rates": {"drop": 0.1}
+    }  # a synthetic writer: no judge's replies
     (tmp_path / "models.yaml").write_text(yaml.safe_dump(data))
-    with pytest.raises(OcgInputError, match=r"scoring.judge: 'replay-judge' is a replay entry without replay.file"):
-        score_model(model_dir, metrics=["judge"], out_dir=tmp_path / "s", progress=False, judge="replay-judge")
+    with pytest.raises(
+        OcgInputError, match=r"scoring.judge: 'replay-judge' is a replay entry without replay.file"
+    ):
+        score_model(
+            model_dir,
+            metrics=["judge"],
+            out_dir=tmp_path / "s",
+            progress=False,
+            judge="replay-judge",
+        )
 
 
 def test_a_run_file_reads_its_judge_from_its_own_models_file(tmp_path):
     from ocg.runconfig import check_common
-    model_dir = write_generations(tmp_path / "gen", "m", [{"set_id": "s1", "template_id": 0, "perm_index": 0,
-                                                           "concepts": CONCEPTS, "answer": ANSWERS[0]}])
+
+    model_dir = write_generations(
+        tmp_path / "gen",
+        "m",
+        [
+            {
+                "set_id": "s1",
+                "template_id": 0,
+                "perm_index": 0,
+                "concepts": CONCEPTS,
+                "answer": ANSWERS[0],
+            }
+        ],
+    )
     replies = tmp_path / "judge_replies.jsonl"
-    replies.write_text(json.dumps({"instance_id": json.dumps([ANSWERS[0], CONCEPTS]),
-                                   "answer": '{"score": 4, "order": ["dog", "catch", "frisbee"]}'}) + "\n")
-    (tmp_path / "mine.yaml").write_text(yaml.safe_dump({"extends": str(__import__("ocg.models").models.MODELS_FILE),
-        "models": {"my-judge": {"id": "j", "backend": "replay", "replay": {"file": str(replies)}}}}))
-    run = {"name": "r", "models_file": "mine.yaml", "models": ["smollm2-135m-instruct"], "conditions": ["ordered"],
-           "scoring": {"judge": "my-judge"}}
+    replies.write_text(
+        json.dumps(
+            {
+                "instance_id": json.dumps([ANSWERS[0], CONCEPTS]),
+                "answer": '{"score": 4, "order": ["dog", "catch", "frisbee"]}',
+            }
+        )
+        + "\n"
+    )
+    (tmp_path / "mine.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "extends": str(__import__("ocg.models").models.MODELS_FILE),
+                "models": {
+                    "my-judge": {"id": "j", "backend": "replay", "replay": {"file": str(replies)}}
+                },
+            }
+        )
+    )
+    run = {
+        "name": "r",
+        "models_file": "mine.yaml",
+        "models": ["smollm2-135m-instruct"],
+        "conditions": ["ordered"],
+        "scoring": {"judge": "my-judge"},
+    }
     cfg = check_common(run, tmp_path / "run.yaml")
     assert cfg["scoring"] == {"judge": "my-judge", "judge_models_file": str(tmp_path / "mine.yaml")}
-    out = score_model(model_dir, metrics=["judge"], out_dir=tmp_path / "s", progress=False, **cfg["scoring"])
+    out = score_model(
+        model_dir, metrics=["judge"], out_dir=tmp_path / "s", progress=False, **cfg["scoring"]
+    )
     assert pd.read_parquet(out / "answers.parquet")["judge_score"].tolist() == [4.0]

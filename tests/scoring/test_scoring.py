@@ -17,12 +17,24 @@ from ocg.scoring import score_model
 
 pytestmark = pytest.mark.tf4  # run on the second stack too (make test-tf4)
 
-SETS = {"s2n2v": [("dog", "N"), ("catch", "V"), ("frisbee", "N"), ("throw", "V")],
-        "s3n1v": [("boy", "N"), ("ride", "V"), ("bike", "N"), ("street", "N")]}
-POOL = ["The dog caught the frisbee that the boy threw.", "A boy rides a bike down the street.",
-        "The dog runs.", "Dog frisbee throw catch.", "", "  ", "frisbee",
-        "**Answer:** The dog catches the frisbee.", "The boy rode. Then he stopped. The end.",
-        "Der Hund fängt die Frisbee und wirft sie zurück, très bien.", "word " * 450, None]
+SETS = {
+    "s2n2v": [("dog", "N"), ("catch", "V"), ("frisbee", "N"), ("throw", "V")],
+    "s3n1v": [("boy", "N"), ("ride", "V"), ("bike", "N"), ("street", "N")],
+}
+POOL = [
+    "The dog caught the frisbee that the boy threw.",
+    "A boy rides a bike down the street.",
+    "The dog runs.",
+    "Dog frisbee throw catch.",
+    "",
+    "  ",
+    "frisbee",
+    "**Answer:** The dog catches the frisbee.",
+    "The boy rode. Then he stopped. The end.",
+    "Der Hund fängt die Frisbee und wirft sie zurück, très bien.",
+    "word " * 450,
+    None,
+]
 
 
 def rows_for(rng, templates=(0, 1)):
@@ -30,11 +42,18 @@ def rows_for(rng, templates=(0, 1)):
     for set_id, concepts in SETS.items():
         for t in templates:
             for p, order in enumerate(itertools.permutations(concepts)):
-                rows.append({"set_id": set_id, "template_id": t, "perm_index": p,
-                             "concepts": [w for w, _ in order],
-                             "pos_pattern": "".join(pos for _, pos in order),
-                             "answer": rng.choice(POOL) if rng.random() < 0.5 else
-                             " ".join(w for w, _ in order).capitalize() + "."})
+                rows.append(
+                    {
+                        "set_id": set_id,
+                        "template_id": t,
+                        "perm_index": p,
+                        "concepts": [w for w, _ in order],
+                        "pos_pattern": "".join(pos for _, pos in order),
+                        "answer": rng.choice(POOL)
+                        if rng.random() < 0.5
+                        else " ".join(w for w, _ in order).capitalize() + ".",
+                    }
+                )
     return rows
 
 
@@ -50,7 +69,10 @@ NEURAL = {"perplexity_batch_size": 8, "perplexity_fallback": "embedded:smollm2-1
 @pytest.fixture(scope="module")
 def tiny_embedder(tmp_path_factory):
     """A random tiny sentence-transformers model (semantic diversity), no hub."""
-    return build_tiny_embedder(tmp_path_factory.mktemp("embedder"), [p for p in POOL if p] + [w for c in SETS.values() for w, _ in c])
+    return build_tiny_embedder(
+        tmp_path_factory.mktemp("embedder"),
+        [p for p in POOL if p] + [w for c in SETS.values() for w, _ in c],
+    )
 
 
 @pytest.fixture(scope="module")
@@ -58,8 +80,15 @@ def scored(scored_run, tiny_bleurt, tiny_embedder):
     """Every family, perplexity (and SLOR) with the embedded model, pBLEURT with the tiny BLEURT and
     semantic diversity with the tiny embedder: slow (minutes on 2 cores), so the tests that read it
     are marked slow."""
-    root = scored_run("gen", rows_for(random.Random(1)), None, models=("synthetic",),
-                      bleurt_checkpoint=str(tiny_bleurt), embedding_model=str(tiny_embedder), **NEURAL)
+    root = scored_run(
+        "gen",
+        rows_for(random.Random(1)),
+        None,
+        models=("synthetic",),
+        bleurt_checkpoint=str(tiny_bleurt),
+        embedding_model=str(tiny_embedder),
+        **NEURAL,
+    )
     return root / "gen" / "synthetic", root / "scores" / "synthetic"
 
 
@@ -82,9 +111,20 @@ def test_degenerate_answers_are_scored_and_counted(scored):
     assert answers.loc[answers.failed, "coverage_frac"].eq(0).all()
     assert answers.loc[answers.empty | answers.failed, "ppl_status"].eq("empty").all()
     ok = answers.ppl_status == "ok"
-    assert np.isfinite(answers.loc[ok, "perplexity"]).all() and (answers.loc[ok, "perplexity"] > 1).all()
-    for col in ("coverage_wo_order", "coverage_w_order", "ordered_rate", "pbleu", "pbleurt",
-                "distinct_2", "diverse_rate", "perplexity"):
+    assert (
+        np.isfinite(answers.loc[ok, "perplexity"]).all()
+        and (answers.loc[ok, "perplexity"] > 1).all()
+    )
+    for col in (
+        "coverage_wo_order",
+        "coverage_w_order",
+        "ordered_rate",
+        "pbleu",
+        "pbleurt",
+        "distinct_2",
+        "diverse_rate",
+        "perplexity",
+    ):
         assert summary[col].notna().all(), col
 
 
@@ -107,25 +147,43 @@ def test_pbleurt_matches_the_pair_loop(scored, tiny_bleurt):
 
 def test_missing_bleurt_is_reported_not_zero(scored_on_cpu, tmp_path):
     model_dir, _ = scored_on_cpu
-    out = score_model(model_dir, out_dir=tmp_path, progress=False, metrics=["pbleu", "pbleurt"],
-                      bleurt_checkpoint=str(tmp_path / "no-such-checkpoint"))
+    out = score_model(
+        model_dir,
+        out_dir=tmp_path,
+        progress=False,
+        metrics=["pbleu", "pbleurt"],
+        bleurt_checkpoint=str(tmp_path / "no-such-checkpoint"),
+    )
     summary = pd.read_parquet(out / "summary.parquet")
     assert summary.pbleurt.isna().all()
     assert summary.pbleurt_missing_reason.str.contains("no-such-checkpoint").all()
     sig = json.loads((out / "signature.json").read_text())
-    assert sig["pbleurt"]["status"] == "missing" and "no-such-checkpoint" in sig["pbleurt"]["reason"]
+    assert (
+        sig["pbleurt"]["status"] == "missing" and "no-such-checkpoint" in sig["pbleurt"]["reason"]
+    )
 
 
 @pytest.mark.slow
 def test_the_quality_families_score_beside_the_papers(scored):
     """SLOR where perplexity has a value (read from its cache), non-words, and semantic diversity."""
     _, out = scored
-    answers, groups = pd.read_parquet(out / "answers.parquet"), pd.read_parquet(out / "groups.parquet")
-    summary, sig = pd.read_parquet(out / "summary.parquet"), json.loads((out / "signature.json").read_text())
+    answers, groups = (
+        pd.read_parquet(out / "answers.parquet"),
+        pd.read_parquet(out / "groups.parquet"),
+    )
+    summary, sig = (
+        pd.read_parquet(out / "summary.parquet"),
+        json.loads((out / "signature.json").read_text()),
+    )
     assert answers.slor.notna().equals(answers.perplexity.notna()) and answers.slor.notna().any()
     assert summary.slor_median.notna().all() and summary.nonword_rate.notna().all()
-    assert answers.loc[answers.answer.fillna("").str.contains("Hund"), "has_nonword"].all()  # German
-    assert groups.vendi.between(1 - 1e-9, groups.n + 1e-9).all() and groups.pairwise_cosine.le(1 + 1e-9).all()
+    assert answers.loc[
+        answers.answer.fillna("").str.contains("Hund"), "has_nonword"
+    ].all()  # German
+    assert (
+        groups.vendi.between(1 - 1e-9, groups.n + 1e-9).all()
+        and groups.pairwise_cosine.le(1 + 1e-9).all()
+    )
     assert sig["slor"]["status"] == sig["semantic"]["status"] == "ok"
     assert (out / "embedding_cache.parquet").exists()
 
@@ -134,10 +192,15 @@ def test_the_quality_families_score_beside_the_papers(scored):
 def test_signature_says_how_metrics_were_computed(scored):
     _, out = scored
     sig = json.loads((out / "signature.json").read_text())
-    assert sig["pbleu"]["sacrebleu"].startswith("nrefs:1|case:mixed|eff:yes|tok:13a|smooth:exp|version:")
+    assert sig["pbleu"]["sacrebleu"].startswith(
+        "nrefs:1|case:mixed|eff:yes|tok:13a|smooth:exp|version:"
+    )
     assert sig["coverage"]["spacy_model"].startswith("en_core_web_sm")
     assert sig["perplexity"]["used"] == "embedded:smollm2-135m-instruct"
-    assert "unreachable" in sig["perplexity"]["fallback_reason"] or sig["perplexity"]["requested"] == sig["perplexity"]["used"]
+    assert (
+        "unreachable" in sig["perplexity"]["fallback_reason"]
+        or sig["perplexity"]["requested"] == sig["perplexity"]["used"]
+    )
     assert sig["provenance"]["git"]["commit"] and "sacrebleu" in sig["provenance"]["packages"]
 
 
@@ -154,6 +217,7 @@ def test_table2_property_diverse_rate_ties_within_noun_verb_classes(scored_on_cp
 @pytest.mark.slow
 def test_rerun_skips_and_redo_recomputes(scored, tiny_bleurt, tiny_embedder, tmp_path):
     import shutil
+
     model_dir, shared = scored
     out = tmp_path / "scores" / shared.name  # the fixture is shared: rescore a copy
     shutil.copytree(shared, out)
@@ -165,27 +229,57 @@ def test_rerun_skips_and_redo_recomputes(scored, tiny_bleurt, tiny_embedder, tmp
     assert (out / "summary.parquet").stat().st_mtime_ns != stamp
     assert "coverage_wo_order" not in pd.read_parquet(out / "summary.parquet")
     tables = load_scores(out.parent)
-    assert set(tables) == {"answers", "groups", "summary", "signatures", "mixed_scoring", "incomplete",
-                           "designs", "instance_differences"}
+    assert set(tables) == {
+        "answers",
+        "groups",
+        "summary",
+        "signatures",
+        "mixed_scoring",
+        "incomplete",
+        "designs",
+        "instance_differences",
+    }
     assert len(tables["summary"]) == 2 and tables["signatures"]["synthetic"].metrics == ["pbleu"]
 
 
 def test_a_matching_rule_change_recomputes_coverage_only(tmp_path):
-    model_dir = write_generations(tmp_path / "gen", "m", [
-        {"set_id": "s", "template_id": 0, "perm_index": p, "concepts": ["boy", "ride", "bike", "street"],
-         "pos_pattern": "NVNN", "answer": a}
-        for p, a in enumerate(["The boy rides a bike down the street.", "A boy on a bike.", "The street."])])
+    model_dir = write_generations(
+        tmp_path / "gen",
+        "m",
+        [
+            {
+                "set_id": "s",
+                "template_id": 0,
+                "perm_index": p,
+                "concepts": ["boy", "ride", "bike", "street"],
+                "pos_pattern": "NVNN",
+                "answer": a,
+            }
+            for p, a in enumerate(
+                ["The boy rides a bike down the street.", "A boy on a bike.", "The street."]
+            )
+        ],
+    )
     metrics = ["coverage", "pbleu", "diverse"]
     out = score_model(model_dir, metrics=metrics, out_dir=tmp_path / "s", progress=False)
     first = pd.read_parquet(out / "answers.parquet")
     assert first.all_present.tolist() == [True, False, False]
     pbleu_before = pd.read_parquet(out / "groups.parquet").pbleu.tolist()
-    out = score_model(model_dir, metrics=metrics, out_dir=tmp_path / "s", progress=False,
-                      matching_rule="commongen_lemma")
+    out = score_model(
+        model_dir,
+        metrics=metrics,
+        out_dir=tmp_path / "s",
+        progress=False,
+        matching_rule="commongen_lemma",
+    )
     sig = json.loads((out / "signature.json").read_text())
     assert sig["recomputed"] == ["coverage"] and sorted(sig["reused"]) == ["diverse", "pbleu"]
     assert sig["coverage"]["matching_rule"] == "commongen_lemma"
-    assert pd.read_parquet(out / "answers.parquet").all_present.tolist() == [False, False, False]  # "rides" -> "rid"
+    assert pd.read_parquet(out / "answers.parquet").all_present.tolist() == [
+        False,
+        False,
+        False,
+    ]  # "rides" -> "rid"
     assert pd.read_parquet(out / "groups.parquet").pbleu.tolist() == pbleu_before
 
 
@@ -193,47 +287,104 @@ def test_a_spacy_pipeline_change_recomputes_coverage_only(tmp_path):
     """The pipeline is in the coverage key (params/scoring.yaml `spacy_pipeline`): with the parser,
     "demonstrates" is tagged AUX (an attribute-ruler pattern reads the parse) and the concept
     is missing; the other families are reused."""
-    model_dir = write_generations(tmp_path / "gen", "m", [
-        {"set_id": "s", "template_id": 0, "perm_index": p, "concepts": ["machine", "demonstrate", "use", "sew"],
-         "pos_pattern": "NVVV", "answer": a}
-        for p, a in enumerate(["Machine demonstrates use sew machine.", "A machine."])])
+    model_dir = write_generations(
+        tmp_path / "gen",
+        "m",
+        [
+            {
+                "set_id": "s",
+                "template_id": 0,
+                "perm_index": p,
+                "concepts": ["machine", "demonstrate", "use", "sew"],
+                "pos_pattern": "NVVV",
+                "answer": a,
+            }
+            for p, a in enumerate(["Machine demonstrates use sew machine.", "A machine."])
+        ],
+    )
     metrics = ["coverage", "pbleu"]
     out = score_model(model_dir, metrics=metrics, out_dir=tmp_path / "s", progress=False)
     sig = json.loads((out / "signature.json").read_text())
-    assert sig["coverage"]["spacy_pipeline"] == "no_parser" and "parser" not in sig["coverage"]["pipes"]
+    assert (
+        sig["coverage"]["spacy_pipeline"] == "no_parser"
+        and "parser" not in sig["coverage"]["pipes"]
+    )
     assert sig["coverage"]["key"]["spacy_pipeline"] == "no_parser"
     assert pd.read_parquet(out / "answers.parquet").all_present.tolist() == [True, False]
-    out = score_model(model_dir, metrics=metrics, out_dir=tmp_path / "s", progress=False, spacy_pipeline="as_shipped")
+    out = score_model(
+        model_dir,
+        metrics=metrics,
+        out_dir=tmp_path / "s",
+        progress=False,
+        spacy_pipeline="as_shipped",
+    )
     sig = json.loads((out / "signature.json").read_text())
     assert sig["recomputed"] == ["coverage"] and sig["reused"] == ["pbleu"]
-    assert sig["coverage"]["spacy_pipeline"] == "as_shipped" and "parser" in sig["coverage"]["pipes"]
+    assert (
+        sig["coverage"]["spacy_pipeline"] == "as_shipped" and "parser" in sig["coverage"]["pipes"]
+    )
     assert pd.read_parquet(out / "answers.parquet").all_present.tolist() == [False, False]
 
 
 @pytest.mark.slow
-def test_perplexity_missing_without_a_fallback_then_rescored_when_one_is_chosen(tmp_path, monkeypatch):
+def test_perplexity_missing_without_a_fallback_then_rescored_when_one_is_chosen(
+    tmp_path, monkeypatch
+):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # gpt2-xl cannot be had
     model_dir = write_generations(tmp_path / "gen", "m", rows_for(random.Random(3), templates=(0,)))
-    out = score_model(model_dir, metrics=["perplexity"], out_dir=tmp_path / "s", progress=False,
-                      perplexity_batch_size=8)
+    out = score_model(
+        model_dir,
+        metrics=["perplexity"],
+        out_dir=tmp_path / "s",
+        progress=False,
+        perplexity_batch_size=8,
+    )
     summary = pd.read_parquet(out / "summary.parquet")
-    assert summary.perplexity.isna().all() and summary.perplexity_missing_reason.str.contains("gpt2-xl").all()
+    assert (
+        summary.perplexity.isna().all()
+        and summary.perplexity_missing_reason.str.contains("gpt2-xl").all()
+    )
     assert json.loads((out / "signature.json").read_text())["perplexity"]["status"] == "missing"
-    out = score_model(model_dir, metrics=["perplexity"], out_dir=tmp_path / "s", progress=False,
-                      perplexity_batch_size=8, perplexity_fallback="embedded:smollm2-135m-instruct")
+    out = score_model(
+        model_dir,
+        metrics=["perplexity"],
+        out_dir=tmp_path / "s",
+        progress=False,
+        perplexity_batch_size=8,
+        perplexity_fallback="embedded:smollm2-135m-instruct",
+    )
     sig = json.loads((out / "signature.json").read_text())
-    assert sig["recomputed"] == ["perplexity"] and sig["perplexity"]["used"] == "embedded:smollm2-135m-instruct"
+    assert (
+        sig["recomputed"] == ["perplexity"]
+        and sig["perplexity"]["used"] == "embedded:smollm2-135m-instruct"
+    )
     assert pd.read_parquet(out / "summary.parquet").perplexity.notna().all()
 
 
 def test_tables_refuse_models_scored_differently(tmp_path):
-    rows = [{"set_id": "s", "template_id": 0, "perm_index": p, "concepts": ["dog", "run"],
-             "answer": "Dogs run."} for p in range(2)]
+    rows = [
+        {
+            "set_id": "s",
+            "template_id": 0,
+            "perm_index": p,
+            "concepts": ["dog", "run"],
+            "answer": "Dogs run.",
+        }
+        for p in range(2)
+    ]
     for model, rule in (("a", "pos_aware_lookup"), ("b", "commongen_lemma")):
-        score_model(write_generations(tmp_path / "gen", model, rows), metrics=["coverage", "pbleu"],
-                    out_dir=tmp_path / "s", progress=False, matching_rule=rule)
-    with pytest.raises(OcgInputError, match=r"(?s)scored differently.*coverage.rule differs: a: \"pos_aware_lookup\"; "
-                                            r"b: \"commongen_lemma\""):
+        score_model(
+            write_generations(tmp_path / "gen", model, rows),
+            metrics=["coverage", "pbleu"],
+            out_dir=tmp_path / "s",
+            progress=False,
+            matching_rule=rule,
+        )
+    with pytest.raises(
+        OcgInputError,
+        match=r"(?s)scored differently.*coverage.rule differs: a: \"pos_aware_lookup\"; "
+        r"b: \"commongen_lemma\"",
+    ):
         load_scores(tmp_path / "s")
     mixed = load_scores(tmp_path / "s", allow_mixed=True)
     assert mixed["mixed_scoring"] and mixed["summary"].scoring_signature.nunique() == 2
@@ -244,8 +395,13 @@ def test_tables_refuse_models_scored_differently(tmp_path):
 def test_perplexity_with_the_embedded_model():
     _, path, _ = perplexity.resolve_model("embedded:smollm2-135m-instruct", None)
     lm = perplexity.load_lm(path)
-    texts = ["", "Hi", "The dog caught the frisbee in the park.", "A boy rides a bike.",
-             "The chef cut the onion with a sharp knife before dinner was served."]
+    texts = [
+        "",
+        "Hi",
+        "The dog caught the frisbee in the park.",
+        "A boy rides a bike.",
+        "The chef cut the onion with a sharp knife before dinner was served.",
+    ]
     ppl, status = perplexity.score_perplexity(texts, lm, batch_size=3)
     assert status[""] == "empty" and math.isnan(ppl[""])
     short = [t for t in texts if t and len(lm.tokenizer(t)["input_ids"]) < 2]
@@ -257,6 +413,7 @@ def test_perplexity_with_the_embedded_model():
         assert status[t] == "ok" and ppl[t] == pytest.approx(single[t], rel=1e-3)
     # and they equal exp(mean NLL of tokens after the first), computed here directly
     import torch
+
     ids = lm.tokenizer(scored_texts[0], return_tensors="pt")["input_ids"]
     with torch.no_grad():
         logits = lm.model(ids).logits[0, :-1]
@@ -274,6 +431,7 @@ def test_lmppl_connectivity_check_cannot_hang(monkeypatch):
     import time
 
     import lmppl.ppl_recurrent_lm as recurrent
+
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     _, path, _ = perplexity.resolve_model("embedded:smollm2-135m-instruct", None)
     perplexity.load_lm(path)
@@ -287,8 +445,13 @@ def test_lmppl_connectivity_check_cannot_hang(monkeypatch):
 def test_a_fallback_that_cannot_be_loaded_either_is_named_not_a_crash(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # neither gpt2-xl nor "no-such/model" can be had
     model_dir = write_generations(tmp_path / "gen", "m", rows_for(random.Random(3), templates=(0,)))
-    out = score_model(model_dir, metrics=["perplexity"], out_dir=tmp_path / "s", progress=False,
-                      perplexity_fallback="no-such/model")
+    out = score_model(
+        model_dir,
+        metrics=["perplexity"],
+        out_dir=tmp_path / "s",
+        progress=False,
+        perplexity_fallback="no-such/model",
+    )
     reason = pd.read_parquet(out / "summary.parquet").perplexity_missing_reason
     assert reason.str.contains("perplexity_fallback 'no-such/model' cannot be loaded either").all()
     assert json.loads((out / "signature.json").read_text())["perplexity"]["status"] == "missing"

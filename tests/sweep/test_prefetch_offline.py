@@ -10,15 +10,34 @@ COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 
 def sweep_file(tmp_path) -> str:
-    (tmp_path / "models.yaml").write_text(yaml.safe_dump({"models": {
-        "a": {"id": "ocg-test/a", "quantization": "none"},
-        "b": {"id": "ocg-test/b", "quantization": "none"},
-        "c": {"id": "ocg-test/c", "quantization": "none", "revision": COMMIT}}}))
+    (tmp_path / "models.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "models": {
+                    "a": {"id": "ocg-test/a", "quantization": "none"},
+                    "b": {"id": "ocg-test/b", "quantization": "none"},
+                    "c": {"id": "ocg-test/c", "quantization": "none", "revision": COMMIT},
+                }
+            }
+        )
+    )
     path = tmp_path / "sweep.yaml"
-    path.write_text(yaml.safe_dump({
-        "name": "hub", "models": ["a", "b", "c"], "models_file": str(tmp_path / "models.yaml"),
-        "conditions": ["ordered"], "subset_k": 1, "template_ids": [0], "metrics": ["coverage"], "analysis": [],
-        "outputs": str(tmp_path / "out"), "resources": {"default": {"cpus": 1}}}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "name": "hub",
+                "models": ["a", "b", "c"],
+                "models_file": str(tmp_path / "models.yaml"),
+                "conditions": ["ordered"],
+                "subset_k": 1,
+                "template_ids": [0],
+                "metrics": ["coverage"],
+                "analysis": [],
+                "outputs": str(tmp_path / "out"),
+                "resources": {"default": {"cpus": 1}},
+            }
+        )
+    )
     return str(path)
 
 
@@ -28,7 +47,10 @@ def test_an_unreachable_hub_is_said_once(tmp_path, monkeypatch, capsys):
     import ocg.hub
 
     def no_listing(*args, **kwargs):
-        raise OSError("Failed to resolve 'huggingface.co' ([Errno -3] Temporary failure in name resolution)")
+        raise OSError(
+            "Failed to resolve 'huggingface.co' ([Errno -3] Temporary failure in name resolution)"
+        )
+
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
     monkeypatch.setattr(ocg.hub, "hub_reachable", lambda timeout=3.0: False)
@@ -38,15 +60,27 @@ def test_an_unreachable_hub_is_said_once(tmp_path, monkeypatch, capsys):
     out = captured.out + captured.err
     assert out.count("cannot be reached") == 2, out  # the listing's first line, and the error
     assert "name resolution" not in out and "HF_TOKEN" not in out
-    assert "ocg-test/a@main (model a): not listed; in the local cache: NOT cached [main: a branch, not pinned" in out
+    assert (
+        "ocg-test/a@main (model a): not listed; in the local cache: NOT cached [main: a branch, not pinned"
+        in out
+    )
     c_line = next(line for line in out.splitlines() if line.startswith("ocg-test/c@"))
     assert "not pinned" not in c_line
-    assert "3 of 3 repositories could not be listed (the hub (huggingface.co) cannot be reached from here)" in out
+    assert (
+        "3 of 3 repositories could not be listed (the hub (huggingface.co) cannot be reached from here)"
+        in out
+    )
 
 
 def test_only_a_commit_hash_pins():
     from ocg.hub import is_pinned, pin_note
-    assert is_pinned(COMMIT) and not is_pinned("main") and not is_pinned("v1.0") and not is_pinned(COMMIT[:12])
+
+    assert (
+        is_pinned(COMMIT)
+        and not is_pinned("main")
+        and not is_pinned("v1.0")
+        and not is_pinned(COMMIT[:12])
+    )
     assert pin_note("main") == "a branch, not pinned: its commit can move"
     assert pin_note("v1.0") == "a branch or tag, not pinned: its commit can move"
 
@@ -63,8 +97,12 @@ def test_the_run_card_says_whether_the_revision_pins(tmp_path):
 
         def prompt_settings(self):
             return {}
+
     sweep_file(tmp_path)
     specs = load_models(tmp_path / "models.yaml")
     assert card_settings(specs["a"], Backend(), None)["revision_pinned"] is False
     assert card_settings(specs["c"], Backend(), None)["revision_pinned"] is True
-    assert card_settings(load_models()["smollm2-135m-instruct"], Backend(), None)["revision_pinned"] is None
+    assert (
+        card_settings(load_models()["smollm2-135m-instruct"], Backend(), None)["revision_pinned"]
+        is None
+    )

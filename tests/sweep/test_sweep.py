@@ -22,51 +22,93 @@ SECRET = "sk-sweep-secret-81bd3"
 
 def models_file(tmp_path, broken: bool) -> str:
     """Three cheap entries of the embedded model; `broken` points one at a missing directory."""
-    entry = {"id": "embedded:smollm2-135m-instruct", "quantization": "none", "max_new_tokens": 12,
-             "batch_size": 24}
-    models = {"good-a": entry, "good-b": dict(entry, max_new_tokens=10),
-              "flaky": dict(entry, id=str(tmp_path / "no-such-model")) if broken else entry}
+    entry = {
+        "id": "embedded:smollm2-135m-instruct",
+        "quantization": "none",
+        "max_new_tokens": 12,
+        "batch_size": 24,
+    }
+    models = {
+        "good-a": entry,
+        "good-b": dict(entry, max_new_tokens=10),
+        "flaky": dict(entry, id=str(tmp_path / "no-such-model")) if broken else entry,
+    }
     path = tmp_path / "models.yaml"
     path.write_text(yaml.safe_dump({"models": models}))
     return str(path)
 
 
 def sweep_file(tmp_path, models, models_path, analysis=("03_main_results",)) -> str:
-    sweep = {"name": "t", "models": models, "models_file": models_path, "conditions": ["ordered"],
-             "subset_k": 1, "template_ids": [0], "metrics": ["coverage", "pbleu", "diverse"],
-             "analysis": list(analysis), "outputs": str(tmp_path / "out"),
-             "resources": {"default": {"gpus": 0, "cpus": 1, "mem": "200M", "time": "00:20:00"}},
-             "slurm": {"throttle": 2, "analysis": {"gpus": 0, "cpus": 1, "mem": "200M", "time": "00:20:00"}}}
+    sweep = {
+        "name": "t",
+        "models": models,
+        "models_file": models_path,
+        "conditions": ["ordered"],
+        "subset_k": 1,
+        "template_ids": [0],
+        "metrics": ["coverage", "pbleu", "diverse"],
+        "analysis": list(analysis),
+        "outputs": str(tmp_path / "out"),
+        "resources": {"default": {"gpus": 0, "cpus": 1, "mem": "200M", "time": "00:20:00"}},
+        "slurm": {
+            "throttle": 2,
+            "analysis": {"gpus": 0, "cpus": 1, "mem": "200M", "time": "00:20:00"},
+        },
+    }
     path = tmp_path / "sweep.yaml"
     path.write_text(yaml.safe_dump(sweep))
     return str(path)
 
 
 def ocg(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "ocg.cli", *args], capture_output=True, text=True,
-                          env=env or os.environ.copy(), timeout=900)
+    return subprocess.run(
+        [sys.executable, "-m", "ocg.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env or os.environ.copy(),
+        timeout=900,
+    )
 
 
 def test_sweep_file_validation(tmp_path):
     paper = load_sweep("params/sweeps/paper.yaml")
     assert len(paper["models"]) == 36
     assert resources_for(paper, "llama3.1-405b")["gpus"] == 8
-    assert resources_for(paper, "qwen2.5-7b") == {"gpus": 1, "cpus": 8, "mem": "64G", "time": "12:00:00"}
+    assert resources_for(paper, "qwen2.5-7b") == {
+        "gpus": 1,
+        "cpus": 8,
+        "mem": "64G",
+        "time": "12:00:00",
+    }
     bad = tmp_path / "bad.yaml"
-    bad.write_text(yaml.safe_dump({"name": "x", "models": ["nope"], "conditions": ["ordered"], "outputs": "o"}))
+    bad.write_text(
+        yaml.safe_dump({"name": "x", "models": ["nope"], "conditions": ["ordered"], "outputs": "o"})
+    )
     with pytest.raises(OcgInputError, match=r"bad.yaml: models\[0\]: 'nope' is not an entry of"):
         load_sweep(bad)
-    bad.write_text(yaml.safe_dump({"name": "x", "models": ["gpt-4o"], "conditions": ["ordered"],
-                                   "outputs": "o", "resources": {"default": {"gpu": 1}}}))
+    bad.write_text(
+        yaml.safe_dump(
+            {
+                "name": "x",
+                "models": ["gpt-4o"],
+                "conditions": ["ordered"],
+                "outputs": "o",
+                "resources": {"default": {"gpu": 1}},
+            }
+        )
+    )
     with pytest.raises(OcgInputError, match=r"resources.default.gpu: unknown key"):
         load_sweep(bad)
 
 
-@pytest.mark.parametrize("name, n_models, conditions, analysis", [
-    ("paper", 36, ["original", "ordered"], 8),
-    ("paper-table4", 36, ["ordered", "ordered_one_shot"], 1),
-    ("paper-table7", 4, ["original", "ordered"], 1),
-])
+@pytest.mark.parametrize(
+    "name, n_models, conditions, analysis",
+    [
+        ("paper", 36, ["original", "ordered"], 8),
+        ("paper-table4", 36, ["ordered", "ordered_one_shot"], 1),
+        ("paper-table7", 4, ["original", "ordered"], 1),
+    ],
+)
 def test_paper_sweeps_in_dry_run(tmp_path, name, n_models, conditions, analysis):
     raw = yaml.safe_load(open(f"params/sweeps/{name}.yaml"))
     raw["outputs"] = str(tmp_path / "out")
@@ -84,12 +126,17 @@ def test_paper_sweeps_in_dry_run(tmp_path, name, n_models, conditions, analysis)
     assert sweep["scoring"] == {}  # no perplexity fallback in the paper's sweeps
     if name == "paper-table7":
         from ocg.analysis.tables import reasoning_pairs
-        assert reasoning_pairs(sweep["models"]) == {"marco-o1": "qwen2-7b", "o1-mini": "gpt-4o-mini"}
+
+        assert reasoning_pairs(sweep["models"]) == {
+            "marco-o1": "qwen2-7b",
+            "o1-mini": "gpt-4o-mini",
+        }
         assert sweep["template_ids"] == [0]
 
 
 def test_reasoning_models_stay_out_of_the_36_model_sweeps():
     from ocg.models import load_models
+
     reasoning = {m.name for m in load_models().values() if m.base_model}
     for name in ("paper", "paper-table4"):
         assert not reasoning & set(load_sweep(f"params/sweeps/{name}.yaml")["models"])
@@ -130,15 +177,22 @@ def test_slurm_array_with_a_broken_model_then_a_rerun_of_only_it(tmp_path, slurm
     mpath = models_file(tmp_path, broken=True)
     path = sweep_file(tmp_path, ["good-a", "flaky", "good-b"], mpath)
     first = ocg("sweep", path, "--executor", "slurm", "--wait")
-    assert first.returncode == 1, first.stdout + first.stderr[-3000:] + slurm.logs()  # a model failed
+    assert first.returncode == 1, (
+        first.stdout + first.stderr[-3000:] + slurm.logs()
+    )  # a model failed
     out = tmp_path / "out"
     manifest = json.loads((out / "slurm" / "manifest.json").read_text())
     assert len(manifest["submissions"]) == 1
     sub = manifest["submissions"][0]
     assert sub["tasks"] == {"0": "good-a", "1": "flaky", "2": "good-b"}
     assert any(a.startswith("--array=0,1,2%2") for a in sub["sbatch_args"])
-    assert "--mem=200M" in sub["sbatch_args"] and "--requeue" in (out / "slurm" / "array.sbatch").read_text()
-    assert manifest["analysis_jobs"][0]["sbatch_args"][0] == f"--dependency=afterany:{sub['job_id']}"
+    assert (
+        "--mem=200M" in sub["sbatch_args"]
+        and "--requeue" in (out / "slurm" / "array.sbatch").read_text()
+    )
+    assert (
+        manifest["analysis_jobs"][0]["sbatch_args"][0] == f"--dependency=afterany:{sub['job_id']}"
+    )
 
     states = {m: (s, d) for m, s, d in status_table(load_sweep(path))}
     assert states["good-a"][0] == "done" and states["good-b"][0] == "done"
@@ -146,7 +200,9 @@ def test_slurm_array_with_a_broken_model_then_a_rerun_of_only_it(tmp_path, slurm
     failed = json.loads((out / "status" / "t" / "flaky" / "failed.json").read_text())
     assert failed["notebook"] == "01_generate" and failed["SLURM_ARRAY_TASK_ID"] == "1"
     assert "no-such-model" in (out / "notebooks" / "flaky" / "01_generate.ipynb").read_text()
-    assert (out / f"logs/slurm-{sub['job_id']}_1.out").exists() and (out / "logs" / "flaky.log").exists()
+    assert (out / f"logs/slurm-{sub['job_id']}_1.out").exists() and (
+        out / "logs" / "flaky.log"
+    ).exists()
     for model in ("good-a", "good-b"):
         assert (out / "scores" / model / "summary.parquet").exists()
     analysis = json.loads((out / "status" / "t" / "analysis.json").read_text())
@@ -158,18 +214,29 @@ def test_slurm_array_with_a_broken_model_then_a_rerun_of_only_it(tmp_path, slurm
     second = ocg("sweep", path, "--executor", "slurm", "--wait")
     assert second.returncode == 0, second.stdout + second.stderr[-3000:]
     manifest = json.loads((out / "slurm" / "manifest.json").read_text())
-    assert len(manifest["submissions"]) == 2 and manifest["submissions"][1]["tasks"] == {"1": "flaky"}
+    assert len(manifest["submissions"]) == 2 and manifest["submissions"][1]["tasks"] == {
+        "1": "flaky"
+    }
     assert all(s == "done" for _, s, _ in status_table(load_sweep(path)))
-    assert json.loads((out / "status" / "t" / "analysis.json").read_text())["models"] == ["good-a", "flaky", "good-b"]
+    assert json.loads((out / "status" / "t" / "analysis.json").read_text())["models"] == [
+        "good-a",
+        "flaky",
+        "good-b",
+    ]
 
 
 @pytest.mark.slow
 def test_server_backed_sweep_on_slurm(tmp_path, slurm, monkeypatch):
     """A model task on a Slurm node starts its inference server, generates through it, stops it."""
     from test_server import no_server_left, server_entry
+
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub-cache"))  # transformers 5's serve answers
-    (tmp_path / "hub-cache").mkdir()  # GET /v1/models with 500 without one (test_server.py's hub_cache)
+    monkeypatch.setenv(
+        "HF_HUB_CACHE", str(tmp_path / "hub-cache")
+    )  # transformers 5's serve answers
+    (
+        tmp_path / "hub-cache"
+    ).mkdir()  # GET /v1/models with 500 without one (test_server.py's hub_cache)
     entry = server_entry()
     entry["max_new_tokens"] = 16
     mpath = tmp_path / "models.yaml"
@@ -194,17 +261,26 @@ def replay_sweep(tmp_path) -> str:
 @pytest.mark.slow
 def test_a_second_sweep_of_one_folder_is_refused_at_once_naming_the_first(tmp_path):
     path, out = replay_sweep(tmp_path), tmp_path / "out"
-    first = subprocess.Popen([sys.executable, "-m", "ocg.cli", "sweep", path], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+    first = subprocess.Popen(
+        [sys.executable, "-m", "ocg.cli", "sweep", path],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     lock, deadline = out / ".lock", time.time() + 60
-    while f'"pid": {first.pid}' not in (lock.read_text() if lock.exists() else "") and time.time() < deadline:
+    while (
+        f'"pid": {first.pid}' not in (lock.read_text() if lock.exists() else "")
+        and time.time() < deadline
+    ):
         time.sleep(0.1)
     t0 = time.time()
     second = ocg("sweep", path)
     seconds = time.time() - t0
     stdout, stderr = first.communicate(timeout=600)
     assert second.returncode == 2, second.stdout + second.stderr
-    assert second.stderr.startswith(f"ocg: error: {out}: PID {first.pid} on {socket.gethostname()} (since ")
+    assert second.stderr.startswith(
+        f"ocg: error: {out}: PID {first.pid} on {socket.gethostname()} (since "
+    )
     assert "is running a sweep in this folder" in second.stderr and seconds < 30
     assert first.returncode == 0, stdout + stderr[-3000:]
     assert not (out / "status" / "t" / "synth" / "failed.json").exists()
@@ -214,13 +290,25 @@ def test_a_second_sweep_of_one_folder_is_refused_at_once_naming_the_first(tmp_pa
 @pytest.mark.slow
 def test_a_lock_held_elsewhere_is_no_model_failure(tmp_path):
     path, out = replay_sweep(tmp_path), tmp_path / "out"
-    with exclusive(out / "generations" / "synth"):  # e.g. an `ocg generate` into the sweep's generations
+    with exclusive(
+        out / "generations" / "synth"
+    ):  # e.g. an `ocg generate` into the sweep's generations
         result = ocg("sweep", path)
     assert not (out / "status" / "t" / "synth" / "failed.json").exists()
-    assert result.returncode == 1 and "synth: busy" in result.stdout, result.stdout + result.stderr[-3000:]
+    assert result.returncode == 1 and "synth: busy" in result.stdout, (
+        result.stdout + result.stderr[-3000:]
+    )
     assert "synth  missing" in ocg("sweep", path, "--status").stdout
-    with exclusive(out / "status" / "t" / "synth"):  # this model's task, e.g. a Slurm task of an earlier submit
+    with exclusive(
+        out / "status" / "t" / "synth"
+    ):  # this model's task, e.g. a Slurm task of an earlier submit
         task = ocg("sweep", path, "--task", "synth")
-    assert task.returncode == BUSY and "busy, not run" in task.stdout and "is running this model's task" in task.stdout
+    assert (
+        task.returncode == BUSY
+        and "busy, not run" in task.stdout
+        and "is running this model's task" in task.stdout
+    )
     again = ocg("sweep", path)  # once the other writer is gone, the model runs
-    assert again.returncode == 0 and "synth  done" in again.stdout, again.stdout + again.stderr[-3000:]
+    assert again.returncode == 0 and "synth  done" in again.stdout, (
+        again.stdout + again.stderr[-3000:]
+    )

@@ -20,8 +20,14 @@ slurm: {partition: gpu, throttle: 4}
 
 
 def test_the_table4_sweep_is_paper_with_its_own_conditions_and_analysis():
-    paper, table4 = load_sweep(PARAMS_DIR / "sweeps" / "paper.yaml"), load_sweep(PARAMS_DIR / "sweeps" / "paper-table4.yaml")
-    assert table4["name"] == "paper-table4" and table4["conditions"] == ["ordered", "ordered_one_shot"]
+    paper, table4 = (
+        load_sweep(PARAMS_DIR / "sweeps" / "paper.yaml"),
+        load_sweep(PARAMS_DIR / "sweeps" / "paper-table4.yaml"),
+    )
+    assert table4["name"] == "paper-table4" and table4["conditions"] == [
+        "ordered",
+        "ordered_one_shot",
+    ]
     assert table4["analysis"] == ["06_priming"]
     same = {k for k in paper if k not in {"name", "conditions", "analysis", "file"}}
     assert {k: table4[k] for k in same} == {k: paper[k] for k in same}
@@ -33,20 +39,26 @@ def test_an_extending_file_replaces_keys_and_adds_to_resources_and_slurm(tmp_pat
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "child.yaml").write_text(
         "extends: ../base.yaml\nname: child\nconditions: [ordered]\n"
-        "resources:\n  models:\n    smollm2-135m-instruct-4bit: {time: '01:00:00'}\nslurm: {throttle: 2}\n")
+        "resources:\n  models:\n    smollm2-135m-instruct-4bit: {time: '01:00:00'}\nslurm: {throttle: 2}\n"
+    )
     child = load_sweep(tmp_path / "sub" / "child.yaml")
     assert child["conditions"] == ["ordered"] and child["outputs"].endswith("outputs/sweeps/base")
     assert child["resources"]["default"]["mem"] == "64G"  # kept from the base
-    assert child["resources"]["models"] == {"smollm2-135m-instruct-4bit": {"time": "01:00:00"}}  # one level
+    assert child["resources"]["models"] == {
+        "smollm2-135m-instruct-4bit": {"time": "01:00:00"}
+    }  # one level
     assert child["slurm"]["partition"] == "gpu" and child["slurm"]["throttle"] == 2
 
 
-@pytest.mark.parametrize("child, field, message", [
-    ("extends: base.yaml\nconditions: [ordered]\n", "name", "a name of its own"),
-    ("extends: nowhere.yaml\nname: c\n", "extends", "no such sweep file"),
-    ("extends: child.yaml\nname: c\n", "extends", "a circle"),
-    ("extends: 3\nname: c\n", "extends", "expected the path of another sweep file"),
-])
+@pytest.mark.parametrize(
+    "child, field, message",
+    [
+        ("extends: base.yaml\nconditions: [ordered]\n", "name", "a name of its own"),
+        ("extends: nowhere.yaml\nname: c\n", "extends", "no such sweep file"),
+        ("extends: child.yaml\nname: c\n", "extends", "a circle"),
+        ("extends: 3\nname: c\n", "extends", "expected the path of another sweep file"),
+    ],
+)
 def test_a_bad_extends_is_refused_naming_the_file_and_field(tmp_path, child, field, message):
     (tmp_path / "base.yaml").write_text(BASE)
     (tmp_path / "child.yaml").write_text(child)

@@ -25,15 +25,29 @@ def site_slurm(tmp_path, monkeypatch):
 
 
 def squeue(job: str, field: str) -> set[str]:
-    out = subprocess.run(["squeue", "-h", "-r", "-t", "all", "-j", job, "-o", field], capture_output=True,
-                         text=True, timeout=30)
+    out = subprocess.run(
+        ["squeue", "-h", "-r", "-t", "all", "-j", job, "-o", field],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     return {line.strip() for line in out.stdout.splitlines() if line.strip()}
 
 
 def write_sweep(tmp_path, **fields) -> str:
     path = tmp_path / "sweep.yaml"
-    path.write_text(yaml.safe_dump({"conditions": ["ordered"], "subset_k": 1, "template_ids": [0],
-                                    "metrics": ["coverage"], "outputs": str(tmp_path / "out"), **fields}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "conditions": ["ordered"],
+                "subset_k": 1,
+                "template_ids": [0],
+                "metrics": ["coverage"],
+                "outputs": str(tmp_path / "out"),
+                **fields,
+            }
+        )
+    )
     return str(path)
 
 
@@ -42,23 +56,48 @@ def test_setup_partitions_and_the_sweep_wide_throttle_on_slurm(tmp_path, site_sl
     times, pwned = tmp_path / "times.txt", tmp_path / "pwned"
     q = shlex.quote(str(times))
     who = "$SLURM_JOB_ID ${SLURM_ARRAY_TASK_ID:-analysis}"
-    setup = [f'echo "{who} start $(date +%s.%N) $OCG_SITE_NOTE" >> {q}',
-             f"trap 'echo \"{who} end $(date +%s.%N)\" >> {q}' EXIT"]
+    setup = [
+        f'echo "{who} start $(date +%s.%N) $OCG_SITE_NOTE" >> {q}',
+        f"trap 'echo \"{who} end $(date +%s.%N)\" >> {q}' EXIT",
+    ]
     res = {"gpus": 0, "cpus": 1, "mem": "300M", "time": "00:20:00"}
-    path = write_sweep(tmp_path, name="site", models=["m-a", "api"],
-                       models_file=replay_models(tmp_path, ["m-a", "api"]), analysis=["03_main_results"],
-                       resources={"default": res, "models": {"api": {"mem": "200M", "partition": "cpu",
-                                                                     "extra_args": ["--comment=api-group"]}}},
-                       slurm={"partition": "debug", "throttle": 1, "setup": setup,
-                              "env": {"OCG_SITE_NOTE": f"$(touch {pwned})"}, "analysis": {**res, "partition": "cpu"}})
-    result = subprocess.run([sys.executable, "-m", "ocg.cli", "sweep", path, "--executor", "slurm", "--wait"],
-                            capture_output=True, text=True, timeout=900)
+    path = write_sweep(
+        tmp_path,
+        name="site",
+        models=["m-a", "api"],
+        models_file=replay_models(tmp_path, ["m-a", "api"]),
+        analysis=["03_main_results"],
+        resources={
+            "default": res,
+            "models": {
+                "api": {"mem": "200M", "partition": "cpu", "extra_args": ["--comment=api-group"]}
+            },
+        },
+        slurm={
+            "partition": "debug",
+            "throttle": 1,
+            "setup": setup,
+            "env": {"OCG_SITE_NOTE": f"$(touch {pwned})"},
+            "analysis": {**res, "partition": "cpu"},
+        },
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "ocg.cli", "sweep", path, "--executor", "slurm", "--wait"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert result.returncode == 0, result.stdout + result.stderr[-3000:] + site_slurm.logs()
     assert all(state == "done" for _, state, _ in status_table(load_sweep(path)))
     manifest = json.loads((tmp_path / "out" / "slurm" / "manifest.json").read_text())
     (group, api), analysis = manifest["submissions"], manifest["analysis_jobs"][0]
-    assert api["tasks"] == {"1": "api"} and f"--dependency=afterany:{group['job_id']}" in api["sbatch_args"]
-    assert squeue(group["job_id"], "%P") == {"debug"} and squeue(api["job_id"], "%P|%k") == {"cpu|api-group"}
+    assert (
+        api["tasks"] == {"1": "api"}
+        and f"--dependency=afterany:{group['job_id']}" in api["sbatch_args"]
+    )
+    assert squeue(group["job_id"], "%P") == {"debug"} and squeue(api["job_id"], "%P|%k") == {
+        "cpu|api-group"
+    }
     assert squeue(analysis["job_id"], "%P") == {"cpu"}
 
     spans: dict[str, list[float]] = {}
@@ -72,13 +111,20 @@ def test_setup_partitions_and_the_sweep_wide_throttle_on_slurm(tmp_path, site_sl
     overlapping = [(a, b) for a, b in zip(tasks, tasks[1:]) if b[0] < a[1]]
     assert not overlapping, f"throttle 1, yet tasks ran at once: {tasks}"
     assert not pwned.exists()
-    assert json.loads((tmp_path / "out" / "status" / "site" / "analysis.json").read_text())["models"] == ["m-a", "api"]
+    assert json.loads((tmp_path / "out" / "status" / "site" / "analysis.json").read_text())[
+        "models"
+    ] == ["m-a", "api"]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("setup", [[], ["set -euo pipefail", "set -E", "trap 'true' USR1"]],
-                         ids=["no-setup", "site-set-e"])
-def test_a_task_at_its_time_limit_requeues_itself_and_resumes(tmp_path, site_slurm, monkeypatch, setup):
+@pytest.mark.parametrize(
+    "setup",
+    [[], ["set -euo pipefail", "set -E", "trap 'true' USR1"]],
+    ids=["no-setup", "site-set-e"],
+)
+def test_a_task_at_its_time_limit_requeues_itself_and_resumes(
+    tmp_path, site_slurm, monkeypatch, setup
+):
     """A one-minute limit, a warning 10 s before it: the first start is stopped after a batch
     (the server answers slowly until then), requeued by its own script, and the second start
     generates only what is missing. A site's `set -e` (and its own USR1 trap) in `slurm.setup`
@@ -93,32 +139,68 @@ def test_a_task_at_its_time_limit_requeues_itself_and_resumes(tmp_path, site_slu
 
     server = ScriptedServer(respond)
     models = tmp_path / "models.yaml"
-    models.write_text(yaml.safe_dump({"models": {"api": {
-        "id": "local-model", "backend": "openai", "max_new_tokens": 32, "batch_size": 2,
-        "api": {"base_url": server.url, "key_env": "OCG_TEST_KEY", "concurrency": 1, "timeout_s": 20}}}}))
+    models.write_text(
+        yaml.safe_dump(
+            {
+                "models": {
+                    "api": {
+                        "id": "local-model",
+                        "backend": "openai",
+                        "max_new_tokens": 32,
+                        "batch_size": 2,
+                        "api": {
+                            "base_url": server.url,
+                            "key_env": "OCG_TEST_KEY",
+                            "concurrency": 1,
+                            "timeout_s": 20,
+                        },
+                    }
+                }
+            }
+        )
+    )
     res = {"gpus": 0, "cpus": 1, "mem": "300M", "time": "00:01:00"}
-    path = write_sweep(tmp_path, name="limit", models=["api"], models_file=str(models), analysis=[],
-                       conditions=["original", "ordered"], resources={"default": res},
-                       slurm={"warn_before_limit_s": 10, "analysis": res, "setup": setup})
+    path = write_sweep(
+        tmp_path,
+        name="limit",
+        models=["api"],
+        models_file=str(models),
+        analysis=[],
+        conditions=["original", "ordered"],
+        resources={"default": res},
+        slurm={"warn_before_limit_s": 10, "analysis": res, "setup": setup},
+    )
     out = tmp_path / "out"
     monkeypatch.setenv("OCG_TEST_KEY", "sk-limit")
-    driver = subprocess.Popen([sys.executable, "-m", "ocg.cli", "sweep", path, "--executor", "slurm", "--wait"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    marker, seen, deadline = out / "status" / "limit" / "api" / "interrupted.json", None, time.time() + 600
+    driver = subprocess.Popen(
+        [sys.executable, "-m", "ocg.cli", "sweep", path, "--executor", "slurm", "--wait"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    marker, seen, deadline = (
+        out / "status" / "limit" / "api" / "interrupted.json",
+        None,
+        time.time() + 600,
+    )
     held = None  # when the requeued task was first seen held
     try:
         while driver.poll() is None and time.time() < deadline:
             if seen is None and marker.exists():
                 seen = json.loads(marker.read_text())
                 slow.clear()  # the second start finishes long before its own warning
-            if seen is not None:  # Slurm holds a requeued job 2 minutes; start it now (only waiting is skipped)
+            if (
+                seen is not None
+            ):  # Slurm holds a requeued job 2 minutes; start it now (only waiting is skipped)
                 job = f"{seen['SLURM_ARRAY_JOB_ID']}_{seen['SLURM_ARRAY_TASK_ID']}"
                 if squeue(job, "%T|%r") == {"PENDING|BeginTime"}:
                     held = held or time.time()
                     # not within the second of the requeue: slurmd refuses a credential created in the
                     # second its predecessor was revoked ("Job credential revoked"), and kills the job
                     if time.time() - held >= 3:
-                        subprocess.run(["scontrol", "update", f"JobId={job}", "StartTime=now"], timeout=30)
+                        subprocess.run(
+                            ["scontrol", "update", f"JobId={job}", "StartTime=now"], timeout=30
+                        )
             time.sleep(1)
         stdout, stderr = driver.communicate(timeout=60)
     finally:
@@ -126,7 +208,11 @@ def test_a_task_at_its_time_limit_requeues_itself_and_resumes(tmp_path, site_slu
             driver.kill()
         server.close()
     assert driver.returncode == 0, stdout + stderr[-3000:] + site_slurm.logs()
-    assert seen is not None and seen["notebook"] == "01_generate" and "stopped before the time limit" in seen["reason"]
+    assert (
+        seen is not None
+        and seen["notebook"] == "01_generate"
+        and "stopped before the time limit" in seen["reason"]
+    )
     sub = json.loads((out / "slurm" / "manifest.json").read_text())["submissions"][0]
     assert "--signal=B:USR1@10" in sub["sbatch_args"] and "--time=00:01:00" in sub["sbatch_args"]
     log = (out / "logs" / "api.log").read_text()
@@ -135,7 +221,10 @@ def test_a_task_at_its_time_limit_requeues_itself_and_resumes(tmp_path, site_slu
     assert [r["status"] for r in card["runs"]][-2:] == ["interrupted", "complete"], card["runs"]
     first, second = card["runs"][-2:]
     assert 0 < first["todo"] == 48 and 0 < second["todo"] < 48  # the second start resumed
-    ids = [disk_record(line)["instance_id"] for f in ("original", "ordered")
-           for line in (out / "generations" / "api" / f"{f}.jsonl").read_text().splitlines()]
+    ids = [
+        disk_record(line)["instance_id"]
+        for f in ("original", "ordered")
+        for line in (out / "generations" / "api" / f"{f}.jsonl").read_text().splitlines()
+    ]
     assert len(ids) == 48 == len(set(ids))
     assert [s for _, s, _ in status_table(load_sweep(path))] == ["done"]

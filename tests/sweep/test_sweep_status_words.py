@@ -33,15 +33,26 @@ esac
 def test_pending_cancelled_and_a_running_analysis_are_named(tmp_path, monkeypatch, capsys):
     sweep = load_sweep(site_sweep(tmp_path))
     folder = SweepFolder.of(sweep)
-    write_json(folder.manifest, {"sweep": "site", "file": sweep["file"], "analysis_jobs": [{"job_id": "101"}],
-                                 "submissions": [{"job_id": "100", "tasks": {"0": "m-a", "1": "api", "2": "m-b"}}]})
+    write_json(
+        folder.manifest,
+        {
+            "sweep": "site",
+            "file": sweep["file"],
+            "analysis_jobs": [{"job_id": "101"}],
+            "submissions": [{"job_id": "100", "tasks": {"0": "m-a", "1": "api", "2": "m-b"}}],
+        },
+    )
     begun = ModelGenerations(folder.outputs.generations / "api").store("ordered")
     begun.parent.mkdir(parents=True)
     begun.write_text("")
     fake_slurm(tmp_path, monkeypatch, "0|PENDING\\n1|CANCELLED\\n2|CANCELLED\\n", "RUNNING\\n")
     rows = {m: (s, d) for m, s, d in status_table(sweep)}
     assert rows["m-a"] == ("pending", "slurm PENDING: queued, not started")
-    assert rows["api"][0] == "partial" and "slurm CANCELLED" in rows["api"][1] and "resumes" in rows["api"][1]
+    assert (
+        rows["api"][0] == "partial"
+        and "slurm CANCELLED" in rows["api"][1]
+        and "resumes" in rows["api"][1]
+    )
     assert rows["m-b"][0] == "missing" and "CANCELLED before it began" in rows["m-b"][1]
     print_status(sweep)
     out = capsys.readouterr().out
@@ -58,8 +69,14 @@ def test_a_real_submission_prints_what_its_dry_run_printed(tmp_path, monkeypatch
     real = capsys.readouterr().out
     assert "submitted 3 model(s) in 2 array(s), throttle 3 over all of them:" in real
     sbatch = [line.strip() for line in real.splitlines() if line.strip().startswith("sbatch ")]
-    assert sbatch == [line.strip().replace("JOB1:JOB2", "555:555") for line in dry.splitlines()
-                      if line.strip().startswith("sbatch ")]
+    assert sbatch == [
+        line.strip().replace("JOB1:JOB2", "555:555")
+        for line in dry.splitlines()
+        if line.strip().startswith("sbatch ")
+    ]
     assert "  555 (2 model(s): m-a, m-b)" in real and "  555 (the analyses)" in real
-    assert [line for line in real.splitlines() if line.startswith(("scripts:", "folder:", "python in"))] == \
-        [line for line in dry.splitlines() if line.startswith(("scripts:", "folder:", "python in"))]
+    assert [
+        line for line in real.splitlines() if line.startswith(("scripts:", "folder:", "python in"))
+    ] == [
+        line for line in dry.splitlines() if line.startswith(("scripts:", "folder:", "python in"))
+    ]
