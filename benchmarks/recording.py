@@ -109,6 +109,8 @@ def record(name: str, figures: dict, args: dict | None = None) -> Path:
 
 def runs_of(path: Path) -> list[dict]:
     """A results file's runs, oldest first (a file of a shape of its own holds one run: a dict)."""
+    if not path.exists():  # a block may name a benchmark before its first run
+        return []
     data = json.loads(path.read_text())
     return data if isinstance(data, list) else [data]
 
@@ -119,7 +121,8 @@ def _where(run: dict) -> str:
         return "machine not recorded"
     if isinstance(m, str):  # a run transcribed from prose says its machine in words
         return m
-    return f"{m.get('gpu') or m.get('cpu')}, {m.get('cores')} cores"
+    load = f", load {m['load_1min']}" if m.get("load_1min") is not None and not m.get("gpu") else ""
+    return f"{m.get('gpu') or m.get('cpu')}, {m.get('cores')} cores{load}"
 
 
 def latest_table(folder: Path | None = None) -> str:
