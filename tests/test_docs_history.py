@@ -56,3 +56,27 @@ def test_methods_states_the_pinned_prompt_date_the_code_uses():
     )
     assert said, "METHODS states prompt_date's default"
     assert datetime.datetime.strptime(said[1], "%d %B %Y").date().isoformat() == DEFAULT_PROMPT_DATE
+
+
+def test_methods_padding_figures_are_those_of_their_results_file():
+    """ "Padding to a multiple" quotes benchmarks/results/ocg_overhead.json (padded lengths and the
+    extra prompt tokens at each multiple: arithmetic on the prompts, the same on any machine)."""
+    import json
+
+    shapes = json.loads(
+        (PROJECT_ROOT / "benchmarks" / "results" / "ocg_overhead.json").read_text()
+    )["padded_shapes"]
+    text = " ".join(METHODS.read_text().split())
+    said = re.search(
+        r"the padded lengths go from (\d+) distinct values to (\d+) at a multiple of 8, for (\d+)% "
+        r"more prompt tokens \(16: (\d+) values, (\d+)%; 32: (\d+) value, (\d+)%",
+        text,
+    )
+    assert said, "METHODS states the padded shapes"
+
+    def at(multiple):
+        m = shapes[f"multiple_{multiple}"]
+        return [m["distinct_padded_lengths"], round(100 * m["padding_share"])]
+
+    lengths_1, _ = at(1)
+    assert [int(x) for x in said.groups()] == [lengths_1, *at(8), *at(16), *at(32)]
