@@ -182,7 +182,8 @@ def figures_block(name: str, folder: Path | None = None, where: dict | None = No
     run = runs[-1]
     figures = run.get("figures", run)
     head = (
-        f"_Latest of {len(runs)} run{'s' * (len(runs) > 1)} in `benchmarks/results/{name}.json`: "
+        f"_Latest of {len(runs)} {'matching ' * bool(where)}run{'s' * (len(runs) > 1)} in "
+        f"`benchmarks/results/{name}.json`: "
         f"{str(run['date'])[:10] if run.get('date') else 'date not recorded'}, "
         f"commit {str(run['commit'])[:9] if run.get('commit') else 'not recorded'}, {_where(run)}"
         + (f", `{run['command']}`" if run.get("command") else "")
