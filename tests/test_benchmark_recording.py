@@ -109,3 +109,25 @@ def test_the_docs_show_the_latest_runs(monkeypatch):
     assert not stale, f"run `python benchmarks/recording.py --update-docs`: {stale}"
     named = {m[2] for p in recording.doc_files() for m in recording.BLOCK.finditer(p.read_text())}
     assert named <= {p.stem for p in results.glob("*.json")}, "a block names no results file"
+
+
+def test_stacks_records_what_differs_per_variant(recording, tmp_path, monkeypatch):
+    """stacks.py's figures (the two stacks' answers stubbed: no model, no second venv)."""
+    import stacks
+
+    default = {"entry": {"a": "x", "b": "y"}, "batch1": {"a": "x", "b": "z"}}
+    other = {"entry": {"a": "x", "b": "q"}, "batch1": {"a": "x", "b": "z"}}
+    runs = iter([("5.23.0", default), ("4.57.6", other)])
+    monkeypatch.setattr(stacks, "run_stack", lambda python, args, out: next(runs))
+    monkeypatch.setattr(stacks, "ordered_coverage", lambda answers: len(answers) / 4)
+    monkeypatch.setattr(sys, "argv", ["stacks.py", "--prompts", "2"])
+    stacks.main()
+    (run,) = json.loads((tmp_path / "stacks.json").read_text())
+    assert run["args"]["prompts"] == 2 and run["figures"]["second_stack"] == "4.57.6"
+    assert run["figures"]["entry"] == {
+        "answers": 2,
+        "differ": 1,
+        "ordered_coverage_default": 0.5,
+        "ordered_coverage_second": 0.5,
+    }
+    assert run["figures"]["batch1"]["differ"] == 0
