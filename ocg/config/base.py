@@ -173,10 +173,11 @@ def _model_in(annotation: Any) -> type[BaseModel] | None:
     )
 
 
-def _walk(model: type[BaseModel], loc: tuple) -> tuple[_Field | None, tuple, Any]:
+def _walk(model: type[BaseModel], loc: tuple) -> tuple[_Field | None, tuple, Any, tuple]:
     """The deepest model field on an error's location, the part of `loc` that names it (list
-    indices and a plain mapping's keys below it belong to its value), and the type at `loc`."""
-    field, path, current = None, (), model
+    indices and a plain mapping's keys below it belong to its value), the type at `loc`, and
+    that part as it is written (`templates.0`, `models[1]`)."""
+    field, path, current, names = None, (), model, ()
     for i, key in enumerate(loc):
         owner = _model_in(current)
         containers = [t for t in _leaves(current) if typing.get_origin(t) in (dict, list)]
@@ -185,10 +186,14 @@ def _walk(model: type[BaseModel], loc: tuple) -> tuple[_Field | None, tuple, Any
             current = info.annotation
             field, path = _Field.of(current, info.metadata), loc[: i + 1]
         elif owner is None and containers:
+            is_list = typing.get_origin(containers[0]) is list
             current = typing.get_args(containers[0])[-1]  # a mapping's values, a list's items
+            key = f"[{key}]" if is_list else str(key)
         else:
             break
-    return field, path or loc, current
+        names += (str(key),)
+    names += tuple(map(str, loc[len(names) :]))
+    return field, path or loc, current, names
 
 
 def _value_at(raw: Any, path: tuple) -> Any:
@@ -200,9 +205,9 @@ def _value_at(raw: Any, path: tuple) -> Any:
     return raw
 
 
-def _address(where: str, path: tuple) -> str:
-    for key in path:
-        where = at(where, f"[{key}]" if isinstance(key, int) else str(key))
+def _address(where: str, names: tuple) -> str:
+    for name in names:
+        where = at(where, name)
     return where
 
 
@@ -245,13 +250,15 @@ def validate(model: type[BaseModel], raw: Any, where: str) -> Any:
         error = _first(exc.errors())
     loc = tuple(error["loc"])
     if error["type"] == "extra_forbidden":
-        owner = _model_in(_walk(model, loc[:-1])[2]) if len(loc) > 1 else model
+        _, _, current, names = _walk(model, loc[:-1])
+        owner = _model_in(current)
         known = sorted(owner.model_fields) if owner else []
-        raise OcgInputError(_address(where, loc), f"unknown key; known: {known}")
-    field, path, current = _walk(model, loc)
-    if error["type"] == "ocg":
-        raise OcgInputError(_address(where, path) + error["ctx"]["at"], error["ctx"]["problem"])
+        raise OcgInputError(_address(where, (*names, str(loc[-1]))), f"unknown key; known: {known}")
+    field, path, current, names = _walk(model, loc)
     if error["type"] == "model_type" and path != loc:  # a mapping's value that is no mapping
-        names = ", ".join(_model_in(current).model_fields)
-        raise OcgInputError(_address(where, loc), f"expected a mapping of {names}")
-    raise OcgInputError(_address(where, path), _problem(error, field, _value_at(raw, path)))
+        fields = ", ".join(_model_in(current).model_fields)
+        raise OcgInputError(_address(where, names), f"expected a mapping of {fields}")
+    names = names[: len(path)]  # the field's own address: list items belong to its value
+    if error["type"] == "ocg":
+        raise OcgInputError(_address(where, names) + error["ctx"]["at"], error["ctx"]["problem"])
+    raise OcgInputError(_address(where, names), _problem(error, field, _value_at(raw, path)))

@@ -11,7 +11,7 @@ from ..errors import OcgInputError
 from ..frames import DEFAULT_N_CONCEPTS, N_CONCEPTS, N_CONCEPTS_TEXT
 from ..names import check_name
 from ..notebook_names import ANALYSES, MODEL_NOTEBOOKS
-from .base import ConfigModel, Says, checked
+from .base import ConfigModel, Says, checked, number
 from .sweep_checks import check_env, check_extra_args, check_mem, check_setup, check_time
 
 
@@ -34,6 +34,15 @@ def _notebooks(allowed: tuple[str, ...]):
 
 
 NonEmpty = Field(min_length=1)
+
+
+class Sampling(ConfigModel):
+    """Sampled decoding for repeated samples (docs/METHODS.md, "Repeated samples and pass@k")."""
+
+    temperature: Annotated[number(gt=0), Says("a temperature > 0")]
+    """The sampling temperature."""
+    top_p: Annotated[number(gt=0, le=1.0), Says("a number with 0 < top_p <= 1")] = 1.0
+    """Nucleus sampling's share of probability mass."""
 
 
 class RunFile(ConfigModel):
@@ -80,9 +89,9 @@ class RunFile(ConfigModel):
     root); null: OCG_OUTPUTS, else outputs/."""
     samples: Annotated[int, Field(ge=1), Says("a positive number of samples per instance")] = 1
     """Answers per instance (pass@k); more than one needs `sampling`."""
-    sampling: Annotated[
-        dict[str, Any] | None, Says("{temperature: T, top_p: p}, or null for greedy")
-    ] = None
+    sampling: Annotated[Sampling | None, Says("{temperature: T, top_p: p}, or null for greedy")] = (
+        None
+    )
     """{temperature: T, top_p: p} for sampled decoding; null: the entries' own (greedy)."""
 
 
