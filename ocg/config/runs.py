@@ -144,9 +144,10 @@ class Slurm(Site):
 
 
 def _file_schema(schema: dict) -> None:
-    """A file that `extends` another needs only a name of its own: the base supplies the rest."""
+    """A file that `extends` another needs only a name of its own (the base supplies the rest);
+    any other names its models, conditions and the folder it writes (ocg/sweep/config.py)."""
     required = schema.pop("required", [])
-    schema["anyOf"] = [{"required": ["extends", "name"]}, {"required": required}]
+    schema["anyOf"] = [{"required": ["extends", "name"]}, {"required": [*required, "outputs"]}]
 
 
 class SweepFile(RunFile, json_schema_extra=_file_schema):
