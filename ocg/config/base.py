@@ -162,9 +162,14 @@ class _Field:
             return "a positive integer"
         return f"{'an integer' if is_int else 'a number'} {'>' if exclusive else '>='} {low:g}"
 
+    def items(self) -> Any:
+        """A list's item type (None for a field that is no list)."""
+        if typing.get_origin(self.kinds[0]) is not list:
+            return None
+        return _leaves(typing.get_args(self.kinds[0])[0])[0]
+
     def list_text(self) -> str:
-        items = _leaves(typing.get_args(self.kinds[0])[0])[0]
-        return f"a {'non-empty ' if self.nonempty else ''}list of {_kind(items)}"
+        return f"a {'non-empty ' if self.nonempty else ''}list of {_kind(self.items())}"
 
 
 def _model_in(annotation: Any) -> type[BaseModel] | None:
@@ -225,7 +230,7 @@ def _problem(error: dict, field: _Field | None, value: Any) -> str:
         return f"got {shown_value}; expected at most {field.bounds['le']!r}"
     if kind == "finite_number":
         return f"got {shown_value}; expected a finite number"
-    if field is not None and field.kinds and typing.get_origin(field.kinds[0]) is list:
+    if field is not None and field.kinds and field.items() not in (None, Any):
         return f"got {shown_value}; expected {says or field.list_text() + field.or_null}"
     if says:
         return f"got {shown_value}; expected {says}"
