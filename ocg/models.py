@@ -32,9 +32,12 @@ __all__ = [  # the entries' vocabulary, written in ocg/config/models_file.py
     "ATTENTIONS",
     "BACKENDS",
     "DECODINGS",
+    "DEFAULT_PROMPT_DATE",
     "DTYPES",
     "EXTRACTIONS",
+    "MAX_EXTENDS",
     "MAX_SECONDS",
+    "MODELS_FILE",
     "QUANTIZATIONS",
     "RATE_KEYS",
     "SEED_MAX",
@@ -53,8 +56,9 @@ MAX_EXTENDS = 50  # models files in one `extends` chain: a longer one is a mista
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """One models-file entry. Its field defaults are every entry's (the one place they are written);
-    a models file's `defaults:` mapping changes them for that file's entries."""
+    """One models-file entry. Its field defaults are every entry's (the schema's, ModelDefaults in
+    ocg/config/models_file.py, are held equal to them by a test); a models file's `defaults:`
+    mapping changes them for that file's entries."""
 
     name: str
     id: str
