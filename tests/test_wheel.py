@@ -46,6 +46,10 @@ def test_score_and_load_scores_from_an_installed_wheel(tmp_path):
         check=True,
         capture_output=True,
     )
+    schemas = site / "ocg" / "params" / "schema"  # editors' schemas travel with the YAML files
+    assert sorted(p.name for p in schemas.glob("*.json")) == sorted(
+        f"{kind}.schema.json" for kind in ("models", "run", "sweep", "scoring", "templates")
+    )
     rows = [
         {
             "set_id": "s1",
