@@ -7,6 +7,8 @@ from tests.generation.scripted_server import ScriptedServer
 
 @pytest.fixture
 def serve():
+    """serve(respond) starts a scripted server, respond(body, headers) -> (status, headers,
+    bytes); each is stopped after the test."""
     started = []
 
     def start(respond):  # respond(body, headers) -> (status, headers, bytes)
