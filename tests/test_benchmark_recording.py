@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from ocg.paths import PROJECT_ROOT
+from tests.helpers import benchmark
 
 BENCHMARKS = PROJECT_ROOT / "benchmarks"
 
@@ -16,10 +17,7 @@ BENCHMARKS = PROJECT_ROOT / "benchmarks"
 @pytest.fixture
 def recording(monkeypatch, tmp_path):
     monkeypatch.setenv("OCG_BENCHMARK_RESULTS", str(tmp_path))
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    import recording
-
-    return recording
+    return benchmark("recording")
 
 
 def test_runs_append_with_machine_date_and_commit(recording, tmp_path):

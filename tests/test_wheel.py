@@ -6,9 +6,9 @@ import subprocess
 import sys
 
 import pytest
-from helpers import write_generations
 
 from ocg.paths import PROJECT_ROOT
+from tests.helpers import write_generations
 
 
 @pytest.mark.slow
