@@ -96,12 +96,10 @@ def test_a_docs_block_shows_the_latest_run_and_goes_stale(recording, tmp_path):
     assert recording.stale_docs([doc], tmp_path) == [doc]
 
 
-def test_the_docs_show_the_latest_runs(monkeypatch):
+def test_the_docs_show_the_latest_runs():
     """Every block in README.md and docs/*.md is what `python benchmarks/recording.py
     --update-docs` writes from benchmarks/results/ now."""
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    import recording
-
+    recording = benchmark("recording")
     results = BENCHMARKS / "results"
     stale = recording.stale_docs(folder=results)
     assert not stale, f"run `python benchmarks/recording.py --update-docs`: {stale}"
@@ -111,8 +109,7 @@ def test_the_docs_show_the_latest_runs(monkeypatch):
 
 def test_stacks_records_what_differs_per_variant(recording, tmp_path, monkeypatch):
     """stacks.py's figures (the two stacks' answers stubbed: no model, no second venv)."""
-    import stacks
-
+    stacks = benchmark("stacks")
     default = {"entry": {"a": "x", "b": "y"}, "batch1": {"a": "x", "b": "z"}}
     other = {"entry": {"a": "x", "b": "q"}, "batch1": {"a": "x", "b": "z"}}
     runs = iter([("5.23.0", default), ("4.57.6", other)])
