@@ -103,6 +103,20 @@ def _rope_theta(config) -> float | None:
     return theta
 
 
+def served(spec):
+    """An API entry whose server serves an embedded model (`embedded:NAME` with api.server): the
+    same entry naming the converted folder, which the server loads ({id}) and each request names."""
+    if (
+        spec.backend != "openai"
+        or not spec.id.startswith(EMBEDDED_PREFIX)
+        or not spec.api.get("server")
+    ):
+        return spec
+    import dataclasses
+
+    return dataclasses.replace(spec, id=str(ensure_converted(spec.id[len(EMBEDDED_PREFIX) :])))
+
+
 def ensure_converted(name: str) -> Path:
     """The transformers directory of an embedded model, converting it on first use (one folder
     per transformers major version: ConvertedModel.named)."""

@@ -29,6 +29,7 @@ import requests
 import urllib3
 from tqdm import tqdm
 
+from ..embedded import served
 from ..errors import OcgInputError
 from ..models import ModelSpec
 from .api_answer import (
@@ -110,7 +111,7 @@ class OpenAIBackend(MessagePrompts):
     sample = 0  # the sample the current batch draws (its seed: sampling.sample_seed)
 
     def __init__(self, spec: ModelSpec, batch_size: int | None = None):
-        self.spec = spec
+        self.spec = spec = served(spec)  # embedded:NAME served: its converted folder
         self.api = spec.api
         self.batch_size = batch_size or spec.batch_size
         env = self.api["key_env"]

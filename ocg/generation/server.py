@@ -290,7 +290,7 @@ def server_for_run(
     if spec.backend != "openai" or not spec.api.get("server"):
         yield None
         return
-    with running_server(spec, model_dir / log_name, backend.key) as info:
+    with running_server(backend.spec, model_dir / log_name, backend.key) as info:
         try:
             backend.attach_server(info)
         except ApiError as exc:

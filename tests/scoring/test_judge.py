@@ -349,3 +349,70 @@ def test_a_run_file_reads_its_judge_from_its_own_models_file(tmp_path):
         model_dir, metrics=["judge"], out_dir=tmp_path / "s", progress=False, **cfg["scoring"]
     )
     assert pd.read_parquet(out / "answers.parquet")["judge_score"].tolist() == [4.0]
+
+
+# A judge server started by ocg: it prints the folder it was started with and the model each
+# request names (into judge_server.log), and answers every request with one rubric reply.
+EMBEDDED_JUDGE_SERVER = r"""
+import json, sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
+print("serving", args["--model"], flush=True)
+class H(BaseHTTPRequestHandler):
+    def log_message(self, *a): pass
+    def send(self, payload):
+        data = json.dumps(payload).encode()
+        self.send_response(200); self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data))); self.end_headers(); self.wfile.write(data)
+    def do_GET(self):
+        self.send({"data": [{"id": args["--model"]}]})
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        print("asked", body["model"], flush=True)
+        reply = json.dumps({"score": 4, "order": ["dog", "catch", "frisbee"]})
+        self.send({"model": body["model"], "choices": [{"message": {"content": reply}, "finish_reason": "stop"}]})
+HTTPServer(("127.0.0.1", int(args["--port"])), H).serve_forever()
+"""
+
+
+def test_an_embedded_model_served_as_judge_is_served_and_asked_as_its_converted_folder(
+    tmp_path, monkeypatch
+):
+    """`id: embedded:NAME` with api.server (params/judge-models.yaml): the server is given the
+    converted folder, and every request names it (`transformers serve` refuses another name)."""
+    import sys
+
+    converted = tmp_path / "converted" / "smollm2-135m-instruct"
+    monkeypatch.setattr("ocg.embedded.ensure_converted", lambda name: converted)
+    script = tmp_path / "judge_server.py"
+    script.write_text(EMBEDDED_JUDGE_SERVER)
+    entry = {
+        "id": "embedded:smollm2-135m-instruct",
+        "backend": "openai",
+        "max_new_tokens": 48,
+        "api": {
+            "base_url": "http://127.0.0.1:{port}/v1",
+            "concurrency": 2,
+            "server": {"command": f"{sys.executable} {script} --port {{port}} --model {{id}}"},
+        },
+    }
+    models = tmp_path / "judge-models.yaml"
+    models.write_text(yaml.safe_dump({"models": {"served-judge": entry}}))
+    rows = [
+        {"set_id": "s1", "template_id": 0, "perm_index": p, "concepts": CONCEPTS, "answer": a}
+        for p, a in enumerate(ANSWERS)
+    ]
+    out = score_model(
+        write_generations(tmp_path / "gen", "m", rows),
+        metrics=["coverage", "judge"],
+        out_dir=tmp_path / "s",
+        progress=False,
+        judge="served-judge",
+        judge_models_file=str(models),
+    )
+    log = (out / "judge_server.log").read_text().splitlines()
+    assert log[0] == f"serving {converted}", log
+    assert log[1:] == [f"asked {converted}"] * 4, log  # the first request alone, then 3 answers
+    assert pd.read_parquet(out / "answers.parquet")["judge_score"].tolist()[:3] == [4.0] * 3
+    key = json.loads((out / "signature.json").read_text())["judge"]["key"]
+    assert key["id"] == "embedded:smollm2-135m-instruct"  # the cache's key: the same on any machine
