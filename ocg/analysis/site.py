@@ -35,6 +35,7 @@ from ..results import comparable_signature, instance_keys, load_scores, scoring_
 from ..scoring.scoreset import holds_scores, unfinished_reason
 from . import caveats, explain, sections
 from .browser import write_case_browser_from
+from .judge_note import judge_counts
 from .results_file import write_results
 from .tables import wide
 
@@ -121,6 +122,7 @@ def _headline(report_dir: Path, scores: dict) -> str:
         )
     parts.append(
         explain.missing_reasons(scores["summary"], scores["signatures"])
+        + judge_counts(scores["summary"], scores["signatures"])
         if len(scores["summary"])
         else ""
     )
