@@ -197,7 +197,11 @@ def write_chunks(
     for (model, condition, template_id), a in answers.groupby(SUMMARY_KEYS, sort=True):
         a = a.sort_values(["set_id", "perm_index", *([SAMPLE] if SAMPLE in a else [])])
         name = chunk_name(model, condition, int(template_id))
-        payload = {"fields": FIELDS, "rows": _rows(a, extra.get(model, {}))}
+        rows = _rows(a, extra.get(model, {}))
+        if "judge_in_order" not in a:  # no judge: the page says nothing, not "unjudged"
+            rows = [r[: -len(JUDGE_COLUMNS)] for r in rows]
+        fields = FIELDS if "judge_in_order" in a else FIELDS[: -len(JUDGE_COLUMNS)]
+        payload = {"fields": fields, "rows": rows}
         with atomic_path(chunks / name) as tmp:
             tmp.write_text(chunk_script(name, payload), encoding="ascii")
         index.append(
@@ -272,12 +276,21 @@ def _model_chunks(out_dir: str, model: str, scores_root: str, generations_root: 
     if not path.exists():
         return []
     present = set(_parquet_columns(path))
+    if _no_judge(ModelScores.of(model, scores_root).signature):
+        present -= set(JUDGE_COLUMNS)  # its columns hold only NaN: no answer was "unjudged"
     answers = pd.read_parquet(path, columns=[c for c in ANSWER_COLUMNS if c in present])
     return write_chunks(
         out_dir,
         answers,
         {model: read_generations(ModelGenerations.of(model, generations_root).folder)},
     )
+
+
+def _no_judge(signature: Path) -> bool:
+    """The score set names no judge (scoring: {judge: ...} unset): its judge family is missing."""
+    from ..records import Signature
+
+    return signature.exists() and Signature.read(signature).status("judge") == "missing"
 
 
 def write_case_browser_from(
