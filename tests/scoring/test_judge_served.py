@@ -33,6 +33,8 @@ def test_the_embedded_model_served_as_judge(tmp_path, monkeypatch):
     (tmp_path / "hub-cache").mkdir()
     entry = server_entry()
     entry["max_new_tokens"] = 40  # {"score": 4, "order": [three concepts]} fits
+    # named as params/judge-models.yaml names it: served, and asked, as its converted folder
+    entry["id"] = "embedded:smollm2-135m-instruct"
     models = tmp_path / "models.yaml"
     models.write_text(
         yaml.safe_dump(
