@@ -649,7 +649,7 @@ def test_case_browser_chunks_are_gzipped_and_read_back_whole(tmp_path):
     tests/analysis/test_case_browser.py): rows that repeat a prompt's template take a fraction of their JSON."""
     import json
 
-    from ocg.analysis.browser import FIELDS, read_chunk, write_chunks
+    from ocg.analysis.browser import FIELDS, JUDGE_COLUMNS, read_chunk, write_chunks
 
     template = "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\nWrite one sentence using: "
     answers = pd.DataFrame(
@@ -680,6 +680,7 @@ def test_case_browser_chunks_are_gzipped_and_read_back_whole(tmp_path):
     index = write_chunks(tmp_path, answers, {"m": generations})
     path = tmp_path / index[0]["file"]
     payload = read_chunk(path)
-    assert payload["fields"] == FIELDS and len(payload["rows"]) == 960
+    no_judge = FIELDS[: -len(JUDGE_COLUMNS)]  # answers without judge columns: no judge asked
+    assert payload["fields"] == no_judge and len(payload["rows"]) == 960
     assert payload["rows"][5][FIELDS.index("prompt")] == generations.prompt[5]
     assert path.stat().st_size < len(json.dumps(payload, ensure_ascii=False)) / 5
