@@ -25,7 +25,9 @@ SHIPPED = sorted(
 
 
 def kind_of(path: Path) -> str:
-    return {"runs": "run", "sweeps": "sweep"}.get(path.parent.name, path.stem)
+    """A run or sweep by its folder; a models file also by its name (judge-models.yaml)."""
+    by_folder = {"runs": "run", "sweeps": "sweep"}.get(path.parent.name)
+    return by_folder or ("models" if path.stem.endswith("-models") else path.stem)
 
 
 def validator(kind: str) -> jsonschema.Draft202012Validator:
