@@ -36,7 +36,7 @@ from ..scoring.scoreset import holds_scores, unfinished_reason
 from . import caveats, explain, sections
 from .browser import write_case_browser_from
 from .results_file import write_results
-from .tables import wide
+from .tables import summary_medians, wide
 
 _CSS = """body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:1.5em auto;max-width:70em;padding:0 1em;color:#222;line-height:1.45}
 h1{font-size:1.6em;margin-bottom:.1em} h2{font-size:1.2em;margin-top:1.8em;border-bottom:1px solid #ddd;padding-bottom:.2em}
@@ -77,9 +77,9 @@ def _headline(report_dir: Path, scores: dict) -> str:
         return table
 
     ours = labelled(wide(t1, "model", "value", "delta_vs_original_commongen"))
-    medians = {
-        m: v[1] for m, v in caveats.ppl_medians(report_dir).items()
-    } or caveats.summary_medians(scores["summary"], "ordered")
+    medians = {m: v[1] for m, v in caveats.ppl_medians(report_dir).items()} or summary_medians(
+        scores["summary"], "ordered"
+    )
     means = t1[t1["metric"] == "perplexity"].set_index("model")["value"]
     marks = caveats.dominated({m: (means[m], v) for m, v in medians.items() if m in means.index})
     parts = [
@@ -88,7 +88,7 @@ def _headline(report_dir: Path, scores: dict) -> str:
             caveats.mark_copies(
                 caveats.mark_slor(
                     caveats.mark_perplexity(ours, medians),
-                    caveats.summary_medians(scores["summary"], "ordered", "slor"),
+                    summary_medians(scores["summary"], "ordered", "slor"),
                 ),
                 scores["summary"],
             )
@@ -388,8 +388,8 @@ def write_index(
             report_dir,
             _table_html,
             {"table7": run.get("table7_note") or ""},
-            {"table4": caveats.summary_medians(scores["summary"], "ordered_one_shot")},
-            {"table4": caveats.summary_medians(scores["summary"], "ordered_one_shot", "slor")},
+            {"table4": summary_medians(scores["summary"], "ordered_one_shot")},
+            {"table4": summary_medians(scores["summary"], "ordered_one_shot", "slor")},
         ),
         sections.forced(report_dir, _table_html),
         explain.positions_section(report_dir, _table_html),
