@@ -459,9 +459,9 @@ def test_case_browser_is_built_model_by_model_and_shows_api_prompts_as_text(tmp_
 
     from helpers import write_generations
 
-    from ocg.analysis.browser import read_chunk, write_case_browser_from
     from ocg.generation import GenerationStore
     from ocg.scoring import score_model
+    from ocg.site.browser import read_chunk, write_case_browser_from
 
     rows = [
         {
@@ -512,8 +512,8 @@ def test_case_browser_highlights_the_positions_the_order_verdict_used(tmp_path):
 
     from helpers import write_generations
 
-    from ocg.analysis.browser import read_chunk, write_case_browser_from
     from ocg.scoring import score_model
+    from ocg.site.browser import read_chunk, write_case_browser_from
 
     rows = [
         {
@@ -682,7 +682,7 @@ def test_case_browser_chunks_are_gzipped_and_read_back_whole(tmp_path):
     tests/analysis/test_case_browser.py): rows that repeat a prompt's template take a fraction of their JSON."""
     import json
 
-    from ocg.analysis.browser import FIELDS, read_chunk, write_chunks
+    from ocg.site.browser import FIELDS, read_chunk, write_chunks
 
     template = "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\nWrite one sentence using: "
     answers = pd.DataFrame(

@@ -8,10 +8,10 @@ import subprocess
 import pytest
 from test_report_notebooks import MODELS, scored  # noqa: F401 - the scored fixture
 
-from ocg.analysis.site import write_index
 from ocg.notebook_runner import run_notebook
 from ocg.paths import PROJECT_ROOT
 from ocg.plan import Dirs, notebook_params
+from ocg.site.landing import write_index
 
 pytestmark = pytest.mark.slow
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

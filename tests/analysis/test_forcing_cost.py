@@ -5,8 +5,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ocg.analysis import forcing, sections
+from ocg.analysis import forcing
 from ocg.analysis.report import save_table
+from ocg.site import sections
 
 CONCEPTS = ["dog", "frisbee", "catch", "throw"]
 # per condition: (in_order, copies_list, perplexity, answer) of templates 0 and 1
@@ -170,8 +171,9 @@ def test_the_summary_keeps_the_perplexity_median_beside_the_mean():
 
 def test_slor_is_shown_beside_its_median_as_perplexity_is():
     """Issue 47 item 5: every SLOR shown beside its median (no ‡: SLOR is a difference of logs)."""
-    from ocg.analysis import caveats, tables
+    from ocg.analysis import tables
     from ocg.metrics.registry import label
+    from ocg.site import caveats
 
     summary = pd.DataFrame(
         {

@@ -9,7 +9,6 @@ import pytest
 from helpers import disk_record, write_generations
 
 from ocg.analysis import notebook
-from ocg.analysis.site import write_index
 from ocg.analysis.tables import table1
 from ocg.cli import main
 from ocg.data.instances import instance_id
@@ -18,6 +17,7 @@ from ocg.generation import generate
 from ocg.results import load_scores
 from ocg.runconfig import check_common
 from ocg.scoring import score_model
+from ocg.site.landing import write_index
 
 ASK = {
     "conditions": ["original", "ordered"],

@@ -190,7 +190,7 @@ def test_the_case_browser_filters_them(scored, outcome, wanted):
         pytest.skip("chromium is not installed (apt-get install chromium)")
     from test_case_browser import open_at, rows_of
 
-    from ocg.analysis.site import write_index
+    from ocg.site.landing import write_index
 
     out, _ = scored
     root = out.parent.parent

@@ -19,7 +19,7 @@ def _esc(x) -> str:
 def sensitivity(report_dir: Path, table_html) -> str:
     """Table 1 under each matching rule, order reading and perplexity average, and without the
     list copies (notebook 03)."""
-    from .sensitivity import largest_shifts, wide
+    from ..analysis.sensitivity import largest_shifts, wide
 
     path = ReportFolder(report_dir).table("table1_sensitivity")
     if not path.exists():
@@ -70,10 +70,10 @@ def forced(report_dir: Path, table_html) -> str:
     """Notebook 12: how far forcing the order goes and at what cost first (w/ order, Ordered Rate,
     the perplexity median beside its mean, list copies, answers cut), a few forced answers beside
     their `ordered` ones, then Table 4's pattern against `ordered` and `original`."""
+    from ..analysis.forcing import PPL_MEAN_OVER_MEDIAN, WHY, cost_view, forced_medians, forced_wide
     from ..metrics.registry import metric
     from ..notebook_names import FORCING_ORDER
     from .explain import legend, notebook_link
-    from .forcing import PPL_MEAN_OVER_MEDIAN, WHY, cost_view, forced_medians, forced_wide
 
     report, parts = ReportFolder(report_dir), []
     outcome = pd.DataFrame()

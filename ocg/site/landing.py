@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..analysis.tables import summary_medians, wide
 from ..data.instances import PERMUTATION_SEED
 from ..designs import describe_design, tables_note
 from ..errors import OcgInputError
@@ -36,7 +37,6 @@ from ..scoring.scoreset import holds_scores, unfinished_reason
 from . import caveats, explain, sections
 from .browser import write_case_browser_from
 from .results_file import write_results
-from .tables import summary_medians, wide
 
 _CSS = """body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:1.5em auto;max-width:70em;padding:0 1em;color:#222;line-height:1.45}
 h1{font-size:1.6em;margin-bottom:.1em} h2{font-size:1.2em;margin-top:1.8em;border-bottom:1px solid #ddd;padding-bottom:.2em}

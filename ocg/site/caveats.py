@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..analysis.copies import COPY_SHARE_LEAD, copy_shares
 from ..errors import OcgInputError
 from ..layout import ModelGenerations, ReportFolder
 from ..metrics.registry import label
 from ..records import RunCard
-from .copies import COPY_SHARE_LEAD, copy_shares
 from .explain import methods_link
 
 PPL_MEAN_OVER_MEDIAN = 10  # a mean above this many medians: a few extreme answers make it
@@ -98,7 +98,7 @@ SMALL = "small sample"
 def _interval(row) -> tuple[str, str | None]:
     """('[51.20, 60.80] (95%, 24 prompts)', None), or the small-sample mark and what it rests on
     ('2 concept sets'), which the table says once (notebook 03, uncertainty.MIN_SETS)."""
-    from .uncertainty import interval_text, units
+    from ..analysis.uncertainty import interval_text, units
 
     unit, n = row.get("unit", "sets"), int(row.get("n", row["n_sets"]))
     if bool(row.get("small_sample", False)):
@@ -116,7 +116,7 @@ def table1_basis(report_dir, summary: pd.DataFrame) -> str:
         return ""
     cis = _read(report_dir, "table1_bootstrap_ci")
     answers = ordered.groupby("model")["n_answers"].sum()
-    from .uncertainty import MIN_SETS
+    from ..analysis.uncertainty import MIN_SETS
 
     rows, metrics, few = [], [m for m in dict.fromkeys(cis["metric"])] if len(cis) else [], set()
     for model in answers.index:
