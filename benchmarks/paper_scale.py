@@ -209,7 +209,7 @@ def disk(out: Path) -> dict:
     generations also per record, now (store format 3) and as format 2 wrote the same records."""
     from ocg.generation import GenerationStore
     from ocg.layout import ModelGenerations
-    from ocg.site.browser import read_chunk
+    from ocg.site.chunks import read_chunk
 
     d = dirs(out)
     gen_now = tree_bytes(d.generations)

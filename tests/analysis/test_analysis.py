@@ -461,7 +461,8 @@ def test_case_browser_is_built_model_by_model_and_shows_api_prompts_as_text(tmp_
 
     from ocg.generation import GenerationStore
     from ocg.scoring import score_model
-    from ocg.site.browser import read_chunk, write_case_browser_from
+    from ocg.site.browser import write_case_browser_from
+    from ocg.site.chunks import read_chunk
 
     rows = [
         {
@@ -513,7 +514,8 @@ def test_case_browser_highlights_the_positions_the_order_verdict_used(tmp_path):
     from helpers import write_generations
 
     from ocg.scoring import score_model
-    from ocg.site.browser import read_chunk, write_case_browser_from
+    from ocg.site.browser import write_case_browser_from
+    from ocg.site.chunks import read_chunk
 
     rows = [
         {
@@ -682,7 +684,8 @@ def test_case_browser_chunks_are_gzipped_and_read_back_whole(tmp_path):
     tests/analysis/test_case_browser.py): rows that repeat a prompt's template take a fraction of their JSON."""
     import json
 
-    from ocg.site.browser import FIELDS, read_chunk, write_chunks
+    from ocg.site.browser import FIELDS, write_chunks
+    from ocg.site.chunks import read_chunk
 
     template = "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\nWrite one sentence using: "
     answers = pd.DataFrame(

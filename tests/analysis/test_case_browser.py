@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from ocg.site.browser import spans
+from ocg.site.chunks import spans
 from ocg.site.landing import write_index
 
 ANSWERS = [
@@ -292,7 +292,8 @@ def test_the_judges_verdicts_sit_in_each_answers_row_and_their_disagreements_are
 ):
     import json
 
-    from ocg.site.browser import FIELDS, read_chunk
+    from ocg.site.browser import FIELDS
+    from ocg.site.chunks import read_chunk
 
     index = json.loads(judged_cases.read_text().split("const INDEX = ", 1)[1].split(";\n", 1)[0])
     assert [(e["n"], e["n_judged"], e["n_judge_disagrees"]) for e in index] == [
