@@ -111,10 +111,10 @@ def stage_score(out: Path, models: list[str]) -> dict:
 
 
 def stage_analyses(out: Path, models: list[str]) -> dict:
-    from ocg.analysis.site import write_index
     from ocg.layout import ExecutedNotebook
     from ocg.pipeline import run_step
     from ocg.plan import ANALYSES, analysis_steps
+    from ocg.site.landing import write_index
 
     cfg = {
         "name": "paper_scale",
@@ -207,9 +207,9 @@ def tree_bytes(folder: Path) -> int:
 def disk(out: Path) -> dict:
     """Bytes on disk now and in the previous formats, of the generations and the report; the
     generations also per record, now (store format 3) and as format 2 wrote the same records."""
-    from ocg.analysis.browser import read_chunk
     from ocg.generation import GenerationStore
     from ocg.layout import ModelGenerations
+    from ocg.site.chunks import read_chunk
 
     d = dirs(out)
     gen_now = tree_bytes(d.generations)

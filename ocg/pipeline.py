@@ -170,8 +170,8 @@ def run_steps(
 def _write_report(run: dict, staging: Path, final: Path) -> tuple[int, dict]:
     """Every notebook into `staging`, then the landing page: (exit code, how the run ended: its
     ReportStamp fields)."""
-    from .analysis.site import write_index
     from .scoring.pinned import pin_scores
+    from .site.landing import write_index
 
     title, pinned = f"ocg report: {run['name']}", ReportFolder(staging).scores
     pages, failure = run_steps(

@@ -38,6 +38,7 @@ FLOORS = [
     ("scoring", ["ocg.scoring"]),
     ("results", ["ocg.designs", "ocg.results"]),
     ("analysis", ["ocg.analysis"]),
+    ("site", ["ocg.site"]),
     (
         "running",
         [
@@ -136,3 +137,15 @@ def test_the_developing_guide_names_every_floor():
     guide = (ROOT.parent / "docs" / "developing.md").read_text()
     missing = [name for name, _ in FLOORS if f"**{name}**" not in guide]
     assert not missing, f"docs/developing.md's layout section should name floors {missing}"
+
+
+def test_the_website_stands_above_the_analyses():
+    """The paper's tables and figures (analysis/) never reach up into the report website (site/)."""
+    assert floor("ocg.site.landing") == floor("ocg.analysis.tables") + 1
+    reach_up = [
+        module_name(p)
+        for p in sources()
+        if module_name(p).startswith("ocg.analysis")
+        and any(t.startswith("ocg.site") for t in imports(p))
+    ]
+    assert not reach_up, reach_up

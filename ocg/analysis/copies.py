@@ -8,7 +8,8 @@
   answers").
 Both pooled over the model's templates (ratios of sums), so Ordered Rate = w/ order / w/o order
 holds in every row; in a complete run every template has as many answers, and pooling equals
-Table 1's mean over templates.
+Table 1's mean over templates. Also the share of in-order answers that copy the list (Table 1's
+caption line, in notebook 03 and on the landing page).
 """
 
 from __future__ import annotations
@@ -20,6 +21,29 @@ from ..metrics.registry import FAMILIES
 CHOICE = "answers: list copies"
 EXCLUDED, FAILED = "excluding copies on both sides", "counting copies as failures"
 VARIANTS = (EXCLUDED, FAILED)
+
+
+COPY_SHARE_LEAD = (
+    "In-order answers that copy the concept list (the concepts as one run in the asked order, "
+    "nothing but punctuation, “and” or articles between them)"
+)
+
+
+def copy_shares(summary: pd.DataFrame) -> list[str]:
+    """Per model: '<model>: 60% (36 of 60)', the share of `ordered` answers judged in order that
+    copy the list (Table 1's caption line, on the landing page and in notebook 03)."""
+    if "n_copies_list" not in summary or "n_in_order" not in summary:
+        return []
+    ordered = (
+        summary[summary["condition"] == "ordered"]
+        .groupby("model")[["n_in_order", "n_copies_list"]]
+        .sum()
+    )
+    return [
+        f"{m}: {100 * r.n_copies_list / r.n_in_order:.0f}% ({int(r.n_copies_list)} of {int(r.n_in_order)})"
+        for m, r in ordered.iterrows()
+        if r.n_in_order
+    ]
 
 
 def _flags(answers: pd.DataFrame) -> pd.DataFrame:

@@ -50,7 +50,7 @@ LEAD = [
     "list copies",
     "cut by budget",
 ]
-PPL_MEAN_OVER_MEDIAN = 10  # as Table 1's ‡ (analysis/caveats.py)
+PPL_MEAN_OVER_MEDIAN = 10  # as Table 1's ‡ (site/caveats.py)
 
 
 def _perplexity(g: pd.DataFrame, how: str) -> float:

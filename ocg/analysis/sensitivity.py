@@ -11,7 +11,8 @@ recomputed under:
   both sides, or counted as failures: w/o, w/, Ordered Rate and their Δ vs `original`
   (analysis/copies.py), with the answers each stands on.
 Each beside the default (the value Table 1 shows). The verdicts come from the columns scoring
-stores for every rule (ocg.metrics.matching.VARIANT_COLUMNS): no second spaCy pass.
+stores for every rule (ocg.metrics.matching.VARIANT_COLUMNS): no second spaCy pass. The coverage
+rows are computed in coverage_variants.py.
 """
 
 from __future__ import annotations
@@ -19,24 +20,20 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..frames import SUMMARY_KEYS
-from ..metrics.matching import DEFAULT_RULE, MATCHING_RULES, ORDER_READINGS
-from ..metrics.registry import FAMILIES, label
-from ..metrics.statistics import pooled_sums, ratios, sufficient_statistics
+from ..metrics.matching import DEFAULT_RULE
+from ..metrics.registry import label
 from . import copies
-from .tables import _template_average
+from .coverage_variants import (
+    READING_LABELS,
+    RULE_LABELS,
+    coverage_table1,
+    long_row,
+    matching_rows,
+    ordered_counts,
+    pos_correct_rows,
+    without_copies_rows,
+)
 
-READING_LABELS = {
-    "in_order": "any increasing sequence (ours)",
-    "in_order_first": "first occurrences only",
-}
-RULE_LABELS = {
-    "pos_aware_lookup": "POS-aware lookup (ours)",
-    "commongen_lemma": "spaCy lemma (CommonGen's)",
-    "commongen_lemma_lower": "spaCy lemma, lower-cased",
-    "lemma_or_surface": "lemma or surface form",
-    "any_lookup": "lookup lemma, POS-blind",
-}
 COLUMNS = [
     "model",
     "metric",
@@ -50,58 +47,6 @@ COLUMNS = [
     "default_delta",
     "n_original",
 ]  # the last three: list-copy rows only (analysis/copies.py)
-
-
-def _coverage_metrics() -> list:
-    """The coverage family's metrics of the verdicts all_present and in_order (metrics/registry.py;
-    PoS-correct coverage is another reading of them: POS_CHOICE)."""
-    return [
-        m
-        for m in FAMILIES["coverage"].metrics
-        if {m.numerator, m.denominator} <= {"all_present", "in_order", "n"}
-    ]
-
-
-# Table 1's coverage with each concept counted only where it has its part of speech (pos_* columns).
-POS_CHOICE = (
-    "matching: POS-aware lookup (ours), PoS-correct only",
-    "order: any increasing sequence (ours)",
-)
-
-
-def _pos_correct(answers: pd.DataFrame, default: pd.DataFrame) -> list[dict]:
-    """Table 1's coverage columns with the PoS-correct verdicts in place of ours."""
-    if not {"pos_all_present", "pos_in_order"} <= set(answers.columns):
-        return []
-    scored = answers[answers[["pos_all_present", "pos_in_order"]].notna().all(axis=1)]
-    values, n = _coverage_table1(scored, "pos_all_present", "pos_in_order"), _ordered_counts(scored)
-    return [
-        _rows(
-            model,
-            m.name,
-            *POS_CHOICE,
-            values.at[model, m.name],
-            default.at[model, m.name],
-            int(n.get(model, 0)),
-        )
-        for model in values.index
-        for m in _coverage_metrics()
-    ]
-
-
-def _coverage_table1(
-    answers: pd.DataFrame, present: str, ordered: str, condition: str = "ordered"
-) -> pd.DataFrame:
-    """Per model: Table 1's coverage columns with `present` and `ordered` as the verdicts, each
-    metric from its declaration as the summary and Table 1 compute it (of `condition`)."""
-    a = answers.assign(
-        all_present=answers[present].astype(bool), in_order=answers[ordered].astype(bool)
-    )
-    stats = sufficient_statistics(a, pd.DataFrame(), SUMMARY_KEYS)
-    per_template = pd.concat([ratios(stats, _coverage_metrics()), pooled_sums(stats)], axis=1)
-    return _template_average(per_template.reset_index(), condition).reindex(
-        columns=[m.name for m in _coverage_metrics()]
-    )
 
 
 def _geometric_mean(values: pd.Series) -> float:
@@ -122,30 +67,22 @@ def _perplexity(answers: pd.DataFrame, how) -> pd.Series:
     return per_template.groupby(level="model").mean()
 
 
-def _rows(model, metric, choice, variant, value, default, n=None) -> dict:
-    return {
-        "model": model,
-        "metric": metric,
-        "choice": choice,
-        "variant": variant,
-        "value": value,
-        "default": default,
-        "shift": value - default,
-        "n_answers": n,
-    }
-
-
-def _ordered_counts(answers: pd.DataFrame) -> pd.Series:
-    """Per model: the `ordered` answers a value stands on."""
-    return answers[answers["condition"] == "ordered"].groupby("model").size()
-
-
-def _without_copies(answers: pd.DataFrame, default: pd.DataFrame) -> list[dict]:
-    """Table 1's coverage columns and their Δ without the list copies (analysis/copies.py)."""
-    if "copies_list" not in answers:
-        return []
-    original = _coverage_table1(answers, "all_present", "in_order", "original")
-    return copies.rows(answers, default, (default - original.reindex(default.index)))
+def _perplexity_rows(answers: pd.DataFrame) -> list[dict]:
+    """Per model: `ordered` perplexity under each average (PERPLEXITY_AVERAGES)."""
+    default = _perplexity(answers, "mean")
+    n = ordered_counts(answers[answers["perplexity"].notna()])
+    return [
+        long_row(
+            model,
+            "perplexity",
+            ("perplexity average", label),
+            value,
+            default[model],
+            int(n.get(model, 0)),
+        )
+        for label, how in PERPLEXITY_AVERAGES.items()
+        for model, value in _perplexity(answers, how).items()
+    ]
 
 
 def table1_sensitivity(answers: pd.DataFrame) -> pd.DataFrame:
@@ -156,48 +93,12 @@ def table1_sensitivity(answers: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=COLUMNS)
     rows = []
     if {"all_present", "in_order"} <= set(answers.columns):
-        default = _coverage_table1(answers, "all_present", "in_order")
-        for rule in MATCHING_RULES:
-            for reading in ORDER_READINGS:
-                columns = (f"all_present@{rule}", f"{reading}@{rule}")
-                if not set(columns) <= set(answers.columns):
-                    continue
-                scored = answers[answers[list(columns)].notna().all(axis=1)]
-                values, n = _coverage_table1(scored, *columns), _ordered_counts(scored)
-                for model in values.index:
-                    for m in _coverage_metrics():
-                        if reading != "in_order" and "in_order" not in (m.numerator, m.denominator):
-                            continue  # the order reading does not touch a metric that ignores order
-                        metric = m.name
-                        rows.append(
-                            _rows(
-                                model,
-                                metric,
-                                f"matching: {RULE_LABELS[rule]}",
-                                f"order: {READING_LABELS[reading]}",
-                                values.at[model, metric],
-                                default.at[model, metric],
-                                int(n.get(model, 0)),
-                            )
-                        )
-        rows += _pos_correct(answers, default)
-        rows += _without_copies(answers, default)
+        default = coverage_table1(answers, "all_present", "in_order")
+        rows += matching_rows(answers, default)
+        rows += pos_correct_rows(answers, default)
+        rows += without_copies_rows(answers, default)
     if "perplexity" in answers:
-        default = _perplexity(answers, "mean")
-        n = _ordered_counts(answers[answers["perplexity"].notna()])
-        for label, how in PERPLEXITY_AVERAGES.items():
-            for model, value in _perplexity(answers, how).items():
-                rows.append(
-                    _rows(
-                        model,
-                        "perplexity",
-                        "perplexity average",
-                        label,
-                        value,
-                        default[model],
-                        int(n.get(model, 0)),
-                    )
-                )
+        rows += _perplexity_rows(answers)
     return pd.DataFrame(rows, columns=COLUMNS)
 
 

@@ -91,6 +91,17 @@ def _with_delta(value: pd.DataFrame, base: pd.DataFrame, delta_name: str) -> pd.
     return pd.DataFrame(rows, columns=["model", "metric", "value", delta_name])
 
 
+def summary_medians(
+    summary: pd.DataFrame, condition: str, metric: str = "perplexity"
+) -> dict[str, float]:
+    """Per model: the median of `metric` (perplexity, SLOR) for `condition`, per template then over
+    templates (the summary's `<metric>_median`; empty for scores made before it)."""
+    if f"{metric}_median" not in summary or "condition" not in summary:
+        return {}
+    rows = summary[summary["condition"] == condition]
+    return rows.groupby("model")[f"{metric}_median"].mean().dropna().to_dict()
+
+
 def table1(summary: pd.DataFrame, over="mean", template_ids=None) -> pd.DataFrame:
     """Zero-shot `ordered`, template-averaged, with the difference from `original`. `over` and
     `template_ids` change the aggregation and the templates (docs/user-guide.md, "Notebooks in JupyterLab");

@@ -11,6 +11,8 @@ by its (set, template) cluster, and its row says so in `unit`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -118,16 +120,29 @@ def _n_sets(stats: pd.DataFrame) -> int:
     return int(stats.index.get_level_values("set_id").nunique()) if len(stats) else 0
 
 
+@dataclass(frozen=True)
+class Resampling:
+    """How bootstrap_ci and paired_test resample: `n_boot` bootstrap draws from `seed`, of `unit`
+    (UNITS), and the test's `n_perm` random sign flips (beyond EXACT_MAX_UNITS units)."""
+
+    n_boot: int = 1000
+    seed: int = 0
+    unit: str = "sets"
+    n_perm: int = 10000
+
+
 def bootstrap_ci(
-    answers, groups, model, condition="ordered", n_boot=1000, seed=0, level=0.95, unit="sets"
+    answers, groups, model, condition="ordered", level=0.95, **resampling
 ) -> pd.DataFrame:
     """Point value and percentile interval of each metric, resampling `unit` (UNITS); each row
-    names its unit, the units resampled (`n`) and the concept sets they hold (`n_sets`)."""
+    names its unit, the units resampled (`n`) and the concept sets they hold (`n_sets`).
+    `resampling`: n_boot, seed, unit (Resampling's fields)."""
+    r = Resampling(**resampling)
     lo, hi = 100 * (1 - level) / 2, 100 * (1 + level) / 2
     rows = {}
-    for u, stats in _unit_statistics(answers, groups, model, condition, unit):
+    for u, stats in _unit_statistics(answers, groups, model, condition, r.unit):
         point = _metrics_from_weights(stats, np.ones((1, len(stats))))
-        boot = _metrics_from_weights(stats, _resample_weights(len(stats), n_boot, seed))
+        boot = _metrics_from_weights(stats, _resample_weights(len(stats), r.n_boot, r.seed))
         for m in point:
             rows.setdefault(
                 m,
@@ -217,26 +232,18 @@ def _sign_flip_p(sa, sb, tested, n_perm, seed) -> tuple[dict, str]:
     }, method
 
 
-def paired_test(
-    answers,
-    groups,
-    model,
-    a="ordered",
-    b="original",
-    n_perm=10000,
-    n_boot=1000,
-    seed=0,
-    unit="sets",
-) -> pd.DataFrame:
+def paired_test(answers, groups, model, a="ordered", b="original", **resampling) -> pd.DataFrame:
     """`a` minus `b` per metric, paired by `unit` (a concept set by default): bootstrap 95% CI of
     the difference and a two-sided sign-flip permutation p-value (swapping a unit's conditions),
     exact up to EXACT_MAX_UNITS units (`p_method` says which), with Holm's adjustment over this
-    model's tests (`p_holm`: the table holds one family of tests per model)."""
+    model's tests (`p_holm`: the table holds one family of tests per model). `resampling`:
+    n_perm, n_boot, seed, unit (Resampling's fields)."""
+    r = Resampling(**resampling)
     rows = {}
-    for u, sa in _unit_statistics(answers, groups, model, a, unit):
+    for u, sa in _unit_statistics(answers, groups, model, a, r.unit):
         sb = set_statistics(answers, groups, model, b, u).reindex(sa.index)
         n = len(sa)
-        boot = _resample_weights(n, n_boot, seed + 1)
+        boot = _resample_weights(n, r.n_boot, r.seed + 1)
         ones = np.ones((1, n))
         observed = {}
         for m in metrics():
@@ -247,7 +254,7 @@ def paired_test(
                 _metrics_from_weights(sa, ones)[metric][0]
                 - _metrics_from_weights(sb, ones)[metric][0]
             )
-        p_values, method = _sign_flip_p(sa, sb, observed, n_perm, seed)
+        p_values, method = _sign_flip_p(sa, sb, observed, r.n_perm, r.seed)
         for metric, difference in observed.items():
             with np.errstate(divide="ignore", invalid="ignore"):
                 diffs = (

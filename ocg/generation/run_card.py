@@ -215,10 +215,15 @@ def now_utc() -> str:
 
 
 def close_stale_runs(runs: list[dict]) -> list[dict]:
-    """A run still marked running was killed (its lock is free now): say so."""
-    for r in runs:
-        if r.get("status") == RunStatus.RUNNING:
-            r.update(
-                status=RunStatus.INTERRUPTED, note="the process ended without finishing (killed?)"
-            )
-    return runs
+    """A run still marked running was killed (its lock is free now): say so (new entries; the
+    card that was read stays as it was)."""
+    return [
+        {
+            **r,
+            "status": RunStatus.INTERRUPTED,
+            "note": "the process ended without finishing (killed?)",
+        }
+        if r.get("status") == RunStatus.RUNNING
+        else r
+        for r in runs
+    ]

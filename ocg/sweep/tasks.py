@@ -184,10 +184,10 @@ def run_analysis(sweep: dict) -> int:
 
 def _analyse(sweep: dict, done: list[str], staging, final) -> dict:
     """The analyses into `staging`: how they ended (fields of ReportStamp and AnalysisMarker)."""
-    from ..analysis.site import write_index
     from ..layout import ReportFolder
     from ..pipeline import run_steps
     from ..scoring.pinned import pin_scores
+    from ..site.landing import write_index
 
     dirs = replace(sweep_dirs(sweep), reports=staging, analysis_scores=ReportFolder(staging).scores)
     pages, failure = run_steps(

@@ -426,9 +426,10 @@ def test_case_browser_is_built_model_by_model_and_shows_api_prompts_as_text(tmp_
     time; a prompt stored as API messages is shown as text, not as '[object Object]'."""
     import json
 
-    from ocg.analysis.browser import read_chunk, write_case_browser_from
     from ocg.generation import GenerationStore
     from ocg.scoring import score_model
+    from ocg.site.browser import write_case_browser_from
+    from ocg.site.chunks import read_chunk
     from tests.helpers import write_generations
 
     rows = [
@@ -478,8 +479,9 @@ def test_case_browser_highlights_the_positions_the_order_verdict_used(tmp_path):
     highlights read in order ([4, 8, 9, 13]), not at first occurrences ([4, 1, 9, 13])."""
     import json
 
-    from ocg.analysis.browser import read_chunk, write_case_browser_from
     from ocg.scoring import score_model
+    from ocg.site.browser import write_case_browser_from
+    from ocg.site.chunks import read_chunk
     from tests.helpers import write_generations
 
     rows = [
@@ -649,7 +651,8 @@ def test_case_browser_chunks_are_gzipped_and_read_back_whole(tmp_path):
     tests/analysis/test_case_browser.py): rows that repeat a prompt's template take a fraction of their JSON."""
     import json
 
-    from ocg.analysis.browser import FIELDS, JUDGE_COLUMNS, read_chunk, write_chunks
+    from ocg.site.browser import FIELDS, JUDGE_COLUMNS, write_chunks
+    from ocg.site.chunks import read_chunk
 
     template = "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\nWrite one sentence using: "
     answers = pd.DataFrame(

@@ -5,9 +5,9 @@ import re
 
 import pytest
 
-from ocg.analysis.site import write_index
 from ocg.notebook_runner import run_notebook
 from ocg.plan import Dirs, notebook_params
+from ocg.site.landing import write_index
 from tests.analysis.notebooks import MODELS
 from tests.chromium import CHROMIUM, SCREENSHOTS, chromium, console_errors
 

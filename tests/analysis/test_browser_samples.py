@@ -9,8 +9,8 @@ import re
 
 import pytest
 
-from ocg.analysis.browser import spans
-from ocg.analysis.site import write_index
+from ocg.site.chunks import spans
+from ocg.site.landing import write_index
 
 CONCEPTS = ["bobsled", "jump", "push", "run"]
 EMOJI = "😀😀😀😀 The bobsled jump push run."
@@ -18,7 +18,7 @@ ANSWERS = [EMOJI, "A bobsled 🏂 jump, a push, a run 😀.", "𝒜 bobsled jump
 
 
 def test_offsets_are_utf16_units_where_the_answer_holds_astral_characters():
-    from ocg.analysis.browser import utf16_spans
+    from ocg.site.chunks import utf16_spans
 
     tokens = ["😀😀😀😀", "The", "bobsled", "jump", "push", "run", "."]
     found = spans(EMOJI, tokens, [2, 3, 4, 5])

@@ -1,4 +1,4 @@
-"""The case browser (ocg/analysis/browser.py), opened in headless Chromium: concept words as the
+"""The case browser (ocg/site/browser.py), opened in headless Chromium: concept words as the
 set's label, the answer as written with the concepts found highlighted, sorting, CSV export, an
 address that follows the filters, and a visible message for a preset that matches nothing."""
 
@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from ocg.analysis.browser import spans
-from ocg.analysis.site import write_index
+from ocg.site.chunks import spans
+from ocg.site.landing import write_index
 from tests.chromium import open_at, rows_of
 
 ANSWERS = [
@@ -162,7 +162,7 @@ def test_csv_cells_are_quoted_and_never_formulas():
     import shutil
     import subprocess
 
-    from ocg.analysis.browser_page import PAGE
+    from ocg.site.browser_page import PAGE
 
     node = shutil.which("node")
     if node is None:
@@ -217,8 +217,8 @@ def judged_cases(scored_run, tmp_path_factory):
 
     import yaml
 
-    from ocg.analysis.browser import write_case_browser_from
     from ocg.models import MODELS_FILE
+    from ocg.site.browser import write_case_browser_from
 
     here = tmp_path_factory.mktemp("judge")
     concepts = ["boy", "ride", "bike", "street"]
@@ -269,7 +269,8 @@ def test_the_judges_verdicts_sit_in_each_answers_row_and_their_disagreements_are
 ):
     import json
 
-    from ocg.analysis.browser import FIELDS, read_chunk
+    from ocg.site.browser import FIELDS
+    from ocg.site.chunks import read_chunk
 
     index = json.loads(judged_cases.read_text().split("const INDEX = ", 1)[1].split(";\n", 1)[0])
     assert [(e["n"], e["n_judged"], e["n_judge_disagrees"]) for e in index] == [

@@ -4,8 +4,9 @@ failures, pooled so that Ordered Rate = w/ / w/o holds; recomputed here by count
 import pandas as pd
 import pytest
 
-from ocg.analysis import caveats, copies
+from ocg.analysis import copies
 from ocg.analysis.sensitivity import largest_shifts, table1_sensitivity, wide
+from ocg.site import caveats
 
 # (condition, template): answers as (all_present, in_order, copies_list); the templates keep
 # different numbers of non-copies, so a mean over templates would break the identity

@@ -5,8 +5,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ocg.analysis import forcing, sections
+from ocg.analysis import forcing
 from ocg.analysis.report import save_table
+from ocg.site import sections
 
 CONCEPTS = ["dog", "frisbee", "catch", "throw"]
 # per condition: (in_order, copies_list, perplexity, answer) of templates 0 and 1
@@ -148,7 +149,7 @@ def test_the_landing_page_leads_with_the_cost_and_shows_examples(tmp_path):
 
 
 def test_the_summary_keeps_the_perplexity_median_beside_the_mean():
-    from ocg.analysis import caveats
+    from ocg.analysis import tables
     from ocg.scoring.run import summarise
 
     a = _answers().assign(distinct_2=0.5)
@@ -163,15 +164,16 @@ def test_the_summary_keeps_the_perplexity_median_beside_the_mean():
         9000.0,
         pytest.approx((9000 + 9000 + 90000) / 3),
     )
-    assert caveats.summary_medians(s, "ordered_constrained") == {
+    assert tables.summary_medians(s, "ordered_constrained") == {
         "m": pytest.approx((100.0 + 9000.0) / 2)
     }
 
 
 def test_slor_is_shown_beside_its_median_as_perplexity_is():
     """Issue 47 item 5: every SLOR shown beside its median (no ‡: SLOR is a difference of logs)."""
-    from ocg.analysis import caveats
+    from ocg.analysis import tables
     from ocg.metrics.registry import label
+    from ocg.site import caveats
 
     summary = pd.DataFrame(
         {
@@ -181,7 +183,7 @@ def test_slor_is_shown_beside_its_median_as_perplexity_is():
             "slor_median": [1.0, 2.0, -0.5],
         }
     )
-    medians = caveats.summary_medians(summary, "ordered", "slor")
+    medians = tables.summary_medians(summary, "ordered", "slor")
     assert medians == {"a": 1.5, "b": -0.5}  # per template, then over templates
     table = pd.DataFrame(
         {(label("slor"), ""): [1.25, float("nan")], (label("slor"), "Δ"): [0.1, 0.2]},

@@ -25,8 +25,8 @@ def made(scored_run):
     """A report's tables and results.json, made by ocg as notebook 03 and `ocg report` make them."""
     from ocg.analysis import sensitivity, tables
     from ocg.analysis.report import save_table
-    from ocg.analysis.results_file import results
     from ocg.results import load_scores
+    from ocg.site.results_file import results
 
     root = scored_run(
         "independent",

@@ -1,4 +1,4 @@
-"""How the report shows the LLM judge: its counts under Table 1 (ocg/analysis/judge_note.py), so
+"""How the report shows the LLM judge: its counts under Table 1 (ocg/site/judge_note.py), so
 that a judge that judged nothing (the embedded SmolLM2 behind `transformers serve`,
 params/runs/judge.yaml) says so where its columns show only "–"; and the case browser says
 "unjudged" only where a judge was asked, never in a run that names none."""
@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from ocg.analysis.judge_note import judge_counts
 from ocg.records import Signature
+from ocg.site.judge_note import judge_counts
 
 
 def signature(judge: dict) -> Signature:

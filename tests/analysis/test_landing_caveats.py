@@ -10,13 +10,14 @@ from html.parser import HTMLParser
 import pandas as pd
 import pytest
 
-from ocg.analysis import caveats, explain, positions, sensitivity, tables, uncertainty
+from ocg.analysis import positions, sensitivity, tables, uncertainty
 from ocg.analysis.report import save_table
-from ocg.analysis.site import write_index
 from ocg.layout import ModelGenerations
 from ocg.paths import PROJECT_ROOT
 from ocg.records import RunCard
 from ocg.results import load_scores
+from ocg.site import caveats, explain
+from ocg.site.landing import write_index
 from tests.helpers import two_models_rows
 
 ANSWERS = [

@@ -8,12 +8,13 @@ import re
 import pandas as pd
 import pytest
 
-from ocg.analysis import explain, tables
+from ocg.analysis import tables
 from ocg.analysis.report import save_table
-from ocg.analysis.site import write_index
 from ocg.metrics.registry import in_table
 from ocg.records import Signature
 from ocg.results import load_scores
+from ocg.site import explain
+from ocg.site.landing import write_index
 from tests.helpers import two_models_rows
 
 ANSWERS = ["The boy rides a bike down the street.", "A bike, a boy and a street.", "The boy rode."]

@@ -8,10 +8,11 @@ import re
 import pandas as pd
 import pytest
 
-from ocg.analysis import caveats, forcing
-from ocg.analysis.site import _CSS, _table_html
+from ocg.analysis import forcing
 from ocg.analysis.uncertainty import interval_text, units
 from ocg.paths import PROJECT_ROOT
+from ocg.site import caveats
+from ocg.site.landing import _CSS, _table_html
 
 
 def test_a_wide_tables_key_column_stays_in_place():

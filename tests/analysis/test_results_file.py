@@ -12,13 +12,13 @@ import pytest
 
 from ocg.analysis import tables, uncertainty
 from ocg.analysis.report import save_table, sources
-from ocg.analysis.results_file import results
-from ocg.analysis.site import write_index
 from ocg.layout import ModelGenerations
 from ocg.metrics.registry import metric
 from ocg.paths import PROJECT_ROOT
 from ocg.records import RunCard
 from ocg.results import load_scores
+from ocg.site.landing import write_index
+from ocg.site.results_file import results
 
 ANSWERS = ["The boy rides a bike down the street.", "A bike, a boy and a street.", "The boy rode."]
 RUN = {

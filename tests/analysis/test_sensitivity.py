@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ocg.analysis.sensitivity import RULE_LABELS, largest_shifts, table1_sensitivity, wide
+from ocg.analysis.coverage_variants import RULE_LABELS
+from ocg.analysis.sensitivity import largest_shifts, table1_sensitivity, wide
 from ocg.metrics.coverage import MATCHING_RULES, analyse, load_nlp
 
 CONCEPTS, POS = ["boy", "ride", "bike", "street"], "NVNN"
@@ -121,7 +122,7 @@ def test_largest_shifts_are_named_and_the_tables_put_the_default_first(scored):
 def test_pos_correct_coverage_is_an_entry_of_the_view(scored):
     """Table 1's coverage with the PoS-correct verdicts in place of ours, recomputed by hand: each
     answer's spaCy tags read again, a concept kept only at a token of its part of speech."""
-    from ocg.analysis.sensitivity import POS_CHOICE
+    from ocg.analysis.coverage_variants import POS_CHOICE
 
     nlp = load_nlp("auto")
     fits = {"N": {"NOUN", "PROPN"}, "V": {"VERB"}}

@@ -8,7 +8,6 @@ import pandas as pd
 import pytest
 
 from ocg.analysis import notebook
-from ocg.analysis.site import write_index
 from ocg.analysis.tables import table1
 from ocg.cli import main
 from ocg.data.instances import instance_id
@@ -17,6 +16,7 @@ from ocg.generation import generate
 from ocg.results import load_scores
 from ocg.runconfig import check_common
 from ocg.scoring import score_model
+from ocg.site.landing import write_index
 from tests.helpers import disk_record, write_generations
 
 ASK = {

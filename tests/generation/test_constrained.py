@@ -255,7 +255,7 @@ def test_every_forced_answer_not_in_order_is_counted_under_one_reason():
 
 
 def test_the_case_browser_shows_a_forced_answers_grammar_under_its_prompt():
-    from ocg.analysis.browser import _prompts_and_raw
+    from ocg.site.browser import _prompts_and_raw
 
     g = ordered_regex(CONCEPTS, POS)
     records = pd.DataFrame(

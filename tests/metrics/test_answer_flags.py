@@ -7,9 +7,9 @@ import re
 import pandas as pd
 import pytest
 
-from ocg.analysis.site import write_index
 from ocg.metrics.degenerate import FLAGS_VERSION, flag_answers, looping
 from ocg.scoring import score_model
+from ocg.site.landing import write_index
 
 LOOP = "The person who pushes the person who jumps the person who jumps the person who"
 

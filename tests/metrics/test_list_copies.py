@@ -184,7 +184,7 @@ def test_the_case_browser_filters_them(scored, outcome, wanted):
 
     if CHROMIUM is None:
         pytest.skip("chromium is not installed (apt-get install chromium)")
-    from ocg.analysis.site import write_index
+    from ocg.site.landing import write_index
     from tests.chromium import open_at, rows_of
 
     out, _ = scored

@@ -22,7 +22,7 @@ def test_the_notebooks_are_the_steps_of_the_plan():
 
 def test_no_module_but_notebook_names_spells_a_notebook_name():
     """A module that names a notebook (to run it, link it or check a run file) takes the name from
-    ocg/notebook_names.py: a renamed notebook then breaks nowhere else (site.py and explain.py
+    ocg/notebook_names.py: a renamed notebook then breaks nowhere else (site/landing.py and explain.py
     once spelled the analyses' names again)."""
     import ast
 

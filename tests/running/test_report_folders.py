@@ -352,7 +352,7 @@ def test_a_full_disk_while_the_case_browser_is_written_leaves_the_report_failed(
             errno.ENOSPC, "No space left on device", str(report_dir / "cases" / "chunk-0.js")
         )
 
-    monkeypatch.setattr("ocg.analysis.site.write_case_browser_from", full)
+    monkeypatch.setattr("ocg.site.landing.write_case_browser_from", full)
     monkeypatch.setattr(pipeline, "run_step", fake_step)
     assert (
         main(["report", str(write_run(tmp_path, dict(ONE, scoring={}, metrics=["distinct"])))]) == 1

@@ -247,7 +247,7 @@ def test_an_old_signature_without_checksums_is_unfinished(tmp_path):
 def test_the_landing_page_names_an_unfinished_score_set_and_shows_the_rest(
     scored_with_rule_a, tmp_path
 ):
-    from ocg.analysis.site import write_index
+    from ocg.site.landing import write_index
 
     source, _ = scored_with_rule_a
     shutil.copytree(source / "gen", tmp_path / "gen")
@@ -279,7 +279,7 @@ def test_the_landing_page_names_an_unfinished_score_set_and_shows_the_rest(
 def test_the_landing_page_names_an_unreadable_run_card_and_shows_the_rest(
     scored_with_rule_a, tmp_path
 ):
-    from ocg.analysis.site import write_index
+    from ocg.site.landing import write_index
 
     source, _ = scored_with_rule_a
     shutil.copytree(source / "gen", tmp_path / "gen")

@@ -189,8 +189,8 @@ def test_a_model_busy_elsewhere_fails_the_run_and_its_report_follows_when_it_end
 def test_a_table_written_without_rows_reads_as_absent_in_results_json(tmp_path):
     """A one-condition sweep's paired-test table has no rows; results.json must not crash on it
     (it did, ending every such sweep's analyses in a traceback)."""
-    from ocg.analysis.results_file import _table
     from ocg.layout import ReportFolder
+    from ocg.site.results_file import _table
 
     report = ReportFolder(tmp_path)
     report.tables.mkdir()

@@ -11,6 +11,7 @@ report (ocg/staging.py).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -148,15 +149,26 @@ def _model_entry(model: str, generations_root) -> dict:
     }
 
 
-def _model_metrics(
-    model: str,
-    t1: pd.DataFrame,
-    cis: dict,
-    paired: dict,
-    summary: pd.DataFrame,
-    signature,
-    settings: dict,
-) -> dict:
+@dataclass(frozen=True)
+class _Tables:
+    """What results.json reads from a report folder once, for every model: Table 1, its bootstrap
+    intervals and paired tests by (model, metric), the summary, and the intervals' settings."""
+
+    t1: pd.DataFrame
+    cis: dict
+    paired: dict
+    summary: pd.DataFrame
+    settings: dict
+
+
+def _model_metrics(model: str, tables: _Tables, signature) -> dict:
+    t1, cis, paired, summary, settings = (
+        tables.t1,
+        tables.cis,
+        tables.paired,
+        tables.summary,
+        tables.settings,
+    )
     out = {}
     s = (
         summary[(summary["model"] == model) & (summary["condition"] == "ordered")]
@@ -223,7 +235,7 @@ def results(report_dir: str | Path, run: dict, scores: dict, generations_root=No
         "bootstrap": _settings(report, "table1_bootstrap_ci"),
         "paired_test": _settings(report, "table1_paired_test"),
     }
-    models = {}
+    tables, models = _Tables(t1, cis, paired, summary, settings), {}
     for model in [] if t1 is None else list(dict.fromkeys(t1["model"])):
         sig = signatures.get(model)
         s = summary[summary["model"] == model] if len(summary) else summary
@@ -233,7 +245,7 @@ def results(report_dir: str | Path, run: dict, scores: dict, generations_root=No
             "n_samples": int(s["n_samples"].max()) if "n_samples" in s and len(s) else 1,
             "scoring_signature": signature_hash(sig) if sig else None,
             "list_copies": _list_copies(s) if len(s) else None,
-            "metrics": _model_metrics(model, t1, cis, paired, summary, sig, settings),
+            "metrics": _model_metrics(model, tables, sig),
         }
     doc = {
         "schema_version": SCHEMA_VERSION,

@@ -1,5 +1,5 @@
-"""Sections of the landing page that show a notebook's saved tables: the sensitivity view
-(notebook 03) and the forced order (notebook 12)."""
+"""Sections of the landing page that show a notebook's saved tables: Table 1 with its caveats
+(the headline), the sensitivity view (notebook 03) and the forced order (notebook 12)."""
 
 from __future__ import annotations
 
@@ -8,18 +8,95 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..analysis.tables import summary_medians, wide
 from ..layout import ReportFolder
-from .explain import methods_link
+from ..metrics.registry import label
+from ..notebook_names import MAIN_RESULTS
+from . import caveats
+from .explain import legend, methods_link, missing_reasons, notebook_link
+from .judge_note import judge_counts
 
 
 def _esc(x) -> str:
     return html.escape(str(x))
 
 
+def headline(report_dir: Path, scores: dict, table_html) -> str:
+    """Table 1, ours beside the paper's, with its caveats: the perplexity and SLOR medians, the
+    copy marks and share, what each row stands on, and why a model has no row."""
+    path = ReportFolder(report_dir).table("table1")
+    if not path.exists():
+        return "<p class='muted'>Table 1 was not computed in this report.</p>"
+    t1 = pd.read_csv(path)
+
+    def labelled(table: pd.DataFrame) -> pd.DataFrame:
+        table.columns = pd.MultiIndex.from_tuples(
+            [(label(m), "" if k in ("value", "paper") else "Δ") for m, k in table.columns]
+        )
+        table.index.name = None
+        return table
+
+    ours = labelled(wide(t1, "model", "value", "delta_vs_original_commongen"))
+    medians = {m: v[1] for m, v in caveats.ppl_medians(report_dir).items()} or summary_medians(
+        scores["summary"], "ordered"
+    )
+    means = t1[t1["metric"] == "perplexity"].set_index("model")["value"]
+    marks = caveats.dominated({m: (means[m], v) for m, v in medians.items() if m in means.index})
+    parts = [
+        "<p>Each value with its difference from the prompt without “in the specified order” (Δ).</p>",
+        table_html(
+            caveats.mark_copies(
+                caveats.mark_slor(
+                    caveats.mark_perplexity(ours, medians),
+                    summary_medians(scores["summary"], "ordered", "slor"),
+                ),
+                scores["summary"],
+            )
+        ),
+    ]
+    parts += [
+        f"<p class='note'>‡ Perplexity of {_esc(m)}: its mean, {mean:.2f}, is over "
+        f"{caveats.PPL_MEAN_OVER_MEDIAN}x its median, {median:.2f}: a few answers of extreme perplexity "
+        "make it (both per template, then over templates).</p>"
+        for m, (mean, median) in marks.items()
+    ]
+    parts += [
+        caveats.copy_mark_note(scores["summary"], report_dir),
+        caveats.copy_share(scores["summary"]),
+        caveats.table1_basis(report_dir, scores["summary"]),
+    ]
+    if "paper_value" in t1 and t1["paper_value"].notna().any():
+        known = t1[t1["paper_value"].notna()].rename(
+            columns={"paper_value": "paper", "paper_delta": "paper Δ"}
+        )
+        paper = labelled(wide(known, "model", "paper", "paper Δ"))
+        parts.append(
+            "<p>The paper's published numbers for the same models:</p>" + table_html(paper)
+        )
+    else:
+        parts.append(
+            "<p class='muted'>None of these models is in the paper's Table 1 (the paper's numbers: "
+            + notebook_link(report_dir, MAIN_RESULTS)
+            + ").</p>"
+        )
+    parts.append(
+        missing_reasons(scores["summary"], scores["signatures"])
+        + judge_counts(scores["summary"], scores["signatures"])
+        if len(scores["summary"])
+        else ""
+    )
+    parts.append(legend(t1["metric"].unique()))
+    parts.append(
+        f"<p class='sub'>From {notebook_link(report_dir, MAIN_RESULTS)} (with bootstrap intervals "
+        f"and a paired test); method: {methods_link(report_dir, 'Metrics')}.</p>"
+    )
+    return "".join(parts)
+
+
 def sensitivity(report_dir: Path, table_html) -> str:
     """Table 1 under each matching rule, order reading and perplexity average, and without the
     list copies (notebook 03)."""
-    from .sensitivity import largest_shifts, wide
+    from ..analysis.sensitivity import largest_shifts, wide
 
     path = ReportFolder(report_dir).table("table1_sensitivity")
     if not path.exists():
@@ -70,10 +147,9 @@ def forced(report_dir: Path, table_html) -> str:
     """Notebook 12: how far forcing the order goes and at what cost first (w/ order, Ordered Rate,
     the perplexity median beside its mean, list copies, answers cut), a few forced answers beside
     their `ordered` ones, then Table 4's pattern against `ordered` and `original`."""
+    from ..analysis.forcing import PPL_MEAN_OVER_MEDIAN, WHY, cost_view, forced_medians, forced_wide
     from ..metrics.registry import metric
     from ..notebook_names import FORCING_ORDER
-    from .explain import legend, notebook_link
-    from .forcing import PPL_MEAN_OVER_MEDIAN, WHY, cost_view, forced_medians, forced_wide
 
     report, parts = ReportFolder(report_dir), []
     outcome = pd.DataFrame()

@@ -1,4 +1,4 @@
-"""The case browser's page (ocg/analysis/browser.py fills in __INDEX__): filters, the answer as
+"""The case browser's page (ocg/site/browser.py fills in __INDEX__): filters, the answer as
 written with the concepts found highlighted, sorting, CSV export, and an address that follows the filters."""
 
 from .browser_style import STYLE

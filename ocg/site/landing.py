@@ -14,30 +14,24 @@ import base64
 import datetime as _dt
 import html
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
+from ..analysis.tables import summary_medians
 from ..data.instances import PERMUTATION_SEED
-from ..designs import describe_design, tables_note
-from ..errors import OcgInputError
+from ..designs import tables_note
 from ..frames import DEFAULT_N_CONCEPTS
-from ..generation.completeness import problems
 from ..io import atomic_path
-from ..layout import ExecutedNotebook, ModelGenerations, ModelScores, ReportFolder
+from ..layout import ExecutedNotebook, ModelScores, ReportFolder
 from ..metrics.degenerate import FLAG_COLUMNS, FLAG_HELP
-from ..metrics.listcopy import LIST_FLAGS
-from ..metrics.registry import label
-from ..notebook_names import MAIN_RESULTS
 from ..provenance import git_state
-from ..records import RunCard, Signature
-from ..results import comparable_signature, instance_keys, load_scores, scoring_differences
+from ..results import instance_keys, load_scores
 from ..scoring.scoreset import holds_scores, unfinished_reason
-from . import caveats, explain, sections
+from . import caveats, explain, model_table, sections
 from .browser import write_case_browser_from
-from .judge_note import judge_counts
 from .results_file import write_results
-from .tables import wide
 
 _CSS = """body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:1.5em auto;max-width:70em;padding:0 1em;color:#222;line-height:1.45}
 h1{font-size:1.6em;margin-bottom:.1em} h2{font-size:1.2em;margin-top:1.8em;border-bottom:1px solid #ddd;padding-bottom:.2em}
@@ -64,177 +58,12 @@ def _table_html(df: pd.DataFrame) -> str:
     )  # cell its key (no rowspan): .scroll keeps it
 
 
-def _headline(report_dir: Path, scores: dict) -> str:
-    path = ReportFolder(report_dir).table("table1")
-    if not path.exists():
-        return "<p class='muted'>Table 1 was not computed in this report.</p>"
-    t1 = pd.read_csv(path)
-
-    def labelled(table: pd.DataFrame) -> pd.DataFrame:
-        table.columns = pd.MultiIndex.from_tuples(
-            [(label(m), "" if k in ("value", "paper") else "Δ") for m, k in table.columns]
-        )
-        table.index.name = None
-        return table
-
-    ours = labelled(wide(t1, "model", "value", "delta_vs_original_commongen"))
-    medians = {
-        m: v[1] for m, v in caveats.ppl_medians(report_dir).items()
-    } or caveats.summary_medians(scores["summary"], "ordered")
-    means = t1[t1["metric"] == "perplexity"].set_index("model")["value"]
-    marks = caveats.dominated({m: (means[m], v) for m, v in medians.items() if m in means.index})
-    parts = [
-        "<p>Each value with its difference from the prompt without “in the specified order” (Δ).</p>",
-        _table_html(
-            caveats.mark_copies(
-                caveats.mark_slor(
-                    caveats.mark_perplexity(ours, medians),
-                    caveats.summary_medians(scores["summary"], "ordered", "slor"),
-                ),
-                scores["summary"],
-            )
-        ),
-    ]
-    parts += [
-        f"<p class='note'>‡ Perplexity of {_esc(m)}: its mean, {mean:.2f}, is over "
-        f"{caveats.PPL_MEAN_OVER_MEDIAN}x its median, {median:.2f}: a few answers of extreme perplexity "
-        "make it (both per template, then over templates).</p>"
-        for m, (mean, median) in marks.items()
-    ]
-    parts += [
-        caveats.copy_mark_note(scores["summary"], report_dir),
-        caveats.copy_share(scores["summary"]),
-        caveats.table1_basis(report_dir, scores["summary"]),
-    ]
-    if "paper_value" in t1 and t1["paper_value"].notna().any():
-        known = t1[t1["paper_value"].notna()].rename(
-            columns={"paper_value": "paper", "paper_delta": "paper Δ"}
-        )
-        paper = labelled(wide(known, "model", "paper", "paper Δ"))
-        parts.append(
-            "<p>The paper's published numbers for the same models:</p>" + _table_html(paper)
-        )
-    else:
-        parts.append(
-            "<p class='muted'>None of these models is in the paper's Table 1 (the paper's numbers: "
-            + explain.notebook_link(report_dir, MAIN_RESULTS)
-            + ").</p>"
-        )
-    parts.append(
-        explain.missing_reasons(scores["summary"], scores["signatures"])
-        + judge_counts(scores["summary"], scores["signatures"])
-        if len(scores["summary"])
-        else ""
-    )
-    parts.append(explain.legend(t1["metric"].unique()))
-    parts.append(
-        f"<p class='sub'>From {explain.notebook_link(report_dir, MAIN_RESULTS)} (with bootstrap intervals "
-        f"and a paired test); method: {explain.methods_link(report_dir, 'Metrics')}.</p>"
-    )
-    return "".join(parts)
-
-
 def _figure(report_dir: Path, name: str, caption: str) -> str:
     path = ReportFolder(report_dir).figure(name)
     if not path.exists():
         return ""
     data = base64.b64encode(path.read_bytes()).decode()
     return f"<figure><img alt='{_esc(caption)}' src='data:image/png;base64,{data}'><figcaption>{_esc(caption)}</figcaption></figure>"
-
-
-def _model_rows(models, generations_root, scores, failures, unfinished) -> str:
-    summary, rows = scores["summary"], []
-    for model in models:
-        card_path = ModelGenerations.of(model, generations_root).run_card
-        try:
-            card, card_problem = (
-                (RunCard.read(card_path) if card_path.exists() else RunCard()),
-                None,
-            )
-        except OcgInputError as exc:  # the page still shows the other models
-            card, card_problem = RunCard(), str(exc)
-        if model in failures:
-            f = failures[model]
-            status = (
-                f"<span class='bad'>failed</span> in {_esc(f.get('notebook'))}, cell {_esc(f.get('cell'))}: "
-                f"{_esc(str(f.get('reason', ''))[:300])}"
-            )
-        elif card_problem:
-            status = "<span class='bad'>unreadable run card</span>: " + _esc(card_problem)
-        elif unfinished.get(model):
-            status = "<span class='bad'>unfinished score set</span>: " + _esc(unfinished[model])
-        elif blocking := problems(scores["signatures"].get(model, Signature()).completeness)[0]:
-            status = "<span class='bad'>incomplete</span>: " + _esc("; ".join(blocking))
-        elif model in set(summary.get("model", [])):
-            status = "<span class='ok'>done</span>"
-        else:
-            status = "<span class='bad'>not scored</span>"
-        s = summary[summary["model"] == model] if "model" in summary else pd.DataFrame()
-        counts = (
-            ", ".join(
-                f"{int(s[f'n_{f}'].sum())} {f.replace('_', ' ')}"
-                for f in FLAG_COLUMNS
-                if f not in LIST_FLAGS and f"n_{f}" in s and s[f"n_{f}"].sum()
-            )
-            or "none"
-            if len(s)
-            else ""
-        )
-        check, st = card.batch_invariance, card.settings
-        batch = f"{check['differ']}/{check['checked']} changed by batching" if check else "–"
-        sampled = (
-            f"; {card.sampling['samples']} samples, seeds {card.sampling['seeds']}"
-            if card.sampling
-            else ""
-        )
-        if (
-            check and card.sampling
-        ):  # sample 0 again at batch 1, seeded from its own id: not batching alone
-            batch = f"{check['differ']}/{check['checked']} of sample 0 differ at batch 1 (seeding differs too §)"
-        asked, ran = (
-            st.get("attention", "auto"),
-            card.backend.get("attention"),
-        )  # a card older than it: auto
-        settings = {
-            **{
-                k: st.get(k, "–") for k in _RUN_SETTINGS
-            },  # auto shows what it resolved to: auto (sdpa)
-            "attention": f"{asked} ({ran})" if asked == "auto" and ran else asked,
-        }
-        cells = [
-            card.model_id or "–",
-            str(card.revision or "–")[:24]
-            + (
-                f" ({st.get('revision')}: not pinned)" if st.get("revision_pinned") is False else ""
-            ),
-            *settings.values(),
-        ]
-        # what a reader must see comes first (status, counts, caveats); the settings may scroll off to the right
-        rows.append(
-            f"<tr><td><code>{_esc(model)}</code></td><td style='text-align:left'>{status}</td>"
-            f"<td>{int(s['n_answers'].sum()) if 'n_answers' in s else 0}</td>"
-            f"<td style='text-align:left'>{_esc(counts) or '–'}</td>"
-            f"<td style='text-align:left'>{_esc(caveats.list_copies(s))}</td><td>{_esc(batch)}</td>"
-            f"<td style='text-align:left'>{_esc(describe_design(scores['designs'][model], n=False) if model in scores['designs'] else '–')}"
-            f"{_esc(sampled)}</td>" + "".join(f"<td>{_esc(c)}</td>" for c in cells) + "</tr>"
-        )
-    return (
-        "<div class='scroll'><table><tr><th>model</th><th>status</th><th>answers</th>"
-        "<th>flagged answers (<a href='#flags'>?</a>)</th>"
-        "<th>copy the list / answers, per condition (<a href='#flags'>?</a>)</th><th>batch-1 check</th><th>design</th>"
-        "<th>id</th><th>revision</th><th>dtype</th><th>attention</th><th>quant.</th><th>max_new_tokens</th><th>batch size</th></tr>"
-        + "".join(rows)
-        + "</table></div>"
-    )
-
-
-_RUN_SETTINGS = (
-    "dtype",
-    "attention",
-    "quantization",
-    "max_new_tokens",
-    "batch_size",
-)  # from each run card
 
 
 def _warnings(scores: dict, scores_root, scored: list[str], report_dir: Path) -> str:
@@ -252,34 +81,6 @@ def _warnings(scores: dict, scores_root, scored: list[str], report_dir: Path) ->
         + "".join(f"<li>{_esc(line)}</li>" for line in lines)
         + "</ul></div>"
     )
-
-
-def _signatures(signatures: dict[str, Signature]) -> str:
-    differences = scoring_differences(signatures)
-    out = []
-    if differences:
-        out.append(
-            "<div class='warn'><b>These models were scored differently</b>; their numbers are not "
-            "comparable:<ul>" + "".join(f"<li>{_esc(d)}</li>" for d in differences) + "</ul></div>"
-        )
-    rows = []
-    for model, sig in signatures.items():
-        keys = comparable_signature(sig)["metric_keys"]
-        cov = keys.get("coverage", {})
-        ppl = sig.family("perplexity")
-        bleurt = sig.family("pbleurt")
-        rows.append(
-            f"<tr><td><code>{_esc(model)}</code></td><td>{_esc(cov.get('rule', '–'))}</td>"
-            f"<td>{_esc(cov.get('spacy_model', '–'))}</td>"
-            f"<td style='text-align:left'>{_esc(sig.family('pbleu').get('sacrebleu', '–'))}</td>"
-            f"<td>{_esc(bleurt.get('checkpoint', '–') if bleurt.get('status') != 'missing' else 'missing')}</td>"
-            f"<td>{_esc(ppl.get('used') or ('missing' if ppl else '–'))}</td></tr>"
-        )
-    out.append(
-        "<table><tr><th>model</th><th>matching rule</th><th>spaCy</th><th>sacreBLEU</th><th>BLEURT</th>"
-        "<th>perplexity model</th></tr>" + "".join(rows) + "</table>"
-    )
-    return "".join(out)
 
 
 def _notebook_link(report_dir: Path, name: str, href: str) -> str:
@@ -325,20 +126,25 @@ def _lists_counted(designs: dict, short: bool = False) -> str:
     )
 
 
-def write_index(
-    report_dir: str | Path,
-    title: str,
-    pages: list[tuple[str, str]],
-    *,
-    run: dict,
-    scores_root: str | Path,
-    generations_root: str | Path,
-    failures: dict | None = None,
-) -> Path:
-    """index.html (and the case browser) for a report directory."""
+@dataclass(frozen=True)
+class SiteInputs:
+    """What a landing page is written from besides its folder, title and notebook pages: the run
+    (or sweep) it reports, the roots its scores and generations lie under, the failed notebooks."""
+
+    run: dict
+    scores_root: str | Path
+    generations_root: str | Path
+    failures: dict | None = None
+
+
+def write_index(report_dir: str | Path, title: str, pages: list[tuple[str, str]], **inputs) -> Path:
+    """index.html (and the case browser) for a report directory; `inputs`: the fields of
+    SiteInputs (run, scores_root, generations_root, failures), by name."""
+    given = SiteInputs(**inputs)
+    run, scores_root, generations_root = given.run, given.scores_root, given.generations_root
     report_dir = Path(report_dir)
     report = ReportFolder(report_dir)
-    failures = failures or {}
+    failures = given.failures or {}
     models = list(run["models"])
     unfinished = {
         m: unfinished_reason(ModelScores.of(m, scores_root).folder)
@@ -383,15 +189,15 @@ def write_index(
         _warnings(scores, scores_root, scored, report_dir),
         browser,
         "<h2>Table 1: zero-shot, with “in the specified order” (mean over templates)</h2>",
-        _headline(report_dir, scores),
+        sections.headline(report_dir, scores, _table_html),
         "<h2>How much the open choices move Table 1</h2>",
         sections.sensitivity(report_dir, _table_html),
         explain.other_tables(
             report_dir,
             _table_html,
             {"table7": run.get("table7_note") or ""},
-            {"table4": caveats.summary_medians(scores["summary"], "ordered_one_shot")},
-            {"table4": caveats.summary_medians(scores["summary"], "ordered_one_shot", "slor")},
+            {"table4": summary_medians(scores["summary"], "ordered_one_shot")},
+            {"table4": summary_medians(scores["summary"], "ordered_one_shot", "slor")},
         ),
         sections.forced(report_dir, _table_html),
         explain.positions_section(report_dir, _table_html),
@@ -410,7 +216,7 @@ def write_index(
             "per concept set, by model threshold",
         ),
         "</div><h2>Models</h2>",
-        _model_rows(models, generations_root, scores, failures, unfinished),
+        model_table.model_rows(models, generations_root, scores, failures, unfinished),
         f"<details id='flags'><summary>What the answer flags mean ({explain.methods_link(report_dir, 'Answer flags')}"
         f", {explain.methods_link(report_dir, 'Answers that copy the list')})</summary><dl>"
         + "".join(
@@ -420,7 +226,7 @@ def write_index(
         + "</dl></details>"
         + caveats.batch_line(report_dir, models, generations_root),
         "<h2>How the scores were computed</h2>",
-        _signatures(scores["signatures"]),
+        model_table.signatures(scores["signatures"]),
         "<h2>Notebooks</h2><ol>"
         + "".join(f"<li>{_notebook_link(report_dir, n, h)}</li>" for n, h in pages)
         + "</ol>",

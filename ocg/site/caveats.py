@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..analysis.copies import COPY_SHARE_LEAD, copy_shares
 from ..errors import OcgInputError
 from ..layout import ModelGenerations, ReportFolder
 from ..metrics.registry import label
@@ -48,17 +49,6 @@ def dominated(medians: dict[str, tuple[float, float]]) -> dict[str, tuple[float,
         for m, (mean, median) in medians.items()
         if median > 0 and mean > PPL_MEAN_OVER_MEDIAN * median
     }
-
-
-def summary_medians(
-    summary: pd.DataFrame, condition: str, metric: str = "perplexity"
-) -> dict[str, float]:
-    """Per model: the median of `metric` (perplexity, SLOR) for `condition`, per template then over
-    templates (the summary's `<metric>_median`; empty for scores made before it)."""
-    if f"{metric}_median" not in summary or "condition" not in summary:
-        return {}
-    rows = summary[summary["condition"] == condition]
-    return rows.groupby("model")[f"{metric}_median"].mean().dropna().to_dict()
 
 
 def mark_slor(table: pd.DataFrame, medians: dict) -> pd.DataFrame:
@@ -108,7 +98,7 @@ SMALL = "small sample"
 def _interval(row) -> tuple[str, str | None]:
     """('[51.20, 60.80] (95%, 24 prompts)', None), or the small-sample mark and what it rests on
     ('2 concept sets'), which the table says once (notebook 03, uncertainty.MIN_SETS)."""
-    from .uncertainty import interval_text, units
+    from ..analysis.uncertainty import interval_text, units
 
     unit, n = row.get("unit", "sets"), int(row.get("n", row["n_sets"]))
     if bool(row.get("small_sample", False)):
@@ -126,7 +116,7 @@ def table1_basis(report_dir, summary: pd.DataFrame) -> str:
         return ""
     cis = _read(report_dir, "table1_bootstrap_ci")
     answers = ordered.groupby("model")["n_answers"].sum()
-    from .uncertainty import MIN_SETS
+    from ..analysis.uncertainty import MIN_SETS
 
     rows, metrics, few = [], [m for m in dict.fromkeys(cis["metric"])] if len(cis) else [], set()
     for model in answers.index:
@@ -167,29 +157,6 @@ def table1_basis(report_dir, summary: pd.DataFrame) -> str:
         f"<p class='note'>What each row stands on, and {_esc(where)} ({methods_link(report_dir, 'Analyses')}, "
         "Uncertainty):</p>" + table.to_html(border=0, escape=True, na_rep="–")
     )
-
-
-COPY_SHARE_LEAD = (
-    "In-order answers that copy the concept list (the concepts as one run in the asked order, "
-    "nothing but punctuation, “and” or articles between them)"
-)
-
-
-def copy_shares(summary: pd.DataFrame) -> list[str]:
-    """Per model: '<model>: 60% (36 of 60)', the share of `ordered` answers judged in order that
-    copy the list (Table 1's caption line, on the landing page and in notebook 03)."""
-    if "n_copies_list" not in summary or "n_in_order" not in summary:
-        return []
-    ordered = (
-        summary[summary["condition"] == "ordered"]
-        .groupby("model")[["n_in_order", "n_copies_list"]]
-        .sum()
-    )
-    return [
-        f"{m}: {100 * r.n_copies_list / r.n_in_order:.0f}% ({int(r.n_copies_list)} of {int(r.n_in_order)})"
-        for m, r in ordered.iterrows()
-        if r.n_in_order
-    ]
 
 
 def copy_share(summary: pd.DataFrame) -> str:

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..analysis.tables import wide
 from ..layout import ExecutedNotebook, ReportFolder
 from ..metrics.registry import FAMILIES, metric
 from ..notebook_names import POS_PATTERNS, POSITIONS, PRIMING, REASONING_MODELS, SAMPLES, TEMPLATES
 from ..paths import PROJECT_ROOT
-from .tables import wide
 
 METHODS_FILE = PROJECT_ROOT / "docs" / "METHODS.md"
 # The paper's tables beyond Table 1: (table, title, notebook, METHODS section, rows, beside each value)
@@ -226,7 +226,7 @@ def pass_at_k(report_dir: Path, table_html) -> str:
 
 def positions_section(report_dir: Path, table_html) -> str:
     """Notebook 10 (where order breaks): by asked place, and which pairs of places swap."""
-    from .positions import position_wide, swaps_wide
+    from ..analysis.positions import position_wide, swaps_wide
 
     report, parts = ReportFolder(report_dir), []
     for name, show, what in (

@@ -5,7 +5,7 @@ template) under `cases/` (4,608 answers each at paper size), loaded on demand wi
 tag, which browsers allow from file:// where fetch() is refused. Each script holds its rows as
 gzip'd JSON in base64, which the page inflates with the browser's own DecompressionStream: rows
 repeat most of their text (the prompt's template, the concepts), so a report takes a small
-fraction of the disk (benchmarks/paper_scale.py prints the sizes); `read_chunk` reads one here. Each row shows the prompt as
+fraction of the disk (benchmarks/paper_scale.py prints the sizes); `read_chunk` (chunks.py) reads one. Each row shows the prompt as
 rendered, the raw output, the extracted answer, its tokens with the concepts' matches
 highlighted at the positions the order verdict used (and those positions), and the answer's flags;
 where an LLM judge scored them (docs/METHODS.md, "LLM judge"), its rating and order verdict beside
@@ -16,8 +16,6 @@ Highlight offsets are written in UTF-16 code units, as JavaScript strings count 
 
 from __future__ import annotations
 
-import base64
-import gzip
 import json
 import re
 from pathlib import Path
@@ -29,6 +27,7 @@ from ..io import atomic_path
 from ..layout import ModelGenerations, ModelScores, ReportFolder
 from ..metrics.degenerate import FLAG_COLUMNS
 from .browser_page import PAGE as _PAGE
+from .chunks import chunk_script, spans, utf16_spans
 
 FIELDS = [
     "set_id",
@@ -56,35 +55,6 @@ _SAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 def chunk_name(model: str, condition: str, template_id: int) -> str:
     return _SAFE.sub("_", f"{model}__{condition}__t{template_id}") + ".js"
-
-
-def spans(answer, tokens, positions) -> list[list[int]]:
-    """[start, end, concept number] in the answer as written, for each concept's token at
-    `positions` (indexes into spaCy's `tokens`, which lie in the answer in order)."""
-    if not isinstance(answer, str) or tokens is None or positions is None:
-        return []
-    offsets, cursor = [], 0
-    for token in tokens:
-        start = answer.find(token, cursor)
-        if start < 0:  # not found as written (cannot happen for spaCy's tokens): no highlight
-            return []
-        offsets.append(start)
-        cursor = start + len(token)
-    return [
-        [offsets[p], offsets[p] + len(tokens[p]), i + 1]
-        for i, p in enumerate(positions)
-        if 0 <= p < len(tokens)
-    ]
-
-
-def utf16_spans(answer: str, found: list[list[int]]) -> list[list[int]]:
-    """`spans` with code-point offsets turned into UTF-16 code units (a page's string indexes)."""
-    if not found or max(answer) < "\U00010000":  # no astral-plane character: the same offsets
-        return found
-    units = [0]
-    for c in answer:
-        units.append(units[-1] + (2 if ord(c) >= 0x10000 else 1))
-    return [[units[s], units[e], n] for s, e, n in found]
 
 
 def _sample(value) -> int | None:
@@ -216,29 +186,6 @@ def write_chunks(
             }
         )
     return index
-
-
-_PACKED = re.compile(r'OCG_CASES\[("[A-Za-z0-9._-]+")\] = \{"gzip": "([A-Za-z0-9+/=]*)"\};\n\Z')
-
-
-def chunk_script(name: str, payload: dict) -> str:
-    """The script that gives the page one chunk: its payload as gzip'd JSON in base64 (nothing in
-    base64 can close the script or run)."""
-    packed = gzip.compress(
-        json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8"), mtime=0
-    )
-    return (
-        f"window.OCG_CASES = window.OCG_CASES || {{}};\nOCG_CASES[{json.dumps(name)}] = "
-        f'{{"gzip": "{base64.b64encode(packed).decode("ascii")}"}};\n'
-    )
-
-
-def read_chunk(path: str | Path) -> dict:
-    """A chunk script's payload (fields and rows), as the page reads it."""
-    found = _PACKED.search(Path(path).read_text(encoding="ascii"))
-    if found is None:
-        raise ValueError(f"{path}: not a case-browser chunk written by chunk_script")
-    return json.loads(gzip.decompress(base64.b64decode(found.group(2))))
 
 
 def write_page(out_dir: str | Path, index: list[dict]) -> Path:

@@ -1,0 +1,68 @@
+"""One generation run's state, threaded through its steps (ocg/generation/run.py, answering.py):
+the model and its backend, the stores and rows per condition, the rendered prompts, the settings,
+and the run card, which changes only through `save` and is written once per change."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import pandas as pd
+
+from ..io import write_json_when_full
+from ..models import ModelSpec
+from ..records import RunCard
+from .store import GenerationStore
+
+
+@dataclass
+class RunState:
+    """What every step of a run reads. A step changes `card` only by `save` (a new card, then
+    written), never in place: a card once written stays as it was written."""
+
+    spec: ModelSpec
+    backend: object
+    stores: dict[str, GenerationStore]
+    rows: dict[str, pd.DataFrame]  # the instances asked, per condition
+    rendered: dict[str, object]  # instance id: its prompt as the backend takes it
+    hashes: dict[str, str]  # instance id: the sha256 of its rendered prompt
+    settings: dict  # the card's settings (resolved_revision filled in once weights load)
+    card_path: Path
+    samples: int = 1
+    progress: bool = True
+    card: RunCard | None = None  # built once the checks pass (run.py); then changed only by `save`
+
+    @property
+    def model_dir(self) -> Path:
+        return self.card_path.parent
+
+    def save(self, when_full: bool = False, **changes) -> None:
+        """The card with `changes`, written (`when_full`: even on a full disk, for a failed run)."""
+        self.card = replace(self.card, **changes)
+        if when_full:
+            write_json_when_full(self.card_path, self.card.to_json())
+        else:
+            self.card.write(self.card_path)
+
+    def save_run(self, run: dict, when_full: bool = False, **changes) -> None:
+        """The card with this run's entry (the last of `runs`) as `run` stands now: a copy, so the
+        run dict the caller keeps filling in never changes a card already written."""
+        self.save(when_full, runs=[*self.card.runs[:-1], dict(run)], **changes)
+
+    def resolved(self, revision) -> None:
+        """The revision the loaded weights resolved to, in the card's settings (written now, not
+        left for the run's last write)."""
+        if revision != self.settings.get("resolved_revision"):
+            self.settings = {**self.settings, "resolved_revision": revision}
+            self.save(settings=self.settings)
+
+
+def answers_to_do(
+    stores: dict[str, GenerationStore], rows: dict[str, pd.DataFrame], samples: int
+) -> int:
+    """Answers asked and not on disk: (instance, sample) pairs."""
+    return sum(
+        int((~rows[c]["instance_id"].map(lambda i, s=s, st=st: (i, s) in st.done)).sum())
+        for c, st in stores.items()
+        for s in range(samples)
+    )
