@@ -1,7 +1,7 @@
 """History where history belongs (issue 48): README.md and docs/METHODS.md hold no dated or
 machine-specific measurement. Dates and commits live in CHANGELOG.md and benchmarks/results/,
 and a doc shows them only in a block generated from a results file. METHODS is rendered into
-every report (ocg/analysis/explain.py, write_methods), so it holds no such block at all."""
+every report (ocg/site/explain.py, write_methods), so it holds no such block at all."""
 
 import re
 

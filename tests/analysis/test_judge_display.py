@@ -51,8 +51,9 @@ def test_the_case_browser_shows_the_judge_only_where_a_run_named_one(
 ):
     """Without a judge every answer's judge columns hold NaN: the chunk carries none, so the page
     writes no "judge, unjudged" under each outcome (field() gives undefined: judgeText says nothing)."""
-    from ocg.analysis.browser import FIELDS, JUDGE_COLUMNS, read_chunk, write_case_browser_from
     from ocg.models import MODELS_FILE
+    from ocg.site.browser import FIELDS, JUDGE_COLUMNS, write_case_browser_from
+    from ocg.site.chunks import read_chunk
 
     concepts = ["dog", "catch", "frisbee"]
     answers = ["The dog catches a frisbee.", "dog"]
