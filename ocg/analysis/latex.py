@@ -142,18 +142,23 @@ def latex_table(
     return "\n".join(lines) + "\n"
 
 
+# the header of a single-level row key (a MultiIndex is headed by its level names)
+ROW_LABELS = {"model": "Model", "pos_pattern": "POS"}
+
+
 def latex_from_long(
     long: pd.DataFrame,
     index,
     value: str,
     sub: str | None,
     sub_kind: str,
-    row_label: str = "Model",
     table: str | None = None,
 ) -> str:
-    """`table` (e.g. "table3") picks the paper's marking for it (MARKING); else best and second."""
+    """`table` (e.g. "table3") picks the paper's marking for it (MARKING); else best and second.
+    A single row key is headed as ROW_LABELS names it, else by its own name."""
     from .tables import wide
 
     values = wide(long, index, value)
     subs = wide(long, index, sub) if sub else None
+    row_label = ROW_LABELS.get(index, index) if isinstance(index, str) else "Model"
     return latex_table(values, subs, sub_kind, row_label, MARKING[table] if table else Marking())

@@ -130,6 +130,7 @@ def test_table2_without_the_diverse_family_shows_the_column_missing_with_its_rea
         t.reset_index(), "pos_pattern", "mean_over_llms", "sd_over_llms", "sd", table="table2"
     )
     assert tex.splitlines()[4].endswith("& -- \\\\")  # the Diverse Rate cell, shown as missing
+    assert tex.splitlines()[2].startswith("POS & ")  # a POS pattern's row key, as in Table 2
 
 
 def test_table7_pairs_reasoning_with_base_on_template_0():
