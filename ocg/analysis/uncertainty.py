@@ -11,6 +11,8 @@ by its (set, template) cluster, and its row says so in `unit`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -49,19 +51,30 @@ def interval_text(low: float, high: float, unit: str, n: int) -> str:
     return f"[{low:.2f}, {high:.2f}] (95%, {units(n, unit)})"
 
 
-def settings(unit: str, n_boot: int, seed: int, level: float = 0.95, **more) -> dict:
-    """The bootstrap's settings as a table's provenance records them (analysis/report.py `meta`)."""
-    _check_unit(unit)
-    return {
-        "bootstrap": {
-            "unit": unit,
-            "unit_name": UNIT_NAMES[unit],
-            "n_boot": int(n_boot),
-            "seed": int(seed),
-            "level": level,
-            **more,
+@dataclass(frozen=True)
+class Resampling:
+    """How an interval or a paired test resamples: the unit (UNITS), bootstrap draws and their
+    seed, and bootstrap_ci's level (the paired test's interval is 95%); one value, as notebook 03
+    passes it to both and records it."""
+
+    unit: str = "sets"
+    n_boot: int = 1000
+    seed: int = 0
+    level: float = 0.95
+
+    def settings(self, **more) -> dict:
+        """These settings as a table's provenance records them (analysis/report.py `meta`)."""
+        _check_unit(self.unit)
+        return {
+            "bootstrap": {
+                "unit": self.unit,
+                "unit_name": UNIT_NAMES[self.unit],
+                "n_boot": int(self.n_boot),
+                "seed": int(self.seed),
+                "level": self.level,
+                **more,
+            }
         }
-    }
 
 
 def _check_unit(unit: str) -> list[str]:
@@ -119,15 +132,16 @@ def _n_sets(stats: pd.DataFrame) -> int:
 
 
 def bootstrap_ci(
-    answers, groups, model, condition="ordered", n_boot=1000, seed=0, level=0.95, unit="sets"
+    answers, groups, model, condition="ordered", resampling: Resampling = Resampling()
 ) -> pd.DataFrame:
-    """Point value and percentile interval of each metric, resampling `unit` (UNITS); each row
-    names its unit, the units resampled (`n`) and the concept sets they hold (`n_sets`)."""
-    lo, hi = 100 * (1 - level) / 2, 100 * (1 + level) / 2
+    """Point value and percentile interval of each metric, resampling `resampling.unit` (UNITS);
+    each row names its unit, the units resampled (`n`) and the concept sets they hold (`n_sets`)."""
+    lo, hi = 100 * (1 - resampling.level) / 2, 100 * (1 + resampling.level) / 2
     rows = {}
-    for u, stats in _unit_statistics(answers, groups, model, condition, unit):
+    for u, stats in _unit_statistics(answers, groups, model, condition, resampling.unit):
         point = _metrics_from_weights(stats, np.ones((1, len(stats))))
-        boot = _metrics_from_weights(stats, _resample_weights(len(stats), n_boot, seed))
+        weights = _resample_weights(len(stats), resampling.n_boot, resampling.seed)
+        boot = _metrics_from_weights(stats, weights)
         for m in point:
             rows.setdefault(
                 m,
@@ -221,22 +235,22 @@ def paired_test(
     answers,
     groups,
     model,
-    a="ordered",
-    b="original",
+    resampling: Resampling = Resampling(),
     n_perm=10000,
-    n_boot=1000,
-    seed=0,
-    unit="sets",
+    conditions: tuple[str, str] = ("ordered", "original"),
 ) -> pd.DataFrame:
-    """`a` minus `b` per metric, paired by `unit` (a concept set by default): bootstrap 95% CI of
-    the difference and a two-sided sign-flip permutation p-value (swapping a unit's conditions),
-    exact up to EXACT_MAX_UNITS units (`p_method` says which), with Holm's adjustment over this
+    """`a` minus `b` (`conditions`) per metric, paired by `resampling.unit` (a concept set by
+    default): bootstrap 95% CI of the difference and a two-sided sign-flip
+    permutation p-value (swapping a unit's conditions), exact up to EXACT_MAX_UNITS units
+    (`p_method` says which), else `n_perm` sign vectors drawn, with Holm's adjustment over this
     model's tests (`p_holm`: the table holds one family of tests per model)."""
+    a, b = conditions
+    seed = resampling.seed
     rows = {}
-    for u, sa in _unit_statistics(answers, groups, model, a, unit):
+    for u, sa in _unit_statistics(answers, groups, model, a, resampling.unit):
         sb = set_statistics(answers, groups, model, b, u).reindex(sa.index)
         n = len(sa)
-        boot = _resample_weights(n, n_boot, seed + 1)
+        boot = _resample_weights(n, resampling.n_boot, seed + 1)
         ones = np.ones((1, n))
         observed = {}
         for m in metrics():
