@@ -129,16 +129,14 @@ def _score(args) -> int:
 
 
 def _sweep(args) -> int:
-    from .sweep import run_sweep
+    from .sweep import Driving, run_sweep
 
     return run_sweep(
         args.file,
-        executor=args.executor,
-        wait=args.wait,
+        Driving(args.executor, wait=args.wait, dry_run=args.dry_run),
         status=args.status,
         task=args.task,
         analysis=args.analysis,
-        dry_run=args.dry_run,
     )
 
 

@@ -126,6 +126,49 @@ def nothing_scored(root: Path, given) -> str:
     return f"{searched}; run 02_score first"
 
 
+def _names_as_models(names, models) -> tuple[None, list[str]]:
+    """load_scores(["a", "b"]): the names are `models`, of the outputs' scores."""
+    if models is not None:
+        raise OcgInputError(
+            "scores_root",
+            f"got the names {shown(names)} and models={shown(models)}; "
+            "expected a folder, or one list of model names",
+        )
+    return None, list(names)
+
+
+def _score_dirs(root: Path, models: list[str] | None, given) -> list[Path]:
+    """The score sets under `root` (only `models`, each required, when named), names checked."""
+    dirs = sorted(p for p in root.iterdir() if holds_scores(p)) if root.is_dir() else []
+    if models is not None:
+        if isinstance(models, str) or not all(isinstance(m, str) for m in models):
+            raise OcgInputError("models", f"got {models!r}; expected a list of model names")
+        found = {p.name for p in dirs}
+        missing = [m for m in models if m not in found]
+        if missing:
+            raise OcgInputError(
+                str(root),
+                f"no scores for {missing} (scored here: {sorted(found) or 'none'}); "
+                "run 02_score for them first",
+            )
+        dirs = [p for p in dirs if p.name in models]
+    if not dirs:
+        raise OcgInputError(str(root), nothing_scored(root, given))
+    for p in dirs:  # a folder's name is its model's name in the tables (NaN for one named nan)
+        check_name(str(p), p.name)
+    return dirs
+
+
+def _scored_differently(differences: list[str]) -> str:
+    return (
+        "these models were scored differently and cannot share a "
+        "table:\n  "
+        + "\n  ".join(differences)
+        + "\nrescore them alike (02_score), or pass allow_mixed=True to show them "
+        "with a banner and a scoring_signature column"
+    )
+
+
 def load_scores(
     scores_root: str | Path | None = None,
     models: list[str] | None = None,
@@ -141,45 +184,14 @@ def load_scores(
     directory; a relative `scores_root` is the working directory's. A list of names in place of
     `scores_root` is `models` (of the outputs' scores)."""
     if isinstance(scores_root, (list, tuple)):
-        if models is not None:
-            raise OcgInputError(
-                "scores_root",
-                f"got the names {shown(scores_root)} and models={shown(models)}; "
-                "expected a folder, or one list of model names",
-            )
-        scores_root, models = None, list(scores_root)
+        scores_root, models = _names_as_models(scores_root, models)
     root = Path(scores_root or outputs().scores).resolve()
-    dirs = sorted(p for p in root.iterdir() if holds_scores(p)) if root.is_dir() else []
-    if models is not None:
-        if isinstance(models, str) or not all(isinstance(m, str) for m in models):
-            raise OcgInputError("models", f"got {models!r}; expected a list of model names")
-        found = {p.name for p in dirs}
-        missing = [m for m in models if m not in found]
-        if missing:
-            raise OcgInputError(
-                str(root),
-                f"no scores for {missing} (scored here: {sorted(found) or 'none'}); "
-                "run 02_score for them first",
-            )
-        dirs = [p for p in dirs if p.name in models]
-    if not dirs:
-        raise OcgInputError(str(root), nothing_scored(root, scores_root))
-    for (
-        p
-    ) in dirs:  # the folder's name is the model's name in the tables (NaN for a folder named nan)
-        check_name(str(p), p.name)
+    dirs = _score_dirs(root, models, scores_root)
     sets = {p.name: read_score_set(p, tables) for p in dirs}  # each checked against its signature
     signatures = {m: replace(sig, config=None) for m, (sig, _) in sets.items()}
     differences = scoring_differences(signatures)
     if differences and not allow_mixed:
-        raise OcgInputError(
-            str(root),
-            "these models were scored differently and cannot share a "
-            "table:\n  "
-            + "\n  ".join(differences)
-            + "\nrescore them alike (02_score), or pass allow_mixed=True to show them "
-            "with a banner and a scoring_signature column",
-        )
+        raise OcgInputError(str(root), _scored_differently(differences))
     incomplete = incomplete_models(signatures, allow_incomplete, str(root))
     keys = instance_keys(dirs)
     shared, instance_differences = compare(keys, allow_mixed, str(root))

@@ -123,7 +123,8 @@ def test_templates_hold_only_plain_placeholders(tmp_path, capsys, monkeypatch, c
     path = tmp_path / "templates.yaml"
     path.write_text(text)
     defaults = ocg.data.build.build_dataset.__defaults__
-    monkeypatch.setattr(ocg.data.build.build_dataset, "__defaults__", (*defaults[:-1], path))
+    inputs = ocg.data.build.DataInputs(templates=path)
+    monkeypatch.setattr(ocg.data.build.build_dataset, "__defaults__", (*defaults[:-1], inputs))
     code, err = cli(capsys, "build-data", "--subset-k", 1, "--out", tmp_path / "d")
     assert code == 2 and err.startswith(f"ocg: error: {path}: {where}") and what in err, err
     assert not (tmp_path / "d").exists()
@@ -161,7 +162,9 @@ def test_concept_sets_are_lower_case_words_with_distinct_ids_and_concepts(
         read_concept_sets(path)
     defaults = ocg.data.build.build_dataset.__defaults__
     monkeypatch.setattr(
-        ocg.data.build.build_dataset, "__defaults__", (*defaults[:-2], path, defaults[-1])
+        ocg.data.build.build_dataset,
+        "__defaults__",
+        (*defaults[:-1], ocg.data.build.DataInputs(concept_sets=path)),
     )
     code, err = cli(capsys, "build-data", "--subset-k", 1, "--out", tmp_path / "d")
     assert code == 2 and err.startswith(f"ocg: error: {path}:{len(SETS) + 1}: ") and what in err, (
@@ -708,7 +711,9 @@ def test_nested_brackets_in_a_concept_set_file(tmp_path, capsys, monkeypatch):
     path.write_text("\n".join(SETS + [DEEP]) + "\n")
     defaults = ocg.data.build.build_dataset.__defaults__
     monkeypatch.setattr(
-        ocg.data.build.build_dataset, "__defaults__", (*defaults[:-2], path, defaults[-1])
+        ocg.data.build.build_dataset,
+        "__defaults__",
+        (*defaults[:-1], ocg.data.build.DataInputs(concept_sets=path)),
     )
     code, err = cli(capsys, "build-data", "--subset-k", 1, "--out", tmp_path / "d")
     assert code == 2 and f"{path}:{len(SETS) + 1}: malformed JSON (nested too deeply" in err, err

@@ -142,24 +142,23 @@ def latex_table(
     return "\n".join(lines) + "\n"
 
 
-@dataclass(frozen=True)
-class LongLayout:
-    """How latex_from_long sets a long table: the first column's heading, and the paper's table
-    whose marking it takes (`table`, e.g. "table3": MARKING; None: best and second)."""
-
-    row_label: str = "Model"
-    table: str | None = None
+# the header of a single-level row key (a MultiIndex is headed by its level names)
+ROW_LABELS = {"model": "Model", "pos_pattern": "POS"}
 
 
 def latex_from_long(
-    long: pd.DataFrame, index, value: str, sub: str | None, sub_kind: str, **layout
+    long: pd.DataFrame,
+    index,
+    value: str,
+    sub: str | None,
+    sub_kind: str,
+    table: str | None = None,
 ) -> str:
-    """A long table as LaTeX: `value` per (row, metric), `sub` beside it as `sub_kind`; `layout`:
-    row_label, table (LongLayout's fields)."""
+    """`table` (e.g. "table3") picks the paper's marking for it (MARKING); else best and second.
+    A single row key is headed as ROW_LABELS names it, else by its own name."""
     from .tables import wide
 
-    how = LongLayout(**layout)
     values = wide(long, index, value)
     subs = wide(long, index, sub) if sub else None
-    marking = MARKING[how.table] if how.table else Marking()
-    return latex_table(values, subs, sub_kind, how.row_label, marking)
+    row_label = ROW_LABELS.get(index, index) if isinstance(index, str) else "Model"
+    return latex_table(values, subs, sub_kind, row_label, MARKING[table] if table else Marking())

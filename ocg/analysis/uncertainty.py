@@ -51,19 +51,30 @@ def interval_text(low: float, high: float, unit: str, n: int) -> str:
     return f"[{low:.2f}, {high:.2f}] (95%, {units(n, unit)})"
 
 
-def settings(unit: str, n_boot: int, seed: int, level: float = 0.95, **more) -> dict:
-    """The bootstrap's settings as a table's provenance records them (analysis/report.py `meta`)."""
-    _check_unit(unit)
-    return {
-        "bootstrap": {
-            "unit": unit,
-            "unit_name": UNIT_NAMES[unit],
-            "n_boot": int(n_boot),
-            "seed": int(seed),
-            "level": level,
-            **more,
+@dataclass(frozen=True)
+class Resampling:
+    """How an interval or a paired test resamples: the unit (UNITS), bootstrap draws and their
+    seed, and bootstrap_ci's level (the paired test's interval is 95%); one value, as notebook 03
+    passes it to both and records it."""
+
+    unit: str = "sets"
+    n_boot: int = 1000
+    seed: int = 0
+    level: float = 0.95
+
+    def settings(self, **more) -> dict:
+        """These settings as a table's provenance records them (analysis/report.py `meta`)."""
+        _check_unit(self.unit)
+        return {
+            "bootstrap": {
+                "unit": self.unit,
+                "unit_name": UNIT_NAMES[self.unit],
+                "n_boot": int(self.n_boot),
+                "seed": int(self.seed),
+                "level": self.level,
+                **more,
+            }
         }
-    }
 
 
 def _check_unit(unit: str) -> list[str]:
@@ -120,29 +131,17 @@ def _n_sets(stats: pd.DataFrame) -> int:
     return int(stats.index.get_level_values("set_id").nunique()) if len(stats) else 0
 
 
-@dataclass(frozen=True)
-class Resampling:
-    """How bootstrap_ci and paired_test resample: `n_boot` bootstrap draws from `seed`, of `unit`
-    (UNITS), and the test's `n_perm` random sign flips (beyond EXACT_MAX_UNITS units)."""
-
-    n_boot: int = 1000
-    seed: int = 0
-    unit: str = "sets"
-    n_perm: int = 10000
-
-
 def bootstrap_ci(
-    answers, groups, model, condition="ordered", level=0.95, **resampling
+    answers, groups, model, condition="ordered", resampling: Resampling = Resampling()
 ) -> pd.DataFrame:
-    """Point value and percentile interval of each metric, resampling `unit` (UNITS); each row
-    names its unit, the units resampled (`n`) and the concept sets they hold (`n_sets`).
-    `resampling`: n_boot, seed, unit (Resampling's fields)."""
-    r = Resampling(**resampling)
-    lo, hi = 100 * (1 - level) / 2, 100 * (1 + level) / 2
+    """Point value and percentile interval of each metric, resampling `resampling.unit` (UNITS);
+    each row names its unit, the units resampled (`n`) and the concept sets they hold (`n_sets`)."""
+    lo, hi = 100 * (1 - resampling.level) / 2, 100 * (1 + resampling.level) / 2
     rows = {}
-    for u, stats in _unit_statistics(answers, groups, model, condition, r.unit):
+    for u, stats in _unit_statistics(answers, groups, model, condition, resampling.unit):
         point = _metrics_from_weights(stats, np.ones((1, len(stats))))
-        boot = _metrics_from_weights(stats, _resample_weights(len(stats), r.n_boot, r.seed))
+        weights = _resample_weights(len(stats), resampling.n_boot, resampling.seed)
+        boot = _metrics_from_weights(stats, weights)
         for m in point:
             rows.setdefault(
                 m,
@@ -232,18 +231,26 @@ def _sign_flip_p(sa, sb, tested, n_perm, seed) -> tuple[dict, str]:
     }, method
 
 
-def paired_test(answers, groups, model, a="ordered", b="original", **resampling) -> pd.DataFrame:
-    """`a` minus `b` per metric, paired by `unit` (a concept set by default): bootstrap 95% CI of
-    the difference and a two-sided sign-flip permutation p-value (swapping a unit's conditions),
-    exact up to EXACT_MAX_UNITS units (`p_method` says which), with Holm's adjustment over this
-    model's tests (`p_holm`: the table holds one family of tests per model). `resampling`:
-    n_perm, n_boot, seed, unit (Resampling's fields)."""
-    r = Resampling(**resampling)
+def paired_test(
+    answers,
+    groups,
+    model,
+    resampling: Resampling = Resampling(),
+    n_perm=10000,
+    conditions: tuple[str, str] = ("ordered", "original"),
+) -> pd.DataFrame:
+    """`a` minus `b` (`conditions`) per metric, paired by `resampling.unit` (a concept set by
+    default): bootstrap 95% CI of the difference and a two-sided sign-flip
+    permutation p-value (swapping a unit's conditions), exact up to EXACT_MAX_UNITS units
+    (`p_method` says which), else `n_perm` sign vectors drawn, with Holm's adjustment over this
+    model's tests (`p_holm`: the table holds one family of tests per model)."""
+    a, b = conditions
+    seed = resampling.seed
     rows = {}
-    for u, sa in _unit_statistics(answers, groups, model, a, r.unit):
+    for u, sa in _unit_statistics(answers, groups, model, a, resampling.unit):
         sb = set_statistics(answers, groups, model, b, u).reindex(sa.index)
         n = len(sa)
-        boot = _resample_weights(n, r.n_boot, r.seed + 1)
+        boot = _resample_weights(n, resampling.n_boot, seed + 1)
         ones = np.ones((1, n))
         observed = {}
         for m in metrics():
@@ -254,7 +261,7 @@ def paired_test(answers, groups, model, a="ordered", b="original", **resampling)
                 _metrics_from_weights(sa, ones)[metric][0]
                 - _metrics_from_weights(sb, ones)[metric][0]
             )
-        p_values, method = _sign_flip_p(sa, sb, observed, r.n_perm, r.seed)
+        p_values, method = _sign_flip_p(sa, sb, observed, n_perm, seed)
         for metric, difference in observed.items():
             with np.errstate(divide="ignore", invalid="ignore"):
                 diffs = (

@@ -8,6 +8,7 @@ import importlib
 
 _EXPORTS = {
     "build_dataset": "build",
+    "DataInputs": "build",
     "dataset_name": "build",
     "load_dataset": "build",
     "Concept": "concepts",

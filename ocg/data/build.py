@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -25,17 +26,26 @@ def _file_sha256(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
+@dataclass(frozen=True)
+class DataInputs:
+    """The two files a dataset is built from, as its manifest's `inputs` records them: the
+    paper's by default; another pair to build from edited copies."""
+
+    concept_sets: str | Path = CONCEPT_SETS_FILE
+    templates: str | Path = TEMPLATES_FILE
+
+
 def build_dataset(
     n_concepts: int = DEFAULT_N_CONCEPTS,
     subset_k: int | None = None,
     conditions=DEFAULT_CONDITIONS,
     template_ids: list[int] | None = None,
     out_dir: str | Path | None = None,
-    concept_sets_file: str | Path = CONCEPT_SETS_FILE,
-    templates_file: str | Path = TEMPLATES_FILE,
+    inputs: DataInputs = DataInputs(),
 ) -> Path:
     """Build and write one dataset; returns its directory. Same inputs, same bytes of ids."""
     conditions = list(conditions)
+    concept_sets_file, templates_file = inputs.concept_sets, inputs.templates
     config = load_templates(templates_file)
     sets = load_concept_sets(n_concepts, concept_sets_file)
     if subset_k:

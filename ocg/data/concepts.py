@@ -69,6 +69,40 @@ def parse_concept(entry: object, where: str) -> Concept:
     return Concept(word, pos)
 
 
+def _parse_set(raw: str, where: str) -> tuple[str, tuple[Concept, ...]]:
+    """One line's set id and concepts, each checked on its own (no look at the other lines)."""
+    try:
+        record = loads_json(raw)
+    except json.JSONDecodeError as exc:
+        raise OcgInputError(
+            where,
+            f"malformed JSON ({exc.msg} at column {exc.colno}); "
+            'expected {"id": ..., "concept_set": [...]}',
+        ) from None
+    if not isinstance(record, dict) or "id" not in record or "concept_set" not in record:
+        raise OcgInputError(where, 'expected an object with keys "id" and "concept_set"')
+    set_id, entries = record["id"], record["concept_set"]
+    if isinstance(set_id, bool) or not isinstance(set_id, (str, int)) or not str(set_id).strip():
+        raise OcgInputError(where, f'"id" must be a non-empty string or an integer, got {set_id!r}')
+    set_id = str(set_id)
+    if not isinstance(entries, list):
+        raise OcgInputError(where, f'"concept_set" must be a list, got {type(entries).__name__}')
+    if len(entries) not in N_CONCEPTS:
+        raise OcgInputError(
+            where,
+            f"concept set {set_id} has {len(entries)} concepts; expected one of {N_CONCEPTS}",
+        )
+    concepts = tuple(parse_concept(e, where) for e in entries)
+    repeated = [w for w, k in Counter(c.word for c in concepts).items() if k > 1]
+    if repeated:
+        raise OcgInputError(
+            where,
+            f"concept set {set_id} repeats {repeated}; "
+            "the order of a repeated concept is undefined",
+        )
+    return set_id, concepts
+
+
 def read_concept_sets(path: str | Path = CONCEPT_SETS_FILE) -> list[ConceptSet]:
     """Every set in a CommonGen-lite JSONL file, validated line by line."""
     path = Path(path)
@@ -81,43 +115,7 @@ def read_concept_sets(path: str | Path = CONCEPT_SETS_FILE) -> list[ConceptSet]:
         if not raw.strip():
             continue
         where = f"{path}:{lineno}"
-        try:
-            record = loads_json(raw)
-        except json.JSONDecodeError as exc:
-            raise OcgInputError(
-                where,
-                f"malformed JSON ({exc.msg} at column {exc.colno}); "
-                'expected {"id": ..., "concept_set": [...]}',
-            ) from None
-        if not isinstance(record, dict) or "id" not in record or "concept_set" not in record:
-            raise OcgInputError(where, 'expected an object with keys "id" and "concept_set"')
-        set_id, entries = record["id"], record["concept_set"]
-        if (
-            isinstance(set_id, bool)
-            or not isinstance(set_id, (str, int))
-            or not str(set_id).strip()
-        ):
-            raise OcgInputError(
-                where, f'"id" must be a non-empty string or an integer, got {set_id!r}'
-            )
-        set_id = str(set_id)
-        if not isinstance(entries, list):
-            raise OcgInputError(
-                where, f'"concept_set" must be a list, got {type(entries).__name__}'
-            )
-        if len(entries) not in N_CONCEPTS:
-            raise OcgInputError(
-                where,
-                f"concept set {set_id} has {len(entries)} concepts; expected one of {N_CONCEPTS}",
-            )
-        concepts = tuple(parse_concept(e, where) for e in entries)
-        repeated = [w for w, k in Counter(c.word for c in concepts).items() if k > 1]
-        if repeated:
-            raise OcgInputError(
-                where,
-                f"concept set {set_id} repeats {repeated}; "
-                "the order of a repeated concept is undefined",
-            )
+        set_id, concepts = _parse_set(raw, where)
         if set_id in seen:
             raise OcgInputError(where, f"duplicate set id {set_id} (first on line {seen[set_id]})")
         seen[set_id] = lineno

@@ -37,45 +37,53 @@ def decode_body(status: int, headers, data: bytes, notes: list[str] | None = Non
     """The body as text: content coding undone by urllib3 (at most MAX_BODY_BYTES), then the
     charset (default UTF-8); bytes invalid in it become U+FFFD, said in `notes` (api_notes)."""
     coding = headers.get("Content-Encoding")
-    undone = (
-        urllib3.response.HTTPResponse.CONTENT_DECODERS
-    )  # as the request's Accept-Encoding offered
-    if coding and {c.strip().lower() for c in coding.split(",")} - {
-        *undone,
-        "identity",
-        "",
-    }:  # passed through as is
+    if coding:
+        undone = _undo_coding(status, headers, data, coding)
+        if isinstance(undone, str):  # an error's body that could not be undone, as shown
+            return undone
+        data = undone
+    return _as_text(status, headers, data, notes)
+
+
+def _undo_coding(status: int, headers, data: bytes, coding: str) -> bytes | str:
+    """The body with its content coding undone; for an error's body that cannot be undone, text
+    saying so (its status is what counts); else ApiError."""
+    undone = urllib3.response.HTTPResponse.CONTENT_DECODERS  # what Accept-Encoding offered
+    if {c.strip().lower() for c in coding.split(",")} - {*undone, "identity", ""}:  # passed as is
         if status != 200:  # an error's body: its status is what counts
             return f"<{len(data)} bytes in Content-Encoding {coding!r}>"
         raise ApiError(
             f"HTTP {status}: the body is in Content-Encoding {coding!r}, which cannot be undone "
             f"here (urllib3 undoes {', '.join(undone)}); refused"
         )
-    if coding:
-        try:
-            decoder = urllib3.HTTPResponse(
-                body=io.BytesIO(data),
-                headers=dict(headers),
-                status=status,
-                preload_content=False,
-                decode_content=True,
-            )
-            parts, size = [], 0
-            while part := decoder.read(1 << 20):  # urllib3 >= 2.6 decompresses no more than asked
-                size += len(part)
-                if size > MAX_BODY_BYTES:
-                    raise ApiError(
-                        f"HTTP {status}: the body ({len(data)} bytes as Content-Encoding {coding!r}) "
-                        f"decompresses to more than {MAX_BODY_BYTES} bytes; refused"
-                    )
-                parts.append(part)
-            data = b"".join(parts)
-        except urllib3.exceptions.DecodeError as exc:
-            if status != 200:  # an error's body: its status is what counts
-                return data.decode("utf-8", errors="replace")
-            raise ApiError(
-                f"HTTP {status}: the body cannot be decoded as Content-Encoding {coding!r} ({exc})"
-            ) from None
+    try:
+        decoder = urllib3.HTTPResponse(
+            body=io.BytesIO(data),
+            headers=dict(headers),
+            status=status,
+            preload_content=False,
+            decode_content=True,
+        )
+        parts, size = [], 0
+        while part := decoder.read(1 << 20):  # urllib3 >= 2.6 decompresses no more than asked
+            size += len(part)
+            if size > MAX_BODY_BYTES:
+                raise ApiError(
+                    f"HTTP {status}: the body ({len(data)} bytes as Content-Encoding {coding!r}) "
+                    f"decompresses to more than {MAX_BODY_BYTES} bytes; refused"
+                )
+            parts.append(part)
+        return b"".join(parts)
+    except urllib3.exceptions.DecodeError as exc:
+        if status != 200:  # an error's body: its status is what counts
+            return data.decode("utf-8", errors="replace")
+        raise ApiError(
+            f"HTTP {status}: the body cannot be decoded as Content-Encoding {coding!r} ({exc})"
+        ) from None
+
+
+def _as_text(status: int, headers, data: bytes, notes: list[str] | None) -> str:
+    """The bytes in the charset the Content-Type names, else UTF-8 (a BOM dropped)."""
     message = email.message.Message()
     message["content-type"] = headers.get("Content-Type", "")
     charset = message.get_content_charset()

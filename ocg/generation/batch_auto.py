@@ -57,19 +57,19 @@ def estimate_batch_size(
     dtype_bytes: int,
     longest_prompt: int,
     max_new_tokens: int,
-    cap: int = CAP,
 ) -> dict:
-    """The batch size that fits, and the figures it came from (recorded in the run card)."""
+    """The batch size that fits, at most CAP, and the figures it came from (recorded in the run
+    card)."""
     per_row = row_bytes(config, dtype_bytes, longest_prompt, max_new_tokens)
     budget = int((free_bytes - weight_bytes) * HEADROOM)
     fits = budget // per_row if budget > 0 else 0
     return {
-        "batch_size": int(max(1, min(cap, fits))),
+        "batch_size": int(max(1, min(CAP, fits))),
         "free_bytes": int(free_bytes),
         "weight_bytes": int(weight_bytes),
         "row_bytes": int(per_row),
         "headroom": HEADROOM,
-        "cap": cap,
+        "cap": CAP,
         "longest_prompt_tokens": int(longest_prompt),
         "max_new_tokens": int(max_new_tokens),
     }

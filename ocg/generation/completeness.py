@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..data import ids_hash
-from ..data.instances import PERMUTATION_SEED, instance_id
+from ..data.instances import PERMUTATION_SEED, instance_id, sample_permutations
 from ..errors import OcgInputError
 from ..frames import INSTANCE_KEY, SAMPLE, record_sample, samples_or_zero
 from ..layout import ModelGenerations
@@ -143,16 +143,15 @@ def asked_instances(
         rows = None
         if sel is not None:
             try:
-                rows = select_instances(
-                    sel.get("dataset"),
-                    [cond],
-                    sel.get("subset_k"),
-                    sel.get("template_ids"),
-                    permutations=sel.get("permutations"),
-                    permutation_seed=PERMUTATION_SEED
+                rows = sample_permutations(
+                    select_instances(
+                        sel.get("dataset"), [cond], sel.get("subset_k"), sel.get("template_ids")
+                    ),
+                    sel.get("permutations"),
+                    PERMUTATION_SEED
                     if sel.get("permutation_seed") is None
                     else sel["permutation_seed"],
-                )
+                ).reset_index(drop=True)
             except (OcgInputError, OSError):
                 rows = None
         if rows is None or ids_hash(rows) != sha:

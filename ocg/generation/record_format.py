@@ -214,6 +214,13 @@ def read_record(obj, where: str):
 
 def decode(obj: dict, where: str) -> dict:
     """The record a format 3 line holds (fields in the order written), or an error naming `where`."""
+    record, absent = _written(obj, where)
+    missing = [k for k in DERIVABLE if k not in record and LONG_TO_SHORT[k] not in absent]
+    return _put_back(record, missing, where) if missing else record
+
+
+def _written(obj: dict, where: str) -> tuple[dict, list]:
+    """The fields the line writes, under their long names, and its list of absent fields."""
     if obj.get(MARKER) != FORMAT:
         raise OcgInputError(
             where, f"store format {obj.get(MARKER)!r}: this ocg reads formats 1 to 3"
@@ -245,9 +252,11 @@ def decode(obj: dict, where: str) -> dict:
                 + ": the file was edited",
             )
         record[key[1:] if key.startswith(ESCAPE) else SHORT_TO_LONG.get(key, key)] = value
-    missing = [k for k in DERIVABLE if k not in record and LONG_TO_SHORT[k] not in absent]
-    if not missing:
-        return record
+    return record, absent
+
+
+def _put_back(record: dict, missing: list[str], where: str) -> dict:
+    """The record with its `missing` fields derived and put back where CANONICAL places them."""
     sets = _pinned_sets() if any(k in FROM_SETS for k in missing) else None
     if sets is None and any(k in FROM_SETS for k in missing):
         raise OcgInputError(

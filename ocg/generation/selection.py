@@ -27,10 +27,10 @@ def select_instances(
     template_ids=None,
     n_concepts: int = DEFAULT_N_CONCEPTS,
     permutations: int | None = None,
-    permutation_seed: int = PERMUTATION_SEED,
 ) -> pd.DataFrame:
     """Instances to generate: from a built dataset directory, or built in memory (same ids);
-    with `permutations`, the seeded sample of that many permutations per concept set."""
+    with `permutations`, the PERMUTATION_SEED sample of that many permutations per concept set
+    (a run recorded with another seed: data.instances.sample_permutations on the full rows)."""
     conditions = list(conditions)
     if not conditions:
         raise OcgInputError("conditions", "empty: name at least one condition")
@@ -39,24 +39,9 @@ def select_instances(
     for cond in conditions:
         config.condition(cond)
     if template_ids is not None:
-        template_ids = list(template_ids)
-        for tid in template_ids:
-            if isinstance(tid, bool) or not isinstance(tid, int) or tid not in config.templates:
-                raise unknown_template("template_ids", tid, config.templates)
+        template_ids = _checked_template_ids(template_ids, config.templates)
     if dataset is not None:
-        df, _ = load_dataset(dataset)
-        unknown = sorted(set(conditions) - set(df["condition"]))
-        if unknown:
-            raise OcgInputError(f"{dataset}", f"dataset has no condition(s) {unknown}")
-        df = df[df["condition"].isin(conditions)]
-        if subset_k:
-            sets = [
-                s
-                for s in load_concept_sets(int(df["n_concepts"].iloc[0]))
-                if s.set_id in set(df["set_id"])
-            ]
-            keep = {s.set_id for s in select_covering_subset(sets, subset_k)}
-            df = df[df["set_id"].isin(keep)]
+        df = _from_dataset(dataset, conditions, subset_k)
     else:
         sets = load_concept_sets(n_concepts)
         if subset_k:
@@ -64,4 +49,30 @@ def select_instances(
         df = build_instances(sets, config, conditions)
     if template_ids is not None:
         df = df[df["template_id"].isin(template_ids)]
-    return sample_permutations(df, permutations, permutation_seed).reset_index(drop=True)
+    return sample_permutations(df, permutations, PERMUTATION_SEED).reset_index(drop=True)
+
+
+def _checked_template_ids(template_ids, templates) -> list[int]:
+    template_ids = list(template_ids)
+    for tid in template_ids:
+        if isinstance(tid, bool) or not isinstance(tid, int) or tid not in templates:
+            raise unknown_template("template_ids", tid, templates)
+    return template_ids
+
+
+def _from_dataset(dataset: str | Path, conditions: list[str], subset_k: int | None):
+    """The built dataset's rows of `conditions`, of its covering subset of `subset_k` sets."""
+    df, _ = load_dataset(dataset)
+    unknown = sorted(set(conditions) - set(df["condition"]))
+    if unknown:
+        raise OcgInputError(f"{dataset}", f"dataset has no condition(s) {unknown}")
+    df = df[df["condition"].isin(conditions)]
+    if subset_k:
+        sets = [
+            s
+            for s in load_concept_sets(int(df["n_concepts"].iloc[0]))
+            if s.set_id in set(df["set_id"])
+        ]
+        keep = {s.set_id for s in select_covering_subset(sets, subset_k)}
+        df = df[df["set_id"].isin(keep)]
+    return df

@@ -21,6 +21,7 @@ Layout under the sweep's `outputs` directory:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import OcgInputError
@@ -32,19 +33,37 @@ from .slurm import submit_slurm, wait_slurm
 from .state import ModelState, print_status, status_table, sweep_dirs
 from .tasks import run_analysis, run_local, run_model_task
 
-__all__ = ["load_sweep", "model_steps", "resources_for", "run_sweep", "status_table", "sweep_dirs"]
+__all__ = [
+    "Driving",
+    "load_sweep",
+    "model_steps",
+    "resources_for",
+    "run_sweep",
+    "status_table",
+    "sweep_dirs",
+]
+
+
+@dataclass(frozen=True)
+class Driving:
+    """How a sweep's driver runs its model tasks: one after another here (local) or as Slurm
+    arrays, waiting for them (up to `wait_timeout_s`) or not, or only saying what it would
+    submit (dry_run)."""
+
+    executor: str = "local"
+    wait: bool = False
+    dry_run: bool = False
+    wait_timeout_s: float = 24 * 3600
 
 
 def run_sweep(
     path: str | Path,
-    executor: str = "local",
-    wait: bool = False,
+    driving: Driving = Driving(),
     status: bool = False,
     task: str | None = None,
     analysis: bool = False,
-    dry_run: bool = False,
-    wait_timeout_s: float = 24 * 3600,
 ) -> int:
+    """One model's task, the analyses, the status, or (by default) the driver over all models."""
     sweep = load_sweep(path)
     if task:
         return run_model_task(sweep, task)
@@ -53,21 +72,21 @@ def run_sweep(
     if status:
         print_status(sweep)
         return 0
-    if executor not in ("local", "slurm"):
-        raise OcgInputError("--executor", f"got {executor!r}; expected local or slurm")
+    if driving.executor not in ("local", "slurm"):
+        raise OcgInputError("--executor", f"got {driving.executor!r}; expected local or slurm")
     # One driver per sweep folder: a second is refused at once, naming the holder. Model tasks
     # (--task) and the analyses take their own locks, so a driver can run them while it holds this.
     with exclusive(SweepFolder.of(sweep).root, doing="is running a sweep in this folder"):
-        return _drive(sweep, executor, wait, dry_run, wait_timeout_s)
+        return _drive(sweep, driving)
 
 
-def _drive(sweep: dict, executor: str, wait: bool, dry_run: bool, wait_timeout_s: float) -> int:
-    if executor == "local":
+def _drive(sweep: dict, driving: Driving) -> int:
+    if driving.executor == "local":
         return run_local(sweep)
-    if executor == "slurm":
-        submit_slurm(sweep, dry_run=dry_run)
-        if wait and not dry_run:
-            finished = wait_slurm(sweep, timeout_s=wait_timeout_s)
+    if driving.executor == "slurm":
+        submit_slurm(sweep, dry_run=driving.dry_run)
+        if driving.wait and not driving.dry_run:
+            finished = wait_slurm(sweep, timeout_s=driving.wait_timeout_s)
             print_status(sweep)
             if not finished:
                 return 124

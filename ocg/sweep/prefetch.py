@@ -154,7 +154,6 @@ def _size(n: int | None) -> str:
 
 def prefetch(path: str | Path, list_only: bool = False) -> int:
     """Plan (repositories, files, sizes, what is cached), print it, then download what is missing."""
-    import huggingface_hub as hf
     import huggingface_hub.constants
 
     cfg = load_file(path)
@@ -162,10 +161,10 @@ def prefetch(path: str | Path, list_only: bool = False) -> int:
     if not repos:
         print(f"{path}: no hub files needed (embedded, local or API models only)")
         return 0
-    plans, total, unlisted = [], 0, []
+    plans, unlisted = [], []
     reachable = (
         hub.hub_reachable()
-    )  # once: offline, each listing would fail alike (a DNS error per repository)
+    )  # once: offline, each listing would fail alike (a DNS error each)
     unreachable = (
         "HF_HUB_OFFLINE is set: the hub is not asked"
         if offline()
@@ -178,63 +177,21 @@ def prefetch(path: str | Path, list_only: bool = False) -> int:
             flush=True,
         )
     for repo, rev, why in repos:
-        pin = f" [{rev}: {pin_note(rev)}]" if not hub.is_pinned(rev) else ""
-        if offline() and not missing_files(repo, rev):  # e.g. on a compute node: is it ready?
-            files = [f for f in snapshot(repo, rev).rglob("*") if f.is_file()]
-            print(
-                f"{repo}@{rev} ({why}): cached, {len(files)} file(s), {_size(sum(f.stat().st_size for f in files))} "
-                f"(HF_HUB_OFFLINE: not checked against the hub){pin}",
-                flush=True,
-            )
-            continue
-        if not reachable:
-            unlisted.append(f"{repo}@{rev}")
-            print(
-                f"{repo}@{rev} ({why}): not listed; in the local cache: "
-                f"{'cached' if not missing_files(repo, rev) else 'NOT cached'}{pin}",
-                flush=True,
-            )
-            continue
-        try:
-            info = hf.HfApi().model_info(repo, revision=rev, files_metadata=True)
-        except Exception as exc:  # noqa: BLE001 - offline, unknown repo, gated, no network: say which
-            cached = "cached" if not missing_files(repo, rev) else "NOT cached"
-            unlisted.append(f"{repo}@{rev}")
-            print(
-                f"{repo}@{rev} ({why}): cannot list it on the hub: {type(exc).__name__}: {str(exc)[:300]} "
-                f"(in the local cache: {cached}){pin}",
-                flush=True,
-            )
-            continue
-        sizes = {s.rfilename: s.size for s in info.siblings or []}
-        files = select_files(list(sizes))
-        todo = [
-            f
-            for f in files
-            if not isinstance(hf.try_to_load_from_cache(repo, f, revision=info.sha), str)
-        ]
-        need = sum(sizes[f] or 0 for f in todo)
-        total += need
-        print(
-            f"{repo}@{rev} (commit {info.sha}, {why}): {len(files)} file(s), {_size(sum(sizes[f] or 0 for f in files))}; "
-            f"to download: {len(todo)} file(s), {_size(need)}{pin}",
-            flush=True,
-        )
-        plans.append((repo, info.sha, todo))
+        plan = _plan(repo, rev, why, reachable, unlisted)
+        if plan is not None:
+            plans.append(plan)
     listed = (
         f" (of the {len(repos) - len(unlisted)} of {len(repos)} repositories listed)"
         if unlisted
         else ""
     )
+    total = sum(need for *_, need in plans)
     print(
         f"in all to download{listed}: {_size(total)} into {huggingface_hub.constants.HF_HUB_CACHE}",
         flush=True,
     )
-    for repo, sha, todo in [] if list_only else plans:
-        if todo:
-            hf.snapshot_download(
-                repo, revision=sha, allow_patterns=todo
-            )  # resumes .incomplete files
+    if not list_only:
+        _download(plans)
     if unlisted:
         why = unreachable if not reachable else "see above; gated ones need HF_TOKEN"
         raise RuntimeError(
@@ -246,6 +203,70 @@ def prefetch(path: str | Path, list_only: bool = False) -> int:
             "done: tasks of this file find every hub file in the cache and run offline", flush=True
         )
     return 0
+
+
+def _plan(repo: str, rev: str, why: str, reachable: bool, unlisted: list[str]):
+    """Print the repository's line; (repo, commit, files to download, their bytes) where the hub
+    listed it, else None (cached and offline: nothing to do; or unlisted, added to `unlisted`)."""
+    pin = f" [{rev}: {pin_note(rev)}]" if not hub.is_pinned(rev) else ""
+    if offline() and not missing_files(repo, rev):  # e.g. on a compute node: is it ready?
+        files = [f for f in snapshot(repo, rev).rglob("*") if f.is_file()]
+        print(
+            f"{repo}@{rev} ({why}): cached, {len(files)} file(s), {_size(sum(f.stat().st_size for f in files))} "
+            f"(HF_HUB_OFFLINE: not checked against the hub){pin}",
+            flush=True,
+        )
+        return None
+    if not reachable:
+        unlisted.append(f"{repo}@{rev}")
+        print(
+            f"{repo}@{rev} ({why}): not listed; in the local cache: "
+            f"{'cached' if not missing_files(repo, rev) else 'NOT cached'}{pin}",
+            flush=True,
+        )
+        return None
+    return _listed(repo, rev, why, pin, unlisted)
+
+
+def _listed(repo: str, rev: str, why: str, pin: str, unlisted: list[str]):
+    """The hub's listing of the repository at `rev`: what of it is not yet in the cache."""
+    import huggingface_hub as hf
+
+    try:
+        info = hf.HfApi().model_info(repo, revision=rev, files_metadata=True)
+    except Exception as exc:  # noqa: BLE001 - offline, unknown repo, gated, no network: say which
+        cached = "cached" if not missing_files(repo, rev) else "NOT cached"
+        unlisted.append(f"{repo}@{rev}")
+        print(
+            f"{repo}@{rev} ({why}): cannot list it on the hub: {type(exc).__name__}: {str(exc)[:300]} "
+            f"(in the local cache: {cached}){pin}",
+            flush=True,
+        )
+        return None
+    sizes = {s.rfilename: s.size for s in info.siblings or []}
+    files = select_files(list(sizes))
+    todo = [
+        f
+        for f in files
+        if not isinstance(hf.try_to_load_from_cache(repo, f, revision=info.sha), str)
+    ]
+    need = sum(sizes[f] or 0 for f in todo)
+    print(
+        f"{repo}@{rev} (commit {info.sha}, {why}): {len(files)} file(s), {_size(sum(sizes[f] or 0 for f in files))}; "
+        f"to download: {len(todo)} file(s), {_size(need)}{pin}",
+        flush=True,
+    )
+    return repo, info.sha, todo, need
+
+
+def _download(plans: list[tuple]) -> None:
+    import huggingface_hub as hf
+
+    for repo, sha, todo, _ in plans:
+        if todo:
+            hf.snapshot_download(
+                repo, revision=sha, allow_patterns=todo
+            )  # resumes .incomplete files
 
 
 def load_file(path: str | Path) -> dict:

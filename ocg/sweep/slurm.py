@@ -7,6 +7,7 @@ from __future__ import annotations
 import shlex
 import subprocess
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..io import read_json, write_json
@@ -96,6 +97,20 @@ def _active_jobs(sweep: dict) -> list[str]:
     return sorted({job.split("_")[0] for job in slurm_jobs(sweep, ACTIVE_STATES)})
 
 
+@dataclass(frozen=True)
+class _Submission:
+    """One submit_slurm call: the sweep and its folder, whether it only writes what it would
+    submit, the arrays still active from before (new ones wait for them), and what it has
+    submitted so far (its job ids, recorded in `manifest` as each is made)."""
+
+    sweep: dict
+    folder: SweepFolder
+    manifest: dict
+    dry_run: bool
+    earlier: list[str]
+    job_ids: list[str] = field(default_factory=list)
+
+
 def submit_slurm(sweep: dict, dry_run: bool = False) -> dict:
     """Submit the models that are neither done nor running, one array per resource request with
     the sweep's throttle shared among them; then the analyses as a job that depends on them
@@ -111,48 +126,31 @@ def submit_slurm(sweep: dict, dry_run: bool = False) -> dict:
         if real and not dry_run
         else {"sweep": sweep["name"], "file": sweep["file"], "submissions": [], "analysis_jobs": []}
     )
-    earlier = [] if dry_run else _active_jobs(sweep)
+    sub = _Submission(sweep, folder, manifest, dry_run, [] if dry_run else _active_jobs(sweep))
     groups = _groups(sweep, pending)
-    job_ids: list[str] = []
     analyses_before = len(manifest["analysis_jobs"])
     try:
-        _submit(sweep, folder, script, manifest, groups, earlier, job_ids, dry_run)
+        _submit_arrays(sub, script, groups)
+        _submit_analysis(sub)
     except SbatchError as exc:  # what was submitted stays on record (--status, a rerun's waits)
         write_json(folder.manifest, manifest)
         raise SbatchError(
-            f"{exc}\n  submitted before it: {job_ids or 'nothing'} (recorded in {folder.manifest})"
+            f"{exc}\n  submitted before it: {sub.job_ids or 'nothing'} (recorded in {folder.manifest})"
         ) from None
     written = folder.manifest.with_name("manifest.dry-run.json") if dry_run else folder.manifest
     write_json(written, manifest)
-    _say(
-        sweep,
-        pending,
-        manifest,
-        job_ids,
-        dry_run,
-        written,
-        manifest["analysis_jobs"][analyses_before:],
-    )
+    _say(sub, pending, written, manifest["analysis_jobs"][analyses_before:])
     return manifest
 
 
-def _submit(
-    sweep: dict,
-    folder: SweepFolder,
-    script: Path,
-    manifest: dict,
-    groups: list,
-    earlier: list[str],
-    job_ids: list[str],
-    dry_run: bool,
-) -> None:
-    """The model arrays, then the analyses; each submission recorded in `manifest` as it is made."""
-    slurm = sweep["slurm"]
+def _submit_arrays(sub: _Submission, script: Path, groups: list) -> None:
+    """The model arrays, each recorded in the manifest as it is submitted."""
+    sweep, folder, slurm = sub.sweep, sub.folder, sub.sweep["slurm"]
     for g, ((res, models), (share, after)) in enumerate(
         zip(groups, split_throttle([len(m) for _, m in groups], slurm["throttle"]))
     ):
         indices = {sweep["models"].index(m): m for m in models}
-        waits = earlier + ([job_ids[after]] if after is not None else [])
+        waits = sub.earlier + ([sub.job_ids[after]] if after is not None else [])
         args = [
             f"--array={','.join(str(i) for i in sorted(indices))}%{share}",
             *([f"--dependency=afterany:{':'.join(waits)}"] if waits else []),
@@ -162,63 +160,63 @@ def _submit(
         ]
         for m in models:
             folder.status(m).mkdir(parents=True, exist_ok=True)
-        job_ids.append(f"JOB{g + 1}" if dry_run else _sbatch(args))
-        manifest["submissions"].append(
+        sub.job_ids.append(f"JOB{g + 1}" if sub.dry_run else _sbatch(args))
+        sub.manifest["submissions"].append(
             {
-                "job_id": job_ids[-1],
+                "job_id": sub.job_ids[-1],
                 "time_utc": _now(),
                 "resources": res,
                 "tasks": {str(i): m for i, m in sorted(indices.items())},
                 "sbatch_args": args,
             }
         )
-    if sweep["analysis"] and (job_ids or analysis_stale(sweep) or not manifest["analysis_jobs"]):
-        res = {"gpus": 0, "cpus": 1, "mem": "4G", "time": "01:00:00", **slurm["analysis"]}
-        deps = (
-            [f"--dependency=afterany:{':'.join(job_ids + earlier)}"] if job_ids or earlier else []
-        )
-        args = [
-            *deps,
-            _log_option(folder.logs, folder.analysis_log.name),
-            *_sbatch_resources(res, slurm),
-            str(folder.analysis_script),
-        ]
-        analysis_id = "ANALYSIS" if dry_run else _sbatch(args)
-        manifest["analysis_jobs"].append(
-            {
-                "job_id": analysis_id,
-                "after": job_ids + earlier,
-                "time_utc": _now(),
-                "sbatch_args": args,
-            }
-        )
 
 
-def _say(
-    sweep: dict,
-    pending: list[str],
-    manifest: dict,
-    job_ids: list[str],
-    dry_run: bool,
-    written: Path,
-    analyses: list[dict],
-) -> None:
+def _submit_analysis(sub: _Submission) -> None:
+    """The analyses, after every array (new and earlier), where there are new arrays, the report
+    is stale or none was ever submitted."""
+    sweep, job_ids, earlier = sub.sweep, sub.job_ids, sub.earlier
+    if not sweep["analysis"] or not (
+        job_ids or analysis_stale(sweep) or not sub.manifest["analysis_jobs"]
+    ):
+        return
+    res = {"gpus": 0, "cpus": 1, "mem": "4G", "time": "01:00:00", **sweep["slurm"]["analysis"]}
+    deps = [f"--dependency=afterany:{':'.join(job_ids + earlier)}"] if job_ids or earlier else []
+    args = [
+        *deps,
+        _log_option(sub.folder.logs, sub.folder.analysis_log.name),
+        *_sbatch_resources(res, sweep["slurm"]),
+        str(sub.folder.analysis_script),
+    ]
+    analysis_id = "ANALYSIS" if sub.dry_run else _sbatch(args)
+    sub.manifest["analysis_jobs"].append(
+        {
+            "job_id": analysis_id,
+            "after": job_ids + earlier,
+            "time_utc": _now(),
+            "sbatch_args": args,
+        }
+    )
+
+
+def _say(sub: _Submission, pending: list[str], written: Path, analyses: list[dict]) -> None:
     """The same lines for a dry run and a real submission (the real one with its job ids)."""
-    did = "dry run, nothing submitted; would submit" if dry_run else "submitted"
+    sweep, job_ids = sub.sweep, sub.job_ids
+    did = "dry run, nothing submitted; would submit" if sub.dry_run else "submitted"
     print(
         f"sweep {sweep['name']}: {did} {len(pending)} model(s) in {len(job_ids)} array(s), throttle "
         f"{sweep['slurm']['throttle']} over all of them{':' if job_ids or analyses else ''}",
         flush=True,
     )
-    new = manifest["submissions"][-len(job_ids) :] if job_ids else []
-    for sub in new + analyses:
+    new = sub.manifest["submissions"][-len(job_ids) :] if job_ids else []
+    for item in new + analyses:
         what = (
-            f"{len(sub['tasks'])} model(s): {', '.join(sub['tasks'].values())}"
-            if "tasks" in sub
+            f"{len(item['tasks'])} model(s): {', '.join(item['tasks'].values())}"
+            if "tasks" in item
             else "the analyses"
         )
         print(
-            f"  {sub['job_id']} ({what})\n    {shlex.join(['sbatch', '--parsable', *sub['sbatch_args']])}"
+            f"  {item['job_id']} ({what})\n    {shlex.join(['sbatch', '--parsable', *item['sbatch_args']])}"
         )
     print(
         f"manifest: {written}\nscripts: {SweepFolder.of(sweep).slurm}\nfolder: {SweepFolder.of(sweep).root}\n"

@@ -99,6 +99,7 @@ def test_table2_without_the_diverse_family_shows_the_column_missing_with_its_rea
         t.reset_index(), "pos_pattern", "mean_over_llms", "sd_over_llms", "sd", table="table2"
     )
     assert tex.splitlines()[4].endswith("& -- \\\\")  # the Diverse Rate cell, shown as missing
+    assert tex.splitlines()[2].startswith("POS & ")  # a POS pattern's row key, as in Table 2
 
 
 def test_table7_pairs_reasoning_with_base_on_template_0():
@@ -339,7 +340,9 @@ def set_answers(n_sets, p_ordered, p_original, seed):
 
 def test_bootstrap_interval_and_paired_test():
     answers, groups = set_answers(40, 0.6, 0.3, 0)
-    ci = uncertainty.bootstrap_ci(answers, groups, "m", n_boot=500).set_index("metric")
+    ci = uncertainty.bootstrap_ci(
+        answers, groups, "m", resampling=uncertainty.Resampling(n_boot=500)
+    ).set_index("metric")
     row = ci.loc["coverage_w_order"]
     assert row.ci_low < row.value < row.ci_high and row.ci_high - row.ci_low < 10
     assert row.value == pytest.approx(100 * answers[answers.condition == "ordered"].in_order.mean())
@@ -509,7 +512,7 @@ def test_case_browser_highlights_the_positions_the_order_verdict_used(tmp_path):
 
 
 def test_intervals_and_p_values_on_few_concept_sets_are_marked():
-    from ocg.analysis.uncertainty import MIN_SETS, bootstrap_ci, paired_test
+    from ocg.analysis.uncertainty import MIN_SETS, Resampling, bootstrap_ci, paired_test
 
     rows = []
     for n_sets in (2, MIN_SETS):
@@ -529,8 +532,8 @@ def test_intervals_and_p_values_on_few_concept_sets_are_marked():
     answers = pd.DataFrame(rows)
     groups = pd.DataFrame(columns=["model", "condition", "template_id", "set_id"])
     for n_sets, small in ((2, True), (MIN_SETS, False)):
-        ci = bootstrap_ci(answers, groups, f"m{n_sets}", n_boot=50)
-        test = paired_test(answers, groups, f"m{n_sets}", n_perm=200, n_boot=50)
+        ci = bootstrap_ci(answers, groups, f"m{n_sets}", resampling=Resampling(n_boot=50))
+        test = paired_test(answers, groups, f"m{n_sets}", Resampling(n_boot=50), n_perm=200)
         assert set(ci["n_sets"]) == set(test["n_sets"]) == {n_sets}
         assert set(ci["small_sample"]) == set(test["small_sample"]) == {small}
 
@@ -600,9 +603,9 @@ def two_sets_three_templates(samples=1):
 def test_the_bootstrap_resamples_the_unit_asked_and_says_which_and_how_many():
     answers, groups = two_sets_three_templates()
     by = {
-        u: uncertainty.bootstrap_ci(answers, groups, "m", n_boot=300, seed=7, unit=u).set_index(
-            "metric"
-        )
+        u: uncertainty.bootstrap_ci(
+            answers, groups, "m", resampling=uncertainty.Resampling(u, 300, 7)
+        ).set_index("metric")
         for u in ("sets", "clusters", "prompts")
     }
     w = {u: ci.loc["coverage_w_order"] for u, ci in by.items()}
@@ -620,7 +623,7 @@ def test_the_bootstrap_resamples_the_unit_asked_and_says_which_and_how_many():
     assert by["sets"].small_sample.all() and by["clusters"].small_sample.all()
     assert not by["prompts"].loc["coverage_w_order"].small_sample
     paired = uncertainty.paired_test(
-        answers, groups, "m", n_perm=500, n_boot=200, unit="clusters"
+        answers, groups, "m", uncertainty.Resampling("clusters", n_boot=200), n_perm=500
     ).set_index("metric")
     assert (paired.loc["coverage_w_order", "unit"], paired.loc["coverage_w_order", "n"]) == (
         "clusters",
@@ -635,14 +638,14 @@ def test_the_bootstrap_resamples_the_unit_asked_and_says_which_and_how_many():
         OcgInputError,
         match=r"unit: unknown bootstrap unit 'answers'; expected one of \['sets', 'clusters', 'prompts'\]",
     ):
-        uncertainty.bootstrap_ci(answers, groups, "m", unit="answers")
+        uncertainty.bootstrap_ci(answers, groups, "m", resampling=uncertainty.Resampling("answers"))
 
 
 def test_a_prompt_is_resampled_with_all_its_samples():
     answers, groups = two_sets_three_templates(samples=3)
-    ci = uncertainty.bootstrap_ci(answers, groups, "m", n_boot=50, unit="prompts").set_index(
-        "metric"
-    )
+    ci = uncertainty.bootstrap_ci(
+        answers, groups, "m", resampling=uncertainty.Resampling("prompts", 50)
+    ).set_index("metric")
     assert ci.loc["coverage_w_order", "n"] == 144  # prompts, not their 432 answers
 
 

@@ -89,7 +89,9 @@ def report(scored_run):
     out = root / "report"
     cis = pd.concat(
         [
-            uncertainty.bootstrap_ci(answers, scores["groups"], m, "ordered", n_boot=50)
+            uncertainty.bootstrap_ci(
+                answers, scores["groups"], m, "ordered", uncertainty.Resampling(n_boot=50)
+            )
             for m in ("a", "b")
         ]
     )

@@ -60,7 +60,7 @@ def test_few_sets_get_the_exact_p_value_of_a_hand_enumeration():
     }
     answers, groups = _answers(verdicts)
     row = (
-        uncertainty.paired_test(answers, groups, "m", n_boot=20)
+        uncertainty.paired_test(answers, groups, "m", uncertainty.Resampling(n_boot=20))
         .set_index("metric")
         .loc["coverage_w_order"]
     )
@@ -73,7 +73,7 @@ def test_two_sets_cannot_give_a_p_value_below_one_half():
     answers, groups = _answers(
         {"s0": ([1, 1, 1, 1], [0, 0, 0, 0]), "s1": ([1, 1, 1, 0], [0, 0, 0, 1])}
     )
-    test = uncertainty.paired_test(answers, groups, "m", n_boot=20)
+    test = uncertainty.paired_test(answers, groups, "m", uncertainty.Resampling(n_boot=20))
     assert (test["p_value"] >= 0.5).all()  # the Monte Carlo estimate gave 0.4882 here
     assert set(test["p_method"]) == {"exact: all 4 sign vectors"}
 
@@ -86,7 +86,7 @@ def test_many_sets_are_sampled_and_say_so():
     }
     answers, groups = _answers(verdicts)
     row = (
-        uncertainty.paired_test(answers, groups, "m", n_perm=200, n_boot=20)
+        uncertainty.paired_test(answers, groups, "m", uncertainty.Resampling(n_boot=20), n_perm=200)
         .set_index("metric")
         .loc["coverage_w_order"]
     )
@@ -105,6 +105,6 @@ def test_each_model_s_tests_are_adjusted_together():
     answers, groups = _answers(
         {f"s{i}": ([1, 1, i % 2, 0], [0, i % 3 == 0, 0, 0]) for i in range(6)}
     )
-    test = uncertainty.paired_test(answers, groups, "m", n_boot=20)
+    test = uncertainty.paired_test(answers, groups, "m", uncertainty.Resampling(n_boot=20))
     assert list(test["p_holm"]) == pytest.approx(list(uncertainty.holm(test["p_value"])))
     assert (test["p_holm"] >= test["p_value"]).all()

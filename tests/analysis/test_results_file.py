@@ -62,7 +62,10 @@ def report(scored_run):
     cis = pd.concat(
         [
             uncertainty.bootstrap_ci(
-                scores["answers"], scores["groups"], m, n_boot=200, seed=7, unit="clusters"
+                scores["answers"],
+                scores["groups"],
+                m,
+                resampling=uncertainty.Resampling("clusters", 200, 7),
             )
             for m in ("a", "b")
         ]
@@ -71,7 +74,7 @@ def report(scored_run):
         cis,
         "table1_bootstrap_ci",
         out,
-        meta={**sources(scores), **uncertainty.settings("clusters", 200, 7)},
+        meta={**sources(scores), **uncertainty.Resampling("clusters", 200, 7).settings()},
     )
     paired = pd.concat(
         [
@@ -79,10 +82,8 @@ def report(scored_run):
                 scores["answers"],
                 scores["groups"],
                 m,
+                uncertainty.Resampling("clusters", 200, 7),
                 n_perm=200,
-                n_boot=200,
-                seed=7,
-                unit="clusters",
             )
             for m in ("a", "b")
         ]
@@ -91,7 +92,7 @@ def report(scored_run):
         paired,
         "table1_paired_test",
         out,
-        meta={**sources(scores), **uncertainty.settings("clusters", 200, 7, n_perm=200)},
+        meta={**sources(scores), **uncertainty.Resampling("clusters", 200, 7).settings(n_perm=200)},
     )
     for model in ("a", "b"):  # the run card that names each model's weights
         RunCard(
