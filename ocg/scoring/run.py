@@ -35,7 +35,8 @@ from ..names import check_name
 from ..provenance import provenance
 from ..records import Signature
 from .config import SCORING_FILE, check_metrics, load_scoring_config
-from .families import FAMILIES, Context, Family, code_digest
+from .families import FAMILIES
+from .family import Context, Family, code_digest
 from .samples import keys_with_sample, summarise_over_samples
 from .scoreset import holds_scores, unfinished_reason, write_score_set
 
