@@ -37,6 +37,7 @@ from ..metrics import (
     matching,
     perplexity,
     registry,
+    token_forms,
 )
 from . import neural
 from .family import Context, Family
@@ -196,8 +197,8 @@ FAMILIES = {
             },
             _coverage,
             start=_start_coverage,
-            version=7,
-            code=(coverage, matching, attribute_ruler, _start_coverage, _coverage),
+            version=8,
+            code=(coverage, matching, token_forms, attribute_ruler, _start_coverage, _coverage),
         ),
         Family(
             registry.FAMILIES["pbleu"],
