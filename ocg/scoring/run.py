@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import time
 from contextlib import ExitStack
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -98,13 +99,38 @@ def _scores_folder(model_dir: Path, out_dir) -> Path:
     return folder
 
 
-def _checked(
-    model_dir: Path, metrics, config_file, overrides: dict
-) -> tuple[dict, list[str], pd.DataFrame, dict]:
+@dataclass(frozen=True)
+class ScoreRequest:
+    """What a scoring call asks beyond the generations: the metrics (None: the scoring file's),
+    where to write, whether to recompute everything, the scoring file and its overrides, and
+    whether to log progress."""
+
+    metrics: list[str] | None = None
+    out_dir: str | Path | None = None
+    redo: bool = False
+    config_file: str | Path = SCORING_FILE
+    progress: bool = True
+    overrides: dict = field(default_factory=dict)
+
+    @classmethod
+    def of(
+        cls,
+        metrics=None,
+        out_dir: str | Path | None = None,
+        redo: bool = False,
+        config_file: str | Path = SCORING_FILE,
+        progress: bool = True,
+        **overrides,
+    ) -> ScoreRequest:
+        """score_model's keyword arguments as one request."""
+        return cls(metrics, out_dir, redo, config_file, progress, overrides)
+
+
+def _checked(model_dir: Path, request: ScoreRequest) -> tuple[dict, list[str], pd.DataFrame, dict]:
     """The settings, the metrics, the asked records and their completeness, every one checked
     (the records against the run card too): bad input stops here, before anything is written."""
-    config = load_scoring_config(config_file, **overrides)
-    metrics = check_metrics(list(metrics or config["metrics"]), "metrics")
+    config = load_scoring_config(request.config_file, **request.overrides)
+    metrics = check_metrics(list(request.metrics or config["metrics"]), "metrics")
     records = read_generations(model_dir, prompts=False)  # scoring reads no prompt
     if records.empty:
         raise OcgInputError(str(model_dir), "no generations (*.jsonl) to score")
@@ -123,11 +149,10 @@ def score_model(
 ) -> Path:
     """Score one model directory of generations; returns the directory of its scores."""
     model_dir = Path(model_dir)
-    config, metrics, records, completeness = _checked(model_dir, metrics, config_file, overrides)
+    request = ScoreRequest.of(metrics, out_dir, redo, config_file, progress, **overrides)
+    config, metrics, records, completeness = _checked(model_dir, request)
     with exclusive(_scores_folder(model_dir, out_dir)):
-        return _score_model(
-            model_dir, records, completeness, config, metrics, out_dir, redo, progress
-        )
+        return _score_model(model_dir, records, completeness, config, metrics, request)
 
 
 def _score_model(
@@ -136,15 +161,13 @@ def _score_model(
     completeness: dict,
     config: dict,
     metrics: list[str],
-    out_dir,
-    redo: bool,
-    progress: bool,
+    request: ScoreRequest,
 ) -> Path:
     """score_model, under the scores folder's lock: what is stale, the tables, the signature."""
-    out = _scores_folder(model_dir, out_dir)
+    out, redo = _scores_folder(model_dir, request.out_dir), request.redo
     log = (
         (lambda msg: tqdm.write(f"[score {model_dir.name}] {msg}"))
-        if progress
+        if request.progress
         else (lambda msg: None)
     )
     remove_temps(out)  # left by a killed write; nobody else writes here while we hold the lock
@@ -226,16 +249,11 @@ def _stale(
 
 
 def score_all(
-    gen_dir: str | Path | None = None,
-    models: list[str] | None = None,
-    metrics=None,
-    out_dir: str | Path | None = None,
-    redo: bool = False,
-    config_file: str | Path = SCORING_FILE,
-    progress: bool = True,
-    **overrides,
+    gen_dir: str | Path | None = None, models: list[str] | None = None, **options
 ) -> list[Path]:
-    """Score every model directory under a generations root (or the listed ones)."""
+    """Score every model directory under a generations root (or the listed ones); `options` are
+    score_model's (metrics, out_dir, redo, config_file, progress, the scoring file's overrides)."""
+    request = ScoreRequest.of(**options)
     gen_dir = Path(gen_dir or outputs().generations)
     if not gen_dir.is_dir():
         raise OcgInputError(str(gen_dir), "no such generations directory")
@@ -248,18 +266,16 @@ def score_all(
     for p in dirs:  # the folder's name is the model's name in every table written from here
         check_name(str(p), p.name)
     # every file checked before any metric runs (the records are read again per model: memory)
-    checked = {p: _checked(p, metrics, config_file, overrides)[:2] for p in dirs}
+    checked = {p: _checked(p, request)[:2] for p in dirs}
     with ExitStack() as locks:  # every scores folder ours before any is written
         for p in dirs:
-            locks.enter_context(exclusive(_scores_folder(p, out_dir)))
+            locks.enter_context(exclusive(_scores_folder(p, request.out_dir)))
         return [
             _score_model(
                 p,
                 *asked_records(p, read_generations(p, prompts=False)),
                 *checked[p],
-                out_dir,
-                redo,
-                progress,
+                request,
             )
             for p in dirs
         ]
