@@ -23,6 +23,7 @@ prompt inline, as written before) and format 2 ones read unchanged, also mixed i
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -33,11 +34,10 @@ from ..io import atomic_path, loads_json, refuse_link
 from ..layout import ModelGenerations
 from .appending import append_synced, cut_to
 from .chat import prompt_sha256
-from .record_format import read_record
+from .record_format import MARKER, encode, read_record
 from .store_records import (
     check_record,
     describe_key,
-    line_of,
     prompt_file,
     record_key,
     refers,
@@ -52,6 +52,29 @@ STORE_FORMAT = 3  # 1: every record with its prompt inline; 2: prompts once, in 
 def _read_lines(path: Path) -> tuple[bytes, list[bytes]]:
     data = path.read_bytes() if path.exists() else b""
     return data, data.splitlines(keepends=True)
+
+
+def _writable(line: str) -> str:
+    """The line, each lone surrogate (not encodable as UTF-8) replaced by U+FFFD."""
+    try:
+        line.encode("utf-8")
+        return line
+    except UnicodeEncodeError:  # utf-16 pairs surrogates that belong together, replaces the rest
+        return line.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _line(record: dict) -> str:
+    """The record's line: format 3 where it reads back as given, else format 2 (never one a
+    reader would take for format 3)."""
+    line = encode(record)
+    if line is None:
+        if MARKER in record:
+            raise ValueError(
+                f"{describe_key(record_key(record))}: a record with a field {MARKER!r} that format 3 "
+                "cannot write would read as format 3 in format 2"
+            )
+        line = json.dumps(record, ensure_ascii=False)
+    return _writable(line) + "\n"
 
 
 class GenerationStore:
@@ -145,7 +168,7 @@ class GenerationStore:
         prompts: dict[str, object] = {}
         fresh = [split_prompt(r, prompts) for r in fresh]
         self.prompts.add(prompts)  # on disk before any record that names them
-        append_synced(self.path, "".join(line_of(r) for r in fresh).encode("utf-8"))
+        append_synced(self.path, "".join(_line(r) for r in fresh).encode("utf-8"))
         self.done.update(record_key(r) for r in fresh)
         return len(fresh)
 

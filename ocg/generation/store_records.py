@@ -1,10 +1,9 @@
 """A generation record as the store (store.py) holds it: the shape scoring needs, its key
-(instance id, sample), its line (format 3 where it reads back as given, else format 2, lone
-surrogates written as U+FFFD), and its prompt moved to the prompt file and put back on reading."""
+(instance id, sample), and its prompt moved to the prompt file on writing (format 2 and 3) and
+put back on reading."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from ..errors import OcgInputError
@@ -12,7 +11,6 @@ from ..frames import checked_sample, record_sample
 from ..layout import ModelGenerations
 from .chat import prompt_sha256
 from .prompt_file import PromptFile
-from .record_format import MARKER, encode
 
 # Fields every record must have, with their types (None allowed where listed).
 REQUIRED = {
@@ -58,15 +56,6 @@ def describe_key(key: tuple[str, int]) -> str:
     return f"instance {key[0]}" + (f" sample {key[1]}" if key[1] else "")
 
 
-def _writable(line: str) -> str:
-    """The line, each lone surrogate (not encodable as UTF-8) replaced by U+FFFD."""
-    try:
-        line.encode("utf-8")
-        return line
-    except UnicodeEncodeError:  # utf-16 pairs surrogates that belong together, replaces the rest
-        return line.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-
-
 def prompt_file(path: Path) -> PromptFile:
     """The prompt file of the store at `path` (`<condition>.prompts.jsonl.gz` beside it)."""
     return PromptFile(ModelGenerations(path.parent).store(path.stem, prompts=True))
@@ -106,20 +95,6 @@ def _put_back(record: dict, prompt) -> dict:
             out["prompt"] = prompt
         out[key] = value
     return out
-
-
-def line_of(record: dict) -> str:
-    """The record's line: format 3 where it reads back as given, else format 2 (never one a
-    reader would take for format 3)."""
-    line = encode(record)
-    if line is None:
-        if MARKER in record:
-            raise ValueError(
-                f"{describe_key(record_key(record))}: a record with a field {MARKER!r} that format 3 "
-                "cannot write would read as format 3 in format 2"
-            )
-        line = json.dumps(record, ensure_ascii=False)
-    return _writable(line) + "\n"
 
 
 def split_prompt(record: dict, prompts: dict[str, object]) -> dict:
