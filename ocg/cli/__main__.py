@@ -1,4 +1,4 @@
-"""`python -m ocg.cli`: the console script's entry point."""
+"""`python -m ocg.cli`: the `ocg` command (the console script calls ocg.cli.main too)."""
 
 import sys
 
