@@ -24,8 +24,6 @@ import argparse
 import json
 from pathlib import Path
 
-from recording import provenance
-
 RESULTS = Path(__file__).resolve().parent / "results" / "forced_forms.json"
 CONTEXTS = {
     "bare": "",
@@ -115,6 +113,9 @@ def gap() -> dict:
 
 def main() -> None:
     from importlib import metadata
+
+    # recording.py, beside this file, is imported here: tests load the module by its path
+    from recording import provenance
 
     from ocg.generation.ordered_grammar import GRAMMAR_VERSION
     from ocg.metrics.coverage import DEFAULT_RULE

@@ -21,6 +21,7 @@ sys.path.insert(
 
 import torch  # noqa: E402
 from gpu_check import add_model_source, model_id  # noqa: E402
+from recording import record  # noqa: E402
 
 from ocg.generation.hf_backend import TransformersBackend  # noqa: E402
 from ocg.generation.invariance import answers, differing, sample_messages  # noqa: E402
@@ -53,7 +54,7 @@ def main() -> None:
     backend = TransformersBackend(spec, batch_size=16, device=dev)
     rendered = [backend.render(m) for m in sample_messages(6 * n, seed=0)]
     backend.generate(rendered[:1])
-    got = {}
+    got, blocks = {}, []
     for k, (cudnn, bs) in enumerate(BLOCKS):
         if dev == "cuda":
             torch.backends.cuda.enable_cudnn_sdp(cudnn)
@@ -67,6 +68,16 @@ def main() -> None:
             f"answers/s, {toks / s:.0f} tokens/s, {s:.1f} s",
             flush=True,
         )
+        blocks.append(
+            {
+                "cudnn_sdp": cudnn,
+                "batch": bs,
+                "prompts": len(part),
+                "answers_per_s": round(len(part) / s, 1),
+                "tokens_per_s": round(toks / s),
+                "seconds": round(s, 1),
+            }
+        )
     if dev == "cuda":
         torch.backends.cuda.enable_cudnn_sdp(False)
     again, _, s = answers(
@@ -79,6 +90,17 @@ def main() -> None:
     b1_on, b1_off = got[(True, 1, 4)], got[(False, 1, 5)]
     print(
         f"batch 1, same prompts, cudnn on vs off: {differing(b1_on, b1_off)} of {len(b1_on)} differ"
+    )
+    record(
+        "gpu_attention",
+        {
+            "tokens": tokens,
+            "blocks": blocks,
+            "block0_again_answers_per_s": round(len(again) / s, 1),
+            "block0_differ_cudnn_vs_not": f"{differing(got[(True, 16, 0)], again)} of {n}",
+            "batch1_differ_cudnn_vs_not": f"{differing(b1_on, b1_off)} of {len(b1_on)}",
+        },
+        vars(args),
     )
 
 

@@ -22,6 +22,7 @@ sys.path.insert(
 
 import torch  # noqa: E402
 from gpu_check import add_model_source, model_id  # noqa: E402
+from recording import record  # noqa: E402
 from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
 from ocg.generation.hf_backend import TransformersBackend  # noqa: E402
@@ -70,6 +71,7 @@ def main() -> None:
     )
     sync = torch.cuda.synchronize if dev == "cuda" else (lambda: None)
 
+    steps = []
     for b in sizes:
         texts = rendered[:b]
         backend.max_working = b
@@ -100,6 +102,22 @@ def main() -> None:
             f"({1000 * rlo / tokens:.1f} ms/step); one prefill forward {1000 * flo:.1f}-{1000 * fhi:.1f} ms",
             flush=True,
         )
+        steps.append(
+            {
+                "batch": b,
+                "prompt_tokens": enc["input_ids"].shape[1],
+                "ocg_generate_s": [round(lo, 3), round(hi, 3)],
+                "ocg_ms_per_step": round(1000 * lo / tokens, 1),
+                "bare_generate_s": [round(rlo, 3), round(rhi, 3)],
+                "bare_ms_per_step": round(1000 * rlo / tokens, 1),
+                "prefill_ms": [round(1000 * flo, 1), round(1000 * fhi, 1)],
+            }
+        )
+    record(
+        "gpu_steps",
+        {"attention": model.config._attn_implementation, "tokens": tokens, "batches": steps},
+        vars(args),
+    )
 
     b = 16 if 16 in sizes else sizes[-1]
     backend.max_working = b

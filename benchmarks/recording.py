@@ -2,7 +2,9 @@
 
 A run holds the figures, the arguments, the machine (CPU, cores, memory, GPU), the package
 versions, the date and the commit, so the docs cite the latest run of a file instead of dated
-prose. `python benchmarks/recording.py` prints the latest run of every file as markdown.
+prose. `python benchmarks/recording.py` prints the latest run of every file as markdown;
+`--update-docs` rewrites the docs' generated blocks (`<!-- benchmark:<name> -->` ...
+`<!-- /benchmark -->`) with the latest run of `<name>.json`.
 `OCG_BENCHMARK_RESULTS` moves the folder (the tests write to a temporary one).
 """
 
@@ -12,6 +14,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -104,26 +107,131 @@ def record(name: str, figures: dict, args: dict | None = None) -> Path:
     return path
 
 
+def runs_of(path: Path) -> list[dict]:
+    """A results file's runs, oldest first (a file of a shape of its own holds one run: a dict)."""
+    if not path.exists():  # a block may name a benchmark before its first run
+        return []
+    data = json.loads(path.read_text())
+    return data if isinstance(data, list) else [data]
+
+
+def _where(run: dict) -> str:
+    m = run.get("machine")
+    if not m:
+        return "machine not recorded"
+    if isinstance(m, str):  # a run transcribed from prose says its machine in words
+        return m
+    load = f", load {m['load_1min']}" if m.get("load_1min") is not None and not m.get("gpu") else ""
+    return f"{m.get('gpu') or m.get('cpu')}, {m.get('cores')} cores{load}"
+
+
 def latest_table(folder: Path | None = None) -> str:
     """The latest run of every results file, one markdown row each."""
     rows = ["| benchmark | date | commit | machine | figures |", "|---|---|---|---|---|"]
     for path in sorted((folder or results_dir()).glob("*.json")):
-        runs = json.loads(path.read_text())
+        runs = runs_of(path)
         if not runs:
             continue
         run = runs[-1]
-        m = run.get("machine", {})
-        where = f"{m.get('gpu') or m.get('cpu')}, {m.get('cores')} cores"
-        figures = "; ".join(
-            f"{k}: {v}"
-            for k, v in run.get("figures", {}).items()
-            if not isinstance(v, (dict, list))
-        )
+        figures = "; ".join(f"{k}: {v}" for k, v in flat(run.get("figures", run)).items())
         rows.append(
-            f"| `{path.name}` | {run.get('date', '')[:10]} | {str(run.get('commit'))[:9]} | {where} | {figures} |"
+            f"| `{path.name}` | {str(run.get('date', ''))[:10]} | {str(run.get('commit'))[:9]} "
+            f"| {_where(run)} | {figures} |"
         )
     return "\n".join(rows)
 
 
+PROVENANCE_KEYS = {"benchmark", "date", "commit", "machine", "command", "args", "source"}
+
+
+def flat(figures: dict, prefix: str = "") -> dict:
+    """Scalar figures under dotted names (`per_batch.answers`); a list of rows gives `rows[0].x`."""
+    out = {}
+    for key, value in figures.items():
+        name = f"{prefix}{key}"
+        if not prefix and key in PROVENANCE_KEYS:
+            continue
+        if isinstance(value, dict):
+            out.update(flat(value, name + "."))
+        elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            for i, row in enumerate(value):
+                out.update(flat(row, f"{name}[{i}]."))
+        else:
+            out[name] = ", ".join(map(str, value)) if isinstance(value, list) else value
+    return out
+
+
+def _field(run: dict, dotted: str):
+    for key in dotted.split("."):
+        run = run.get(key) if isinstance(run, dict) else None
+    return run
+
+
+def figures_block(name: str, folder: Path | None = None, where: dict | None = None) -> str:
+    """The latest run of `benchmarks/results/<name>.json` as markdown: where and when it ran, then
+    one row per figure. What the docs show between `<!-- benchmark:<name> -->` and
+    `<!-- /benchmark -->`; `<!-- benchmark:<name> args.device=cuda -->` picks the latest run whose
+    field (a dotted path into the run) has that value."""
+    runs = [
+        r
+        for r in runs_of((folder or results_dir()) / f"{name}.json")
+        if all(str(_field(r, k)) == v for k, v in (where or {}).items())
+    ]
+    if not runs:
+        return f"_No run of `benchmarks/results/{name}.json` yet._"
+    run = runs[-1]
+    figures = run.get("figures", run)
+    head = (
+        f"_Latest of {len(runs)} {'matching ' * bool(where)}run{'s' * (len(runs) > 1)} in "
+        f"`benchmarks/results/{name}.json`: "
+        f"{str(run['date'])[:10] if run.get('date') else 'date not recorded'}, "
+        f"commit {str(run['commit'])[:9] if run.get('commit') else 'not recorded'}, {_where(run)}"
+        + (f", `{run['command']}`" if run.get("command") else "")
+        + (f"; {run['source']}" if run.get("source") else "")
+        + "._"
+    )
+    rows = [f"| `{k}` | {v} |" for k, v in flat(figures).items()]
+    return "\n".join([head, "", "| figure | value |", "|---|---|", *rows])
+
+
+BLOCK = re.compile(
+    r"(<!-- benchmark:([\w-]+)((?: [\w.]+=\S+)*) -->\n).*?(<!-- /benchmark -->)", re.S
+)
+DOCS = ("README.md", "docs/*.md")
+
+
+def doc_files() -> list[Path]:
+    return sorted(p for pattern in DOCS for p in ROOT.glob(pattern))
+
+
+def rendered(text: str, folder: Path | None = None) -> str:
+    """`text` with every benchmark block holding its results file's latest run."""
+
+    def block(m: re.Match) -> str:
+        where = dict(pair.split("=", 1) for pair in m[3].split())
+        return f"{m[1]}{figures_block(m[2], folder, where)}\n{m[4]}"
+
+    return BLOCK.sub(block, text)
+
+
+def stale_docs(files: list[Path] | None = None, folder: Path | None = None) -> list[Path]:
+    """The docs whose benchmark blocks do not show the latest runs."""
+    return [p for p in files or doc_files() if rendered(p.read_text(), folder) != p.read_text()]
+
+
+def update_docs(files: list[Path] | None = None, folder: Path | None = None) -> list[Path]:
+    """Rewrite the benchmark blocks of the docs that are stale; returns those files."""
+    stale = stale_docs(files, folder)
+    for path in stale:
+        path.write_text(rendered(path.read_text(), folder))
+    return stale
+
+
 if __name__ == "__main__":
-    print(latest_table())
+    if sys.argv[1:] == ["--update-docs"]:
+        for path in update_docs():
+            print(f"updated {path.relative_to(ROOT)}")
+    elif sys.argv[1:]:
+        raise SystemExit("usage: python benchmarks/recording.py [--update-docs]")
+    else:
+        print(latest_table())

@@ -5,7 +5,7 @@
 
 Runs benchmarks/generate.py (the demo's prompts, planned as `ocg generate` plans them) once in this
 python (the default stack, transformers 5) and once in `--other` (the second stack, 4.57), each
-saving its answers, then prints per variant how many answers differ between the stacks, a few of
+saving its answers, then prints (and records in benchmarks/results/stacks.json) per variant how many answers differ between the stacks, a few of
 them, and each stack's share of answers covering all concepts in the given order (ocg's coverage,
 the answer extracted as the embedded entry extracts it). `today` (batch 16) always runs; `batch1`
 shows what is left without padded batches. Generation speed is not compared here: generate.py
@@ -22,6 +22,7 @@ import tempfile
 from pathlib import Path
 
 import pandas as pd
+from recording import record
 
 HERE = Path(__file__).resolve().parent
 
@@ -69,6 +70,7 @@ def main() -> None:
         ]
     (v_default, default), (v_other, other) = stacks
     print(f"\nanswers on transformers {v_default} (default) vs {v_other} (second stack)")
+    figures = {"default_stack": v_default, "second_stack": v_other}
     for variant in default:
         ids = list(default[variant])
         differ = [i for i in ids if default[variant][i] != other[variant][i]]
@@ -77,10 +79,17 @@ def main() -> None:
             f"  {variant:>8}: {len(differ)} of {len(ids)} answers differ; ordered coverage "
             f"{cov[0]:.3f} ({v_default}) vs {cov[1]:.3f} ({v_other})"
         )
+        figures[variant] = {
+            "answers": len(ids),
+            "differ": len(differ),
+            "ordered_coverage_default": round(cov[0], 3),
+            "ordered_coverage_second": round(cov[1], 3),
+        }
         for i in differ[:2]:
             print(
                 f"    {i}: {default[variant][i]!r:.90}\n    {' ' * len(i)}  {other[variant][i]!r:.90}"
             )
+    record("stacks", figures, vars(args))
 
 
 if __name__ == "__main__":

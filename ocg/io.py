@@ -12,6 +12,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+# Parameter files are read in ocg/yaml_io.py; these names stay importable from here.
+from .yaml_io import YAML_ALIAS_BUDGET as YAML_ALIAS_BUDGET
+from .yaml_io import YAML_MAX_DEPTH as YAML_MAX_DEPTH
+from .yaml_io import parse_yaml as parse_yaml
+from .yaml_io import read_extends_chain as read_extends_chain
+from .yaml_io import read_text as read_text
+from .yaml_io import read_yaml as read_yaml
+
 
 def make_temp(
     parent: str | Path, prefix: str, suffix: str = ".tmp", directory: bool = False
@@ -124,167 +132,6 @@ def write_parquet(path: str | Path, df) -> Path:
     with atomic_path(path) as tmp:
         df.to_parquet(tmp, index=False)
     return Path(path)
-
-
-YAML_MAX_DEPTH = 100  # collections inside collections: parameter files need a handful
-YAML_ALIAS_BUDGET = 10_000  # values that aliases (*name) may add, all together
-
-
-def _yaml_loader():
-    """A safe YAML loader that refuses a key given twice in one mapping (PyYAML keeps the last),
-    a merge key (`<<`), nesting deeper than YAML_MAX_DEPTH (Python's recursion would fail first)
-    and aliases that would add more than YAML_ALIAS_BUDGET values (an "alias bomb": a few lines
-    that expand to billions of values, each checked and shown)."""
-    import yaml
-    from yaml.composer import ComposerError
-
-    from .errors import shown
-
-    class Loader(yaml.SafeLoader):
-        def __init__(self, stream):
-            super().__init__(stream)
-            self.depth, self.expanded, self.open_anchors, self.sizes = 0, 0, set(), {}
-
-        def compose_node(self, parent, index):
-            event = self.peek_event()
-            anchor = getattr(event, "anchor", None)
-            if isinstance(event, yaml.AliasEvent):
-                if anchor in self.open_anchors:
-                    raise ComposerError(
-                        None,
-                        None,
-                        f"alias *{anchor} refers to a collection that holds it (a recursive alias)",
-                        event.start_mark,
-                    )
-                if anchor in self.anchors:
-                    self.expanded += self.size(self.anchors[anchor])
-                if self.expanded > YAML_ALIAS_BUDGET:
-                    raise ComposerError(
-                        None,
-                        None,
-                        f"aliases (*name) expand to over {YAML_ALIAS_BUDGET:,} "
-                        "values; write the values out",
-                        event.start_mark,
-                    )
-                return super().compose_node(parent, index)
-            self.depth += 1
-            if self.depth > YAML_MAX_DEPTH:
-                raise ComposerError(
-                    None, None, f"nested deeper than {YAML_MAX_DEPTH} levels", event.start_mark
-                )
-            self.open_anchors.add(anchor)
-            try:
-                return super().compose_node(parent, index)
-            finally:
-                self.depth -= 1
-                self.open_anchors.discard(anchor)
-
-        def size(self, node) -> int:
-            """How many values `node` stands for, aliases inside it expanded (memoised: shared)."""
-            if id(node) not in self.sizes:
-                value = node.value if isinstance(node.value, list) else []
-                self.sizes[id(node)] = 1 + sum(
-                    self.size(n)
-                    for item in value
-                    for n in (item if isinstance(item, tuple) else (item,))
-                )
-            return self.sizes[id(node)]
-
-    def construct_mapping(loader, node, deep=False):
-        seen = {}
-        for key_node, _ in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                raise yaml.constructor.ConstructorError(
-                    "while constructing a mapping",
-                    node.start_mark,
-                    "found a merge key (<<): merge keys are not supported; write the keys out",
-                    key_node.start_mark,
-                )
-            key = loader.construct_object(key_node, deep=deep)
-            try:
-                hash(key)
-            except TypeError:  # a list or mapping as a key: no Python key (PyYAML's own words)
-                raise yaml.constructor.ConstructorError(
-                    "while constructing a mapping",
-                    node.start_mark,
-                    "found unhashable key",
-                    key_node.start_mark,
-                ) from None
-            if key in seen:
-                raise yaml.constructor.ConstructorError(
-                    "while constructing a mapping",
-                    node.start_mark,
-                    f"found duplicate key {shown(key)} (first on line {seen[key] + 1})",
-                    key_node.start_mark,
-                )
-            seen[key] = key_node.start_mark.line
-        return loader.construct_mapping(node, deep=deep)
-
-    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
-    return Loader
-
-
-def read_text(path: str | Path) -> str:
-    """A text file as UTF-8; anything else is an error naming the file and the byte offset."""
-    from .errors import OcgInputError
-
-    data = Path(path).read_bytes()
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise OcgInputError(
-            str(path), f"not UTF-8 text: byte {exc.start} is 0x{data[exc.start]:02x}"
-        ) from None
-
-
-def read_yaml(path: str | Path) -> Any:
-    """A parameter file's contents; unreadable or invalid YAML (or a key given twice) is an error
-    naming the file and line."""
-    import yaml
-
-    from .errors import OcgInputError
-
-    try:
-        text = read_text(path)
-    except OSError as exc:
-        raise OcgInputError(str(path), f"cannot read: {exc.strerror or exc}") from None
-    try:
-        return parse_yaml(text)
-    except yaml.YAMLError as exc:
-        raise OcgInputError(str(path), f"invalid YAML: {exc}") from None
-
-
-def read_extends_chain(path: str | Path, what: str, limit: int = 50) -> list[tuple[Path, Any]]:
-    """[(file, its YAML)] from `path` through each file it `extends:` (a path relative to the file
-    that names it), the last one extending none. A circle, a missing file or a chain longer than
-    `limit` is an error naming the file and its `extends` (a loop: never Python's recursion limit)."""
-    from .errors import OcgInputError
-
-    chain = [(Path(path), read_yaml(path))]
-    while isinstance(chain[-1][1], dict) and (base := chain[-1][1].get("extends")) is not None:
-        here = chain[-1][0]
-        if not isinstance(base, str) or not base.strip():
-            raise OcgInputError(
-                f"{here}: extends", f"got {base!r}; expected the path of another {what} file"
-            )
-        base_path = (here.parent / base).resolve()
-        if base_path in {p.resolve() for p, _ in chain}:
-            raise OcgInputError(f"{here}: extends", f"{base} extends this file again (a circle)")
-        if not base_path.is_file():
-            raise OcgInputError(f"{here}: extends", f"no such {what} file: {base_path}")
-        if len(chain) >= limit:
-            raise OcgInputError(
-                f"{here}: extends", f"more than {limit} {what} files in one chain; shorten it"
-            )
-        chain.append((base_path, read_yaml(base_path)))
-    return chain
-
-
-def parse_yaml(text: str) -> Any:
-    """YAML text read with read_yaml's limits (a yaml.YAMLError where it breaks one)."""
-    import yaml
-
-    return yaml.load(text, Loader=_yaml_loader())  # noqa: S506 - a SafeLoader subclass
 
 
 def loads_json(data: str | bytes) -> Any:

@@ -2,108 +2,33 @@
 
 Both name what to run: models (entries of a models file), conditions, concept sets, templates,
 metrics and scoring settings, the notebooks, and Table 7's pairs. A sweep adds where outputs go
-and the resources of each model's task. Every field is a `schema.Field`, checked before any work
-starts (then what needs the models, templates and scoring files); an error names file and field.
+and the resources of each model's task. Every field is one of ocg/config/runs.py's models, checked
+before any work starts (then what needs the models, templates and scoring files); an error names file and field.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from .config.base import validate
+from .config.runs import RunFile
 from .errors import OcgInputError
-from .frames import (
-    DEFAULT_N_CONCEPTS,
-    N_CONCEPTS,
-    N_CONCEPTS_TEXT,
-    check_permutations,
-    unknown_template,
-)
+from .frames import check_permutations, unknown_template
 from .generation.constrained import check_backends
 from .generation.sampling import check_sampling
 from .models import MODELS_FILE, load_models
-from .names import check_name
-from .notebook_names import ANALYSES, MODEL_NOTEBOOKS
-from .schema import Field, check_fields
-
-COMMON_DEFAULTS = {
-    "models_file": None,
-    "n_concepts": DEFAULT_N_CONCEPTS,
-    "subset_k": None,
-    "permutations": None,
-    "template_ids": None,
-    "metrics": None,
-    "scoring": {},
-    "notebooks": list(MODEL_NOTEBOOKS),
-    "analysis": list(ANALYSES),
-    "table7_pairs": None,
-    "table7_note": "",
-    "allow_incomplete": False,
-    "outputs": None,
-    "samples": 1,
-    "sampling": None,
-}
 
 
-def _names(where: str, models: list) -> None:
-    for i, model in enumerate(models):
-        check_name(f"{where}[{i}]", model)
-    if len(set(models)) != len(models):
-        raise OcgInputError(where, "a model is listed twice")
+def defaults_of(model: type[RunFile]) -> dict:
+    """The values a file silent on a field gets (the model's defaults, the one place written)."""
+    return {
+        key: info.get_default(call_default_factory=True)
+        for key, info in model.model_fields.items()
+        if not info.is_required() and key != "extends"
+    }
 
 
-def _notebooks(allowed: tuple[str, ...]):
-    def check(where: str, notebooks: list) -> None:
-        for i, nb in enumerate(notebooks):
-            if nb not in allowed:
-                raise OcgInputError(
-                    f"{where}[{i}]", f"unknown notebook {nb!r}; known: {list(allowed)}"
-                )
-
-    return check
-
-
-def _metrics(where: str, metrics: list) -> None:
-    from .scoring import check_metrics
-
-    check_metrics(metrics, where)
-
-
-RUN_FIELDS = {
-    "name": Field(str, required=True, check=check_name),
-    "models": Field(list, required=True, items=str, nonempty=True, check=_names),
-    "conditions": Field(list, required=True, items=str, nonempty=True),
-    # relative: to the run or sweep file that names it (README, "Where relative paths point")
-    "models_file": Field(str, nullable=True, expected="a path or null"),
-    "n_concepts": Field(int, choices=N_CONCEPTS, expected=N_CONCEPTS_TEXT),
-    "subset_k": Field(
-        int, nullable=True, minimum=1, expected="a positive number of concept sets, or null for all"
-    ),
-    # a seeded sample of m permutations per concept set (docs/METHODS.md, "Five concepts and
-    # sampled permutations"); null: all n! of them
-    "permutations": Field(
-        int,
-        nullable=True,
-        minimum=1,
-        expected="a positive number of permutations per concept set, or null for all",
-    ),
-    "template_ids": Field(list, nullable=True, items=int, nonempty=True),
-    "metrics": Field(list, nullable=True, check=_metrics),
-    "scoring": Field(dict, expected="a mapping of params/scoring.yaml overrides"),
-    "notebooks": Field(list, items=str, check=_notebooks(MODEL_NOTEBOOKS)),
-    "analysis": Field(list, items=str, check=_notebooks(ANALYSES)),
-    "table7_pairs": Field(dict, nullable=True, expected="{reasoning model: base model}"),
-    "table7_note": Field(str, expected="text"),
-    "allow_incomplete": Field(bool, expected="true or false"),
-    # where this run's generations, scores and report go: absolute, or relative (under OCG_OUTPUTS
-    # when it is set, else the project root: ocg/paths.py, outputs_field); null: OCG_OUTPUTS, else outputs/
-    "outputs": Field(str, nullable=True, expected="a folder, or null"),
-    # answers per instance (docs/METHODS.md, "Repeated samples and pass@k"); more than one needs
-    # `sampling: {temperature: T, top_p: p}` (null: the entries' own, greedy, decoding)
-    "samples": Field(int, minimum=1, expected="a positive number of samples per instance"),
-    "sampling": Field(
-        dict, nullable=True, expected="{temperature: T, top_p: p}, or null for greedy"
-    ),
-}
+COMMON_DEFAULTS = defaults_of(RunFile)
 
 
 def _judge_from(cfg: dict, src: str, models_file: Path) -> None:
@@ -122,20 +47,9 @@ def _judge_from(cfg: dict, src: str, models_file: Path) -> None:
         raise OcgInputError(f"{src}: scoring.judge", exc.problem) from None
 
 
-def check_common(
-    raw: object, path: Path, fields: dict = RUN_FIELDS, defaults: dict = COMMON_DEFAULTS
-) -> dict:
-    """The validated configuration: `defaults` filled in, models_file resolved; then what needs
-    the other files (models, templates, scoring settings) and the other fields."""
-    from .data import load_templates
-    from .scoring import load_scoring_config
-
+def _models_file(cfg: dict, raw: dict, path: Path) -> Path:
+    """The models file the run's models come from (relative: to the run file), each model in it."""
     src = str(path)
-    if not isinstance(raw, dict):
-        raise OcgInputError(src, "expected a mapping of settings")
-    cfg = check_fields(f"{src}:", raw, fields, defaults)
-    cfg["samples"], cfg["sampling"] = check_sampling(f"{src}: ", cfg["samples"], cfg["sampling"])
-
     models_file = Path(cfg["models_file"]) if cfg["models_file"] else MODELS_FILE
     if not models_file.is_absolute():
         models_file = (path.parent / models_file).resolve()
@@ -146,8 +60,14 @@ def check_common(
             raise OcgInputError(
                 f"{src}: models[{i}]", f"{model!r} is not an entry of {models_file}"
             )
+    cfg["_specs"] = specs
+    return models_file
 
-    check_permutations(f"{src}: permutations", cfg["permutations"], cfg["n_concepts"])
+
+def _check_templates(cfg: dict, src: str, specs: dict) -> None:
+    """Conditions and template ids of params/templates.yaml, each model able to run each one."""
+    from .data import load_templates
+
     templates = load_templates()
     for i, cond in enumerate(cfg["conditions"]):
         if cond not in templates.conditions:
@@ -159,11 +79,21 @@ def check_common(
     for i, tid in enumerate(cfg["template_ids"] or []):
         if tid not in templates.templates:
             raise unknown_template(f"{src}: template_ids[{i}]", tid, templates.templates)
+
+
+def _check_scoring(cfg: dict, src: str, models_file: Path) -> None:
+    from .scoring import check_metrics, load_scoring_config
+
+    if cfg["metrics"] is not None:
+        check_metrics(cfg["metrics"], f"{src}: metrics")
     try:
         load_scoring_config(**cfg["scoring"])
     except OcgInputError as exc:
         raise OcgInputError(f"{src}: scoring", exc.problem) from None
     _judge_from(cfg, src, models_file)
+
+
+def _check_pairs_and_outputs(cfg: dict, src: str) -> None:
     for reasoning, base in (cfg["table7_pairs"] or {}).items():
         for model in (reasoning, base):
             if model not in cfg["models"]:
@@ -180,7 +110,21 @@ def check_common(
                 "when set, else the project root; or absolute)",
             )
         cfg["outputs"] = str(outputs_field(cfg["outputs"]))
-    cfg["file"] = str(
-        path.resolve()
-    )  # absolute: results.json and the pages name it wherever they are read
+
+
+def check_common(raw: object, path: Path, model: type[RunFile] = RunFile) -> dict:
+    """The validated configuration: the model's defaults filled in, models_file resolved; then
+    what needs the other files (models, templates, scoring settings) and the other fields."""
+    src = str(path)
+    if not isinstance(raw, dict):
+        raise OcgInputError(src, "expected a mapping of settings")
+    validate(model, raw, f"{src}:")
+    cfg = {**defaults_of(model), **raw}
+    cfg["samples"], cfg["sampling"] = check_sampling(f"{src}: ", cfg["samples"], cfg["sampling"])
+    models_file = _models_file(cfg, raw, path)
+    check_permutations(f"{src}: permutations", cfg["permutations"], cfg["n_concepts"])
+    _check_templates(cfg, src, cfg.pop("_specs"))
+    _check_scoring(cfg, src, models_file)
+    _check_pairs_and_outputs(cfg, src)
+    cfg["file"] = str(path.resolve())  # absolute: results.json and the pages name it anywhere
     return cfg

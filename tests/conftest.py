@@ -1,18 +1,8 @@
 import os
-import pathlib
-import sys
 
 import pytest
 
-# Tests import their helpers (helpers.py, slurm_cluster.py) and each other's fixtures by module name, whatever
-# folder of tests/ they lie in (the folders mirror ocg/).
-TESTS = pathlib.Path(__file__).parent
-sys.path[:0] = [
-    str(TESTS),
-    *sorted(str(d) for d in TESTS.iterdir() if d.is_dir() and any(d.glob("test_*.py"))),
-]
-
-from ocg.paths import PROJECT_ROOT  # noqa: E402
+from ocg.paths import PROJECT_ROOT
 
 # The converted embedded model is a cache shared by all tests (converting takes ~25 s).
 os.environ.setdefault("OCG_MODEL_CACHE", str(PROJECT_ROOT / "outputs" / "models"))
@@ -26,9 +16,8 @@ def scored_run(tmp_path_factory):
     scores each model with score_model(metrics, **settings) under <root>/scores and returns <root>,
     a fresh folder per call. Session-scoped so that module-scoped fixtures build once per module;
     a test that changes a build copies it first (shutil.copytree), as others may read it."""
-    from helpers import write_generations
-
     from ocg.scoring import score_model
+    from tests.helpers import write_generations
 
     def build(name, rows, metrics, models=("m",), conditions=("ordered",), **settings):
         root = tmp_path_factory.mktemp(name)

@@ -1,6 +1,13 @@
-"""Shared test helpers: synthetic generation records in the store's format."""
+"""Shared test helpers: synthetic generation records in the store's format, a hand-made summary
+table, tiny models, and the benchmark scripts as modules."""
 
+import importlib
 import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
 
 from ocg.data.instances import instance_id
 from ocg.generation import GenerationStore
@@ -156,3 +163,51 @@ def build_tiny_embedder(folder, sentences):
         modules=[bert, models.Pooling(bert.get_word_embedding_dimension(), "mean")]
     ).save(str(folder / "st"))
     return folder / "st"
+
+
+def summary_row(model, condition, template, **values):
+    row = {"model": model, "condition": condition, "template_id": template}
+    row.update(values)
+    return row
+
+
+def hand_summary():
+    rows = []
+    for model, base in (("m1", 0.0), ("m2", 10.0)):
+        for cond, shift in (("original", 0.0), ("ordered", 5.0)):
+            for t, n_all, n_ord in ((0, 40, 10), (1, 10, 10)):
+                rows.append(
+                    summary_row(
+                        model,
+                        cond,
+                        t,
+                        n_answers=48,
+                        n_all_present=n_all + int(shift),
+                        n_in_order=n_ord,
+                        coverage_wo_order=base + 50 + t * 10 + shift,
+                        coverage_w_order=base + 20 + shift,
+                        ordered_rate=100 * n_ord / (n_all + int(shift)),
+                        pbleu=30 - shift + t,
+                        pbleurt=np.nan,
+                        distinct_2=90 + t,
+                        diverse_rate=80 + shift,
+                        perplexity=50 + t * 10,
+                    )
+                )
+    return pd.DataFrame(rows)
+
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+
+
+def benchmark(name: str):
+    """benchmarks/<name>.py as a module. The benchmarks are scripts, run by path on machines with
+    no install (`python benchmarks/gpu_check.py`), that import their neighbours by bare name
+    (`from recording import record`); so they are no package, and benchmarks/ leads sys.path only
+    while the module is imported, as it does when the script runs."""
+    saved = list(sys.path)
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path[:] = saved

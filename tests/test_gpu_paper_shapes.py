@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
-from paper_shapes import smollm2_folder  # noqa: E402
+from tests.helpers import benchmark
+
+smollm2_folder = benchmark("paper_shapes").smollm2_folder
 
 ROOT = Path(__file__).parent.parent
 SCRIPT = ROOT / "benchmarks" / "gpu_paper_shapes.py"

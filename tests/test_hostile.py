@@ -9,7 +9,6 @@ import sys
 
 import pytest
 import yaml
-from helpers import write_generations
 
 import ocg.data.build
 import ocg.io
@@ -17,22 +16,11 @@ from ocg.cli import main
 from ocg.data import read_concept_sets
 from ocg.generation import GenerationStore
 from ocg.paths import CONCEPT_SETS_FILE, TEMPLATES_FILE
+from tests.helpers import write_generations
+from tests.hostile import cli, models_file, replay_run, reseal, tree, victim
 
 TEMPLATES = TEMPLATES_FILE.read_text()
 SETS = CONCEPT_SETS_FILE.read_text().splitlines()
-
-
-def cli(capsys, *argv):
-    code = main([str(a) for a in argv])
-    err = capsys.readouterr().err
-    assert "Traceback" not in err and err.count("ocg: error: ") == 1, err
-    return code, err
-
-
-def models_file(tmp_path, entry: str):
-    path = tmp_path / "models.yaml"
-    path.write_text(f"models:\n  m: {entry}\n")
-    return path
 
 
 # -- inputs that cannot be valid: refused before any work, naming the field ----------------------
@@ -257,23 +245,6 @@ def test_report_whose_notebook_cannot_be_written(tmp_path, capsys, monkeypatch, 
     status, err = cli(capsys, "report")
     copy = outputs / "reports" / "demo.building~" / "00_build_data.ipynb"  # built there, then moved
     assert status == 1 and f"ocg: error: {copy}: no space left" in err, err
-
-
-REPLAY = "{{id: x/z, backend: replay, replay: {{file: {file}}}}}"
-
-
-def replay_run(tmp_path, answers=None):
-    """A replay entry answering the 24 instances of one set, template 0, condition ordered:
-    answers(position, concepts) where given, else 'A dog runs.'."""
-    from ocg.generation import select_instances
-
-    rows = select_instances(None, ["ordered"], 1, [0])
-    with (tmp_path / "answers.jsonl").open("w") as fh:
-        for i, (iid, concepts) in enumerate(zip(rows.instance_id, rows.concepts)):
-            answer = answers(i, list(concepts)) if answers else None
-            fh.write(json.dumps({"instance_id": iid, "answer": answer or "A dog runs."}) + "\n")
-    path = models_file(tmp_path, REPLAY.format(file=tmp_path / "answers.jsonl"))
-    return ["--models-file", path, "--subset-k", 1, "--templates", 0, "--conditions", "ordered"]
 
 
 def test_a_full_disk_during_generate_leaves_the_run_card_failed(tmp_path, capsys, monkeypatch):
@@ -556,21 +527,6 @@ def test_the_installed_entry_point_prints_one_line_and_exits_2(tmp_path):
 
 
 # -- links ocg did not make (issue 32): refused, naming the link; the target byte-for-byte untouched
-def tree(root):
-    """Every file's bytes and every folder under `root`, to compare before and after."""
-    return {
-        str(p.relative_to(root)): p.read_bytes() if p.is_file() else None
-        for p in sorted(root.rglob("*"))
-    }
-
-
-def victim(tmp_path):
-    """A folder outside the outputs, with files and a subfolder, that a link points at."""
-    root = tmp_path / "victim"
-    (root / "sub").mkdir(parents=True)
-    (root / "thesis.tex").write_text("years of work\n")
-    (root / "sub" / "data.csv").write_bytes(b"a,b\n1,2\n")
-    return root, tree(root)
 
 
 def papermill_fails(monkeypatch):
@@ -891,21 +847,6 @@ def scored_set(tmp_path_factory):
         == 0
     )
     return root / "scores"
-
-
-def reseal(folder, table, change):
-    """Edit one table, then write a signature that matches it, as a careful tamperer would."""
-    import hashlib
-
-    import pandas as pd
-
-    path = folder / f"{table}.parquet"
-    change(pd.read_parquet(path)).to_parquet(path, index=False)
-    signature = json.loads((folder / "signature.json").read_text())
-    data = path.read_bytes()
-    signature["files"][path.name] = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
-    (folder / "signature.json").write_text(json.dumps(signature))
-    return path
 
 
 TAMPERED = [  # (table, change, column named, what is said)

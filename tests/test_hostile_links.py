@@ -6,9 +6,9 @@ import sys
 
 import pytest
 import yaml
-from test_hostile import cli, replay_run, tree, victim
 
 from ocg.cli import main
+from tests.hostile import cli, replay_run, tree, victim
 
 
 def spoilable_victim(tmp_path):
@@ -131,9 +131,8 @@ def test_a_scores_folder_swapped_for_a_link_while_scoring_is_not_written_into(
     tmp_path, capsys, monkeypatch
 ):
     """Scoring takes minutes between the folder's check and its tables' writing."""
-    from helpers import write_generations
-
     import ocg.scoring.run as score_run
+    from tests.helpers import write_generations
 
     target, before = victim(tmp_path)
     write_generations(
@@ -173,9 +172,8 @@ def test_a_scores_folder_swapped_for_a_link_while_scoring_is_not_written_into(
 def test_a_repair_backup_linked_after_the_check_is_not_written_through(
     tmp_path, capsys, monkeypatch
 ):
-    from helpers import write_generations
-
     import ocg.generation.store as store_module
+    from tests.helpers import write_generations
 
     target, before = victim(tmp_path)
     rows = [

@@ -7,7 +7,8 @@ import sys
 
 import pytest
 import yaml
-from helpers import write_generations
+
+from tests.helpers import write_generations
 
 VALUE_NAMES = ["nan", "NA", "null", "None", "007", "1.10", "True", "1e5", "inf"]
 

@@ -2,7 +2,8 @@
 real CLI where one reads them: one `ocg: error:` line naming the file, never a traceback."""
 
 import pytest
-from test_hostile import cli
+
+from tests.hostile import cli
 
 
 def test_a_held_lock_whose_text_nests_deep_still_names_a_holder(tmp_path):
@@ -56,12 +57,11 @@ def test_a_yaml_key_that_is_a_list_or_mapping_is_named(tmp_path, capsys, entry):
 def test_a_score_set_lacking_a_documented_column_says_how_to_recompute_it(tmp_path):
     """A set scored before a column existed is refused on read: the error says what to run."""
 
-    from helpers import write_generations
-    from test_hostile import reseal
-
     from ocg.cli import main
     from ocg.errors import OcgInputError
     from ocg.results import load_scores
+    from tests.helpers import write_generations
+    from tests.hostile import reseal
 
     rows = [
         {
@@ -113,9 +113,8 @@ def test_a_score_set_lacking_a_documented_column_says_how_to_recompute_it(tmp_pa
 
 def test_a_run_card_in_utf16_is_named_not_read(tmp_path, capsys):
     """JSON files are UTF-8 (a BOM skipped); json's own guess would read UTF-16 as if it were."""
-    from test_hostile import replay_run
-
     from ocg.cli import main
+    from tests.hostile import replay_run
 
     args = ["generate", "m", "--out", tmp_path / "gen", *replay_run(tmp_path)]
     assert main([str(a) for a in args]) == 0

@@ -5,11 +5,10 @@ set appended to the concept-set file leaves format 3 stores readable, an edited 
 
 import shutil
 
-from test_hostile import cli, replay_run
-
 from ocg.cli import main
 from ocg.generation import GenerationStore, record_format
 from ocg.paths import CONCEPT_SETS_FILE
+from tests.hostile import cli, replay_run
 
 
 def generated(tmp_path, capsys):

@@ -17,6 +17,8 @@ FLOORS = [
             "ocg.errors",
             "ocg.paths",
             "ocg.io",
+            "ocg.yaml_io",
+            "ocg.config",
             "ocg.names",
             "ocg.schema",
             "ocg.frames",

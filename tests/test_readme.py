@@ -5,10 +5,10 @@ import re
 
 import numpy as np
 import pandas as pd
-from helpers import write_generations
 
 from ocg.paths import PROJECT_ROOT
 from ocg.scoring import score_model
+from tests.helpers import write_generations
 
 USER_GUIDE = PROJECT_ROOT / "docs" / "user-guide.md"
 MODEL_GUIDE = PROJECT_ROOT / "docs" / "adding-a-model.md"

@@ -6,9 +6,9 @@ import subprocess
 import sys
 
 import pytest
-from helpers import write_generations
 
 from ocg.paths import PROJECT_ROOT
+from tests.helpers import write_generations
 
 
 @pytest.mark.slow
@@ -45,6 +45,10 @@ def test_score_and_load_scores_from_an_installed_wheel(tmp_path):
         ],
         check=True,
         capture_output=True,
+    )
+    schemas = site / "ocg" / "params" / "schema"  # editors' schemas travel with the YAML files
+    assert sorted(p.name for p in schemas.glob("*.json")) == sorted(
+        f"{kind}.schema.json" for kind in ("models", "run", "sweep", "scoring", "templates")
     )
     rows = [
         {

@@ -12,18 +12,12 @@ from __future__ import annotations
 
 import hashlib
 
+from ..config.base import validate
+from ..config.runs import Sampling
 from ..errors import OcgInputError
 from ..models import SEED_MAX
-from ..schema import Field, check_fields, positive_int
+from ..schema import positive_int
 
-SAMPLING_FIELDS = {
-    "temperature": Field(
-        float, required=True, minimum=0, exclusive=True, expected="a temperature > 0"
-    ),
-    "top_p": Field(
-        float, minimum=0, exclusive=True, maximum=1.0, expected="a number with 0 < top_p <= 1"
-    ),
-}
 SEEDING_RULE = (
     "sample s: seed_s = seed + s; transformers: each batch seeds torch, numpy and random "
     "with int(sha256('<seed_s>|<first instance id of the batch>')[:8]) mod 2**32; "
@@ -36,11 +30,8 @@ def check_sampling(where: str, samples: object, sampling: object) -> tuple[int, 
     greedy answers are pointless, so samples > 1 needs a sampling block."""
     samples = positive_int(f"{where}samples", samples, "a positive number of samples per instance")
     if sampling is not None:
-        sampling = check_fields(f"{where}sampling", sampling, SAMPLING_FIELDS, {"top_p": 1.0})
-        sampling = {
-            "temperature": float(sampling["temperature"]),
-            "top_p": float(sampling["top_p"]),
-        }
+        checked = validate(Sampling, sampling, f"{where}sampling")
+        sampling = {"temperature": float(checked.temperature), "top_p": float(checked.top_p)}
     elif samples > 1:
         raise OcgInputError(
             f"{where}samples",

@@ -1,14 +1,15 @@
-"""The scoring settings (params/scoring.yaml, overridable per run), checked completely."""
+"""The scoring settings (params/scoring.yaml, overridable per run), checked completely
+(ocg/config/scoring.py, ScoringFile)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from ..config.base import validate
+from ..config.scoring import ScoringFile
 from ..errors import OcgInputError
 from ..io import read_yaml
-from ..metrics import coverage
 from ..paths import PARAMS_DIR
-from ..schema import Field, check_fields, positive_int
 from .families import FAMILIES
 
 SCORING_FILE = PARAMS_DIR / "scoring.yaml"
@@ -23,7 +24,9 @@ def load_scoring_config(path: str | Path = SCORING_FILE, **overrides) -> dict:
     config.update(
         {k: v for k, v in overrides.items() if v is not None or k == "perplexity_fallback"}
     )
-    return check_fields(f"{path}:", config, CONFIG_FIELDS)
+    validate(ScoringFile, config, f"{path}:")
+    check_metrics(config["metrics"], f"{path}: metrics")
+    return config
 
 
 def check_metrics(metrics, where: str) -> list[str]:
@@ -38,26 +41,4 @@ def check_metrics(metrics, where: str) -> list[str]:
     return list(metrics)
 
 
-def _check_processes(where: str, value) -> None:
-    if value != "auto":
-        positive_int(where, value, "auto or a positive integer")
-
-
-CONFIG_FIELDS = {
-    "spacy_model": Field(str, required=True),
-    "spacy_batch_size": Field(int, required=True, minimum=1),
-    "spacy_processes": Field((int, str), check=_check_processes),
-    "spacy_pipeline": Field(str, required=True, choices=tuple(coverage.SPACY_PIPELINES)),
-    "matching_rule": Field(str, required=True, choices=coverage.MATCHING_RULES),
-    "bleurt_checkpoint": Field(str, required=True),
-    "bleurt_batch_size": Field(int, required=True, minimum=1),
-    "perplexity_model": Field(str, required=True),
-    "perplexity_fallback": Field(str, required=True, nullable=True),
-    "perplexity_batch_size": Field(int, required=True, minimum=1),
-    "embedding_model": Field(str, required=True),
-    "judge": Field(str, nullable=True),
-    "judge_models_file": Field(str, nullable=True),
-    "embedding_batch_size": Field(int, required=True, minimum=1),
-    "metrics": Field(list, required=True, check=lambda where, value: check_metrics(value, where)),
-}
-CONFIG_KEYS = set(CONFIG_FIELDS)
+CONFIG_KEYS = set(ScoringFile.model_fields)

@@ -9,38 +9,7 @@ import pytest
 
 from ocg.analysis import difficulty, latex, paper, tables, uncertainty
 from ocg.analysis.paper import paper_table
-
-
-def summary_row(model, condition, template, **values):
-    row = {"model": model, "condition": condition, "template_id": template}
-    row.update(values)
-    return row
-
-
-def hand_summary():
-    rows = []
-    for model, base in (("m1", 0.0), ("m2", 10.0)):
-        for cond, shift in (("original", 0.0), ("ordered", 5.0)):
-            for t, n_all, n_ord in ((0, 40, 10), (1, 10, 10)):
-                rows.append(
-                    summary_row(
-                        model,
-                        cond,
-                        t,
-                        n_answers=48,
-                        n_all_present=n_all + int(shift),
-                        n_in_order=n_ord,
-                        coverage_wo_order=base + 50 + t * 10 + shift,
-                        coverage_w_order=base + 20 + shift,
-                        ordered_rate=100 * n_ord / (n_all + int(shift)),
-                        pbleu=30 - shift + t,
-                        pbleurt=np.nan,
-                        distinct_2=90 + t,
-                        diverse_rate=80 + shift,
-                        perplexity=50 + t * 10,
-                    )
-                )
-    return pd.DataFrame(rows)
+from tests.helpers import hand_summary
 
 
 def test_table1_averages_templates_and_takes_differences():
@@ -457,11 +426,10 @@ def test_case_browser_is_built_model_by_model_and_shows_api_prompts_as_text(tmp_
     time; a prompt stored as API messages is shown as text, not as '[object Object]'."""
     import json
 
-    from helpers import write_generations
-
     from ocg.analysis.browser import read_chunk, write_case_browser_from
     from ocg.generation import GenerationStore
     from ocg.scoring import score_model
+    from tests.helpers import write_generations
 
     rows = [
         {
@@ -510,10 +478,9 @@ def test_case_browser_highlights_the_positions_the_order_verdict_used(tmp_path):
     highlights read in order ([4, 8, 9, 13]), not at first occurrences ([4, 1, 9, 13])."""
     import json
 
-    from helpers import write_generations
-
     from ocg.analysis.browser import read_chunk, write_case_browser_from
     from ocg.scoring import score_model
+    from tests.helpers import write_generations
 
     rows = [
         {

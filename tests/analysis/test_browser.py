@@ -2,24 +2,20 @@
 
 import os
 import re
-import shutil
-import subprocess
 
 import pytest
-from test_report_notebooks import MODELS, scored  # noqa: F401 - the scored fixture
 
 from ocg.analysis.site import write_index
 from ocg.notebook_runner import run_notebook
-from ocg.paths import PROJECT_ROOT
 from ocg.plan import Dirs, notebook_params
+from tests.analysis.notebooks import MODELS
+from tests.chromium import CHROMIUM, SCREENSHOTS, chromium, console_errors
 
 pytestmark = pytest.mark.slow
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-SCREENSHOTS = PROJECT_ROOT / "outputs" / "screenshots"
 
 
 @pytest.fixture(scope="module")
-def report(scored):  # noqa: F811
+def report(scored):
     if CHROMIUM is None:
         if os.environ.get("CI") == "true":
             pytest.fail("chromium missing in CI (.ci/run installs it)")
@@ -56,33 +52,6 @@ def report(scored):  # noqa: F811
         },
     )
     return out
-
-
-def chromium(url: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [
-            CHROMIUM,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--enable-logging=stderr",
-            "--v=0",
-            "--virtual-time-budget=8000",
-            *args,
-            url,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-
-
-def console_errors(stderr: str) -> list[str]:
-    return [
-        line
-        for line in stderr.splitlines()
-        if "CONSOLE" in line and re.search(r"Uncaught|Error", line)
-    ]
 
 
 def test_landing_page_in_a_real_browser(report):

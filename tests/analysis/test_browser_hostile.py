@@ -10,11 +10,11 @@ import sys
 
 import pytest
 import yaml
-from test_browser import CHROMIUM, chromium, console_errors
 
 from ocg.generation import select_instances
 from ocg.plan import ANALYSES
 from ocg.scoring import cpu_families
+from tests.chromium import CHROMIUM, chromium, console_errors
 
 pytestmark = pytest.mark.slow
 

@@ -32,7 +32,7 @@ def test_offsets_are_utf16_units_where_the_answer_holds_astral_characters():
 
 @pytest.fixture(scope="module")
 def cases(scored_run):
-    from test_browser import CHROMIUM
+    from tests.chromium import CHROMIUM
 
     if CHROMIUM is None:
         pytest.skip("chromium is not installed (apt-get install chromium)")
@@ -71,7 +71,7 @@ def cases(scored_run):
 
 
 def open_at(page, fragment=""):
-    from test_browser import chromium, console_errors
+    from tests.chromium import chromium, console_errors
 
     dom = chromium(page.as_uri() + fragment, "--dump-dom")
     assert dom.returncode == 0 and not console_errors(dom.stderr), dom.stderr[-2000:]

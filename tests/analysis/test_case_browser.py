@@ -8,6 +8,7 @@ import pytest
 
 from ocg.analysis.browser import spans
 from ocg.analysis.site import write_index
+from tests.chromium import open_at, rows_of
 
 ANSWERS = [
     "The boy rides a bike down the street.",
@@ -27,7 +28,7 @@ def test_spans_lie_in_the_answer_as_written():
 
 @pytest.fixture(scope="module")
 def cases(scored_run):
-    from test_browser import CHROMIUM
+    from tests.chromium import CHROMIUM
 
     if CHROMIUM is None:
         pytest.skip("chromium is not installed (apt-get install chromium)")
@@ -57,30 +58,6 @@ def cases(scored_run):
         generations_root=root / "gen",
     )
     return root / "report" / "cases.html"
-
-
-def open_at(page, fragment, screenshot=None):
-    from test_browser import SCREENSHOTS, chromium, console_errors
-
-    dom = chromium(page.as_uri() + fragment, "--dump-dom")
-    assert dom.returncode == 0 and not console_errors(dom.stderr), dom.stderr[-2000:]
-    if screenshot:
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        shot = chromium(
-            page.as_uri() + fragment,
-            f"--screenshot={SCREENSHOTS / screenshot}",
-            "--window-size=1300,1400",
-        )
-        assert shot.returncode == 0 and (SCREENSHOTS / screenshot).stat().st_size > 20_000
-    return dom.stdout
-
-
-def rows_of(html):
-    return re.findall(
-        r"<tr class=\"case\">(.*?)</tr>",
-        html.split('<tbody id="rows">', 1)[1].split("</tbody>", 1)[0],
-        re.S,
-    )
 
 
 @pytest.mark.slow
@@ -314,7 +291,7 @@ def test_the_judges_verdicts_sit_in_each_answers_row_and_their_disagreements_are
 
 @pytest.mark.slow
 def test_the_judge_disagrees_filter(judged_cases):
-    from test_browser import CHROMIUM
+    from tests.chromium import CHROMIUM
 
     if CHROMIUM is None:
         pytest.skip("chromium is not installed (apt-get install chromium)")

@@ -9,7 +9,6 @@ from html.parser import HTMLParser
 
 import pandas as pd
 import pytest
-from helpers import two_models_rows
 
 from ocg.analysis import caveats, explain, positions, sensitivity, tables, uncertainty
 from ocg.analysis.report import save_table
@@ -18,6 +17,7 @@ from ocg.layout import ModelGenerations
 from ocg.paths import PROJECT_ROOT
 from ocg.records import RunCard
 from ocg.results import load_scores
+from tests.helpers import two_models_rows
 
 ANSWERS = [
     "Boy ride bike street.",

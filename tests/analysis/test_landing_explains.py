@@ -7,7 +7,6 @@ import re
 
 import pandas as pd
 import pytest
-from helpers import two_models_rows
 
 from ocg.analysis import explain, tables
 from ocg.analysis.report import save_table
@@ -15,6 +14,7 @@ from ocg.analysis.site import write_index
 from ocg.metrics.registry import in_table
 from ocg.records import Signature
 from ocg.results import load_scores
+from tests.helpers import two_models_rows
 
 ANSWERS = ["The boy rides a bike down the street.", "A bike, a boy and a street.", "The boy rode."]
 
@@ -124,7 +124,7 @@ def test_a_table_not_computed_is_not_shown_and_a_broken_one_costs_only_itself(tm
 
 @pytest.mark.slow
 def test_the_landing_page_in_chromium_shows_every_table_with_its_legend(report):
-    from test_browser import CHROMIUM, SCREENSHOTS, chromium, console_errors
+    from tests.chromium import CHROMIUM, SCREENSHOTS, chromium, console_errors
 
     if CHROMIUM is None:
         pytest.skip("chromium is not installed (apt-get install chromium)")

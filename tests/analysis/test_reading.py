@@ -117,9 +117,8 @@ def test_the_docs_say_where_replay_entries_come_from():
 
 @pytest.mark.slow
 def test_notebook_12_runs_and_its_page_reads_as_words(scored_run, tmp_path):
-    from helpers import two_models_rows
-
     from ocg.notebook_runner import run_notebook
+    from tests.helpers import two_models_rows
 
     answers = ["Boy ride bike street.", "The boy rides a bike down the street.", "The boy rode."]
     root = scored_run(

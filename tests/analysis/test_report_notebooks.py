@@ -2,15 +2,12 @@
 under papermill on a small scored fixture, with the parameters the run plan gives them (as a
 sweep with its own models file would), and write their tables."""
 
-import itertools
 import json
-import random
 import re
 
 import nbformat
 import pandas as pd
 import pytest
-import yaml
 
 from ocg.analysis import tables
 from ocg.metrics.matching import MATCHING_RULES, ORDER_READINGS
@@ -18,82 +15,9 @@ from ocg.notebook_runner import run_notebook
 from ocg.pipeline import StepFailed, run_step
 from ocg.plan import Dirs, notebook_params
 from ocg.results import load_scores
-from ocg.scoring import cpu_families
+from tests.analysis.notebooks import MODELS, output_text
 
 pytestmark = pytest.mark.slow
-
-SETS = {
-    "s2n2v": [("dog", "N"), ("catch", "V"), ("frisbee", "N"), ("throw", "V")],
-    "s3n1v": [("boy", "N"), ("ride", "V"), ("bike", "N"), ("street", "N")],
-}
-# Names of a sweep's own models file; the second is the paper's Qwen2.5-7B: the join must find it.
-MODELS = ["smollm2-135m-instruct", "my-qwen"]
-
-
-def output_text(executed) -> str:
-    """What the cells printed or displayed (not their source, not the injected parameters)."""
-    nb = nbformat.read(executed, as_version=4)
-    parts = []
-    for cell in nb.cells:
-        for out in cell.get("outputs", []):
-            parts.append(out.get("text", ""))
-            for kind in ("text/plain", "text/html", "text/markdown"):
-                parts.append(str(out.get("data", {}).get(kind, "")))
-    return "\n".join(parts)
-
-
-@pytest.fixture(scope="module")
-def scored(scored_run):
-    rng = random.Random(0)
-
-    def rows(
-        _model, _condition
-    ):  # called model by model, condition by condition: one stream of draws
-        rows = []
-        for set_id, concepts in SETS.items():
-            for t in range(6):
-                for p, order in enumerate(itertools.permutations(concepts)):
-                    words = [w for w, _ in order]
-                    if rng.random() < 0.3:
-                        rng.shuffle(words)
-                    answer = (
-                        "The " + " and ".join(words) + "."
-                        if rng.random() < 0.8
-                        else "The dog runs."
-                    )
-                    rows.append(
-                        {
-                            "set_id": set_id,
-                            "template_id": t,
-                            "perm_index": p,
-                            "concepts": [w for w, _ in order],
-                            "answer": answer,
-                            "pos_pattern": "".join(pos for _, pos in order),
-                        }
-                    )
-        return rows
-
-    root = scored_run(
-        "fixture",
-        rows,
-        cpu_families(),
-        models=MODELS,
-        conditions=("original", "ordered", "ordered_one_shot"),
-    )
-    (root / "models.yaml").write_text(
-        yaml.safe_dump(
-            {
-                "models": {
-                    "smollm2-135m-instruct": {
-                        "id": "embedded:smollm2-135m-instruct",
-                        "quantization": "none",
-                    },
-                    "my-qwen": {"id": "Qwen/Qwen2.5-7B-Instruct", "paper_name": "Qwen2.5-7B"},
-                }
-            }
-        )
-    )
-    return root
 
 
 def run(nb, scored, **extra):

@@ -3,11 +3,11 @@ needs samples, saves nothing)."""
 
 import pandas as pd
 import pytest
-from test_report_notebooks import output_text
 
 from ocg.notebook_runner import run_notebook
 from ocg.plan import Dirs, notebook_params
 from ocg.scoring import cpu_families
+from tests.analysis.notebooks import output_text
 
 pytestmark = pytest.mark.slow
 ANSWERS = [

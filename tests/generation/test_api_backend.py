@@ -5,7 +5,6 @@ import re
 import threading
 import time
 import zlib
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -13,48 +12,7 @@ from ocg.errors import OcgInputError
 from ocg.generation import generate, read_generations
 from ocg.generation.api_backend import ApiError, parse_completion
 from ocg.models import parse_models
-
-KEY = "sk-test-ocg-secret-4f9d2"
-
-
-class ScriptedServer:
-    """A local server whose every answer comes from `respond(body, headers) -> (status, headers,
-    bytes, trickle_s)`; trickle_s > 0 sends the body a byte at a time."""
-
-    def __init__(self, respond):
-        self.bodies = []
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                server.bodies.append(body)
-                status, headers, data, trickle = respond(body, self.headers)
-                self.send_response(status)
-                for k, v in headers.items():
-                    self.send_header(k, v)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                try:
-                    for i in range(len(data)):
-                        self.wfile.write(data[i : i + 1] if trickle else data[i:])
-                        self.wfile.flush()
-                        if not trickle:
-                            break
-                        time.sleep(trickle)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_port}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+from tests.generation.scripted_server import KEY, ScriptedServer, ok_body
 
 
 class FlakyServer(ScriptedServer):
@@ -223,17 +181,6 @@ def test_gives_up_after_max_retries(tmp_path, monkeypatch):
             subset_k=1,
             template_ids=[0],
         )
-
-
-def ok_body(text="A dog runs."):
-    return json.dumps(
-        {
-            "model": "served-model",
-            "choices": [
-                {"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
-            ],
-        }
-    ).encode()
 
 
 def rejects_system(body, headers):

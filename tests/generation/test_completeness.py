@@ -6,7 +6,6 @@ import json
 
 import pandas as pd
 import pytest
-from helpers import disk_record, write_generations
 
 from ocg.analysis import notebook
 from ocg.analysis.site import write_index
@@ -18,6 +17,7 @@ from ocg.generation import generate
 from ocg.results import load_scores
 from ocg.runconfig import check_common
 from ocg.scoring import score_model
+from tests.helpers import disk_record, write_generations
 
 ASK = {
     "conditions": ["original", "ordered"],

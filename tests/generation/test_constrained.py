@@ -8,13 +8,13 @@ import shutil
 
 import pandas as pd
 import pytest
-from helpers import disk_record
 
 from ocg.errors import OcgInputError
 from ocg.generation import generate, read_generations
 from ocg.generation.ordered_grammar import FREE_WORDS, grammar_sha256, inflections, ordered_regex
 from ocg.metrics.coverage import load_nlp, score_coverage
 from ocg.models import get_model, parse_models
+from tests.helpers import disk_record
 
 CONCEPTS, POS = ["dog", "frisbee", "catch", "throw"], "NNVV"
 
@@ -185,9 +185,8 @@ def test_a_backend_that_cannot_force_a_grammar_is_refused(tmp_path):
 
 
 def test_the_forced_table_is_table_4s_pattern_against_ordered_and_original():
-    from test_analysis import hand_summary
-
     from ocg.analysis import tables
+    from tests.helpers import hand_summary
 
     s = hand_summary()
     forced = s[s.condition == "ordered"].assign(
@@ -289,7 +288,7 @@ def concept_sentence(body):
 
 
 def chat_answer(content):
-    from test_hostile_http import completion
+    from tests.generation.hostile_http import completion
 
     return 200, {"Content-Type": "application/json"}, json.dumps(completion(content)).encode(), 0
 
@@ -297,7 +296,7 @@ def chat_answer(content):
 @pytest.fixture
 def server():
     """A server on 127.0.0.1 whose answer comes from server.answer(body, n) (n: requests so far)."""
-    from test_api_backend import ScriptedServer
+    from tests.generation.scripted_server import ScriptedServer
 
     class Server(ScriptedServer):
         answer = staticmethod(lambda body, n: chat_answer(concept_sentence(body)))
@@ -400,7 +399,7 @@ def test_a_cut_answer_must_be_the_start_of_an_admitted_sentence(
 
 
 def completion_cut(content):
-    from test_hostile_http import completion
+    from tests.generation.hostile_http import completion
 
     return completion(content, finish_reason="length")
 
@@ -530,15 +529,9 @@ def test_a_run_file_forcing_a_grammar_on_a_replay_model_is_refused_before_any_wo
 
 
 def forms_benchmark():
-    import importlib.util
+    from tests.helpers import benchmark
 
-    from ocg.paths import PROJECT_ROOT
-
-    spec = importlib.util.spec_from_file_location(
-        "forced_forms", PROJECT_ROOT / "benchmarks" / "forced_forms.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = benchmark("forced_forms")
     return module, json.loads(module.RESULTS.read_text())
 
 

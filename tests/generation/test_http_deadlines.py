@@ -11,9 +11,9 @@ import time
 
 import pytest
 import urllib3
-from test_hostile_http import KEY, api_entry, completion, generate, serve, server_entry  # noqa: F401
 
 from ocg.generation import read_generations
+from tests.generation.hostile_http import KEY, api_entry, completion, generate
 
 
 class TricklingServer:
@@ -167,7 +167,7 @@ def test_a_version_trickled_a_byte_at_a_time_is_not_waited_for(tmp_path, capsys)
 )
 def test_headers_past_http_clients_limits_are_named(
     tmp_path, capsys, monkeypatch, serve, headers, what
-):  # noqa: F811
+):
     monkeypatch.setenv("OCG_HTTP_KEY", KEY)
     server = serve(
         lambda b, h: (
@@ -185,7 +185,7 @@ def test_headers_past_http_clients_limits_are_named(
     assert "ConnectionError" not in err
 
 
-def test_a_redirect_loop_names_the_url(tmp_path, capsys, monkeypatch, serve):  # noqa: F811
+def test_a_redirect_loop_names_the_url(tmp_path, capsys, monkeypatch, serve):
     monkeypatch.setenv("OCG_HTTP_KEY", KEY)
     server = serve(lambda b, h: (307, {"Location": "/v1/chat/completions"}, b""))
     code, err = generate(tmp_path, capsys, api_entry(server.url))
@@ -197,7 +197,7 @@ def test_a_redirect_loop_names_the_url(tmp_path, capsys, monkeypatch, serve):  #
 @pytest.mark.parametrize("coding", ["br", "zstd", "gzip, br"])
 def test_a_content_coding_that_cannot_be_undone_is_named(
     tmp_path, capsys, monkeypatch, serve, coding
-):  # noqa: F811
+):
     undone = (
         urllib3.response.HTTPResponse.CONTENT_DECODERS
     )  # br, zstd: where brotli, zstandard are installed

@@ -9,13 +9,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import disk_record
 
 from ocg.errors import OcgInputError
 from ocg.generation import GenerationStore, generate, read_generations
 from ocg.generation.completeness import check_model_dir
 from ocg.generation.sampling import SEEDING_RULE, batch_seed, check_sampling
 from ocg.paths import PROJECT_ROOT
+from tests.helpers import disk_record
 
 INTERRUPT = Path(__file__).parent.parent / "interrupt_ocg.py"
 

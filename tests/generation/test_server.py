@@ -9,8 +9,6 @@ import socket
 import subprocess
 import sys
 import time
-from importlib import metadata
-from pathlib import Path
 
 import pytest
 import yaml
@@ -20,13 +18,15 @@ from ocg.errors import OcgInputError
 from ocg.generation import generate, read_generations
 from ocg.generation.server import ServerError
 from ocg.models import get_model, parse_models
+from tests.generation.transformers_serve import (
+    TRANSFORMERS_4,
+    TRANSFORMERS_CLI,
+    no_server_left,
+    server_entry,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.tf4]
-TRANSFORMERS_CLI = Path(sys.executable).parent / "transformers"
 WORK = dict(conditions=["ordered"], subset_k=1, template_ids=[0])
-TRANSFORMERS_4 = metadata.version("transformers").startswith("4.")
-# The model every request gets: `--force_model X` in transformers 4.x, a positional X in 5.x.
-FORCE_MODEL = "--force_model " if TRANSFORMERS_4 else ""
 
 
 @pytest.fixture(autouse=True)
@@ -37,42 +37,8 @@ def hub_cache(tmp_path, monkeypatch):
     (tmp_path / "hub-cache").mkdir()
 
 
-def server_entry(**server):
-    model_dir = str(ensure_converted("smollm2-135m-instruct"))
-    command = (
-        f"{TRANSFORMERS_CLI} serve {FORCE_MODEL}{{model_dir}} --device cpu --dtype bfloat16 "
-        f"--host 127.0.0.1 --port {{port}}"
-    )
-    return {
-        "id": model_dir,
-        "backend": "openai",
-        "max_new_tokens": 48,
-        "batch_size": 8,
-        "api": {
-            "base_url": "http://127.0.0.1:{port}/v1",
-            "concurrency": 2,
-            "timeout_s": 120,
-            "backoff_s": 0.2,
-            "max_retries": 2,
-            "server": {
-                "command": command,
-                "model_dir": model_dir,
-                "startup_timeout_s": 180,
-                **server,
-            },
-        },
-    }
-
-
 def spec_of(entry, name="served"):
     return parse_models({"models": {name: entry}}, "test")[name]
-
-
-def no_server_left():
-    out = subprocess.run(
-        ["pgrep", "-f", f"{TRANSFORMERS_CLI} serve"], capture_output=True, text=True
-    )
-    return out.stdout.strip() == ""
 
 
 def test_answers_through_transformers_serve_match_the_transformers_backend(tmp_path, monkeypatch):

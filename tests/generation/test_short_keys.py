@@ -5,24 +5,23 @@ more characters is scrubbed wherever it stands. Through the real CLI against loc
 import json
 
 import pytest
-from test_hostile_http import (  # noqa: F401 (serve: a fixture)
+
+from ocg.generation import read_generations
+from tests.generation.hostile_http import (
     KEY,
     api_entry,
     completion,
     generate,
     nothing_holds_the_key,
-    serve,
     server_entry,
 )
-
-from ocg.generation import read_generations
 
 ANSWER = "The dog will jump over the log and test the ice."
 
 
 def test_a_short_key_leaves_answers_that_hold_it_as_a_word_intact(
     tmp_path, capsys, monkeypatch, serve
-):  # noqa: F811
+):
     monkeypatch.setenv("OCG_HTTP_KEY", "jump")
     server = serve(
         lambda b, h: (
@@ -37,7 +36,7 @@ def test_a_short_key_leaves_answers_that_hold_it_as_a_word_intact(
     assert set(df.raw) == {ANSWER} and all(list(n) == [] for n in df.api_notes)
 
 
-def test_a_short_key_echoed_as_its_header_is_scrubbed(tmp_path, capsys, monkeypatch, serve):  # noqa: F811
+def test_a_short_key_echoed_as_its_header_is_scrubbed(tmp_path, capsys, monkeypatch, serve):
     monkeypatch.setenv("OCG_HTTP_KEY", "jump")
     server = serve(
         lambda b, h: (
@@ -57,7 +56,7 @@ def test_a_short_key_echoed_as_its_header_is_scrubbed(tmp_path, capsys, monkeypa
     )
 
 
-def test_a_long_key_echoed_bare_is_scrubbed(tmp_path, capsys, monkeypatch, serve):  # noqa: F811
+def test_a_long_key_echoed_bare_is_scrubbed(tmp_path, capsys, monkeypatch, serve):
     assert len(KEY) >= 16
     monkeypatch.setenv("OCG_HTTP_KEY", KEY)
     server = serve(

@@ -6,12 +6,12 @@ import json
 import os
 
 import pytest
-from helpers import disk_record
 
 from ocg.errors import OcgInputError
 from ocg.generation import GenerationStore, appending, generate, read_generations
 from ocg.generation.chat import prompt_sha256
 from ocg.layout import ModelGenerations
+from tests.helpers import disk_record
 
 
 def records(

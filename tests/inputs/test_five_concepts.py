@@ -172,7 +172,7 @@ def test_five_concepts_report(tmp_path):
     import subprocess
     import sys
 
-    from test_report_notebooks import output_text
+    from tests.analysis.notebooks import output_text
 
     run = yaml.safe_load(FIVE.read_text()) | {"outputs": str(tmp_path / "outputs")}
     run_file = tmp_path / "five-concepts.yaml"

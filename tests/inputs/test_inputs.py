@@ -5,13 +5,13 @@ import time
 
 import pytest
 import yaml
-from helpers import write_generations
 
 from ocg.cli import main
 from ocg.errors import OcgInputError
 from ocg.pipeline import load_run
 from ocg.results import load_scores
 from ocg.sweep import load_sweep
+from tests.helpers import write_generations
 
 DEMO = yaml.safe_load(open("params/runs/demo.yaml"))
 

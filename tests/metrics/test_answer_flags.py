@@ -122,7 +122,7 @@ def test_the_landing_page_counts_them_and_says_what_they_mean(flagged, tmp_path)
 
 @pytest.mark.slow
 def test_the_case_browser_filters_truncated_and_looping_answers(flagged, tmp_path):
-    from test_browser import CHROMIUM, chromium, console_errors
+    from tests.chromium import CHROMIUM, chromium, console_errors
 
     if CHROMIUM is None:
         pytest.skip("chromium is not installed (apt-get install chromium)")

@@ -9,9 +9,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import build_tiny_bleurt
 
 from ocg.metrics import bleurt
+from tests.helpers import build_tiny_bleurt
 
 pytestmark = [pytest.mark.slow, pytest.mark.tf4]  # a tiny BLEURT model, trained tokenizer and all
 SENTENCES = [

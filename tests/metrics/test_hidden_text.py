@@ -5,10 +5,10 @@ space is cut before tagging (spaCy's tokenizer is quadratic on it) and flagged."
 import time
 
 import pandas as pd
-from helpers import write_generations
 
 from ocg.cli import main
 from ocg.metrics.textprep import LONG_RUN, for_matching
+from tests.helpers import write_generations
 
 HIDDEN = {  # answer -> (flag, concepts all present)
     "A dog\u200b runs in the park.": ("format_chars", True),

@@ -149,14 +149,10 @@ def test_glue_is_punctuation_and_the_three_words(tokens, first, used, flags):
 def test_methods_states_how_often_real_outputs_copy_the_list():
     """The measured figure in docs/METHODS.md is what benchmarks/list_copies.py measures (and the
     flags it finds agree with the text route wherever that route sees a copy)."""
-    import sys
-
     from ocg.paths import PROJECT_ROOT
+    from tests.helpers import benchmark
 
-    sys.path.insert(0, str(PROJECT_ROOT / "benchmarks"))
-    import list_copies
-
-    m = list_copies.measure()
+    m = benchmark("list_copies").measure()
     assert len(m) == 2496
     text = (
         (PROJECT_ROOT / "docs" / "METHODS.md")
@@ -184,13 +180,12 @@ def test_methods_states_how_often_real_outputs_copy_the_list():
     ],
 )
 def test_the_case_browser_filters_them(scored, outcome, wanted):
-    from test_browser import CHROMIUM
+    from tests.chromium import CHROMIUM
 
     if CHROMIUM is None:
         pytest.skip("chromium is not installed (apt-get install chromium)")
-    from test_case_browser import open_at, rows_of
-
     from ocg.analysis.site import write_index
+    from tests.chromium import open_at, rows_of
 
     out, _ = scored
     root = out.parent.parent

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from helpers import write_generations
 
 from ocg.analysis import tables
 from ocg.metrics import registry
@@ -17,6 +16,7 @@ from ocg.metrics.statistics import pooled_columns, ratios, sufficient_statistics
 from ocg.records import Signature
 from ocg.scoring import score_model
 from ocg.scoring.families import FAMILIES, Family
+from tests.helpers import write_generations
 
 README = Path(__file__).parent.parent.parent / "docs" / "developing.md"
 

@@ -2,70 +2,17 @@
 and a per-text unbatched reference (the model's own loss) on any transformers; the guards give the
 same statuses. On transformers 5 (lmppl cannot load models there) the lmppl half is skipped."""
 
-import json
 import math
-from pathlib import Path
 
 import pytest
 
 from ocg.metrics import perplexity
 from ocg.metrics.lm_nll import context_limit, load_ocg_lm
+from tests.metrics.tiny_gpt2 import real_answers
 
 pytestmark = [pytest.mark.slow, pytest.mark.tf4]  # a tiny GPT-2 and the embedded model
 
-LABELS = Path(__file__).parent.parent / "data" / "matching_labels.jsonl"
-CONTEXT = 48  # the tiny model's positions: the longest answers are truncated
-
-
-def real_answers(n: int = 40) -> list[str]:
-    """n distinct real LLM answers (CommonGen-Eval outputs), spread evenly over their lengths."""
-    outputs = sorted(
-        {json.loads(line)["output"] for line in LABELS.read_text().splitlines()},
-        key=lambda t: (len(t), t),
-    )
-    return [outputs[round(i * (len(outputs) - 1) / (n - 1))] for i in range(n)]
-
-
 TEXTS = [*real_answers(), "", "   ", None, "a", "word " * 40]
-
-
-@pytest.fixture(scope="module")
-def tiny_lm(tmp_path_factory):
-    """A random tiny GPT-2 (no pad token, like GPT2-XL) with a byte-level BPE trained here: no hub."""
-    import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
-
-    bpe = Tokenizer(models.BPE(unk_token="<unk>"))
-    bpe.pre_tokenizer, bpe.decoder = (
-        pre_tokenizers.ByteLevel(add_prefix_space=False),
-        decoders.ByteLevel(),
-    )
-    bpe.train_from_iterator(
-        real_answers(200),
-        trainers.BpeTrainer(
-            vocab_size=400,
-            special_tokens=["<unk>", "<eos>"],
-            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        ),
-    )
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<eos>", unk_token="<unk>")
-    torch.manual_seed(0)
-    model = GPT2LMHeadModel(
-        GPT2Config(
-            vocab_size=len(tokenizer),
-            n_positions=CONTEXT,
-            n_embd=32,
-            n_layer=2,
-            n_head=2,
-            bos_token_id=1,
-            eos_token_id=1,
-        )
-    )
-    path = tmp_path_factory.mktemp("tiny-gpt2")
-    tokenizer.save_pretrained(path)
-    model.save_pretrained(path)
-    return path
 
 
 def unbatched_reference(texts, lm) -> dict[str, float]:

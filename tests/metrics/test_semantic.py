@@ -8,10 +8,10 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import build_tiny_embedder, write_generations
 
 from ocg.metrics import semantic
 from ocg.scoring import neural, score_model
+from tests.helpers import build_tiny_embedder, write_generations
 
 GROUP = [
     "The dog catches a frisbee.",

@@ -7,7 +7,6 @@ import math
 
 import pandas as pd
 import pytest
-from test_perplexity_impl import tiny_lm  # noqa: F401 (the fixture: a tiny GPT-2 built here)
 
 from ocg.metrics import nonword, slor
 from ocg.scoring import neural
@@ -47,7 +46,7 @@ def direct_slor(text: str, path) -> float:
 @pytest.mark.slow
 def test_slor_equals_a_direct_computation_and_reads_perplexitys_cache(
     tiny_lm, tmp_path, monkeypatch
-):  # noqa: F811
+):
     texts = pd.Series(SENTENCES + ["", SENTENCES[0]])
     from ocg import hub
 

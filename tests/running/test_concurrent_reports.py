@@ -11,11 +11,11 @@ import uuid
 from pathlib import Path
 
 import pytest
-from small_report import MODEL, TAG, wait_for, write_run
 
 from ocg.errors import OcgInputError
 from ocg.paths import PROJECT_ROOT
 from ocg.scoring.pinned import pin_scores
+from tests.running.small_report import MODEL, TAG, wait_for, write_run
 
 SMALL = str(Path(__file__).with_name("small_report.py"))
 
@@ -88,7 +88,7 @@ def test_two_concurrent_reports_with_other_scoring_each_read_their_own_scores(tm
 def test_a_set_scored_otherwise_than_the_run_asks_is_refused_naming_the_setting(
     scored_run, tmp_path
 ):
-    from helpers import two_models_rows
+    from tests.helpers import two_models_rows
 
     root = scored_run(
         "pinned",

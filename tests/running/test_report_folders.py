@@ -157,9 +157,7 @@ def test_a_report_being_rebuilt_is_whole_or_visibly_unfinished(
 
 
 KILLED_RUN = """
-import sys, time
-sys.path.insert(0, {tests!r})
-from test_report_folders import report_until_killed
+from tests.running.test_report_folders import report_until_killed
 report_until_killed({run!r}, {ready!r})
 """
 
@@ -182,9 +180,7 @@ def test_kill_9_during_a_notebook_leaves_the_previous_report_and_a_visibly_unfin
     assert report(monkeypatch, tmp_path, ONE) == 0
     before = {p.relative_to(folder): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
     ready = tmp_path / "ready"
-    code = KILLED_RUN.format(
-        tests=str(Path(__file__).parent), run=str(write_run(tmp_path, TWO)), ready=str(ready)
-    )
+    code = KILLED_RUN.format(run=str(write_run(tmp_path, TWO)), ready=str(ready))
     child = subprocess.Popen(
         [sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=str(PROJECT_ROOT))
     )
@@ -342,7 +338,7 @@ def test_a_full_disk_while_the_case_browser_is_written_leaves_the_report_failed(
     import errno
     import shutil
 
-    from helpers import two_models_rows
+    from tests.helpers import two_models_rows
 
     model = ONE["models"][0]
     root = scored_run(

@@ -4,11 +4,10 @@ another folder."""
 
 from pathlib import Path
 
-from test_hostile import cli, models_file
-
 from ocg.cli import main
 from ocg.paths import PARAMS_DIR, outputs_dir
 from ocg.pipeline import load_run
+from tests.hostile import cli, models_file
 
 RUN_FILES = sorted((PARAMS_DIR / "runs").glob("*.yaml"))
 

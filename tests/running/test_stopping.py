@@ -12,10 +12,17 @@ import uuid
 
 import pytest
 import yaml
-from small_report import MODEL, TAG, models_file, tagged_processes, wait_for, write_run
 
 from ocg.lock import holder
 from ocg.paths import PROJECT_ROOT
+from tests.running.small_report import (
+    MODEL,
+    TAG,
+    models_file,
+    tagged_processes,
+    wait_for,
+    write_run,
+)
 
 pytestmark = pytest.mark.slow
 

@@ -71,11 +71,10 @@ def test_the_digest_sees_code_not_comments_or_docstrings(tmp_path, monkeypatch):
 
 
 def test_a_version_bump_makes_scores_stale_and_tables_refuse_to_mix(tmp_path, monkeypatch):
-    from helpers import write_generations
-
     from ocg.errors import OcgInputError
     from ocg.results import load_scores
     from ocg.scoring import FAMILIES, score_model
+    from tests.helpers import write_generations
 
     rows = [
         {"set_id": "s", "template_id": 0, "perm_index": p, "concepts": ["dog", "run"], "answer": a}

@@ -10,11 +10,11 @@ import re
 import pandas as pd
 import pytest
 import yaml
-from helpers import write_generations
-from test_api_backend import KEY, ScriptedServer
 
 from ocg.metrics import judge
 from ocg.scoring import score_model
+from tests.generation.scripted_server import KEY, ScriptedServer
+from tests.helpers import write_generations
 
 CONCEPTS = ["dog", "catch", "frisbee"]
 ANSWERS = ["The dog catches a frisbee.", "A frisbee is caught by the dog.", "The dog runs.", ""]

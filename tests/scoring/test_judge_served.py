@@ -10,10 +10,10 @@ import re
 import pandas as pd
 import pytest
 import yaml
-from helpers import write_generations
-from test_server import no_server_left, server_entry
 
 from ocg.scoring import score_model
+from tests.generation.transformers_serve import no_server_left, server_entry
+from tests.helpers import write_generations
 
 pytestmark = [pytest.mark.slow, pytest.mark.tf4]
 CONCEPTS = ["dog", "catch", "frisbee"]

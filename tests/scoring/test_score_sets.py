@@ -12,7 +12,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from helpers import write_generations
 
 from ocg.cli import main
 from ocg.errors import OcgInputError
@@ -23,6 +22,7 @@ from ocg.scoring import SCORING_FILE, cpu_families, score_model
 from ocg.scoring.scoreset import read_score_set
 from ocg.sweep import load_sweep
 from ocg.sweep.slurm import write_array_script
+from tests.helpers import write_generations
 
 INTERRUPT = Path(__file__).parent.parent / "interrupt_ocg.py"
 RULES = {"a": "pos_aware_lookup", "b": "commongen_lemma"}  # they disagree on "rides" (-> "rid")

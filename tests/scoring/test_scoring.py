@@ -8,12 +8,12 @@ import random
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import build_tiny_bleurt, build_tiny_embedder, write_generations
 
 from ocg.errors import OcgInputError
 from ocg.metrics import bleurt, perplexity
 from ocg.results import load_scores
 from ocg.scoring import score_model
+from tests.helpers import build_tiny_bleurt, build_tiny_embedder, write_generations
 
 pytestmark = pytest.mark.tf4  # run on the second stack too (make test-tf4)
 

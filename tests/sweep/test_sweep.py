@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-from slurm_cluster import cluster_for_test
 
 from ocg.errors import OcgInputError
 from ocg.lock import exclusive
 from ocg.sweep import load_sweep, resources_for, status_table
 from ocg.sweep.tasks import BUSY
+from tests.sweep.sweep_files import ocg
 
 SECRET = "sk-sweep-secret-81bd3"
 
@@ -58,16 +58,6 @@ def sweep_file(tmp_path, models, models_path, analysis=("03_main_results",)) -> 
     path = tmp_path / "sweep.yaml"
     path.write_text(yaml.safe_dump(sweep))
     return str(path)
-
-
-def ocg(*args, env=None):
-    return subprocess.run(
-        [sys.executable, "-m", "ocg.cli", *args],
-        capture_output=True,
-        text=True,
-        env=env or os.environ.copy(),
-        timeout=900,
-    )
 
 
 def test_sweep_file_validation(tmp_path):
@@ -167,11 +157,6 @@ def test_local_executor_two_entries_of_the_embedded_model(tmp_path):
             assert SECRET not in f.read_text(errors="replace"), f
 
 
-@pytest.fixture
-def slurm(tmp_path, monkeypatch):
-    yield from cluster_for_test(tmp_path / "cluster", monkeypatch)
-
-
 @pytest.mark.slow
 def test_slurm_array_with_a_broken_model_then_a_rerun_of_only_it(tmp_path, slurm):
     mpath = models_file(tmp_path, broken=True)
@@ -228,7 +213,7 @@ def test_slurm_array_with_a_broken_model_then_a_rerun_of_only_it(tmp_path, slurm
 @pytest.mark.slow
 def test_server_backed_sweep_on_slurm(tmp_path, slurm, monkeypatch):
     """A model task on a Slurm node starts its inference server, generates through it, stops it."""
-    from test_server import no_server_left, server_entry
+    from tests.generation.transformers_serve import no_server_left, server_entry
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv(

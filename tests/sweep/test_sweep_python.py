@@ -7,7 +7,8 @@ import subprocess
 import sys
 
 import pytest
-from test_sweep_site import ocg, site_sweep
+
+from tests.sweep.sweep_files import ocg, site_sweep
 
 
 def python_of_the_job(tmp_path, setup: list[str] | None) -> tuple[str, str]:

@@ -6,9 +6,9 @@ import subprocess
 
 import pytest
 import yaml
-from test_sweep import ocg, slurm  # noqa: F401 - the slurm fixture
 
 from ocg.sweep import load_sweep, status_table
+from tests.sweep.sweep_files import ocg
 
 
 def hostile_sweep(tmp_path, marker, analysis=("03_main_results",)):
@@ -61,7 +61,7 @@ def test_scripts_quote_every_value(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_hostile_sweep_path_runs_on_slurm_and_executes_nothing(tmp_path, slurm):  # noqa: F811
+def test_a_hostile_sweep_path_runs_on_slurm_and_executes_nothing(tmp_path, slurm):
     marker = tmp_path / "pwned"
     folder = hostile_sweep(tmp_path, marker)
     result = ocg("sweep", str(folder / "s.yaml"), "--executor", "slurm", "--wait")

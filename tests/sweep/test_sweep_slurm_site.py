@@ -11,12 +11,12 @@ import time
 
 import pytest
 import yaml
-from helpers import disk_record
-from slurm_cluster import cluster_for_test
-from test_api_backend import ScriptedServer, ok_body
-from test_sweep_site import replay_models
 
 from ocg.sweep import load_sweep, status_table
+from tests.generation.scripted_server import ScriptedServer, ok_body
+from tests.helpers import disk_record
+from tests.slurm_cluster import cluster_for_test
+from tests.sweep.sweep_files import replay_models
 
 
 @pytest.fixture

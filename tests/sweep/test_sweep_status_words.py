@@ -4,13 +4,12 @@ analysis job in the queue is said; a real submission prints what its dry run pri
 
 import os
 
-from test_sweep_site import site_sweep
-
 from ocg.io import write_json
 from ocg.layout import ModelGenerations, SweepFolder
 from ocg.sweep import load_sweep, status_table
 from ocg.sweep.slurm import submit_slurm
 from ocg.sweep.state import print_status
+from tests.sweep.sweep_files import site_sweep
 
 
 def fake_slurm(tmp_path, monkeypatch, tasks: str, analysis: str) -> None:

@@ -1,0 +1,2 @@
+"""Typed parameter files: a pydantic model per kind of file (models, run, sweep, scoring,
+templates), each field described, their JSON Schemas in params/schema/ (`python -m ocg.config`)."""

@@ -1,0 +1,152 @@
+"""A models file (params/models.yaml): its entries, their api, server and replay blocks."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from .base import AutoOrPositive, ConfigModel, checked, number
+from .model_checks import (
+    check_command,
+    check_date,
+    check_generation_overrides,
+    check_id,
+    check_rates,
+    check_url,
+)
+
+BACKENDS = ("transformers", "openai", "replay")  # replay: answers from a file or a synthetic writer
+QUANTIZATIONS = ("none", "4bit", "8bit")
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+# auto: transformers' choice (sdpa where the model supports it); docs/METHODS.md, "Decoding"
+ATTENTIONS = ("auto", "sdpa", "eager")
+EXTRACTIONS = ("plain", "think", "marco_o1")
+SYSTEM_MODES = ("auto", "system", "folded")  # auto: probe the chat template (API models: system)
+DECODINGS = ("greedy", "model_defaults")  # see docs/METHODS.md, "Decoding"
+SYSTEM_PROMPTS = ("paper", "template_default")
+# The calendar date every chat template sees (Llama 3.x writes "Today Date: ..." into the system
+# turn). The Llama 3.1 template's own fallback date; pinned so a rerun asks the same prompt.
+DEFAULT_PROMPT_DATE = "2024-07-26"
+SEED_MAX = 2**32 - 1  # transformers' set_seed seeds numpy, which takes no more
+MAX_SECONDS = 7 * 24 * 3600  # a wait longer than a week is a typo (sockets overflow near 1e12 s)
+Seconds = number(ge=0, le=MAX_SECONDS)
+
+
+class ServerBlock(ConfigModel):
+    """A server started for the run (vLLM, llama.cpp), stopped when it ends."""
+
+    command: Annotated[str, checked(check_command)]
+    """The command that starts it; {id}, {port}, {model_dir} and {key} are filled in."""
+    startup_timeout_s: number(gt=0, le=MAX_SECONDS) = 600
+    """Seconds to wait for it to answer before the run fails."""
+    port: int = Field(None, ge=1, le=65535)
+    """Its port (default: a free one); base_url's {port} is filled in with it."""
+    model_dir: str = None
+    """A local folder of weights, for {model_dir}."""
+
+
+class ApiBlock(ConfigModel):
+    """How an openai-backend entry is asked (any OpenAI-compatible chat API)."""
+
+    base_url: Annotated[str, checked(check_url)]
+    """The API's URL (http or https; no user:password@ in it)."""
+    key_env: str | None = None
+    """The NAME of the environment variable that holds the key (never the key itself)."""
+    concurrency: int = Field(8, ge=1)
+    """Requests in flight at once."""
+    timeout_s: number(gt=0, le=MAX_SECONDS) = 120
+    """Seconds one request may take."""
+    max_retries: int = Field(6, ge=0)
+    """Retries of a failed request."""
+    temperature: number(ge=0) | None = 0
+    """Sampling temperature (0: greedy; null omits it, for models that reject it)."""
+    backoff_s: Seconds = 1.0
+    """The first retry's wait, doubled each time."""
+    token_param: str = "max_tokens"
+    """The request's token-budget parameter (max_completion_tokens for o1-style models)."""
+    max_retry_wait_s: Seconds = 300
+    """The longest wait between retries."""
+    server: ServerBlock = None
+    """A server started for the run (then no key is needed)."""
+    takes_seed: bool = True
+    """false: the API rejects `seed`; none is sent, and a sampled run's card says so."""
+    regex_param: Literal["structured_outputs", "guided_regex"] = "structured_outputs"
+    """How a constrained condition's regex is sent: vLLM >= 0.10.2's structured_outputs, or the
+    guided_regex of older vLLM."""
+
+
+class ReplayBlock(ConfigModel):
+    """The replay backend: answers from a file, else from the synthetic writer."""
+
+    file: str = None
+    """JSONL, one {"instance_id", "answer"} (and "sample") per line; relative to the models file."""
+    rates: Annotated[dict[str, Any], checked(check_rates)] = None
+    """The synthetic writer's rates {reorder, drop, inflect, repeat, degenerate}, each 0-1."""
+
+
+class ModelDefaults(ConfigModel):
+    """Every field of an entry but its id: a models file's `defaults:` changes them for its entries."""
+
+    backend: Literal[BACKENDS] = "transformers"
+    """transformers, openai (an OpenAI-compatible chat API) or replay (no model runs)."""
+    revision: str = "main"
+    """Hub revision (branch, tag or commit); only a full commit hash pins the weights."""
+    quantization: Literal[QUANTIZATIONS] = "4bit"
+    """none, 4bit (bitsandbytes NF4, as QLoRA) or 8bit; an entry that sets dtype says it too."""
+    dtype: Literal[DTYPES] = "bfloat16"
+    """The compute dtype (with 4bit too)."""
+    attention: Literal[ATTENTIONS] = "auto"
+    """auto (transformers' choice), sdpa or eager; changes answers in bf16."""
+    trust_remote_code: bool = False
+    """Run the model repository's own code."""
+    max_new_tokens: int = Field(128, ge=1)
+    """The generation budget per answer."""
+    batch_size: AutoOrPositive = 32
+    """Prompts per batch, or auto: the largest that fits on CUDA (32 elsewhere)."""
+    pad_multiple: AutoOrPositive = "auto"
+    """Prompts padded to a multiple of it; auto: 8 on CUDA, 1 elsewhere."""
+    seed: int = Field(42, ge=0, le=SEED_MAX)
+    """The fixed seed (sent to APIs that take one)."""
+    answer_extraction: Literal[EXTRACTIONS] = "plain"
+    """plain (the raw text), think (<think>...</think> answer) or marco_o1 (<Output>...)."""
+    system_mode: Literal[SYSTEM_MODES] = "auto"
+    """auto (probe the chat template), system, or folded (system text before the first turn)."""
+    system_prompt: Literal[SYSTEM_PROMPTS] = "paper"
+    """paper (params/templates.yaml's) or template_default (no system turn)."""
+    prompt_date: Annotated[str, checked(check_date)] = DEFAULT_PROMPT_DATE
+    """The date every chat template sees (YYYY-MM-DD)."""
+    decoding: Literal[DECODINGS] = "greedy"
+    """greedy, or model_defaults (the model's generation_config.json acts too)."""
+    generation_overrides: Annotated[dict[str, Any], checked(check_generation_overrides)] = {}
+    """transformers GenerationConfig settings applied on top, e.g. {repetition_penalty: 1.1}."""
+    batch_check: int = Field(16, ge=0)
+    """Instances regenerated at batch size 1 to measure what batching changed (0: none)."""
+    paper_name: str | None = None
+    """The model's name in the paper's tables."""
+    paper_id: str | None = None
+    """The id the paper's Table 5 prints (default: id)."""
+    base_model: str | None = None
+    """For reasoning models: the entry of the model it was built on (Table 7)."""
+    api: ApiBlock = None
+    """openai backend only: how the API is asked."""
+    replay: ReplayBlock = None
+    """replay backend only: the file or the synthetic writer's rates."""
+
+
+class ModelEntry(ModelDefaults):
+    """One model ocg can run."""
+
+    id: Annotated[str, checked(check_id)]
+    """Hub id, local directory, or embedded:NAME (a model shipped in a Python package)."""
+
+
+class ModelsFile(ConfigModel):
+    """A models file: entries, optionally over those of the file it extends."""
+
+    extends: str = None
+    """Another models file (relative to this one) whose entries this file adds to."""
+    defaults: ModelDefaults = None
+    """Field values for this file's entries where they are silent."""
+    models: dict[str, ModelEntry]
+    """The entries, by name (the name a run or sweep file lists)."""
