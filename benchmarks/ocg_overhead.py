@@ -118,7 +118,7 @@ def best_of(fn, reps: int = 5) -> float:
 
 
 def side_by_side() -> dict:
-    from ocg.generation.hf_backend import _merges_model_defaults
+    from ocg.generation.hf_loading import merges_model_defaults
     from ocg.generation.selection import select_instances
 
     rows = select_instances(None, ["ordered"], subset_k=2)
@@ -135,8 +135,8 @@ def side_by_side() -> dict:
             [getattr(table[p], f) for f in fields]
 
     o, n = best_of(old), best_of(new)
-    probe_old = best_of(lambda: [_merges_model_defaults.__wrapped__() for _ in range(100)]) / 100
-    probe_new = best_of(lambda: [_merges_model_defaults() for _ in range(100)]) / 100
+    probe_old = best_of(lambda: [merges_model_defaults.__wrapped__() for _ in range(100)]) / 100
+    probe_new = best_of(lambda: [merges_model_defaults() for _ in range(100)]) / 100
     return {
         "record_rows": {
             "rows": len(rows),

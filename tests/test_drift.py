@@ -166,8 +166,8 @@ def test_the_table_check_sees_a_changed_figure_or_size():
 
 
 def test_methods_names_every_function_word_tag_the_matcher_skips():
-    """METHODS' list of function words (rule 3 never applies to them) is matching.py's _FUNCTION_POS."""
-    from ocg.metrics.matching import _FUNCTION_POS
+    """METHODS' list of function words (rule 3 never applies to them) is token_forms.py's _FUNCTION_POS."""
+    from ocg.metrics.token_forms import _FUNCTION_POS
 
     text = " ".join(METHODS.read_text().split())
     listed = text.split("never for function words (", 1)[1].split(");", 1)[0]

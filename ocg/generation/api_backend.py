@@ -18,9 +18,7 @@ refused (ocg/models.py): they would replace the Bearer key and be written into t
 
 from __future__ import annotations
 
-import email.utils
 import os
-import re
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -33,7 +31,6 @@ from ..embedded import served
 from ..errors import OcgInputError
 from ..models import ModelSpec
 from .api_answer import (
-    EXCERPT_CHARS,
     MAX_BODY_BYTES,
     SECRET_MIN_CHARS,
     ApiError,
@@ -42,30 +39,10 @@ from .api_answer import (
     scrub,
     scrub_answer,
 )
+from .api_status import Retryable, refusal
 from .chat import MessagePrompts
 from .http_client import BodyTooLong, DeadlineExceeded, broken_answer, fetch, session
 from .sampling import sample_seed
-
-
-class _Retryable(Exception):
-    """A failed attempt worth retrying; `wait` is the server's Retry-After, if it gave one."""
-
-    def __init__(self, what: str, wait: float | None = None):
-        super().__init__(what)
-        self.wait = wait
-
-
-def _retry_after_seconds(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        return max(0.0, when.timestamp() - time.time())
 
 
 def check_key(key: str, env: str, where: str) -> str:
@@ -82,14 +59,6 @@ def check_key(key: str, env: str, where: str) -> str:
     except UnicodeEncodeError:
         raise OcgInputError(where, f"the key in ${env} contains non-Latin-1 characters") from None
     return key
-
-
-def is_system_role_rejection(status: int, body: str) -> bool:
-    return (
-        status == 400
-        and re.search(r"system", body, re.I) is not None
-        and re.search(r"role|not supported|unsupported|not allowed|invalid", body, re.I) is not None
-    )
 
 
 # How a constrained condition's expression is sent (`api.regex_param`): vLLM's structured outputs
@@ -179,9 +148,19 @@ class OpenAIBackend(MessagePrompts):
         return body
 
     def _attempt(self, messages: list[dict], regex: str | None = None) -> dict:
-        """One request, bounded by timeout_s as a whole; raises _Retryable or ApiError."""
-        limit = float(self.api["timeout_s"])
+        """One request, bounded by timeout_s as a whole; raises Retryable or ApiError."""
         t0 = time.perf_counter()
+        resp, body, decoding = self._post(self._body(messages, regex))
+        if resp.status_code != 200:
+            raise refusal(resp, body, self.url, self._key, self.spec)
+        out = self._answer(resp, body, decoding)
+        out["seconds"] = round(time.perf_counter() - t0, 4)
+        return out
+
+    def _post(self, body: dict) -> tuple:
+        """The response, its decoded body and the decoding's notes; a failure to get them raised
+        as Retryable (timeouts, dropped connections) or ApiError (the rest, without the key)."""
+        limit, decoding = float(self.api["timeout_s"]), []
         try:
             resp, raw = fetch(
                 self._session,
@@ -189,67 +168,42 @@ class OpenAIBackend(MessagePrompts):
                 self.url,
                 limit,
                 MAX_BODY_BYTES,
-                json=self._body(messages, regex),
+                json=body,
                 headers={"Authorization": f"Bearer {self._key}"} if self._key else {},
             )
-            body = decode_body(resp.status_code, resp.headers, raw, decoding := [])
+            return resp, decode_body(resp.status_code, resp.headers, raw, decoding), decoding
         except DeadlineExceeded:
-            raise _Retryable(f"no complete answer within timeout_s={limit:g} s") from None
+            raise Retryable(f"no complete answer within timeout_s={limit:g} s") from None
         except BodyTooLong as exc:
             raise ApiError(f"{self.url}: {exc}") from None
         except (requests.RequestException, OSError, urllib3.exceptions.HTTPError) as exc:
-            if broken := broken_answer(exc):  # a redirect loop, headers past http.client's limits
-                raise ApiError(scrub(f"{self.url}: {broken}", self._key)) from None
-            if isinstance(exc, (requests.Timeout, requests.ConnectionError)) or not isinstance(
-                exc, requests.RequestException
-            ):
-                raise _Retryable(type(exc).__name__) from None  # refused, dropped, broken mid-body
-            raise ApiError(
-                scrub(f"{type(exc).__name__}: {exc}", self._key)
-            ) from None  # stop, without the key
+            raise self._transport_error(exc) from None
         except ApiError as exc:  # a body that cannot be decoded
             raise ApiError(scrub(f"{self.url}: {exc}", self._key)) from None
-        status, excerpt = (
-            resp.status_code,
-            scrub(body, self._key)[:EXCERPT_CHARS].replace("\n", " "),
-        )
-        if status == 200:
-            try:
-                out = parse_completion(
-                    status, resp.headers.get("Content-Type", ""), body, self._key
-                )
-                out["api_notes"] = decoding + out["api_notes"]
-            except ApiError as exc:
-                raise ApiError(scrub(f"{self.url}: {exc}", self._key)) from None
-            out = scrub_answer(out, self._key)
-            with self._notes_lock:  # requests run in threads
-                for note in out["api_notes"]:
-                    if (
-                        note not in self.notes
-                    ):  # said once per run; each record and the card keep it
-                        tqdm.write(f"[{self.spec.name}] warning: {note} (the record's api_notes)")
-                    self.notes[note] = self.notes.get(note, 0) + 1
-            out["seconds"] = round(time.perf_counter() - t0, 4)
-            return out
-        if status in (401, 403):
-            raise ApiError(
-                f"{status} from {self.url}: the key in ${self.api['key_env']} was refused"
-            )
-        if status == 404:
-            raise ApiError(
-                f"404 from {self.url}: unknown endpoint or model {self.spec.id!r}: {excerpt}"
-            )
-        if is_system_role_rejection(status, body):
-            raise ApiError(
-                f"400 from {self.url}: the model rejects the system role ({excerpt}); set "
-                f"`system_mode: folded` in its entry (models.{self.spec.name}) to put the "
-                "system prompt in front of the first user turn"
-            )
-        if status == 429:
-            raise _Retryable("HTTP 429", _retry_after_seconds(resp.headers.get("Retry-After")))
-        if status >= 500:
-            raise _Retryable(f"HTTP {status}")
-        raise ApiError(f"{status} from {self.url}: {excerpt}")
+
+    def _transport_error(self, exc: Exception) -> Exception:
+        if broken := broken_answer(exc):  # a redirect loop, headers past http.client's limits
+            return ApiError(scrub(f"{self.url}: {broken}", self._key))
+        if isinstance(exc, (requests.Timeout, requests.ConnectionError)) or not isinstance(
+            exc, requests.RequestException
+        ):
+            return Retryable(type(exc).__name__)  # refused, dropped, broken mid-body
+        return ApiError(scrub(f"{type(exc).__name__}: {exc}", self._key))  # stop, without the key
+
+    def _answer(self, resp, body: str, decoding: list[str]) -> dict:
+        """A 200's answer, scrubbed of the key, its notes counted (and said once per run)."""
+        try:
+            out = parse_completion(200, resp.headers.get("Content-Type", ""), body, self._key)
+            out["api_notes"] = decoding + out["api_notes"]
+        except ApiError as exc:
+            raise ApiError(scrub(f"{self.url}: {exc}", self._key)) from None
+        out = scrub_answer(out, self._key)
+        with self._notes_lock:  # requests run in threads
+            for note in out["api_notes"]:
+                if note not in self.notes:  # said once per run; each record and the card keep it
+                    tqdm.write(f"[{self.spec.name}] warning: {note} (the record's api_notes)")
+                self.notes[note] = self.notes.get(note, 0) + 1
+        return out
 
     def _request(self, messages: list[dict], regex: str | None = None) -> dict:
         delay = float(self.api["backoff_s"])
@@ -258,7 +212,7 @@ class OpenAIBackend(MessagePrompts):
         for attempt in range(self.api["max_retries"] + 1):
             try:
                 return self._attempt(messages, regex)
-            except _Retryable as exc:
+            except Retryable as exc:
                 last, wait = str(exc), (exc.wait if exc.wait is not None else delay)
             if attempt == self.api["max_retries"]:
                 break

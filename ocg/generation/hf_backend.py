@@ -10,16 +10,11 @@ recorded in the run card.
 from __future__ import annotations
 
 import copy
-import functools
-import json
 import os
 import time
 
 from .. import hub
-from ..embedded import EMBEDDED_PREFIX, ensure_converted
-from ..errors import OcgInputError
-from ..layout import ConvertedModel
-from ..models import ModelSpec, generation_defaults
+from ..models import ModelSpec
 from .chat import (
     bos_placement,
     chat_template_sha256,
@@ -29,6 +24,14 @@ from .chat import (
     template_default_system_prompt,
     tokenizer_adds_bos,
 )
+from .hf_loading import (
+    effective_generation_config,
+    generation_config_for,
+    load_weights,
+    merges_model_defaults,
+    resolve_source,
+    warm_up,
+)
 from .sampling import batch_seed, sample_seed
 
 
@@ -36,23 +39,6 @@ def _is_oom(exc: BaseException) -> bool:
     import torch
 
     return isinstance(exc, torch.cuda.OutOfMemoryError) or "out of memory" in str(exc).lower()
-
-
-@functools.cache  # asked twice per batch; inspect.signature is not free
-def _merges_model_defaults() -> bool:
-    """transformers 5 dropped generate(use_model_defaults=False): it fills every setting left unset
-    from model.generation_config, then from its global defaults (read from generate's signature)."""
-    import inspect
-
-    from transformers import GenerationMixin
-
-    return "use_model_defaults" not in inspect.signature(GenerationMixin.generate).parameters
-
-
-def _looks_local(model_id: str) -> bool:
-    return model_id.startswith(("/", "./", "../", "~")) or os.path.isdir(
-        os.path.expanduser(model_id)
-    )
 
 
 class TransformersBackend:
@@ -82,24 +68,7 @@ class TransformersBackend:
             if spec.pad_multiple != "auto"
             else (8 if self.device == "cuda" else 1)
         )
-        self.embedded_source = None
-        self.source, self.revision = spec.id, spec.revision
-        if spec.id.startswith(EMBEDDED_PREFIX):
-            path = ensure_converted(spec.id[len(EMBEDDED_PREFIX) :])
-            self.source, self.revision = str(path), None
-            self.embedded_source = json.loads(ConvertedModel(path).source.read_text())
-        elif _looks_local(spec.id):
-            self.source, self.revision = os.path.expanduser(spec.id), None
-            if not os.path.isdir(self.source):
-                raise OcgInputError(
-                    f"models.{spec.name}.id", f"local model directory {spec.id} does not exist"
-                )
-            if not os.path.isfile(os.path.join(self.source, "config.json")):
-                raise OcgInputError(
-                    f"models.{spec.name}.id",
-                    f"local model directory {spec.id} holds "
-                    "no model (no config.json); expected a transformers model folder",
-                )
+        self.source, self.revision, self.embedded_source = resolve_source(spec)
         self.tokenizer = AutoTokenizer.from_pretrained(
             self.source, revision=self.revision, trust_remote_code=spec.trust_remote_code
         )
@@ -123,37 +92,11 @@ class TransformersBackend:
         self.eos_ids: set[int] = set()
 
     def _load_model(self) -> None:
-        import torch
-        from transformers import AutoModelForCausalLM, BitsAndBytesConfig
-
-        spec, t0 = self.spec, time.perf_counter()
-        dtype = "auto" if spec.dtype == "auto" else getattr(torch, spec.dtype)
-        kwargs = {
-            "revision": self.revision,
-            "trust_remote_code": spec.trust_remote_code,
-            "dtype": dtype,
-        }
-        if spec.quantization == "4bit":
-            compute = torch.bfloat16 if spec.dtype == "auto" else dtype
-            kwargs["quantization_config"] = BitsAndBytesConfig(
-                load_in_4bit=True,
-                bnb_4bit_quant_type="nf4",
-                bnb_4bit_use_double_quant=True,
-                bnb_4bit_compute_dtype=compute,
-            )
-        elif spec.quantization == "8bit":
-            kwargs["quantization_config"] = BitsAndBytesConfig(load_in_8bit=True)
-        if spec.attention != "auto":
-            kwargs["attn_implementation"] = spec.attention
-        if self.device == "cuda":
-            kwargs["device_map"] = "auto"
-        self.model = AutoModelForCausalLM.from_pretrained(self.source, **kwargs)
-        if self.device != "cuda" and spec.quantization == "none":
-            self.model.to(self.device)
-        self.model.eval()
+        t0 = time.perf_counter()
+        self.model = load_weights(self.spec, self.source, self.revision, self.device)
         self.generation_config = self._generation_config()
         if (
-            _merges_model_defaults()
+            merges_model_defaults()
         ):  # transformers 5: nothing of the model's own is left to merge in
             self.model.generation_config = copy.deepcopy(self.generation_config)
         eos = self.generation_config.eos_token_id
@@ -161,49 +104,15 @@ class TransformersBackend:
         if (
             self.device == "cuda"
         ):  # CUDA context, cuBLAS handles and kernels paid for here, not in batch 1
-            warm = self.tokenizer(["Hello"], return_tensors="pt", add_special_tokens=False).to(
-                self.model.device
-            )
-            short = copy.deepcopy(self.generation_config)
-            short.update(max_new_tokens=2, min_new_tokens=None)
-            with torch.inference_mode():
-                self.model.generate(
-                    **warm,
-                    generation_config=short,
-                    **({} if _merges_model_defaults() else {"use_model_defaults": False}),
-                )
+            warm_up(self.model, self.tokenizer, self.generation_config)
         self.load_seconds = round(
             time.perf_counter() - t0, 2
         )  # inside the run's `seconds` (its first batch)
 
     def _generation_config(self):
-        """Plain greedy (nothing else changes the scores), or the model's own defaults on opt-in;
-        then the entry's overrides. Nothing of the model's is merged in by generate() (4.x:
-        use_model_defaults=False; 5.x: this config replaces the model's, see _merges_model_defaults)."""
-        from transformers import GenerationConfig
-
-        own = self.model.generation_config
-        if self.spec.decoding == "model_defaults":
-            gc = copy.deepcopy(own)
-        else:
-            gc = GenerationConfig(do_sample=False, num_beams=1)
-        gc.update(**self.spec.generation_overrides)
-        gc.update(
-            max_new_tokens=self.spec.max_new_tokens,
-            pad_token_id=self.tokenizer.pad_token_id,
-            eos_token_id=own.eos_token_id
-            if own.eos_token_id is not None
-            else self.tokenizer.eos_token_id,
-            bos_token_id=own.bos_token_id,
+        return generation_config_for(
+            self.spec, self.model.generation_config, self.tokenizer, self.sampling
         )
-        if self.spec.decoding == "greedy":
-            gc.update(do_sample=False, num_beams=1, temperature=None, top_p=None, top_k=None)
-        if (
-            self.sampling
-        ):  # the run's repeated samples: temperature and nucleus sampling, nothing else
-            gc.update(do_sample=True, num_beams=1, top_k=None, **self.sampling)
-        gc.validate(strict=True)
-        return gc
 
     # -- prompts ---------------------------------------------------------------------------
     def render(self, messages: list[dict]) -> str:
@@ -243,7 +152,7 @@ class TransformersBackend:
                 **enc,
                 generation_config=self.generation_config,
                 **({"logits_processor": processors} if processors else {}),
-                **({} if _merges_model_defaults() else {"use_model_defaults": False}),
+                **({} if merges_model_defaults() else {"use_model_defaults": False}),
             )
         new = out[:, enc["input_ids"].shape[1] :].tolist()
         prompt_tokens = enc["attention_mask"].sum(dim=1).tolist()
@@ -355,16 +264,3 @@ class TransformersBackend:
                 }
             )
         return card
-
-
-def effective_generation_config(gc) -> dict:
-    """Every setting of the GenerationConfig that generate() receives, defaults included (on
-    transformers 5, the global defaults it fills into settings left None)."""
-    values = gc.to_dict()
-    if _merges_model_defaults():  # 4.x passes None on as None
-        values.update({k: v for k, v in generation_defaults().items() if values.get(k) is None})
-    return {
-        k: v
-        for k, v in sorted(values.items())
-        if not k.startswith("_") and k != "transformers_version"
-    }

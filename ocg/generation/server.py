@@ -33,21 +33,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import requests
-import urllib3
-
 from ..errors import OcgInputError
-from ..io import loads_json, refuse_link
-from .api_answer import ApiError, decode_body, scrub, secret
-from .http_client import BodyTooLong, DeadlineExceeded, broken_answer, fetch, session
-
-
-class ServerError(RuntimeError):
-    """The server could not be started, or stopped answering."""
-
-
-POLL_S = 2.0  # one readiness poll, /version: each bounded as a whole (http_client.py)
-POLL_BYTES = 16 * 2**20  # a models list, a version: far less
+from ..io import refuse_link
+from .api_answer import ApiError, scrub, secret
+from .server_probe import POLL_S, ServerError, listed_models, poll, startup_hint, version
 
 _PLACEHOLDER = re.compile(r"\{(id|port|model_dir|key)\}")
 
@@ -82,37 +71,6 @@ def _tail(path: Path, n: int = 1500) -> str:
         return ""
 
 
-def _auth(key: str) -> dict:
-    return {"Authorization": f"Bearer {key}"} if key else {}
-
-
-def _get(url: str, key: str, seconds: float) -> tuple[object, str]:
-    """GET `url` within `seconds` of wall clock: (the answer, its body as text); a body past
-    POLL_BYTES or one that cannot be decoded is an ApiError, a late one DeadlineExceeded."""
-    with session() as s:
-        try:
-            resp, raw = fetch(s, "GET", url, seconds, POLL_BYTES, headers=_auth(key))
-        except BodyTooLong as exc:
-            raise ApiError(str(exc)) from None
-    return resp, decode_body(resp.status_code, resp.headers, raw)
-
-
-def _version(base_url: str, key: str) -> str | None:
-    """What the server says its version is, where it says (vLLM and TGI answer /version)."""
-    root = base_url[: -len("/v1")] if base_url.endswith("/v1") else base_url
-    try:
-        resp, text = _get(f"{root}/version", key, 2.0)
-    except (
-        requests.RequestException,
-        DeadlineExceeded,
-        ApiError,
-        OSError,
-        urllib3.exceptions.HTTPError,
-    ):
-        return None
-    return scrub(text, key).strip()[:200] if resp.status_code == 200 else None  # scrubbed, then cut
-
-
 def _stop(proc: subprocess.Popen, grace_s: float = 10.0) -> None:
     if proc.poll() is not None:
         return
@@ -136,67 +94,6 @@ def _copy_scrubbed(source, log, key: str) -> None:
             log.flush()
     except (OSError, ValueError):  # the log closed under a straggler still writing: stop copying
         pass
-
-
-def _listed_models(text: str, key: str) -> list:
-    """The ids /models lists (at most 20), without the key; none where the answer is not the usual shape."""
-    try:
-        data = loads_json(text)  # nested past the parser's depth: malformed, like any
-    except ValueError:
-        return []
-    items = data.get("data") if isinstance(data, dict) else None
-    ids = (
-        [m.get("id") for m in items if isinstance(m, dict)][:20] if isinstance(items, list) else []
-    )
-    return [scrub(i, key) if isinstance(i, str) else i for i in ids]
-
-
-def _poll(
-    base_url: str, key: str, where: str, key_env: str | None, seconds: float
-) -> tuple[object, str | None]:
-    """((the answer, its text), if 200; what else was answered), within `seconds`: 401/403 stops,
-    with what to fix."""
-    try:
-        resp, text = _get(f"{base_url}/models", key, seconds)
-    except DeadlineExceeded as exc:
-        return None, str(exc)
-    except ApiError as exc:  # a body too long, or in a coding that cannot be undone
-        return None, scrub(str(exc), key)
-    except (requests.RequestException, OSError, urllib3.exceptions.HTTPError) as exc:
-        return None, scrub(broken_answer(exc) or "", key) or None  # not listening yet: no answer
-    if resp.status_code in (401, 403):
-        fix = (
-            f"the key in ${key_env} was refused"
-            if key
-            else f"it wants a key: name its variable in {where.rsplit('.', 1)[0]}.key_env (and pass it with {{key}})"
-        )
-        raise ServerError(
-            f"the server answers GET {base_url}/models with HTTP {resp.status_code}: {fix}"
-        )
-    if resp.status_code != 200:
-        return None, f"HTTP {resp.status_code}: {scrub(text, key)[:200]!r}"
-    return (resp, text), None
-
-
-def _startup_hint(shown: list[str], last_answer: str) -> str:
-    """Why `transformers serve` answers 500 to every poll, where that is the likely cause: on
-    transformers 5 its GET /v1/models lists the local hub cache, and fails while that folder is
-    missing (docs/developing.md, "Two stacks")."""
-    if (
-        Path(shown[0]).name != "transformers"
-        or shown[1:2] != ["serve"]
-        or not last_answer.startswith("HTTP 500")
-    ):
-        return ""
-    from huggingface_hub import constants  # the folder as the hub (and so the server) reads it
-
-    cache = Path(constants.HF_HUB_CACHE)
-    if cache.is_dir():
-        return ""
-    return (
-        f"; transformers serve answers that while its hub cache folder {cache} does not exist: "
-        "create it, or set HF_HUB_CACHE to an existing folder"
-    )
 
 
 @contextmanager
@@ -251,7 +148,7 @@ def running_server(spec, log_path: Path, key: str = "") -> Iterator[dict]:
                     f"({' '.join(shown)}); log {log_path}:\n{_tail(log_path)}"
                 )
             if time.monotonic() > deadline:
-                last = f" (its last answer: {other}{_startup_hint(shown, other)})" if other else ""
+                last = f" (its last answer: {other}{startup_hint(shown, other)})" if other else ""
                 raise ServerError(
                     f"the server did not answer {base_url}/models with HTTP 200 within "
                     f"{server.get('startup_timeout_s', 600)} s{last}; log {log_path}:\n{_tail(log_path)}"
@@ -259,7 +156,7 @@ def running_server(spec, log_path: Path, key: str = "") -> Iterator[dict]:
             poll_s = round(
                 min(POLL_S, max(deadline - time.monotonic(), 0.1)), 1
             )  # the last poll ends by the deadline
-            listed, now = _poll(base_url, key, where, spec.api.get("key_env"), poll_s)
+            listed, now = poll(base_url, key, where, spec.api.get("key_env"), poll_s)
             other = now or other
             if listed is None:
                 time.sleep(0.5)
@@ -267,9 +164,9 @@ def running_server(spec, log_path: Path, key: str = "") -> Iterator[dict]:
             "command": shown,
             "base_url": base_url,
             "pid": proc.pid,
-            "version": _version(base_url, key),
+            "version": version(base_url, key),
             "http_server": scrub(listed[0].headers.get("server") or "", key) or None,
-            "models_listed": _listed_models(listed[1], key),
+            "models_listed": listed_models(listed[1], key),
             "log": str(log_path),
         }
     finally:

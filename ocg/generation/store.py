@@ -29,59 +29,29 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import OcgInputError
-from ..frames import checked_sample, record_sample
+from ..frames import record_sample
 from ..io import atomic_path, loads_json, refuse_link
 from ..layout import ModelGenerations
 from .appending import append_synced, cut_to
 from .chat import prompt_sha256
-from .prompt_file import PromptFile
 from .record_format import MARKER, encode, read_record
+from .store_records import (
+    check_record,
+    describe_key,
+    prompt_file,
+    record_key,
+    refers,
+    split_prompt,
+    with_prompts,
+)
 
 STORE_FORMAT = 3  # 1: every record with its prompt inline; 2: prompts once, in the prompt file;
 # 3: as 2, in short keys without the derivable fields (record_format.py)
 
-# Fields every record must have, with their types (None allowed where listed).
-REQUIRED = {
-    "instance_id": (str,),
-    "condition": (str,),
-    "template_id": (int,),
-    "set_id": (str,),
-    "perm_index": (int,),
-    "concepts": (list,),
-    "pos_pattern": (str,),
-    "answer": (str, type(None)),
-    "answer_status": (str,),
-}
 
-
-def check_record(record: object, where: str) -> dict:
-    """The record if it has the shape scoring needs, else an error naming file and line."""
-    if not isinstance(record, dict):
-        raise OcgInputError(
-            where, f"expected a JSON object (a generation record), got {type(record).__name__}"
-        )
-    for key, kinds in REQUIRED.items():
-        if key not in record:
-            raise OcgInputError(where, f"record has no {key!r} field")
-        value = record[key]
-        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
-            names = " or ".join("null" if k is type(None) else k.__name__ for k in kinds)
-            raise OcgInputError(
-                where, f"field {key!r} must be {names}, got {type(value).__name__} {value!r:.60}"
-            )
-    checked_sample(where, record)
-    if not all(isinstance(c, str) for c in record["concepts"]):
-        raise OcgInputError(where, "field 'concepts' must be a list of words")
-    return record
-
-
-def record_key(record: dict) -> tuple[str, int]:
-    """What a record answers: (instance id, sample); no `sample` field is sample 0."""
-    return record["instance_id"], record_sample(record)
-
-
-def _describe(key: tuple[str, int]) -> str:
-    return f"instance {key[0]}" + (f" sample {key[1]}" if key[1] else "")
+def _read_lines(path: Path) -> tuple[bytes, list[bytes]]:
+    data = path.read_bytes() if path.exists() else b""
+    return data, data.splitlines(keepends=True)
 
 
 def _writable(line: str) -> str:
@@ -93,52 +63,6 @@ def _writable(line: str) -> str:
         return line.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
-def _read_lines(path: Path) -> tuple[bytes, list[bytes]]:
-    data = path.read_bytes() if path.exists() else b""
-    return data, data.splitlines(keepends=True)
-
-
-def prompt_file(path: Path) -> PromptFile:
-    """The prompt file of the store at `path` (`<condition>.prompts.jsonl.gz` beside it)."""
-    return PromptFile(ModelGenerations(path.parent).store(path.stem, prompts=True))
-
-
-def _refers(record: dict) -> bool:
-    """A format 2 record: its prompt is in the prompt file."""
-    return "prompt" not in record and "prompt_sha256" in record
-
-
-def _with_prompts(path: Path, records: list[dict], lines: list[int]) -> list[dict]:
-    """The records, each format 2 one with its prompt put back before its `prompt_sha256`."""
-    if not any(_refers(r) for r in records):
-        return records
-    file = prompt_file(path)
-    prompts = file.read()
-    out = []
-    for record, lineno in zip(records, lines):
-        if _refers(record):
-            prompt = prompts.get(record["prompt_sha256"])
-            if prompt is None:
-                raise OcgInputError(
-                    f"{path}:{lineno}",
-                    f"prompt {str(record['prompt_sha256'])[:64]!r} is not in "
-                    f"{file.path.name}: that file was removed or edited",
-                )
-            record = _put_back(record, prompt)
-        out.append(record)
-    return out
-
-
-def _put_back(record: dict, prompt) -> dict:
-    """The record with `prompt` where format 1 wrote it: just before `prompt_sha256`."""
-    out = {}
-    for key, value in record.items():
-        if key == "prompt_sha256":
-            out["prompt"] = prompt
-        out[key] = value
-    return out
-
-
 def _line(record: dict) -> str:
     """The record's line: format 3 where it reads back as given, else format 2 (never one a
     reader would take for format 3)."""
@@ -146,25 +70,11 @@ def _line(record: dict) -> str:
     if line is None:
         if MARKER in record:
             raise ValueError(
-                f"{_describe(record_key(record))}: a record with a field {MARKER!r} that format 3 "
+                f"{describe_key(record_key(record))}: a record with a field {MARKER!r} that format 3 "
                 "cannot write would read as format 3 in format 2"
             )
         line = json.dumps(record, ensure_ascii=False)
     return _writable(line) + "\n"
-
-
-def _split_prompt(record: dict, prompts: dict[str, object]) -> dict:
-    """A record as format 2 writes it: its prompt (text or messages) moved to `prompts` by sha256."""
-    prompt = record.get("prompt")
-    if not isinstance(prompt, (str, list)):
-        return record
-    key = prompt_sha256(prompt)
-    if record.get("prompt_sha256", key) != key:
-        raise ValueError(
-            f"{_describe(record_key(record))}: prompt_sha256 is not the sha256 of its prompt"
-        )
-    prompts[key] = prompt
-    return {k: v for k, v in {**record, "prompt_sha256": key}.items() if k != "prompt"}
 
 
 class GenerationStore:
@@ -225,12 +135,12 @@ class GenerationStore:
             if key in seen:
                 raise OcgInputError(
                     where,
-                    f"{_describe(key)} written twice (first on line {seen[key]}); "
+                    f"{describe_key(key)} written twice (first on line {seen[key]}); "
                     f"`ocg repair {path.parent}` keeps the first record",
                 )
             seen[key] = lineno
             out.append(record)
-        return _with_prompts(path, out, list(seen.values())) if prompts else out
+        return with_prompts(path, out, list(seen.values())) if prompts else out
 
     # -- writing (under the directory lock) ---------------------------------------------------
     def prepare_for_append(self) -> int:
@@ -256,7 +166,7 @@ class GenerationStore:
         if not fresh:
             return 0
         prompts: dict[str, object] = {}
-        fresh = [_split_prompt(r, prompts) for r in fresh]
+        fresh = [split_prompt(r, prompts) for r in fresh]
         self.prompts.add(prompts)  # on disk before any record that names them
         append_synced(self.path, "".join(_line(r) for r in fresh).encode("utf-8"))
         self.done.update(record_key(r) for r in fresh)
@@ -311,7 +221,7 @@ def missing_prompts(path: str | Path) -> set[str]:
     edited): `ocg repair` reports them; a rerun of the same generation re-adds those it renders
     again with the same sha256."""
     path = Path(path)
-    named = {r["prompt_sha256"] for r in GenerationStore.read(path, prompts=False) if _refers(r)}
+    named = {r["prompt_sha256"] for r in GenerationStore.read(path, prompts=False) if refers(r)}
     return named - set(prompt_file(path).read()) if named else set()
 
 

@@ -1,4 +1,4 @@
-"""Score tables checked on read against the frames' columns (ocg/scoring/frame_columns.py, from
+"""Score tables checked on read against the frames' columns (ocg/scoring/frame_columns/, from
 which docs/DATA.md's tables are generated).
 
 A signature proves that a table is the one written with it, not that it is right: a table

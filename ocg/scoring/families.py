@@ -13,6 +13,8 @@ functions). The version is part of the family's key, so a new version makes stor
 stale and keeps models scored by different code out of one table. A change to that code must
 bump the version: tests/scoring/test_family_versions.py compares `code_digest` with a recorded one.
 
+What a family is (Context, Family, code_digest): ocg/scoring/family.py.
+
 Adding a metric: one Family here, its `reported` declared inline (docs/developing.md, "Adding a metric");
 the paper's six families declare theirs in ocg/metrics/registry.py, below scoring, where
 metrics/statistics.py reads them.
@@ -20,18 +22,8 @@ metrics/statistics.py reads them.
 
 from __future__ import annotations
 
-import ast
-import hashlib
-import inspect
 import math
-import textwrap
-from collections.abc import Callable
-from dataclasses import dataclass
 from importlib import metadata
-from pathlib import Path
-from typing import Any
-
-import pandas as pd
 
 from .. import hub
 from ..metrics import (
@@ -45,9 +37,10 @@ from ..metrics import (
     matching,
     perplexity,
     registry,
+    token_forms,
 )
-from ..metrics.registry import MetricFamily
 from . import neural
+from .family import Context, Family
 
 
 def _version(name: str) -> str | None:
@@ -55,73 +48,6 @@ def _version(name: str) -> str | None:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
         return None
-
-
-@dataclass
-class Context:
-    """What a family's computation may read."""
-
-    answers: pd.DataFrame  # one row per answer: ids, concepts, pos_pattern, answer, flags
-    texts: pd.Series  # the answer as text ("" for a failed extraction)
-    group_texts: list[list[str]]  # per group (model, condition, template, set): its answers
-    config: dict
-    resolved: dict  # models actually used (spaCy pipeline, perplexity model)
-    keys: dict  # each family's key (what its values depend on)
-    out: Path  # the model's scores folder (caches live there)
-    redo: bool
-    log: Callable[[str], None]
-
-
-@dataclass(frozen=True)
-class Family:
-    reported: (
-        MetricFamily  # its name, level, summed columns and reported metrics (declared on creation)
-    )
-    columns: tuple[str, ...]
-    settings: Callable[[dict, dict], dict]  # (config, resolved) -> what the values depend on, once
-    compute: Callable[
-        [Context], tuple[pd.DataFrame | dict, dict]
-    ]  # -> columns, what it measured or chose
-    version: int  # bump whenever `code` changes what it computes
-    code: tuple  # the modules and functions that compute the values (hashed by code_digest)
-    # Optional: starts the computation in other processes and returns a handle whose
-    # `result()` gives what `compute` would, so scoring goes on with other families meanwhile.
-    start: Callable[[Context], Any] | None = None
-    neural: bool = (
-        False  # runs a neural model (slow on a CPU, a checkpoint to fetch): perplexity, pBLEURT
-    )
-
-    def __post_init__(self):
-        missing = [c for c in self.reported.sums if c not in self.columns]
-        if missing:
-            raise ValueError(
-                f"scoring family {self.name}: sums {missing} are not among its columns"
-            )
-        registry.declare(self.reported)
-
-    @property
-    def name(self) -> str:
-        return self.reported.name
-
-    @property
-    def level(self) -> str:  # "answers" or "groups": the table its columns go to
-        return self.reported.level
-
-    def key(self, config: dict, resolved: dict, inputs_sha256: str) -> dict:
-        """Everything the values depend on; a change means they must be recomputed."""
-        return {
-            "inputs_sha256": inputs_sha256,
-            "version": self.version,
-            **self.settings(config, resolved),
-        }
-
-    @staticmethod
-    def block(key: dict, record: dict) -> dict:
-        """The family's block in signature.json: its key verbatim (its settings in the same words),
-        then what its computation measured or chose (`record`: e.g. the revision a neural model
-        loaded; a block stored before the key was in it gets it added: a reused family's key is
-        the one just checked)."""
-        return {"key": key, **{k: v for k, v in record.items() if k != "key"}}
 
 
 def cpu_families() -> list[str]:
@@ -271,8 +197,8 @@ FAMILIES = {
             },
             _coverage,
             start=_start_coverage,
-            version=7,
-            code=(coverage, matching, attribute_ruler, _start_coverage, _coverage),
+            version=8,
+            code=(coverage, matching, token_forms, attribute_ruler, _start_coverage, _coverage),
         ),
         Family(
             registry.FAMILIES["pbleu"],
@@ -345,29 +271,3 @@ FAMILIES = {
 from .quality import QUALITY_FAMILIES  # noqa: E402 (they are Families: declared after the class)
 
 FAMILIES.update({f.name: f for f in QUALITY_FAMILIES})
-
-
-def _syntax(obj) -> str:
-    """A module or function as normalised source: its syntax tree without comments or docstrings."""
-    tree = ast.parse(textwrap.dedent(inspect.getsource(obj)))
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if (
-            isinstance(body, list)
-            and body
-            and isinstance(body[0], ast.Expr)
-            and isinstance(body[0].value, ast.Constant)
-            and isinstance(body[0].value.value, str)
-        ):
-            node.body = body[1:] or [ast.Pass()]
-    return ast.unparse(tree)
-
-
-def code_digest(family: Family) -> str:
-    """sha256 of the family's code as syntax trees: a comment, docstring or layout edit keeps it."""
-    h = hashlib.sha256()
-    for obj in family.code:
-        name = obj.__name__ if inspect.ismodule(obj) else f"{obj.__module__}.{obj.__qualname__}"
-        h.update(f"{name}\n".encode())
-        h.update(_syntax(obj).encode())
-    return h.hexdigest()

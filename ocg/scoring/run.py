@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import time
 from contextlib import ExitStack
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -22,22 +23,23 @@ from tqdm import tqdm
 
 from ..embedded import EMBEDDED_PREFIX
 from ..errors import OcgInputError
-from ..frames import GROUP_KEYS, SAMPLE, SUMMARY_KEYS, sample_column
 from ..generation.completeness import asked_records
 from ..generation.store import read_generations
 from ..hub import unavailable_reason
 from ..io import refuse_link, remove_temps
 from ..layout import ModelGenerations, ModelScores, outputs
 from ..lock import exclusive
-from ..metrics import bleu, coverage, degenerate, diversity, listcopy, perplexity
-from ..metrics.statistics import pooled_sums, ratios, sufficient_statistics
+from ..metrics import coverage, degenerate, perplexity
 from ..names import check_name
 from ..provenance import provenance
 from ..records import Signature
 from .config import SCORING_FILE, check_metrics, load_scoring_config
-from .families import FAMILIES, Context, Family, code_digest
-from .samples import keys_with_sample, summarise_over_samples
+from .families import FAMILIES
+from .family import Context, code_digest
 from .scoreset import holds_scores, unfinished_reason, write_score_set
+from .summary import summarise as summarise  # re-exported: ocg.scoring.run.summarise
+from .summary import summarised
+from .tables import answer_rows, compute
 
 
 def _inputs_hash(model_dir: Path) -> str:
@@ -97,13 +99,38 @@ def _scores_folder(model_dir: Path, out_dir) -> Path:
     return folder
 
 
-def _checked(
-    model_dir: Path, metrics, config_file, overrides: dict
-) -> tuple[dict, list[str], pd.DataFrame, dict]:
+@dataclass(frozen=True)
+class ScoreRequest:
+    """What a scoring call asks beyond the generations: the metrics (None: the scoring file's),
+    where to write, whether to recompute everything, the scoring file and its overrides, and
+    whether to log progress."""
+
+    metrics: list[str] | None = None
+    out_dir: str | Path | None = None
+    redo: bool = False
+    config_file: str | Path = SCORING_FILE
+    progress: bool = True
+    overrides: dict = field(default_factory=dict)
+
+    @classmethod
+    def of(
+        cls,
+        metrics=None,
+        out_dir: str | Path | None = None,
+        redo: bool = False,
+        config_file: str | Path = SCORING_FILE,
+        progress: bool = True,
+        **overrides,
+    ) -> ScoreRequest:
+        """score_model's keyword arguments as one request."""
+        return cls(metrics, out_dir, redo, config_file, progress, overrides)
+
+
+def _checked(model_dir: Path, request: ScoreRequest) -> tuple[dict, list[str], pd.DataFrame, dict]:
     """The settings, the metrics, the asked records and their completeness, every one checked
     (the records against the run card too): bad input stops here, before anything is written."""
-    config = load_scoring_config(config_file, **overrides)
-    metrics = check_metrics(list(metrics or config["metrics"]), "metrics")
+    config = load_scoring_config(request.config_file, **request.overrides)
+    metrics = check_metrics(list(request.metrics or config["metrics"]), "metrics")
     records = read_generations(model_dir, prompts=False)  # scoring reads no prompt
     if records.empty:
         raise OcgInputError(str(model_dir), "no generations (*.jsonl) to score")
@@ -122,11 +149,10 @@ def score_model(
 ) -> Path:
     """Score one model directory of generations; returns the directory of its scores."""
     model_dir = Path(model_dir)
-    config, metrics, records, completeness = _checked(model_dir, metrics, config_file, overrides)
+    request = ScoreRequest.of(metrics, out_dir, redo, config_file, progress, **overrides)
+    config, metrics, records, completeness = _checked(model_dir, request)
     with exclusive(_scores_folder(model_dir, out_dir)):
-        return _score_model(
-            model_dir, records, completeness, config, metrics, out_dir, redo, progress
-        )
+        return _score_model(model_dir, records, completeness, config, metrics, request)
 
 
 def _score_model(
@@ -135,15 +161,13 @@ def _score_model(
     completeness: dict,
     config: dict,
     metrics: list[str],
-    out_dir,
-    redo: bool,
-    progress: bool,
+    request: ScoreRequest,
 ) -> Path:
     """score_model, under the scores folder's lock: what is stale, the tables, the signature."""
-    out = _scores_folder(model_dir, out_dir)
+    out, redo = _scores_folder(model_dir, request.out_dir), request.redo
     log = (
         (lambda msg: tqdm.write(f"[score {model_dir.name}] {msg}"))
-        if progress
+        if request.progress
         else (lambda msg: None)
     )
     remove_temps(out)  # left by a killed write; nobody else writes here while we hold the lock
@@ -163,7 +187,7 @@ def _score_model(
             f"up to date: {', '.join(reused)}; recomputing: {', '.join(stale) or 'the answer flags only'}"
         )
     t0 = time.perf_counter()
-    answers = _answer_rows(records)
+    answers = answer_rows(records)
     ctx = Context(
         answers=answers,
         texts=answers["answer"].map(lambda a: a if isinstance(a, str) else ""),
@@ -180,8 +204,8 @@ def _score_model(
         if reused
         else {}
     )
-    tables, blocks, timings = _compute(metrics, reused, ctx, old_tables, old)
-    answers, summary = _summarised(tables["answers"], tables["groups"], metrics, blocks)
+    tables, blocks, timings = compute(metrics, reused, ctx, old_tables, old)
+    answers, summary = summarised(tables["answers"], tables["groups"], metrics, blocks)
     signature = Signature(
         metrics=metrics,
         inputs_sha256=inputs_hash,
@@ -224,195 +248,12 @@ def _stale(
     return stale_metrics(old, keys)
 
 
-def _answer_rows(records: pd.DataFrame) -> pd.DataFrame:
-    """One row per answer before any family's columns: its ids, the answer and how it was got,
-    and its sample in a sampled run (a group is then a group of one sample)."""
-    answers = records[
-        [
-            "instance_id",
-            *GROUP_KEYS,
-            "perm_index",
-            "pos_pattern",
-            "concepts",
-            "answer",
-            "answer_status",
-        ]
-    ].copy()
-    answers["answer_source"] = (
-        records["answer_source"].fillna("raw") if "answer_source" in records else "raw"
-    )
-    answers["finish_reason"] = records["finish_reason"] if "finish_reason" in records else None
-    if (samples := sample_column(records)) is not None:
-        answers.insert(1, SAMPLE, samples)
-    return answers
-
-
-def _flagged(answers: pd.DataFrame, texts: pd.Series, group_keys: list[str]):
-    """The answers with their flags and token counts, the groups (one row each), each group's texts."""
-    answers = pd.concat(
-        [answers, degenerate.flag_answers(answers["answer"], answers.get("finish_reason"))], axis=1
-    )
-    answers["n_tokens"] = texts.map(lambda t: len(bleu.tokenize_13a(t)))
-    grouped = list(answers.groupby(group_keys, sort=True))
-    groups = pd.DataFrame([dict(zip(group_keys, key), n=len(g)) for key, g in grouped])
-    return answers, groups, [list(texts.loc[g.index]) for _, g in grouped]
-
-
-def _compute(
-    metrics: list[str], reused: list[str], ctx: Context, old_tables: dict, old: Signature | None
-):
-    """The tables (answers, groups) with each family's columns, each family's signature block and
-    the seconds each took: families with a `start` run in worker processes (coverage) while the
-    rest is computed here; reused ones are copied from the old tables."""
-    started = {}
-    try:
-        for metric in [m for m in metrics if m not in reused and FAMILIES[m].start is not None]:
-            started[metric] = (FAMILIES[metric].start(ctx), time.perf_counter())
-        group_keys = keys_with_sample(GROUP_KEYS, ctx.answers)
-        answers, groups, ctx.group_texts = _flagged(ctx.answers, ctx.texts, group_keys)
-        ctx.answers = answers
-        tables, blocks, timings = {"answers": answers, "groups": groups}, {}, {}
-        index = {
-            "answers": ["instance_id", *group_keys[len(GROUP_KEYS) :]],
-            "groups": group_keys,
-        }  # sample too
-        for level in ("answers", "groups"):
-            for metric in [m for m in metrics if FAMILIES[m].level == level]:
-                if metric in reused:  # the same rows, in the same order: copy the columns across
-                    columns, record = (
-                        _kept(old_tables[level], tables[level], index[level], FAMILIES[metric]),
-                        old.families[metric],
-                    )
-                else:
-                    handle, t = started.get(metric, (None, time.perf_counter()))
-                    columns, record = handle.result() if handle else FAMILIES[metric].compute(ctx)
-                    timings[metric] = time.perf_counter() - t
-                blocks[metric] = Family.block(ctx.keys[metric], record)
-                tables[level] = tables[level].assign(
-                    **{
-                        c: list(columns[c])
-                        if not isinstance(columns, pd.DataFrame)
-                        else columns[c].to_numpy()
-                        for c in FAMILIES[metric].columns
-                    }
-                )
-        return tables, blocks, timings
-    finally:
-        for handle, _ in started.values():
-            handle.close()
-
-
-def _kept(old: pd.DataFrame, table: pd.DataFrame, index: list[str], family: Family) -> dict:
-    """A reused family's columns from the old table, in the new table's row order."""
-    kept = old.set_index(index).loc[
-        pd.MultiIndex.from_frame(table[index]) if len(index) > 1 else table[index[0]]
-    ]
-    return {c: kept[c].to_numpy() for c in family.columns}
-
-
-def _summarised(answers: pd.DataFrame, groups: pd.DataFrame, metrics: list[str], blocks: dict):
-    """The answers with their list-copy flags and their group's Diverse Rate, and the summary
-    (with why a neural family has no values, where its model was missing)."""
-    group_keys = keys_with_sample(GROUP_KEYS, answers)
-    answers = answers.assign(**listcopy.list_flags(answers))  # from coverage's tokens and positions
-    if "diverse_rate" in groups:  # a group's value is given to each of its permutations (Table 2)
-        answers = answers.merge(groups[group_keys + ["diverse_rate"]], on=group_keys, how="left")
-    summary = summarise_over_samples(answers, groups, SUMMARY_KEYS, summarise)
-    for metric in [m for m in FAMILIES if m in metrics]:  # a neural family without its model
-        if blocks[metric].get("status") == "missing":
-            summary[f"{metric}_missing_reason"] = blocks[metric].get("reason") or blocks[
-                metric
-            ].get("fallback_reason")
-    return answers, _groups_of_one(summary, groups)
-
-
-PAIRWISE = (
-    "pbleu",
-    "pbleurt",
-    "diverse_rate",
-)  # measured between a group's answers: none in a group of one
-
-
-def _groups_of_one(summary: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
-    """Say why a pairwise metric has no value where every group holds one answer (`permutations:
-    1`), in `<metric>_missing_reason` (docs/DATA.md), as a missing model's reason is said."""
-    largest = groups.groupby(SUMMARY_KEYS)["n"].max().rename("largest_group")
-    alone = summary.join(largest, on=SUMMARY_KEYS)["largest_group"] < 2
-    why = (
-        "every concept set has one answer here (one permutation each): a measure between a set's "
-        "answers needs two or more"
-    )
-    for metric in [m for m in PAIRWISE if m in summary]:
-        column = f"{metric}_missing_reason"
-        now = (
-            summary[column]
-            if column in summary
-            else pd.Series(None, index=summary.index, dtype=object)
-        )
-        if (unexplained := alone & summary[metric].isna() & now.isna()).any():
-            summary[column] = now.mask(unexplained, why)
-    return summary
-
-
-def summarise(answers: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
-    """Per (model, condition, template): the paper's metrics (metrics/registry.py, as ratios of
-    sufficient statistics), plus counts and Lin et al.'s per-concept coverage."""
-    stats = sufficient_statistics(answers, groups, SUMMARY_KEYS)
-    summary = pd.concat(
-        [
-            stats[["n"]].rename(columns={"n": "n_answers"}),
-            stats[["n_groups"]] if "n_groups" in stats else None,
-            ratios(stats),
-        ],
-        axis=1,
-    )
-    a = answers.groupby(SUMMARY_KEYS, sort=True)
-    if "coverage_frac" in answers:
-        summary["coverage_per_concept"] = 100.0 * a["coverage_frac"].mean()
-    summary = summary.join(
-        pooled_sums(stats)
-    )  # n_all_present, n_in_order: Ordered Rate pooled later
-    if "distinct_2" in answers:
-        summary["distinct_2_pooled"] = 100.0 * a["answer"].agg(diversity.distinct2_pooled)
-    if "perplexity" in answers:
-        summary["n_ppl_unscored"] = (stats["n"] - stats["n_perplexity"]).astype(int)
-        summary["perplexity_median"] = a[
-            "perplexity"
-        ].median()  # beside the mean wherever it is shown
-    if {"judge_in_order", "in_order"} <= set(
-        answers.columns
-    ):  # the judge's order verdict beside ours
-        judged = answers["judge_in_order"].notna()
-        summary["n_judge_order_disagreements"] = (
-            (
-                judged
-                & (
-                    answers["judge_in_order"].fillna(0).astype(bool)
-                    != answers["in_order"].astype(bool)
-                )
-            )
-            .groupby([answers[k] for k in SUMMARY_KEYS])
-            .sum()
-            .astype(int)
-        )
-    if "slor" in answers:  # a mean hides a few extreme answers (docs/METHODS.md, "Acceptability")
-        summary["slor_median"] = a["slor"].median()
-    for flag in degenerate.FLAG_COLUMNS:
-        summary[f"n_{flag}"] = a[flag].sum().astype(int)
-    return summary.reset_index()
-
-
 def score_all(
-    gen_dir: str | Path | None = None,
-    models: list[str] | None = None,
-    metrics=None,
-    out_dir: str | Path | None = None,
-    redo: bool = False,
-    config_file: str | Path = SCORING_FILE,
-    progress: bool = True,
-    **overrides,
+    gen_dir: str | Path | None = None, models: list[str] | None = None, **options
 ) -> list[Path]:
-    """Score every model directory under a generations root (or the listed ones)."""
+    """Score every model directory under a generations root (or the listed ones); `options` are
+    score_model's (metrics, out_dir, redo, config_file, progress, the scoring file's overrides)."""
+    request = ScoreRequest.of(**options)
     gen_dir = Path(gen_dir or outputs().generations)
     if not gen_dir.is_dir():
         raise OcgInputError(str(gen_dir), "no such generations directory")
@@ -425,18 +266,16 @@ def score_all(
     for p in dirs:  # the folder's name is the model's name in every table written from here
         check_name(str(p), p.name)
     # every file checked before any metric runs (the records are read again per model: memory)
-    checked = {p: _checked(p, metrics, config_file, overrides)[:2] for p in dirs}
+    checked = {p: _checked(p, request)[:2] for p in dirs}
     with ExitStack() as locks:  # every scores folder ours before any is written
         for p in dirs:
-            locks.enter_context(exclusive(_scores_folder(p, out_dir)))
+            locks.enter_context(exclusive(_scores_folder(p, request.out_dir)))
         return [
             _score_model(
                 p,
                 *asked_records(p, read_generations(p, prompts=False)),
                 *checked[p],
-                out_dir,
-                redo,
-                progress,
+                request,
             )
             for p in dirs
         ]

@@ -17,7 +17,8 @@ FIXTURE = Path(__file__).parent.parent / "fixtures" / "scoring_families.json"
 
 
 def current() -> dict:
-    from ocg.scoring.families import FAMILIES, code_digest
+    from ocg.scoring.families import FAMILIES
+    from ocg.scoring.family import code_digest
 
     return {
         name: {"version": f.version, "code_sha256": code_digest(f)} for name, f in FAMILIES.items()
@@ -47,7 +48,8 @@ def test_a_family_whose_code_changed_has_a_new_version():
 
 
 def test_the_digest_sees_code_not_comments_or_docstrings(tmp_path, monkeypatch):
-    from ocg.scoring.families import FAMILIES, code_digest
+    from ocg.scoring.families import FAMILIES
+    from ocg.scoring.family import code_digest
 
     monkeypatch.syspath_prepend(str(tmp_path))
     source = '"""A metric."""\n\n\ndef fits(tok):\n    """Doc."""\n    return tok.endswith("ed")  # participle\n'

@@ -1,0 +1,66 @@
+"""The `ocg` command line: the same functions the notebooks call."""
+
+from __future__ import annotations
+
+import errno
+import sys
+
+from ..errors import OcgInputError
+from .parser import build_parser
+
+__all__ = ["build_parser", "main"]
+
+
+# What a failing file operation means for the user, by errno (anything else: the system's words).
+_OS_HINTS = {
+    errno.ENOSPC: "no space left on the device; free some and rerun (finished work is kept and resumed)",
+    errno.EROFS: "read-only file system; point --out or OCG_OUTPUTS at a writable directory",
+    errno.EACCES: "permission denied; point --out or OCG_OUTPUTS at a writable directory",
+    errno.ENOTDIR: "a file stands where a directory is needed; check --out and OCG_OUTPUTS",
+    errno.EEXIST: "a file stands where a directory is needed; check --out and OCG_OUTPUTS",
+}
+
+
+def _os_error(exc: OSError) -> tuple[str, int]:
+    """The message and exit status for a failed file operation: the path and what it means."""
+    problem = _OS_HINTS.get(exc.errno) or exc.strerror or str(exc)
+    message = problem if exc.filename is None else f"{exc.filename}: {problem}"
+    return message, 2 if exc.errno in (errno.ENOTDIR, errno.EEXIST) else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run a command. Bad input exits 2, a fault (disk, server, network) 1, Ctrl-C 130, SIGTERM 143: each with
+    one `ocg: error:` line, never a traceback (docs/METHODS.md, "What ocg refuses")."""
+    args = build_parser().parse_args(argv)
+    from ..errors import raise_on_sigterm, stopped_line
+    from ..generation.api_backend import ApiError
+    from ..generation.constrained import NotForced
+    from ..generation.server import ServerError
+    from ..paths import settle_folder_variables
+    from ..sweep.slurm import SbatchError
+
+    try:
+        raise_on_sigterm()  # each layer marks what it was doing on the way out, as on Ctrl-C
+        settle_folder_variables()  # before any kernel, task or job inherits them
+        return args.func(args)
+    except OcgInputError as exc:
+        print(f"ocg: error: {exc}", file=sys.stderr)
+        return 2
+    except (
+        ApiError,
+        ServerError,
+        NotForced,
+        SbatchError,
+    ) as exc:  # the server's (or sbatch's) own words are the whole story
+        print(f"ocg: error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        message, code = _os_error(exc)
+        print(f"ocg: error: {message}", file=sys.stderr)
+        return code
+    except (
+        KeyboardInterrupt
+    ) as exc:  # Ctrl-C: 130; SIGTERM (Terminated): 143, as a shell reports them
+        line, code = stopped_line(exc, args.command)
+        print(line, file=sys.stderr)
+        return code

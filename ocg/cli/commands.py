@@ -1,0 +1,195 @@
+"""The subcommands' handlers: each takes the parsed arguments, calls what the notebooks call and
+returns the exit status."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ..errors import OcgInputError, shown
+
+
+def build_data_command(args) -> int:
+    from ..data import DEFAULT_CONDITIONS, build_dataset, load_dataset
+
+    path = build_dataset(
+        n_concepts=args.n,
+        subset_k=args.subset_k,
+        conditions=args.conditions or DEFAULT_CONDITIONS,
+        out_dir=args.out,
+    )
+    _, manifest = load_dataset(path)
+    counts = ", ".join(f"{c}={n:,}" for c, n in manifest["counts_per_condition"].items())
+    print(f"{path}: {manifest['n_sets']} sets; {counts}; ids sha256 {manifest['ids_sha256']}")
+    return 0
+
+
+def run_notebook_command(args) -> int:
+    """One notebook; `-p NAME=VALUE` only for names it declares, each value of its type (read as
+    YAML). A failing cell is reported as `ocg report` reports one: notebook, cell, error."""
+    import yaml
+
+    from ..io import parse_yaml
+    from ..layout import outputs
+    from ..notebook_parameters import check_parameters, declared
+    from ..notebook_runner import find_notebook
+    from ..pipeline import StepFailed, run_step
+
+    source = find_notebook(args.notebook)
+    params = {}
+    for item in args.param or []:
+        name, eq, text = item.partition("=")
+        if not eq:
+            raise OcgInputError(
+                f"-p {name}", "expected NAME=VALUE (an empty value is written NAME=null)"
+            )
+        try:
+            params[name] = parse_yaml(text)
+        except yaml.YAMLError as exc:
+            raise OcgInputError(
+                f"-p {name}", f"value {shown(text)} is not YAML ({exc.problem})"
+            ) from None
+    check_parameters(source, params, "-p ")
+    out_dir = args.out or outputs().notebooks
+    if "reports_dir" in declared(source) and "reports_dir" not in params:
+        params["reports_dir"] = str(
+            Path(out_dir).resolve()
+        )  # beside the executed copy (the kernel runs elsewhere)
+    try:
+        executed = run_step(str(source), params, out_dir, source.stem)
+    except StepFailed as exc:
+        print(f"ocg: {exc}", file=sys.stderr)
+        return 1
+    print(executed)
+    return 0
+
+
+def generate_command(args) -> int:
+    from ..data import GENERATE_CONDITIONS
+    from ..generation import generate
+    from ..generation.completeness import card_samples, describe_tally
+    from ..layout import ModelGenerations
+    from ..records import RunCard
+
+    if args.top_p is not None and args.temperature is None:  # greedy decoding has no nucleus
+        raise OcgInputError(
+            "--top-p",
+            f"got {args.top_p:g} without --temperature; nucleus sampling needs "
+            "sampled decoding: add --temperature T, or leave --top-p out",
+        )
+    conditions = args.conditions or GENERATE_CONDITIONS
+    model_dir = generate(
+        args.model,
+        conditions=conditions,
+        subset_k=args.subset_k,
+        template_ids=args.templates,
+        dataset=args.dataset,
+        out_dir=args.out,
+        batch_size=args.batch_size,
+        models_file=args.models_file,
+        permutations=args.permutations,
+        samples=args.samples,
+        sampling=None
+        if args.temperature is None
+        else {"temperature": args.temperature, "top_p": 1.0 if args.top_p is None else args.top_p},
+    )
+    card = RunCard.read(ModelGenerations(model_dir).run_card)
+    print(
+        f"{model_dir}: {describe_tally({c: card.records[c] for c in conditions}, card_samples(card), args.samples)}"
+    )
+    return 0
+
+
+def score_command(args) -> int:
+    import os
+
+    if args.device == "cpu":  # before anything initialises CUDA
+        os.environ["CUDA_VISIBLE_DEVICES"] = ""
+    from ..generation.completeness import describe
+    from ..layout import ModelScores
+    from ..records import Signature
+    from ..scoring import score_all
+
+    overrides = (
+        {"perplexity_fallback": args.perplexity_fallback} if args.perplexity_fallback else {}
+    )
+    for path in score_all(
+        args.generations,
+        models=args.models,
+        metrics=args.metrics,
+        redo=args.redo,
+        out_dir=args.out,
+        **overrides,
+        **({"config_file": args.scoring_file} if args.scoring_file else {}),
+    ):
+        print(f"{path}: {describe(Signature.read(ModelScores(path).signature).completeness)}")
+    return 0
+
+
+def sweep_command(args) -> int:
+    from ..sweep import Driving, run_sweep
+
+    return run_sweep(
+        args.file,
+        Driving(args.executor, wait=args.wait, dry_run=args.dry_run),
+        status=args.status,
+        task=args.task,
+        analysis=args.analysis,
+    )
+
+
+def prefetch_command(args) -> int:
+    from ..sweep.prefetch import prefetch
+
+    try:
+        return prefetch(args.file, list_only=args.list)
+    except RuntimeError as exc:  # the hub's answer (offline, unknown or gated repository)
+        print(f"ocg: error: {exc}", file=sys.stderr)
+        return 1
+
+
+def repair_command(args) -> int:
+    from ..generation.repair import repair
+
+    return repair(Path(args.path))
+
+
+def compare_reports_command(args) -> int:
+    from ..analysis.compare import compare_reports
+
+    problems = compare_reports(args.a, args.b, args.tolerance)
+    for line in problems:
+        print(line)
+    print(
+        f"{'identical' if not problems else f'{len(problems)} difference(s)'}: tables of {args.a} and {args.b}"
+    )
+    return 1 if problems else 0
+
+
+def models_command(args) -> int:
+    from ..models import load_models
+
+    row = (
+        "{:32s} {:12s} {:12s} {:8s} {:>10} {:>5} {}"  # what each entry runs as, defaults filled in
+    )
+    print(row.format("name", "backend", "quantization", "dtype", "max_tokens", "batch", "id"))
+    for spec in load_models(args.models_file).values():
+        print(
+            row.format(
+                spec.name,
+                spec.backend,
+                spec.quantization,
+                spec.dtype,
+                spec.max_new_tokens,
+                spec.batch_size,
+                spec.id,
+            )
+        )
+    return 0
+
+
+def report_command(args) -> int:
+    """The main job: every notebook (ocg/plan.py), as a run file says (default: the demo)."""
+    from ..pipeline import run_report
+
+    return run_report(args.run_file)

@@ -1,0 +1,105 @@
+"""The summary table: per (model, condition, template), the paper's metrics as ratios of
+sufficient statistics (metrics/registry.py), counts, and why a metric has no value (a missing
+model, groups of one answer)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..frames import GROUP_KEYS, SUMMARY_KEYS
+from ..metrics import degenerate, diversity, listcopy
+from ..metrics.statistics import pooled_sums, ratios, sufficient_statistics
+from .families import FAMILIES
+from .samples import keys_with_sample, summarise_over_samples
+
+
+def summarised(answers: pd.DataFrame, groups: pd.DataFrame, metrics: list[str], blocks: dict):
+    """The answers with their list-copy flags and their group's Diverse Rate, and the summary
+    (with why a neural family has no values, where its model was missing)."""
+    group_keys = keys_with_sample(GROUP_KEYS, answers)
+    answers = answers.assign(**listcopy.list_flags(answers))  # from coverage's tokens and positions
+    if "diverse_rate" in groups:  # a group's value is given to each of its permutations (Table 2)
+        answers = answers.merge(groups[group_keys + ["diverse_rate"]], on=group_keys, how="left")
+    summary = summarise_over_samples(answers, groups, SUMMARY_KEYS, summarise)
+    for metric in [m for m in FAMILIES if m in metrics]:  # a neural family without its model
+        if blocks[metric].get("status") == "missing":
+            summary[f"{metric}_missing_reason"] = blocks[metric].get("reason") or blocks[
+                metric
+            ].get("fallback_reason")
+    return answers, _groups_of_one(summary, groups)
+
+
+PAIRWISE = (
+    "pbleu",
+    "pbleurt",
+    "diverse_rate",
+)  # measured between a group's answers: none in a group of one
+
+
+def _groups_of_one(summary: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
+    """Say why a pairwise metric has no value where every group holds one answer (`permutations:
+    1`), in `<metric>_missing_reason` (docs/DATA.md), as a missing model's reason is said."""
+    largest = groups.groupby(SUMMARY_KEYS)["n"].max().rename("largest_group")
+    alone = summary.join(largest, on=SUMMARY_KEYS)["largest_group"] < 2
+    why = (
+        "every concept set has one answer here (one permutation each): a measure between a set's "
+        "answers needs two or more"
+    )
+    for metric in [m for m in PAIRWISE if m in summary]:
+        column = f"{metric}_missing_reason"
+        now = (
+            summary[column]
+            if column in summary
+            else pd.Series(None, index=summary.index, dtype=object)
+        )
+        if (unexplained := alone & summary[metric].isna() & now.isna()).any():
+            summary[column] = now.mask(unexplained, why)
+    return summary
+
+
+def summarise(answers: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
+    """Per (model, condition, template): the paper's metrics (metrics/registry.py, as ratios of
+    sufficient statistics), plus counts and Lin et al.'s per-concept coverage."""
+    stats = sufficient_statistics(answers, groups, SUMMARY_KEYS)
+    summary = pd.concat(
+        [
+            stats[["n"]].rename(columns={"n": "n_answers"}),
+            stats[["n_groups"]] if "n_groups" in stats else None,
+            ratios(stats),
+        ],
+        axis=1,
+    )
+    a = answers.groupby(SUMMARY_KEYS, sort=True)
+    if "coverage_frac" in answers:
+        summary["coverage_per_concept"] = 100.0 * a["coverage_frac"].mean()
+    summary = summary.join(
+        pooled_sums(stats)
+    )  # n_all_present, n_in_order: Ordered Rate pooled later
+    if "distinct_2" in answers:
+        summary["distinct_2_pooled"] = 100.0 * a["answer"].agg(diversity.distinct2_pooled)
+    if "perplexity" in answers:
+        summary["n_ppl_unscored"] = (stats["n"] - stats["n_perplexity"]).astype(int)
+        summary["perplexity_median"] = a[
+            "perplexity"
+        ].median()  # beside the mean wherever it is shown
+    if {"judge_in_order", "in_order"} <= set(
+        answers.columns
+    ):  # the judge's order verdict beside ours
+        judged = answers["judge_in_order"].notna()
+        summary["n_judge_order_disagreements"] = (
+            (
+                judged
+                & (
+                    answers["judge_in_order"].fillna(0).astype(bool)
+                    != answers["in_order"].astype(bool)
+                )
+            )
+            .groupby([answers[k] for k in SUMMARY_KEYS])
+            .sum()
+            .astype(int)
+        )
+    if "slor" in answers:  # a mean hides a few extreme answers (docs/METHODS.md, "Acceptability")
+        summary["slor_median"] = a["slor"].median()
+    for flag in degenerate.FLAG_COLUMNS:
+        summary[f"n_{flag}"] = a[flag].sum().astype(int)
+    return summary.reset_index()
