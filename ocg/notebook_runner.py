@@ -12,6 +12,7 @@ import uuid
 from pathlib import Path
 
 from .errors import OcgInputError
+from .generation.server import STOP_GRACE_S
 from .io import atomic_path, naming, refuse_link
 from .layout import ExecutedNotebook, outputs
 from .notebook_parameters import check_parameters
@@ -156,7 +157,12 @@ def _execute_stoppably(execute) -> None:
         raise failure[0]
 
 
-def _stop_groups(groups: list[int], grace_s: float = 5.0) -> None:
+# A kernel's SIGTERM to SIGKILL: longer than a server's (generation/server.py), which the kernel
+# stops in its own process group on SIGTERM; a kernel killed first would leave the server running.
+KERNEL_STOP_GRACE_S = STOP_GRACE_S + 5.0
+
+
+def _stop_groups(groups: list[int], grace_s: float = KERNEL_STOP_GRACE_S) -> None:
     """SIGTERM to each process group, SIGKILL to what is left of it after `grace_s`."""
     if not any(map(_alive, groups)):
         return

@@ -71,7 +71,10 @@ def _tail(path: Path, n: int = 1500) -> str:
         return ""
 
 
-def _stop(proc: subprocess.Popen, grace_s: float = 10.0) -> None:
+STOP_GRACE_S = 10.0  # a server's SIGTERM to SIGKILL: uvicorn finishes the requests in flight
+
+
+def _stop(proc: subprocess.Popen, grace_s: float = STOP_GRACE_S) -> None:
     if proc.poll() is not None:
         return
     try:
