@@ -178,7 +178,7 @@ def load_scores(
 ) -> dict:
     """answers, groups and summary of the scored models (or only the `tables` named),
     concatenated, on the instances the models share (designs.py; all with allow_mixed);
-    their signatures (ocg/records.py, without the scoring settings), designs and the lines a page
+    their signatures (ocg/records/, without the scoring settings), designs and the lines a page
     must show (mixed scoring, incomplete generations, instance differences). Without
     `scores_root`, the outputs' scores (outputs/scores, moved by OCG_OUTPUTS) from any working
     directory; a relative `scores_root` is the working directory's. A list of names in place of

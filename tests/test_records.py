@@ -1,4 +1,4 @@
-"""The run card and the scoring signature as typed records (ocg/records.py): what generation and
+"""The run card and the scoring signature as typed records (ocg/records/): what generation and
 scoring write reads back to the same JSON, older files read with defaults, bad ones are named."""
 
 import json

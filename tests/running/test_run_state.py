@@ -1,4 +1,4 @@
-"""Typed run state (ocg/records.py, ocg/sweep/markers.py): each status field holds a word of a
+"""Typed run state (ocg/records/, ocg/sweep/markers.py): each status field holds a word of a
 closed vocabulary, run_card.json, signature.json and report.json carry a format version that a
 reader checks, and what ocg wrote before either (tests/fixtures/c20dad0) reads as it did."""
 

@@ -137,7 +137,7 @@ def test_the_check_on_read_knows_every_documented_column(frame):
 
 
 def test_data_md_frame_tables_are_generated_from_the_code():
-    """docs/DATA.md's three frame tables are what ocg/scoring/frame_columns.py generates
+    """docs/DATA.md's three frame tables are what ocg/scoring/frame_columns/ generates
     (`python -m ocg.scoring.frame_columns` rewrites them): the schema lives in code, the doc follows."""
     from ocg.scoring.frame_columns import current_text
 
