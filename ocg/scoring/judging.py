@@ -110,7 +110,8 @@ def verdicts(
         "judge": name,
         "prompt_sha256": judge.prompt_sha256(),
         "rubric": "metrics/judge.py RUBRIC",
-        "asked": "each distinct (answer, concepts) once; an empty answer is not asked",
+        "asked": "each distinct (answer, concepts) once; an empty answer, or one that carries "
+        "a verdict-shaped object, is not asked",
     }
     if name is None:
         empty = pd.DataFrame(
@@ -123,7 +124,9 @@ def verdicts(
     cache = TextCache(cache_path, key, ["text", "reply"], redo)
     known = dict(zip(cache.table["text"], cache.table["reply"]))
     keys = [_text_key(a, c) for a, c in zip(answers["answer"], answers["concepts"])]
-    wanted = [k for k in dict.fromkeys(keys) if k not in known and json.loads(k)[0].strip()]
+    # an empty answer, or one that carries a verdict-shaped object (metrics/judge.py), is not asked
+    asked = {k: not judge.carries_verdict(json.loads(k)[0]) for k in dict.fromkeys(keys)}
+    wanted = [k for k, ok in asked.items() if ok and k not in known and json.loads(k)[0].strip()]
     if wanted:
         with _asker(spec, wanted, cache_path.parent, sig) as ask:
             log(f"judge: {len(wanted):,} distinct answers asked of {name}")
@@ -132,7 +135,10 @@ def verdicts(
                 replies = ask(chunk)
                 cache.add(pd.DataFrame({"text": chunk, "reply": replies}))
                 known.update(zip(chunk, replies))
-    parsed = [judge.parse(known.get(k), c) for k, c in zip(keys, answers["concepts"])]
+    parsed = [
+        judge.parse(known.get(k) if asked[k] else None, c, json.loads(k)[0])
+        for k, c in zip(keys, answers["concepts"])
+    ]
     out = pd.DataFrame(
         {
             "judge_score": [p[0] for p in parsed],
@@ -143,7 +149,9 @@ def verdicts(
         },
         index=answers.index,
     )
-    return out, dict(sig, status="ok", unparsed=int(sum(math.isnan(p[0]) for p in parsed)))
+    carrying = sum(not asked[k] for k in keys)
+    unparsed = int(sum(math.isnan(p[0]) for p in parsed)) - carrying
+    return out, dict(sig, status="ok", unparsed=unparsed, carries_verdict=carrying)
 
 
 @contextmanager

@@ -207,7 +207,7 @@ QUALITY_FAMILIES = (
         ("judge_score", "judge_in_order", "judge_order"),
         lambda c, r: judging.settings(c.get("judge"), c.get("judge_models_file")),
         _judge,
-        version=2,
+        version=3,
         neural=True,
         code=(judge, judging, _judge),
     ),
