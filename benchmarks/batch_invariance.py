@@ -15,10 +15,10 @@ import json
 
 from recording import record
 
+from ocg.config.model_registry import get_model
 from ocg.generation import select_instances
-from ocg.generation.hf_backend import TransformersBackend
+from ocg.generation.backends.transformers_backend import TransformersBackend
 from ocg.generation.invariance import answers, differing
-from ocg.models import get_model
 
 
 def main() -> None:

@@ -17,11 +17,11 @@ import time
 
 from recording import record
 
+from ocg.config.model_registry import get_model
 from ocg.generation import plan_batches, select_instances
-from ocg.generation.constrained import library_version
-from ocg.generation.hf_backend import TransformersBackend
+from ocg.generation.backends.constrained import library_version
+from ocg.generation.backends.transformers_backend import TransformersBackend
 from ocg.generation.ordered_grammar import ordered_regex
-from ocg.models import get_model
 
 
 def main() -> None:

@@ -37,10 +37,10 @@ from pathlib import Path
 
 from recording import record
 
+from ocg.config.model_registry import get_model
 from ocg.generation import plan_batches, select_instances
-from ocg.generation.hf_backend import TransformersBackend
-from ocg.models import get_model
-from ocg.pipeline import load_run
+from ocg.generation.backends.transformers_backend import TransformersBackend
+from ocg.jobs.pipeline import load_run
 
 # name: (batch size or None for the entry's, generation overrides, compile the decoding step,
 # attention implementation or None for the entry's). today's path pins sdpa (what `auto` resolved

@@ -23,9 +23,9 @@ import torch  # noqa: E402
 from gpu_check import add_model_source, model_id  # noqa: E402
 from recording import record  # noqa: E402
 
-from ocg.generation.hf_backend import TransformersBackend  # noqa: E402
+from ocg.config.model_registry import get_model  # noqa: E402
+from ocg.generation.backends.transformers_backend import TransformersBackend  # noqa: E402
 from ocg.generation.invariance import answers, differing, sample_messages  # noqa: E402
-from ocg.models import get_model  # noqa: E402
 
 BLOCKS = [
     (True, 16),

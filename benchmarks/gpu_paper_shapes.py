@@ -12,7 +12,7 @@ as gpu_check.py's --model-dir), add `--smollm2-dir DIR`: its real answers over t
 prompts at batch 32 and at `batch_size: auto` come first, with the share that differ (a row of its own). It needs torch, transformers and ocg's own imports (numpy, pandas,
 pyarrow, requests, tqdm, pyyaml), bitsandbytes for the NF4 rows.
 
-On the CPU, in well under a minute (tests/test_gpu_paper_shapes.py):
+On the CPU, in well under a minute (tests/benchmarks/test_gpu_paper_shapes.py):
 
     python benchmarks/gpu_paper_shapes.py --tiny --prompts 24 --max-new-tokens 4 --out /tmp/gpu.json
 
@@ -66,7 +66,7 @@ def selection(prompts: int) -> dict:
 def paper_prompts() -> int:
     """Prompts the paper's sweeps ask of their transformers models (API models use no GPU); a
     (model, condition) two sweeps share (paper-table4 reuses paper's `ordered`) counts once."""
-    from ocg.models import load_models
+    from ocg.config.model_registry import load_models
     from ocg.sweep.config import load_sweep
 
     models = load_models()
@@ -90,9 +90,9 @@ def ocg_pass(
     folder: Path, name: str, args, quantization: str, out: Path
 ) -> tuple[dict, list[dict]]:
     """One `ocg generate` run; its figures and records (in plan order)."""
+    from ocg.config.model_registry import ModelSpec
+    from ocg.core.layout import ModelGenerations
     from ocg.generation import GenerationStore, generate
-    from ocg.layout import ModelGenerations
-    from ocg.models import ModelSpec
 
     spec = ModelSpec(
         name=name,
@@ -132,8 +132,8 @@ def ocg_pass(
 
 
 def measure(shape: str, folder: Path, quantization: str, args, work: Path) -> dict:
-    from ocg.generation.hf_backend import TransformersBackend
-    from ocg.models import ModelSpec
+    from ocg.config.model_registry import ModelSpec
+    from ocg.generation.backends.transformers_backend import TransformersBackend
 
     row, records = ocg_pass(
         folder, f"{shape}-{quantization}", args, quantization, work / f"ocg-{quantization}"
@@ -196,10 +196,10 @@ def smollm2_batch_32_vs_auto(args) -> dict:
     (docs/METHODS.md, "What a larger batch changes"): the share that differ, and answers/s at each."""
     import dataclasses
 
-    from ocg.generation.batch_auto import resolve_batch_size
-    from ocg.generation.hf_backend import TransformersBackend
+    from ocg.config.model_registry import get_model
+    from ocg.generation.backends.batch_auto import resolve_batch_size
+    from ocg.generation.backends.transformers_backend import TransformersBackend
     from ocg.generation.invariance import answers, differing, sample_messages
-    from ocg.models import get_model
 
     spec = dataclasses.replace(
         get_model("smollm2-135m-instruct"),

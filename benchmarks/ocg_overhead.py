@@ -74,8 +74,8 @@ def spans_of_a_run(spec, out: Path) -> dict:
     """One `ocg generate` run, seconds inside model.generate and outside it."""
     import transformers
 
+    from ocg.core.layout import ModelGenerations
     from ocg.generation import generate
-    from ocg.layout import ModelGenerations
 
     spent = collections.Counter()
     original = transformers.GenerationMixin.generate
@@ -118,7 +118,7 @@ def best_of(fn, reps: int = 5) -> float:
 
 
 def side_by_side() -> dict:
-    from ocg.generation.hf_loading import merges_model_defaults
+    from ocg.generation.backends.transformers_loading import merges_model_defaults
     from ocg.generation.selection import select_instances
 
     rows = select_instances(None, ["ordered"], subset_k=2)
@@ -178,8 +178,8 @@ def main() -> dict:
 
     import torch
 
-    from ocg.generation.hf_backend import TransformersBackend
-    from ocg.models import ModelSpec
+    from ocg.config.model_registry import ModelSpec
+    from ocg.generation.backends.transformers_backend import TransformersBackend
 
     with tempfile.TemporaryDirectory(prefix="ocg-overhead-") as tmp:
         folder = paper_shapes.build("tiny", Path(tmp) / "model", dtype="float32")

@@ -8,7 +8,7 @@ templates = 82,944 answers per model, 2,985,984 in all, through the real path:
   1. generate   ocg.generate per model (replay backend: store, run card, prompt hashes)
   2. score      ocg.scoring.score_model per model, non-neural metrics (coverage, pBLEU,
                 distinct-2, Diverse Rate), as notebook 02 calls it
-  3. analyses   the analyses (ocg/plan.py) over all models through papermill, then index.html and the
+  3. analyses   the analyses (ocg/jobs/plan.py) over all models through papermill, then index.html and the
                 case browser, exactly as `ocg sweep` runs them
 Each stage runs in its own process; printed per stage: wall time and peak memory (the summed
 RSS of the stage's process tree, sampled every 0.2 s), and per model for 1-2. Then the disk: the
@@ -45,7 +45,7 @@ STAGES = ("generate", "score", "analyses")
 
 def paper_models(n: int) -> dict:
     """The first n models of the paper's sweep as replay entries (names, ids, paper names kept)."""
-    from ocg.models import load_models
+    from ocg.config.model_registry import load_models
 
     sweep = yaml.safe_load((ROOT / "params" / "sweeps" / "paper.yaml").read_text())
     specs = load_models()
@@ -63,8 +63,8 @@ def paper_models(n: int) -> dict:
 
 
 def dirs(out: Path):
-    from ocg.layout import Outputs
-    from ocg.plan import Dirs
+    from ocg.core.layout import Outputs
+    from ocg.jobs.plan import Dirs
 
     folders = Outputs(out)
     return Dirs(generations=folders.generations, scores=folders.scores, reports=folders.reports)
@@ -93,7 +93,7 @@ def stage_generate(out: Path, models: list[str], subset_k: int | None) -> dict:
 
 
 def stage_score(out: Path, models: list[str]) -> dict:
-    from ocg.layout import ModelGenerations
+    from ocg.core.layout import ModelGenerations
     from ocg.scoring import cpu_families, score_model
 
     per_model = {}
@@ -111,9 +111,9 @@ def stage_score(out: Path, models: list[str]) -> dict:
 
 
 def stage_analyses(out: Path, models: list[str]) -> dict:
-    from ocg.layout import ExecutedNotebook
-    from ocg.pipeline import run_step
-    from ocg.plan import ANALYSES, analysis_steps
+    from ocg.core.layout import ExecutedNotebook
+    from ocg.jobs.pipeline import run_step
+    from ocg.jobs.plan import ANALYSES, analysis_steps
     from ocg.site.landing import write_index
 
     cfg = {
@@ -207,8 +207,8 @@ def tree_bytes(folder: Path) -> int:
 def disk(out: Path) -> dict:
     """Bytes on disk now and in the previous formats, of the generations and the report; the
     generations also per record, now (store format 3) and as format 2 wrote the same records."""
+    from ocg.core.layout import ModelGenerations
     from ocg.generation import GenerationStore
-    from ocg.layout import ModelGenerations
     from ocg.site.chunks import read_chunk
 
     d = dirs(out)

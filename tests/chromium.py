@@ -6,7 +6,7 @@ import re
 import shutil
 import subprocess
 
-from ocg.paths import PROJECT_ROOT
+from ocg.core.paths import PROJECT_ROOT
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 SCREENSHOTS = PROJECT_ROOT / "outputs" / "screenshots"

@@ -2,7 +2,7 @@ import os
 
 import pytest
 
-from ocg.paths import PROJECT_ROOT
+from ocg.core.paths import PROJECT_ROOT
 
 # The converted embedded model is a cache shared by all tests (converting takes ~25 s).
 os.environ.setdefault("OCG_MODEL_CACHE", str(PROJECT_ROOT / "outputs" / "models"))

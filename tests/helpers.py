@@ -11,7 +11,7 @@ import pandas as pd
 
 from ocg.data.instances import instance_id
 from ocg.generation import GenerationStore
-from ocg.generation.record_format import read_record
+from ocg.generation.answer_store.record_format import read_record
 
 
 def disk_record(line):

@@ -2,7 +2,7 @@
 
 - A range of notebooks ("the analyses (NN-NN)") in any tracked text file (README, docs, code,
   help, job scripts, sweep files, tests, notebooks' cells) names one the plan runs
-  (ocg/notebook_names.py), as do the help texts built from it.
+  (ocg/core/notebook_names.py), as do the help texts built from it.
 - docs/METHODS.md's table of the matching rules' precision and recall, and the sample it was
   measured on, are ocg/metrics/matching.py's MATCHING_QUALITY (which tests/metrics/test_matching.py
   recomputes from the labelled pairs).
@@ -14,9 +14,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ocg.core.notebook_names import ALL_SPAN, ANALYSES, ANALYSES_SPAN, MODEL_NOTEBOOKS, span
+from ocg.core.paths import PROJECT_ROOT
 from ocg.metrics.matching import MATCHING_QUALITY, MATCHING_RULES
-from ocg.notebook_names import ALL_SPAN, ANALYSES, ANALYSES_SPAN, MODEL_NOTEBOOKS, span
-from ocg.paths import PROJECT_ROOT
 
 NOTEBOOK_RANGE = re.compile(r"(?<![\d-])(\d\d)-(\d\d)(?![\d-])")
 METHODS = PROJECT_ROOT / "docs" / "METHODS.md"
@@ -78,7 +78,7 @@ def test_texts_name_only_notebook_ranges_the_plan_has():
         w for f in files for w in wrong_ranges(prose_lines(f), str(f.relative_to(PROJECT_ROOT)))
     ]
     assert not wrong, (
-        f"notebook ranges that disagree with ocg/notebook_names.py (analyses {ANALYSES_SPAN}): {wrong}"
+        f"notebook ranges that disagree with ocg/core/notebook_names.py (analyses {ANALYSES_SPAN}): {wrong}"
     )
 
 

@@ -9,7 +9,7 @@ import sys
 import pytest
 import yaml
 
-from ocg.paths import PROJECT_ROOT
+from ocg.core.paths import PROJECT_ROOT
 
 pytestmark = pytest.mark.tf4  # run on the second stack too (make test-tf4)
 

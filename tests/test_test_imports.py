@@ -67,7 +67,7 @@ def test_no_test_module_imports_another_or_a_tests_module_by_a_bare_name():
 def test_the_check_sees_each_kind_of_offence():
     bare = bare_names()
     assert offences("from test_hostile import cli", "tests.test_x", bare)
-    assert offences("from tests.analysis.test_browser import chromium", "tests.test_x", bare)
+    assert offences("from tests.site.test_browser import chromium", "tests.test_x", bare)
     assert offences("from tests.analysis import test_browser", "tests.test_x", bare)
     assert offences("def f():\n    from .test_api_backend import KEY", "tests.generation.x", bare)
     assert offences("import helpers", "tests.test_x", bare)

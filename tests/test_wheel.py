@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from ocg.paths import PROJECT_ROOT
+from ocg.core.paths import PROJECT_ROOT
 from tests.helpers import write_generations
 
 
@@ -85,7 +85,7 @@ def test_score_and_load_scores_from_an_installed_wheel(tmp_path):
     )
     assert score.returncode == 0, score.stderr[-2000:]
     code = (
-        "import ocg; from ocg.results import load_scores; s = load_scores('scores'); "
+        "import ocg; from ocg.results.scores import load_scores; s = load_scores('scores'); "
         "print(ocg.__file__); print(s['summary'].set_index('condition').coverage_w_order.mean())"
     )
     load = subprocess.run(

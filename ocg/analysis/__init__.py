@@ -7,9 +7,9 @@ from . import (
     latex,
     notebook,
     paper,
+    paper_tables,
+    repeated_samples,
     report,
-    samples,
-    tables,
     uncertainty,
 )
 
@@ -21,7 +21,7 @@ __all__ = [
     "notebook",
     "paper",
     "report",
-    "samples",
-    "tables",
+    "paper_tables",
+    "repeated_samples",
     "uncertainty",
 ]

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..errors import OcgInputError
-from ..layout import ReportFolder
+from ..core.errors import OcgInputError
+from ..core.layout import ReportFolder
 from ..records import ReportStamp, ReportStatus
 
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..frames import SUMMARY_KEYS
+from ..core.frames import SUMMARY_KEYS
 from ..metrics.matching import MATCHING_RULES, ORDER_READINGS
 from ..metrics.registry import FAMILIES
-from ..metrics.statistics import pooled_sums, ratios, sufficient_statistics
+from ..metrics.sufficient_statistics import pooled_sums, ratios, sufficient_statistics
 from . import copies
-from .tables import _template_average
+from .paper_tables import _template_average
 
 READING_LABELS = {
     "in_order": "any increasing sequence (ours)",

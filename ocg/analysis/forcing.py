@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..metrics.registry import label
-from .tables import ASKED, FORCED, UNORDERED, wide
+from .paper_tables import ASKED, FORCED, UNORDERED, wide
 
 CONDITIONS = (UNORDERED, ASKED, FORCED)
 WHY = {

@@ -156,7 +156,7 @@ def latex_from_long(
 ) -> str:
     """`table` (e.g. "table3") picks the paper's marking for it (MARKING); else best and second.
     A single row key is headed as ROW_LABELS names it, else by its own name."""
-    from .tables import wide
+    from .paper_tables import wide
 
     values = wide(long, index, value)
     subs = wide(long, index, sub) if sub else None

@@ -1,4 +1,4 @@
-"""What every analysis notebook (ANALYSES, ocg/notebook_names.py) does first and shows alike: one call each."""
+"""What every analysis notebook (ANALYSES, ocg/core/notebook_names.py) does first and shows alike: one call each."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 
 import pandas as pd
 
-from ..results import load_scores
+from ..results.scores import load_scores
 from . import paper
 
 PAPER_PERMUTATIONS = 24  # the paper's design: four concepts, all 4! orders of each set
@@ -117,7 +117,7 @@ def small_samples(rows: pd.DataFrame) -> None:
 def perplexity_medians(summary: pd.DataFrame, condition: str) -> None:
     """The perplexity median per model (per template, then over templates) under a table whose
     perplexity is the paper's mean: a few answers of extreme perplexity can make a mean (issue 47)."""
-    from .tables import summary_medians
+    from .paper_tables import summary_medians
 
     medians = summary_medians(summary, condition)
     if medians:

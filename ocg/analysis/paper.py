@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..errors import OcgInputError
-from ..models import MODELS_FILE, load_models
-from ..paths import PAPER_TABLES_DIR
+from ..config.model_registry import MODELS_FILE, load_models
+from ..core.errors import OcgInputError
+from ..core.paths import PAPER_TABLES_DIR
 
 PAPER_FILES = {
     "table1": "paper_table1_zero_shot.csv",
@@ -83,7 +83,7 @@ def compare(ours: pd.DataFrame, name: str, models_file=None) -> pd.DataFrame:
 
 def side_by_side(compared: pd.DataFrame, index) -> pd.DataFrame:
     """Display form: per metric, ours / paper / ours minus paper."""
-    from .tables import wide
+    from .paper_tables import wide
 
     index = [index] if isinstance(index, str) else list(index)
     value = "value" if "value" in compared else "mean_over_llms"
@@ -99,7 +99,7 @@ def side_by_side(compared: pd.DataFrame, index) -> pd.DataFrame:
 
 def paper_wide(name: str) -> pd.DataFrame:
     """The paper's own table, for reference when no model of a reproduction is in it."""
-    from .tables import wide
+    from .paper_tables import wide
 
     t = paper_table(name)
     if "value" in t:

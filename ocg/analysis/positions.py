@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..errors import OcgInputError
+from ..core.errors import OcgInputError
 
 KEYS = ("model", "condition")
 CONDITION_ORDER = ("original", "ordered", "ordered_one_shot", "ordered_constrained")

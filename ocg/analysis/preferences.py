@@ -8,11 +8,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..errors import OcgInputError
-from ..frames import GROUP_KEYS
+from ..core.errors import OcgInputError
+from ..core.frames import GROUP_KEYS
 from ..metrics.registry import FAMILIES
-from ..metrics.statistics import pooled_sums, ratios, sufficient_statistics
-from . import tables
+from ..metrics.sufficient_statistics import pooled_sums, ratios, sufficient_statistics
+from . import paper_tables
 from .positions import CONDITION_ORDER, KEYS, by_length, by_position, condition_sorted, need
 
 
@@ -189,7 +189,7 @@ def by_pattern(answers: pd.DataFrame, condition: str = "ordered") -> pd.DataFram
     placed = by_position(a, ["model", "pos_pattern"])
     placed = placed.groupby(["pos_pattern", "position"])["in_place_pct"].mean().unstack("position")
     placed.columns = [f"in_place_{k}_pct" for k in placed.columns]
-    t2 = tables.table2(a, condition)
+    t2 = paper_tables.table2(a, condition)
     t2 = t2[t2["metric"].isin(["coverage_w_order", "ordered_rate"])]
     t2 = t2.pivot(index="pos_pattern", columns="metric", values="mean_over_llms")
     t2.columns = [f"table2_{c}" for c in t2.columns]

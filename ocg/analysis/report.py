@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..io import atomic_path, write_json
-from ..layout import ReportFolder
-from ..provenance import provenance
+from ..core.files import atomic_path, write_json
+from ..core.layout import ReportFolder
+from ..core.provenance import provenance
 
 
 def sources(scores: dict) -> dict:

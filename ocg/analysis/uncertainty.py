@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..errors import OcgInputError
+from ..core.errors import OcgInputError
 from ..metrics.registry import metrics, names
-from ..metrics.statistics import sufficient_statistics
+from ..metrics.sufficient_statistics import sufficient_statistics
 
 # Under this many resampled units an interval or p-value is marked `small_sample` (docs/METHODS.md,
 # "Uncertainty"): percentile intervals of a few resampled units are too narrow, and a sign-flip

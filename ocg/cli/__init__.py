@@ -5,7 +5,7 @@ from __future__ import annotations
 import errno
 import sys
 
-from ..errors import OcgInputError
+from ..core.errors import OcgInputError
 from .parser import build_parser
 
 __all__ = ["build_parser", "main"]
@@ -32,11 +32,11 @@ def main(argv: list[str] | None = None) -> int:
     """Run a command. Bad input exits 2, a fault (disk, server, network) 1, Ctrl-C 130, SIGTERM 143: each with
     one `ocg: error:` line, never a traceback (docs/METHODS.md, "What ocg refuses")."""
     args = build_parser().parse_args(argv)
-    from ..errors import raise_on_sigterm, stopped_line
-    from ..generation.api_backend import ApiError
-    from ..generation.constrained import NotForced
-    from ..generation.server import ServerError
-    from ..paths import settle_folder_variables
+    from ..core.errors import raise_on_sigterm, stopped_line
+    from ..core.paths import settle_folder_variables
+    from ..generation.backends.constrained import NotForced
+    from ..generation.backends.openai_backend import ApiError
+    from ..generation.servers.server import ServerError
     from ..sweep.slurm import SbatchError
 
     try:

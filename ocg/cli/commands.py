@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..errors import OcgInputError, shown
+from ..core.errors import OcgInputError, shown
 
 
 def build_data_command(args) -> int:
@@ -29,11 +29,11 @@ def run_notebook_command(args) -> int:
     YAML). A failing cell is reported as `ocg report` reports one: notebook, cell, error."""
     import yaml
 
-    from ..io import parse_yaml
-    from ..layout import outputs
-    from ..notebook_parameters import check_parameters, declared
-    from ..notebook_runner import find_notebook
-    from ..pipeline import StepFailed, run_step
+    from ..core.files import parse_yaml
+    from ..core.layout import outputs
+    from ..jobs.notebook_parameters import check_parameters, declared
+    from ..jobs.notebook_runner import find_notebook
+    from ..jobs.pipeline import StepFailed, run_step
 
     source = find_notebook(args.notebook)
     params = {}
@@ -65,10 +65,10 @@ def run_notebook_command(args) -> int:
 
 
 def generate_command(args) -> int:
+    from ..core.layout import ModelGenerations
     from ..data import GENERATE_CONDITIONS
     from ..generation import generate
-    from ..generation.completeness import card_samples, describe_tally
-    from ..layout import ModelGenerations
+    from ..generation.answer_store.completeness import card_samples, describe_tally
     from ..records import RunCard
 
     if args.top_p is not None and args.temperature is None:  # greedy decoding has no nucleus
@@ -105,8 +105,8 @@ def score_command(args) -> int:
 
     if args.device == "cpu":  # before anything initialises CUDA
         os.environ["CUDA_VISIBLE_DEVICES"] = ""
-    from ..generation.completeness import describe
-    from ..layout import ModelScores
+    from ..core.layout import ModelScores
+    from ..generation.answer_store.completeness import describe
     from ..records import Signature
     from ..scoring import score_all
 
@@ -149,7 +149,7 @@ def prefetch_command(args) -> int:
 
 
 def repair_command(args) -> int:
-    from ..generation.repair import repair
+    from ..generation.answer_store.repair import repair
 
     return repair(Path(args.path))
 
@@ -167,7 +167,7 @@ def compare_reports_command(args) -> int:
 
 
 def models_command(args) -> int:
-    from ..models import load_models
+    from ..config.model_registry import load_models
 
     row = (
         "{:32s} {:12s} {:12s} {:8s} {:>10} {:>5} {}"  # what each entry runs as, defaults filled in
@@ -189,7 +189,7 @@ def models_command(args) -> int:
 
 
 def report_command(args) -> int:
-    """The main job: every notebook (ocg/plan.py), as a run file says (default: the demo)."""
-    from ..pipeline import run_report
+    """The main job: every notebook (ocg/jobs/plan.py), as a run file says (default: the demo)."""
+    from ..jobs.pipeline import run_report
 
     return run_report(args.run_file)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..frames import DEFAULT_N_CONCEPTS, N_CONCEPTS_TEXT
+from ..core.frames import DEFAULT_N_CONCEPTS, N_CONCEPTS_TEXT
 from . import commands
 
 DESCRIPTION = "The `ocg` command line: the same functions the notebooks call."
@@ -34,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, default=None, help="output directory")
     p.set_defaults(func=commands.build_data_command)
 
-    from ..models import MODELS_FILE
+    from ..config.model_registry import MODELS_FILE
 
     MODELS_FILE_HELP = (
         "a models file (default params/models.yaml); relative: to the working directory, as "
@@ -103,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=commands.score_command)
 
-    from ..notebook_names import ALL_SPAN, ANALYSES_SPAN, BUILD_DATA, MODEL_NOTEBOOKS, span
+    from ..core.notebook_names import ALL_SPAN, ANALYSES_SPAN, BUILD_DATA, MODEL_NOTEBOOKS, span
 
     p = sub.add_parser(
         "sweep",

@@ -7,12 +7,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..paths import PARAMS_DIR
-from .base import ConfigModel
+from ..core.paths import PARAMS_DIR
+from .file_model import ConfigModel
 from .models_file import ModelsFile
-from .runs import RunFile, SweepFile
-from .scoring import ScoringFile
-from .templates import TemplatesFile
+from .run_file import RunFile, SweepFile
+from .scoring_file import ScoringFile
+from .templates_file import TemplatesFile
 
 SCHEMA_DIR = PARAMS_DIR / "schema"
 KINDS: dict[str, type[ConfigModel]] = {

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import math
 
-from ..embedded import EMBEDDED_MODELS, EMBEDDED_PREFIX
-from ..errors import OcgInputError, shown
+from ..core.errors import OcgInputError, shown
+from ..weights.embedded import EMBEDDED_MODELS, EMBEDDED_PREFIX
 
 RATE_KEYS = ("reorder", "drop", "inflect", "repeat", "degenerate")
 # Settings that only stop generation or select tokens in ways a user may want to change on

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from .base import AutoOrPositive, ConfigModel, checked, number
+from .file_model import AutoOrPositive, ConfigModel, checked, number
 from .model_checks import (
     check_command,
     check_date,

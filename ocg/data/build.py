@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..frames import DEFAULT_N_CONCEPTS
-from ..io import read_json, write_json, write_parquet
-from ..layout import Dataset, outputs
-from ..paths import CONCEPT_SETS_FILE, TEMPLATES_FILE
-from ..provenance import provenance
+from ..core.files import read_json, write_json, write_parquet
+from ..core.frames import DEFAULT_N_CONCEPTS
+from ..core.layout import Dataset, outputs
+from ..core.paths import CONCEPT_SETS_FILE, TEMPLATES_FILE
+from ..core.provenance import provenance
 from .concepts import load_concept_sets, select_covering_subset
 from .instances import COLUMNS, build_instances, content_hash, ids_hash
 from .templates import DEFAULT_CONDITIONS, load_templates
@@ -88,7 +88,7 @@ def build_dataset(
 def load_dataset(path: str | Path) -> tuple[pd.DataFrame, dict]:
     """Instances and manifest of a built dataset directory, checked: each row's concepts and
     pos_pattern, then the table against its manifest's hashes (an edited table is refused)."""
-    from ..errors import OcgInputError
+    from ..core.errors import OcgInputError
 
     df, manifest = _read_dataset(path)
     built = Dataset(Path(path))
@@ -127,7 +127,7 @@ def check_instances(df: pd.DataFrame, where) -> None:
     """Each row's concepts are a non-empty list of lower-case words and its pos_pattern one N or
     V per concept (what the prompt, the grammar and the matcher read); else an error naming the
     file, the field and the row."""
-    from ..errors import OcgInputError, shown
+    from ..core.errors import OcgInputError, shown
     from .concepts import _WORD, POS_TAGS
 
     missing = [c for c in COLUMNS if c not in df.columns]
@@ -161,7 +161,7 @@ def check_instances(df: pd.DataFrame, where) -> None:
 
 def _read_dataset(path: str | Path) -> tuple[pd.DataFrame, dict]:
     """Instances and manifest of a built dataset directory."""
-    from ..errors import OcgInputError
+    from ..core.errors import OcgInputError
 
     built = Dataset(Path(path))
     if not built.manifest.exists():

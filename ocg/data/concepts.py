@@ -8,10 +8,10 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import OcgInputError
-from ..frames import DEFAULT_N_CONCEPTS, N_CONCEPTS
-from ..io import loads_json, read_text
-from ..paths import CONCEPT_SETS_FILE
+from ..core.errors import OcgInputError
+from ..core.files import loads_json, read_text
+from ..core.frames import DEFAULT_N_CONCEPTS, N_CONCEPTS
+from ..core.paths import CONCEPT_SETS_FILE
 
 POS_TAGS = ("N", "V")  # noun, verb: the only suffixes CommonGen-lite uses
 _WORD = re.compile(r"[^\W\d_]+(?:['-][^\W\d_]+)*")  # letters, with inner hyphens or apostrophes

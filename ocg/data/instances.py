@@ -9,8 +9,8 @@ import math
 import random
 from typing import TYPE_CHECKING
 
-from ..frames import check_permutations
-from ..schema import positive_int
+from ..core.arguments import positive_int
+from ..core.frames import check_permutations
 from .concepts import ConceptSet
 from .templates import TemplateConfig
 

@@ -1,18 +1,18 @@
 """Instruction templates and conditions, read from params/templates.yaml and checked
-(ocg/config/templates.py, TemplatesFile)."""
+(ocg/config/templates_file.py, TemplatesFile)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config.base import validate
-from ..config.templates import TemplatesFile
-from ..errors import OcgInputError
-from ..frames import unknown_template
-from ..io import read_yaml
-from ..names import check_name
-from ..paths import TEMPLATES_FILE
+from ..config.file_model import validate
+from ..config.templates_file import TemplatesFile
+from ..core.errors import OcgInputError
+from ..core.files import read_yaml
+from ..core.frames import unknown_template
+from ..core.names import check_name
+from ..core.paths import TEMPLATES_FILE
 
 # The default conditions, named once: what a dataset is built with, and what a model generates.
 DEFAULT_CONDITIONS = ("original", "ordered", "ordered_one_shot")

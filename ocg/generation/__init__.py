@@ -1,18 +1,18 @@
 """Generation: any instruction-tuned model over the instances (transformers or an OpenAI-style API),
 or answers written before (replay).
 
-Names load on first use (PEP 562), so importing hf_backend or invariance does not import
+Names load on first use (PEP 562), so importing the transformers backend or invariance does not import
 pandas: benchmarks/gpu_check.py runs with torch and transformers alone.
 """
 
 import importlib
 
 _EXPORTS = {
-    "GenerationStore": "store",
+    "GenerationStore": "answer_store.store",
     "extract_answer": "extraction",
-    "generate": "run",
+    "generate": "run_generation",
     "plan_batches": "invariance",
-    "read_generations": "store",
+    "read_generations": "answer_store.store",
     "select_instances": "selection",
 }
 __all__ = sorted(_EXPORTS)

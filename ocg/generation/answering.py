@@ -1,4 +1,4 @@
-"""A run's answering (after ocg/generation/run.py has prepared its state): every prompt it may ask
+"""A run's answering (after ocg/generation/run_generation.py has prepared its state): every prompt it may ask
 stored first, then the missing answers generated batch by batch and appended, the run's entry on
 the card, and the batch-1 check at the end."""
 
@@ -11,18 +11,18 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from ..errors import check_stop
-from ..frames import record_sample
+from ..core.errors import check_stop
+from ..core.frames import record_sample
 from ..records import RunStatus
-from . import constrained
-from .completeness import tally_stores
+from .answer_store.completeness import tally_stores
+from .answer_store.store import GenerationStore
+from .backends import constrained
 from .estimate import after_a_batch, batch_check_pace
 from .extraction import answer_source, extract_answer, prompt_opens_think
 from .invariance import plan_batches
 from .ordered_grammar import grammar_sha256
 from .run_card import check_compatible, now_utc
 from .run_state import RunState, answers_to_do
-from .store import GenerationStore
 
 
 def check_batch_invariance(

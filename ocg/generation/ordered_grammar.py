@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from functools import lru_cache
+
+from ..data.lexicon import inflections
 
 # Bumped whenever the expression built for the same concepts changes (recorded in the run card).
 GRAMMAR_VERSION = 2  # 2: words the lexicon lacks take lemminflect's rules for unknown words
@@ -36,28 +37,6 @@ GRAMMAR_RULE = (
     f"{FREE_WORDS} free words {FREE_WORD} before the first, between two and after the last; "
     f"a capital first letter; ends with {END}"
 )
-_FORM = re.compile(r"[a-z][a-z'-]*")
-
-
-def lexicon_version() -> str:
-    from importlib import metadata
-
-    return metadata.version("lemminflect")
-
-
-@lru_cache(maxsize=4096)
-def inflections(word: str, pos: str) -> tuple[str, ...]:
-    """The word and its inflections in lemminflect's lexicon for part of speech `pos` (N or V),
-    or by its rules for unknown words when the lexicon has no entry for it there; sorted,
-    lower-case alphabetic forms only (the lexicon's forms are)."""
-    import lemminflect
-
-    upos = "VERB" if pos == "V" else "NOUN"
-    found = lemminflect.getAllInflections(word, upos=upos) or lemminflect.getAllInflectionsOOV(
-        word, upos=upos
-    )
-    forms = {f for fs in found.values() for f in fs if _FORM.fullmatch(f)}
-    return tuple(sorted(forms | {word}))
 
 
 def _alternatives(forms: tuple[str, ...], capital: bool) -> str:

@@ -6,12 +6,12 @@ from __future__ import annotations
 import datetime as _dt
 from pathlib import Path
 
-from .. import hub
-from ..errors import OcgInputError
-from ..models import ModelSpec
+from ..config.model_registry import ModelSpec
+from ..core.errors import OcgInputError
 from ..records import RunCard, RunStatus
-from .constrained import not_forced
-from .store import GenerationStore
+from ..weights import hub
+from .answer_store.store import GenerationStore
+from .backends.constrained import not_forced
 
 # Settings that must not change between the runs that fill one output directory. The
 # rendered prompts are checked too, record by record (`prompt_sha256`).

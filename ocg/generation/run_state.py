@@ -1,4 +1,4 @@
-"""One generation run's state, threaded through its steps (ocg/generation/run.py, answering.py):
+"""One generation run's state, threaded through its steps (ocg/generation/run_generation.py, answering.py):
 the model and its backend, the stores and rows per condition, the rendered prompts, the settings,
 and the run card, which changes only through `save` and is written once per change."""
 
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..io import write_json_when_full
-from ..models import ModelSpec
+from ..config.model_registry import ModelSpec
+from ..core.files import write_json_when_full
 from ..records import RunCard
-from .store import GenerationStore
+from .answer_store.store import GenerationStore
 
 
 @dataclass

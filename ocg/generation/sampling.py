@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import hashlib
 
-from ..config.base import validate
-from ..config.runs import Sampling
-from ..errors import OcgInputError
-from ..models import SEED_MAX
-from ..schema import positive_int
+from ..config.file_model import validate
+from ..config.model_registry import SEED_MAX
+from ..config.run_file import Sampling
+from ..core.arguments import positive_int
+from ..core.errors import OcgInputError
 
 SEEDING_RULE = (
     "sample s: seed_s = seed + s; transformers: each batch seeds torch, numpy and random "

@@ -6,6 +6,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..core.arguments import positive_int
+from ..core.errors import OcgInputError
+from ..core.frames import DEFAULT_N_CONCEPTS, unknown_template
 from ..data import (
     GENERATE_CONDITIONS,
     build_instances,
@@ -15,9 +18,6 @@ from ..data import (
 )
 from ..data.concepts import select_covering_subset
 from ..data.instances import PERMUTATION_SEED, sample_permutations
-from ..errors import OcgInputError
-from ..frames import DEFAULT_N_CONCEPTS, unknown_template
-from ..schema import positive_int
 
 
 def select_instances(

@@ -18,7 +18,7 @@ class BleurtUnavailable(RuntimeError):
 
 def load_bleurt(checkpoint: str, device: str | None = None):
     """(tokenizer, model) or BleurtUnavailable with the reason."""
-    from ..hub import unavailable_reason
+    from ..weights.hub import unavailable_reason
 
     reason = unavailable_reason(checkpoint)
     if reason:

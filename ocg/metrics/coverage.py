@@ -12,8 +12,8 @@ from functools import lru_cache
 
 import pandas as pd
 
-from ..parallel import ForkedJob
-from ..provenance import available_cpus
+from ..core.parallel import ForkedJob
+from ..core.provenance import available_cpus
 from .attribute_ruler import IndexedAttributeRuler, supports
 from .matching import (  # noqa: F401 (the matching API, also importable from here)
     DEFAULT_RULE,
@@ -170,7 +170,7 @@ def _match_chunk(state: tuple, chunk: list[tuple[str, list]]) -> list[list[dict]
 
 
 def _job(work, items: list, n_process: int, nlp, rule: str, batch_size: int) -> ForkedJob:
-    """work over the items, in worker processes that inherit the loaded pipeline (ocg/parallel.py)."""
+    """work over the items, in worker processes that inherit the loaded pipeline (ocg/core/parallel.py)."""
     return ForkedJob(
         work,
         items,

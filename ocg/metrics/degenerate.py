@@ -42,7 +42,7 @@ def flags(answer) -> dict:
         and any(c.isalpha() and ord(c) > 127 for c in text),  # often not English
         # not empty, yet no letter at all: zero-width characters, a BOM, emoji, digits, punctuation
         "no_letters": bool(text) and not any(c.isalpha() for c in text),
-        # U+FFFD: characters lost before the answer reached us (lone surrogates, see ocg/generation/store.py)
+        # U+FFFD: characters lost before the answer reached us (lone surrogates, see ocg/generation/answer_store/store.py)
         "replaced_chars": "\ufffd" in text,
         "looping": looping(text),
         # what the matcher reads differs from the text (metrics/textprep.py): invisible characters out,

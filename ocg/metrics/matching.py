@@ -52,10 +52,10 @@ VARIANT_COLUMNS = tuple(
     f"{v}@{rule}" for rule in MATCHING_RULES for v in ("all_present",) + ORDER_READINGS
 )
 
-# Precision and recall of each rule against tests/data/matching_labels.jsonl (hand-labelled
+# Precision and recall of each rule against tests/fixtures/matching_labels.jsonl (hand-labelled
 # (sentence, concept) pairs; tests/metrics/test_matching.py recomputes them and fails if these drift):
 # on the labelled sample, and weighted back to the population of 12,480 (answer, concept) pairs
-# of CommonGen-Eval's five-concept outputs by each stratum's size (tests/data/README.md).
+# of CommonGen-Eval's five-concept outputs by each stratum's size (tests/fixtures/README.md).
 # Recorded in every scoring signature.
 MATCHING_STRATA = {  # stratum: (pairs in the population, pairs labelled)
     "disagree": (491, 491),  # every pair where the lemma, surface and lookup rules disagree

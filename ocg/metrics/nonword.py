@@ -15,7 +15,7 @@ from functools import lru_cache
 
 import regex
 
-from ..generation.ordered_grammar import inflections
+from ..data.lexicon import inflections
 
 LETTERS = regex.compile(r"\p{L}+(?:['’]\p{L}+)*")
 LANG = "en"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from ..errors import OcgInputError
+from ..core.errors import OcgInputError
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:

@@ -24,8 +24,8 @@ import importlib.util
 import os
 from importlib import metadata
 
-from ..embedded import EMBEDDED_PREFIX, ensure_converted
-from ..hub import hub_reachable, unavailable_reason
+from ..weights.embedded import EMBEDDED_PREFIX, ensure_converted
+from ..weights.hub import hub_reachable, unavailable_reason
 from .lm_nll import OcgLM, compute_perplexity, context_limit, guarded, load_ocg_lm
 
 __all__ = [

@@ -51,7 +51,7 @@ def load_embedder(model: str, device: str | None = None):
     is downloaded), or EmbeddingModelUnavailable with the reason."""
     import os
 
-    from ..hub import cached_locally
+    from ..weights.hub import cached_locally
 
     if not (os.path.isdir(model) or cached_locally(model)):
         raise EmbeddingModelUnavailable(

@@ -1,6 +1,6 @@
 """The records ocg keeps beside its outputs, read and written here alone: a model's run card
 (run_card.json, written by generation), a score set's signature (signature.json, by scoring) and
-how a report's last run went (report.json, by ocg/staging.py).
+how a report's last run went (report.json, by ocg/jobs/staging.py).
 
 Each is a frozen dataclass whose fields are declared once: reading checks every JSON key against
 its field's type, and a field typed by a `Vocabulary` holds one of a closed set of words. The JSON

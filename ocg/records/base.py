@@ -10,8 +10,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar, Union, get_args, get_origin, get_type_hints
 
-from ..errors import OcgInputError
-from ..io import read_json, write_json
+from ..core.errors import OcgInputError
+from ..core.files import read_json, write_json
 
 _JSON_TYPES = {
     dict: "an object",

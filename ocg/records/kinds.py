@@ -97,7 +97,7 @@ class Signature(Record):
     generations: str | None = None  # the generations folder scored
     failed_answers: str | None = None
     metric_keys: dict[str, dict] = field(default_factory=dict)
-    completeness: dict | None = None  # ocg/generation/completeness.py's block
+    completeness: dict | None = None  # ocg/generation/answer_store/completeness.py's block
     code_sha256: dict[str, str] = field(default_factory=dict)
     flags_version: int | None = None  # the answer flags' definitions (ocg/metrics/degenerate.py)
     families: dict[str, dict] = field(
@@ -142,7 +142,7 @@ class Signature(Record):
 
 @dataclass(frozen=True)
 class ReportStamp(Record):
-    """How a report's last run stands (report.json, ocg/staging.py): who builds it and
+    """How a report's last run stands (report.json, ocg/jobs/staging.py): who builds it and
     since when; how it ended (the notebooks finished, or why it failed)."""
 
     WHAT, FORMAT_VERSION = "a report's state", 1

@@ -13,9 +13,9 @@ scoreset.py  a model's tables and signature.json: written signature-last, comple
 pinned.py    a report's own score sets, linked when its scoring ends and checked against its settings
 """
 
-from .config import CONFIG_KEYS, SCORING_FILE, check_metrics, load_scoring_config
 from .families import FAMILIES, cpu_families
 from .run import score_all, score_model, stale_metrics
+from .settings import CONFIG_KEYS, SCORING_FILE, check_metrics, load_scoring_config
 from .summary import summarise
 
 __all__ = [

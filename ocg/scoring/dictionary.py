@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import OcgInputError, shown
-from ..frames import GROUP_KEYS, SAMPLE, SUMMARY_KEYS
+from ..core.errors import OcgInputError, shown
+from ..core.frames import GROUP_KEYS, SAMPLE, SUMMARY_KEYS
 from ..metrics.coverage import MATCHING_RULES
 from ..metrics.degenerate import FLAG_COLUMNS
 from .frame_columns import TABLES

@@ -1,273 +1,30 @@
-"""The scoring families: each declares once the columns it writes, its settings (what its values
-depend on), how it computes them, whether it runs a neural model, and what it reports
-(`reported`: its ocg.metrics.registry.MetricFamily: level, summed columns, reported metrics).
+"""Every scoring family, by name: the paper's (paper_families.py) then those of the sentence's
+quality (quality_families.py). What a family is (Context, Family, code_digest): family.py.
 
 As sacreBLEU builds its signature from the metric object's own attributes, one settings record
 per family feeds both its key (`Family.key`: the generations' hash, the version and the
 settings; what staleness compares, `metric_keys` in signature.json) and its block there
-(`Family.block`: the key verbatim, then what `compute` measured or chose while computing, never
-the settings again in other words).
+(`Family.block`: the key verbatim, then what `compute` measured or chose while computing).
 
-Each family also declares its `version` and the `code` that computes it (modules and
-functions). The version is part of the family's key, so a new version makes stored values
-stale and keeps models scored by different code out of one table. A change to that code must
-bump the version: tests/scoring/test_family_versions.py compares `code_digest` with a recorded one.
+Each family declares its `version` and the `code` that computes it (modules and functions). The
+version is part of the family's key, so a new version makes stored values stale and keeps models
+scored by different code out of one table. A change to that code must bump the version:
+tests/scoring/test_family_versions.py compares `code_digest` with a recorded one.
 
-What a family is (Context, Family, code_digest): ocg/scoring/family.py.
-
-Adding a metric: one Family here, its `reported` declared inline (docs/developing.md, "Adding a metric");
-the paper's six families declare theirs in ocg/metrics/registry.py, below scoring, where
-metrics/statistics.py reads them.
+Adding a metric: one Family in quality_families.py (or a module beside it), its `reported`
+declared inline, added here (docs/developing.md, "Adding a metric"); the paper's six families
+declare theirs in ocg/metrics/registry.py, below scoring, where metrics/statistics.py reads them.
 """
 
 from __future__ import annotations
 
-import math
-from importlib import metadata
+from .family import Family
+from .paper_families import PAPER_FAMILIES
+from .quality_families import QUALITY_FAMILIES
 
-from .. import hub
-from ..metrics import (
-    attribute_ruler,
-    bleu,
-    bleurt,
-    bleurt_compat,
-    coverage,
-    diversity,
-    lm_nll,
-    matching,
-    perplexity,
-    registry,
-    token_forms,
-)
-from . import neural
-from .family import Context, Family
-
-
-def _version(name: str) -> str | None:
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return None
+FAMILIES: dict[str, Family] = {**PAPER_FAMILIES, **{f.name: f for f in QUALITY_FAMILIES}}
 
 
 def cpu_families() -> list[str]:
     """The scoring families that run no neural model, in the order they run."""
     return [name for name, f in FAMILIES.items() if not f.neural]
-
-
-class _Started:
-    """A started family: `result()` -> (columns, signature); `close()` stops its workers."""
-
-    def __init__(self, job, signature: dict):
-        self.job, self.signature = job, signature
-
-    def result(self):
-        return self.job.result(), self.signature
-
-    def close(self) -> None:
-        self.job.close()
-
-
-def _start_coverage(ctx: Context) -> _Started:
-    nlp = ctx.resolved["nlp"]
-    rule = ctx.config["matching_rule"]
-    job = coverage.CoverageJob(
-        ctx.answers["answer"],
-        ctx.answers["concepts"],
-        nlp,
-        ctx.config["spacy_batch_size"],
-        rule,
-        ctx.answers["pos_pattern"],
-        coverage.processes(ctx.config.get("spacy_processes", "auto")),
-    )
-    return _Started(
-        job,
-        {
-            "spacy_model": f"{nlp.meta['lang']}_{nlp.meta['name']}",
-            "spacy_model_version": nlp.meta["version"],
-            "spacy": _version("spacy"),
-            "spacy_pipeline": ctx.config["spacy_pipeline"],
-            "pipes": nlp.pipe_names,
-            "matching_rule": rule,
-            "matmul": coverage.MATMUL,
-            "attribute_ruler": coverage.ATTRIBUTE_RULER,
-            "lemma_lookup": f"spacy-lookups-data {_version('spacy-lookups-data')} en lemma_lookup",
-            "rule": "see docs/METHODS.md, 'Concept matching'; order: left-to-right first later match",
-            "measured_quality": coverage.quality_for_signature(rule),
-        },
-    )
-
-
-def _coverage(ctx: Context):
-    return _start_coverage(ctx).result()
-
-
-def _distinct(ctx: Context):
-    return (
-        {"distinct_2": ctx.answers["answer"].map(diversity.distinct2_sentence)},
-        {
-            "per_sentence": "unique bigrams / tokens",
-            "pooled": "unique bigrams / bigrams over the aggregate",
-            "empty": 0.0,
-        },
-    )
-
-
-def _perplexity(ctx: Context):
-    return neural.perplexities(
-        ctx.texts,
-        ctx.config,
-        ctx.resolved["perplexity"],
-        ctx.keys["perplexity"],
-        ctx.out / "perplexity_cache.parquet",
-        ctx.redo,
-        ctx.log,
-    )
-
-
-def _diverse(ctx: Context):
-    return {"diverse_rate": [diversity.diverse_rate(tx) for tx in ctx.group_texts]}, {}
-
-
-def _pbleu(ctx: Context):
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(
-        1, user_api="blas"
-    ):  # small products; coverage's workers share the CPUs meanwhile
-        values = [bleu.pairwise_bleu(tx) for tx in ctx.group_texts]
-    return {"pbleu": values}, {"sacrebleu": bleu.signature(), "pairs": "all ordered pairs i != j"}
-
-
-def _pbleurt(ctx: Context):
-    scores, sig = neural.bleurt_scores(
-        ctx.group_texts,
-        ctx.config,
-        ctx.keys["pbleurt"],
-        ctx.out / "bleurt_cache.parquet",
-        ctx.redo,
-        ctx.log,
-    )
-    values = (
-        [bleurt.pairwise_bleurt(tx, scores) for tx in ctx.group_texts]
-        if scores
-        else [math.nan] * len(ctx.group_texts)
-    )
-    return {"pbleurt": values}, sig
-
-
-COVERAGE_COLUMNS = (
-    "all_present",
-    "in_order",
-    "coverage_frac",
-    "match_positions",
-    "order_positions",
-    "tokens",
-    *matching.POS_COLUMNS,
-    *coverage.VARIANT_COLUMNS,
-)  # every rule's verdicts, for the sensitivity view
-
-
-def _packages(*names: str) -> dict:
-    return {name: _version(name) for name in names}
-
-
-def _perplexity_implementation() -> dict:
-    """Which code computes perplexity (lmppl or ocg's own) and the packages it runs on."""
-    impl = perplexity.implementation()
-    return {
-        "implementation": impl,
-        **_packages(*(["lmppl"] if impl == "lmppl" else []), "transformers", "torch", "tokenizers"),
-    }
-
-
-FAMILIES = {
-    f.name: f
-    for f in (
-        Family(
-            registry.FAMILIES["coverage"],
-            COVERAGE_COLUMNS,
-            lambda c, r: {
-                "spacy_model": r["spacy_model"],
-                "spacy_pipeline": c["spacy_pipeline"],
-                "rule": c["matching_rule"],
-                **_packages("spacy", "spacy-lookups-data", "thinc", "numpy"),
-                "columns": list(COVERAGE_COLUMNS),
-                "matmul": coverage.MATMUL,
-            },
-            _coverage,
-            start=_start_coverage,
-            version=8,
-            code=(coverage, matching, token_forms, attribute_ruler, _start_coverage, _coverage),
-        ),
-        Family(
-            registry.FAMILIES["pbleu"],
-            ("pbleu",),
-            lambda c, r: {"sacrebleu": bleu.signature(), **_packages("numpy")},
-            _pbleu,
-            version=2,
-            code=(bleu, _pbleu),
-        ),
-        Family(
-            registry.FAMILIES["distinct"],
-            ("distinct_2",),
-            lambda c, r: {"tokenizer": "13a", **_packages("sacrebleu")},
-            _distinct,
-            version=2,
-            code=(
-                diversity._text,
-                diversity.bigrams,
-                diversity.distinct2_sentence,
-                bleu.tokenize_13a,
-                _distinct,
-            ),
-        ),
-        Family(
-            registry.FAMILIES["diverse"],
-            ("diverse_rate",),
-            lambda c, r: {"rule": "distinct stripped answers / answers"},
-            _diverse,
-            version=3,
-            code=(diversity.diverse_rate, _diverse),
-        ),
-        Family(
-            registry.FAMILIES["pbleurt"],
-            ("pbleurt",),
-            lambda c, r: {
-                "checkpoint": c["bleurt_checkpoint"],
-                "revision": hub.revision(c["bleurt_checkpoint"]),
-                **_packages("bleurt-pytorch", "transformers", "torch", "sentencepiece", "numpy"),
-            },
-            _pbleurt,
-            version=2,
-            neural=True,
-            code=(
-                bleurt,
-                bleurt_compat,
-                bleu.pair_weights,
-                neural.TextCache,
-                neural.bleurt_scores,
-                _pbleurt,
-            ),
-        ),
-        Family(
-            registry.FAMILIES["perplexity"],
-            ("perplexity", "ppl_status"),
-            lambda c, r: {
-                "requested": c["perplexity_model"],
-                "used": r["perplexity_used"],
-                "revision": hub.revision(r["perplexity"][1]) if r["perplexity"][1] else None,
-                **_perplexity_implementation(),
-            },
-            _perplexity,
-            version=2,
-            neural=True,
-            code=(perplexity, lm_nll, neural.TextCache, neural.perplexities, _perplexity),
-        ),
-    )
-}
-
-
-from .quality import QUALITY_FAMILIES  # noqa: E402 (they are Families: declared after the class)
-
-FAMILIES.update({f.name: f for f in QUALITY_FAMILIES})

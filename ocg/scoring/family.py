@@ -88,7 +88,8 @@ class Family:
 
 
 def _syntax(obj) -> str:
-    """A module or function as normalised source: its syntax tree without comments or docstrings."""
+    """A module or function as normalised source: its syntax tree without comments, docstrings or
+    the paths of ocg's own imports (what is imported stays), so moving a module changes nothing."""
     tree = ast.parse(textwrap.dedent(inspect.getsource(obj)))
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
@@ -100,14 +101,19 @@ def _syntax(obj) -> str:
             and isinstance(body[0].value.value, str)
         ):
             node.body = body[1:] or [ast.Pass()]
+        if isinstance(node, ast.ImportFrom) and (
+            node.level or (node.module or "").split(".")[0] == "ocg"
+        ):
+            node.module, node.level = "ocg", 0
     return ast.unparse(tree)
 
 
 def code_digest(family: Family) -> str:
-    """sha256 of the family's code as syntax trees: a comment, docstring or layout edit keeps it."""
+    """sha256 of the family's code as syntax trees, each function named by its qualified name in
+    its module: a comment, docstring, layout edit or a module's move keeps it."""
     h = hashlib.sha256()
     for obj in family.code:
-        name = obj.__name__ if inspect.ismodule(obj) else f"{obj.__module__}.{obj.__qualname__}"
+        name = "module" if inspect.ismodule(obj) else obj.__qualname__
         h.update(f"{name}\n".encode())
         h.update(_syntax(obj).encode())
     return h.hexdigest()

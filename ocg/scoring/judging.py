@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import OcgInputError
+from ..core.errors import OcgInputError
 from ..metrics import judge
 from .neural import TextCache
 
@@ -37,7 +37,7 @@ def judge_spec(name: str | None, models_file: str | None = None):
     run's own models file where it names one (scoring.judge_models_file), else the default."""
     if name is None:
         return None
-    from ..models import MODELS_FILE, load_models
+    from ..config.model_registry import MODELS_FILE, load_models
 
     path = models_file or MODELS_FILE
     models = load_models(path)
@@ -65,7 +65,7 @@ def settings(name: str | None, models_file: str | None = None) -> dict:
     if spec is None:
         return {"judge": None}
     if spec.backend == "replay":
-        from ..generation.replay_backend import read_answers, replay_file
+        from ..generation.backends.replay_backend import read_answers, replay_file
 
         path = replay_file(spec)
         read_answers(path, f"models.{name}.replay.file")  # checked before anything is scored
@@ -162,7 +162,7 @@ def _asker(
     checked there first), or asked of the OpenAI-compatible server, the entry's `api.server`
     started first where it names one and stopped after (its log: judge_server.log)."""
     if spec.backend == "replay":
-        from ..generation.replay_backend import ReplayBackend
+        from ..generation.backends.replay_backend import ReplayBackend
 
         backend = ReplayBackend(spec)
         missing = [k for k in wanted if (k, 0) not in backend.answers]
@@ -176,8 +176,8 @@ def _asker(
         sig["replayed_from"] = {"file": str(backend.path), "sha256": backend.file_sha256}
         yield lambda keys: [backend.answers[(k, 0)] for k in keys]
         return
-    from ..generation.api_backend import OpenAIBackend
-    from ..generation.server import server_for_run
+    from ..generation.backends.openai_backend import OpenAIBackend
+    from ..generation.servers.server import server_for_run
 
     backend = OpenAIBackend(spec)
     with server_for_run(spec, backend, out, "judge_server.log") as server:

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import hub
-from ..io import write_parquet
+from ..core.files import write_parquet
 from ..metrics import bleurt, perplexity, semantic, slor
+from ..weights import hub
 
 
 class TextCache:

@@ -2,7 +2,7 @@
 analysis, results.json and the landing page read the sets this run scored, whatever another run
 rescores in the same outputs folder meanwhile (two reports with other scoring settings).
 
-Score tables and signatures are only ever replaced whole (an atomic rename, ocg/io.py), never
+Score tables and signatures are only ever replaced whole (an atomic rename, ocg/core/files.py), never
 written in place, so a hard link keeps the bytes it was made from: no copy, and no lock that one
 report would hold against another. Each pinned set is checked complete (its signature's checksums)
 and scored as the run asks (its scoring settings and metrics); otherwise the report stops, saying
@@ -16,12 +16,12 @@ import os
 import shutil
 from pathlib import Path
 
-from ..errors import OcgInputError
-from ..layout import SCORE_TABLES, ModelScores
-from ..lock import holder
+from ..core.errors import OcgInputError
+from ..core.layout import SCORE_TABLES, ModelScores
+from ..core.lock import holder
 from ..records import Signature
-from .config import load_scoring_config
 from .scoreset import unfinished_reason
+from .settings import load_scoring_config
 
 # Settings the values do not depend on (params/scoring.yaml says so): only the time does.
 SPEED_ONLY = ("spacy_batch_size", "spacy_processes")

@@ -21,22 +21,22 @@ from pathlib import Path
 import pandas as pd
 from tqdm import tqdm
 
-from ..embedded import EMBEDDED_PREFIX
-from ..errors import OcgInputError
-from ..generation.completeness import asked_records
-from ..generation.store import read_generations
-from ..hub import unavailable_reason
-from ..io import refuse_link, remove_temps
-from ..layout import ModelGenerations, ModelScores, outputs
-from ..lock import exclusive
+from ..core.errors import OcgInputError
+from ..core.files import refuse_link, remove_temps
+from ..core.layout import ModelGenerations, ModelScores, outputs
+from ..core.lock import exclusive
+from ..core.names import check_name
+from ..core.provenance import provenance
+from ..generation.answer_store.completeness import asked_records
+from ..generation.answer_store.store import read_generations
 from ..metrics import coverage, degenerate, perplexity
-from ..names import check_name
-from ..provenance import provenance
 from ..records import Signature
-from .config import SCORING_FILE, check_metrics, load_scoring_config
+from ..weights.embedded import EMBEDDED_PREFIX
+from ..weights.hub import unavailable_reason
 from .families import FAMILIES
 from .family import Context, code_digest
 from .scoreset import holds_scores, unfinished_reason, write_score_set
+from .settings import SCORING_FILE, check_metrics, load_scoring_config
 from .summary import summarise as summarise  # re-exported: ocg.scoring.run.summarise
 from .summary import summarised
 from .tables import answer_rows, compute

@@ -16,8 +16,8 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from ..frames import SAMPLE
-from ..metrics.statistics import pooled, pooled_column
+from ..core.frames import SAMPLE
+from ..metrics.sufficient_statistics import pooled, pooled_column
 
 
 def sampled(answers: pd.DataFrame) -> bool:

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import OcgInputError
-from ..io import loads_json, refuse_link, write_parquet
-from ..layout import SCORE_TABLES, ModelScores
+from ..core.errors import OcgInputError
+from ..core.files import loads_json, refuse_link, write_parquet
+from ..core.layout import SCORE_TABLES, ModelScores
 from ..records import Signature
 from .dictionary import check_table
 

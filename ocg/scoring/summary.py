@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..frames import GROUP_KEYS, SUMMARY_KEYS
+from ..core.frames import GROUP_KEYS, SUMMARY_KEYS
 from ..metrics import degenerate, diversity, listcopy
-from ..metrics.statistics import pooled_sums, ratios, sufficient_statistics
+from ..metrics.sufficient_statistics import pooled_sums, ratios, sufficient_statistics
 from .families import FAMILIES
 from .samples import keys_with_sample, summarise_over_samples
 

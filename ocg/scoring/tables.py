@@ -8,7 +8,7 @@ import time
 
 import pandas as pd
 
-from ..frames import GROUP_KEYS, SAMPLE, sample_column
+from ..core.frames import GROUP_KEYS, SAMPLE, sample_column
 from ..metrics import bleu, degenerate
 from ..records import Signature
 from .families import FAMILIES

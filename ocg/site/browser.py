@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..frames import GROUP_KEYS, SAMPLE, SUMMARY_KEYS, sample_index, samples_or_zero
-from ..io import atomic_path
-from ..layout import ModelGenerations, ModelScores, ReportFolder
+from ..core.files import atomic_path
+from ..core.frames import GROUP_KEYS, SAMPLE, SUMMARY_KEYS, sample_index, samples_or_zero
+from ..core.layout import ModelGenerations, ModelScores, ReportFolder
 from ..metrics.degenerate import FLAG_COLUMNS
 from .browser_page import PAGE as _PAGE
 from .chunks import chunk_script, spans, utf16_spans
@@ -217,7 +217,7 @@ ANSWER_COLUMNS = [
 
 def _model_chunks(out_dir: str, model: str, scores_root: str, generations_root: str) -> list[dict]:
     """One model's chunks (its answers and generation records read here, then dropped)."""
-    from ..generation.store import read_generations
+    from ..generation.answer_store.store import read_generations
 
     path = ModelScores.of(model, scores_root).answers
     if not path.exists():
@@ -256,7 +256,7 @@ def write_case_browser_from(
 
     from tqdm import tqdm
 
-    from ..provenance import available_cpus
+    from ..core.provenance import available_cpus
 
     jobs = [(str(out_dir), m, str(scores_root), str(generations_root)) for m in models]
     workers = min(processes or available_cpus(), len(jobs))

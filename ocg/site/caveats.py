@@ -11,11 +11,11 @@ from pathlib import Path
 import pandas as pd
 
 from ..analysis.copies import COPY_SHARE_LEAD, copy_shares
-from ..errors import OcgInputError
-from ..layout import ModelGenerations, ReportFolder
+from ..core.errors import OcgInputError
+from ..core.layout import ModelGenerations, ReportFolder
 from ..metrics.registry import label
 from ..records import RunCard
-from .explain import methods_link
+from .methods_page import methods_link
 
 PPL_MEAN_OVER_MEDIAN = 10  # a mean above this many medians: a few extreme answers make it
 

@@ -19,17 +19,17 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..analysis.tables import summary_medians
+from ..analysis.paper_tables import summary_medians
+from ..core.files import atomic_path
+from ..core.frames import DEFAULT_N_CONCEPTS
+from ..core.layout import ExecutedNotebook, ModelScores, ReportFolder
+from ..core.provenance import git_state
 from ..data.instances import PERMUTATION_SEED
-from ..designs import tables_note
-from ..frames import DEFAULT_N_CONCEPTS
-from ..io import atomic_path
-from ..layout import ExecutedNotebook, ModelScores, ReportFolder
 from ..metrics.degenerate import FLAG_COLUMNS, FLAG_HELP
-from ..provenance import git_state
-from ..results import instance_keys, load_scores
+from ..results.designs import tables_note
+from ..results.scores import instance_keys, load_scores
 from ..scoring.scoreset import holds_scores, unfinished_reason
-from . import caveats, explain, model_table, sections
+from . import caveats, explain, methods_page, model_table, sections
 from .browser import write_case_browser_from
 from .results_file import write_results
 
@@ -77,7 +77,7 @@ def _warnings(scores: dict, scores_root, scored: list[str], report_dir: Path) ->
         return ""
     return (
         "<div class='warn'><b>Not every model answered what was asked, or the same instances</b> "
-        f"({explain.methods_link(report_dir, 'The instances models share')}):<ul>"
+        f"({methods_page.methods_link(report_dir, 'The instances models share')}):<ul>"
         + "".join(f"<li>{_esc(line)}</li>" for line in lines)
         + "</ul></div>"
     )
@@ -173,7 +173,7 @@ def write_index(report_dir: str | Path, title: str, pages: list[tuple[str, str]]
         f"; run file <code>{_esc(run.get('file', ''))}</code><br>Every definition and choice: "
         f"<a href='{_esc(report.methods.name)}'>docs/METHODS.md</a></p>"
     )
-    explain.write_methods(report_dir)
+    methods_page.write_methods(report_dir)
     write_results(
         report_dir, run, scores, generations_root
     )  # results.json: the numbers, machine-readable
@@ -217,8 +217,8 @@ def write_index(report_dir: str | Path, title: str, pages: list[tuple[str, str]]
         ),
         "</div><h2>Models</h2>",
         model_table.model_rows(models, generations_root, scores, failures, unfinished),
-        f"<details id='flags'><summary>What the answer flags mean ({explain.methods_link(report_dir, 'Answer flags')}"
-        f", {explain.methods_link(report_dir, 'Answers that copy the list')})</summary><dl>"
+        f"<details id='flags'><summary>What the answer flags mean ({methods_page.methods_link(report_dir, 'Answer flags')}"
+        f", {methods_page.methods_link(report_dir, 'Answers that copy the list')})</summary><dl>"
         + "".join(
             f"<dt>{_esc(f.replace('_', ' '))}</dt><dd>{_esc(FLAG_HELP[f])}</dd>"
             for f in FLAG_COLUMNS

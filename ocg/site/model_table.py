@@ -7,14 +7,14 @@ import html
 
 import pandas as pd
 
-from ..designs import describe_design
-from ..errors import OcgInputError
-from ..generation.completeness import problems
-from ..layout import ModelGenerations
+from ..core.errors import OcgInputError
+from ..core.layout import ModelGenerations
+from ..generation.answer_store.completeness import problems
 from ..metrics.degenerate import FLAG_COLUMNS
 from ..metrics.listcopy import LIST_FLAGS
 from ..records import RunCard, Signature
-from ..results import comparable_signature, scoring_differences
+from ..results.designs import describe_design
+from ..results.scores import comparable_signature, scoring_differences
 from . import caveats
 
 _RUN_SETTINGS = (

@@ -5,7 +5,7 @@ difference from `original`, its bootstrap interval with the unit resampled and n
 test of the difference, the metric's direction and unit (metrics/registry.py) and the scoring
 signature's key; the run's design and each model's; versions and the git commit. Built from the
 report's own tables (so it equals Table 1's CSV), in the staging folder with the rest of the
-report (ocg/staging.py).
+report (ocg/jobs/staging.py).
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..io import read_json, write_json
-from ..layout import ReportFolder
+from ..core.files import read_json, write_json
+from ..core.layout import ReportFolder
+from ..core.provenance import provenance
 from ..metrics.registry import FAMILIES, metric
-from ..provenance import provenance
-from ..results import signature_hash
+from ..results.scores import signature_hash
 
 SCHEMA_VERSION = 1
 RUN_KEYS = (
@@ -129,8 +129,8 @@ def _list_copies(rows: pd.DataFrame) -> dict | None:
 
 def _model_entry(model: str, generations_root) -> dict:
     """The model's id, revision, quantization and dtype from its run card (null where none is here)."""
-    from ..errors import OcgInputError
-    from ..layout import ModelGenerations
+    from ..core.errors import OcgInputError
+    from ..core.layout import ModelGenerations
     from ..records import RunCard
 
     card = None

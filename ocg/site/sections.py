@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..analysis.tables import summary_medians, wide
-from ..layout import ReportFolder
+from ..analysis.paper_tables import summary_medians, wide
+from ..core.layout import ReportFolder
+from ..core.notebook_names import MAIN_RESULTS
 from ..metrics.registry import label
-from ..notebook_names import MAIN_RESULTS
 from . import caveats
-from .explain import legend, methods_link, missing_reasons, notebook_link
+from .explain import legend, missing_reasons, notebook_link
 from .judge_note import judge_counts
+from .methods_page import methods_link
 
 
 def _esc(x) -> str:
@@ -148,8 +149,8 @@ def forced(report_dir: Path, table_html) -> str:
     the perplexity median beside its mean, list copies, answers cut), a few forced answers beside
     their `ordered` ones, then Table 4's pattern against `ordered` and `original`."""
     from ..analysis.forcing import PPL_MEAN_OVER_MEDIAN, WHY, cost_view, forced_medians, forced_wide
+    from ..core.notebook_names import FORCING_ORDER
     from ..metrics.registry import metric
-    from ..notebook_names import FORCING_ORDER
 
     report, parts = ReportFolder(report_dir), []
     outcome = pd.DataFrame()

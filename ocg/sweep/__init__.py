@@ -24,10 +24,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import OcgInputError
-from ..layout import SweepFolder
-from ..lock import exclusive
-from ..plan import model_steps
+from ..core.errors import OcgInputError
+from ..core.layout import SweepFolder
+from ..core.lock import exclusive
+from ..jobs.plan import model_steps
 from .config import load_sweep, resources_for
 from .slurm import submit_slurm, wait_slurm
 from .state import ModelState, print_status, status_table, sweep_dirs

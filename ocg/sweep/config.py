@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..config.runs import Resources, Slurm, SweepFile
-from ..config.sweep_checks import time_limit_s
-from ..errors import OcgInputError
-from ..io import read_extends_chain
-from ..runconfig import check_common
+from ..config.run_file import Resources, Slurm, SweepFile
+from ..config.sweep_file import time_limit_s
+from ..core.errors import OcgInputError
+from ..core.files import read_extends_chain
+from ..jobs.run_checks import check_common
 
 __all__ = ["load_sweep", "read_sweep_yaml", "resources_for", "time_limit_s"]
 SLURM_DEFAULTS = {key: info.default for key, info in Slurm.model_fields.items()}
-RESOURCE_DEFAULTS = {  # a task's, where the sweep says nothing (ocg/config/runs.py, Resources)
+RESOURCE_DEFAULTS = {  # a task's, where the sweep says nothing (ocg/config/run_file.py, Resources)
     key: Resources.model_fields[key].default for key in ("gpus", "cpus", "mem", "time")
 }
 
@@ -59,7 +59,7 @@ def read_sweep_yaml(path: Path) -> object:
 
 
 def load_sweep(path: str | Path) -> dict:
-    """A sweep file, validated completely before any work (ocg/runconfig.py, plus resources)."""
+    """A sweep file, validated completely before any work (ocg/jobs/run_checks.py, plus resources)."""
     path = Path(path).resolve()
     sweep = check_common(read_sweep_yaml(path), path, SweepFile)
     src = str(path)

@@ -1,4 +1,4 @@
-"""What a sweep writes about its models and its analyses (ocg/layout.py's SweepFolder says where),
+"""What a sweep writes about its models and its analyses (ocg/core/layout.py's SweepFolder says where),
 as records like the run card (ocg/records/): fields declared once, checked when read back.
 
 A task's environment keys (SLURM_JOB_ID, ...) are kept verbatim beside the fields (`other`)."""

@@ -14,9 +14,9 @@ from __future__ import annotations
 import fnmatch
 from pathlib import Path
 
-from .. import hub
-from ..errors import OcgInputError
-from ..hub import is_hub_id, pin_note
+from ..core.errors import OcgInputError
+from ..weights import hub
+from ..weights.hub import is_hub_id, pin_note
 
 # What a load reads: configs, tokenizers, code (trust_remote_code) and one weight format.
 WANTED = ("*.json", "*.txt", "*.model", "*.tiktoken", "*.py")
@@ -32,7 +32,7 @@ TOKENIZER_FILES = (
 
 
 def offline() -> bool:
-    from ..hub import hub_offline
+    from ..weights.hub import hub_offline
 
     return hub_offline()
 
@@ -40,7 +40,7 @@ def offline() -> bool:
 def hub_repos(cfg: dict, models: list[str] | None = None) -> list[tuple[str, str, str]]:
     """(repository, revision, what needs it) for the models (default: all of the file's) and
     the scoring models of its metrics; local folders, embedded and API models need none."""
-    from ..models import MODELS_FILE, load_models
+    from ..config.model_registry import MODELS_FILE, load_models
     from ..scoring import load_scoring_config
 
     specs = load_models(cfg["models_file"] or MODELS_FILE)
@@ -110,7 +110,7 @@ def missing_files(repo: str, revision: str) -> list[str]:
 def _shards(index: Path) -> list[str]:
     """The weight files a cached shard index names; a damaged index (0 bytes: a download cut
     short) is an error naming it, as a load would fail on it too."""
-    from ..io import loads_json
+    from ..core.files import loads_json
 
     try:
         weight_map = loads_json(index.read_bytes()).get("weight_map")
@@ -271,8 +271,8 @@ def _download(plans: list[tuple]) -> None:
 
 def load_file(path: str | Path) -> dict:
     """A sweep file (it has `resources` or `slurm`) or a run file."""
-    from ..io import read_yaml
-    from ..pipeline import load_run
+    from ..core.files import read_yaml
+    from ..jobs.pipeline import load_run
     from .config import load_sweep
 
     raw = read_yaml(Path(path))

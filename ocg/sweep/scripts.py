@@ -13,10 +13,10 @@ import shlex
 import sys
 from pathlib import Path
 
-from ..io import atomic_path, follow_umask
-from ..layout import SweepFolder
-from ..notebook_names import span
-from ..paths import FOLDER_VARIABLES, PROJECT_ROOT
+from ..core.files import atomic_path, follow_umask
+from ..core.layout import SweepFolder
+from ..core.notebook_names import span
+from ..core.paths import FOLDER_VARIABLES, PROJECT_ROOT
 from .state import stop_file
 from .tasks import INTERRUPTED, task_command
 

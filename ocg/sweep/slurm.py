@@ -10,8 +10,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..io import read_json, write_json
-from ..layout import SweepFolder
+from ..core.files import read_json, write_json
+from ..core.layout import SweepFolder
 from .config import resources_for, time_limit_s
 from .scripts import which_python, write_array_script
 from .state import ACTIVE_STATES, _now, analysis_stale, slurm_jobs, to_run

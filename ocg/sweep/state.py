@@ -6,10 +6,10 @@ import datetime as _dt
 import subprocess
 from pathlib import Path
 
-from ..io import read_json
-from ..layout import SweepFolder
-from ..lock import holder
-from ..plan import Dirs
+from ..core.files import read_json
+from ..core.layout import SweepFolder
+from ..core.lock import holder
+from ..jobs.plan import Dirs
 from ..records import Vocabulary
 from .markers import AnalysisMarker, AnalysisStatus, FailureMarker, InterruptedMarker
 

@@ -11,11 +11,11 @@ import time
 import traceback
 from dataclasses import replace
 
-from ..errors import OcgInputError, StopRequested, check_stop
-from ..layout import ExecutedNotebook, SweepFolder
-from ..lock import LockHeld, exclusive
-from ..paths import PROJECT_ROOT
-from ..plan import analysis_steps, model_steps
+from ..core.errors import OcgInputError, StopRequested, check_stop
+from ..core.layout import ExecutedNotebook, SweepFolder
+from ..core.lock import LockHeld, exclusive
+from ..core.paths import PROJECT_ROOT
+from ..jobs.plan import analysis_steps, model_steps
 from ..records import ReportStatus
 from .markers import AnalysisMarker, AnalysisStatus, DoneMarker, FailureMarker, InterruptedMarker
 from .state import (
@@ -80,7 +80,7 @@ def _hub_files_here(sweep: dict, model: str) -> int:
 
 
 def _run_notebooks(sweep: dict, model: str) -> int:
-    from ..notebook_runner import run_notebook
+    from ..jobs.notebook_runner import run_notebook
 
     folder = SweepFolder.of(sweep)
     folder.failure(model).unlink(missing_ok=True)
@@ -157,8 +157,8 @@ def _interrupted(folder: SweepFolder, model: str, notebook: str, why: str, job: 
 
 def run_analysis(sweep: dict) -> int:
     """The sweep's analyses once over every model whose scoring is done, built in a fresh folder that
-    replaces the sweep's report when they end (ocg/staging.py)."""
-    from ..staging import building, finish
+    replaces the sweep's report when they end (ocg/jobs/staging.py)."""
+    from ..jobs.staging import building, finish
 
     done = [m for m in sweep["models"] if model_state(sweep, m)[0] == ModelState.DONE]
     marker = SweepFolder.of(sweep).analysis_marker
@@ -184,8 +184,8 @@ def run_analysis(sweep: dict) -> int:
 
 def _analyse(sweep: dict, done: list[str], staging, final) -> dict:
     """The analyses into `staging`: how they ended (fields of ReportStamp and AnalysisMarker)."""
-    from ..layout import ReportFolder
-    from ..pipeline import run_steps
+    from ..core.layout import ReportFolder
+    from ..jobs.pipeline import run_steps
     from ..scoring.pinned import pin_scores
     from ..site.landing import write_index
 

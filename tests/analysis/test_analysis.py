@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ocg.analysis import difficulty, latex, paper, tables, uncertainty
+from ocg.analysis import difficulty, latex, paper, uncertainty
+from ocg.analysis import paper_tables as tables
 from ocg.analysis.paper import paper_table
 from tests.helpers import hand_summary
 
@@ -406,7 +407,7 @@ def test_compare_reports_finds_changed_numbers(tmp_path):
 
 def test_paper_join_names_a_model_its_models_file_lacks(tmp_path):
     from ocg.analysis import paper
-    from ocg.errors import OcgInputError
+    from ocg.core.errors import OcgInputError
 
     models_file = tmp_path / "models.yaml"
     models_file.write_text("models:\n  my-qwen: {id: Qwen/Qwen2.5-7B-Instruct}\n")
@@ -543,7 +544,7 @@ def test_intervals_and_p_values_on_few_concept_sets_are_marked():
 def test_templates_the_run_lacks_are_refused_naming_those_it_has(table, asked):
     s = hand_summary()  # templates 0 and 1
     s = pd.concat([s, s[s.condition == "ordered"].assign(condition="ordered_one_shot")])
-    from ocg.errors import OcgInputError  # a ValueError, as every bad input
+    from ocg.core.errors import OcgInputError  # a ValueError, as every bad input
 
     with pytest.raises(
         OcgInputError, match=r"not in this run's `ordered\w*` answers; it has templates \[0, 1\]"
@@ -555,7 +556,7 @@ def test_templates_the_run_lacks_are_refused_naming_those_it_has(table, asked):
 def test_a_template_one_model_lacks_is_refused_naming_that_model():
     s = hand_summary()  # m1 and m2, templates 0 and 1
     s = s[~((s.model == "m2") & (s.template_id == 1))]  # m2 was run on template 0 only
-    from ocg.errors import OcgInputError
+    from ocg.core.errors import OcgInputError
 
     with pytest.raises(
         OcgInputError,
@@ -632,7 +633,7 @@ def test_the_bootstrap_resamples_the_unit_asked_and_says_which_and_how_many():
     assert paired.loc["coverage_w_order", "ci_low"] < paired.loc["coverage_w_order", "ci_high"]
     text = uncertainty.interval_text(w["clusters"].ci_low, w["clusters"].ci_high, "clusters", 6)
     assert text.endswith("(95%, 6 (set, template) clusters)")
-    from ocg.errors import OcgInputError
+    from ocg.core.errors import OcgInputError
 
     with pytest.raises(
         OcgInputError,
@@ -651,7 +652,7 @@ def test_a_prompt_is_resampled_with_all_its_samples():
 
 def test_case_browser_chunks_are_gzipped_and_read_back_whole(tmp_path):
     """Each chunk holds its rows as gzip'd JSON in base64 (the page inflates it; Chromium checks in
-    tests/analysis/test_case_browser.py): rows that repeat a prompt's template take a fraction of their JSON."""
+    tests/site/test_case_browser.py): rows that repeat a prompt's template take a fraction of their JSON."""
     import json
 
     from ocg.site.browser import FIELDS, JUDGE_COLUMNS, write_chunks

@@ -6,7 +6,7 @@ import json
 import pandas as pd
 
 from ocg.analysis import difficulty, figures
-from ocg.paths import NOTEBOOKS_DIR
+from ocg.core.paths import NOTEBOOKS_DIR
 
 
 def _sampled_answers() -> pd.DataFrame:

@@ -149,7 +149,7 @@ def test_the_landing_page_leads_with_the_cost_and_shows_examples(tmp_path):
 
 
 def test_the_summary_keeps_the_perplexity_median_beside_the_mean():
-    from ocg.analysis import tables
+    from ocg.analysis import paper_tables as tables
     from ocg.scoring.run import summarise
 
     a = _answers().assign(distinct_2=0.5)
@@ -171,7 +171,7 @@ def test_the_summary_keeps_the_perplexity_median_beside_the_mean():
 
 def test_slor_is_shown_beside_its_median_as_perplexity_is():
     """Issue 47 item 5: every SLOR shown beside its median (no ‡: SLOR is a difference of logs)."""
-    from ocg.analysis import tables
+    from ocg.analysis import paper_tables as tables
     from ocg.metrics.registry import label
     from ocg.site import caveats
 

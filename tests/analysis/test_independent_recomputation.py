@@ -23,9 +23,10 @@ ANSWERS = [
 @pytest.fixture(scope="module")
 def made(scored_run):
     """A report's tables and results.json, made by ocg as notebook 03 and `ocg report` make them."""
-    from ocg.analysis import sensitivity, tables
+    from ocg.analysis import paper_tables as tables
+    from ocg.analysis import sensitivity
     from ocg.analysis.report import save_table
-    from ocg.results import load_scores
+    from ocg.results.scores import load_scores
     from ocg.site.results_file import results
 
     root = scored_run(

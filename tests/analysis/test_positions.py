@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from ocg.analysis import positions, preferences
-from ocg.errors import OcgInputError
-from ocg.results import load_scores
+from ocg.core.errors import OcgInputError
+from ocg.results.scores import load_scores
 
 WORDS = {
     "boy": "N",

@@ -9,12 +9,12 @@ import nbformat
 import pandas as pd
 import pytest
 
-from ocg.analysis import tables
+from ocg.analysis import paper_tables as tables
+from ocg.jobs.notebook_runner import run_notebook
+from ocg.jobs.pipeline import StepFailed, run_step
+from ocg.jobs.plan import Dirs, notebook_params
 from ocg.metrics.matching import MATCHING_RULES, ORDER_READINGS
-from ocg.notebook_runner import run_notebook
-from ocg.pipeline import StepFailed, run_step
-from ocg.plan import Dirs, notebook_params
-from ocg.results import load_scores
+from ocg.results.scores import load_scores
 from tests.analysis.notebooks import MODELS, output_text
 
 pytestmark = pytest.mark.slow

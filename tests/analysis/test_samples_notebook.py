@@ -4,8 +4,8 @@ needs samples, saves nothing)."""
 import pandas as pd
 import pytest
 
-from ocg.notebook_runner import run_notebook
-from ocg.plan import Dirs, notebook_params
+from ocg.jobs.notebook_runner import run_notebook
+from ocg.jobs.plan import Dirs, notebook_params
 from ocg.scoring import cpu_families
 from tests.analysis.notebooks import output_text
 

@@ -8,10 +8,10 @@ import zlib
 
 import pytest
 
-from ocg.errors import OcgInputError
+from ocg.config.model_registry import parse_models
+from ocg.core.errors import OcgInputError
 from ocg.generation import generate, read_generations
-from ocg.generation.api_backend import ApiError, parse_completion
-from ocg.models import parse_models
+from ocg.generation.backends.openai_backend import ApiError, parse_completion
 from tests.generation.scripted_server import KEY, ScriptedServer, ok_body
 
 

@@ -1,4 +1,4 @@
-"""`batch_size: auto` (ocg/generation/batch_auto.py): the schema takes it, the estimate from a model's
+"""`batch_size: auto` (ocg/generation/backends/batch_auto.py): the schema takes it, the estimate from a model's
 config and free memory, the size a run resolves to recorded in its card and reused on resume."""
 
 import json
@@ -8,9 +8,10 @@ import pytest
 import yaml
 
 from ocg.cli import main
-from ocg.errors import OcgInputError
-from ocg.generation import batch_auto, generate, read_generations
-from ocg.models import load_models, parse_models
+from ocg.config.model_registry import load_models, parse_models
+from ocg.core.errors import OcgInputError
+from ocg.generation import generate, read_generations
+from ocg.generation.backends import batch_auto
 
 GiB = 1024**3
 
@@ -229,8 +230,8 @@ class FakeModel:
 
 @pytest.mark.parametrize("pad_multiple, device, padded", [("auto", "cpu", False), (8, "cpu", True)])
 def test_prompts_are_padded_to_the_multiple_only_where_asked(pad_multiple, device, padded):
-    from ocg.generation.hf_backend import TransformersBackend
-    from ocg.models import get_model
+    from ocg.config.model_registry import get_model
+    from ocg.generation.backends.transformers_backend import TransformersBackend
 
     spec = get_model("smollm2-135m-instruct")
     backend = TransformersBackend(
@@ -249,8 +250,8 @@ def test_prompts_are_padded_to_the_multiple_only_where_asked(pad_multiple, devic
 
 
 def test_a_padded_run_records_its_multiple_and_refuses_to_mix_with_an_unpadded_directory(tmp_path):
+    from ocg.config.model_registry import get_model
     from ocg.generation.run_card import card_settings, check_compatible
-    from ocg.models import get_model
     from ocg.records import RunCard
 
     spec = get_model("smollm2-135m-instruct")

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from ocg.config.model_registry import DEFAULT_PROMPT_DATE
 from ocg.data import build_instances, load_concept_sets, load_templates
-from ocg.embedded import ensure_converted
-from ocg.generation.chat import detect_system_mode, render, template_default_system_prompt
-from ocg.models import DEFAULT_PROMPT_DATE
+from ocg.generation.backends.chat import detect_system_mode, render, template_default_system_prompt
+from ocg.weights.embedded import ensure_converted
 
 pytestmark = pytest.mark.tf4  # run on the second stack too (make test-tf4)
 

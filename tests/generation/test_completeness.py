@@ -8,13 +8,13 @@ import pandas as pd
 import pytest
 
 from ocg.analysis import notebook
-from ocg.analysis.tables import table1
+from ocg.analysis.paper_tables import table1
 from ocg.cli import main
+from ocg.core.errors import OcgInputError
 from ocg.data.instances import instance_id
-from ocg.errors import OcgInputError
 from ocg.generation import generate
-from ocg.results import load_scores
-from ocg.runconfig import check_common
+from ocg.jobs.run_checks import check_common
+from ocg.results.scores import load_scores
 from ocg.scoring import score_model
 from ocg.site.landing import write_index
 from tests.helpers import disk_record, write_generations

@@ -9,11 +9,12 @@ import shutil
 import pandas as pd
 import pytest
 
-from ocg.errors import OcgInputError
+from ocg.config.model_registry import get_model, parse_models
+from ocg.core.errors import OcgInputError
+from ocg.data.lexicon import inflections
 from ocg.generation import generate, read_generations
-from ocg.generation.ordered_grammar import FREE_WORDS, grammar_sha256, inflections, ordered_regex
+from ocg.generation.ordered_grammar import FREE_WORDS, grammar_sha256, ordered_regex
 from ocg.metrics.coverage import load_nlp, score_coverage
-from ocg.models import get_model, parse_models
 from tests.helpers import disk_record
 
 CONCEPTS, POS = ["dog", "frisbee", "catch", "throw"], "NNVV"
@@ -185,7 +186,7 @@ def test_a_backend_that_cannot_force_a_grammar_is_refused(tmp_path):
 
 
 def test_the_forced_table_is_table_4s_pattern_against_ordered_and_original():
-    from ocg.analysis import tables
+    from ocg.analysis import paper_tables as tables
     from tests.helpers import hand_summary
 
     s = hand_summary()
@@ -406,8 +407,8 @@ def completion_cut(content):
 
 def templates_without_constraint(tmp_path, monkeypatch):
     """params/templates.yaml with `ordered_constrained` left free, read by every load_templates()."""
+    from ocg.core.paths import TEMPLATES_FILE
     from ocg.data import load_templates
-    from ocg.paths import TEMPLATES_FILE
 
     path = tmp_path / "templates.yaml"
     text = TEMPLATES_FILE.read_text().replace(", constraint: ordered_regex}", "}")
@@ -453,8 +454,8 @@ def test_a_free_condition_refuses_to_go_on_forced(tmp_path, capsys, monkeypatch,
 def test_records_on_disk_are_checked_against_the_grammar_built_now(tmp_path):
     """The record checks behind the card's: a forced record when none is forced now, a free one
     when one is, and a forced answer its grammar does not admit (stored before ocg checked)."""
+    from ocg.generation.answer_store.store import GenerationStore
     from ocg.generation.run_card import check_grammars
-    from ocg.generation.store import GenerationStore
 
     g = ordered_regex(CONCEPTS, POS)
     base = {
@@ -537,7 +538,7 @@ def forms_benchmark():
 
 def test_methods_states_the_forms_the_grammar_builds_now():
     """The stored figures are today's grammar's (no tagger needed), and METHODS quotes them."""
-    from ocg.paths import PROJECT_ROOT
+    from ocg.core.paths import PROJECT_ROOT
 
     module, stored = forms_benchmark()
     assert module.bare_concepts() == stored["concepts"]

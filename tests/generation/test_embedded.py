@@ -5,9 +5,9 @@ from importlib import metadata
 
 import pytest
 
-from ocg.embedded import ensure_converted
-from ocg.errors import OcgInputError
-from ocg.layout import ConvertedModel
+from ocg.core.errors import OcgInputError
+from ocg.core.layout import ConvertedModel
+from ocg.weights.embedded import ensure_converted
 
 pytestmark = pytest.mark.tf4  # run on the second stack too (make test-tf4)
 

@@ -6,9 +6,9 @@ import re
 
 import yaml
 
+from ocg.config.model_registry import load_models
 from ocg.generation import generate
 from ocg.generation.estimate import after_a_batch, batch_check_pace, duration
-from ocg.models import load_models
 
 
 def test_the_projection_is_printed_before_the_rest_runs(tmp_path, capsys):

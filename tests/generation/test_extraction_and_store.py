@@ -6,10 +6,10 @@ import re
 
 import pytest
 
-from ocg.errors import OcgInputError
+from ocg.core.errors import OcgInputError
 from ocg.generation import GenerationStore, extract_answer, plan_batches
+from ocg.generation.answer_store.store import repair_duplicates
 from ocg.generation.extraction import prompt_opens_think
-from ocg.generation.store import repair_duplicates
 
 
 @pytest.mark.parametrize(

@@ -13,12 +13,12 @@ import time
 
 import pytest
 
+from ocg.config.model_registry import get_model
+from ocg.core.errors import OcgInputError
 from ocg.data import load_templates
-from ocg.embedded import ensure_converted
-from ocg.errors import OcgInputError
 from ocg.generation import generate, read_generations
-from ocg.generation.chat import detect_system_mode
-from ocg.models import get_model
+from ocg.generation.backends.chat import detect_system_mode
+from ocg.weights.embedded import ensure_converted
 
 pytestmark = [pytest.mark.slow, pytest.mark.tf4]
 
@@ -146,7 +146,7 @@ def test_attention_is_a_setting_and_a_card_without_it_ran_auto(reference, tmp_pa
 
 def test_the_entrys_attention_is_the_one_that_runs():
     """attention reaches from_pretrained: the loaded model runs the implementation asked for."""
-    from ocg.generation.hf_backend import TransformersBackend
+    from ocg.generation.backends.transformers_backend import TransformersBackend
 
     spec = get_model("smollm2-135m-instruct")
     for attention in ("eager", "sdpa"):
@@ -159,8 +159,8 @@ def test_the_entrys_attention_is_the_one_that_runs():
 def test_a_load_cut_short_leaves_a_card_without_model_settings(monkeypatch):
     """A signal between from_pretrained and the generation config (CI saw SIGTERM there): the card
     the stopped run writes names no half-loaded model instead of failing on a missing config."""
-    from ocg.errors import Terminated
-    from ocg.generation.hf_backend import TransformersBackend
+    from ocg.core.errors import Terminated
+    from ocg.generation.backends.transformers_backend import TransformersBackend
 
     backend = TransformersBackend(get_model("smollm2-135m-instruct"))
 
@@ -177,7 +177,7 @@ def test_a_load_cut_short_leaves_a_card_without_model_settings(monkeypatch):
 
 
 def test_a_changed_prompt_is_refused(reference, tmp_path, monkeypatch):
-    import ocg.generation.run as run
+    import ocg.generation.run_generation as run
     import ocg.generation.selection as selection
 
     shutil.copytree(reference, tmp_path / "smollm2-135m-instruct")
@@ -377,7 +377,7 @@ def test_system_role_rejected_falls_back_and_is_recorded(tmp_path):
 def test_cuda_oom_halves_the_batch_and_records_it(tmp_path, monkeypatch):
     import torch
 
-    from ocg.generation.hf_backend import TransformersBackend
+    from ocg.generation.backends.transformers_backend import TransformersBackend
 
     real = TransformersBackend._generate_raw
     sizes = []

@@ -77,7 +77,7 @@ def test_a_gzip_bomb_is_refused_before_it_fills_memory(tmp_path, capsys, monkeyp
 
 def test_a_body_longer_than_the_limit_is_refused(tmp_path, capsys, monkeypatch, serve):
     monkeypatch.setenv("OCG_HTTP_KEY", KEY)
-    monkeypatch.setattr("ocg.generation.api_backend.MAX_BODY_BYTES", 1000)
+    monkeypatch.setattr("ocg.generation.backends.openai_backend.MAX_BODY_BYTES", 1000)
     server = serve(
         lambda b, h: (
             200,

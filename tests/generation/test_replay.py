@@ -4,11 +4,11 @@ import json
 
 import pytest
 
-from ocg.errors import OcgInputError
+from ocg.config.model_registry import load_models
+from ocg.core.errors import OcgInputError
 from ocg.generation import GenerationStore, generate, read_generations
-from ocg.generation.synthetic import WRITER_VERSION, model_rates, write_answer
+from ocg.generation.backends.synthetic import WRITER_VERSION, model_rates, write_answer
 from ocg.metrics import degenerate
-from ocg.models import load_models
 from tests.helpers import disk_record
 
 CONDITIONS = ["original", "ordered", "ordered_one_shot"]

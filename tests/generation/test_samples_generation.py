@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from ocg.errors import OcgInputError
+from ocg.core.errors import OcgInputError
+from ocg.core.paths import PROJECT_ROOT
 from ocg.generation import GenerationStore, generate, read_generations
-from ocg.generation.completeness import check_model_dir
+from ocg.generation.answer_store.completeness import check_model_dir
 from ocg.generation.sampling import SEEDING_RULE, batch_seed, check_sampling
-from ocg.paths import PROJECT_ROOT
 from tests.helpers import disk_record
 
 INTERRUPT = Path(__file__).parent.parent / "interrupt_ocg.py"
@@ -180,9 +180,9 @@ def test_a_batch_seed_is_the_same_in_another_process_and_depends_on_the_sample_a
 
 
 def test_the_run_plan_gives_notebook_01_samples_only_when_sampling():
-    from ocg.notebook_parameters import check_parameters
-    from ocg.notebook_runner import find_notebook
-    from ocg.plan import GENERATE, Dirs, notebook_params
+    from ocg.jobs.notebook_parameters import check_parameters
+    from ocg.jobs.notebook_runner import find_notebook
+    from ocg.jobs.plan import GENERATE, Dirs, notebook_params
 
     base = {"conditions": ["ordered"], "subset_k": 1, "template_ids": None, "models_file": None}
     dirs = Dirs(Path("g"), Path("s"), Path("r"))
@@ -199,7 +199,7 @@ def test_the_run_plan_gives_notebook_01_samples_only_when_sampling():
 
 
 def test_a_run_file_with_samples_and_no_sampling_is_refused(tmp_path):
-    from ocg.pipeline import load_run
+    from ocg.jobs.pipeline import load_run
 
     path = tmp_path / "run.yaml"
     path.write_text("name: t\nmodels: [smollm2-135m-instruct]\nconditions: [ordered]\nsamples: 3\n")

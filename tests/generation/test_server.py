@@ -13,11 +13,11 @@ import time
 import pytest
 import yaml
 
-from ocg.embedded import ensure_converted
-from ocg.errors import OcgInputError
+from ocg.config.model_registry import get_model, parse_models
+from ocg.core.errors import OcgInputError
 from ocg.generation import generate, read_generations
-from ocg.generation.server import ServerError
-from ocg.models import get_model, parse_models
+from ocg.generation.servers.server import ServerError
+from ocg.weights.embedded import ensure_converted
 from tests.generation.transformers_serve import (
     TRANSFORMERS_4,
     TRANSFORMERS_CLI,

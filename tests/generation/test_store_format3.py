@@ -9,14 +9,20 @@ import re
 
 import pytest
 
+from ocg.core.errors import OcgInputError
+from ocg.core.files import loads_json
+from ocg.core.layout import ModelGenerations
 from ocg.data.instances import instance_id
-from ocg.errors import OcgInputError
-from ocg.generation import GenerationStore, generate, read_generations, record_format
-from ocg.generation import store as store_module
-from ocg.generation.chat import prompt_sha256
-from ocg.generation.record_format import CONCEPT_SETS_DIGEST, decode, encode, shipped_sets
-from ocg.io import loads_json
-from ocg.layout import ModelGenerations
+from ocg.generation import GenerationStore, generate, read_generations
+from ocg.generation.answer_store import record_format
+from ocg.generation.answer_store import store as store_module
+from ocg.generation.answer_store.record_format import (
+    CONCEPT_SETS_DIGEST,
+    decode,
+    encode,
+    shipped_sets,
+)
+from ocg.generation.backends.chat import prompt_sha256
 
 DERIVED_KEYS = {"c", "t", "s", "p", "k", "q"}  # condition ... pos_pattern, left out when derivable
 
@@ -29,7 +35,7 @@ def shipped(index=0):
 def real_record(
     perm=0, cond="ordered", tid=2, set_index=0, answer="The dog caught the frisbee.", **change
 ):
-    """A record as generate writes it (ocg/generation/run.py), of a shipped concept set."""
+    """A record as generate writes it (ocg/generation/run_generation.py), of a shipped concept set."""
     set_id, concepts = shipped(set_index)
     order = list(itertools.permutations(concepts))[perm]
     prompt = (
@@ -312,7 +318,7 @@ def test_a_spoilt_format_3_line_names_file_and_line(tmp_path, bad, what):
 
 
 def test_repair_and_replay_read_format_3_lines(tmp_path):
-    from ocg.generation.replay_backend import read_answers
+    from ocg.generation.backends.replay_backend import read_answers
 
     path = tmp_path / "m" / "ordered.jsonl"
     given = [real_record(perm=p, answer=f"Answer {p}.") for p in range(3)]
@@ -325,8 +331,8 @@ def test_repair_and_replay_read_format_3_lines(tmp_path):
 
 
 def test_the_table_of_short_keys_in_docs_is_the_code_s():
-    from ocg.generation.record_format import LONG_TO_SHORT
-    from ocg.paths import PROJECT_ROOT
+    from ocg.core.paths import PROJECT_ROOT
+    from ocg.generation.answer_store.record_format import LONG_TO_SHORT
 
     text = (PROJECT_ROOT / "docs" / "DATA.md").read_text(encoding="utf-8")
     rows = re.findall(r"^\| `(\w+)` \| `(\w+)` \| (.+) \|$", text, flags=re.M)

@@ -7,10 +7,11 @@ import os
 
 import pytest
 
-from ocg.errors import OcgInputError
-from ocg.generation import GenerationStore, appending, generate, read_generations
-from ocg.generation.chat import prompt_sha256
-from ocg.layout import ModelGenerations
+from ocg.core.errors import OcgInputError
+from ocg.core.layout import ModelGenerations
+from ocg.generation import GenerationStore, generate, read_generations
+from ocg.generation.answer_store import appending
+from ocg.generation.backends.chat import prompt_sha256
 from tests.helpers import disk_record
 
 
@@ -97,8 +98,8 @@ def test_prompts_reach_the_disk_before_the_records_that_name_them(tmp_path, monk
             )  # killed / disk full between the two writes
         real(path, payload)
 
-    monkeypatch.setattr("ocg.generation.store.append_synced", spy)
-    monkeypatch.setattr("ocg.generation.prompt_file.append_synced", spy)
+    monkeypatch.setattr("ocg.generation.answer_store.store.append_synced", spy)
+    monkeypatch.setattr("ocg.generation.answer_store.prompt_file.append_synced", spy)
     store_path = tmp_path / "m" / "ordered.jsonl"
     with pytest.raises(OSError):
         GenerationStore(store_path).append(records(2))

@@ -6,7 +6,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from ocg.embedded import ensure_converted
+from ocg.weights.embedded import ensure_converted
 
 TRANSFORMERS_CLI = Path(sys.executable).parent / "transformers"
 

@@ -149,7 +149,7 @@ def test_glue_is_punctuation_and_the_three_words(tokens, first, used, flags):
 def test_methods_states_how_often_real_outputs_copy_the_list():
     """The measured figure in docs/METHODS.md is what benchmarks/list_copies.py measures (and the
     flags it finds agree with the text route wherever that route sees a copy)."""
-    from ocg.paths import PROJECT_ROOT
+    from ocg.core.paths import PROJECT_ROOT
     from tests.helpers import benchmark
 
     m = benchmark("list_copies").measure()

@@ -1,4 +1,4 @@
-"""The list-copy flag against answers labelled by reading (tests/data/list_copy_labels.jsonl, issue
+"""The list-copy flag against answers labelled by reading (tests/fixtures/list_copy_labels.jsonl, issue
 46.6): the precision docs/METHODS.md states is recomputed here, and a sentence that composes
 its concepts is no copy while true copies still are."""
 
@@ -9,10 +9,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from ocg.core.paths import PROJECT_ROOT
 from ocg.metrics.listcopy import flag_texts
-from ocg.paths import PROJECT_ROOT
 
-LABELS = Path(__file__).parents[1] / "data" / "list_copy_labels.jsonl"
+LABELS = Path(__file__).parents[1] / "fixtures" / "list_copy_labels.jsonl"
 
 
 def _flags(texts, concepts, patterns):

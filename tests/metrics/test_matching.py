@@ -8,7 +8,7 @@ import pytest
 from ocg.metrics.coverage import MATCHING_QUALITY, MATCHING_RULES, analyse, load_nlp, match
 from ocg.metrics.matching import MATCHING_STRATA, quality_for_signature
 
-LABELS = Path(__file__).parent.parent / "data" / "matching_labels.jsonl"
+LABELS = Path(__file__).parent.parent / "fixtures" / "matching_labels.jsonl"
 
 
 @pytest.fixture(scope="module")

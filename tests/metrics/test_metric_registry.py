@@ -10,9 +10,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from ocg.analysis import tables
+from ocg.analysis import paper_tables as tables
 from ocg.metrics import registry
-from ocg.metrics.statistics import pooled_columns, ratios, sufficient_statistics, summed
+from ocg.metrics.sufficient_statistics import pooled_columns, ratios, sufficient_statistics, summed
 from ocg.records import Signature
 from ocg.scoring import score_model
 from ocg.scoring.families import FAMILIES, Family

@@ -4,7 +4,7 @@ from itertools import combinations
 
 import pytest
 
-from ocg.errors import OcgInputError
+from ocg.core.errors import OcgInputError
 from ocg.metrics.pass_at_k import pass_at_k
 
 

@@ -57,7 +57,7 @@ def test_ocg_perplexity_equals_lmppl_and_the_unbatched_loss_on_a_tiny_gpt2(tiny_
 
 
 def test_ocg_perplexity_equals_lmppl_and_the_unbatched_loss_on_smollm2():
-    from ocg.embedded import ensure_converted
+    from ocg.weights.embedded import ensure_converted
 
     print(
         "max relative difference",

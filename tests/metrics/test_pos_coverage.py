@@ -10,7 +10,7 @@ import pytest
 from ocg.metrics.coverage import load_nlp, score_coverage
 from ocg.metrics.pos_coverage import AGREEMENT, agreement, commongen_eval_pos
 
-OUTPUTS = Path(__file__).parent.parent / "data" / "commongen_eval_outputs_5concept.jsonl"
+OUTPUTS = Path(__file__).parent.parent / "fixtures" / "commongen_eval_outputs_5concept.jsonl"
 
 
 @pytest.fixture(scope="module")

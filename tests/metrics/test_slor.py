@@ -48,7 +48,7 @@ def test_slor_equals_a_direct_computation_and_reads_perplexitys_cache(
     tiny_lm, tmp_path, monkeypatch
 ):
     texts = pd.Series(SENTENCES + ["", SENTENCES[0]])
-    from ocg import hub
+    from ocg.weights import hub
 
     used, cache = (str(tiny_lm), str(tiny_lm), None), tmp_path / "c.parquet"
     key = {

@@ -4,7 +4,7 @@ and the real answers it is trained and measured on."""
 import json
 from pathlib import Path
 
-LABELS = Path(__file__).parent.parent / "data" / "matching_labels.jsonl"
+LABELS = Path(__file__).parent.parent / "fixtures" / "matching_labels.jsonl"
 CONTEXT = 48  # the tiny model's positions: the longest answers are truncated
 
 

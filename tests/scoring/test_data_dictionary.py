@@ -5,10 +5,10 @@ import re
 
 import pytest
 
+from ocg.core.paths import PROJECT_ROOT
 from ocg.metrics.coverage import MATCHING_RULES
 from ocg.metrics.degenerate import FLAG_COLUMNS
-from ocg.paths import PROJECT_ROOT
-from ocg.results import load_scores
+from ocg.results.scores import load_scores
 
 SCORED = {
     "always",

@@ -47,15 +47,20 @@ def test_a_family_whose_code_changed_has_a_new_version():
     )
 
 
-def test_the_digest_sees_code_not_comments_or_docstrings(tmp_path, monkeypatch):
+def test_the_digest_sees_code_not_comments_docstrings_or_moves(tmp_path, monkeypatch):
     from ocg.scoring.families import FAMILIES
     from ocg.scoring.family import code_digest
 
     monkeypatch.syspath_prepend(str(tmp_path))
     source = '"""A metric."""\n\n\ndef fits(tok):\n    """Doc."""\n    return tok.endswith("ed")  # participle\n'
+    source = source.replace(
+        '    """Doc."""\n', '    """Doc."""\n    from ocg.files import x  # noqa\n'
+    )
     edits = {
         "same": source.replace("Doc.", "Other words.").replace("# participle", "# comment"),
         "changed": source.replace('"ed"', '("ed", "en")'),
+        # a module of ocg moved: the import's path changes, what it imports does not
+        "moved": source.replace("from ocg.files", "from ocg.core.files"),
     }
     digests = {}
     for name, text in {"original": source, **edits}.items():
@@ -67,12 +72,12 @@ def test_the_digest_sees_code_not_comments_or_docstrings(tmp_path, monkeypatch):
         )
         family = dataclasses.replace(FAMILIES["diverse"], code=(module, module.fits))
         digests[name] = code_digest(family)
-    assert digests["same"] == digests["original"] != digests["changed"]
+    assert digests["same"] == digests["original"] == digests["moved"] != digests["changed"]
 
 
 def test_a_version_bump_makes_scores_stale_and_tables_refuse_to_mix(tmp_path, monkeypatch):
-    from ocg.errors import OcgInputError
-    from ocg.results import load_scores
+    from ocg.core.errors import OcgInputError
+    from ocg.results.scores import load_scores
     from ocg.scoring import FAMILIES, score_model
     from tests.helpers import write_generations
 

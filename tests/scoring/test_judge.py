@@ -87,7 +87,9 @@ def judged_run(tmp_path, monkeypatch):
     models.write_text(
         yaml.safe_dump(
             {
-                "extends": str(__import__("ocg.models").models.MODELS_FILE),
+                "extends": str(
+                    __import__("ocg.config.model_registry").config.model_registry.MODELS_FILE
+                ),
                 "models": {
                     "local-judge": {
                         "id": "judge-model",
@@ -104,7 +106,7 @@ def judged_run(tmp_path, monkeypatch):
             }
         )
     )
-    monkeypatch.setattr("ocg.models.MODELS_FILE", models)
+    monkeypatch.setattr("ocg.config.model_registry.MODELS_FILE", models)
     monkeypatch.setenv("OCG_TEST_KEY", KEY)
     rows = [
         {
@@ -200,7 +202,7 @@ def test_without_a_judge_its_metrics_are_missing_with_the_reason(tmp_path):
     [("no-such-judge", "unknown model"), ("smollm2-135m-instruct", "expected openai")],
 )
 def test_a_judge_that_is_no_openai_entry_is_refused_before_scoring(tmp_path, name, why):
-    from ocg.errors import OcgInputError
+    from ocg.core.errors import OcgInputError
 
     rows = [
         {
@@ -272,7 +274,7 @@ def test_a_judges_replies_replayed_offline_give_the_same_verdicts(judged_run, tm
 
 
 def test_a_replay_judge_without_a_reply_for_an_answer_is_refused(judged_run, tmp_path):
-    from ocg.errors import OcgInputError
+    from ocg.core.errors import OcgInputError
 
     model_dir, _, server = judged_run
     replies = tmp_path / "judge_replies.jsonl"
@@ -310,7 +312,7 @@ def test_a_replay_judge_without_a_reply_for_an_answer_is_refused(judged_run, tmp
 
 
 def test_a_run_file_reads_its_judge_from_its_own_models_file(tmp_path):
-    from ocg.runconfig import check_common
+    from ocg.jobs.run_checks import check_common
 
     model_dir = write_generations(
         tmp_path / "gen",
@@ -338,7 +340,9 @@ def test_a_run_file_reads_its_judge_from_its_own_models_file(tmp_path):
     (tmp_path / "mine.yaml").write_text(
         yaml.safe_dump(
             {
-                "extends": str(__import__("ocg.models").models.MODELS_FILE),
+                "extends": str(
+                    __import__("ocg.config.model_registry").config.model_registry.MODELS_FILE
+                ),
                 "models": {
                     "my-judge": {"id": "j", "backend": "replay", "replay": {"file": str(replies)}}
                 },
@@ -392,7 +396,7 @@ def test_an_embedded_model_served_as_judge_is_served_and_asked_as_its_converted_
     import sys
 
     converted = tmp_path / "converted" / "smollm2-135m-instruct"
-    monkeypatch.setattr("ocg.embedded.ensure_converted", lambda name: converted)
+    monkeypatch.setattr("ocg.weights.embedded.ensure_converted", lambda name: converted)
     script = tmp_path / "judge_server.py"
     script.write_text(EMBEDDED_JUDGE_SERVER)
     entry = {
@@ -465,12 +469,14 @@ def test_nothing_in_an_answer_becomes_a_verdict(tmp_path, monkeypatch, behaviour
     models.write_text(
         yaml.safe_dump(
             {
-                "extends": str(__import__("ocg.models").models.MODELS_FILE),
+                "extends": str(
+                    __import__("ocg.config.model_registry").config.model_registry.MODELS_FILE
+                ),
                 "models": {"local-judge": entry},
             }
         )
     )
-    monkeypatch.setattr("ocg.models.MODELS_FILE", models)
+    monkeypatch.setattr("ocg.config.model_registry.MODELS_FILE", models)
     monkeypatch.setenv("OCG_TEST_KEY", KEY)
     rows = [
         {"set_id": "s1", "template_id": 0, "perm_index": p, "concepts": CONCEPTS, "answer": a}

@@ -39,12 +39,14 @@ def test_the_embedded_model_served_as_judge(tmp_path, monkeypatch):
     models.write_text(
         yaml.safe_dump(
             {
-                "extends": str(__import__("ocg.models").models.MODELS_FILE),
+                "extends": str(
+                    __import__("ocg.config.model_registry").config.model_registry.MODELS_FILE
+                ),
                 "models": {"served-judge": entry},
             }
         )
     )
-    monkeypatch.setattr("ocg.models.MODELS_FILE", models)
+    monkeypatch.setattr("ocg.config.model_registry.MODELS_FILE", models)
     rows = [
         {
             "set_id": "s1",

@@ -8,9 +8,9 @@ from importlib import metadata
 import pandas as pd
 import pytest
 
-from ocg import hub
 from ocg.metrics import bleurt, perplexity
 from ocg.scoring import FAMILIES, score_model
+from ocg.weights import hub
 from tests.helpers import write_generations
 
 pytestmark = pytest.mark.tf4  # run on the second stack too (make test-tf4)

@@ -1,4 +1,4 @@
-"""The forked worker pool of scoring (ocg/parallel.py): results in order, whether forked or not;
+"""The forked worker pool of scoring (ocg/core/parallel.py): results in order, whether forked or not;
 a dead worker fails the job; killed parents leave no workers."""
 
 import pytest
@@ -9,7 +9,7 @@ def _square(state, items):
 
 
 def test_results_come_back_in_order_forked_or_not():
-    from ocg.parallel import ForkedJob
+    from ocg.core.parallel import ForkedJob
 
     items = list(range(40))
     here = ForkedJob(_square, items, 1, state=3)
@@ -31,7 +31,7 @@ def _die(state, items):
 def test_a_dead_worker_fails_scoring_instead_of_hanging():
     from concurrent.futures.process import BrokenProcessPool
 
-    from ocg.parallel import ForkedJob
+    from ocg.core.parallel import ForkedJob
 
     job = ForkedJob(_die, ["a", "b", "c", "d"], 2)
     with pytest.raises(BrokenProcessPool):
@@ -49,7 +49,7 @@ def test_workers_die_with_a_killed_scoring_process(tmp_path):
 
     script = tmp_path / "parent.py"
     script.write_text(
-        "import time\nfrom ocg.parallel import ForkedJob\n"
+        "import time\nfrom ocg.core.parallel import ForkedJob\n"
         "def slow(state, items):\n    time.sleep(120)\n    return items\n"
         "job = ForkedJob(slow, [1, 2, 3, 4], 2)\n"
         "time.sleep(1)\nprint(' '.join(map(str, job.pool._processes)), flush=True)\ntime.sleep(120)\n"

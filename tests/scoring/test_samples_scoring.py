@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 from ocg.analysis.difficulty import composed_by
-from ocg.analysis.samples import pass_at_k_table, sample_spread, samples_per_instance
-from ocg.results import load_scores
+from ocg.analysis.repeated_samples import pass_at_k_table, sample_spread, samples_per_instance
+from ocg.results.scores import load_scores
 from ocg.scoring import cpu_families
 
 CONCEPTS = ["boy", "ride", "bike", "street"]
@@ -103,7 +103,7 @@ def test_a_sampled_runs_ordered_rate_is_one_number_in_tables_1_3_and_7(scored_ru
     """Pooled over samples in the summary, so Table 3 (the summary's row), Table 1 and Table 7
     (pooled over templates) agree: alone, and beside a greedy model of another design (the
     summary rebuilt on the shared instances, per sample as scoring does it)."""
-    from ocg.analysis import tables
+    from ocg.analysis import paper_tables as tables
 
     by_model = {
         "s": [

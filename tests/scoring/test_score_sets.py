@@ -14,10 +14,10 @@ import pytest
 import yaml
 
 from ocg.cli import main
-from ocg.errors import OcgInputError
-from ocg.io import atomic_path, make_temp, write_json
-from ocg.paths import PROJECT_ROOT
-from ocg.results import load_scores
+from ocg.core.errors import OcgInputError
+from ocg.core.files import atomic_path, make_temp, write_json
+from ocg.core.paths import PROJECT_ROOT
+from ocg.results.scores import load_scores
 from ocg.scoring import SCORING_FILE, cpu_families, score_model
 from ocg.scoring.scoreset import read_score_set
 from ocg.sweep import load_sweep
@@ -207,7 +207,7 @@ def test_written_files_follow_the_umask(tmp_path, umask):
 
 @pytest.mark.slow
 def test_a_converted_model_follows_the_umask(tmp_path, monkeypatch):
-    from ocg.embedded import ensure_converted
+    from ocg.weights.embedded import ensure_converted
 
     monkeypatch.setenv("OCG_MODEL_CACHE", str(tmp_path))
     previous = os.umask(0o002)

@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ocg.errors import OcgInputError
+from ocg.core.errors import OcgInputError
 from ocg.metrics import bleurt, perplexity
-from ocg.results import load_scores
+from ocg.results.scores import load_scores
 from ocg.scoring import score_model
 from tests.helpers import build_tiny_bleurt, build_tiny_embedder, write_generations
 

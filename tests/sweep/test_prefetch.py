@@ -19,7 +19,7 @@ COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 def hub_cache(root, repo="ocg-test/smollm2"):
     """A hub cache holding `repo` at COMMIT (refs/main), its files from the converted model."""
-    from ocg.embedded import ensure_converted
+    from ocg.weights.embedded import ensure_converted
 
     source = ensure_converted("smollm2-135m-instruct")
     folder = root / f"models--{repo.replace('/', '--')}"
@@ -217,7 +217,7 @@ def test_hf_hub_offline_is_read_as_huggingface_hub_reads_it(monkeypatch, value):
     from ocg.sweep.prefetch import offline
 
     assert str(offline()) == hub_reads, (value, hub_reads)
-    from ocg.hub import hub_offline  # what hub_reachable asks first
+    from ocg.weights.hub import hub_offline  # what hub_reachable asks first
 
     assert str(hub_offline()) == hub_reads
 

@@ -44,7 +44,7 @@ def sweep_file(tmp_path) -> str:
 def test_an_unreachable_hub_is_said_once(tmp_path, monkeypatch, capsys):
     import huggingface_hub
 
-    import ocg.hub
+    import ocg.weights.hub
 
     def no_listing(*args, **kwargs):
         raise OSError(
@@ -53,7 +53,7 @@ def test_an_unreachable_hub_is_said_once(tmp_path, monkeypatch, capsys):
 
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
-    monkeypatch.setattr(ocg.hub, "hub_reachable", lambda timeout=3.0: False)
+    monkeypatch.setattr(ocg.weights.hub, "hub_reachable", lambda timeout=3.0: False)
     monkeypatch.setattr(huggingface_hub.HfApi, "model_info", no_listing)
     assert main(["prefetch", sweep_file(tmp_path), "--list"]) == 1
     captured = capsys.readouterr()
@@ -73,7 +73,7 @@ def test_an_unreachable_hub_is_said_once(tmp_path, monkeypatch, capsys):
 
 
 def test_only_a_commit_hash_pins():
-    from ocg.hub import is_pinned, pin_note
+    from ocg.weights.hub import is_pinned, pin_note
 
     assert (
         is_pinned(COMMIT)
@@ -86,8 +86,8 @@ def test_only_a_commit_hash_pins():
 
 
 def test_the_run_card_says_whether_the_revision_pins(tmp_path):
+    from ocg.config.model_registry import load_models
     from ocg.generation.run_card import card_settings
-    from ocg.models import load_models
 
     class Backend:
         batch_size, sampling = 8, None

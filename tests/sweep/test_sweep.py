@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ocg.errors import OcgInputError
-from ocg.lock import exclusive
+from ocg.core.errors import OcgInputError
+from ocg.core.lock import exclusive
 from ocg.sweep import load_sweep, resources_for, status_table
 from ocg.sweep.tasks import BUSY
 from tests.sweep.sweep_files import ocg
@@ -115,7 +115,7 @@ def test_paper_sweeps_in_dry_run(tmp_path, name, n_models, conditions, analysis)
     assert f"MODELS=({' '.join(sweep['models'])})" in script
     assert sweep["scoring"] == {}  # no perplexity fallback in the paper's sweeps
     if name == "paper-table7":
-        from ocg.analysis.tables import reasoning_pairs
+        from ocg.analysis.paper_tables import reasoning_pairs
 
         assert reasoning_pairs(sweep["models"]) == {
             "marco-o1": "qwen2-7b",
@@ -125,7 +125,7 @@ def test_paper_sweeps_in_dry_run(tmp_path, name, n_models, conditions, analysis)
 
 
 def test_reasoning_models_stay_out_of_the_36_model_sweeps():
-    from ocg.models import load_models
+    from ocg.config.model_registry import load_models
 
     reasoning = {m.name for m in load_models().values() if m.base_model}
     for name in ("paper", "paper-table4"):

@@ -3,8 +3,8 @@ paper.yaml with three keys changed, and a bad chain is refused with the file and
 
 import pytest
 
-from ocg.errors import OcgInputError
-from ocg.paths import PARAMS_DIR
+from ocg.core.errors import OcgInputError
+from ocg.core.paths import PARAMS_DIR
 from ocg.sweep.config import load_sweep
 
 BASE = """name: base

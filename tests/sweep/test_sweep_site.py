@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ocg.lock import exclusive
-from ocg.paths import PROJECT_ROOT
+from ocg.core.lock import exclusive
+from ocg.core.paths import PROJECT_ROOT
 from ocg.sweep import load_sweep, status_table
 from tests.sweep.sweep_files import SETUP, ocg, replay_models, site_sweep
 
@@ -104,7 +104,7 @@ def test_bad_setup_lines_are_refused_naming_the_field(tmp_path, setup, what):
 
 
 def test_relative_outputs_lie_under_ocg_outputs_when_it_is_set(tmp_path, monkeypatch):
-    from ocg.pipeline import load_run
+    from ocg.jobs.pipeline import load_run
 
     monkeypatch.setenv("OCG_OUTPUTS", str(tmp_path / "scratch"))
     assert load_sweep(PROJECT_ROOT / "params/sweeps/demo.yaml")["outputs"] == str(
@@ -189,7 +189,7 @@ def test_a_model_busy_elsewhere_fails_the_run_and_its_report_follows_when_it_end
 def test_a_table_written_without_rows_reads_as_absent_in_results_json(tmp_path):
     """A one-condition sweep's paired-test table has no rows; results.json must not crash on it
     (it did, ending every such sweep's analyses in a traceback)."""
-    from ocg.layout import ReportFolder
+    from ocg.core.layout import ReportFolder
     from ocg.site.results_file import _table
 
     report = ReportFolder(tmp_path)

@@ -4,8 +4,8 @@ analysis job in the queue is said; a real submission prints what its dry run pri
 
 import os
 
-from ocg.io import write_json
-from ocg.layout import ModelGenerations, SweepFolder
+from ocg.core.files import write_json
+from ocg.core.layout import ModelGenerations, SweepFolder
 from ocg.sweep import load_sweep, status_table
 from ocg.sweep.slurm import submit_slurm
 from ocg.sweep.state import print_status

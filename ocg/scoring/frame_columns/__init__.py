@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import re
 
-from .answers import ANSWERS
+from .answer_columns import ANSWERS
 from .column import Column
-from .groups import GROUPS
-from .summary import SUMMARY
+from .group_columns import GROUPS
+from .summary_columns import SUMMARY
 
 __all__ = ["ANSWERS", "GROUPS", "HEADER", "SUMMARY", "TABLES", "Column", "current_text", "markdown"]
 

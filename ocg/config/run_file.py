@@ -1,0 +1,165 @@
+"""Run files (params/runs/) and sweep files (params/sweeps/): what to run, and for a sweep where
+its outputs go and the resources and Slurm settings of each model's task."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from ..core.errors import OcgInputError
+from ..core.frames import DEFAULT_N_CONCEPTS, N_CONCEPTS, N_CONCEPTS_TEXT
+from ..core.names import check_name
+from ..core.notebook_names import ANALYSES, MODEL_NOTEBOOKS
+from .file_model import ConfigModel, Says, checked, number
+from .sweep_file import check_env, check_extra_args, check_mem, check_setup, check_time
+
+
+def _names(where: str, models: list) -> None:
+    for i, model in enumerate(models):
+        check_name(f"{where}[{i}]", model)
+    if len(set(models)) != len(models):
+        raise OcgInputError(where, "a model is listed twice")
+
+
+def _notebooks(allowed: tuple[str, ...]):
+    def check(where: str, notebooks: list) -> None:
+        for i, nb in enumerate(notebooks):
+            if nb not in allowed:
+                raise OcgInputError(
+                    f"{where}[{i}]", f"unknown notebook {nb!r}; known: {list(allowed)}"
+                )
+
+    return check
+
+
+NonEmpty = Field(min_length=1)
+
+
+class Sampling(ConfigModel):
+    """Sampled decoding for repeated samples (docs/METHODS.md, "Repeated samples and pass@k")."""
+
+    temperature: Annotated[number(gt=0), Says("a temperature > 0")]
+    """The sampling temperature."""
+    top_p: Annotated[number(gt=0, le=1.0), Says("a number with 0 < top_p <= 1")] = 1.0
+    """Nucleus sampling's share of probability mass."""
+
+
+class RunFile(ConfigModel):
+    """A run file: which models answer which conditions, and what is scored and reported."""
+
+    name: Annotated[str, checked(check_name)]
+    """The run's name (its markers and report are kept under it)."""
+    models: Annotated[list[str], NonEmpty, checked(_names)]
+    """Entries of the models file, each once."""
+    conditions: Annotated[list[str], NonEmpty]
+    """Conditions of params/templates.yaml (original, ordered, ordered_one_shot, ...)."""
+    models_file: Annotated[str | None, Says("a path or null")] = None
+    """The models file its models come from (relative: to this file); null: params/models.yaml."""
+    n_concepts: Annotated[Literal[N_CONCEPTS], Says(N_CONCEPTS_TEXT)] = DEFAULT_N_CONCEPTS
+    """Concepts per set: the paper's 4, or 5 for the extension."""
+    subset_k: Annotated[
+        int | None, Field(ge=1), Says("a positive number of concept sets, or null for all")
+    ] = None
+    """Concept sets to run (a fixed selection covering the compositions); null: all."""
+    permutations: Annotated[
+        int | None,
+        Field(ge=1),
+        Says("a positive number of permutations per concept set, or null for all"),
+    ] = None
+    """A seeded sample of this many orders per concept set; null: all n! of them."""
+    template_ids: Annotated[list[int] | None, NonEmpty] = None
+    """Templates of params/templates.yaml to run; null: all six."""
+    metrics: list[Any] | None = None
+    """Metrics to score (ocg/scoring/families.py); null: params/scoring.yaml's."""
+    scoring: Annotated[dict[str, Any], Says("a mapping of params/scoring.yaml overrides")] = {}
+    """params/scoring.yaml's settings this run changes, e.g. {perplexity_fallback: ...}."""
+    notebooks: Annotated[list[str], checked(_notebooks(MODEL_NOTEBOOKS))] = list(MODEL_NOTEBOOKS)
+    """The notebooks run per model."""
+    analysis: Annotated[list[str], checked(_notebooks(ANALYSES))] = list(ANALYSES)
+    """The analysis notebooks run once all models are done."""
+    table7_pairs: Annotated[dict[str, Any] | None, Says("{reasoning model: base model}")] = None
+    """Table 7's pairs; null: from each entry's base_model."""
+    table7_note: Annotated[str, Says("text")] = ""
+    """A note printed under Table 7."""
+    allow_incomplete: Annotated[bool, Says("true or false")] = False
+    """Report even where a model's answers are incomplete."""
+    outputs: Annotated[str | None, Says("a folder, or null")] = None
+    """Where this run's outputs go (relative: under OCG_OUTPUTS when set, else the project
+    root); null: OCG_OUTPUTS, else outputs/."""
+    samples: Annotated[int, Field(ge=1), Says("a positive number of samples per instance")] = 1
+    """Answers per instance (pass@k); more than one needs `sampling`."""
+    sampling: Annotated[Sampling | None, Says("{temperature: T, top_p: p}, or null for greedy")] = (
+        None
+    )
+    """{temperature: T, top_p: p} for sampled decoding; null: the entries' own (greedy)."""
+
+
+class Site(ConfigModel):
+    """Where a group's jobs queue; unset, the sweep's `slurm:` values hold."""
+
+    partition: str | None = None
+    """The Slurm partition."""
+    account: str | None = None
+    """The Slurm account."""
+    extra_args: Annotated[list[str], checked(check_extra_args)] = []
+    """More sbatch options (after the sweep's: the last wins); never those ocg sets itself."""
+
+
+class Resources(Site):
+    """What one task asks Slurm for."""
+
+    gpus: int = Field(0, ge=0)
+    """GPUs per task."""
+    cpus: int = Field(1, ge=1)
+    """CPU cores per task."""
+    mem: Annotated[str, checked(check_mem)] = "4G"
+    """Memory, e.g. 16G or 500M."""
+    time: Annotated[str, checked(check_time)] = "01:00:00"
+    """Slurm's time limit: MM, MM:SS, HH:MM:SS or D-HH[:MM[:SS]]; 0 or UNLIMITED for none."""
+
+
+class ResourcesBlock(ConfigModel):
+    """Each model's task's resources: a default, and per-model changes."""
+
+    default: Resources = {}
+    """Every task's resources."""
+    models: Annotated[dict[str, Resources] | None, Says("a mapping of model: resources")] = None
+    """Per model, what differs from the default."""
+
+
+class Slurm(Site):
+    """How the sweep's jobs are submitted with `--executor slurm`."""
+
+    throttle: int = Field(8, ge=1)
+    """Tasks of the array that run at once."""
+    analysis: Resources = {"cpus": 2, "mem": "8G", "time": "02:00:00", "gpus": 0}
+    """The analysis job's resources."""
+    setup: Annotated[list[str], checked(check_setup)] = []
+    """Shell lines each job runs first (module load ...)."""
+    env: Annotated[dict[Any, Any], checked(check_env)] = {}
+    """Environment variables of each job (never ocg's own folders)."""
+    warn_before_limit_s: int = Field(600, ge=10)
+    """Seconds before the time limit that a task is told to stop (it resumes on the next start)."""
+
+
+def _file_schema(schema: dict) -> None:
+    """A file that `extends` another needs only a name of its own (the base supplies the rest);
+    any other names its models, conditions and the folder it writes (ocg/sweep/config.py)."""
+    required = schema.pop("required", [])
+    schema["anyOf"] = [{"required": ["extends", "name"]}, {"required": [*required, "outputs"]}]
+
+
+class SweepFile(RunFile, json_schema_extra=_file_schema):
+    """A sweep file: a run file, plus where outputs go and each model's task's resources."""
+
+    extends: str = None
+    """Another sweep file (relative to this one): its keys hold unless this file sets them
+    (resources and slurm: key by key)."""
+    outputs: Annotated[str | None, Says("a folder, or null")] = None
+    """The folder this sweep writes (required; relative: under OCG_OUTPUTS when set, else the
+    project root)."""
+    resources: Annotated[ResourcesBlock, Says("a mapping with default and models")] = {}
+    """Each model's task's resources."""
+    slurm: Slurm = {}
+    """Slurm settings (partition, account, throttle, setup, env, ...)."""

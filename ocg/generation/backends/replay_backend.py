@@ -1,0 +1,146 @@
+"""Replay backend (`backend: replay`): answers written before, through the real pipeline.
+
+With `replay.file`, answers come from a JSONL keyed by instance id (`{"instance_id": ...,
+"answer": ...}` per line; `raw` is read where `answer` is absent), e.g. outputs of a model run
+elsewhere, or an ocg store (its format 3 lines read as the store reads them). Without a file, a deterministic synthetic writer (synthetic.py) produces realistic
+answers. Either way the answers go through the same store, run card, resume and prompt checks
+as any model's, so tests and benchmarks exercise the real path. The file's sha256 (or the
+writer's version, seed and rates) is the entry's resolved revision: a resume against another
+file or other rates stops instead of mixing two sources.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from ...config.model_registry import ModelSpec
+from ...core.errors import OcgInputError
+from ...core.files import loads_json
+from ...core.frames import checked_sample
+from ...core.paths import PROJECT_ROOT
+from ..answer_store.record_format import read_record
+from .chat import MessagePrompts
+from .synthetic import WRITER_VERSION, model_rates, write_answer
+
+
+def replay_file(spec: ModelSpec) -> Path | None:
+    """The entry's answers file, if any (a relative one was made absolute beside its models file
+    when the file was read, ocg/config/model_registry.py; else it is relative to the project root)."""
+    name = spec.replay.get("file")
+    if not name:
+        return None
+    path = Path(name).expanduser()
+    return path if path.is_absolute() else PROJECT_ROOT / path
+
+
+def read_answers(path: Path, field: str = "replay.file") -> dict[tuple[str, int], str | None]:
+    """(instance_id, sample) -> answer (a line without `sample` is sample 0); every line checked,
+    errors name file and line."""
+    if not path.is_file():
+        raise OcgInputError(str(path), f"no such replay file (set by {field})")
+    answers: dict[tuple[str, int], str | None] = {}
+    with path.open("rb") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            where = f"{path}:{lineno}"
+            if not line.strip():
+                continue
+            try:
+                record = loads_json(line)
+            except ValueError as exc:
+                raise OcgInputError(
+                    where, f"not JSON ({exc.msg}); expected one object per line"
+                ) from None
+            record = read_record(record, where)
+            if not isinstance(record, dict) or not isinstance(record.get("instance_id"), str):
+                raise OcgInputError(where, "expected an object with a string 'instance_id'")
+            answer = record.get("answer", record.get("raw"))
+            if answer is not None and not isinstance(answer, str):
+                raise OcgInputError(
+                    where, f"'answer' must be text or null, got {type(answer).__name__}"
+                )
+            sample = checked_sample(where, record)
+            key = (record["instance_id"], sample)
+            if key in answers:
+                raise OcgInputError(
+                    where, f"instance {key[0]}{f' sample {sample}' if sample else ''} appears twice"
+                )
+            answers[key] = answer
+    return answers
+
+
+class ReplayBackend(MessagePrompts):
+    kind = "replay"
+    sampling: dict | None = (
+        None  # the run's (make_backend): replayed answers take only its sample index
+    )
+
+    def __init__(self, spec: ModelSpec, batch_size: int | None = None, instances=None):
+        self.spec = spec
+        self.batch_size = batch_size or spec.batch_size
+        self.system_mode = "folded" if spec.system_mode == "folded" else "system"
+        self.path = replay_file(spec)
+        self.rows = (
+            {} if instances is None else {r["instance_id"]: r for r in instances.to_dict("records")}
+        )
+        if self.path is not None:
+            self.answers = read_answers(self.path, f"models.{spec.name}.replay.file")
+            self.file_sha256 = hashlib.sha256(self.path.read_bytes()).hexdigest()
+            missing = [iid for iid in self.rows if (iid, 0) not in self.answers]
+            if missing:
+                raise OcgInputError(
+                    str(self.path),
+                    f"no answer for {len(missing)} of the {len(self.rows)} "
+                    f"instances asked (first: {missing[0]}); ask only for the instances the "
+                    "file holds (conditions, subset_k, template_ids)",
+                )
+        else:
+            self.rates = model_rates(spec.name, spec.seed, spec.replay.get("rates"))
+
+    def resolved_revision(self) -> str:
+        if self.path is not None:
+            return f"file sha256 {self.file_sha256}"
+        rates = ",".join(f"{k}={v}" for k, v in sorted(self.rates.items()))
+        return f"{WRITER_VERSION} seed={self.spec.seed} {rates}"
+
+    def generate(
+        self, rendered: list, instance_ids: list[str] | None = None, sample: int = 0
+    ) -> list[dict]:
+        if instance_ids is None or len(instance_ids) != len(rendered):
+            raise ValueError("the replay backend answers by instance id: pass instance_ids")
+        out = []
+        for iid in instance_ids:
+            if self.path is not None:
+                if (iid, sample) not in self.answers:
+                    raise OcgInputError(
+                        str(self.path),
+                        f"no answer for instance {iid} sample {sample}: "
+                        "a file replayed with repeated samples holds a line per sample",
+                    )
+                raw = self.answers[(iid, sample)]
+            else:
+                raw = write_answer(
+                    self.rows[iid], self.spec.name, self.spec.seed, self.rates, sample
+                )
+            out.append(
+                {
+                    "raw": raw or "",
+                    "finish_reason": "replay",
+                    "prompt_tokens": None,
+                    "completion_tokens": len((raw or "").split()),
+                    "batch_size": len(rendered),
+                }
+            )
+        return out
+
+    def card(self) -> dict:
+        return {
+            "backend": self.kind,
+            "source": str(self.path) if self.path else WRITER_VERSION,
+            "file_sha256": getattr(self, "file_sha256", None),
+            "rates": getattr(self, "rates", None),
+            "resolved_revision": self.resolved_revision(),
+            **self.prompt_settings(),
+            "planned_batch_size": self.batch_size,
+            "note": "answers replayed, not generated: no model ran",
+        }

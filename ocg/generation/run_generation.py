@@ -1,0 +1,221 @@
+"""Generate answers for one model over the instances: planned batches, resumable, with a run card.
+
+The batch plan is fixed by the instance list: prompts sorted by token length (longest first,
+ties by instance id) and cut into batches of the model's batch size. A resumed run forms the
+same batches, regenerates only batches with missing ids, and writes only the missing ids, so
+its answers equal an uninterrupted run's (greedy outputs depend on batch composition).
+With repeated samples (`samples`, `sampling`: ocg/generation/sampling.py) each sample runs the
+same plan, every record carries its `sample`, and a batch is seeded from the sample's seed and
+its first instance id, so a resumed run draws what an uninterrupted one would have.
+
+This module prepares a run (instances, prompts, checks, the run card: a RunState,
+ocg/generation/run_state.py); answering.py generates what is missing.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from ..config.model_registry import MODELS_FILE, ModelSpec, get_model
+from ..core.arguments import positive_int
+from ..core.errors import OcgInputError
+from ..core.files import refuse_link
+from ..core.layout import ModelGenerations
+from ..core.lock import exclusive
+from ..core.provenance import provenance
+from ..data import GENERATE_CONDITIONS, ids_hash, load_templates
+from ..data.instances import PERMUTATION_RULE, PERMUTATION_SEED
+from ..records import RunCard, RunStatus
+from .answer_store.completeness import card_samples, tally_stores
+from .answer_store.store import GenerationStore, missing_prompts
+from .answering import answer_todo, check_batch_invariance
+from .backends import make_backend
+from .backends.batch_auto import resolve_batch_size
+from .backends.chat import prompt_sha256
+from .backends.constrained import card_block as constrained_card
+from .ordered_grammar import instance_grammars
+from .run_card import (
+    card_settings,
+    check_compatible,
+    check_grammars,
+    check_prompts,
+    close_stale_runs,
+    now_utc,
+)
+from .run_state import RunState, answers_to_do
+from .sampling import card_block, check_sampling
+from .selection import select_instances
+from .servers.server import server_for_run
+
+__all__ = ["GenerateOptions", "check_batch_invariance", "generate"]
+
+
+@dataclass(frozen=True)
+class GenerateOptions:
+    """What `generate` is asked besides the model: which instances (`permutations`: a seeded
+    sample of that many per concept set, None: all), where the answers go, the batch size, and
+    `samples` per instance (more than one needs `sampling`: {temperature, top_p})."""
+
+    conditions: tuple | list = GENERATE_CONDITIONS
+    subset_k: int | None = None
+    template_ids: object = None
+    dataset: str | Path | None = None
+    out_dir: str | Path | None = None
+    batch_size: int | None = None
+    models_file: str | Path = MODELS_FILE
+    progress: bool = True
+    permutations: int | None = None
+    samples: int = 1
+    sampling: dict | None = None
+
+    def selection(self) -> dict:
+        """How the instances were selected, as the run card's `selection` records it."""
+        asked = {
+            "subset_k": self.subset_k,
+            "dataset": str(Path(self.dataset).resolve()) if self.dataset else None,
+            "template_ids": None if self.template_ids is None else list(self.template_ids),
+        }
+        if self.permutations is not None:  # recorded only when sampled: a full run's card as it was
+            asked.update(
+                permutations=self.permutations,
+                permutation_seed=PERMUTATION_SEED,
+                permutation_rule=PERMUTATION_RULE,
+            )
+        return asked
+
+
+def generate(model: str | ModelSpec, **options) -> Path:
+    """Generate (or resume) one model's answers; returns its output directory. `options`: the
+    fields of GenerateOptions (conditions, subset_k, template_ids, dataset, out_dir, batch_size,
+    models_file, progress, permutations, samples, sampling)."""
+    ask = GenerateOptions(**options)
+    spec = model if isinstance(model, ModelSpec) else get_model(model, ask.models_file)
+    positive_int("batch_size", ask.batch_size, nullable=True)
+    samples, sampling = check_sampling("", ask.samples, ask.sampling)
+    conditions = list(ask.conditions)
+    instances = select_instances(
+        ask.dataset, conditions, ask.subset_k, ask.template_ids, permutations=ask.permutations
+    )
+    if instances.empty:
+        raise OcgInputError("instances", "the selection holds no instance")
+    folder = ModelGenerations.of(spec.name, ask.out_dir)
+    # ocg's own folder and stores, never a link's target (docs/METHODS.md, "What ocg refuses")
+    refuse_link(
+        folder.folder,
+        folder.run_card,
+        *(folder.store(c) for c in conditions),
+        *(folder.store(c, prompts=True) for c in conditions),
+    )
+    ask = replace(ask, conditions=conditions, samples=samples, sampling=sampling)
+    with exclusive(folder.folder):
+        return _generate_locked(spec, instances, folder.folder, ask)
+
+
+def _readd_prompts(store: GenerationStore, rows, rendered: dict, hashes: dict) -> None:
+    """Put back the prompts the store's records name and its prompt file lost (removed or edited):
+    those rendered now with the very sha256 a record names (check_prompts compared them)."""
+    lost = missing_prompts(store.path)
+    back = {hashes[i]: rendered[i] for i in rows["instance_id"] if hashes[i] in lost}
+    if back:
+        store.prompts.cut_torn()
+        store.add_prompts(back.values())
+        print(
+            f"{store.prompts.path}: put back {len(back)} of {len(lost)} lost prompt(s), each rendered again "
+            "with the sha256 its records name",
+            flush=True,
+        )
+
+
+def _render(backend, rows: dict, system_prompt: str | None) -> tuple[dict, dict]:
+    """Every instance's prompt as the backend takes it, and its sha256."""
+    rendered, hashes = {}, {}
+    for cond_rows in rows.values():
+        for iid, msgs in zip(cond_rows["instance_id"], cond_rows["messages"]):
+            messages = json.loads(msgs)
+            if system_prompt is None:
+                messages = [m for m in messages if m["role"] != "system"]
+            rendered[iid] = backend.render(messages)
+            hashes[iid] = prompt_sha256(rendered[iid])
+    return rendered, hashes
+
+
+def _grammars(spec: ModelSpec, backend, templates, rows: dict) -> dict:
+    """The constrained conditions' expressions per condition and instance, handed to the backend
+    that is to force them (refused where it cannot)."""
+    grammars = instance_grammars(templates, rows)
+    if grammars and not getattr(backend, "applies_grammars", False):
+        raise OcgInputError(
+            "conditions",
+            f"{sorted(grammars)} force a grammar at decoding time; the "
+            f"{backend.kind} backend of {spec.name} cannot apply one (transformers and openai can)",
+        )
+    backend.grammars = {i: g for per in grammars.values() for i, g in per.items()}
+    return grammars
+
+
+def _first_card(
+    state: RunState, old: RunCard, ask: GenerateOptions, grammars: dict, ids_sha: dict
+) -> RunCard:
+    """This run's card before it writes anything: the old card's instances, selections, runs
+    (a stale `running` one closed) and constrained conditions, with this run's added."""
+    spec, backend, sampling = state.spec, state.backend, ask.sampling
+    honoured = backend.kind != "openai" or spec.api.get("takes_seed", True)
+    return RunCard(
+        model=spec.name,
+        status=RunStatus.RUNNING,
+        spec=spec.as_dict(),
+        settings=state.settings,
+        instances={**old.instances, **ids_sha},
+        selection={**old.selection, **{c: ask.selection() for c in state.rows}},
+        backend=backend.card(),
+        provenance=provenance(),
+        runs=close_stale_runs(old.runs),
+        sampling=card_block(spec.seed, state.samples, sampling, honoured) if sampling else None,
+        constrained={
+            **(old.constrained or {}),
+            **{c: constrained_card(g) for c, g in grammars.items()},
+        }
+        or None,
+    )
+
+
+def _generate_locked(spec, instances, model_dir: Path, ask: GenerateOptions) -> Path:
+    """Prepare the run (prompts rendered, the folder's card and stores checked), then generate what
+    is missing; with nothing missing, only the card is written, saying so."""
+    conditions = ask.conditions
+    stores = {c: GenerationStore(ModelGenerations(model_dir).store(c)) for c in conditions}
+    rows = {c: instances[instances.condition == c].reset_index(drop=True) for c in conditions}
+    ids_sha = {c: ids_hash(rows[c]) for c in conditions}
+    # tokenizer (or API client) only; weights load later
+    backend = make_backend(spec, ask.batch_size, instances, ask.sampling)
+    templates = load_templates()
+    grammars = _grammars(spec, backend, templates, rows)
+    system_prompt = templates.system_prompt if spec.system_prompt == "paper" else None
+    rendered, hashes = _render(backend, rows, system_prompt)
+    card_path = ModelGenerations(model_dir).run_card
+    resolve_batch_size(backend, rendered, card_path)  # `auto`: a number, the card's on resume
+    settings = card_settings(spec, backend, system_prompt)
+    old = check_compatible(card_path, settings, ids_sha)
+    for cond, store in stores.items():
+        check_prompts(store, hashes)
+        check_grammars(store, grammars.get(cond, {}))
+        _readd_prompts(store, rows[cond], rendered, hashes)
+    old = old or RunCard()
+    # a directory's samples grow: those asked before stay asked
+    samples = max(ask.samples, card_samples(old)) if ask.sampling else ask.samples
+    state = RunState(
+        spec, backend, stores, rows, rendered, hashes, settings, card_path, samples, ask.progress
+    )
+    state.card = _first_card(state, old, ask, grammars, ids_sha)
+    todo = answers_to_do(stores, rows, samples)
+    if todo == 0:  # everything asked for is on disk, asked with these prompts and settings
+        done = {"checked_utc": now_utc(), "records": tally_stores(stores, rows, samples)}
+        if old.model is not None:  # the card of the run that generated them
+            done.update(backend=old.backend or state.card.backend, provenance=old.provenance)
+        state.save(status=RunStatus.COMPLETE, **done)
+        return model_dir
+    run = {"conditions": conditions, **ask.selection(), "n_instances": len(instances), "todo": todo}
+    with server_for_run(spec, backend, model_dir):
+        return answer_todo(state, run)

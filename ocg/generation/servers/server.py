@@ -1,0 +1,201 @@
+"""An inference server started for one generation run: vLLM, SGLang, TGI, llama.cpp, or
+`transformers serve`, anything that serves the OpenAI chat API.
+
+A model entry's `api.server` names the command (`{id}`, `{port}`, `{model_dir}` and `{key}` are
+filled in, nothing else: other braces, e.g. a JSON `--hf-overrides`, are the command's own); the
+server is started in its own process group, polled until it answers `GET /models` with 200
+(within `startup_timeout_s` of wall clock: each poll is bounded as a whole, so an answer
+trickled a byte at a time cannot hold it past that; a process that exits first is an error with
+its log's tail, a 401/403 stops at once, another status is named when time runs out), and
+stopped when the run ends, fails or is cancelled (SIGTERM from Slurm included): SIGTERM to the
+group, then SIGKILL. Its output goes to `server.log` beside the generations.
+
+The key (the variable `api.key_env` names) is sent with every poll, as with every request, and
+`{key}` hands it to the server (`vllm serve --api-key {key}`; the command is split without a
+shell, so `$KEY` would stay literal). It is never written: the run card and every error show the
+command with `***`, and the server's output is copied into its log with the key replaced. A key
+shorter than 16 characters is refused for {key} (api_backend.py): it could be an ordinary word in
+the server's output and answers, which ocg would either leave in or rewrite (api_answer.secret).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from ...core.errors import OcgInputError
+from ...core.files import refuse_link
+from ..backends.openai_answer import ApiError, scrub, secret
+from .probe import POLL_S, ServerError, listed_models, poll, startup_hint, version
+
+_PLACEHOLDER = re.compile(r"\{(id|port|model_dir|key)\}")
+
+
+def server_command(command: str, fields: dict) -> list[str]:
+    """The command's words with the placeholders {id}, {port}, {model_dir} and {key} filled in."""
+    return [
+        _PLACEHOLDER.sub(lambda m: str(fields[m.group(1)]), part) for part in shlex.split(command)
+    ]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def port_in_use(port: int) -> bool:
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+    return False
+
+
+def _tail(path: Path, n: int = 1500) -> str:
+    try:
+        return path.read_text(errors="replace")[-n:]
+    except OSError:
+        return ""
+
+
+STOP_GRACE_S = 10.0  # a server's SIGTERM to SIGKILL: uvicorn finishes the requests in flight
+
+
+def _stop(proc: subprocess.Popen, grace_s: float = STOP_GRACE_S) -> None:
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=grace_s)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+
+
+def _copy_scrubbed(source, log, key: str) -> None:
+    """The server's output, line by line, into its log with the key replaced."""
+    old, new = (part.encode() for part in secret(key))
+    try:
+        for line in iter(source.readline, b""):
+            log.write(line.replace(old, new))
+            log.flush()
+    except (OSError, ValueError):  # the log closed under a straggler still writing: stop copying
+        pass
+
+
+@contextmanager
+def running_server(spec, log_path: Path, key: str = "") -> Iterator[dict]:
+    """Start the entry's server, wait until it answers, yield what the run card records; stop it."""
+    server = spec.api["server"]
+    port = server.get("port") or free_port()
+    where = f"models.{spec.name}.api.server"
+    if port_in_use(port):
+        raise OcgInputError(f"{where}.port", f"port {port} is already in use on this machine")
+    fields = {"id": spec.id, "port": port, "model_dir": server.get("model_dir") or spec.id}
+    command = server_command(server["command"], {**fields, "key": key})
+    shown = server_command(server["command"], {**fields, "key": "***"})  # what cards and errors say
+    base_url = spec.api["base_url"].replace("{port}", str(port)).rstrip("/")
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    refuse_link(
+        log_path
+    )  # the log is appended to: never another file (O_NOFOLLOW: nor one linked since)
+    log = os.fdopen(
+        os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o666), "ab"
+    )
+    try:
+        proc = subprocess.Popen(
+            command,
+            stdout=subprocess.PIPE if key else log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    except OSError as exc:  # no such program, or not executable
+        log.close()
+        raise OcgInputError(
+            f"{where}.command",
+            f"cannot start {shown[0]!r} ({exc.strerror}); "
+            "expected a program on PATH or a path to one",
+        ) from None
+    copier = threading.Thread(target=_copy_scrubbed, args=(proc.stdout, log, key), daemon=True)
+    if key:
+        copier.start()
+    previous = signal.getsignal(signal.SIGTERM)
+    signal.signal(
+        signal.SIGTERM, lambda *_: sys.exit(143)
+    )  # a cancelled job still stops its server
+    try:
+        deadline = time.monotonic() + float(server.get("startup_timeout_s", 600))
+        listed, other = None, None
+        while listed is None:
+            if proc.poll() is not None:
+                if key:
+                    copier.join(5)  # the log's tail complete
+                raise ServerError(
+                    f"the server exited with status {proc.returncode} before answering "
+                    f"({' '.join(shown)}); log {log_path}:\n{_tail(log_path)}"
+                )
+            if time.monotonic() > deadline:
+                last = f" (its last answer: {other}{startup_hint(shown, other)})" if other else ""
+                raise ServerError(
+                    f"the server did not answer {base_url}/models with HTTP 200 within "
+                    f"{server.get('startup_timeout_s', 600)} s{last}; log {log_path}:\n{_tail(log_path)}"
+                )
+            poll_s = round(
+                min(POLL_S, max(deadline - time.monotonic(), 0.1)), 1
+            )  # the last poll ends by the deadline
+            listed, now = poll(base_url, key, where, spec.api.get("key_env"), poll_s)
+            other = now or other
+            if listed is None:
+                time.sleep(0.5)
+        yield {
+            "command": shown,
+            "base_url": base_url,
+            "pid": proc.pid,
+            "version": version(base_url, key),
+            "http_server": scrub(listed[0].headers.get("server") or "", key) or None,
+            "models_listed": listed_models(listed[1], key),
+            "log": str(log_path),
+        }
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        _stop(proc)
+        if key:
+            copier.join(5)
+        log.close()
+
+
+@contextmanager
+def server_for_run(
+    spec, backend, model_dir: Path, log_name: str = "server.log"
+) -> Iterator[dict | None]:
+    """The model entry's inference server (api.server), started for this run's generation (or a
+    judge's scoring, scoring/judging.py) and attached to its backend; None where the entry names
+    no server."""
+    if spec.backend != "openai" or not spec.api.get("server"):
+        yield None
+        return
+    with running_server(backend.spec, model_dir / log_name, backend.key) as info:
+        try:
+            backend.attach_server(info)
+        except ApiError as exc:
+            raise ServerError(
+                f"the server answers /models but not a first chat request for model "
+                f"{spec.id!r} (unknown to it?): {exc}; log {info['log']}"
+            ) from None
+        yield info

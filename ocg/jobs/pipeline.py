@@ -1,0 +1,199 @@
+"""The main job: the numbered notebooks run in order with papermill, as a run file says.
+
+00 builds the data, 01 generates with each model, 02 scores, the analyses follow (the steps: ocg/jobs/plan.py;
+the loop over them is shared with a sweep's analyses, `run_steps`). Every executed
+notebook and its HTML land in outputs/reports/<run name>/, with tables/, figures/ and an
+index.html linking them; the run builds them in a fresh folder that replaces the report when
+it ends (ocg/jobs/staging.py), so no file of an earlier run stays. A failing notebook stops
+the run; its partial executed copy (with the error shown) is kept, and the failing notebook,
+cell and error are printed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from pathlib import Path
+
+from ..core.errors import OcgInputError
+from ..core.files import read_yaml
+from ..core.layout import ExecutedNotebook, ReportFolder, outputs
+from ..core.notebook_names import ANALYSES
+from ..core.paths import PARAMS_DIR
+from ..data import dataset_name
+from ..records import ReportStatus
+from .notebook_runner import run_notebook
+from .plan import Dirs, report_steps
+from .run_checks import check_common
+from .staging import building, finish, write_status_page
+
+DEMO_RUN = PARAMS_DIR / "runs" / "demo.yaml"
+
+
+def load_run(path: str | Path = DEMO_RUN) -> dict:
+    """A run file, validated completely (ocg/jobs/run_checks.py) before any work."""
+    path = Path(path)
+    return check_common(read_yaml(path), path)
+
+
+def steps(run: dict, report_dir: Path) -> list[tuple[str, dict, str]]:
+    """(notebook, parameters, name of the executed copy) in order, from ocg/jobs/plan.py; the analyses
+    read the report's own score sets (linked after scoring: ocg/scoring/pinned.py)."""
+    out = outputs()
+    return report_steps(
+        run,
+        Dirs(
+            generations=out.generations,
+            scores=out.scores,
+            reports=report_dir,
+            dataset=out.dataset(dataset_name(run["n_concepts"])).folder,
+            analysis_scores=ReportFolder(report_dir).scores,
+        ),
+    )
+
+
+class StepFailed(RuntimeError):
+    """A notebook of a report, a sweep's analyses or `ocg run-notebook` failed; the message names
+    notebook, cell, error and copy."""
+
+
+def run_step(
+    notebook: str, params: dict, report_dir: Path, name: str, shown_dir: Path | None = None
+) -> Path:
+    """Execute one notebook into `report_dir`; a failure's message names the copy as it will lie
+    in `shown_dir` (the report, once the staging folder is moved into place)."""
+    import papermill
+
+    try:
+        return run_notebook(notebook, params, out_dir=report_dir, out_name=name, progress=True)
+    except papermill.PapermillExecutionError as exc:
+        partial = ExecutedNotebook(shown_dir or report_dir, name)
+        raise StepFailed(
+            f"notebook {notebook} failed in cell {exc.exec_count} (cell index "
+            f"{exc.cell_index}): {exc.ename}: {exc.evalue}\n"
+            f"     partial executed copy, error shown: {partial.copy}\n"
+            f"     rendered: {partial.page}"
+        ) from exc
+
+
+def run_report(run_file: str | Path | None = None) -> int:
+    import os
+
+    from ..core.paths import model_cache_dir
+
+    run = load_run(run_file or DEMO_RUN)
+    saved = {k: os.environ.get(k) for k in ("OCG_OUTPUTS", "OCG_MODEL_CACHE")}
+    if run["outputs"]:  # the run file says where: every notebook's kernel inherits it
+        os.environ["OCG_MODEL_CACHE"] = str(
+            model_cache_dir()
+        )  # converted models stay where they are
+        os.environ["OCG_OUTPUTS"] = run["outputs"]
+    try:
+        return _staged_report(run)
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def _staged_report(run: dict) -> int:
+    report = outputs().report(run["name"])
+    final = report.folder
+    with building(final) as staging:
+        try:
+            code, state = _write_report(run, staging, final)
+        except (
+            BaseException
+        ) as exc:  # a fault (full disk), SIGTERM or Ctrl-C: the report says failed
+            _failed(staging, final, run, exc)
+            raise
+        finish(staging, final, **state)
+    print(f"\nreport: {report.index}" if code == 0 else f"\nunfinished report: {report.index}")
+    return code
+
+
+def _failed(staging: Path, final: Path, run: dict, exc: BaseException) -> None:
+    """Mark a report that an exception stopped as failed, naming it; as far as the disk allows
+    (a full disk may refuse even this: the report then still says building)."""
+    why = str(exc) or type(exc).__name__
+    if isinstance(exc, OSError) and exc.filename:
+        why = f"{exc.filename}: {exc.strerror or exc}"
+    reason = f"stopped while the report was built: {why}"
+    with contextlib.suppress(Exception):
+        write_status_page(staging, f"ocg report: {run['name']} (failed)", reason)
+    with contextlib.suppress(Exception):
+        finish(staging, final, state=ReportStatus.FAILED, reason=reason)
+
+
+def run_steps(
+    plan: list[tuple[str, dict, str]],
+    staging: Path,
+    final: Path,
+    failed_title: str,
+    announce,
+    before_analyses=None,
+) -> tuple[list[tuple[str, str]], StepFailed | None]:
+    """The one loop of `ocg report` and a sweep's analyses: each notebook into `staging` in order.
+
+    Returns the (name, page) of each finished notebook, and the failure that stopped the loop,
+    if one did; a failure leaves a status page naming the failed notebook in `staging`.
+    `announce(i, n, name)` prints the step's progress line; `before_analyses()` runs once before
+    the first analysis (it pins the score sets they read); an OcgInputError from it stops the loop.
+    """
+    pages = []
+    for i, (notebook, params, name) in enumerate(plan, start=1):
+        if before_analyses is not None and notebook in ANALYSES:
+            try:
+                before_analyses()
+            except OcgInputError as exc:
+                failure = StepFailed(f"before {name}: the score sets: {exc}")
+                write_status_page(staging, failed_title, str(failure), pages)
+                return pages, failure
+            before_analyses = None
+        announce(i, len(plan), name)
+        try:
+            run_step(notebook, params, staging, name, shown_dir=final)
+        except StepFailed as exc:
+            write_status_page(
+                staging,
+                failed_title,
+                str(exc).splitlines()[0],
+                pages + [(f"{name} (failed)", ExecutedNotebook(staging, name).page.name)],
+            )
+            return pages, exc
+        pages.append((name, ExecutedNotebook(staging, name).page.name))
+    return pages, None
+
+
+def _write_report(run: dict, staging: Path, final: Path) -> tuple[int, dict]:
+    """Every notebook into `staging`, then the landing page: (exit code, how the run ended: its
+    ReportStamp fields)."""
+    from ..scoring.pinned import pin_scores
+    from ..site.landing import write_index
+
+    title, pinned = f"ocg report: {run['name']}", ReportFolder(staging).scores
+    pages, failure = run_steps(
+        steps(run, staging),
+        staging,
+        final,
+        f"{title} (failed)",
+        lambda i, n, name: print(f"[{i}/{n}] {name}", flush=True),
+        before_analyses=lambda: pin_scores(
+            outputs().scores, run["models"], pinned, run["scoring"], run["metrics"]
+        ),
+    )
+    if failure is not None:
+        print(f"\nocg: {failure}", file=sys.stderr)
+        return 1, {
+            "state": ReportStatus.FAILED,
+            "reason": str(failure),
+            "notebooks": [n for n, _ in pages],
+        }
+    if not pinned.exists():  # no analysis ran: the landing page reads the sets as they are now
+        pin_scores(outputs().scores, run["models"], pinned, run["scoring"], run["metrics"])
+    write_index(
+        staging, title, pages, run=run, scores_root=pinned, generations_root=outputs().generations
+    )
+    return 0, {"state": ReportStatus.DONE, "notebooks": [n for n, _ in pages]}

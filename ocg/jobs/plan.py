@@ -1,0 +1,110 @@
+"""Which notebook runs with which parameters: one plan for `ocg report` and both sweep executors.
+
+A run file (params/runs/) and a sweep file (params/sweeps/) name the same things: models, the
+models file, conditions, concept sets, templates, metrics and scoring settings. Every analysis
+gets exactly the run's values for the parameters its parameters cell declares (read from the
+notebook, ocg/jobs/notebook_parameters.py), so a sweep with its own models file reaches the analyses
+too. The notebooks' names are spelled in ocg/core/notebook_names.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..core.notebook_names import ANALYSES, BUILD_DATA, GENERATE, SCORE
+from ..data.templates import DEFAULT_CONDITIONS
+from .notebook_parameters import declared
+from .notebook_runner import find_notebook
+
+
+@dataclass(frozen=True)
+class Dirs:
+    """Where one run's notebooks read and write."""
+
+    generations: Path
+    scores: Path
+    reports: Path
+    dataset: Path | None = None
+    # where the analyses read scores: the report's own pinned sets (ocg/scoring/pinned.py); None: `scores`
+    analysis_scores: Path | None = None
+
+
+def _analysis_values(cfg: dict, dirs: Dirs, models: list[str]) -> dict:
+    """What a run offers every analysis; each takes those its parameters cell declares."""
+    values = {
+        "scores_dir": str(dirs.analysis_scores or dirs.scores),
+        "models": list(models),
+        "allow_incomplete": bool(cfg.get("allow_incomplete", False)),
+        "models_file": cfg["models_file"],
+        "reports_dir": str(dirs.reports),
+    }
+    if cfg.get("table7_pairs"):
+        values.update(pairs=cfg["table7_pairs"], pairs_note=cfg.get("table7_note", ""))
+    return values
+
+
+def notebook_params(notebook: str, cfg: dict, dirs: Dirs, models: list[str]) -> dict:
+    """The parameters `notebook` gets for these models under this run or sweep configuration."""
+    if (
+        notebook == BUILD_DATA
+    ):  # the default conditions, and any other the run asks (ordered_constrained)
+        extra = [c for c in cfg["conditions"] if c not in DEFAULT_CONDITIONS]
+        return {
+            "n_concepts": cfg["n_concepts"],
+            **({"conditions": [*DEFAULT_CONDITIONS, *extra]} if extra else {}),
+        }
+    if notebook == GENERATE:
+        (model,) = models
+        sampled = {"permutations": cfg["permutations"]} if cfg.get("permutations") else {}
+        return {
+            "model": model,
+            "conditions": cfg["conditions"],
+            "subset_k": cfg["subset_k"],
+            **sampled,
+            "template_ids": cfg["template_ids"],
+            "generations_dir": str(dirs.generations),
+            "models_file": cfg["models_file"],
+            "dataset": str(dirs.dataset) if dirs.dataset else None,
+            # only when asked: a greedy run's parameters stay what they always were
+            **(
+                {"samples": cfg["samples"], "sampling": dict(cfg["sampling"])}
+                if cfg.get("sampling")
+                else {}
+            ),
+        }
+    if notebook == SCORE:
+        return {
+            "generations_dir": str(dirs.generations),
+            "models": list(models),
+            "metrics": cfg["metrics"],
+            "scoring": dict(cfg["scoring"]),
+            "scores_dir": str(dirs.scores),
+        }
+    if notebook not in ANALYSES:
+        raise ValueError(f"no plan for notebook {notebook!r}")
+    wanted = declared(find_notebook(notebook))
+    return {k: v for k, v in _analysis_values(cfg, dirs, models).items() if k in wanted}
+
+
+def model_steps(cfg: dict, dirs: Dirs, model: str) -> list[tuple[str, dict]]:
+    """(notebook, parameters) of one model's sweep task, in order."""
+    return [(nb, notebook_params(nb, cfg, dirs, [model])) for nb in cfg["notebooks"]]
+
+
+def analysis_steps(cfg: dict, dirs: Dirs, models: list[str]) -> list[tuple[str, dict, str]]:
+    """(notebook, parameters, name of the executed copy) of the analyses over `models`."""
+    return [(nb, notebook_params(nb, cfg, dirs, models), nb) for nb in cfg["analysis"]]
+
+
+def report_steps(cfg: dict, dirs: Dirs) -> list[tuple[str, dict, str]]:
+    """`ocg report`'s steps in order: 00, 01 per model, 02 over all models, the analyses."""
+    models = list(cfg["models"])
+    plan = [(BUILD_DATA, notebook_params(BUILD_DATA, cfg, dirs, []), BUILD_DATA)]
+    if GENERATE in cfg["notebooks"]:
+        plan += [
+            (GENERATE, notebook_params(GENERATE, cfg, dirs, [m]), f"{GENERATE}-{m}") for m in models
+        ]
+    if SCORE in cfg["notebooks"]:
+        plan.append((SCORE, notebook_params(SCORE, cfg, dirs, models), SCORE))
+    return plan + analysis_steps(cfg, dirs, models)

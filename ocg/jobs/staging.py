@@ -1,0 +1,137 @@
+"""A report folder holds exactly what its last run wrote, never a mix of two runs.
+
+Each run builds in a fresh `<name>.building~` beside the report (its `report.json` says
+"building", with the PID and host) and moves it into place when it ends, done or failed; the
+previous report stays whole until then. A killed run leaves the previous report and a folder
+that says "building"; the next run of that report clears it. One run per report at a time.
+The report, its staging folder and `<name>.old~` are ocg's own: a symbolic link in any of these
+places is refused before anything is touched (docs/METHODS.md, "What ocg refuses").
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import html
+import os
+import shutil
+import socket
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+
+from ..core.files import atomic_path, refuse_link
+from ..core.layout import ReportFolder
+from ..core.lock import exclusive
+from ..records import ReportStamp, ReportStatus
+
+
+def staging_dir(final: Path) -> Path:
+    """Where `final` is built."""
+    return ReportFolder(Path(final)).staging.folder
+
+
+def _clear(folder: Path, keep: tuple[str, ...] = ()) -> None:
+    """Empty `folder`, opened once without following a link: a link put in its place after
+    _refuse_links is refused, never cleared through (each entry removed relative to that handle)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return
+    except OSError:
+        refuse_link(folder)  # a link since the check: say so, naming it
+        raise
+    try:
+        for name in [e.name for e in os.scandir(fd) if e.name not in keep]:
+            _remove_at(fd, name)
+    finally:
+        os.close(fd)
+
+
+def _remove_at(fd: int, name: str) -> None:
+    """Remove `name` in the folder open as `fd`, a folder with what it holds, never following a
+    link (shutil.rmtree takes dir_fd only from Python 3.11)."""
+    try:
+        os.unlink(name, dir_fd=fd)
+        return
+    except IsADirectoryError:
+        pass
+    except PermissionError:  # unlink(2) on a folder is EISDIR on Linux, EPERM elsewhere
+        if not stat.S_ISDIR(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+            raise
+    sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+    try:
+        for child in [e.name for e in os.scandir(sub)]:
+            _remove_at(sub, child)
+    finally:
+        os.close(sub)
+    os.rmdir(name, dir_fd=fd)
+
+
+@contextmanager
+def building(final: str | Path) -> Iterator[Path]:
+    """A fresh staging folder for `final`, locked for this run; `finish` moves it into place."""
+    final = Path(final)
+    staging, old = staging_dir(final), ReportFolder(final).previous
+    _refuse_links(final, staging, old)  # before the lock, which writes into the staging folder
+    with exclusive(staging, doing="is building this report"):
+        _clear(staging, keep=(".lock",))  # what a killed run left
+        if old.exists() and not final.exists():  # killed between finish's two renames
+            old.rename(final)
+        shutil.rmtree(old, ignore_errors=True)
+        stamp = ReportStamp(
+            ReportStatus.BUILDING, pid=os.getpid(), host=socket.gethostname(), started_utc=_now()
+        )
+        stamp.write(ReportFolder(staging).state)
+        write_status_page(
+            staging,
+            f"{final.name}: being built",
+            f"PID {stamp.pid} on {stamp.host} started this run at {stamp.started_utc}; "
+            "this folder replaces the report when it ends.",
+        )
+        yield staging
+
+
+def _refuse_links(final: Path, staging: Path, old: Path) -> None:
+    refuse_link(
+        final,
+        fix="a report is replaced by renaming folders; to publish one, make the "
+        f"link elsewhere point at {final} instead (it then follows every new report)",
+    )
+    refuse_link(staging, old)
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def finish(staging: Path, final: Path, state: ReportStatus, **how: str | list[str]) -> None:
+    """Record how the run ended (`state`; `how`: ReportStamp's reason, report or notebooks), then
+    put the staging folder where the report was."""
+    _refuse_links(final, staging, ReportFolder(final).previous)  # none appeared while it was built
+    started = ReportStamp.read(ReportFolder(staging).state)
+    replace(started, state=state, **how, ended_utc=_now()).write(ReportFolder(staging).state)
+    old = ReportFolder(final).previous
+    if final.exists():
+        final.rename(old)
+    staging.rename(final)  # between the two renames there is no report at all, never a mixed one
+    (final / ".lock").unlink(missing_ok=True)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def write_status_page(
+    folder: Path, title: str, text: str, pages: list[tuple[str, str]] = ()
+) -> Path:
+    """A plain index.html for a report that is not (or not yet) complete."""
+    links = "".join(f"<li><a href='{html.escape(h)}'>{html.escape(n)}</a></li>" for n, h in pages)
+    page = (
+        f"<!doctype html>\n<html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+        f"</head><body>\n<h1>{html.escape(title)}</h1>\n<p>{html.escape(text)}</p>\n"
+        + (f"<h2>Notebooks</h2><ol>{links}</ol>\n" if links else "")
+        + "</body></html>\n"
+    )
+    path = ReportFolder(folder).index
+    with atomic_path(path) as tmp:
+        tmp.write_text(page, encoding="utf-8")
+    return path

@@ -1,0 +1,44 @@
+"""The scoring settings (params/scoring.yaml, overridable per run), checked completely
+(ocg/config/scoring_file.py, ScoringFile)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..config.file_model import validate
+from ..config.scoring_file import ScoringFile
+from ..core.errors import OcgInputError
+from ..core.files import read_yaml
+from ..core.paths import PARAMS_DIR
+from .families import FAMILIES
+
+SCORING_FILE = PARAMS_DIR / "scoring.yaml"
+
+
+def load_scoring_config(path: str | Path = SCORING_FILE, **overrides) -> dict:
+    """The scoring file's settings with `overrides` (a run's `scoring:` block) on top, checked."""
+    path = Path(path)
+    config = read_yaml(path) or {}
+    if not isinstance(config, dict):
+        raise OcgInputError(str(path), "expected a mapping of scoring settings")
+    config.update(
+        {k: v for k, v in overrides.items() if v is not None or k == "perplexity_fallback"}
+    )
+    validate(ScoringFile, config, f"{path}:")
+    check_metrics(config["metrics"], f"{path}: metrics")
+    return config
+
+
+def check_metrics(metrics, where: str) -> list[str]:
+    known = list(
+        FAMILIES
+    )  # at call time: a family added after import counts (docs/developing.md, "Adding a metric")
+    if not isinstance(metrics, (list, tuple)) or not metrics:
+        raise OcgInputError(where, f"got {metrics!r}; expected a list of metrics from {known}")
+    unknown = sorted({m for m in metrics if m not in known}, key=str)
+    if unknown:
+        raise OcgInputError(where, f"unknown metric(s) {unknown}; known: {known}")
+    return list(metrics)
+
+
+CONFIG_KEYS = set(ScoringFile.model_fields)

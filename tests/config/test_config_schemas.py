@@ -1,0 +1,146 @@
+"""The parameter files' pydantic models (ocg/config/) and the JSON Schemas exported from them
+(params/schema/): current, named by every shipped YAML file, and able to refuse a bad file."""
+
+import json
+import typing
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+from ocg.config import export
+from ocg.config.file_model import validate
+from ocg.config.model_registry import ModelSpec
+from ocg.config.models_file import ModelDefaults
+from ocg.config.run_file import RunFile
+from ocg.config.scoring_file import MATCHING_RULES, SPACY_PIPELINES
+from ocg.core.errors import OcgInputError
+from ocg.core.paths import PARAMS_DIR
+from ocg.metrics import coverage
+
+SHIPPED = sorted(
+    [*PARAMS_DIR.glob("*.yaml"), *PARAMS_DIR.glob("runs/*.yaml"), *PARAMS_DIR.glob("sweeps/*.yaml")]
+)
+
+
+def kind_of(path: Path) -> str:
+    """A run or sweep by its folder; a models file also by its name (judge-models.yaml)."""
+    by_folder = {"runs": "run", "sweeps": "sweep"}.get(path.parent.name)
+    return by_folder or ("models" if path.stem.endswith("-models") else path.stem)
+
+
+def validator(kind: str) -> jsonschema.Draft202012Validator:
+    schema = json.loads(export.schema_path(kind).read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def test_the_exported_schemas_are_current(tmp_path):
+    """`python -m ocg.config` was run after the models last changed (else: run it)."""
+    written = export.write_schemas(tmp_path)
+    assert {p.name for p in written} == {p.name for p in export.SCHEMA_DIR.glob("*.json")}
+    for path in written:
+        assert path.read_text() == (export.SCHEMA_DIR / path.name).read_text(), path.name
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: str(p.relative_to(PARAMS_DIR)))
+def test_each_shipped_yaml_names_its_schema_and_validates_against_it(path):
+    """As an editor checks it: the file on its own (a sweep that `extends` another needs only a
+    name of its own in the schema; ocg/config/run_file.py, _file_schema), not the merged chain."""
+    first = path.read_text().splitlines()[0]
+    schema = export.schema_path(kind_of(path))
+    relative = Path(*[".."] * (len(path.relative_to(PARAMS_DIR).parts) - 1), "schema", schema.name)
+    assert first == f"# yaml-language-server: $schema={relative.as_posix()}"
+    assert (path.parent / relative).resolve() == schema.resolve()
+    errors = [
+        e.message for e in validator(kind_of(path)).iter_errors(yaml.safe_load(path.read_text()))
+    ]
+    assert not errors, errors
+
+
+BAD = [  # (kind, a shipped file, a change that an editor must flag)
+    ("run", "runs/demo.yaml", {"subset_k": True}),  # a YAML true is no number
+    ("run", "runs/demo.yaml", {"sudset_k": 2}),  # an unknown key
+    ("sweep", "sweeps/demo.yaml", {"resources": {"default": {"gpus": "two"}}}),
+    ("models", "models.yaml", {"models": {"m": {"id": "a/b", "quantisation": "4bit"}}}),
+    ("scoring", "scoring.yaml", {"spacy_pipeline": "full"}),
+    ("templates", "templates.yaml", {"conditions": {"x": {"text": "ordered"}}}),  # shot missing
+]
+
+
+@pytest.mark.parametrize("kind, name, change", BAD)
+def test_a_schema_refuses_a_bad_file(kind, name, change):
+    raw = {**yaml.safe_load((PARAMS_DIR / name).read_text()), **change}
+    assert list(validator(kind).iter_errors(raw))
+
+
+def test_a_sweep_without_extends_must_name_its_models_and_outputs():
+    raw = yaml.safe_load((PARAMS_DIR / "sweeps/demo.yaml").read_text())
+    del raw["outputs"]
+    assert list(validator("sweep").iter_errors(raw))
+
+
+def test_every_field_is_described():
+    undescribed = [
+        f"{model.__name__}.{name}"
+        for model in export.KINDS.values()
+        for sub in [model, *_nested(model)]
+        for name, info in sub.model_fields.items()
+        if not info.description
+    ]
+    assert not undescribed, undescribed
+
+
+def _nested(model) -> set:
+    found = set()
+    for info in model.model_fields.values():
+        for arg in _types(info.annotation):
+            if isinstance(arg, type) and hasattr(arg, "model_fields") and arg not in found:
+                found |= {arg, *_nested(arg)}
+    return found
+
+
+def _types(annotation) -> list:
+    return [annotation, *(t for a in typing.get_args(annotation) for t in _types(a))]
+
+
+def test_the_models_defaults_are_model_specs():
+    """An entry's defaults are written twice (the schema's, ModelSpec's): they agree."""
+    spec = ModelSpec(name="m", id="a/b")
+    for name, info in ModelDefaults.model_fields.items():
+        if name not in ("api", "replay"):
+            assert info.default == getattr(spec, name), name
+
+
+def test_the_scoring_choices_are_the_metrics_own():
+    assert SPACY_PIPELINES == tuple(coverage.SPACY_PIPELINES)
+    assert MATCHING_RULES == tuple(coverage.MATCHING_RULES)
+
+
+@pytest.mark.parametrize(
+    "change, where, what",
+    [
+        ({"samples": True}, "f: samples", "got True; expected a positive number of samples"),
+        ({"models": []}, "f: models", "got []; expected a non-empty list of str"),
+        ({"models": ["a", 3]}, "f: models", "got ['a', 3]; expected a non-empty list of str"),
+        (
+            {"sampling": {"temperature": 0}},
+            "f: sampling.temperature",
+            "got 0; expected a temperature > 0",
+        ),
+        (
+            {"sampling": {"temperature": 1, "top_p": 2}},
+            "f: sampling.top_p",
+            "got 2; expected at most 1.0",
+        ),
+        ({"n_concepts": 6}, "f: n_concepts", "got 6; expected 4 or 5"),
+        ({"colour": 1}, "f: colour", "unknown key; known: ['allow_incomplete', "),
+        ({"notebooks": ["x"]}, "f: notebooks[0]", "unknown notebook 'x'"),
+    ],
+)
+def test_pydantic_errors_read_as_ocg_errors(change, where, what):
+    raw = {"name": "r", "models": ["a"], "conditions": ["ordered"], **change}
+    with pytest.raises(OcgInputError) as info:
+        validate(RunFile, raw, "f:")
+    assert info.value.where == where and info.value.problem.startswith(what), info.value

@@ -1,0 +1,83 @@
+"""How the report shows the LLM judge: its counts under Table 1 (ocg/site/judge_note.py), so
+that a judge that judged nothing (the embedded SmolLM2 behind `transformers serve`,
+params/runs/judge.yaml) says so where its columns show only "–"; and the case browser says
+"unjudged" only where a judge was asked, never in a run that names none."""
+
+import json
+
+import pandas as pd
+import pytest
+import yaml
+
+from ocg.records import Signature
+from ocg.site.judge_note import judge_counts
+
+
+def signature(judge: dict) -> Signature:
+    return Signature(families={"judge": judge})
+
+
+def test_judged_and_unjudged_answers_and_disagreements_are_counted_per_model():
+    summary = pd.DataFrame(
+        {
+            "model": ["small", "small", "big", "none"],
+            "n_answers": [16, 16, 4, 8],
+            "n_judge_order_disagreements": [0, 0, 1, 0],
+        }
+    )
+    ok = {"status": "ok", "judge": "served-judge"}
+    note = judge_counts(
+        summary,
+        {
+            "small": signature({**ok, "unparsed": 32}),
+            "big": signature({**ok, "unparsed": 1}),
+            "none": signature({"status": "missing", "reason": "no judge in the run file"}),
+        },
+    )
+    lines = note.split("</p>")[:-1]
+    assert len(lines) == 2, note  # no line for a model no judge scored: its reason stands already
+    assert (
+        "<b>Judge</b> of big (<code>served-judge</code>): 3 of 4 answers judged, 1 unjudged"
+        in (lines[0])
+        and "differs from ocg's on 1 " in lines[0]
+    )
+    assert "0 of 32 answers judged, 32 unjudged" in lines[1], lines[1]
+    assert "Judge and Judge w/ order have no value" in lines[1] and "no value" not in lines[0]
+
+
+@pytest.mark.parametrize("judge", [None, "replayed-judge"])
+def test_the_case_browser_shows_the_judge_only_where_a_run_named_one(
+    scored_run, tmp_path, monkeypatch, judge
+):
+    """Without a judge every answer's judge columns hold NaN: the chunk carries none, so the page
+    writes no "judge, unjudged" under each outcome (field() gives undefined: judgeText says nothing)."""
+    from ocg.config.model_registry import MODELS_FILE
+    from ocg.site.browser import FIELDS, JUDGE_COLUMNS, write_case_browser_from
+    from ocg.site.chunks import read_chunk
+
+    concepts = ["dog", "catch", "frisbee"]
+    answers = ["The dog catches a frisbee.", "dog"]
+    (tmp_path / "replies.jsonl").write_text(
+        json.dumps({"instance_id": json.dumps([answers[0], concepts]), "answer": "no JSON"})
+        + "\n"
+        + json.dumps({"instance_id": json.dumps([answers[1], concepts]), "answer": "no JSON"})
+        + "\n"
+    )
+    entry = {"id": "j", "backend": "replay", "replay": {"file": str(tmp_path / "replies.jsonl")}}
+    (tmp_path / "models.yaml").write_text(
+        yaml.safe_dump({"extends": str(MODELS_FILE), "models": {"replayed-judge": entry}})
+    )
+    monkeypatch.setattr("ocg.config.model_registry.MODELS_FILE", tmp_path / "models.yaml")
+    rows = [
+        {"set_id": "s1", "template_id": 0, "perm_index": p, "concepts": concepts, "answer": a}
+        for p, a in enumerate(answers)
+    ]
+    root = scored_run("judge-display", rows, ["coverage", "judge"], judge=judge)
+    page = write_case_browser_from(root / "report", ["m"], root / "scores", root / "gen")
+    chunk = read_chunk(next((page.parent / "cases").glob("*.js")))
+    if judge is None:
+        assert chunk["fields"] == FIELDS[: -len(JUDGE_COLUMNS)]
+        assert {len(r) for r in chunk["rows"]} == {len(FIELDS) - len(JUDGE_COLUMNS)}
+    else:  # asked, and both replies no rubric JSON: unjudged, and the page says so
+        assert chunk["fields"] == FIELDS
+        assert [r[-3:] for r in chunk["rows"]] == [[None, None, None]] * 2

@@ -1,0 +1,265 @@
+"""The landing page carries the caveats the notebooks give (issue 31, item 2): what Table 1
+stands on (sets, answers, an interval or the small-sample mark), the share of in-order answers
+that copy the list, the Table 7 note, a perplexity mean far above its median, notebook 10's
+section, every METHODS link landing on its section, the run settings per model, the header's
+wording, and what the batch-1 check of a sampled run does not show."""
+
+import re
+from html.parser import HTMLParser
+
+import pandas as pd
+import pytest
+
+from ocg.analysis import paper_tables as tables
+from ocg.analysis import positions, sensitivity, uncertainty
+from ocg.analysis.report import save_table
+from ocg.core.layout import ModelGenerations
+from ocg.core.paths import PROJECT_ROOT
+from ocg.records import RunCard
+from ocg.results.scores import load_scores
+from ocg.site import caveats, explain, methods_page
+from ocg.site.landing import write_index
+from tests.helpers import two_models_rows
+
+ANSWERS = [
+    "Boy ride bike street.",
+    "The boy rides a bike down the street.",
+    "Street, bike, boy.",
+    "The boy rode.",
+]
+NOTE = "demo pairing only: <b>b</b> stands in for a reasoning model"
+SETTINGS = {
+    "a": {"dtype": "bfloat16", "quantization": "none", "max_new_tokens": 32, "batch_size": 16},
+    "b": {
+        "dtype": "float32",
+        "attention": "eager",
+        "quantization": "4bit",
+        "max_new_tokens": 48,
+        "batch_size": 8,
+    },
+}  # a's card predates `attention`: shown as auto, with what ran
+
+
+@pytest.fixture(scope="module")
+def report(scored_run):
+    root = scored_run(
+        "caveats",
+        two_models_rows(ANSWERS),
+        ["coverage"],
+        models=("a", "b"),
+        conditions=("original", "ordered"),
+    )
+    for model in ("a", "b"):
+        sampling = (
+            {"samples": 2, "seeds": [0, 1], "temperature": 0.7, "top_p": 0.95}
+            if model == "b"
+            else None
+        )
+        check = {"checked": 8, "differ": 2, "share_differ": 0.25}
+        RunCard(
+            model=model,
+            settings={"id": f"org/{model}", **SETTINGS[model]},
+            sampling=sampling,
+            backend={"attention": "sdpa" if model == "a" else "eager"},
+            runs=[{"batch_invariance": check}],
+        ).write(ModelGenerations.of(model, root / "gen").run_card)
+    scores = load_scores(root / "scores")
+    answers = scores["answers"]
+    # perplexity as scoring would give it: one answer per model of extreme perplexity makes the mean
+    answers["perplexity"] = [
+        5000.0 if a == "Street, bike, boy." and m == "b" else 20.0
+        for a, m in zip(answers["answer"], answers["model"])
+    ]
+    sens = sensitivity.table1_sensitivity(answers)
+    t1 = tables.table1(scores["summary"])
+    ppl = sens[(sens.metric == "perplexity") & (sens.variant == "median")]
+    t1 = pd.concat(
+        [
+            t1,
+            pd.DataFrame(
+                {
+                    "model": ppl.model,
+                    "metric": "perplexity",
+                    "value": ppl.default,
+                    "delta_vs_original_commongen": 0.0,
+                }
+            ),
+        ],
+        ignore_index=True,
+    )
+    out = root / "report"
+    cis = pd.concat(
+        [
+            uncertainty.bootstrap_ci(
+                answers, scores["groups"], m, "ordered", uncertainty.Resampling(n_boot=50)
+            )
+            for m in ("a", "b")
+        ]
+    )
+    save_table(t1, "table1", out)
+    save_table(cis, "table1_bootstrap_ci", out)
+    save_table(sens, "table1_sensitivity", out)
+    save_table(tables.table7(scores["summary"], {"b": "a"}), "table7", out)
+    save_table(positions.by_position(answers), "positions_by_place", out)
+    save_table(positions.swapped_pairs(answers), "positions_out_of_order", out)
+    run = {
+        "models": ["a", "b"],
+        "conditions": ["original", "ordered"],
+        "file": "r",
+        "subset_k": 2,
+        "n_concepts": 4,
+        "table7_note": NOTE,
+    }
+    page = write_index(
+        out, "t", [], run=run, scores_root=root / "scores", generations_root=root / "gen"
+    ).read_text()
+    return out, page, scores
+
+
+def section(page, heading):
+    return page.split(f"<h2>{heading}")[1].split("<h2>")[0]
+
+
+def test_table1_says_what_it_stands_on_and_the_share_that_copies_the_list(report):
+    _, page, scores = report
+    t1 = section(page, "Table 1")
+    summary = scores["summary"]
+    for model in ("a", "b"):
+        n = int(
+            summary[(summary.model == model) & (summary.condition == "ordered")]["n_answers"].sum()
+        )
+        row = re.search(rf"<th>{model}</th>\s*<td>2</td>\s*<td>{n}</td>(.*?)</tr>", t1, re.S)
+        assert row, f"sets and answers of {model}"
+        assert (
+            "small sample" not in row[1] and "[" not in row[1]
+        )  # said once above, not in every cell
+        ordered = summary[(summary.model == model) & (summary.condition == "ordered")]
+        share = 100 * ordered.n_copies_list.sum() / ordered.n_in_order.sum()
+        assert (
+            f"{model}: {share:.0f}% ({ordered.n_copies_list.sum()} of {ordered.n_in_order.sum()})"
+            in t1
+        )
+    assert "In-order answers that copy the concept list" in t1
+    assert (
+        t1.count("small sample") == 1
+        and "no bootstrap interval for any metric: “small sample” (2 concept sets &lt; 20)" in t1
+    )
+
+
+def test_a_perplexity_mean_far_above_its_median_is_marked_with_the_median(report):
+    out, page, _ = report
+    t1 = section(page, "Table 1")
+    sens = pd.read_csv(out / "tables" / "table1_sensitivity.csv")
+    median = sens[(sens.model == "b") & (sens.variant == "median")].iloc[0]
+    assert median.default > 10 * median.value
+    assert f"{median.default:.2f} ‡ (median {median.value:.2f})" in t1
+    assert "‡ Perplexity of b" in t1 and "‡ Perplexity of a" not in t1  # a's mean is its median
+
+
+def test_the_sensitivity_view_names_the_excluded_copies(report):
+    _, page, _ = report
+    view = section(page, "How much the open choices move Table 1")
+    assert "excluding copies on both sides" in view and "counting copies as failures" in view
+    assert re.search(
+        r"<li>excluding list copies: w/ order of [ab] [\d.]+ → [\d.]+ .*in order and not a copy: "
+        r"[\d.]+% of all \d+ answers.*Δ vs original [+-][\d.]+ in Table 1",
+        view,
+    )
+
+
+def test_table1_marks_the_cells_that_rest_on_copies(report):
+    _, page, scores = report
+    t1 = section(page, "Table 1")
+    marks = caveats.copy_marks(scores["summary"])
+    assert marks and f"† Over {caveats.COPY_MARK_SHARE}% of the answers" in t1
+    assert re.search(r"<td>[\d.]+ †</td>", t1)
+
+
+def test_table7_shows_the_run_files_note_escaped(report):
+    _, page, _ = report
+    t7 = section(page, "Table 7")
+    assert "Note from the run file:</b> demo pairing only: &lt;b&gt;b&lt;/b&gt; stands in" in t7
+
+
+def test_notebook_10_has_its_section(report):
+    _, page, _ = report
+    pos = section(page, "Where order breaks")
+    assert "10_positions" in pos and "in place" in pos and "1–2" in pos
+
+
+class _Ids(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.ids, self._open, self.titles = set(), None, {}
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if "id" in a:
+            self.ids.add(a["id"])
+            if tag in ("h2", "h3"):
+                self._open, self.titles[a["id"]] = a["id"], ""
+
+    def handle_data(self, data):
+        if self._open:
+            self.titles[self._open] += data
+
+    def handle_endtag(self, tag):
+        if tag in ("h2", "h3"):
+            self._open = None
+
+
+def test_every_methods_link_lands_on_its_section(report):
+    out, page, _ = report
+    parsed = _Ids()
+    parsed.feed((out / "methods.html").read_text())
+    assert "contents" in parsed.ids and len(parsed.titles) > 15
+    links = re.findall(r"<a href='methods\.html#([^']+)'>docs/METHODS\.md, “([^”]+)”</a>", page)
+    assert len(links) >= 8 and "docs/METHODS.md, “" not in re.sub(
+        r"<a href='methods\.html#[^>]+>[^<]+</a>", "", page
+    )
+    for anchor, name in links:
+        assert anchor in parsed.ids and parsed.titles[anchor] == name, (anchor, name)
+    # and every section the code links to, wherever it is used, is a heading of METHODS
+    for table, *_, section_name, _, _, _ in explain.OTHER_TABLES:
+        assert parsed.titles.get(methods_page.slug(section_name)) == section_name, table
+    for path in (PROJECT_ROOT / "ocg" / "analysis").glob("*.py"):
+        for name in re.findall(
+            r"methods_link\(report_dir, [\"']([^\"']+)[\"']\)", path.read_text()
+        ):
+            assert (
+                methods_page.slug(name) in parsed.titles
+                and parsed.titles[methods_page.slug(name)] == name
+            ), (path.name, name)
+
+
+def test_the_models_table_shows_the_run_settings(report):
+    _, page, _ = report
+    models = section(page, "Models")
+    for model, s in SETTINGS.items():
+        attention = s.get("attention", "auto (sdpa)")  # a's card: no setting, its backend ran sdpa
+        cells = "".join(
+            f"<td>{v}</td>"
+            for v in (
+                s["dtype"],
+                attention,
+                s["quantization"],
+                s["max_new_tokens"],
+                s["batch_size"],
+            )
+        )
+        assert cells in models, model
+    assert (
+        "<th>dtype</th><th>attention</th><th>quant.</th><th>max_new_tokens</th><th>batch size</th>"
+        in models
+    )
+    assert re.search(
+        r"ordered \d+/24 \(bare \d+\); original \d+/24", models
+    )  # copies per condition
+
+
+def test_the_header_and_the_sampled_batch_1_line(report):
+    _, page, _ = report
+    assert "2 concept sets of 4 concepts" in page and "2 of 4 concepts" not in page
+    models = section(page, "Models")
+    assert "2/8 of sample 0 differ at batch 1 (seeding differs too §)" in models
+    assert "§ For a sampled model" in models and "does not measure batch invariance" in models
