@@ -30,9 +30,7 @@ def save_table(
         return _not_saved(name)
     report = ReportFolder.at(out_dir)
     written = [
-        write_json(
-            report.table(name, "provenance.json"), {"table": name, **provenance(), **(meta or {})}
-        )
+        write_json(report.table_provenance(name), {"table": name, **provenance(), **(meta or {})})
     ]
     with atomic_path(report.table(name)) as tmp:
         long.to_csv(tmp, index=False)

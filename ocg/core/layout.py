@@ -51,6 +51,7 @@ class ModelGenerations:
 
     folder: Path
     run_card = _inside("run_card.json")
+    server_log = _inside("server.log", doc="What a server started for the run printed.")
 
     @classmethod
     def of(cls, model: str, root: str | Path | None = None) -> ModelGenerations:
@@ -81,6 +82,7 @@ class ModelScores:
     groups = _inside("groups.parquet")
     summary = _inside("summary.parquet")
     signature = _inside("signature.json")
+    judge_server_log = _inside("judge_server.log", doc="What the judge's server printed.")
 
     @classmethod
     def of(cls, model: str, root: str | Path | None = None) -> ModelScores:
@@ -120,6 +122,10 @@ class ReportFolder:
     def at(cls, folder: str | Path | None = None) -> ReportFolder:
         """`folder`, or outputs/reports itself (a run by hand saves nothing: analysis/report.py)."""
         return cls(Path(folder) if folder else outputs().reports)
+
+    def table_provenance(self, name: str) -> Path:
+        """What produced a saved table (its `provenance.json` beside it)."""
+        return self.table(name, "provenance.json")
 
     def table(self, name: str, ext: str = "csv") -> Path:
         return self.tables / f"{name}.{ext}"
@@ -194,6 +200,7 @@ class SweepFolder:
     array_script = _inside("slurm", "array.sbatch")
     analysis_script = _inside("slurm", "analysis.sbatch")
     manifest = _inside("slurm", "manifest.json", doc="What was submitted to Slurm, and when.")
+    dry_run_manifest = _inside("slurm", "manifest.dry-run.json", doc="What --dry-run would submit.")
 
     @classmethod
     def of(cls, sweep: dict) -> SweepFolder:
@@ -221,6 +228,14 @@ class SweepFolder:
 
     def failure(self, model: str) -> Path:
         return self.status(model) / "failed.json"
+
+    def stop_request(self, model: str) -> Path:
+        """Made by the job script on Slurm's warning signal; the task stops after the batch in flight."""
+        return self.status(model) / "stop-requested"
+
+    def interrupted(self, model: str) -> Path:
+        """Written by a task that stopped at Slurm's time-limit warning (it requeues itself)."""
+        return self.status(model) / "interrupted.json"
 
     @property
     def analysis_marker(self) -> Path:

@@ -9,7 +9,6 @@ interleaving records or files. The lock is an advisory `flock` on
 
 from __future__ import annotations
 
-import datetime as _dt
 import fcntl
 import json
 import os
@@ -18,6 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from .clock import utc_stamp
 from .errors import OcgInputError
 from .files import loads_json, refuse_link
 
@@ -57,7 +57,7 @@ def exclusive(directory: str | Path, doing: str = "is writing here") -> Iterator
         stamp = {
             "pid": os.getpid(),
             "host": socket.gethostname(),
-            "since": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "since": utc_stamp(),
         }
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps(stamp).encode(), 0)

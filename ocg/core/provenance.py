@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
 import platform
 import socket
@@ -10,6 +9,7 @@ import subprocess
 from functools import lru_cache
 from importlib import metadata
 
+from .clock import utc_stamp
 from .paths import PROJECT_ROOT
 
 # Packages whose versions change results; recorded in every manifest and run card.
@@ -86,7 +86,7 @@ def gpu_name() -> str | None:
 def provenance() -> dict[str, object]:
     """The common block of every result file."""
     return {
-        "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "created_utc": utc_stamp(),
         "git": git_state(),
         "packages": package_versions(),
         "python": platform.python_version(),

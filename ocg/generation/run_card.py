@@ -3,10 +3,10 @@ the settings and instance sets already recorded there, and the prompts already a
 
 from __future__ import annotations
 
-import datetime as _dt
 from pathlib import Path
 
 from ..config.model_registry import ModelSpec
+from ..core.clock import utc_stamp
 from ..core.errors import OcgInputError
 from ..records import RunCard, RunStatus
 from ..weights import hub
@@ -211,7 +211,7 @@ def check_grammars(store: GenerationStore, grammars: dict[str, str] | None) -> N
 
 def now_utc() -> str:
     """The time now, as the run card records it."""
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    return utc_stamp()
 
 
 def close_stale_runs(runs: list[dict]) -> list[dict]:

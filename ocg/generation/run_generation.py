@@ -217,5 +217,5 @@ def _generate_locked(spec, instances, model_dir: Path, ask: GenerateOptions) -> 
         state.save(status=RunStatus.COMPLETE, **done)
         return model_dir
     run = {"conditions": conditions, **ask.selection(), "n_instances": len(instances), "todo": todo}
-    with server_for_run(spec, backend, model_dir):
+    with server_for_run(spec, backend, ModelGenerations(model_dir).server_log):
         return answer_todo(state, run)

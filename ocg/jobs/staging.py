@@ -10,7 +10,6 @@ places is refused before anything is touched (docs/METHODS.md, "What ocg refuses
 
 from __future__ import annotations
 
-import datetime as _dt
 import html
 import os
 import shutil
@@ -21,6 +20,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
+from ..core.clock import utc_stamp
 from ..core.files import atomic_path, refuse_link
 from ..core.layout import ReportFolder
 from ..core.lock import exclusive
@@ -103,7 +103,7 @@ def _refuse_links(final: Path, staging: Path, old: Path) -> None:
 
 
 def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    return utc_stamp()
 
 
 def finish(staging: Path, final: Path, state: ReportStatus, **how: str | list[str]) -> None:

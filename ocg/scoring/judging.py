@@ -24,6 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..core.errors import OcgInputError
+from ..core.layout import ModelScores
 from ..metrics import judge
 from .neural import TextCache
 
@@ -180,7 +181,7 @@ def _asker(
     from ..generation.servers.server import server_for_run
 
     backend = OpenAIBackend(spec)
-    with server_for_run(spec, backend, out, "judge_server.log") as server:
+    with server_for_run(spec, backend, ModelScores(out).judge_server_log) as server:
         if server is not None:
             sig["server"] = {k: server[k] for k in ("command", "version", "log")}
         yield lambda keys: [

@@ -61,7 +61,7 @@ def _table(report: ReportFolder, name: str) -> pd.DataFrame | None:
 
 
 def _settings(report: ReportFolder, name: str) -> dict | None:
-    path = report.table(name, "provenance.json")
+    path = report.table_provenance(name)
     return read_json(path).get("bootstrap") if path.exists() else None
 
 

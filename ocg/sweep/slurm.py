@@ -137,7 +137,7 @@ def submit_slurm(sweep: dict, dry_run: bool = False) -> dict:
         raise SbatchError(
             f"{exc}\n  submitted before it: {sub.job_ids or 'nothing'} (recorded in {folder.manifest})"
         ) from None
-    written = folder.manifest.with_name("manifest.dry-run.json") if dry_run else folder.manifest
+    written = folder.dry_run_manifest if dry_run else folder.manifest
     write_json(written, manifest)
     _say(sub, pending, written, manifest["analysis_jobs"][analyses_before:])
     return manifest

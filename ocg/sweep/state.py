@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import datetime as _dt
 import subprocess
 from pathlib import Path
 
+from ..core.clock import utc_stamp
 from ..core.files import read_json
 from ..core.layout import SweepFolder
 from ..core.lock import holder
@@ -53,7 +53,7 @@ class ModelState(Vocabulary):
 
 
 def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    return utc_stamp()
 
 
 def sweep_dirs(sweep: dict) -> Dirs:
@@ -68,12 +68,12 @@ def sweep_dirs(sweep: dict) -> Dirs:
 
 def interrupted_marker(folder: SweepFolder, model: str) -> Path:
     """Written by a task that stopped at Slurm's time-limit warning (it requeues itself)."""
-    return folder.status(model) / "interrupted.json"
+    return folder.interrupted(model)
 
 
 def stop_file(folder: SweepFolder, model: str) -> Path:
     """Made by the job script on the warning signal; the task stops after the batch in flight."""
-    return folder.status(model) / "stop-requested"
+    return folder.stop_request(model)
 
 
 def model_state(

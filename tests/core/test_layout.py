@@ -164,3 +164,32 @@ def test_each_output_file_name_is_spelled_in_the_layout_alone(name):
     assert set(spelled) <= {"ocg/core/layout.py"}, (
         f"{name!r} spelled as a string in {spelled}; ask ocg/core/layout.py"
     )
+
+
+def test_no_module_but_layout_spells_an_output_name():
+    """Every file name of the outputs' layout is spelled in ocg/core/layout.py alone."""
+    import ast
+    from pathlib import Path
+
+    import ocg
+
+    root = Path(ocg.__file__).parent
+    layout = root / "core" / "layout.py"
+    names = {
+        node.value
+        for node in ast.walk(ast.parse(layout.read_text()))
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and "." in node.value
+        and " " not in node.value
+        and not node.value.startswith(".")
+    }
+    assert {"server.log", "interrupted.json", "manifest.dry-run.json", "run_card.json"} <= names
+    spelled = {
+        (path.relative_to(root).as_posix(), node.value)
+        for path in root.rglob("*.py")
+        if path != layout
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Constant) and node.value in names
+    }
+    assert not spelled, sorted(spelled)

@@ -181,16 +181,14 @@ def running_server(spec, log_path: Path, key: str = "") -> Iterator[dict]:
 
 
 @contextmanager
-def server_for_run(
-    spec, backend, model_dir: Path, log_name: str = "server.log"
-) -> Iterator[dict | None]:
+def server_for_run(spec, backend, log: Path) -> Iterator[dict | None]:
     """The model entry's inference server (api.server), started for this run's generation (or a
     judge's scoring, scoring/judging.py) and attached to its backend; None where the entry names
     no server."""
     if spec.backend != "openai" or not spec.api.get("server"):
         yield None
         return
-    with running_server(backend.spec, model_dir / log_name, backend.key) as info:
+    with running_server(backend.spec, log, backend.key) as info:
         try:
             backend.attach_server(info)
         except ApiError as exc:
