@@ -139,7 +139,7 @@ def _the_pages_render_from_the_wheel(site, tmp_path, env):
     methods = (report / "methods.html").read_text()
     source = (PROJECT_ROOT / "docs" / "METHODS.md").read_text()
     headings = re.findall(r"^## (.+)$", source, re.M)
-    assert len(headings) > 5 and "<nav id=\"contents\">" in methods
+    assert len(headings) > 5 and '<nav id="contents">' in methods
     for heading in headings:
         assert f'<h2 id="{slug(heading)}">{html.escape(heading, quote=False)}</h2>' in methods
     index = (report / "index.html").read_text()

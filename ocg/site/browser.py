@@ -190,9 +190,9 @@ def write_chunks(
 
 
 def write_page(out_dir: str | Path, index: list[dict]) -> Path:
-    """cases.html: the page (templates/cases.html, its script static/cases.js) with the chunks'
+    """cases.html: the page (templates/case_browser.html, its script static/case_browser.js) with the chunks'
     index as JSON inside it."""
-    page = render("cases.html", index=index)
+    page = render("case_browser.html", index=index)
     path = ReportFolder(Path(out_dir)).cases
     with atomic_path(path) as tmp:
         tmp.write_text(page, encoding="utf-8")

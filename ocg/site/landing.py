@@ -5,7 +5,7 @@ or not all that was asked), the case browser, the headline table (Table 1, ours 
 paper's, with its caveats), the sensitivity view, the paper's other tables, where order breaks,
 ordered pass@k, Figures 3 and 4 inline, one status line per model, the scoring signatures (with a
 warning where models differ), then links to every notebook, table and figure, and
-docs/METHODS.md rendered beside it. The sections give data; templates/index.html lays it out.
+docs/METHODS.md rendered beside it. The sections give data; templates/landing.html lays it out.
 """
 
 from __future__ import annotations
@@ -198,7 +198,7 @@ def write_index(
         if p.is_file()
     )
     page = render(
-        "index.html",
+        "landing.html",
         title=title,
         header=header,
         methods=report.methods.name,

@@ -45,7 +45,7 @@ def write_methods(report_dir: Path) -> Path:
     with atomic_path(path) as tmp:
         tmp.write_text(
             render(
-                "methods.html",
+                "methods_page.html",
                 # mistune wrote this HTML from our own Markdown, with any raw HTML in it escaped
                 contents=Markup(render_toc_ul(state.env["toc_items"])),
                 body=Markup(body),

@@ -169,7 +169,9 @@ def test_csv_cells_are_quoted_and_never_formulas():
         if os.environ.get("CI") == "true":
             pytest.fail("node missing in CI")
         pytest.skip("node is not installed")
-    source = re.search(r"function csvCell\(v\) \{.*?\n\}", static_text("cases.js"), re.S).group(0)
+    source = re.search(
+        r"function csvCell\(v\) \{.*?\n\}", static_text("case_browser.js"), re.S
+    ).group(0)
     cells = [
         "plain",
         "a, b",

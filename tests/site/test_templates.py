@@ -69,7 +69,7 @@ def test_what_a_section_gives_is_shown_as_text():
 
 def test_a_name_a_template_does_not_get_fails():
     with pytest.raises(jinja2.UndefinedError):
-        render("methods.html", body="")  # no contents
+        render("methods_page.html", body="")  # no contents
 
 
 def test_every_template_and_static_file_is_package_data():

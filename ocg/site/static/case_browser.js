@@ -1,4 +1,4 @@
-// The case browser's script (templates/cases.html inlines it): filters, the answer as written
+// The case browser's script (templates/case_browser.html inlines it): filters, the answer as written
 // with the concepts found highlighted, sorting, CSV export, and an address that follows the filters.
 "use strict";
 window.onerror = function (msg) { document.getElementById("errors").textContent = "Error: " + msg; };
