@@ -1,14 +1,37 @@
 """ocg as a user installs it: a wheel built from this checkout, installed into a folder of its own,
-run from outside the checkout. `ocg score` and `load_scores` must work with no docs/ or params/
-beside them (the frame schema is code; the shipped params travel in the wheel as ocg/params)."""
+run from outside the checkout. `ocg score`, `load_scores` and the report's pages must work with no
+docs/ or params/ beside them (the frame schema is code; the shipped params travel in the wheel as
+ocg/params, docs/METHODS.md as ocg/docs/METHODS.md, the pages' templates as package data)."""
 
+import html
+import re
+import shutil
 import subprocess
 import sys
 
 import pytest
 
 from ocg.core.paths import PROJECT_ROOT
+from ocg.site.browser import read_index
+from ocg.site.methods_page import slug
 from tests.helpers import write_generations
+
+
+def _source(dest):
+    """The checkout's files as git sees them (tracked, and new ones not ignored), without the
+    build/ and *.egg-info an in-place build leaves, which would hand a wheel files that
+    pyproject.toml no longer ships."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=PROJECT_ROOT,
+        check=True,
+        capture_output=True,
+    ).stdout.decode()
+    for name in filter(None, listed.split("\0")):
+        if (PROJECT_ROOT / name).is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(PROJECT_ROOT / name, dest / name)
+    return dest
 
 
 @pytest.mark.slow
@@ -25,7 +48,7 @@ def test_score_and_load_scores_from_an_installed_wheel(tmp_path):
             "--no-build-isolation",
             "-w",
             str(wheels),
-            str(PROJECT_ROOT),
+            str(_source(tmp_path / "source")),
         ],
         check=True,
         capture_output=True,
@@ -95,3 +118,31 @@ def test_score_and_load_scores_from_an_installed_wheel(tmp_path):
     where, coverage = load.stdout.split()
     assert where.startswith(str(site)), "the installed ocg ran, not the checkout's"
     assert float(coverage) == 50.0  # half the answers hold every concept in order
+    _the_pages_render_from_the_wheel(site, tmp_path, env)
+
+
+def _the_pages_render_from_the_wheel(site, tmp_path, env):
+    """The landing page, case browser and methods page, written by the installed ocg from its
+    own templates and its own copy of docs/METHODS.md."""
+    code = (
+        "from ocg.core.paths import METHODS_FILE; from ocg.site.landing import write_index; "
+        "write_index('report', 'wheel', [], run={'models': ['m'], 'conditions': ['original', "
+        "'ordered'], 'file': 'r'}, scores_root='scores', generations_root='gen'); "
+        "print(METHODS_FILE)"
+    )
+    pages = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert pages.returncode == 0, pages.stderr[-2000:]
+    assert pages.stdout.strip() == str(site / "ocg" / "docs" / "METHODS.md")
+    report = tmp_path / "report"
+    methods = (report / "methods.html").read_text()
+    source = (PROJECT_ROOT / "docs" / "METHODS.md").read_text()
+    headings = re.findall(r"^## (.+)$", source, re.M)
+    assert len(headings) > 5 and '<nav id="contents">' in methods
+    for heading in headings:
+        assert f'<h2 id="{slug(heading)}">{html.escape(heading, quote=False)}</h2>' in methods
+    index = (report / "index.html").read_text()
+    assert "<h1>wheel</h1>" in index and "<code>m</code>" in index and "href='cases.html'" in index
+    cases = (report / "cases.html").read_text()
+    assert "function csvCell" in cases and read_index(report / "cases.html")[0]["model"] == "m"

@@ -20,6 +20,13 @@ PAPER_TABLES_DIR = PACKAGE_DATA / "paper"
 # params/ of the checkout; an installed wheel (no checkout) carries it as the package ocg/params
 PARAMS_DIR = PROJECT_ROOT / "params" if (PROJECT_ROOT / "params").is_dir() else PACKAGE / "params"
 TEMPLATES_FILE = PARAMS_DIR / "templates.yaml"
+# docs/METHODS.md, rendered into every report: the checkout's, which a wheel carries as
+# ocg/docs/METHODS.md (pyproject.toml maps docs/ to the package ocg.docs for this one file)
+METHODS_FILE = (
+    PACKAGE / "docs" / "METHODS.md"
+    if (PACKAGE / "docs" / "METHODS.md").is_file()
+    else PROJECT_ROOT / "docs" / "METHODS.md"
+)
 NOTEBOOKS_DIR = PROJECT_ROOT / "notebooks"
 
 

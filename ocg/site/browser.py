@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pandas as pd
@@ -26,8 +27,8 @@ from ..core.files import atomic_path
 from ..core.frames import GROUP_KEYS, SAMPLE, SUMMARY_KEYS, sample_index, samples_or_zero
 from ..core.layout import ModelGenerations, ModelScores, ReportFolder
 from ..metrics.degenerate import FLAG_COLUMNS
-from .browser_page import PAGE as _PAGE
 from .chunks import chunk_script, spans, utf16_spans
+from .render import render
 
 FIELDS = [
     "set_id",
@@ -189,11 +190,38 @@ def write_chunks(
 
 
 def write_page(out_dir: str | Path, index: list[dict]) -> Path:
-    page = _PAGE.replace("__INDEX__", json.dumps(index).replace("</", "<\\/"))
+    """cases.html: the page (templates/case_browser.html, its script static/case_browser.js) with the chunks'
+    index as JSON inside it."""
+    page = render("case_browser.html", index=index)
     path = ReportFolder(Path(out_dir)).cases
     with atomic_path(path) as tmp:
         tmp.write_text(page, encoding="utf-8")
     return path
+
+
+class _IndexScript(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.inside, self.text = False, None
+
+    def handle_starttag(self, tag, attrs):
+        self.inside = tag == "script" and ("id", "case-index") in attrs
+
+    def handle_data(self, data):
+        if self.inside:
+            self.text = data
+
+    def handle_endtag(self, tag):
+        self.inside = False
+
+
+def read_index(page: str | Path) -> list[dict]:
+    """The chunks' index a case browser page holds (one entry per model, condition, template)."""
+    parser = _IndexScript()
+    parser.feed(Path(page).read_text(encoding="utf-8"))
+    if parser.text is None:
+        raise ValueError(f"{page}: not a case browser page written by write_page (no case-index)")
+    return json.loads(parser.text)
 
 
 ANSWER_COLUMNS = [

@@ -5,7 +5,7 @@ answers (with the median beside it), and the answer-flag counts per condition, a
 
 from __future__ import annotations
 
-import html
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -16,12 +16,9 @@ from ..core.layout import ModelGenerations, ReportFolder
 from ..metrics.registry import label
 from ..records import RunCard
 from .methods_page import methods_link
+from .render import Link
 
 PPL_MEAN_OVER_MEDIAN = 10  # a mean above this many medians: a few extreme answers make it
-
-
-def _esc(x) -> str:
-    return html.escape(str(x))
 
 
 def _read(report_dir, name: str) -> pd.DataFrame:
@@ -106,14 +103,23 @@ def _interval(row) -> tuple[str, str | None]:
     return interval_text(row["ci_low"], row["ci_high"], unit, n), None
 
 
-def table1_basis(report_dir, summary: pd.DataFrame) -> str:
+@dataclass(frozen=True)
+class Table1Basis:
+    """What Table 1's rows stand on: `where` the intervals come from, and a row per model."""
+
+    where: str
+    method: Link
+    table: pd.DataFrame
+
+
+def table1_basis(report_dir, summary: pd.DataFrame) -> Table1Basis | None:
     """Per model: the concept sets and `ordered` answers Table 1 stands on, and each metric's
     bootstrap 95% interval or the small-sample mark (tables/table1_bootstrap_ci.csv)."""
     ordered = (
         summary[summary["condition"] == "ordered"] if "condition" in summary else pd.DataFrame()
     )
     if ordered.empty:
-        return ""
+        return None
     cis = _read(report_dir, "table1_bootstrap_ci")
     answers = ordered.groupby("model")["n_answers"].sum()
     from ..analysis.uncertainty import MIN_SETS
@@ -153,22 +159,21 @@ def table1_basis(report_dir, summary: pd.DataFrame) -> str:
         )
     else:
         where = "no bootstrap intervals in this report (notebook 03 computes them)"
-    return (
-        f"<p class='note'>What each row stands on, and {_esc(where)} ({methods_link(report_dir, 'Analyses')}, "
-        "Uncertainty):</p>" + table.to_html(border=0, escape=True, na_rep="–")
-    )
+    return Table1Basis(where, methods_link(report_dir, "Analyses"), table)
 
 
-def copy_share(summary: pd.DataFrame) -> str:
+@dataclass(frozen=True)
+class CopyShare:
+    """The share of in-order answers that copy the concept list, per model (notebook 03)."""
+
+    lead: str
+    parts: list[str]
+
+
+def copy_share(summary: pd.DataFrame) -> CopyShare | None:
     """copy_shares as one line of the landing page."""
     parts = copy_shares(summary)
-    if not parts:
-        return ""
-    return (
-        f"<p class='note'><b>{_esc(COPY_SHARE_LEAD)}</b>: "
-        + _esc("; ".join(parts))
-        + ". Coverage w/ order counts them; the sensitivity view below recomputes Table 1 without them.</p>"
-    )
+    return CopyShare(COPY_SHARE_LEAD, parts) if parts else None
 
 
 COPY_MARK_SHARE = 25  # % of the answers a coverage value counts: above it, the cell is marked †
@@ -215,25 +220,30 @@ def mark_copies(table: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-def copy_mark_note(summary: pd.DataFrame, report_dir) -> str:
+@dataclass(frozen=True)
+class CopyMarkNote:
+    """What † says under Table 1: over `share`% of the answers a value counts copy the list, with
+    each marked share ('m, ordered: w/ order 40%; ...')."""
+
+    share: int
+    shares: str
+    method: Link
+
+
+def copy_mark_note(summary: pd.DataFrame, report_dir) -> CopyMarkNote | None:
     """What † says, with each marked share, under Table 1."""
     marks = copy_marks(summary)
-    if not marks:
-        return ""
     marks = {
         k: v for k, v in marks.items() if k[1] in ("ordered", "original")
     }  # Table 1's two conditions
     if not marks:
-        return ""
+        return None
     by: dict[tuple, list[str]] = {}
     for (m, c, n), v in marks.items():
         by.setdefault((m, c), []).append(f"{label(n)} {v:.0f}%")
     shares = "; ".join(f"{m}, {c}: {', '.join(parts)}" for (m, c), parts in by.items())
-    return (
-        f"<p class='note'>† Over {COPY_MARK_SHARE}% of the answers this value counts (the complete ones for "
-        "w/o order, the in-order ones for w/ order and Ordered Rate) copy the concept list; on a Δ, of "
-        f"<code>ordered</code>'s or <code>original</code>'s: {_esc(shares)}. The sensitivity view below gives "
-        f"these columns without them ({methods_link(report_dir, 'Answers that copy the list')}).</p>"
+    return CopyMarkNote(
+        COPY_MARK_SHARE, shares, methods_link(report_dir, "Answers that copy the list")
     )
 
 
@@ -250,32 +260,22 @@ def list_copies(summary_rows: pd.DataFrame) -> str:
     )
 
 
-_BATCH_GREEDY = (
-    "Batch-1 check: after a run, a sample of prompts is answered again one at a time; “k/n changed by "
-    "batching” means k of those n answers differ from the batched ones (greedy decoding in bf16 is "
-    "not batch-invariant; {link})."
-)
-_BATCH_SAMPLED = (
-    " § For a sampled model the check answers sample 0 of each checked prompt again alone, seeded "
-    "from the prompt's own id where the batched run seeded the batch from its first id: a difference "
-    "may be the seed, not batching, so it does not measure batch invariance; it shows only whether "
-    "sample 0 reproduces when re-run alone ({link})."
-)
+@dataclass(frozen=True)
+class BatchLine:
+    """What the batch-1 column of the Models table shows, and for sampled models what it cannot."""
+
+    sampled: bool
+    decoding: Link
+    samples: Link
 
 
-def batch_line(report_dir: Path, models, generations_root) -> str:
+def batch_line(report_dir: Path, models, generations_root) -> BatchLine:
     """What the batch-1 column shows: the greedy reading, and for sampled models what it cannot show."""
     cards = [ModelGenerations.of(m, generations_root).run_card for m in models]
-    sampled = any(_sampled(p) for p in cards)
-    return (
-        "<p class='sub'>"
-        + _BATCH_GREEDY.format(link=methods_link(report_dir, "Decoding"))
-        + (
-            _BATCH_SAMPLED.format(link=methods_link(report_dir, "Repeated samples and pass@k"))
-            if sampled
-            else ""
-        )
-        + "</p>"
+    return BatchLine(
+        any(_sampled(p) for p in cards),
+        methods_link(report_dir, "Decoding"),
+        methods_link(report_dir, "Repeated samples and pass@k"),
     )
 
 

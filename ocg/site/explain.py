@@ -6,7 +6,7 @@ contents and an anchor per section that every "docs/METHODS.md, '<section>'" lin
 
 from __future__ import annotations
 
-import html
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -23,6 +23,7 @@ from ..core.notebook_names import (
 )
 from ..metrics.registry import FAMILIES, metric
 from .methods_page import methods_link
+from .render import Link
 
 # The paper's tables beyond Table 1: (table, title, notebook, METHODS section, rows, beside each value)
 OTHER_TABLES = (
@@ -65,34 +66,64 @@ OTHER_TABLES = (
 )
 
 
-def _esc(x) -> str:
-    return html.escape(str(x))
+@dataclass(frozen=True)
+class Unreadable:
+    """A saved table the page cannot show (edited by hand, an older format): its file and why."""
+
+    file: str
+    error: str
+
+    @classmethod
+    def of(cls, path: Path, exc: Exception) -> Unreadable:
+        return cls(path.name, f"{type(exc).__name__}: {exc}")
 
 
-def legend(metric_names) -> str:
-    """One line per metric shown: its label, which way is better, its unit and what it is."""
-    items = []
-    for name in metric_names:
-        m = metric(name)
-        if m is None:
-            continue
-        arrow = "↑ higher is better" if m.higher_is_better else "↓ lower is better"
-        items.append(f"<dt>{_esc(m.label)}</dt><dd>{_esc(m.what)} ({_esc(m.unit)}; {arrow})</dd>")
-    return (
-        (
-            "<details class='legend'><summary>What the columns mean</summary><dl>"
-            + "".join(items)
-            + "<dt>Δ</dt><dd>the difference from the comparison the table names (ours minus it)</dd>"
-            "<dt>–</dt><dd>no value: the reason is given under Table 1 (a metric whose family was not scored, or whose model is not here)</dd></dl></details>"
-        )
-        if items
-        else ""
-    )
+@dataclass(frozen=True)
+class LegendItem:
+    """One metric shown: its label, what it is, its unit and which way is better."""
+
+    label: str
+    what: str
+    unit: str
+    higher_is_better: bool
 
 
-def missing_reasons(summary: pd.DataFrame, signatures: dict) -> str:
+def legend(metric_names) -> list[LegendItem]:
+    """One line per metric shown (those ocg declares; a name it does not know has none)."""
+    return [
+        LegendItem(m.label, m.what, m.unit, m.higher_is_better)
+        for m in map(metric, metric_names)
+        if m is not None
+    ]
+
+
+@dataclass(frozen=True)
+class MissingValue:
+    """A metric without a value for these models, and why (a checkpoint not here)."""
+
+    label: str
+    models: list[str]
+    reason: str
+
+
+@dataclass(frozen=True)
+class PerplexityFrom:
+    """Models whose perplexity another model than the paper's computed."""
+
+    models: list[str]
+    used: str
+    requested: str
+
+
+@dataclass(frozen=True)
+class MissingReasons:
+    missing: list[MissingValue]
+    perplexity_from: list[PerplexityFrom]
+
+
+def missing_reasons(summary: pd.DataFrame, signatures: dict) -> MissingReasons:
     """Why a metric has no value (a checkpoint not here), and which model gave perplexity."""
-    lines = []
+    missing = []
     for column in sorted(c for c in summary.columns if c.endswith("_missing_reason")):
         name = column.removesuffix("_missing_reason")
         reasons = summary.dropna(subset=[column]).groupby(column)["model"].unique()
@@ -105,43 +136,60 @@ def missing_reasons(summary: pd.DataFrame, signatures: dict) -> str:
                 if family and family.metrics
                 else name
             )
-            lines.append(
-                f"<b>{_esc(label)}</b> is missing for {_esc(', '.join(sorted(models)))}: {_esc(reason)}"
-            )
+            missing.append(MissingValue(label, sorted(models), str(reason)))
     used = {}
     for model, sig in signatures.items():
         block = sig.family("perplexity")
         if block.get("used") and block.get("used") != block.get("requested"):
             used.setdefault((block["used"], block["requested"]), []).append(model)
-    for (model_used, requested), models in used.items():
-        lines.append(
-            f"<b>Perplexity</b> of {_esc(', '.join(sorted(models)))} comes from <code>{_esc(model_used)}</code>, "
-            f"not the paper's <code>{_esc(requested)}</code> (not available here): compare it "
-            "only with perplexities from the same model."
-        )
-    return "".join(f"<p class='note'>{line}</p>" for line in lines)
+    return MissingReasons(
+        missing,
+        [
+            PerplexityFrom(sorted(models), model_used, requested)
+            for (model_used, requested), models in used.items()
+        ],
+    )
 
 
-def notebook_link(report_dir: Path, notebook: str, text: str | None = None) -> str:
+def notebook_link(report_dir: Path, notebook: str, text: str | None = None) -> Link:
     """A link to a notebook's results page in the report (its whole page where that is all there is)."""
     pages = ExecutedNotebook(report_dir, notebook)
     target = pages.results_page if pages.results_page.exists() else pages.page
-    return f"<a href='{_esc(target.name)}'>{_esc(text or 'notebook ' + notebook)}</a>"
+    return Link(target.name, text or "notebook " + notebook)
+
+
+def _csv(path: Path, report_dir: Path) -> str:
+    """A saved table's address from the landing page."""
+    return path.relative_to(report_dir).as_posix()
+
+
+@dataclass(frozen=True)
+class OtherTable:
+    """One of the paper's other tables as this report computed it, or why it cannot be shown."""
+
+    title: str
+    unreadable: Unreadable | None = None
+    notebook: Link | None = None
+    method: Link | None = None
+    csv: str = ""
+    table: pd.DataFrame | None = None
+    run_note: str = ""  # the run file's note on this table
+    missing: list[tuple[str, str]] = field(default_factory=list)  # (a metric's label, why no value)
+    legend: list[LegendItem] = field(default_factory=list)
 
 
 def other_tables(
     report_dir: Path,
-    table_html,
     run_notes: dict | None = None,
     medians: dict | None = None,
     slor_medians: dict | None = None,
-) -> str:
+) -> list[OtherTable]:
     """Tables 2, 3, 4 and 7 as this report computed them, each with its legend and sources, the
     run file's note on a table (`run_notes`: table7 -> the run's `table7_note`), and the
     perplexity and SLOR medians beside each mean (`medians`, `slor_medians`: table4 -> {model: median})."""
     from .caveats import mark_perplexity, mark_slor
 
-    report, parts = ReportFolder(report_dir), []
+    report, shown_tables = ReportFolder(report_dir), []
     for table, title, notebook, section, index, value, beside in OTHER_TABLES:
         path = report.table(table)
         if not path.exists():
@@ -152,10 +200,7 @@ def other_tables(
                 continue
             shown = wide(long, index, value, beside)
         except (KeyError, ValueError, pd.errors.ParserError) as exc:
-            parts.append(
-                f"<h2>{_esc(title)}</h2><p class='note'>{_esc(path.name)} cannot be shown: "
-                f"{_esc(type(exc).__name__)}: {_esc(exc)}</p>"
-            )
+            shown_tables.append(OtherTable(title, Unreadable.of(path, exc)))
             continue
         shown.columns = pd.MultiIndex.from_tuples(
             [(metric(m).label if metric(m) else m, sub) for m, sub in shown.columns]
@@ -169,27 +214,37 @@ def other_tables(
             if "missing_reason" in long
             else {}
         )
-        notes = "".join(
-            f"<p class='note'><b>{_esc(metric(m).label if metric(m) else m)}</b> is missing: "
-            f"{_esc(r)}</p>"
-            for m, r in dict(reasons).items()
-        )
-        if (run_notes or {}).get(table):
-            notes = (
-                f"<p class='note'><b>Note from the run file:</b> {_esc(run_notes[table])}</p>"
-                + notes
+        shown_tables.append(
+            OtherTable(
+                title,
+                notebook=notebook_link(report_dir, notebook),
+                method=methods_link(report_dir, section),
+                csv=_csv(path, report_dir),
+                table=shown,
+                run_note=(run_notes or {}).get(table) or "",
+                missing=[
+                    (metric(m).label if metric(m) else str(m), str(r))
+                    for m, r in dict(reasons).items()
+                ],
+                legend=legend(long["metric"].unique()),
             )
-        parts.append(
-            f"<h2>{_esc(title)}</h2><p class='sub'>From {notebook_link(report_dir, notebook)}; "
-            f"method: {methods_link(report_dir, section)}; <a href='{_esc(path.relative_to(report_dir).as_posix())}'>CSV</a>.</p>"
-            + table_html(shown)
-            + notes
-            + legend(long["metric"].unique())
         )
-    return "".join(parts)
+    return shown_tables
 
 
-def pass_at_k(report_dir: Path, table_html) -> str:
+@dataclass(frozen=True)
+class PassAtK:
+    """Ordered pass@k (notebook 11), or why its table cannot be shown."""
+
+    unreadable: Unreadable | None = None
+    samples: str = ""  # the numbers of samples per instance the table rests on
+    notebook: Link | None = None
+    method: Link | None = None
+    csv: str = ""
+    table: pd.DataFrame | None = None
+
+
+def pass_at_k(report_dir: Path) -> PassAtK | None:
     """Ordered pass@k (notebook 11), where the run drew more than one sample per prompt."""
     path = ReportFolder(report_dir).table("pass_at_k")
     try:
@@ -200,29 +255,41 @@ def pass_at_k(report_dir: Path, table_html) -> str:
             else None
         )
     except (KeyError, ValueError, pd.errors.ParserError) as exc:
-        return (
-            f"<h2>Ordered pass@k</h2><p class='note'>{_esc(path.name)} cannot be shown: "
-            f"{_esc(type(exc).__name__)}: {_esc(exc)}</p>"
-        )
+        return PassAtK(Unreadable.of(path, exc))
     if shown is None:
-        return ""
+        return None
     shown.columns = [f"k = {k}" for k in shown.columns]
-    return (
-        "<h2>Ordered pass@k: at least one of k samples composes the list in order</h2>"
-        f"<p class='sub'>Percent of instances, mean over templates, unbiased from each instance's "
-        f"{_esc(', '.join(map(str, sorted(long['n_samples'].unique()))))} samples (Chen et al., 2021). "
-        f"From {notebook_link(report_dir, SAMPLES)}; method: "
-        f"{methods_link(report_dir, 'Repeated samples and pass@k')}; "
-        f"<a href='{_esc(path.relative_to(report_dir).as_posix())}'>CSV</a>.</p>"
-        + table_html(shown)
+    return PassAtK(
+        samples=", ".join(map(str, sorted(long["n_samples"].unique()))),
+        notebook=notebook_link(report_dir, SAMPLES),
+        method=methods_link(report_dir, "Repeated samples and pass@k"),
+        csv=_csv(path, report_dir),
+        table=shown,
     )
 
 
-def positions_section(report_dir: Path, table_html) -> str:
+@dataclass(frozen=True)
+class PositionView:
+    """One of notebook 10's tables: what it shows, its CSV and the table, or why it cannot be shown."""
+
+    unreadable: Unreadable | None = None
+    what: str = ""
+    csv: str = ""
+    table: pd.DataFrame | None = None
+
+
+@dataclass(frozen=True)
+class Positions:
+    views: list[PositionView]
+    notebook: Link
+    method: Link
+
+
+def positions_section(report_dir: Path) -> Positions | None:
     """Notebook 10 (where order breaks): by asked place, and which pairs of places swap."""
     from ..analysis.positions import position_wide, swaps_wide
 
-    report, parts = ReportFolder(report_dir), []
+    report, views = ReportFolder(report_dir), []
     for name, show, what in (
         (
             "positions_by_place",
@@ -240,19 +307,11 @@ def positions_section(report_dir: Path, table_html) -> str:
             long = pd.read_csv(path) if path.exists() else pd.DataFrame()
             if long.empty:
                 continue
-            parts.append(
-                f"<p class='sub'>{_esc(what)} (<a href='{_esc(path.relative_to(report_dir).as_posix())}'>CSV</a>)."
-                f"</p>" + table_html(show(long))
-            )
+            views.append(PositionView(what=what, csv=_csv(path, report_dir), table=show(long)))
         except (KeyError, ValueError, pd.errors.ParserError) as exc:
-            parts.append(
-                f"<p class='note'>{_esc(path.name)} cannot be shown: {_esc(type(exc).__name__)}: {_esc(exc)}</p>"
-            )
-    if not parts:
-        return ""
-    return (
-        "<h2>Where order breaks: by the place each concept was asked in</h2><p class='sub'>From "
-        f"{notebook_link(report_dir, POSITIONS)} (preferred orders and the first concept's part of speech "
-        f"there too); method: {methods_link(report_dir, 'Where order breaks')}.</p>"
-        + "".join(parts)
+            views.append(PositionView(Unreadable.of(path, exc)))
+    if not views:
+        return None
+    return Positions(
+        views, notebook_link(report_dir, POSITIONS), methods_link(report_dir, "Where order breaks")
     )

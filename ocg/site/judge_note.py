@@ -5,33 +5,45 @@ with no reason under the table (docs/METHODS.md, "LLM judge")."""
 
 from __future__ import annotations
 
-import html
+from dataclasses import dataclass
 
 import pandas as pd
 
 
-def judge_counts(summary: pd.DataFrame, signatures: dict) -> str:
+@dataclass(frozen=True)
+class JudgeCount:
+    """One model's answers as a judge saw them; `disagreements` None where ocg's own order
+    verdict was not scored beside the judge's."""
+
+    model: str
+    judge: str
+    total: int
+    unjudged: int
+    disagreements: int | None
+
+    @property
+    def judged(self) -> int:
+        return self.total - self.unjudged
+
+
+def judge_counts(summary: pd.DataFrame, signatures: dict) -> list[JudgeCount]:
     """One note per model a judge scored: '<judge> judged n of N answers (u unjudged) ...'."""
-    lines = []
+    counts = []
     for model, sig in sorted(signatures.items()):
         block = sig.family("judge")
         if block.get("status") != "ok" or "unparsed" not in block:
             continue  # no judge named: its missing reason stands under Table 1 already
         rows = summary[summary["model"] == model]
-        total = int(rows["n_answers"].sum())
-        unjudged = int(block["unparsed"])
-        line = (
-            f"<b>Judge</b> of {html.escape(str(model))} (<code>{html.escape(str(block['judge']))}"
-            f"</code>): {total - unjudged} of {total} answers judged, {unjudged} unjudged (a "
-            "reply without the rubric's JSON, or an empty answer: never guessed"
-            + (", so Judge and Judge w/ order have no value" if unjudged == total else "")
-            + ")"
-        )
-        if "n_judge_order_disagreements" in rows:  # scored beside coverage: ocg's verdict too
-            line += (
-                f"; its order verdict differs from ocg's on "
-                f"{int(rows['n_judge_order_disagreements'].sum())} (the case browser's “the LLM "
-                "judge's order verdict differs” filter lists them)"
+        disagree = (
+            "n_judge_order_disagreements" in rows
+        )  # scored beside coverage: ocg's verdict too
+        counts.append(
+            JudgeCount(
+                str(model),
+                str(block["judge"]),
+                int(rows["n_answers"].sum()),
+                int(block["unparsed"]),
+                int(rows["n_judge_order_disagreements"].sum()) if disagree else None,
             )
-        lines.append(line + ".")
-    return "".join(f"<p class='note'>{line}</p>" for line in lines)
+        )
+    return counts

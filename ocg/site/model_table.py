@@ -1,9 +1,10 @@
 """The landing page's Models section (a status line per model: what it answered, its flags,
-copies and batch-1 check, its design and run settings) and the scoring signatures table."""
+copies and batch-1 check, its design and run settings) and the scoring signatures table, as
+rows of text that templates/models.html lays out."""
 
 from __future__ import annotations
 
-import html
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -26,11 +27,63 @@ _RUN_SETTINGS = (
 )  # from each run card
 
 
-def _esc(x) -> str:
-    return html.escape(str(x))
+@dataclass(frozen=True)
+class Status:
+    """A model's state on the page: a word (done, failed, ...), whether it is good, and why."""
+
+    word: str
+    ok: bool = False
+    detail: str = ""
 
 
-def model_rows(models, generations_root, scores, failures, unfinished) -> str:
+@dataclass(frozen=True)
+class ModelRow:
+    """One model's line: what a reader must see first (status, counts, caveats), then its run
+    settings (`cells`: id, revision, dtype, attention, quantization, max_new_tokens, batch size)."""
+
+    model: str
+    status: Status
+    answers: int
+    flags: str
+    copies: str
+    batch: str
+    design: str
+    cells: list[str]
+
+
+def _status(model, card_problem, scores, failures, unfinished) -> Status:
+    if model in failures:
+        f = failures[model]
+        return Status(
+            "failed",
+            detail=f"in {f.get('notebook')}, cell {f.get('cell')}: {str(f.get('reason', ''))[:300]}",
+        )
+    if card_problem:
+        return Status("unreadable run card", detail=card_problem)
+    if unfinished.get(model):
+        return Status("unfinished score set", detail=str(unfinished[model]))
+    if blocking := problems(scores["signatures"].get(model, Signature()).completeness)[0]:
+        return Status("incomplete", detail="; ".join(blocking))
+    if model in set(scores["summary"].get("model", [])):
+        return Status("done", ok=True)
+    return Status("not scored")
+
+
+def _flag_counts(s: pd.DataFrame) -> str:
+    """'1 looping, 3 truncated': the flags that occur (the list flags have their own column)."""
+    if not len(s):
+        return ""
+    return (
+        ", ".join(
+            f"{int(s[f'n_{f}'].sum())} {f.replace('_', ' ')}"
+            for f in FLAG_COLUMNS
+            if f not in LIST_FLAGS and f"n_{f}" in s and s[f"n_{f}"].sum()
+        )
+        or "none"
+    )
+
+
+def model_rows(models, generations_root, scores, failures, unfinished) -> list[ModelRow]:
     summary, rows = scores["summary"], []
     for model in models:
         card_path = ModelGenerations.of(model, generations_root).run_card
@@ -41,33 +94,7 @@ def model_rows(models, generations_root, scores, failures, unfinished) -> str:
             )
         except OcgInputError as exc:  # the page still shows the other models
             card, card_problem = RunCard(), str(exc)
-        if model in failures:
-            f = failures[model]
-            status = (
-                f"<span class='bad'>failed</span> in {_esc(f.get('notebook'))}, cell {_esc(f.get('cell'))}: "
-                f"{_esc(str(f.get('reason', ''))[:300])}"
-            )
-        elif card_problem:
-            status = "<span class='bad'>unreadable run card</span>: " + _esc(card_problem)
-        elif unfinished.get(model):
-            status = "<span class='bad'>unfinished score set</span>: " + _esc(unfinished[model])
-        elif blocking := problems(scores["signatures"].get(model, Signature()).completeness)[0]:
-            status = "<span class='bad'>incomplete</span>: " + _esc("; ".join(blocking))
-        elif model in set(summary.get("model", [])):
-            status = "<span class='ok'>done</span>"
-        else:
-            status = "<span class='bad'>not scored</span>"
         s = summary[summary["model"] == model] if "model" in summary else pd.DataFrame()
-        counts = (
-            ", ".join(
-                f"{int(s[f'n_{f}'].sum())} {f.replace('_', ' ')}"
-                for f in FLAG_COLUMNS
-                if f not in LIST_FLAGS and f"n_{f}" in s and s[f"n_{f}"].sum()
-            )
-            or "none"
-            if len(s)
-            else ""
-        )
         check, st = card.batch_invariance, card.settings
         batch = f"{check['differ']}/{check['checked']} changed by batching" if check else "–"
         sampled = (
@@ -97,33 +124,45 @@ def model_rows(models, generations_root, scores, failures, unfinished) -> str:
             ),
             *settings.values(),
         ]
-        # what a reader must see comes first (status, counts, caveats); the settings may scroll off to the right
+        design = (
+            describe_design(scores["designs"][model], n=False)
+            if model in scores["designs"]
+            else "–"
+        )
         rows.append(
-            f"<tr><td><code>{_esc(model)}</code></td><td style='text-align:left'>{status}</td>"
-            f"<td>{int(s['n_answers'].sum()) if 'n_answers' in s else 0}</td>"
-            f"<td style='text-align:left'>{_esc(counts) or '–'}</td>"
-            f"<td style='text-align:left'>{_esc(caveats.list_copies(s))}</td><td>{_esc(batch)}</td>"
-            f"<td style='text-align:left'>{_esc(describe_design(scores['designs'][model], n=False) if model in scores['designs'] else '–')}"
-            f"{_esc(sampled)}</td>" + "".join(f"<td>{_esc(c)}</td>" for c in cells) + "</tr>"
+            ModelRow(
+                model=str(model),
+                status=_status(model, card_problem, scores, failures, unfinished),
+                answers=int(s["n_answers"].sum()) if "n_answers" in s else 0,
+                flags=_flag_counts(s) or "–",
+                copies=caveats.list_copies(s),
+                batch=batch,
+                design=design + sampled,
+                cells=[str(c) for c in cells],
+            )
         )
-    return (
-        "<div class='scroll'><table><tr><th>model</th><th>status</th><th>answers</th>"
-        "<th>flagged answers (<a href='#flags'>?</a>)</th>"
-        "<th>copy the list / answers, per condition (<a href='#flags'>?</a>)</th><th>batch-1 check</th><th>design</th>"
-        "<th>id</th><th>revision</th><th>dtype</th><th>attention</th><th>quant.</th><th>max_new_tokens</th><th>batch size</th></tr>"
-        + "".join(rows)
-        + "</table></div>"
-    )
+    return rows
 
 
-def signatures(signatures: dict[str, Signature]) -> str:
-    differences = scoring_differences(signatures)
-    out = []
-    if differences:
-        out.append(
-            "<div class='warn'><b>These models were scored differently</b>; their numbers are not "
-            "comparable:<ul>" + "".join(f"<li>{_esc(d)}</li>" for d in differences) + "</ul></div>"
-        )
+@dataclass(frozen=True)
+class SignatureRow:
+    """How one model's answers were scored: matching rule, spaCy, sacreBLEU, BLEURT, perplexity."""
+
+    model: str
+    rule: str
+    spacy: str
+    sacrebleu: str
+    bleurt: str
+    perplexity: str
+
+
+@dataclass(frozen=True)
+class Signatures:
+    differences: list[str]  # what differs between models' scoring: their numbers do not compare
+    rows: list[SignatureRow]
+
+
+def signatures(signatures: dict[str, Signature]) -> Signatures:
     rows = []
     for model, sig in signatures.items():
         keys = comparable_signature(sig)["metric_keys"]
@@ -131,14 +170,17 @@ def signatures(signatures: dict[str, Signature]) -> str:
         ppl = sig.family("perplexity")
         bleurt = sig.family("pbleurt")
         rows.append(
-            f"<tr><td><code>{_esc(model)}</code></td><td>{_esc(cov.get('rule', '–'))}</td>"
-            f"<td>{_esc(cov.get('spacy_model', '–'))}</td>"
-            f"<td style='text-align:left'>{_esc(sig.family('pbleu').get('sacrebleu', '–'))}</td>"
-            f"<td>{_esc(bleurt.get('checkpoint', '–') if bleurt.get('status') != 'missing' else 'missing')}</td>"
-            f"<td>{_esc(ppl.get('used') or ('missing' if ppl else '–'))}</td></tr>"
+            SignatureRow(
+                str(model),
+                str(cov.get("rule", "–")),
+                str(cov.get("spacy_model", "–")),
+                str(sig.family("pbleu").get("sacrebleu", "–")),
+                str(
+                    bleurt.get("checkpoint", "–")
+                    if bleurt.get("status") != "missing"
+                    else "missing"
+                ),
+                str(ppl.get("used") or ("missing" if ppl else "–")),
+            )
         )
-    out.append(
-        "<table><tr><th>model</th><th>matching rule</th><th>spaCy</th><th>sacreBLEU</th><th>BLEURT</th>"
-        "<th>perplexity model</th></tr>" + "".join(rows) + "</table>"
-    )
-    return "".join(out)
+    return Signatures([str(d) for d in scoring_differences(signatures)], rows)

@@ -432,7 +432,7 @@ def test_case_browser_is_built_model_by_model_and_shows_api_prompts_as_text(tmp_
 
     from ocg.generation import GenerationStore
     from ocg.scoring import score_model
-    from ocg.site.browser import write_case_browser_from
+    from ocg.site.browser import read_index, write_case_browser_from
     from ocg.site.chunks import read_chunk
     from tests.helpers import write_generations
 
@@ -470,7 +470,7 @@ def test_case_browser_is_built_model_by_model_and_shows_api_prompts_as_text(tmp_
     page = write_case_browser_from(
         tmp_path / "site", ["a", "b", "not-scored"], tmp_path / "scores", tmp_path / "gen"
     )
-    index = json.loads(page.read_text().split("const INDEX = ", 1)[1].split(";\n", 1)[0])
+    index = read_index(page)
     assert [(e["model"], e["n"]) for e in index] == [("a", 3), ("b", 3)]
     payload = read_chunk(tmp_path / "site" / index[1]["file"])
     prompt = payload["rows"][0][payload["fields"].index("prompt")]
@@ -481,10 +481,9 @@ def test_case_browser_is_built_model_by_model_and_shows_api_prompts_as_text(tmp_
 def test_case_browser_highlights_the_positions_the_order_verdict_used(tmp_path):
     """An answer judged in order through a concept's second mention is highlighted there, so its
     highlights read in order ([4, 8, 9, 13]), not at first occurrences ([4, 1, 9, 13])."""
-    import json
 
     from ocg.scoring import score_model
-    from ocg.site.browser import write_case_browser_from
+    from ocg.site.browser import read_index, write_case_browser_from
     from ocg.site.chunks import read_chunk
     from tests.helpers import write_generations
 
@@ -505,7 +504,7 @@ def test_case_browser_highlights_the_positions_the_order_verdict_used(tmp_path):
         progress=False,
     )
     page = write_case_browser_from(tmp_path / "site", ["a"], tmp_path / "scores", tmp_path / "gen")
-    index = json.loads(page.read_text().split("const INDEX = ", 1)[1].split(";\n", 1)[0])
+    index = read_index(page)
     payload = read_chunk(tmp_path / "site" / index[0]["file"])
     row = dict(zip(payload["fields"], payload["rows"][0]))
     assert row["in_order"] is True

@@ -128,4 +128,4 @@ def test_table1_cells_resting_on_copies_are_marked():
         and marked.loc["m", ("w/ order", "Δ")] == "+12.50 †"
     )
     assert marked.loc["m", ("pBLEU", "")] == 3.0
-    assert "40%" in caveats.copy_mark_note(summary, ".")
+    assert "40%" in caveats.copy_mark_note(summary, ".").shares

@@ -8,6 +8,7 @@ import pytest
 from ocg.analysis import forcing
 from ocg.analysis.report import save_table
 from ocg.site import sections
+from ocg.site.render import fragment
 
 CONCEPTS = ["dog", "frisbee", "catch", "throw"]
 # per condition: (in_order, copies_list, perplexity, answer) of templates 0 and 1
@@ -137,7 +138,7 @@ def test_the_landing_page_leads_with_the_cost_and_shows_examples(tmp_path):
         ]
     )
     save_table(long, "forced_order", tmp_path)
-    page = sections.forced(tmp_path, lambda t: t.to_html(na_rep="–"))
+    page = fragment("sections.html", "forced", sections.forced(tmp_path))
     cost, examples, table4 = (
         page.index(s)
         for s in ("How far forcing goes", "Forced answers beside", "Table 4's pattern")

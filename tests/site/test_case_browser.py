@@ -162,14 +162,16 @@ def test_csv_cells_are_quoted_and_never_formulas():
     import shutil
     import subprocess
 
-    from ocg.site.browser_page import PAGE
+    from ocg.site.render import static_text
 
     node = shutil.which("node")
     if node is None:
         if os.environ.get("CI") == "true":
             pytest.fail("node missing in CI")
         pytest.skip("node is not installed")
-    source = re.search(r"function csvCell\(v\) \{.*?\n\}", PAGE, re.S).group(0)
+    source = re.search(
+        r"function csvCell\(v\) \{.*?\n\}", static_text("case_browser.js"), re.S
+    ).group(0)
     cells = [
         "plain",
         "a, b",
@@ -267,12 +269,10 @@ def judged_cases(scored_run, tmp_path_factory):
 def test_the_judges_verdicts_sit_in_each_answers_row_and_their_disagreements_are_counted(
     judged_cases,
 ):
-    import json
-
-    from ocg.site.browser import FIELDS
+    from ocg.site.browser import FIELDS, read_index
     from ocg.site.chunks import read_chunk
 
-    index = json.loads(judged_cases.read_text().split("const INDEX = ", 1)[1].split(";\n", 1)[0])
+    index = read_index(judged_cases)
     assert [(e["n"], e["n_judged"], e["n_judge_disagrees"]) for e in index] == [
         (8, 6, 2)
     ]  # ANSWERS[2] twice

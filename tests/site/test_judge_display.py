@@ -11,6 +11,7 @@ import yaml
 
 from ocg.records import Signature
 from ocg.site.judge_note import judge_counts
+from ocg.site.render import fragment
 
 
 def signature(judge: dict) -> Signature:
@@ -26,7 +27,7 @@ def test_judged_and_unjudged_answers_and_disagreements_are_counted_per_model():
         }
     )
     ok = {"status": "ok", "judge": "served-judge"}
-    note = judge_counts(
+    counts = judge_counts(
         summary,
         {
             "small": signature({**ok, "unparsed": 32}),
@@ -34,6 +35,11 @@ def test_judged_and_unjudged_answers_and_disagreements_are_counted_per_model():
             "none": signature({"status": "missing", "reason": "no judge in the run file"}),
         },
     )
+    assert [(c.model, c.judged, c.unjudged, c.disagreements) for c in counts] == [
+        ("big", 3, 1, 1),
+        ("small", 0, 32, 0),
+    ]
+    note = fragment("notes.html", "judge_counts", counts)
     lines = note.split("</p>")[:-1]
     assert len(lines) == 2, note  # no line for a model no judge scored: its reason stands already
     assert (

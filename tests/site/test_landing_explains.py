@@ -15,6 +15,7 @@ from ocg.records import Signature
 from ocg.results.scores import load_scores
 from ocg.site import explain
 from ocg.site.landing import write_index
+from ocg.site.render import fragment
 from tests.helpers import two_models_rows
 
 ANSWERS = ["The boy rides a bike down the street.", "A bike, a boy and a street.", "The boy rode."]
@@ -70,7 +71,7 @@ def test_every_table1_column_has_a_legend_line_with_its_direction_and_unit(repor
             legend,
         ), m.name
     assert (
-        "<dt>pBLEU</dt><dd>how alike a set&#x27;s answers over its permutations are" in legend
+        "<dt>pBLEU</dt><dd>how alike a set&#39;s answers over its permutations are" in legend
         and "↓ lower is better" in legend
     )
 
@@ -86,7 +87,11 @@ def test_perplexity_from_a_fallback_is_said():
         Signature(),
         families={"perplexity": {"requested": "gpt2-xl", "used": "embedded:smollm2-135m-instruct"}},
     )
-    note = explain.missing_reasons(pd.DataFrame({"model": ["m"]}), {"m": sig})
+    note = fragment(
+        "notes.html",
+        "missing_reasons",
+        explain.missing_reasons(pd.DataFrame({"model": ["m"]}), {"m": sig}),
+    )
     assert (
         "<b>Perplexity</b> of m comes from <code>embedded:smollm2-135m-instruct</code>, not the paper's"
         " <code>gpt2-xl</code>" in note
@@ -114,10 +119,10 @@ def test_methods_are_rendered_into_the_report_escaped(report):
 
 
 def test_a_table_not_computed_is_not_shown_and_a_broken_one_costs_only_itself(tmp_path):
-    assert explain.other_tables(tmp_path, lambda df: "<table>") == ""
+    assert explain.other_tables(tmp_path) == []
     (tmp_path / "tables").mkdir()
     (tmp_path / "tables" / "table4.csv").write_text("model,metric\na,pbleu\n")  # no value column
-    page = explain.other_tables(tmp_path, lambda df: "<table>")
+    page = fragment("sections.html", "other_tables", explain.other_tables(tmp_path))
     assert (
         "<h2>Table 4: one-shot priming" in page and "table4.csv cannot be shown: KeyError" in page
     )
@@ -147,7 +152,7 @@ def test_the_landing_page_in_chromium_shows_every_table_with_its_legend(report):
 def test_pass_at_k_on_the_landing_page_from_notebook_11s_table(tmp_path):
     """Shown only where the run saved pass@k; values as the CSV has them; a model name escaped;
     an unreadable CSV costs only its own section."""
-    assert explain.pass_at_k(tmp_path, lambda df: df.to_html()) == ""
+    assert explain.pass_at_k(tmp_path) is None
     rows = [
         {
             "model": "<m>",
@@ -160,12 +165,12 @@ def test_pass_at_k_on_the_landing_page_from_notebook_11s_table(tmp_path):
         for k, v in zip((1, 2, 3, 4), (18.75, 25.0, 29.17, 33.33))
     ]
     save_table(pd.DataFrame(rows), "pass_at_k", tmp_path)
-    shown = explain.pass_at_k(tmp_path, lambda df: df.to_html(escape=True))
+    shown = fragment("sections.html", "pass_at_k", explain.pass_at_k(tmp_path))
     assert "k = 4" in shown and "33.33" in shown and "each instance's 4 samples" in shown
     assert "&lt;m&gt;" in shown and "<m>" not in shown
     (tmp_path / "tables" / "pass_at_k.csv").write_text("model,k\nx,1\n")
-    assert "pass_at_k.csv cannot be shown: KeyError" in explain.pass_at_k(
-        tmp_path, lambda df: df.to_html()
+    assert "pass_at_k.csv cannot be shown: KeyError" in fragment(
+        "sections.html", "pass_at_k", explain.pass_at_k(tmp_path)
     )
 
 

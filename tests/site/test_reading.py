@@ -12,11 +12,14 @@ from ocg.analysis import forcing
 from ocg.analysis.uncertainty import interval_text, units
 from ocg.core.paths import PROJECT_ROOT
 from ocg.site import caveats
-from ocg.site.landing import _CSS, _table_html
+from ocg.site.render import fragment, frame, static_text
 
 
 def test_a_wide_tables_key_column_stays_in_place():
-    assert re.search(r"\.scroll tr>:first-child\{position:sticky;left:0;[^}]*background:#fff", _CSS)
+    assert re.search(
+        r"\.scroll tr>:first-child\{position:sticky;left:0;[^}]*background:#fff",
+        static_text("landing.css"),
+    )
     t = pd.DataFrame(
         {
             "model": ["a", "a", "b", "b"],
@@ -24,7 +27,7 @@ def test_a_wide_tables_key_column_stays_in_place():
             **{f"m{i}": [1.0, 2.0, 3.0, 4.0] for i in range(20)},
         }
     ).set_index(["model", "condition"])
-    body = _table_html(t).split("<tbody>")[1]
+    body = frame(t).split("<tbody>")[1]
     firsts = re.findall(r"<tr>\s*<th>([^<]*)</th>", body)
     assert (
         firsts == ["a", "a", "b", "b"] and "rowspan" not in body
@@ -55,7 +58,7 @@ def _basis(tmp_path, n_by_model: dict) -> str:
     (tmp_path / "tables").mkdir(exist_ok=True)
     pd.DataFrame(rows).to_csv(tmp_path / "tables" / "table1_bootstrap_ci.csv", index=False)
     summary = pd.DataFrame({"model": list(n_by_model), "condition": "ordered", "n_answers": 48})
-    return caveats.table1_basis(tmp_path, summary)
+    return fragment("notes.html", "table1_basis", caveats.table1_basis(tmp_path, summary))
 
 
 def test_small_sample_is_said_once_per_table(tmp_path):

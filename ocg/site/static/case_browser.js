@@ -1,45 +1,9 @@
-"""The case browser's page (ocg/site/browser.py fills in __INDEX__): filters, the answer as
-written with the concepts found highlighted, sorting, CSV export, and an address that follows the filters."""
-
-from .browser_style import STYLE
-
-PAGE = (
-    r"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>ocg: case browser</title>
-<meta name="viewport" content="width=device-width, initial-scale=1">
-"""
-    + STYLE
-    + r"""</head><body>
-<h1>Case browser</h1>
-<p class="sub">Every answer of this report, as the model wrote it. Highlighted: where each concept was found by the order check (superscript: the concept's number in the asked order).</p>
-<div id="errors"></div><div id="notice" class="warn"></div><div id="nomatch" class="warn"></div>
-<fieldset>
-<label>Model<select id="model" multiple size="3"></select></label>
-<label>Condition<select id="condition" multiple size="4"></select></label>
-<label>Template<select id="template" multiple size="3"></select></label>
-<label>Concept set<select id="set"><option value="">all</option></select></label>
-<label>Permutation<input id="perm" type="number" min="0" style="width:5em" placeholder="all"></label>
-<label>Outcome<select id="outcome">
-<option value="">all</option><option value="present">all concepts present</option><option value="order">in order</option>
-<option value="reordered">all present, another order</option><option value="missed">a concept missed</option>
-<option value="degenerate">degenerate (any flag but the list flags)</option><option value="truncated">truncated (stopped at the token budget)</option>
-<option value="looping">looping (repeats itself)</option><option value="copies_list">copies the concept list (in order, one run)</option>
-<option value="bare_list">a bare list (the concepts and nothing else)</option><option value="order_not_copied">in order, not copying the list</option>
-<option value="failed">failed extraction</option><option value="judge_disagrees">the LLM judge's order verdict differs</option></select></label>
-<label>Text contains<input id="q" type="search" placeholder="word"></label>
-<label>Sort by<select id="sort"><option value="">concept set, permutation</option><option value="length">answer length</option>
-<option value="outcome">outcome</option></select></label>
-<span class="muted">Model, condition and template take several values (Ctrl- or ⌘-click); <button id="all">all of them</button></span>
-</fieldset>
-<div id="compare"></div>
-<div id="pager"><button id="prev">&larr; previous</button><span id="count"></span><button id="next">next &rarr;</button>
-<a id="permalink" href="#">link to this view</a> <a id="csv" download="cases.csv" href="#">export (CSV)</a></div>
-<table><thead><tr><th>concept set / perm</th><th>model / condition / template</th><th>concepts (asked order)</th><th>answer, concepts found</th><th>outcome</th><th>flags</th><th>prompt and raw output</th></tr></thead>
-<tbody id="rows"></tbody></table>
-<script>
+// The case browser's script (templates/case_browser.html inlines it): filters, the answer as written
+// with the concepts found highlighted, sorting, CSV export, and an address that follows the filters.
 "use strict";
 window.onerror = function (msg) { document.getElementById("errors").textContent = "Error: " + msg; };
-const INDEX = __INDEX__;
+// One entry per (model, condition, template): its chunk file under cases/ and its counts (ocg/site/browser.py)
+const INDEX = JSON.parse(document.getElementById("case-index").textContent);
 const PAGE = 50, MAX_CHUNKS = 40;  // at paper size a chunk holds 4,608 answers
 const MULTI = ["model", "condition", "template"], SINGLE = ["set", "perm", "outcome", "q", "sort"];
 const OUTCOMES = ["", "present", "order", "reordered", "missed", "degenerate", "truncated", "looping", "copies_list",
@@ -295,6 +259,3 @@ $("csv").onclick = () => exportCsv(shown);  // built when asked for: up to 40 ch
 $("prev").onclick = () => { page = Math.max(0, page - 1); render(); };
 $("next").onclick = () => { page += 1; render(); };
 load(true);
-</script></body></html>
-"""
-)
