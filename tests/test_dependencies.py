@@ -15,15 +15,12 @@ from pathlib import Path
 import pytest
 
 from ocg.core.paths import PROJECT_ROOT
+from tests.helpers import lock_entries
+from tests.helpers import normalized_name as _norm
 
 tomllib = pytest.importorskip("tomllib")  # the standard library's from Python 3.11
 
 PYPROJECT = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text())
-
-
-def _norm(name: str) -> str:
-    """A distribution's name as PEP 503 compares them."""
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _declared(*extras: str) -> set[str]:
@@ -94,8 +91,6 @@ def test_the_check_finds_an_undeclared_import(tmp_path):
 
 
 def test_every_declared_package_is_pinned_in_the_lock():
-    from tests.test_environment import lock_entries
-
     lock, _ = lock_entries()
     missing = sorted(_declared(*PYPROJECT["project"]["optional-dependencies"]) - set(lock))
     assert missing == []
