@@ -45,16 +45,23 @@ endef
 demo: $(STAMP)
 	$(VENV)/bin/ocg demo
 
+# The packages mypy checks ([tool.mypy] in pyproject.toml): floor by floor from the ground up, since
+# mypy also reports the modules a checked one imports, and a floor imports only those below it.
+MYPY_PATHS := ocg/core ocg/records ocg/weights
+
 test: $(STAMP)
 	$(VENV)/bin/ruff check ocg tests benchmarks
 	$(VENV)/bin/ruff format --check ocg tests benchmarks
+	$(VENV)/bin/mypy $(MYPY_PATHS)
 	$(call two_tiers,$(PY),$(PYTEST_ARGS))
 
-# The fast tier while developing: the linter and every test not marked slow (docs/developing.md).
+# The fast tier while developing: the linter, the type check and every test not marked slow
+# (docs/developing.md).
 .PHONY: test-fast
 test-fast: $(STAMP)
 	$(VENV)/bin/ruff check ocg tests benchmarks
 	$(VENV)/bin/ruff format --check ocg tests benchmarks
+	$(VENV)/bin/mypy $(MYPY_PATHS)
 	$(PY) -m pytest -m "not slow" -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 install: $(STAMP)

@@ -3,6 +3,7 @@ table, tiny models, and the benchmark scripts as modules."""
 
 import importlib
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -211,3 +212,25 @@ def benchmark(name: str):
         return importlib.import_module(name)
     finally:
         sys.path[:] = saved
+
+
+def normalized_name(name: str) -> str:
+    """A distribution's name as PEP 503 compares them."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def lock_entries(name="requirements.lock"):
+    """({package: version} of a lock file, the packages it marks no-deps)."""
+    from ocg.core.paths import PROJECT_ROOT
+
+    entries, nodeps = {}, set()
+    for line in (PROJECT_ROOT / name).read_text().splitlines():
+        spec = line.split("#")[0].strip()
+        if not spec:
+            continue
+        name, _, version = spec.partition("==")
+        assert version, f"requirements.lock: {line!r} is not pinned with =="
+        entries[normalized_name(name)] = version
+        if "no-deps" in line.split("#", 1)[-1] and "#" in line:
+            nodeps.add(normalized_name(name))
+    return entries, nodeps

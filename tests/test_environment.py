@@ -10,26 +10,10 @@ import pytest
 import yaml
 
 from ocg.core.paths import PROJECT_ROOT
+from tests.helpers import lock_entries
+from tests.helpers import normalized_name as _norm
 
 pytestmark = pytest.mark.tf4  # run on the second stack too (make test-tf4)
-
-
-def _norm(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
-def lock_entries(name="requirements.lock"):
-    entries, nodeps = {}, set()
-    for line in (PROJECT_ROOT / name).read_text().splitlines():
-        spec = line.split("#")[0].strip()
-        if not spec:
-            continue
-        name, _, version = spec.partition("==")
-        assert version, f"requirements.lock: {line!r} is not pinned with =="
-        entries[_norm(name)] = version
-        if "no-deps" in line.split("#", 1)[-1] and "#" in line:
-            nodeps.add(_norm(name))
-    return entries, nodeps
 
 
 def test_environment_yml_mirrors_the_lock():

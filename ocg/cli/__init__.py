@@ -5,7 +5,7 @@ from __future__ import annotations
 import errno
 import sys
 
-from ..core.errors import OcgInputError
+from ..core.errors import OcgError, OcgInterrupted
 from .parser import build_parser
 
 __all__ = ["build_parser", "main"]
@@ -29,38 +29,26 @@ def _os_error(exc: OSError) -> tuple[str, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run a command. Bad input exits 2, a fault (disk, server, network) 1, Ctrl-C 130, SIGTERM 143: each with
-    one `ocg: error:` line, never a traceback (docs/METHODS.md, "What ocg refuses")."""
+    """Run a command. Every error ocg raises is an OcgError whose kind gives the exit status (bad
+    input 2, a fault 1, stopped by SIGTERM 143); a file operation that fails exits 1 (2 for a
+    file where a folder belongs), Ctrl-C 130: each with one `ocg: error:` line, never a
+    traceback (docs/METHODS.md, "What ocg refuses")."""
     args = build_parser().parse_args(argv)
-    from ..core.errors import raise_on_sigterm, stopped_line
+    from ..core.interrupts import raise_on_sigterm, stopped_line
     from ..core.paths import settle_folder_variables
-    from ..generation.backends.constrained import NotForced
-    from ..generation.backends.openai_backend import ApiError
-    from ..generation.servers.server import ServerError
-    from ..sweep.slurm import SbatchError
 
     try:
         raise_on_sigterm()  # each layer marks what it was doing on the way out, as on Ctrl-C
         settle_folder_variables()  # before any kernel, task or job inherits them
         return args.func(args)
-    except OcgInputError as exc:
-        print(f"ocg: error: {exc}", file=sys.stderr)
-        return 2
-    except (
-        ApiError,
-        ServerError,
-        NotForced,
-        SbatchError,
-    ) as exc:  # the server's (or sbatch's) own words are the whole story
-        print(f"ocg: error: {exc}", file=sys.stderr)
-        return 1
+    except OcgError as exc:
+        stopped = isinstance(exc, OcgInterrupted)
+        print(stopped_line(exc, args.command) if stopped else f"ocg: error: {exc}", file=sys.stderr)
+        return exc.exit_status
     except OSError as exc:
         message, code = _os_error(exc)
         print(f"ocg: error: {message}", file=sys.stderr)
         return code
-    except (
-        KeyboardInterrupt
-    ) as exc:  # Ctrl-C: 130; SIGTERM (Terminated): 143, as a shell reports them
-        line, code = stopped_line(exc, args.command)
-        print(line, file=sys.stderr)
-        return code
+    except KeyboardInterrupt as exc:  # Ctrl-C: Python's own, not an OcgError
+        print(stopped_line(exc, args.command), file=sys.stderr)
+        return OcgInterrupted.exit_status

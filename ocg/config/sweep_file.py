@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 
-from ..core.errors import STOP_FILE, OcgInputError
+from ..core.errors import OcgInputError
+from ..core.interrupts import STOP_FILE
 from ..core.paths import FOLDER_VARIABLES
 
 # Slurm's time formats (sbatch --time): MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS; "0",

@@ -1,15 +1,56 @@
-"""Errors that name where bad input came from (file and line, or file and key)."""
+"""ocg's errors: one root, `OcgError`, whose kinds carry the exit status a command ends with.
+
+Every exception ocg defines derives from `OcgError` through one of three kinds: `OcgInputError`
+(bad input, exit 2: the message names the file, line or key and what was expected), `OcgFault`
+(the machine, a server, the network, a process beside this one: exit 1) and `OcgInterrupted`
+(work stopped from outside; ocg/core/interrupts.py). The command line catches `OcgError` alone
+and exits with its `exit_status` (ocg/cli/). The root is a BaseException so that interruptions,
+which nothing may catch as a failure, can be kinds of it; the failure kinds are also
+ValueError or RuntimeError, so `except Exception` catches them as before.
+"""
 
 from __future__ import annotations
 
+from typing import ClassVar
 
-class OcgInputError(ValueError):
-    """Bad input: the message names the file, line or key and what was expected."""
+
+class OcgError(BaseException):
+    """The root of every error ocg raises; never raised itself, only its kinds."""
+
+    exit_status: ClassVar[int] = 1
+
+
+class Located(OcgError):
+    """An error whose message is `where: problem`, the two kept as attributes (a caller may
+    re-raise `problem` under another `where`); picklable, so one raised in a worker process
+    reaches the parent whole. Not a kind: the kind comes from the class beside it."""
 
     def __init__(self, where: str, problem: str):
-        self.where = where
-        self.problem = problem
+        self.where, self.problem = where, problem
         super().__init__(f"{where}: {problem}")
+
+    def __reduce__(self):
+        return type(self), (self.where, self.problem)
+
+
+class OcgInputError(Located, ValueError):
+    """Bad input: the message names the file, line or key and what was expected. Exit 2."""
+
+    exit_status: ClassVar[int] = 2
+
+
+class OcgFault(OcgError, RuntimeError):
+    """A fault outside the input: a server that exits, an API that refuses, a model that cannot
+    be loaded, another process holding a lock. Exit 1."""
+
+    exit_status: ClassVar[int] = 1
+
+
+class OcgInterrupted(OcgError):
+    """Work stopped from outside before it finished; what was finished is kept. Exit 130, as a
+    shell reports Ctrl-C (a kind may say otherwise: SIGTERM 143)."""
+
+    exit_status: ClassVar[int] = 130
 
 
 def shown(value, limit: int = 200) -> str:
@@ -22,55 +63,3 @@ def shown(value, limit: int = 200) -> str:
     brief.maxlist = brief.maxtuple = brief.maxdict = brief.maxset = 10
     short = brief.repr(value)
     return short if len(short) <= limit + 20 else short[:limit] + f"... ({len(short):,} characters)"
-
-
-STOP_FILE = "OCG_STOP_FILE"  # set by a sweep's Slurm task (ocg/sweep/scripts.py)
-
-
-class StopRequested(BaseException):
-    """The job's time limit is near (Slurm's warning signal): stop after the batch in flight.
-    A BaseException, as Ctrl-C is: nothing catches it as a failure, the run card says interrupted."""
-
-
-def check_stop(where: str) -> None:
-    """Raise StopRequested when the task's stop file exists (one stat: cheap between batches)."""
-    import os
-
-    path = os.environ.get(STOP_FILE)
-    if path and os.path.exists(path):
-        raise StopRequested(
-            f"{where}: stopped before the time limit ({path}); the next start resumes"
-        )
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM (`kill`, `scancel`, a service stopping): the command stops as on Ctrl-C, each
-    layer marking what it was doing (a report failed, a run card interrupted, a notebook's kernel
-    shut down) on the way out. A KeyboardInterrupt, so every Ctrl-C path handles it too."""
-
-
-def raise_on_sigterm() -> None:
-    """Make SIGTERM raise Terminated in the main thread (the default kills the process at once:
-    no kernel shut down, no state written)."""
-    import signal
-
-    def stop(signum, frame):
-        raise Terminated(f"stopped by signal {signal.Signals(signum).name}")
-
-    signal.signal(signal.SIGTERM, stop)
-
-
-def stopped_line(exc: KeyboardInterrupt, command: str) -> tuple[str, int]:
-    """The one error line and the exit status of a command stopped by Ctrl-C (130) or SIGTERM
-    (143: 128 + its number, as a shell reports it). A progress bar left open mid-batch is ended
-    first, so the line starts a line of its own."""
-    import tqdm
-
-    for bar in list(getattr(tqdm.tqdm, "_instances", ())):
-        bar.close()
-    why = str(exc) if isinstance(exc, Terminated) else "interrupted (Ctrl-C)"
-    return (
-        f"ocg: error: {why} during `ocg {command}`; what was finished is kept, nothing half-done "
-        "is trusted; rerun to go on",
-        143 if isinstance(exc, Terminated) else 130,
-    )

@@ -18,13 +18,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .clock import utc_stamp
-from .errors import OcgInputError
+from .errors import Located, OcgFault
 from .files import loads_json, refuse_link
 
 
-class LockHeld(OcgInputError):
+class LockHeld(Located, OcgFault):
     """Another process holds the lock: not a failure of the work, only "not now" (a sweep records
-    no model failure for it)."""
+    no model failure for it). A fault, not bad input: the same command succeeds once the other
+    process is done (exit 1)."""
 
 
 def _who(fd: int) -> str:

@@ -83,7 +83,7 @@ def _mapping_error(node, problem: str, key_node) -> ConstructorError:
 
 def _construct_mapping(loader, node, deep=False):
     """A mapping whose keys are each given once, none a merge key or a list or mapping."""
-    seen = {}
+    seen: dict[Any, int] = {}  # key: the line it was first on
     for key_node, _ in node.value:
         if key_node.tag == "tag:yaml.org,2002:merge":
             raise _mapping_error(

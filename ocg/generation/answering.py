@@ -11,8 +11,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from ..core.errors import check_stop
 from ..core.frames import record_sample
+from ..core.interrupts import check_stop
 from ..records import RunStatus
 from .answer_store.completeness import tally_stores
 from .answer_store.store import GenerationStore

@@ -15,7 +15,7 @@ import contextlib
 import sys
 from pathlib import Path
 
-from ..core.errors import OcgInputError
+from ..core.errors import OcgFault, OcgInputError
 from ..core.files import read_yaml
 from ..core.layout import ExecutedNotebook, ReportFolder, outputs
 from ..core.notebook_names import ANALYSES
@@ -52,7 +52,7 @@ def steps(run: dict, report_dir: Path) -> list[tuple[str, dict, str]]:
     )
 
 
-class StepFailed(RuntimeError):
+class StepFailed(OcgFault):
     """A notebook of a report, a sweep's analyses or `ocg run-notebook` failed; the message names
     notebook, cell, error and copy."""
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.errors import OcgFault
 from .bleu import pair_weights
 
 
-class BleurtUnavailable(RuntimeError):
-    pass
+class BleurtUnavailable(OcgFault):
+    """The BLEURT checkpoint cannot be loaded here (not cached offline, not a checkpoint)."""
 
 
 def load_bleurt(checkpoint: str, device: str | None = None):

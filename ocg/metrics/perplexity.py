@@ -24,6 +24,7 @@ import importlib.util
 import os
 from importlib import metadata
 
+from ..core.errors import OcgFault
 from ..weights.embedded import EMBEDDED_PREFIX, ensure_converted
 from ..weights.hub import hub_reachable, unavailable_reason
 from .lm_nll import OcgLM, compute_perplexity, context_limit, guarded, load_ocg_lm
@@ -39,7 +40,7 @@ __all__ = [
 ]
 
 
-class PerplexityModelUnavailable(RuntimeError):
+class PerplexityModelUnavailable(OcgFault):
     """The configured model cannot be loaded here and no fallback was chosen."""
 
 

@@ -15,9 +15,11 @@ import math
 
 import numpy as np
 
+from ..core.errors import OcgFault
 
-class EmbeddingModelUnavailable(RuntimeError):
-    pass
+
+class EmbeddingModelUnavailable(OcgFault):
+    """The sentence-embedding model cannot be loaded here."""
 
 
 def _unit_rows(embeddings) -> np.ndarray:

@@ -4,11 +4,11 @@ every key checked against its field's type, and the closed vocabularies of statu
 from __future__ import annotations
 
 import types
-from dataclasses import MISSING, fields
+from dataclasses import MISSING, Field, fields
 from enum import Enum
 from functools import cache
 from pathlib import Path
-from typing import Any, ClassVar, Union, get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Any, ClassVar, Union, get_args, get_origin, get_type_hints
 
 from ..core.errors import OcgInputError
 from ..core.files import read_json, write_json
@@ -85,6 +85,15 @@ class Record:
     DERIVED: ClassVar[
         tuple[str, ...]
     ] = ()  # fields held otherwise in the JSON (Signature.families)
+
+    # Every record is a frozen dataclass whose last field is `other`: said here for the type
+    # checker, which cannot see the fields of the dataclasses that derive from this class.
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
+    other: dict[str, Any]
+
+    if TYPE_CHECKING:
+
+        def __init__(self, **values: Any) -> None: ...
 
     @classmethod
     @cache

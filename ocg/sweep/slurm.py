@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..core.errors import OcgFault
 from ..core.files import read_json, write_json
 from ..core.layout import SweepFolder
 from .config import resources_for, time_limit_s
@@ -64,7 +65,7 @@ def split_throttle(sizes: list[int], limit: int) -> list[tuple[int, int | None]]
     return [(share, None) for share in shares]
 
 
-class SbatchError(RuntimeError):
+class SbatchError(OcgFault):
     """sbatch refused a submission (or did not answer): its command line, quoted, and its words."""
 
 

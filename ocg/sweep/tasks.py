@@ -11,7 +11,8 @@ import time
 import traceback
 from dataclasses import replace
 
-from ..core.errors import OcgInputError, StopRequested, check_stop
+from ..core.errors import OcgInputError
+from ..core.interrupts import StopRequested, check_stop
 from ..core.layout import ExecutedNotebook, SweepFolder
 from ..core.lock import LockHeld, exclusive
 from ..core.paths import PROJECT_ROOT
@@ -31,7 +32,9 @@ from .state import (
 )
 
 BUSY = 75  # EX_TEMPFAIL: another process holds a lock this task needs; try again later
-INTERRUPTED = 79  # stopped at Slurm's time-limit warning; the job script requeues the task
+INTERRUPTED = (
+    StopRequested.exit_status
+)  # 79: stopped at Slurm's time-limit warning; the job script requeues the task
 
 
 def task_command(sweep: dict, model: str = "$MODEL") -> list[str]:

@@ -144,7 +144,8 @@ def ensure_converted(name: str) -> Path:
     )
     tokenizer.eos_token = info["eos"]
     tokenizer.pad_token = info["eos"]
-    tokenizer.add_bos_token = False
+    # transformers 5 defines this property's setter apart from its getter, which mypy misses
+    tokenizer.add_bos_token = False  # type: ignore[misc]
     eos_id = tokenizer.convert_tokens_to_ids(info["eos"])
     model.config.eos_token_id = model.config.pad_token_id = eos_id
     model.generation_config.eos_token_id = model.generation_config.pad_token_id = eos_id

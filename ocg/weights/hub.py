@@ -38,7 +38,8 @@ def is_hub_id(name: str | None) -> bool:
     from .embedded import EMBEDDED_PREFIX
 
     return (
-        bool(name)
+        name is not None
+        and name != ""
         and not name.startswith((EMBEDDED_PREFIX, "/", ".", "~"))
         and name.count("/") <= 1
         and not os.path.isdir(name)
@@ -47,7 +48,7 @@ def is_hub_id(name: str | None) -> bool:
 
 def is_pinned(revision: str | None) -> bool:
     """A full commit hash pins the weights; a branch (`main`) or a tag can move under the same name."""
-    return bool(revision) and re.fullmatch(r"[0-9a-f]{40}", revision) is not None
+    return revision is not None and re.fullmatch(r"[0-9a-f]{40}", revision) is not None
 
 
 def pin_note(revision: str | None) -> str:

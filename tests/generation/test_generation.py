@@ -15,6 +15,7 @@ import pytest
 
 from ocg.config.model_registry import get_model
 from ocg.core.errors import OcgInputError
+from ocg.core.lock import LockHeld
 from ocg.data import load_templates
 from ocg.generation import generate, read_generations
 from ocg.generation.backends.chat import detect_system_mode
@@ -159,7 +160,7 @@ def test_the_entrys_attention_is_the_one_that_runs():
 def test_a_load_cut_short_leaves_a_card_without_model_settings(monkeypatch):
     """A signal between from_pretrained and the generation config (CI saw SIGTERM there): the card
     the stopped run writes names no half-loaded model instead of failing on a missing config."""
-    from ocg.core.errors import Terminated
+    from ocg.core.interrupts import Terminated
     from ocg.generation.backends.transformers_backend import TransformersBackend
 
     backend = TransformersBackend(get_model("smollm2-135m-instruct"))
@@ -256,7 +257,7 @@ def test_a_second_writer_is_refused_at_once(tmp_path):
             assert proc.poll() is None
             time.sleep(0.05)
         t0 = time.time()
-        with pytest.raises(OcgInputError, match=rf"PID {proc.pid} on .* is writing here"):
+        with pytest.raises(LockHeld, match=rf"PID {proc.pid} on .* is writing here"):
             generate("smollm2-135m-instruct", out_dir=tmp_path, progress=False, **WORK)
         assert time.time() - t0 < 30  # refused before loading anything heavy
     finally:

@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from ocg.cli import main
-from ocg.core.errors import OcgInputError
+from ocg.core.lock import LockHeld
 from ocg.core.paths import NOTEBOOKS_DIR, PROJECT_ROOT
 from ocg.jobs import pipeline
 from ocg.jobs.staging import staging_dir
@@ -144,9 +144,7 @@ def test_a_report_being_rebuilt_is_whole_or_visibly_unfinished(
         seen["building"] = json.loads((staging / "report.json").read_text())
         seen["page"] = (staging / "index.html").read_text()
         seen["compare"] = main(["compare-reports", str(staging), str(folder)])
-        with pytest.raises(
-            OcgInputError, match=rf"PID {os.getpid()} on .* is building this report"
-        ):
+        with pytest.raises(LockHeld, match=rf"PID {os.getpid()} on .* is building this report"):
             pipeline.run_report(write_run(tmp_path, ONE))  # a second run of the same report
 
     assert report(monkeypatch, tmp_path, ONE, during=("03_main_results", mid_run)) == 0

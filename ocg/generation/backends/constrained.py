@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from ...core.errors import OcgFault
 from ...data.lexicon import lexicon_version
 from ..ordered_grammar import GRAMMAR_RULE, GRAMMAR_VERSION, grammar_sha256
 
@@ -102,7 +103,7 @@ def processors_for(backend, regexes: list[str | None]) -> list | None:
     return [backend._grammar_compiler.logits_processor(regexes)]
 
 
-class NotForced(RuntimeError):
+class NotForced(OcgFault):
     """An answer of a constrained condition that its grammar does not admit: the decoder (a
     server that ignored the regex) did not force it. The run stops before the batch is written."""
 

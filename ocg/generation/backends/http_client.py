@@ -19,12 +19,14 @@ import requests
 import urllib3
 from urllib3.connection import HTTPConnection, HTTPSConnection
 
+from ...core.errors import OcgFault
 
-class DeadlineExceeded(Exception):
+
+class DeadlineExceeded(OcgFault):
     """No complete answer before the request's deadline."""
 
 
-class BodyTooLong(Exception):
+class BodyTooLong(OcgFault):
     """The answer's body is longer than the caller allows."""
 
 

@@ -23,13 +23,14 @@ import io
 
 import urllib3
 
+from ...core.errors import OcgFault
 from ...core.files import loads_json
 
 EXCERPT_CHARS = 300
 MAX_BODY_BYTES = 64 * 2**20  # far above any chat answer (32k tokens stream in about 7 MB)
 
 
-class ApiError(RuntimeError):
+class ApiError(OcgFault):
     """A request that retrying cannot fix (bad key, unknown model, malformed answer, other 4xx)."""
 
 

@@ -9,10 +9,11 @@ import re
 import time
 
 from ...config.model_registry import ModelSpec
+from ...core.errors import OcgFault
 from .openai_answer import EXCERPT_CHARS, ApiError, scrub
 
 
-class Retryable(Exception):
+class Retryable(OcgFault):
     """A failed attempt worth retrying; `wait` is the server's Retry-After, if it gave one."""
 
     def __init__(self, what: str, wait: float | None = None):

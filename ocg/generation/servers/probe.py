@@ -9,12 +9,13 @@ from pathlib import Path
 import requests
 import urllib3
 
+from ...core.errors import OcgFault
 from ...core.files import loads_json
 from ..backends.http_client import BodyTooLong, DeadlineExceeded, broken_answer, fetch, session
 from ..backends.openai_answer import ApiError, decode_body, scrub
 
 
-class ServerError(RuntimeError):
+class ServerError(OcgFault):
     """The server could not be started, or stopped answering."""
 
 

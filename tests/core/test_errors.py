@@ -1,0 +1,141 @@
+"""One error root: every exception ocg defines is an OcgError whose kind gives the command's exit
+status, and the command line turns each into one `ocg: error:` line."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import importlib
+import inspect
+import pickle
+import pkgutil
+from pathlib import Path
+
+import pytest
+
+import ocg
+from ocg.cli import main
+from ocg.core.errors import Located, OcgError, OcgFault, OcgInputError, OcgInterrupted
+from ocg.core.interrupts import StopRequested, Terminated
+from ocg.core.lock import LockHeld, exclusive
+from ocg.generation.backends.openai_answer import ApiError
+
+PACKAGE = Path(ocg.__file__).parent
+# where the kinds mix in a built-in exception (ValueError, RuntimeError, KeyboardInterrupt)
+KIND_MODULES = {PACKAGE / "core" / "errors.py", PACKAGE / "core" / "interrupts.py"}
+BUILTIN_EXCEPTIONS = {
+    name
+    for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, BaseException)
+}
+
+
+def exception_classes() -> dict[str, type]:
+    """Every exception class defined at the top of a module of ocg (or in a class of one)."""
+    found = {}
+    for info in pkgutil.walk_packages(ocg.__path__, "ocg."):
+        if info.name.endswith(".__main__"):  # runs the command line when imported
+            continue
+        module = importlib.import_module(info.name)
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if cls.__module__ == module.__name__ and issubclass(cls, BaseException):
+                found[f"{cls.__module__}.{cls.__qualname__}"] = cls
+    return found
+
+
+def test_every_exception_of_ocg_derives_from_the_one_root():
+    classes = exception_classes()
+    assert {"ocg.core.lock.LockHeld", "ocg.generation.backends.openai_answer.ApiError"} <= set(
+        classes
+    )
+    assert len(classes) >= 15
+    outside = sorted(name for name, cls in classes.items() if not issubclass(cls, OcgError))
+    assert outside == []
+    for name, cls in classes.items():
+        if cls in (OcgError, Located):  # the root and the `where: problem` base: no kinds
+            continue
+        # a failure is still an Exception (so `except Exception` catches it as before); an
+        # interruption never is, as Ctrl-C is not
+        assert issubclass(cls, Exception) != issubclass(cls, OcgInterrupted), name
+
+
+def test_no_class_anywhere_derives_from_a_builtin_exception_outside_the_kinds():
+    """Classes inside functions, too, which importing the modules does not show."""
+    offenders = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path in KIND_MODULES:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.ClassDef):
+                bases = {b.id for b in node.bases if isinstance(b, ast.Name)}
+                if bases & BUILTIN_EXCEPTIONS:
+                    offenders.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {node.name}")
+    assert offenders == []
+
+
+def test_each_kind_carries_its_exit_status():
+    assert (OcgInputError.exit_status, OcgFault.exit_status, OcgInterrupted.exit_status) == (
+        2,
+        1,
+        130,
+    )
+    assert (Terminated.exit_status, StopRequested.exit_status) == (143, 79)
+    assert LockHeld.exit_status == 1 and not issubclass(LockHeld, OcgInputError)
+    assert issubclass(ApiError, OcgFault) and issubclass(Terminated, KeyboardInterrupt)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        OcgInputError("runs/a.yaml: seed", "expected an integer"),
+        LockHeld("out/m", "PID 1 holds it"),
+    ],
+)
+def test_a_located_error_crosses_a_process_boundary_whole(error):
+    back = pickle.loads(pickle.dumps(error))
+    assert type(back) is type(error) and str(back) == str(error)
+    assert (back.where, back.problem) == (error.where, error.problem)
+
+
+@pytest.mark.parametrize(
+    "error, status, line",
+    [
+        (OcgInputError("x.jsonl:3", "expected JSON"), 2, "ocg: error: x.jsonl:3: expected JSON"),
+        (ApiError("HTTP 401 from the server"), 1, "ocg: error: HTTP 401 from the server"),
+        (
+            StopRequested("m: stopped before the time limit (stop); the next start resumes"),
+            79,
+            "ocg: error: m: stopped before the time limit (stop); the next start resumes",
+        ),
+        (
+            Terminated("stopped by signal SIGTERM"),
+            143,
+            "ocg: error: stopped by signal SIGTERM during `ocg repair`; what was finished is kept",
+        ),
+        (KeyboardInterrupt(), 130, "ocg: error: interrupted (Ctrl-C) during `ocg repair`"),
+    ],
+)
+def test_the_command_line_exits_with_the_kinds_status(
+    monkeypatch, capsys, tmp_path, error, status, line
+):
+    from ocg.generation.answer_store import repair
+
+    def fail(target):
+        raise error
+
+    monkeypatch.setattr(repair, "repair", fail)
+    assert main(["repair", str(tmp_path)]) == status
+    err = capsys.readouterr().err
+    assert err.startswith(line) and err.count("ocg: error:") == 1 and "Traceback" not in err
+
+
+def test_a_busy_lock_exits_1_with_one_error_line(capsys, tmp_path):
+    folder = tmp_path / "generations" / "m"
+    folder.mkdir(parents=True)
+    (folder / "ordered.jsonl").write_text("")
+    with exclusive(folder, doing="is writing here"):  # another writer, as far as flock can tell
+        status = main(["repair", str(folder)])
+    err = capsys.readouterr().err
+    assert status == 1, err
+    assert err.startswith(f"ocg: error: {folder}: PID ") and "is writing here" in err
+    assert err.count("ocg: error:") == 1 and err.count("\n") == 1
