@@ -195,11 +195,6 @@ class SweepFolder:
     analysis_script = _inside("slurm", "analysis.sbatch")
     manifest = _inside("slurm", "manifest.json", doc="What was submitted to Slurm, and when.")
 
-    @classmethod
-    def of(cls, sweep: dict) -> SweepFolder:
-        """The folder of a loaded sweep file (its `outputs` and `name`)."""
-        return cls(Path(sweep["outputs"]), sweep["name"])
-
     @property
     def outputs(self) -> Outputs:
         return Outputs(self.root)

@@ -20,8 +20,9 @@ from pathlib import Path
 import pandas as pd
 
 from ..analysis.paper_tables import summary_medians
+from ..config.checked_run import CheckedRun
+from ..config.run_file import RunFile
 from ..core.files import atomic_path
-from ..core.frames import DEFAULT_N_CONCEPTS
 from ..core.layout import ExecutedNotebook, ModelScores, ReportFolder
 from ..core.provenance import git_state
 from ..data.instances import PERMUTATION_SEED
@@ -91,22 +92,22 @@ def _notebook_link(report_dir: Path, name: str, href: str) -> str:
     return f"<a href='{_esc(results.name)}'>{_esc(name)}</a> (<a href='{_esc(href)}'>with code</a>)"
 
 
-def _permutations(run: dict) -> str:
+def _permutations(file: RunFile) -> str:
     """'all 120 permutations', or '3 of 120 permutations per set (seeded sample, seed 0)'."""
-    total = math.factorial(int(run.get("n_concepts", DEFAULT_N_CONCEPTS)))
-    if not run.get("permutations"):
+    total = math.factorial(file.n_concepts)
+    if not file.permutations:
         return f"all {total} permutations"
-    return f"{run['permutations']} of {total} permutations per set (seeded sample, seed {PERMUTATION_SEED})"
+    return f"{file.permutations} of {total} permutations per set (seeded sample, seed {PERMUTATION_SEED})"
 
 
-def _decoding(run: dict) -> str:
+def _decoding(file: RunFile) -> str:
     """'greedy, one answer per prompt', or '4 sampled answers per prompt (temperature 0.7, top_p 0.95)'."""
-    sampling = run.get("sampling")
+    sampling = file.sampling
     if not sampling:
         return "greedy, one answer per prompt"
     return (
-        f"{run.get('samples', 1)} sampled answer{'s' * (run.get('samples', 1) > 1)} per prompt "
-        f"(temperature {sampling['temperature']:g}, top_p {sampling.get('top_p', 1.0):g}, a seed per sample)"
+        f"{file.samples} sampled answer{'s' * (file.samples > 1)} per prompt "
+        f"(temperature {sampling.temperature:g}, top_p {sampling.top_p:g}, a seed per sample)"
     )
 
 
@@ -131,7 +132,7 @@ class SiteInputs:
     """What a landing page is written from besides its folder, title and notebook pages: the run
     (or sweep) it reports, the roots its scores and generations lie under, the failed notebooks."""
 
-    run: dict
+    run: CheckedRun
     scores_root: str | Path
     generations_root: str | Path
     failures: dict | None = None
@@ -145,7 +146,8 @@ def write_index(report_dir: str | Path, title: str, pages: list[tuple[str, str]]
     report_dir = Path(report_dir)
     report = ReportFolder(report_dir)
     failures = given.failures or {}
-    models = list(run["models"])
+    file = run.file
+    models = list(file.models)
     unfinished = {
         m: unfinished_reason(ModelScores.of(m, scores_root).folder)
         for m in models
@@ -165,12 +167,12 @@ def write_index(report_dir: str | Path, title: str, pages: list[tuple[str, str]]
         browser = f"<p><a href='{report.cases.name}'><b>Case browser</b></a>: every answer, filterable by model, condition, template, concept set, permutation and outcome, with the matched tokens highlighted.</p>"
     git = git_state()
     what = (
-        f"<p class='sub'>Models: {_esc(', '.join(models))}<br>Conditions: {_esc(', '.join(run['conditions']))}; "
-        f"{_esc(run.get('subset_k') or 'all')} concept set{'' if run.get('subset_k') == 1 else 's'} of {_esc(run.get('n_concepts', DEFAULT_N_CONCEPTS))} concepts; "
-        f"{_esc(_permutations(run))}; templates: "
-        f"{_esc(run.get('template_ids') or 'all six')}; {_esc(_decoding(run))}<br>Written {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M} UTC "
+        f"<p class='sub'>Models: {_esc(', '.join(models))}<br>Conditions: {_esc(', '.join(file.conditions))}; "
+        f"{_esc(file.subset_k or 'all')} concept set{'' if file.subset_k == 1 else 's'} of {_esc(file.n_concepts)} concepts; "
+        f"{_esc(_permutations(file))}; templates: "
+        f"{_esc(file.template_ids or 'all six')}; {_esc(_decoding(file))}<br>Written {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M} UTC "
         f"from git commit <code>{_esc(str(git['commit'])[:12])}</code>{' (with uncommitted changes)' if git.get('dirty') else ''}"
-        f"; run file <code>{_esc(run.get('file', ''))}</code><br>Every definition and choice: "
+        f"; run file <code>{_esc(run.path)}</code><br>Every definition and choice: "
         f"<a href='{_esc(report.methods.name)}'>docs/METHODS.md</a></p>"
     )
     methods_page.write_methods(report_dir)
@@ -195,7 +197,7 @@ def write_index(report_dir: str | Path, title: str, pages: list[tuple[str, str]]
         explain.other_tables(
             report_dir,
             _table_html,
-            {"table7": run.get("table7_note") or ""},
+            {"table7": file.table7_note},
             {"table4": summary_medians(scores["summary"], "ordered_one_shot")},
             {"table4": summary_medians(scores["summary"], "ordered_one_shot", "slor")},
         ),

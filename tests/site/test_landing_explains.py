@@ -15,7 +15,7 @@ from ocg.records import Signature
 from ocg.results.scores import load_scores
 from ocg.site import explain
 from ocg.site.landing import write_index
-from tests.helpers import two_models_rows
+from tests.helpers import checked_run, two_models_rows
 
 ANSWERS = ["The boy rides a bike down the street.", "A bike, a boy and a street.", "The boy rode."]
 
@@ -40,11 +40,13 @@ def report(scored_run):
         out,
         "t",
         [],
-        run={
-            "models": ["a", "b"],
-            "conditions": ["original", "ordered", "ordered_one_shot"],
-            "file": "r",
-        },
+        run=checked_run(
+            **{
+                "models": ["a", "b"],
+                "conditions": ["original", "ordered", "ordered_one_shot"],
+                "file": "r",
+            }
+        ),
         scores_root=root / "scores",
         generations_root=root / "gen",
     ).read_text()
@@ -200,7 +202,7 @@ def test_groups_of_one_answer_have_no_pairwise_metric_and_the_page_says_why(scor
         out,
         "t",
         [],
-        run={"models": ["a"], "conditions": ["original", "ordered"], "file": "r"},
+        run=checked_run(**{"models": ["a"], "conditions": ["original", "ordered"], "file": "r"}),
         scores_root=root / "scores",
         generations_root=root / "gen",
     ).read_text()
