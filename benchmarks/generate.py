@@ -27,7 +27,6 @@ is then today's settings on this stack."""
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import statistics
 import subprocess
@@ -84,11 +83,12 @@ def demo_prompts(
 
 def make_backend(base, name: str) -> TransformersBackend:
     batch, overrides, compiled, attention = VARIANTS[name]
-    spec = dataclasses.replace(
-        base,
-        batch_size=batch or base.batch_size,
-        attention=attention or base.attention,
-        generation_overrides={**base.generation_overrides, **overrides},
+    spec = base.model_copy(
+        update=dict(
+            batch_size=batch or base.batch_size,
+            attention=attention or base.attention,
+            generation_overrides={**base.generation_overrides, **overrides},
+        )
     )
     backend = TransformersBackend(spec)
     backend.generate(

@@ -11,7 +11,6 @@ script unpacked found on the path (what `--gguf` does now); --model-dir and --gg
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 from pathlib import Path
 
@@ -45,11 +44,8 @@ def main() -> None:
     add_model_source(parser)
     args = parser.parse_args()
     dev, n, tokens = args.device, args.n, args.tokens
-    spec = dataclasses.replace(
-        get_model("smollm2-135m-instruct"),
-        id=model_id(args),
-        max_new_tokens=tokens,
-        dtype="bfloat16",
+    spec = get_model("smollm2-135m-instruct").model_copy(
+        update=dict(id=model_id(args), max_new_tokens=tokens, dtype="bfloat16")
     )
     backend = TransformersBackend(spec, batch_size=16, device=dev)
     rendered = [backend.render(m) for m in sample_messages(6 * n, seed=0)]

@@ -25,7 +25,6 @@ OCG_MODEL_CACHE) is used.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import datetime
 import importlib.util
 import platform
@@ -187,17 +186,16 @@ def main(argv: list[str] | None = None) -> None:
     if args.device == "cuda" and not torch.cuda.is_available():
         raise SystemExit("no CUDA device here; --device cpu runs the same check on the CPU")
     t0 = time.perf_counter()
-    base = dataclasses.replace(
-        get_model(ENTRY),
-        id=model_id(args),
-        max_new_tokens=args.max_new_tokens,
-        batch_size=args.batch_size,
+    base = get_model(ENTRY).model_copy(
+        update=dict(
+            id=model_id(args), max_new_tokens=args.max_new_tokens, batch_size=args.batch_size
+        )
     )
     messages = sample_messages(args.prompts, seed=0)
     rows = [
         [
             label,
-            *measure(dataclasses.replace(base, dtype=dtype, quantization=quant), args, messages),
+            *measure(base.model_copy(update=dict(dtype=dtype, quantization=quant)), args, messages),
         ]
         for label, dtype, quant in settings(args)
     ]

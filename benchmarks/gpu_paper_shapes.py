@@ -74,13 +74,13 @@ def paper_prompts() -> int:
     for path in sorted((ROOT / "params" / "sweeps").glob("paper*.yaml")):
         sweep = load_sweep(path)  # `extends:` followed, defaults filled
         per_condition = (
-            (sweep.get("subset_k") or 192)
-            * (sweep.get("permutations") or 24)
-            * len(sweep.get("template_ids") or range(6))
+            (sweep.file.subset_k or 192)
+            * (sweep.file.permutations or 24)
+            * len(sweep.file.template_ids or range(6))
         )
-        for model in sweep["models"]:
+        for model in sweep.file.models:
             if models[model].backend == "transformers":
-                for condition in sweep["conditions"]:
+                for condition in sweep.file.conditions:
                     key = (model, condition)
                     prompts[key] = max(prompts.get(key, 0), per_condition)
     return sum(prompts.values())
@@ -90,11 +90,11 @@ def ocg_pass(
     folder: Path, name: str, args, quantization: str, out: Path
 ) -> tuple[dict, list[dict]]:
     """One `ocg generate` run; its figures and records (in plan order)."""
-    from ocg.config.model_registry import ModelSpec
+    from ocg.config.models_file import ModelEntry
     from ocg.core.layout import ModelGenerations
     from ocg.generation import GenerationStore, generate
 
-    spec = ModelSpec(
+    spec = ModelEntry(
         name=name,
         id=str(folder),
         quantization=quantization,
@@ -132,7 +132,7 @@ def ocg_pass(
 
 
 def measure(shape: str, folder: Path, quantization: str, args, work: Path) -> dict:
-    from ocg.config.model_registry import ModelSpec
+    from ocg.config.models_file import ModelEntry
     from ocg.generation.backends.transformers_backend import TransformersBackend
 
     row, records = ocg_pass(
@@ -144,7 +144,7 @@ def measure(shape: str, folder: Path, quantization: str, args, work: Path) -> di
         batches.setdefault(r["batch_index"], []).append(r["prompt"])
     ocg_raw = [r["raw"] for r in records]
     backend = TransformersBackend(
-        ModelSpec(
+        ModelEntry(
             name="bare",
             id=str(folder),
             quantization=quantization,
@@ -194,26 +194,33 @@ def free_device() -> None:
 def smollm2_batch_32_vs_auto(args) -> dict:
     """SmolLM2's real answers at batch 32 and at `batch_size: auto` on this device, through ocg's backend
     (docs/METHODS.md, "What a larger batch changes"): the share that differ, and answers/s at each."""
-    import dataclasses
-
     from ocg.config.model_registry import get_model
     from ocg.generation.backends.batch_auto import resolve_batch_size
-    from ocg.generation.backends.transformers_backend import TransformersBackend
+    from ocg.generation.backends.transformers_backend import (
+        TransformersBackend,
+        TransformersPrompts,
+    )
     from ocg.generation.invariance import answers, differing, sample_messages
 
-    spec = dataclasses.replace(
-        get_model("smollm2-135m-instruct"),
-        id=str(Path(args.smollm2_dir).resolve()),
-        dtype=args.dtype,
-        quantization="none",
-        batch_size="auto",
+    spec = get_model("smollm2-135m-instruct").model_copy(
+        update={
+            "id": str(Path(args.smollm2_dir).resolve()),
+            "dtype": args.dtype,
+            "quantization": "none",
+            "batch_size": "auto",
+        }
     )
-    backend = TransformersBackend(spec, device=args.device)
-    rendered = [backend.render(m) for m in sample_messages(args.prompts, seed=0)]
+    prompts = TransformersPrompts(spec)  # `auto` is a number before the backend is built
+    rendered = [prompts.render(m) for m in sample_messages(args.prompts, seed=0)]
     with (
         tempfile.TemporaryDirectory() as tmp
     ):  # no run card there: the estimate, not a resumed size
-        resolve_batch_size(backend, dict(enumerate(rendered)), Path(tmp) / "card")
+        batch = resolve_batch_size(
+            spec, prompts, dict(enumerate(rendered)), Path(tmp) / "card", device=args.device
+        )
+    backend = TransformersBackend(
+        spec, batch.size, batch_auto=batch.auto, prompts=prompts, device=args.device
+    )
     auto = backend.batch_size
     fixed, _, fixed_s = answers(backend, rendered, 32)
     chosen, tokens, auto_s = answers(backend, rendered, auto)

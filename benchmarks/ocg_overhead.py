@@ -174,16 +174,15 @@ def padded_shapes(backend) -> dict:
 
 
 def main() -> dict:
-    import dataclasses
 
     import torch
 
-    from ocg.config.model_registry import ModelSpec
+    from ocg.config.models_file import ModelEntry
     from ocg.generation.backends.transformers_backend import TransformersBackend
 
     with tempfile.TemporaryDirectory(prefix="ocg-overhead-") as tmp:
         folder = paper_shapes.build("tiny", Path(tmp) / "model", dtype="float32")
-        spec = ModelSpec(
+        spec = ModelEntry(
             name="tiny",
             id=str(folder),
             quantization="none",
@@ -203,7 +202,7 @@ def main() -> dict:
             "model": "tiny random Llama (paper_shapes.py), float32, CPU",
             "torch_threads": torch.get_num_threads(),
             "host_syncs": host_syncs(backend, texts),
-            "per_batch": spans_of_a_run(dataclasses.replace(spec), Path(tmp) / "out"),
+            "per_batch": spans_of_a_run(spec.model_copy(), Path(tmp) / "out"),
             "side_by_side": side_by_side(),
             "padded_shapes": padded_shapes(backend),
             **provenance(),

@@ -234,3 +234,17 @@ def lock_entries(name="requirements.lock"):
         if "no-deps" in line.split("#", 1)[-1] and "#" in line:
             nodeps.add(normalized_name(name))
     return entries, nodeps
+
+
+def checked_run(models, conditions, file="r.yaml", name="t", **fields):
+    """A CheckedRun as `ocg report` hands one to the plan and the pages, without checking the
+    models, templates or scoring files a real run names (the pages and the plan read none)."""
+    from ocg.config.checked_run import CheckedRun
+    from ocg.config.model_registry import MODELS_FILE
+    from ocg.config.run_file import RunFile
+    from ocg.scoring import load_scoring_config
+
+    run = RunFile.model_validate(
+        {"name": name, "models": models, "conditions": conditions, **fields}
+    )
+    return CheckedRun(run, {}, MODELS_FILE, load_scoring_config(), Path(file))

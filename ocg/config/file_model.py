@@ -24,17 +24,20 @@ from pydantic import (
     WithJsonSchema,
     WrapValidator,
 )
+from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import PydanticCustomError
 
 from ..core.errors import OcgInputError, shown
 
 
 class ConfigModel(BaseModel):
-    """A section of a parameter file: every key known, every value of its type."""
+    """A section of a parameter file: every key known, every value of its type; frozen, as the
+    object validation returns is what the code reads (never a dict rebuilt from it)."""
 
     model_config = ConfigDict(
         extra="forbid",
         strict=True,
+        frozen=True,
         allow_inf_nan=False,
         protected_namespaces=(),
         use_attribute_docstrings=True,  # each field's docstring is its description in the schema
@@ -172,6 +175,15 @@ class _Field:
         return f"a {'non-empty ' if self.nonempty else ''}list of {_kind(self.items())}"
 
 
+def file_fields(model: type[BaseModel]) -> list[str]:
+    """The fields a file may write (not those ocg fills in itself, such as an entry's name)."""
+    return [
+        name
+        for name, info in model.model_fields.items()
+        if not any(isinstance(m, SkipJsonSchema) for m in info.metadata)
+    ]
+
+
 def _model_in(annotation: Any) -> type[BaseModel] | None:
     return next(
         (t for t in _leaves(annotation) if isinstance(t, type) and issubclass(t, BaseModel)), None
@@ -247,7 +259,7 @@ def validate(model: type[BaseModel], raw: Any, where: str) -> Any:
     """`raw` as a `model`, or an OcgInputError naming the first problem (`where`: `file:` for a
     file's top level, `file: section` below it)."""
     if not isinstance(raw, dict):
-        fields = ", ".join(model.model_fields)
+        fields = ", ".join(file_fields(model))
         raise OcgInputError(where.rstrip(":"), f"expected a mapping of {fields}")
     try:
         return model.model_validate(raw)
@@ -257,11 +269,11 @@ def validate(model: type[BaseModel], raw: Any, where: str) -> Any:
     if error["type"] == "extra_forbidden":
         _, _, current, names = _walk(model, loc[:-1])
         owner = _model_in(current)
-        known = sorted(owner.model_fields) if owner else []
+        known = sorted(file_fields(owner)) if owner else []
         raise OcgInputError(_address(where, (*names, str(loc[-1]))), f"unknown key; known: {known}")
     field, path, current, names = _walk(model, loc)
     if error["type"] == "model_type" and path != loc:  # a mapping's value that is no mapping
-        fields = ", ".join(_model_in(current).model_fields)
+        fields = ", ".join(file_fields(_model_in(current)))
         raise OcgInputError(_address(where, names), f"expected a mapping of {fields}")
     names = names[: len(path)]  # the field's own address: list items belong to its value
     if error["type"] == "ocg":

@@ -1,15 +1,15 @@
-"""The model registry (params/models.yaml): validated entries, errors naming model and field."""
+"""The model registry (params/models.yaml): its entries loaded as ModelEntry objects
+(ocg/config/models_file.py), errors naming model and field."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..core.errors import OcgInputError
 from ..core.files import read_extends_chain
 from ..core.names import check_name
 from ..core.paths import PARAMS_DIR
-from .file_model import validate
+from .file_model import file_fields, validate
 from .model_checks import RATE_KEYS, generation_defaults
 from .models_file import (
     ATTENTIONS,
@@ -23,9 +23,9 @@ from .models_file import (
     SEED_MAX,
     SYSTEM_MODES,
     SYSTEM_PROMPTS,
-    ApiBlock,
     ModelDefaults,
     ModelEntry,
+    ReplayBlock,
 )
 
 __all__ = [  # the entries' vocabulary, written in ocg/config/models_file.py
@@ -43,7 +43,7 @@ __all__ = [  # the entries' vocabulary, written in ocg/config/models_file.py
     "SEED_MAX",
     "SYSTEM_MODES",
     "SYSTEM_PROMPTS",
-    "ModelSpec",
+    "ModelEntry",
     "generation_defaults",
     "get_model",
     "load_models",
@@ -54,84 +54,26 @@ MODELS_FILE = PARAMS_DIR / "models.yaml"
 MAX_EXTENDS = 50  # models files in one `extends` chain: a longer one is a mistake, not a layout
 
 
-@dataclass(frozen=True)
-class ModelSpec:
-    """One models-file entry. Its field defaults are every entry's (the schema's, ModelDefaults in
-    ocg/config/models_file.py, are held equal to them by a test); a models file's `defaults:`
-    mapping changes them for that file's entries."""
-
-    name: str
-    id: str
-    backend: str = "transformers"
-    revision: str = "main"
-    quantization: str = "4bit"
-    dtype: str = "bfloat16"
-    attention: str = "auto"
-    trust_remote_code: bool = False
-    max_new_tokens: int = 128
-    batch_size: int | str = 32  # auto: the largest that fits on CUDA (generation/batch_auto.py)
-    pad_multiple: int | str = (
-        "auto"  # prompts padded to a multiple of it; auto: 8 on CUDA, 1 elsewhere
-    )
-    seed: int = 42
-    answer_extraction: str = "plain"
-    system_mode: str = "auto"
-    system_prompt: str = "paper"
-    prompt_date: str = DEFAULT_PROMPT_DATE
-    decoding: str = "greedy"
-    generation_overrides: dict = field(default_factory=dict)
-    batch_check: int = 16
-    paper_name: str | None = None
-    paper_id: str | None = (
-        None  # the id the paper's Table 5 prints (the comparison joins on it); default: id
-    )
-    base_model: str | None = None
-    api: dict = field(default_factory=dict)
-    replay: dict = field(default_factory=dict)
-
-    def as_dict(self) -> dict:
-        return asdict(self)
-
-
-# The api block's defaults (ocg/config/models_file.py, ApiBlock), filled in for openai entries.
-API_DEFAULTS = {
-    key: ApiBlock.model_fields[key].default
-    for key in (
-        "key_env",
-        "concurrency",
-        "timeout_s",
-        "max_retries",
-        "temperature",
-        "backoff_s",
-        "token_param",
-        "max_retry_wait_s",
-    )
-}
-SERVER_DEFAULTS = {"startup_timeout_s": 600}
-
-
-def _validate_api(where: str, api: dict, backend: str) -> dict:
-    """The api block with its defaults (its fields were checked with the entry's): only openai
-    entries take one, and they need a key, or a server started for the run."""
-    if backend != "openai":
-        if api:
+def _check_api(where: str, entry: ModelEntry) -> None:
+    """Only openai entries take an api block, and they need a key, or a server started for the
+    run (the block's own defaults fill in the rest)."""
+    api = entry.api
+    if entry.backend != "openai":
+        if api is not None:
             raise OcgInputError(f"{where}.api", "only the openai backend takes an api block")
-        return {}
-    if "key_env" not in api and "server" not in api:  # a server started for the run needs no key
+        return
+    if api is None or ("key_env" not in api.model_fields_set and api.server is None):
         raise OcgInputError(f"{where}.api.key_env", "missing (required by the openai backend)")
-    merged = {**API_DEFAULTS, **api}
-    if "server" in merged:
-        merged["server"] = {**SERVER_DEFAULTS, **merged["server"]}
-        if "{key}" in merged["server"]["command"] and not merged["key_env"]:
+    if api.server is not None:
+        if "{key}" in api.server.command and not api.key_env:
             raise OcgInputError(
                 f"{where}.api.server.command",
                 "uses {key}, but api.key_env names no variable to fill it from",
             )
-    elif "{port}" in merged["base_url"]:
+    elif "{port}" in api.base_url:
         raise OcgInputError(
             f"{where}.api.base_url", "{port} is only filled in when api.server starts a server"
         )
-    return merged
 
 
 def _check_quantization_said(where: str, entry: dict, defaults: dict, merged: dict) -> None:
@@ -143,23 +85,27 @@ def _check_quantization_said(where: str, entry: dict, defaults: dict, merged: di
         and "quantization" not in entry
         and "quantization" not in defaults
     ):
+        default = ModelEntry.model_fields["quantization"].default
         raise OcgInputError(
             f"{where}.quantization",
             "missing: an entry that sets dtype must say its "
             "quantization (none: full weights in that dtype; 4bit or 8bit: bitsandbytes "
-            f"with that compute dtype); left out it would be {ModelSpec.quantization!r}",
+            f"with that compute dtype); left out it would be {default!r}",
         )
 
 
-def _api_entry(where: str, entry: dict, merged: dict) -> None:
-    """An openai entry: weights, dtype, attention and decoding are the provider's business."""
-    merged["quantization"] = entry.get("quantization", "none")
-    merged["dtype"] = entry.get("dtype", "auto")
-    merged["batch_check"] = entry.get("batch_check", 0)  # a server's batching is its own
-    if merged["quantization"] != "none":
+def _api_entry(where: str, entry: dict) -> dict:
+    """An openai entry: weights, dtype, attention and decoding are the provider's business (the
+    fields it takes instead of the file's defaults)."""
+    fixed = {
+        "quantization": entry.get("quantization", "none"),
+        "dtype": entry.get("dtype", "auto"),
+        "batch_check": entry.get("batch_check", 0),  # a server's batching is its own
+        "attention": entry.get("attention", "auto"),
+    }
+    if fixed["quantization"] != "none":
         raise OcgInputError(f"{where}.quantization", "an API model cannot be quantized here")
-    merged["attention"] = entry.get("attention", "auto")
-    if merged["attention"] != "auto":
+    if fixed["attention"] != "auto":
         raise OcgInputError(
             f"{where}.attention",
             "an API model's attention is the server's; this field is for transformers",
@@ -170,9 +116,10 @@ def _api_entry(where: str, entry: dict, merged: dict) -> None:
             "API models decode as the "
             "api block says (temperature); these fields are for transformers",
         )
+    return fixed
 
 
-def _replay_entry(where: str, entry: dict, merged: dict, source: str) -> None:
+def _replay_entry(where: str, entry: dict, loaded: ModelEntry, source: str) -> dict:
     """A replay entry: nothing runs (no weights, no decoding, no batching); its file is read
     beside the models file, as `extends` is."""
     for key, fixed in (
@@ -185,31 +132,35 @@ def _replay_entry(where: str, entry: dict, merged: dict, source: str) -> None:
             raise OcgInputError(
                 f"{where}.{key}", f"a replay entry replays answers; {key} does not apply"
             )
-    merged.update(quantization="none", dtype="auto", attention="auto", batch_check=0)
-    merged["replay"] = replay = dict(merged.get("replay") or {})
-    file = replay.get("file")
+    fixed = {"quantization": "none", "dtype": "auto", "attention": "auto", "batch_check": 0}
+    replay = loaded.replay or ReplayBlock()
+    file = replay.file
     if file and not Path(file).expanduser().is_absolute() and Path(source).is_file():
-        replay["file"] = str(Path(source).resolve().parent / file)
+        replay = replay.model_copy(update={"file": str(Path(source).resolve().parent / file)})
+    return {**fixed, "replay": replay}
 
 
-def _parse_entry(where: str, entry: object, defaults: dict, source: str) -> dict:
-    """One entry's fields, `defaults` under them, checked (ocg/config/models_file.py, ModelEntry)."""
-    if isinstance(entry, dict):
-        validate(ModelEntry, {**defaults, **entry}, where)
-    else:
+def _parse_entry(name: str, where: str, entry: object, defaults: dict, source: str) -> ModelEntry:
+    """One entry, `defaults` under its fields, checked (ocg/config/models_file.py, ModelEntry),
+    with what its backend fixes and paper_id filled in."""
+    if not isinstance(entry, dict):
         validate(ModelEntry, entry, where)  # the error: expected a mapping
+    if "name" in entry:  # the key above the entry names it
+        raise OcgInputError(
+            f"{where}.name", f"unknown key; known: {sorted(file_fields(ModelEntry))}"
+        )
     merged = {**defaults, **entry}
+    loaded = validate(ModelEntry, {**merged, "name": name}, where)
     _check_quantization_said(where, entry, defaults, merged)
-    backend = merged.get("backend", "transformers")
-    if backend == "openai":
-        _api_entry(where, entry, merged)
-    if backend == "replay":
-        _replay_entry(where, entry, merged, source)
-    elif merged.get("replay"):
+    fixed = {}
+    if loaded.backend == "openai":
+        fixed = _api_entry(where, entry)
+    if loaded.backend == "replay":
+        fixed = _replay_entry(where, entry, loaded, source)
+    elif loaded.replay is not None:
         raise OcgInputError(f"{where}.replay", "only the replay backend takes a replay block")
-    merged["api"] = _validate_api(where, merged.get("api") or {}, backend)
-    merged["paper_id"] = merged.get("paper_id") or merged["id"]
-    return merged
+    _check_api(where, loaded)
+    return loaded.model_copy(update={**fixed, "paper_id": loaded.paper_id or loaded.id})
 
 
 def _file_defaults(raw: dict, source: str) -> dict:
@@ -223,8 +174,8 @@ def _file_defaults(raw: dict, source: str) -> dict:
 
 
 def parse_models(
-    raw: object, source: str, inherited: dict[str, ModelSpec] | None = None
-) -> dict[str, ModelSpec]:
+    raw: object, source: str, inherited: dict[str, ModelEntry] | None = None
+) -> dict[str, ModelEntry]:
     """The entries of one models file; `inherited`: those of the file it `extends`, which its
     entries may name as base_model but not redefine."""
     if not isinstance(raw, dict) or not isinstance(raw.get("models"), dict):
@@ -243,7 +194,7 @@ def parse_models(
             raise OcgInputError(
                 where, "already an entry of the file this one extends; give yours another name"
             )
-        specs[str(name)] = ModelSpec(name=str(name), **_parse_entry(where, entry, defaults, source))
+        specs[str(name)] = _parse_entry(str(name), where, entry, defaults, source)
     for spec in specs.values():
         if spec.base_model and spec.base_model not in specs and spec.base_model not in inherited:
             raise OcgInputError(
@@ -253,7 +204,7 @@ def parse_models(
     return {**inherited, **specs}
 
 
-def load_models(path: str | Path = MODELS_FILE) -> dict[str, ModelSpec]:
+def load_models(path: str | Path = MODELS_FILE) -> dict[str, ModelEntry]:
     """A models file's entries, with those of the file it `extends` (a path relative to it, e.g.
     the shipped params/models.yaml): add a model without copying anyone's entries (a loop: a deep
     chain is an error naming the file, not Python's recursion limit)."""
@@ -264,7 +215,7 @@ def load_models(path: str | Path = MODELS_FILE) -> dict[str, ModelSpec]:
     return specs
 
 
-def get_model(name: str, path: str | Path = MODELS_FILE) -> ModelSpec:
+def get_model(name: str, path: str | Path = MODELS_FILE) -> ModelEntry:
     models = load_models(path)
     if name not in models:
         import difflib

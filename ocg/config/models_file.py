@@ -1,10 +1,16 @@
-"""A models file (params/models.yaml): its entries, their api, server and replay blocks."""
+"""A models file (params/models.yaml): its entries, their api, server and replay blocks.
+
+ModelEntry is the one class of a model entry: the models file's loader
+(ocg/config/model_registry.py) returns it, and every consumer (backends, run card, scoring,
+sweeps, analyses) reads it by attribute. Each field's default is written here once.
+"""
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
+from pydantic.json_schema import SkipJsonSchema
 
 from .file_model import AutoOrPositive, ConfigModel, checked, number
 from .model_checks import (
@@ -36,21 +42,23 @@ Seconds = number(ge=0, le=MAX_SECONDS)
 class ServerBlock(ConfigModel):
     """A server started for the run (vLLM, llama.cpp), stopped when it ends."""
 
-    command: Annotated[str, checked(check_command)]
-    """The command that starts it; {id}, {port}, {model_dir} and {key} are filled in."""
     startup_timeout_s: number(gt=0, le=MAX_SECONDS) = 600
     """Seconds to wait for it to answer before the run fails."""
+    command: Annotated[str, checked(check_command)]
+    """The command that starts it; {id}, {port}, {model_dir} and {key} are filled in."""
     port: int = Field(None, ge=1, le=65535)
     """Its port (default: a free one); base_url's {port} is filled in with it."""
     model_dir: str = None
     """A local folder of weights, for {model_dir}."""
 
+    def recorded(self) -> dict:
+        """The block as a run card records it: the start-up wait, then what the file set."""
+        return self.model_dump(exclude_none=True)
+
 
 class ApiBlock(ConfigModel):
     """How an openai-backend entry is asked (any OpenAI-compatible chat API)."""
 
-    base_url: Annotated[str, checked(check_url)]
-    """The API's URL (http or https; no user:password@ in it)."""
     key_env: str | None = None
     """The NAME of the environment variable that holds the key (never the key itself)."""
     concurrency: int = Field(8, ge=1)
@@ -67,6 +75,8 @@ class ApiBlock(ConfigModel):
     """The request's token-budget parameter (max_completion_tokens for o1-style models)."""
     max_retry_wait_s: Seconds = 300
     """The longest wait between retries."""
+    base_url: Annotated[str, checked(check_url)]
+    """The API's URL (http or https; no user:password@ in it)."""
     server: ServerBlock = None
     """A server started for the run (then no key is needed)."""
     takes_seed: bool = True
@@ -74,6 +84,13 @@ class ApiBlock(ConfigModel):
     regex_param: Literal["structured_outputs", "guided_regex"] = "structured_outputs"
     """How a constrained condition's regex is sent: vLLM >= 0.10.2's structured_outputs, or the
     guided_regex of older vLLM."""
+
+    def recorded(self) -> dict:
+        """The block as a run card records it: every field up to base_url, then those the file
+        set (a card written before takes_seed and regex_param existed reads the same)."""
+        newer = {"takes_seed", "regex_param"} - self.model_fields_set
+        data = self.model_dump(exclude={*newer, *(() if self.server else ("server",))})
+        return {**data, **({"server": self.server.recorded()} if self.server else {})}
 
 
 class ReplayBlock(ConfigModel):
@@ -83,6 +100,10 @@ class ReplayBlock(ConfigModel):
     """JSONL, one {"instance_id", "answer"} (and "sample") per line; relative to the models file."""
     rates: Annotated[dict[str, Any], checked(check_rates)] = None
     """The synthetic writer's rates {reorder, drop, inflect, repeat, degenerate}, each 0-1."""
+
+    def recorded(self) -> dict:
+        """The block as a run card records it: what the file set (its file made absolute)."""
+        return self.model_dump(exclude_none=True)
 
 
 class ModelDefaults(ConfigModel):
@@ -135,10 +156,25 @@ class ModelDefaults(ConfigModel):
 
 
 class ModelEntry(ModelDefaults):
-    """One model ocg can run."""
+    """One model ocg can run: an entry of a models file, as loaded (its name, the file's
+    `defaults:` under it, an api or replay entry's own defaults, paper_id filled in)."""
 
     id: Annotated[str, checked(check_id)]
     """Hub id, local directory, or embedded:NAME (a model shipped in a Python package)."""
+    name: SkipJsonSchema[str]
+    """The entry's name in its file (the key above it, never written inside an entry)."""
+
+    def recorded(self) -> dict:
+        """The entry as a run card's `spec` records it (every field; api and replay as {} where
+        the entry has none)."""
+        rest = self.model_dump(exclude={"name", "id", "api", "replay"})
+        return {
+            "name": self.name,
+            "id": self.id,
+            **rest,
+            "api": self.api.recorded() if self.api else {},
+            "replay": self.replay.recorded() if self.replay else {},
+        }
 
 
 class ModelsFile(ConfigModel):

@@ -118,11 +118,23 @@ class Resources(Site):
     time: Annotated[str, checked(check_time)] = "01:00:00"
     """Slurm's time limit: MM, MM:SS, HH:MM:SS or D-HH[:MM[:SS]]; 0 or UNLIMITED for none."""
 
+    def recorded(self) -> dict:
+        """As a sweep's manifest.json records a task's request: gpus, cpus, mem and time, then
+        where it queues, where the file says."""
+        data = self.model_dump()
+        asked = ("gpus", "cpus", "mem", "time")
+        said = [k for k in data if k in self.model_fields_set and k not in asked]
+        return {k: data[k] for k in (*asked, *said)}
+
+    def queue(self, key: str, slurm: Site) -> object:
+        """Where the task queues (partition, account): its own where it says, else the sweep's."""
+        return getattr(self, key) if key in self.model_fields_set else getattr(slurm, key)
+
 
 class ResourcesBlock(ConfigModel):
     """Each model's task's resources: a default, and per-model changes."""
 
-    default: Resources = {}
+    default: Resources = Resources()
     """Every task's resources."""
     models: Annotated[dict[str, Resources] | None, Says("a mapping of model: resources")] = None
     """Per model, what differs from the default."""
@@ -133,7 +145,7 @@ class Slurm(Site):
 
     throttle: int = Field(8, ge=1)
     """Tasks of the array that run at once."""
-    analysis: Resources = {"cpus": 2, "mem": "8G", "time": "02:00:00", "gpus": 0}
+    analysis: Resources = Resources(cpus=2, mem="8G", time="02:00:00", gpus=0)
     """The analysis job's resources."""
     setup: Annotated[list[str], checked(check_setup)] = []
     """Shell lines each job runs first (module load ...)."""
@@ -159,7 +171,9 @@ class SweepFile(RunFile, json_schema_extra=_file_schema):
     outputs: Annotated[str | None, Says("a folder, or null")] = None
     """The folder this sweep writes (required; relative: under OCG_OUTPUTS when set, else the
     project root)."""
-    resources: Annotated[ResourcesBlock, Says("a mapping with default and models")] = {}
+    resources: Annotated[ResourcesBlock, Says("a mapping with default and models")] = (
+        ResourcesBlock()
+    )
     """Each model's task's resources."""
-    slurm: Slurm = {}
+    slurm: Slurm = Slurm()
     """Slurm settings (partition, account, throttle, setup, env, ...)."""

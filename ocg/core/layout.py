@@ -202,11 +202,6 @@ class SweepFolder:
     manifest = _inside("slurm", "manifest.json", doc="What was submitted to Slurm, and when.")
     dry_run_manifest = _inside("slurm", "manifest.dry-run.json", doc="What --dry-run would submit.")
 
-    @classmethod
-    def of(cls, sweep: dict) -> SweepFolder:
-        """The folder of a loaded sweep file (its `outputs` and `name`)."""
-        return cls(Path(sweep["outputs"]), sweep["name"])
-
     @property
     def outputs(self) -> Outputs:
         return Outputs(self.root)

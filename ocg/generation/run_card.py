@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..config.model_registry import ModelSpec
+from ..config.models_file import ModelEntry
 from ..core.clock import utc_stamp
 from ..core.errors import OcgInputError
 from ..records import RunCard, RunStatus
@@ -49,7 +49,7 @@ ANOTHER_FOLDER = (
 )
 
 
-def card_settings(spec: ModelSpec, backend, system_prompt: str | None) -> dict:
+def card_settings(spec: ModelEntry, backend, system_prompt: str | None) -> dict:
     """What defines this run's results (the run card's `settings`)."""
     return {
         "id": spec.id,
@@ -65,7 +65,7 @@ def card_settings(spec: ModelSpec, backend, system_prompt: str | None) -> dict:
         "max_new_tokens": spec.max_new_tokens,
         "seed": spec.seed,
         "decoding": {"transformers": spec.decoding, "replay": "replay"}.get(
-            spec.backend, f"temperature={spec.api.get('temperature')}"
+            spec.backend, f"temperature={spec.api.temperature if spec.api else None}"
         ),
         "generation_overrides": dict(spec.generation_overrides),
         "answer_extraction": spec.answer_extraction,
@@ -81,6 +81,15 @@ def card_settings(spec: ModelSpec, backend, system_prompt: str | None) -> dict:
             else {}
         ),
     }
+
+
+def _shown(key: str, value: object, entry: dict | None = None) -> str:
+    """A setting as a refusal names it: an unpadded run's pad_multiple (recorded only where
+    prompts were padded) as what its entry said, `auto` unless it said 1."""
+    if key == "pad_multiple" and value is None:
+        said = (entry or {}).get("pad_multiple")
+        return f"{said or 'auto'} (unpadded)" if entry is not None else "1 (unpadded)"
+    return repr(value)
 
 
 def check_compatible(card_path: Path, settings: dict, instances: dict[str, str]) -> RunCard | None:
@@ -119,7 +128,7 @@ def check_compatible(card_path: Path, settings: dict, instances: dict[str, str])
         if was != now:
             raise OcgInputError(
                 str(card_path),
-                f"setting {key!r} was {was!r}, now {now!r}: these "
+                f"setting {key!r} was {_shown(key, was, old.spec)}, now {_shown(key, now)}: these "
                 f"generations would mix two settings; {ANOTHER_FOLDER} (or another model name)",
             )
     for cond, ids_sha in instances.items():

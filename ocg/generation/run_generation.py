@@ -18,7 +18,8 @@ import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..config.model_registry import MODELS_FILE, ModelSpec, get_model
+from ..config.model_registry import MODELS_FILE, get_model
+from ..config.models_file import ModelEntry
 from ..core.arguments import positive_int
 from ..core.errors import OcgInputError
 from ..core.files import refuse_link
@@ -31,7 +32,7 @@ from ..records import RunCard, RunStatus
 from .answer_store.completeness import card_samples, tally_stores
 from .answer_store.store import GenerationStore, missing_prompts
 from .answering import answer_todo, check_batch_invariance
-from .backends import make_backend
+from .backends import backend_class, make_backend, make_prompts
 from .backends.batch_auto import resolve_batch_size
 from .backends.chat import prompt_sha256
 from .backends.constrained import card_block as constrained_card
@@ -86,12 +87,12 @@ class GenerateOptions:
         return asked
 
 
-def generate(model: str | ModelSpec, **options) -> Path:
+def generate(model: str | ModelEntry, **options) -> Path:
     """Generate (or resume) one model's answers; returns its output directory. `options`: the
     fields of GenerateOptions (conditions, subset_k, template_ids, dataset, out_dir, batch_size,
     models_file, progress, permutations, samples, sampling)."""
     ask = GenerateOptions(**options)
-    spec = model if isinstance(model, ModelSpec) else get_model(model, ask.models_file)
+    spec = model if isinstance(model, ModelEntry) else get_model(model, ask.models_file)
     positive_int("batch_size", ask.batch_size, nullable=True)
     samples, sampling = check_sampling("", ask.samples, ask.sampling)
     conditions = list(ask.conditions)
@@ -128,30 +129,29 @@ def _readd_prompts(store: GenerationStore, rows, rendered: dict, hashes: dict) -
         )
 
 
-def _render(backend, rows: dict, system_prompt: str | None) -> tuple[dict, dict]:
-    """Every instance's prompt as the backend takes it, and its sha256."""
+def _render(prompts, rows: dict, system_prompt: str | None) -> tuple[dict, dict]:
+    """Every instance's prompt as the entry's backend takes it, and its sha256."""
     rendered, hashes = {}, {}
     for cond_rows in rows.values():
         for iid, msgs in zip(cond_rows["instance_id"], cond_rows["messages"]):
             messages = json.loads(msgs)
             if system_prompt is None:
                 messages = [m for m in messages if m["role"] != "system"]
-            rendered[iid] = backend.render(messages)
+            rendered[iid] = prompts.render(messages)
             hashes[iid] = prompt_sha256(rendered[iid])
     return rendered, hashes
 
 
-def _grammars(spec: ModelSpec, backend, templates, rows: dict) -> dict:
-    """The constrained conditions' expressions per condition and instance, handed to the backend
-    that is to force them (refused where it cannot)."""
+def _grammars(spec: ModelEntry, templates, rows: dict) -> dict:
+    """The constrained conditions' expressions per condition and instance, for the backend that
+    is to force them (refused where it cannot)."""
     grammars = instance_grammars(templates, rows)
-    if grammars and not getattr(backend, "applies_grammars", False):
+    if grammars and not getattr(backend_class(spec), "applies_grammars", False):
         raise OcgInputError(
             "conditions",
             f"{sorted(grammars)} force a grammar at decoding time; the "
-            f"{backend.kind} backend of {spec.name} cannot apply one (transformers and openai can)",
+            f"{spec.backend} backend of {spec.name} cannot apply one (transformers and openai can)",
         )
-    backend.grammars = {i: g for per in grammars.values() for i, g in per.items()}
     return grammars
 
 
@@ -161,11 +161,11 @@ def _first_card(
     """This run's card before it writes anything: the old card's instances, selections, runs
     (a stale `running` one closed) and constrained conditions, with this run's added."""
     spec, backend, sampling = state.spec, state.backend, ask.sampling
-    honoured = backend.kind != "openai" or spec.api.get("takes_seed", True)
+    honoured = backend.kind != "openai" or spec.api.takes_seed
     return RunCard(
         model=spec.name,
         status=RunStatus.RUNNING,
-        spec=spec.as_dict(),
+        spec=spec.recorded(),
         settings=state.settings,
         instances={**old.instances, **ids_sha},
         selection={**old.selection, **{c: ask.selection() for c in state.rows}},
@@ -188,14 +188,16 @@ def _generate_locked(spec, instances, model_dir: Path, ask: GenerateOptions) -> 
     stores = {c: GenerationStore(ModelGenerations(model_dir).store(c)) for c in conditions}
     rows = {c: instances[instances.condition == c].reset_index(drop=True) for c in conditions}
     ids_sha = {c: ids_hash(rows[c]) for c in conditions}
-    # tokenizer (or API client) only; weights load later
-    backend = make_backend(spec, ask.batch_size, instances, ask.sampling)
     templates = load_templates()
-    grammars = _grammars(spec, backend, templates, rows)
+    grammars = _grammars(spec, templates, rows)
     system_prompt = templates.system_prompt if spec.system_prompt == "paper" else None
-    rendered, hashes = _render(backend, rows, system_prompt)
+    prompts = make_prompts(spec)  # the tokenizer (or chat messages) only
+    rendered, hashes = _render(prompts, rows, system_prompt)
     card_path = ModelGenerations(model_dir).run_card
-    resolve_batch_size(backend, rendered, card_path)  # `auto`: a number, the card's on resume
+    # a number before any backend exists (`auto`: estimated, or the card's on resume)
+    batch = resolve_batch_size(spec, prompts, rendered, card_path, ask.batch_size)
+    backend = make_backend(spec, batch, instances, ask.sampling, prompts)  # weights load later
+    backend.grammars = {i: g for per in grammars.values() for i, g in per.items()}
     settings = card_settings(spec, backend, system_prompt)
     old = check_compatible(card_path, settings, ids_sha)
     for cond, store in stores.items():

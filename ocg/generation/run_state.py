@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..config.model_registry import ModelSpec
+from ..config.models_file import ModelEntry
 from ..core.files import write_json_when_full
 from ..records import RunCard
 from .answer_store.store import GenerationStore
@@ -20,7 +20,7 @@ class RunState:
     """What every step of a run reads. A step changes `card` only by `save` (a new card, then
     written), never in place: a card once written stays as it was written."""
 
-    spec: ModelSpec
+    spec: ModelEntry
     backend: object
     stores: dict[str, GenerationStore]
     rows: dict[str, pd.DataFrame]  # the instances asked, per condition
@@ -44,10 +44,10 @@ class RunState:
         else:
             self.card.write(self.card_path)
 
-    def save_run(self, run: dict, when_full: bool = False, **changes) -> None:
-        """The card with this run's entry (the last of `runs`) as `run` stands now: a copy, so the
-        run dict the caller keeps filling in never changes a card already written."""
-        self.save(when_full, runs=[*self.card.runs[:-1], dict(run)], **changes)
+    def save_run(self, entry: dict, when_full: bool = False, **changes) -> None:
+        """The card with this run's entry (the last of `runs`) as `entry` stands now: a copy, so
+        the entry the caller keeps filling in never changes a card already written."""
+        self.save(when_full, runs=[*self.card.runs[:-1], dict(entry)], **changes)
 
     def resolved(self, revision) -> None:
         """The revision the loaded weights resolved to, in the card's settings (written now, not

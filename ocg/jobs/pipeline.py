@@ -15,6 +15,7 @@ import contextlib
 import sys
 from pathlib import Path
 
+from ..config.checked_run import CheckedRun
 from ..core.errors import OcgFault, OcgInputError
 from ..core.files import read_yaml
 from ..core.layout import ExecutedNotebook, ReportFolder, outputs
@@ -24,19 +25,19 @@ from ..data import dataset_name
 from ..records import ReportStatus
 from .notebook_runner import run_notebook
 from .plan import Dirs, report_steps
-from .run_checks import check_common
+from .run_checks import check_run
 from .staging import building, finish, write_status_page
 
 DEMO_RUN = PARAMS_DIR / "runs" / "demo.yaml"
 
 
-def load_run(path: str | Path = DEMO_RUN) -> dict:
+def load_run(path: str | Path = DEMO_RUN) -> CheckedRun:
     """A run file, validated completely (ocg/jobs/run_checks.py) before any work."""
     path = Path(path)
-    return check_common(read_yaml(path), path)
+    return check_run(read_yaml(path), path)
 
 
-def steps(run: dict, report_dir: Path) -> list[tuple[str, dict, str]]:
+def steps(run: CheckedRun, report_dir: Path) -> list[tuple[str, dict, str]]:
     """(notebook, parameters, name of the executed copy) in order, from ocg/jobs/plan.py; the analyses
     read the report's own score sets (linked after scoring: ocg/scoring/pinned.py)."""
     out = outputs()
@@ -46,7 +47,7 @@ def steps(run: dict, report_dir: Path) -> list[tuple[str, dict, str]]:
             generations=out.generations,
             scores=out.scores,
             reports=report_dir,
-            dataset=out.dataset(dataset_name(run["n_concepts"])).folder,
+            dataset=out.dataset(dataset_name(run.file.n_concepts)).folder,
             analysis_scores=ReportFolder(report_dir).scores,
         ),
     )
@@ -83,11 +84,11 @@ def run_report(run_file: str | Path | None = None) -> int:
 
     run = load_run(run_file or DEMO_RUN)
     saved = {k: os.environ.get(k) for k in ("OCG_OUTPUTS", "OCG_MODEL_CACHE")}
-    if run["outputs"]:  # the run file says where: every notebook's kernel inherits it
+    if run.file.outputs:  # the run file says where: every notebook's kernel inherits it
         os.environ["OCG_MODEL_CACHE"] = str(
             model_cache_dir()
         )  # converted models stay where they are
-        os.environ["OCG_OUTPUTS"] = run["outputs"]
+        os.environ["OCG_OUTPUTS"] = run.file.outputs
     try:
         return _staged_report(run)
     finally:
@@ -98,8 +99,8 @@ def run_report(run_file: str | Path | None = None) -> int:
                 os.environ[key] = value
 
 
-def _staged_report(run: dict) -> int:
-    report = outputs().report(run["name"])
+def _staged_report(run: CheckedRun) -> int:
+    report = outputs().report(run.file.name)
     final = report.folder
     with building(final) as staging:
         try:
@@ -114,7 +115,7 @@ def _staged_report(run: dict) -> int:
     return code
 
 
-def _failed(staging: Path, final: Path, run: dict, exc: BaseException) -> None:
+def _failed(staging: Path, final: Path, run: CheckedRun, exc: BaseException) -> None:
     """Mark a report that an exception stopped as failed, naming it; as far as the disk allows
     (a full disk may refuse even this: the report then still says building)."""
     why = str(exc) or type(exc).__name__
@@ -122,7 +123,7 @@ def _failed(staging: Path, final: Path, run: dict, exc: BaseException) -> None:
         why = f"{exc.filename}: {exc.strerror or exc}"
     reason = f"stopped while the report was built: {why}"
     with contextlib.suppress(Exception):
-        write_status_page(staging, f"ocg report: {run['name']} (failed)", reason)
+        write_status_page(staging, f"ocg report: {run.file.name} (failed)", reason)
     with contextlib.suppress(Exception):
         finish(staging, final, state=ReportStatus.FAILED, reason=reason)
 
@@ -167,13 +168,13 @@ def run_steps(
     return pages, None
 
 
-def _write_report(run: dict, staging: Path, final: Path) -> tuple[int, dict]:
+def _write_report(run: CheckedRun, staging: Path, final: Path) -> tuple[int, dict]:
     """Every notebook into `staging`, then the landing page: (exit code, how the run ended: its
     ReportStamp fields)."""
     from ..scoring.pinned import pin_scores
     from ..site.landing import write_index
 
-    title, pinned = f"ocg report: {run['name']}", ReportFolder(staging).scores
+    title, pinned = f"ocg report: {run.file.name}", ReportFolder(staging).scores
     pages, failure = run_steps(
         steps(run, staging),
         staging,
@@ -181,7 +182,7 @@ def _write_report(run: dict, staging: Path, final: Path) -> tuple[int, dict]:
         f"{title} (failed)",
         lambda i, n, name: print(f"[{i}/{n}] {name}", flush=True),
         before_analyses=lambda: pin_scores(
-            outputs().scores, run["models"], pinned, run["scoring"], run["metrics"]
+            outputs().scores, run.file.models, pinned, run.scoring, run.file.metrics
         ),
     )
     if failure is not None:
@@ -192,7 +193,7 @@ def _write_report(run: dict, staging: Path, final: Path) -> tuple[int, dict]:
             "notebooks": [n for n, _ in pages],
         }
     if not pinned.exists():  # no analysis ran: the landing page reads the sets as they are now
-        pin_scores(outputs().scores, run["models"], pinned, run["scoring"], run["metrics"])
+        pin_scores(outputs().scores, run.file.models, pinned, run.scoring, run.file.metrics)
     write_index(
         staging, title, pages, run=run, scores_root=pinned, generations_root=outputs().generations
     )

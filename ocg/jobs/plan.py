@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..config.checked_run import CheckedRun
 from ..core.notebook_names import ANALYSES, BUILD_DATA, GENERATE, SCORE
 from ..data.templates import DEFAULT_CONDITIONS
 from .notebook_parameters import declared
@@ -30,46 +31,49 @@ class Dirs:
     analysis_scores: Path | None = None
 
 
-def _analysis_values(cfg: dict, dirs: Dirs, models: list[str]) -> dict:
+def _analysis_values(run: CheckedRun, dirs: Dirs, models: list[str]) -> dict:
     """What a run offers every analysis; each takes those its parameters cell declares."""
+    file = run.file
     values = {
         "scores_dir": str(dirs.analysis_scores or dirs.scores),
         "models": list(models),
-        "allow_incomplete": bool(cfg.get("allow_incomplete", False)),
-        "models_file": cfg["models_file"],
+        "allow_incomplete": file.allow_incomplete,
+        "models_file": file.models_file,
         "reports_dir": str(dirs.reports),
     }
-    if cfg.get("table7_pairs"):
-        values.update(pairs=cfg["table7_pairs"], pairs_note=cfg.get("table7_note", ""))
+    if file.table7_pairs:
+        values.update(pairs=dict(file.table7_pairs), pairs_note=file.table7_note)
     return values
 
 
-def notebook_params(notebook: str, cfg: dict, dirs: Dirs, models: list[str]) -> dict:
-    """The parameters `notebook` gets for these models under this run or sweep configuration."""
+def notebook_params(notebook: str, run: CheckedRun, dirs: Dirs, models: list[str]) -> dict:
+    """The parameters `notebook` gets for these models under this run or sweep (plain values:
+    papermill writes them into the notebook as literals)."""
+    file = run.file
     if (
         notebook == BUILD_DATA
     ):  # the default conditions, and any other the run asks (ordered_constrained)
-        extra = [c for c in cfg["conditions"] if c not in DEFAULT_CONDITIONS]
+        extra = [c for c in file.conditions if c not in DEFAULT_CONDITIONS]
         return {
-            "n_concepts": cfg["n_concepts"],
+            "n_concepts": file.n_concepts,
             **({"conditions": [*DEFAULT_CONDITIONS, *extra]} if extra else {}),
         }
     if notebook == GENERATE:
         (model,) = models
-        sampled = {"permutations": cfg["permutations"]} if cfg.get("permutations") else {}
+        sampled = {"permutations": file.permutations} if file.permutations else {}
         return {
             "model": model,
-            "conditions": cfg["conditions"],
-            "subset_k": cfg["subset_k"],
+            "conditions": list(file.conditions),
+            "subset_k": file.subset_k,
             **sampled,
-            "template_ids": cfg["template_ids"],
+            "template_ids": None if file.template_ids is None else list(file.template_ids),
             "generations_dir": str(dirs.generations),
-            "models_file": cfg["models_file"],
+            "models_file": file.models_file,
             "dataset": str(dirs.dataset) if dirs.dataset else None,
             # only when asked: a greedy run's parameters stay what they always were
             **(
-                {"samples": cfg["samples"], "sampling": dict(cfg["sampling"])}
-                if cfg.get("sampling")
+                {"samples": file.samples, "sampling": file.sampling.model_dump()}
+                if file.sampling
                 else {}
             ),
         }
@@ -77,34 +81,34 @@ def notebook_params(notebook: str, cfg: dict, dirs: Dirs, models: list[str]) -> 
         return {
             "generations_dir": str(dirs.generations),
             "models": list(models),
-            "metrics": cfg["metrics"],
-            "scoring": dict(cfg["scoring"]),
+            "metrics": None if file.metrics is None else list(file.metrics),
+            "scoring": dict(file.scoring),
             "scores_dir": str(dirs.scores),
         }
     if notebook not in ANALYSES:
         raise ValueError(f"no plan for notebook {notebook!r}")
     wanted = declared(find_notebook(notebook))
-    return {k: v for k, v in _analysis_values(cfg, dirs, models).items() if k in wanted}
+    return {k: v for k, v in _analysis_values(run, dirs, models).items() if k in wanted}
 
 
-def model_steps(cfg: dict, dirs: Dirs, model: str) -> list[tuple[str, dict]]:
+def model_steps(run: CheckedRun, dirs: Dirs, model: str) -> list[tuple[str, dict]]:
     """(notebook, parameters) of one model's sweep task, in order."""
-    return [(nb, notebook_params(nb, cfg, dirs, [model])) for nb in cfg["notebooks"]]
+    return [(nb, notebook_params(nb, run, dirs, [model])) for nb in run.file.notebooks]
 
 
-def analysis_steps(cfg: dict, dirs: Dirs, models: list[str]) -> list[tuple[str, dict, str]]:
+def analysis_steps(run: CheckedRun, dirs: Dirs, models: list[str]) -> list[tuple[str, dict, str]]:
     """(notebook, parameters, name of the executed copy) of the analyses over `models`."""
-    return [(nb, notebook_params(nb, cfg, dirs, models), nb) for nb in cfg["analysis"]]
+    return [(nb, notebook_params(nb, run, dirs, models), nb) for nb in run.file.analysis]
 
 
-def report_steps(cfg: dict, dirs: Dirs) -> list[tuple[str, dict, str]]:
+def report_steps(run: CheckedRun, dirs: Dirs) -> list[tuple[str, dict, str]]:
     """`ocg report`'s steps in order: 00, 01 per model, 02 over all models, the analyses."""
-    models = list(cfg["models"])
-    plan = [(BUILD_DATA, notebook_params(BUILD_DATA, cfg, dirs, []), BUILD_DATA)]
-    if GENERATE in cfg["notebooks"]:
+    models = list(run.file.models)
+    plan = [(BUILD_DATA, notebook_params(BUILD_DATA, run, dirs, []), BUILD_DATA)]
+    if GENERATE in run.file.notebooks:
         plan += [
-            (GENERATE, notebook_params(GENERATE, cfg, dirs, [m]), f"{GENERATE}-{m}") for m in models
+            (GENERATE, notebook_params(GENERATE, run, dirs, [m]), f"{GENERATE}-{m}") for m in models
         ]
-    if SCORE in cfg["notebooks"]:
-        plan.append((SCORE, notebook_params(SCORE, cfg, dirs, models), SCORE))
-    return plan + analysis_steps(cfg, dirs, models)
+    if SCORE in run.file.notebooks:
+        plan.append((SCORE, notebook_params(SCORE, run, dirs, models), SCORE))
+    return plan + analysis_steps(run, dirs, models)

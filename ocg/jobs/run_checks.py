@@ -2,129 +2,140 @@
 
 Both name what to run: models (entries of a models file), conditions, concept sets, templates,
 metrics and scoring settings, the notebooks, and Table 7's pairs. A sweep adds where outputs go
-and the resources of each model's task. Every field is one of ocg/config/run_file.py's models, checked
-before any work starts (then what needs the models, templates and scoring files); an error names file and field.
+and the resources of each model's task. The file is validated with its model
+(ocg/config/run_file.py), then checked against what it names (the models, templates and scoring
+files) before any work starts; an error names file and field. What comes back is a CheckedRun
+(ocg/config/checked_run.py): the validated model with its paths resolved, and what it names.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from ..config.checked_run import CheckedRun
 from ..config.file_model import validate
 from ..config.model_registry import MODELS_FILE, load_models
-from ..config.run_file import RunFile
+from ..config.models_file import ModelEntry
+from ..config.run_file import RunFile, Sampling
+from ..config.scoring_file import ScoringFile
 from ..core.errors import OcgInputError
 from ..core.frames import check_permutations, unknown_template
 from ..generation.backends.constrained import check_backends
 from ..generation.sampling import check_sampling
 
 
-def defaults_of(model: type[RunFile]) -> dict:
-    """The values a file silent on a field gets (the model's defaults, the one place written)."""
-    return {
-        key: info.get_default(call_default_factory=True)
-        for key, info in model.model_fields.items()
-        if not info.is_required() and key != "extends"
-    }
-
-
-COMMON_DEFAULTS = defaults_of(RunFile)
-
-
-def _judge_from(cfg: dict, src: str, models_file: Path) -> None:
-    """A judge named by `scoring.judge` is read from the run's own models file where it names one
-    (passed on to scoring as `scoring.judge_models_file`); checked here, before anything runs."""
+def _judge_from(file: RunFile, src: str, models_file: Path | None) -> dict:
+    """The run's scoring overrides; a judge named by `scoring.judge` is read from the run's own
+    models file where it names one (passed on to scoring as `scoring.judge_models_file`);
+    checked here, before anything runs."""
     from ..scoring.judging import judge_spec
 
-    scoring = cfg["scoring"]
+    scoring = file.scoring
     if not scoring.get("judge"):
-        return
-    if cfg["models_file"] and not scoring.get("judge_models_file"):
-        scoring["judge_models_file"] = str(models_file)
+        return scoring
+    if models_file is not None and not scoring.get("judge_models_file"):
+        scoring = {**scoring, "judge_models_file": str(models_file)}
     try:
         judge_spec(scoring["judge"], scoring.get("judge_models_file"))
     except OcgInputError as exc:
         raise OcgInputError(f"{src}: scoring.judge", exc.problem) from None
+    return scoring
 
 
-def _models_file(cfg: dict, raw: dict, path: Path) -> Path:
-    """The models file the run's models come from (relative: to the run file), each model in it."""
-    src = str(path)
-    models_file = Path(cfg["models_file"]) if cfg["models_file"] else MODELS_FILE
-    if not models_file.is_absolute():
-        models_file = (path.parent / models_file).resolve()
-    cfg["models_file"] = str(models_file) if raw.get("models_file") else None
+def _entries(file: RunFile, path: Path, models_file: Path) -> dict[str, ModelEntry]:
+    """The entries of the run's models, each one in its models file."""
     specs = load_models(models_file)
-    for i, model in enumerate(cfg["models"]):
+    for i, model in enumerate(file.models):
         if model not in specs:
             raise OcgInputError(
-                f"{src}: models[{i}]", f"{model!r} is not an entry of {models_file}"
+                f"{path}: models[{i}]", f"{model!r} is not an entry of {models_file}"
             )
-    cfg["_specs"] = specs
-    return models_file
+    return {model: specs[model] for model in file.models}
 
 
-def _check_templates(cfg: dict, src: str, specs: dict) -> None:
+def _check_templates(file: RunFile, src: str, entries: dict[str, ModelEntry]) -> None:
     """Conditions and template ids of params/templates.yaml, each model able to run each one."""
     from ..data import load_templates
 
     templates = load_templates()
-    for i, cond in enumerate(cfg["conditions"]):
+    for i, cond in enumerate(file.conditions):
         if cond not in templates.conditions:
             raise OcgInputError(
                 f"{src}: conditions[{i}]",
                 f"unknown condition {cond!r}; known: {sorted(templates.conditions)}",
             )
-    check_backends(src, cfg["conditions"], cfg["models"], specs, templates)
-    for i, tid in enumerate(cfg["template_ids"] or []):
+    check_backends(src, file.conditions, file.models, entries, templates)
+    for i, tid in enumerate(file.template_ids or []):
         if tid not in templates.templates:
             raise unknown_template(f"{src}: template_ids[{i}]", tid, templates.templates)
 
 
-def _check_scoring(cfg: dict, src: str, models_file: Path) -> None:
+def _scoring(file: RunFile, src: str, models_file: Path | None) -> tuple[dict, ScoringFile]:
+    """The run's scoring overrides (the judge's models file added) and the settings they give."""
     from ..scoring import check_metrics, load_scoring_config
 
-    if cfg["metrics"] is not None:
-        check_metrics(cfg["metrics"], f"{src}: metrics")
+    if file.metrics is not None:
+        check_metrics(file.metrics, f"{src}: metrics")
     try:
-        load_scoring_config(**cfg["scoring"])
+        load_scoring_config(**file.scoring)
     except OcgInputError as exc:
         raise OcgInputError(f"{src}: scoring", exc.problem) from None
-    _judge_from(cfg, src, models_file)
+    overrides = _judge_from(file, src, models_file)
+    return overrides, load_scoring_config(**overrides)
 
 
-def _check_pairs_and_outputs(cfg: dict, src: str) -> None:
-    for reasoning, base in (cfg["table7_pairs"] or {}).items():
+def _check_pairs(file: RunFile, src: str) -> None:
+    for reasoning, base in (file.table7_pairs or {}).items():
         for model in (reasoning, base):
-            if model not in cfg["models"]:
+            if model not in file.models:
                 raise OcgInputError(
                     f"{src}: table7_pairs.{reasoning}", f"{model!r} is not a model of this file"
                 )
-    if cfg["outputs"] is not None:
-        from ..core.paths import outputs_field
-
-        if not cfg["outputs"].strip():
-            raise OcgInputError(
-                f"{src}: outputs",
-                "empty: expected a folder (relative: under OCG_OUTPUTS "
-                "when set, else the project root; or absolute)",
-            )
-        cfg["outputs"] = str(outputs_field(cfg["outputs"]))
 
 
-def check_common(raw: object, path: Path, model: type[RunFile] = RunFile) -> dict:
-    """The validated configuration: the model's defaults filled in, models_file resolved; then
+def _outputs(file: RunFile, src: str) -> str | None:
+    """The outputs folder made absolute (relative: under OCG_OUTPUTS when set, else the project
+    root); None where the file names none."""
+    if file.outputs is None:
+        return None
+    from ..core.paths import outputs_field
+
+    if not file.outputs.strip():
+        raise OcgInputError(
+            f"{src}: outputs",
+            "empty: expected a folder (relative: under OCG_OUTPUTS "
+            "when set, else the project root; or absolute)",
+        )
+    return str(outputs_field(file.outputs))
+
+
+def check_run(raw: object, path: Path, model: type[RunFile] = RunFile) -> CheckedRun:
+    """The file validated as `model` (its defaults are the model's), models_file resolved; then
     what needs the other files (models, templates, scoring settings) and the other fields."""
     src = str(path)
     if not isinstance(raw, dict):
         raise OcgInputError(src, "expected a mapping of settings")
-    validate(model, raw, f"{src}:")
-    cfg = {**defaults_of(model), **raw}
-    cfg["samples"], cfg["sampling"] = check_sampling(f"{src}: ", cfg["samples"], cfg["sampling"])
-    models_file = _models_file(cfg, raw, path)
-    check_permutations(f"{src}: permutations", cfg["permutations"], cfg["n_concepts"])
-    _check_templates(cfg, src, cfg.pop("_specs"))
-    _check_scoring(cfg, src, models_file)
-    _check_pairs_and_outputs(cfg, src)
-    cfg["file"] = str(path.resolve())  # absolute: results.json and the pages name it anywhere
-    return cfg
+    file = validate(model, raw, f"{src}:")
+    samples, sampling = check_sampling(
+        f"{src}: ", file.samples, file.sampling.model_dump() if file.sampling else None
+    )
+    models_file = Path(file.models_file) if file.models_file else MODELS_FILE
+    if not models_file.is_absolute():
+        models_file = (path.parent / models_file).resolve()
+    named = models_file if file.models_file else None  # None: the notebooks' own default
+    entries = _entries(file, path, models_file)
+    check_permutations(f"{src}: permutations", file.permutations, file.n_concepts)
+    _check_templates(file, src, entries)
+    overrides, scoring = _scoring(file, src, named)
+    _check_pairs(file, src)
+    resolved = file.model_copy(
+        update={
+            "samples": samples,
+            "sampling": Sampling(**sampling) if sampling else None,
+            "models_file": str(named) if named else None,
+            "scoring": overrides,
+            "outputs": _outputs(file, src),
+        }
+    )
+    # absolute: results.json and the pages name it anywhere
+    return CheckedRun(resolved, entries, models_file, scoring, path.resolve())

@@ -31,8 +31,8 @@ def _predicate(value):
     return lambda x: bool(regex.search(x))
 
 
-def _token_test(spec: dict):
-    tests = [(list(_ATTRS).index(attr), _predicate(value)) for attr, value in spec.items()]
+def _token_test(token_pattern: dict):
+    tests = [(list(_ATTRS).index(attr), _predicate(value)) for attr, value in token_pattern.items()]
     return lambda key: all(test(key[i]) for i, test in tests)
 
 

@@ -60,6 +60,12 @@ class RunCard(Record):
         return self.settings.get("resolved_revision")
 
     @property
+    def batch_size_auto(self) -> dict | None:
+        """How `batch_size: auto` became the planned size (the estimate's figures, or the size
+        resumed from this card), as the backend block records it; None: the entry named one."""
+        return self.backend.get("batch_size_auto")
+
+    @property
     def batch_invariance(self) -> dict | None:
         """The latest run's batch-1 check: checked, differ, share_differ, instances_differ..."""
         return next(

@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..config.scoring_file import ScoringFile
 from ..metrics import registry
 from ..metrics.registry import MetricFamily
 
@@ -27,7 +28,7 @@ class Context:
     answers: pd.DataFrame  # one row per answer: ids, concepts, pos_pattern, answer, flags
     texts: pd.Series  # the answer as text ("" for a failed extraction)
     group_texts: list[list[str]]  # per group (model, condition, template, set): its answers
-    config: dict
+    config: ScoringFile  # the scoring settings (params/scoring.yaml, the run's overrides)
     resolved: dict  # models actually used (spaCy pipeline, perplexity model)
     keys: dict  # each family's key (what its values depend on)
     out: Path  # the model's scores folder (caches live there)
@@ -41,7 +42,7 @@ class Family:
         MetricFamily  # its name, level, summed columns and reported metrics (declared on creation)
     )
     columns: tuple[str, ...]
-    settings: Callable[[dict, dict], dict]  # (config, resolved) -> what the values depend on, once
+    settings: Callable[[ScoringFile, dict], dict]  # (config, resolved) -> what the values depend on
     compute: Callable[
         [Context], tuple[pd.DataFrame | dict, dict]
     ]  # -> columns, what it measured or chose
@@ -70,7 +71,7 @@ class Family:
     def level(self) -> str:  # "answers" or "groups": the table its columns go to
         return self.reported.level
 
-    def key(self, config: dict, resolved: dict, inputs_sha256: str) -> dict:
+    def key(self, config: ScoringFile, resolved: dict, inputs_sha256: str) -> dict:
         """Everything the values depend on; a change means they must be recomputed."""
         return {
             "inputs_sha256": inputs_sha256,

@@ -51,7 +51,7 @@ def judge_spec(name: str | None, models_file: str | None = None):
             f"{name!r} has backend {spec.backend}; expected openai "
             "(a judge is asked through an OpenAI-compatible server) or replay",
         )
-    if spec.backend == "replay" and not spec.replay.get("file"):
+    if spec.backend == "replay" and not spec.replay.file:
         raise OcgInputError(
             "scoring.judge",
             f"{name!r} is a replay entry without replay.file; expected the "
@@ -80,10 +80,10 @@ def settings(name: str | None, models_file: str | None = None) -> dict:
     return {
         "judge": name,
         "id": spec.id,
-        "base_url": spec.api["base_url"],
+        "base_url": spec.api.base_url,
         "prompt_sha256": judge.prompt_sha256(),
         "decoding": {
-            "temperature": spec.api["temperature"],
+            "temperature": spec.api.temperature,
             "max_new_tokens": spec.max_new_tokens,
             "seed": spec.seed,
         },
@@ -165,7 +165,7 @@ def _asker(
     if spec.backend == "replay":
         from ..generation.backends.replay_backend import ReplayBackend
 
-        backend = ReplayBackend(spec)
+        backend = ReplayBackend(spec, CHUNK)
         missing = [k for k in wanted if (k, 0) not in backend.answers]
         if missing:
             raise OcgInputError(
@@ -180,7 +180,7 @@ def _asker(
     from ..generation.backends.openai_backend import OpenAIBackend
     from ..generation.servers.server import server_for_run
 
-    backend = OpenAIBackend(spec)
+    backend = OpenAIBackend(spec, CHUNK)
     with server_for_run(spec, backend, ModelScores(out).judge_server_log) as server:
         if server is not None:
             sig["server"] = {k: server[k] for k in ("command", "version", "log")}

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..config.scoring_file import ScoringFile
 from ..core.files import write_parquet
 from ..metrics import bleurt, perplexity, semantic, slor
 from ..weights import hub
@@ -51,15 +52,15 @@ class TextCache:
 
 
 def perplexities(
-    texts: pd.Series, config: dict, used: tuple, key: dict, cache_path: Path, redo: bool, log
+    texts: pd.Series, config: ScoringFile, used: tuple, key: dict, cache_path: Path, redo: bool, log
 ) -> tuple[pd.DataFrame, dict]:
     name, path, reason = used
     sig = {
-        "requested": config["perplexity_model"],
+        "requested": config.perplexity_model,
         "used": name,
         "fallback_reason": reason,
         "revision": key.get("revision"),
-        "batch_size": config["perplexity_batch_size"],
+        "batch_size": config.perplexity_batch_size,
         "implementation": key.get("implementation"),
         "lmppl": key.get("lmppl"),
         "padding": "right",
@@ -88,7 +89,7 @@ def perplexities(
         if loaded != key.get("revision"):  # the hub served other weights than the key names
             cache, sig["revision"] = cache.rekeyed(revision=loaded), loaded
             known, wanted = unknown(cache)
-        values, status = perplexity.score_perplexity(wanted, lm, config["perplexity_batch_size"])
+        values, status = perplexity.score_perplexity(wanted, lm, config.perplexity_batch_size)
         fresh = pd.DataFrame(
             {
                 "text": wanted,
@@ -106,13 +107,13 @@ def perplexities(
 
 
 def bleurt_scores(
-    groups: list[list[str]], config: dict, key: dict, cache_path: Path, redo: bool, log
+    groups: list[list[str]], config: ScoringFile, key: dict, cache_path: Path, redo: bool, log
 ) -> tuple[dict | None, dict]:
-    checkpoint = config["bleurt_checkpoint"]
+    checkpoint = config.bleurt_checkpoint
     sig = {
         "checkpoint": checkpoint,
         "revision": key.get("revision"),
-        "batch_size": config["bleurt_batch_size"],
+        "batch_size": config.bleurt_batch_size,
         "order": "references first, candidates second",
         "scale": "x100",
     }
@@ -137,7 +138,7 @@ def bleurt_scores(
             known, wanted = unknown(cache)
         log(f"pBLEURT: {len(wanted):,} distinct pairs with {checkpoint}")
         fresh = bleurt.score_pairs(
-            wanted, tokenizer, model, config["bleurt_batch_size"], progress=True
+            wanted, tokenizer, model, config.bleurt_batch_size, progress=True
         )
         cache.add(
             pd.DataFrame(
@@ -153,7 +154,13 @@ def bleurt_scores(
 
 
 def slor_scores(
-    texts: pd.Series, config: dict, used: tuple, ppl_key: dict, cache_path: Path, redo: bool, log
+    texts: pd.Series,
+    config: ScoringFile,
+    used: tuple,
+    ppl_key: dict,
+    cache_path: Path,
+    redo: bool,
+    log,
 ) -> tuple[pd.DataFrame, dict]:
     """SLOR per answer from perplexity's values (its cache: the LM runs only for texts it lacks)
     and the unigram log probability of the same tokens (metrics/slor.py)."""
@@ -194,14 +201,14 @@ class _Configured:
 
 
 def embeddings(
-    groups: list[list[str]], config: dict, key: dict, cache_path: Path, redo: bool, log
+    groups: list[list[str]], config: ScoringFile, key: dict, cache_path: Path, redo: bool, log
 ) -> tuple[dict | None, dict]:
     """Each distinct answer's sentence embedding (cached per text), or None with why not."""
-    name = config["embedding_model"]
+    name = config.embedding_model
     sig = {
         "model": name,
         "revision": key.get("revision"),
-        "batch_size": config["embedding_batch_size"],
+        "batch_size": config.embedding_batch_size,
         "kernel": "cosine",
         "vendi": "exp(entropy of the eigenvalues of K / n), q = 1",
         "pairs": "all ordered pairs i != j",
@@ -216,7 +223,7 @@ def embeddings(
             log(f"semantic diversity missing: {exc}")
             return None, dict(sig, status="missing", reason=str(exc))
         log(f"semantic diversity: {len(wanted):,} distinct texts with {name}")
-        fresh = semantic.embed(wanted, model, config["embedding_batch_size"])
+        fresh = semantic.embed(wanted, model, config.embedding_batch_size)
         cache.add(pd.DataFrame({"text": list(fresh), "embedding": list(fresh.values())}))
         known.update(fresh)
     return known, dict(sig, status="ok")

@@ -47,15 +47,15 @@ class _Started:
 
 def _start_coverage(ctx: Context) -> _Started:
     nlp = ctx.resolved["nlp"]
-    rule = ctx.config["matching_rule"]
+    rule = ctx.config.matching_rule
     job = coverage.CoverageJob(
         ctx.answers["answer"],
         ctx.answers["concepts"],
         nlp,
-        ctx.config["spacy_batch_size"],
+        ctx.config.spacy_batch_size,
         rule,
         ctx.answers["pos_pattern"],
-        coverage.processes(ctx.config.get("spacy_processes", "auto")),
+        coverage.processes(ctx.config.spacy_processes),
     )
     return _Started(
         job,
@@ -63,7 +63,7 @@ def _start_coverage(ctx: Context) -> _Started:
             "spacy_model": f"{nlp.meta['lang']}_{nlp.meta['name']}",
             "spacy_model_version": nlp.meta["version"],
             "spacy": _version("spacy"),
-            "spacy_pipeline": ctx.config["spacy_pipeline"],
+            "spacy_pipeline": ctx.config.spacy_pipeline,
             "pipes": nlp.pipe_names,
             "matching_rule": rule,
             "matmul": coverage.MATMUL,
@@ -166,8 +166,8 @@ PAPER_FAMILIES = {
             COVERAGE_COLUMNS,
             lambda c, r: {
                 "spacy_model": r["spacy_model"],
-                "spacy_pipeline": c["spacy_pipeline"],
-                "rule": c["matching_rule"],
+                "spacy_pipeline": c.spacy_pipeline,
+                "rule": c.matching_rule,
                 **packages("spacy", "spacy-lookups-data", "thinc", "numpy"),
                 "columns": list(COVERAGE_COLUMNS),
                 "matmul": coverage.MATMUL,
@@ -211,8 +211,8 @@ PAPER_FAMILIES = {
             registry.FAMILIES["pbleurt"],
             ("pbleurt",),
             lambda c, r: {
-                "checkpoint": c["bleurt_checkpoint"],
-                "revision": hub.revision(c["bleurt_checkpoint"]),
+                "checkpoint": c.bleurt_checkpoint,
+                "revision": hub.revision(c.bleurt_checkpoint),
                 **packages("bleurt-pytorch", "transformers", "torch", "sentencepiece", "numpy"),
             },
             _pbleurt,
@@ -231,7 +231,7 @@ PAPER_FAMILIES = {
             registry.FAMILIES["perplexity"],
             ("perplexity", "ppl_status"),
             lambda c, r: {
-                "requested": c["perplexity_model"],
+                "requested": c.perplexity_model,
                 "used": r["perplexity_used"],
                 "revision": hub.revision(r["perplexity"][1]) if r["perplexity"][1] else None,
                 **_perplexity_implementation(),

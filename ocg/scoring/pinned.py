@@ -16,12 +16,12 @@ import os
 import shutil
 from pathlib import Path
 
+from ..config.scoring_file import ScoringFile
 from ..core.errors import OcgInputError
 from ..core.layout import SCORE_TABLES, ModelScores
 from ..core.lock import holder
 from ..records import Signature
 from .scoreset import unfinished_reason
-from .settings import load_scoring_config
 
 # Settings the values do not depend on (params/scoring.yaml says so): only the time does.
 SPEED_ONLY = ("spacy_batch_size", "spacy_processes")
@@ -40,12 +40,11 @@ def _link(source: Path, target: Path) -> None:
 
 
 def scoring_differences(
-    signature: Signature, scoring: dict, metrics: list[str] | None
+    signature: Signature, asked: ScoringFile, metrics: list[str] | None
 ) -> list[str]:
-    """How a score set's signature differs from what a run asks (its `scoring:` overrides on top
-    of params/scoring.yaml, and its metrics): one phrase per setting."""
-    asked = load_scoring_config(**scoring)
-    wanted = list(metrics or asked["metrics"])
+    """How a score set's signature differs from what a run asks (`asked`: its scoring settings,
+    params/scoring.yaml under its `scoring:` overrides; and its metrics): one phrase per setting."""
+    wanted = list(metrics or asked.metrics)
     out = (
         []
         if set(signature.metrics) == set(wanted)
@@ -53,7 +52,7 @@ def scoring_differences(
     )
     if signature.config is None:  # written before signatures recorded the settings: the keys decide
         return out
-    for key, value in asked.items():
+    for key, value in asked.recorded().items():
         if key not in SPEED_ONLY and key != "metrics" and signature.config.get(key) != value:
             out.append(f"{key}={signature.config.get(key)!r} (this run: {value!r})")
     return out
@@ -63,7 +62,7 @@ def pin_scores(
     scores_root: Path,
     models: list[str],
     pinned_root: Path,
-    scoring: dict,
+    asked: ScoringFile,
     metrics: list[str] | None,
 ) -> None:
     """Link each model's score set under `pinned_root`, as it is now; a set scored otherwise than
@@ -85,7 +84,7 @@ def pin_scores(
                     "`outputs:` folder",
                 )
             continue
-        differ = scoring_differences(Signature.read(pinned.signature), scoring, metrics)
+        differ = scoring_differences(Signature.read(pinned.signature), asked, metrics)
         if differ:
             raise OcgInputError(
                 str(source.folder),

@@ -73,12 +73,12 @@ def _semantic(ctx: Context):
 def _judge(ctx: Context):
     return judging.verdicts(
         ctx.answers,
-        ctx.config.get("judge"),
+        ctx.config.judge,
         ctx.keys["judge"],
         ctx.out / "judge_cache.parquet",
         ctx.redo,
         ctx.log,
-        ctx.config.get("judge_models_file"),
+        ctx.config.judge_models_file,
     )
 
 
@@ -168,8 +168,8 @@ QUALITY_FAMILIES = (
         ),
         ("vendi", "pairwise_cosine"),
         lambda c, r: {
-            "model": c["embedding_model"],
-            "revision": hub.revision(c["embedding_model"]),
+            "model": c.embedding_model,
+            "revision": hub.revision(c.embedding_model),
             **packages("sentence-transformers", "transformers", "torch", "numpy"),
         },
         _semantic,
@@ -206,7 +206,7 @@ QUALITY_FAMILIES = (
             ),
         ),
         ("judge_score", "judge_in_order", "judge_order"),
-        lambda c, r: judging.settings(c.get("judge"), c.get("judge_models_file")),
+        lambda c, r: judging.settings(c.judge, c.judge_models_file),
         _judge,
         version=3,
         neural=True,

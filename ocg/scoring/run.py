@@ -21,6 +21,7 @@ from pathlib import Path
 import pandas as pd
 from tqdm import tqdm
 
+from ..config.scoring_file import ScoringFile
 from ..core.errors import OcgInputError
 from ..core.files import refuse_link, remove_temps
 from ..core.layout import ModelGenerations, ModelScores, outputs
@@ -63,17 +64,17 @@ def stale_metrics(old: Signature | None, keys: dict[str, dict]) -> list[str]:
     ]  # no judge: nothing to retry
 
 
-def _resolve(config: dict, metrics: list[str]) -> dict:
+def _resolve(config: ScoringFile, metrics: list[str]) -> dict:
     """The models actually used: spaCy pipeline, perplexity model (or why none)."""
     out = {"spacy_model": None, "perplexity_used": None, "perplexity": (None, None, None)}
     if "coverage" in metrics:
-        nlp = coverage.load_nlp(config["spacy_model"], config["spacy_pipeline"])
+        nlp = coverage.load_nlp(config.spacy_model, config.spacy_pipeline)
         out["nlp"] = nlp
         out["spacy_model"] = f"{nlp.meta['lang']}_{nlp.meta['name']}=={nlp.meta['version']}"
     if {"perplexity", "slor"} & set(metrics):  # SLOR reads perplexity's values
-        fallback = config["perplexity_fallback"]
+        fallback = config.perplexity_fallback
         try:
-            out["perplexity"] = perplexity.resolve_model(config["perplexity_model"], fallback)
+            out["perplexity"] = perplexity.resolve_model(config.perplexity_model, fallback)
         except perplexity.PerplexityModelUnavailable as exc:
             out["perplexity"] = (None, None, str(exc))
         if (
@@ -126,11 +127,13 @@ class ScoreRequest:
         return cls(metrics, out_dir, redo, config_file, progress, overrides)
 
 
-def _checked(model_dir: Path, request: ScoreRequest) -> tuple[dict, list[str], pd.DataFrame, dict]:
+def _checked(
+    model_dir: Path, request: ScoreRequest
+) -> tuple[ScoringFile, list[str], pd.DataFrame, dict]:
     """The settings, the metrics, the asked records and their completeness, every one checked
     (the records against the run card too): bad input stops here, before anything is written."""
     config = load_scoring_config(request.config_file, **request.overrides)
-    metrics = check_metrics(list(request.metrics or config["metrics"]), "metrics")
+    metrics = check_metrics(list(request.metrics or config.metrics), "metrics")
     records = read_generations(model_dir, prompts=False)  # scoring reads no prompt
     if records.empty:
         raise OcgInputError(str(model_dir), "no generations (*.jsonl) to score")
@@ -159,7 +162,7 @@ def _score_model(
     model_dir: Path,
     records: pd.DataFrame,
     completeness: dict,
-    config: dict,
+    config: ScoringFile,
     metrics: list[str],
     request: ScoreRequest,
 ) -> Path:
@@ -220,7 +223,7 @@ def _score_model(
         reused=reused,
         timings_s={k: round(v, 2) for k, v in timings.items()},
         seconds=round(time.perf_counter() - t0, 2),
-        config=config,
+        config=config.recorded(),
         provenance=provenance(),
     )
     write_score_set(

@@ -15,7 +15,7 @@ from .families import FAMILIES
 SCORING_FILE = PARAMS_DIR / "scoring.yaml"
 
 
-def load_scoring_config(path: str | Path = SCORING_FILE, **overrides) -> dict:
+def load_scoring_config(path: str | Path = SCORING_FILE, **overrides) -> ScoringFile:
     """The scoring file's settings with `overrides` (a run's `scoring:` block) on top, checked."""
     path = Path(path)
     config = read_yaml(path) or {}
@@ -24,9 +24,9 @@ def load_scoring_config(path: str | Path = SCORING_FILE, **overrides) -> dict:
     config.update(
         {k: v for k, v in overrides.items() if v is not None or k == "perplexity_fallback"}
     )
-    validate(ScoringFile, config, f"{path}:")
-    check_metrics(config["metrics"], f"{path}: metrics")
-    return config
+    settings = validate(ScoringFile, config, f"{path}:")
+    check_metrics(settings.metrics, f"{path}: metrics")
+    return settings
 
 
 def check_metrics(metrics, where: str) -> list[str]:

@@ -19,8 +19,9 @@ from pathlib import Path
 import pandas as pd
 
 from ..analysis.paper_tables import summary_medians
+from ..config.checked_run import CheckedRun
+from ..config.run_file import RunFile
 from ..core.files import atomic_path
-from ..core.frames import DEFAULT_N_CONCEPTS
 from ..core.layout import ExecutedNotebook, ModelScores, ReportFolder
 from ..core.provenance import git_state
 from ..data.instances import PERMUTATION_SEED
@@ -85,22 +86,22 @@ def _notebook_page(report_dir: Path, name: str, href: str) -> NotebookPage:
     return NotebookPage(name, href, results.name if results.exists() else None)
 
 
-def _permutations(run: dict) -> str:
+def _permutations(file: RunFile) -> str:
     """'all 120 permutations', or '3 of 120 permutations per set (seeded sample, seed 0)'."""
-    total = math.factorial(int(run.get("n_concepts", DEFAULT_N_CONCEPTS)))
-    if not run.get("permutations"):
+    total = math.factorial(file.n_concepts)
+    if not file.permutations:
         return f"all {total} permutations"
-    return f"{run['permutations']} of {total} permutations per set (seeded sample, seed {PERMUTATION_SEED})"
+    return f"{file.permutations} of {total} permutations per set (seeded sample, seed {PERMUTATION_SEED})"
 
 
-def _decoding(run: dict) -> str:
+def _decoding(file: RunFile) -> str:
     """'greedy, one answer per prompt', or '4 sampled answers per prompt (temperature 0.7, top_p 0.95)'."""
-    sampling = run.get("sampling")
+    sampling = file.sampling
     if not sampling:
         return "greedy, one answer per prompt"
     return (
-        f"{run.get('samples', 1)} sampled answer{'s' * (run.get('samples', 1) > 1)} per prompt "
-        f"(temperature {sampling['temperature']:g}, top_p {sampling.get('top_p', 1.0):g}, a seed per sample)"
+        f"{file.samples} sampled answer{'s' * (file.samples > 1)} per prompt "
+        f"(temperature {sampling.temperature:g}, top_p {sampling.top_p:g}, a seed per sample)"
     )
 
 
@@ -136,20 +137,21 @@ class Header:
     run_file: str
 
 
-def _header(run: dict) -> Header:
+def _header(run: CheckedRun) -> Header:
     git = git_state()
+    file = run.file
     return Header(
-        models=", ".join(run["models"]),
-        conditions=", ".join(run["conditions"]),
-        sets=f"{run.get('subset_k') or 'all'} concept set{'' if run.get('subset_k') == 1 else 's'} "
-        f"of {run.get('n_concepts', DEFAULT_N_CONCEPTS)} concepts",
-        permutations=_permutations(run),
-        templates=str(run.get("template_ids") or "all six"),
-        decoding=_decoding(run),
+        models=", ".join(file.models),
+        conditions=", ".join(file.conditions),
+        sets=f"{file.subset_k or 'all'} concept set{'' if file.subset_k == 1 else 's'} "
+        f"of {file.n_concepts} concepts",
+        permutations=_permutations(file),
+        templates=str(file.template_ids or "all six"),
+        decoding=_decoding(file),
         written=f"{_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M}",
         commit=str(git["commit"])[:12],
         dirty=bool(git.get("dirty")),
-        run_file=str(run.get("file", "")),
+        run_file=str(run.path),
     )
 
 
@@ -158,7 +160,7 @@ def write_index(
     title: str,
     pages: list[tuple[str, str]],
     *,
-    run: dict,
+    run: CheckedRun,
     scores_root: str | Path,
     generations_root: str | Path,
     failures: dict | None = None,
@@ -170,7 +172,8 @@ def write_index(
     report_dir = Path(report_dir)
     report = ReportFolder(report_dir)
     failures = failures or {}
-    models = list(run["models"])
+    file = run.file
+    models = list(file.models)
     unfinished = {
         m: unfinished_reason(ModelScores.of(m, scores_root).folder)
         for m in models
@@ -208,7 +211,7 @@ def write_index(
         sensitivity=sections.sensitivity(report_dir),
         other_tables=explain.other_tables(
             report_dir,
-            {"table7": run.get("table7_note") or ""},
+            {"table7": file.table7_note or ""},
             {"table4": summary_medians(scores["summary"], "ordered_one_shot")},
             {"table4": summary_medians(scores["summary"], "ordered_one_shot", "slor")},
         ),

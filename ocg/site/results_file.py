@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..config.checked_run import CheckedRun
 from ..core.files import read_json, write_json
 from ..core.layout import ReportFolder
 from ..core.provenance import provenance
@@ -23,20 +24,6 @@ from ..metrics.registry import FAMILIES, metric
 from ..results.scores import signature_hash
 
 SCHEMA_VERSION = 1
-RUN_KEYS = (
-    "name",
-    "file",
-    "models",
-    "conditions",
-    "n_concepts",
-    "subset_k",
-    "permutations",
-    "template_ids",
-    "samples",
-    "sampling",
-    "metrics",
-    "scoring",
-)
 
 
 def _clean(x):
@@ -85,7 +72,7 @@ def _by_key(table: pd.DataFrame | None) -> dict[tuple[str, str], dict]:
     return {} if table is None else {(r["model"], r["metric"]): r for r in table.to_dict("records")}
 
 
-def _interval(row: dict | None, settings: dict | None) -> dict | None:
+def _interval(row: dict | None, method: dict | None) -> dict | None:
     """An interval with what it resampled (a report from before units: concept sets); on a small
     sample (under uncertainty.MIN_SETS units) no bounds, as the page gives none."""
     if row is None:
@@ -94,7 +81,7 @@ def _interval(row: dict | None, settings: dict | None) -> dict | None:
     return {
         "low": None if small else row["ci_low"],
         "high": None if small else row["ci_high"],
-        "level": (settings or {}).get("level", 0.95),
+        "level": (method or {}).get("level", 0.95),
         "unit": row.get("unit", "sets"),
         "n": row.get("n", row.get("n_sets")),
         "n_sets": row.get("n_sets"),
@@ -158,16 +145,16 @@ class _Tables:
     cis: dict
     paired: dict
     summary: pd.DataFrame
-    settings: dict
+    methods: dict  # the intervals' settings: bootstrap and paired_test, as their tables record
 
 
 def _model_metrics(model: str, tables: _Tables, signature) -> dict:
-    t1, cis, paired, summary, settings = (
+    t1, cis, paired, summary, methods = (
         tables.t1,
         tables.cis,
         tables.paired,
         tables.summary,
-        tables.settings,
+        tables.methods,
     )
     out = {}
     s = (
@@ -190,11 +177,11 @@ def _model_metrics(model: str, tables: _Tables, signature) -> dict:
             "label": m.label if m else name,
             "value": row["value"],
             "delta_vs_original": row.get("delta_vs_original_commongen"),
-            "interval": _interval(cis.get((model, name)), settings["bootstrap"]),
+            "interval": _interval(cis.get((model, name)), methods["bootstrap"]),
             "delta_test": None
             if test is None
             else {
-                **_interval(test, settings["paired_test"]),
+                **_interval(test, methods["paired_test"]),
                 "p_value": test.get("p_value"),
                 "p_holm": test.get("p_holm"),
                 "p_method": test.get("p_method"),
@@ -221,7 +208,26 @@ def _model_metrics(model: str, tables: _Tables, signature) -> dict:
     return out
 
 
-def results(report_dir: str | Path, run: dict, scores: dict, generations_root=None) -> dict:
+def _run_block(run: CheckedRun) -> dict:
+    """The `run` of results.json: what the run (or sweep) file asked, its path absolute."""
+    file = run.file
+    return {
+        "name": file.name,
+        "file": str(run.path),
+        "models": list(file.models),
+        "conditions": list(file.conditions),
+        "n_concepts": file.n_concepts,
+        "subset_k": file.subset_k,
+        "permutations": file.permutations,
+        "template_ids": file.template_ids,
+        "samples": file.samples,
+        "sampling": file.sampling.model_dump() if file.sampling else None,
+        "metrics": file.metrics,
+        "scoring": dict(file.scoring),
+    }
+
+
+def results(report_dir: str | Path, run: CheckedRun, scores: dict, generations_root=None) -> dict:
     """The results document of a report folder whose notebooks have run (its tables/); the run
     cards under `generations_root` give each model's id, revision, quantization and dtype."""
     report = ReportFolder(Path(report_dir))
@@ -231,11 +237,11 @@ def results(report_dir: str | Path, run: dict, scores: dict, generations_root=No
         _by_key(_table(report, "table1_paired_test")),
     )
     signatures, designs = scores.get("signatures", {}), scores.get("designs", {})
-    settings = {
+    methods = {
         "bootstrap": _settings(report, "table1_bootstrap_ci"),
         "paired_test": _settings(report, "table1_paired_test"),
     }
-    tables, models = _Tables(t1, cis, paired, summary, settings), {}
+    tables, models = _Tables(t1, cis, paired, summary, methods), {}
     for model in [] if t1 is None else list(dict.fromkeys(t1["model"])):
         sig = signatures.get(model)
         s = summary[summary["model"] == model] if len(summary) else summary
@@ -249,10 +255,10 @@ def results(report_dir: str | Path, run: dict, scores: dict, generations_root=No
         }
     doc = {
         "schema_version": SCHEMA_VERSION,
-        "report": run.get("name"),
+        "report": run.file.name,
         "table": "table1: zero-shot `ordered`, mean over the run's templates, difference from `original`",
-        "run": {k: run.get(k) for k in RUN_KEYS if k in run},
-        **settings,
+        "run": _run_block(run),
+        **methods,
         "models": models,
         "provenance": provenance(),
     }
@@ -261,7 +267,9 @@ def results(report_dir: str | Path, run: dict, scores: dict, generations_root=No
     return _clean(doc)
 
 
-def write_results(report_dir: str | Path, run: dict, scores: dict, generations_root=None) -> Path:
+def write_results(
+    report_dir: str | Path, run: CheckedRun, scores: dict, generations_root=None
+) -> Path:
     """results.json in `report_dir` (a staging folder while the report is built), written atomically."""
     return write_json(
         ReportFolder(Path(report_dir)).results, results(report_dir, run, scores, generations_root)

@@ -25,10 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.errors import OcgInputError
-from ..core.layout import SweepFolder
 from ..core.lock import exclusive
 from ..jobs.plan import model_steps
-from .config import load_sweep, resources_for
+from .config import Sweep, load_sweep, resources_for
 from .slurm import submit_slurm, wait_slurm
 from .state import ModelState, print_status, status_table, sweep_dirs
 from .tasks import run_analysis, run_local, run_model_task
@@ -76,11 +75,11 @@ def run_sweep(
         raise OcgInputError("--executor", f"got {driving.executor!r}; expected local or slurm")
     # One driver per sweep folder: a second is refused at once, naming the holder. Model tasks
     # (--task) and the analyses take their own locks, so a driver can run them while it holds this.
-    with exclusive(SweepFolder.of(sweep).root, doing="is running a sweep in this folder"):
+    with exclusive(sweep.folder.root, doing="is running a sweep in this folder"):
         return _drive(sweep, driving)
 
 
-def _drive(sweep: dict, driving: Driving) -> int:
+def _drive(sweep: Sweep, driving: Driving) -> int:
     if driving.executor == "local":
         return run_local(sweep)
     if driving.executor == "slurm":

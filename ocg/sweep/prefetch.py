@@ -14,6 +14,7 @@ from __future__ import annotations
 import fnmatch
 from pathlib import Path
 
+from ..config.checked_run import CheckedRun
 from ..core.errors import OcgInputError
 from ..weights import hub
 from ..weights.hub import is_hub_id, pin_note
@@ -37,29 +38,26 @@ def offline() -> bool:
     return hub_offline()
 
 
-def hub_repos(cfg: dict, models: list[str] | None = None) -> list[tuple[str, str, str]]:
+def hub_repos(run: CheckedRun, models: list[str] | None = None) -> list[tuple[str, str, str]]:
     """(repository, revision, what needs it) for the models (default: all of the file's) and
     the scoring models of its metrics; local folders, embedded and API models need none."""
-    from ..config.model_registry import MODELS_FILE, load_models
-    from ..scoring import load_scoring_config
-
-    specs = load_models(cfg["models_file"] or MODELS_FILE)
     repos = []
-    for name in models or cfg["models"]:
-        spec = specs[name]
-        if is_hub_id(spec.id) and (spec.backend == "transformers" or spec.api.get("server")):
+    for name in models or run.file.models:
+        spec = run.entries[name]
+        served = spec.api is not None and spec.api.server is not None
+        if is_hub_id(spec.id) and (spec.backend == "transformers" or served):
             repos.append((spec.id, spec.revision, f"model {name}"))
-    scoring = load_scoring_config(**cfg["scoring"])
-    metrics = cfg["metrics"] or scoring["metrics"]
-    if "pbleurt" in metrics and is_hub_id(scoring["bleurt_checkpoint"]):
-        repos.append((scoring["bleurt_checkpoint"], "main", "pBLEURT"))
+    scoring = run.scoring
+    metrics = run.file.metrics or scoring.metrics
+    if "pbleurt" in metrics and is_hub_id(scoring.bleurt_checkpoint):
+        repos.append((scoring.bleurt_checkpoint, "main", "pBLEURT"))
     if (
         "perplexity" in metrics
-        and is_hub_id(scoring["perplexity_model"])
-        and not scoring["perplexity_fallback"]
+        and is_hub_id(scoring.perplexity_model)
+        and not scoring.perplexity_fallback
     ):
         repos.append(
-            (scoring["perplexity_model"], "main", "perplexity")
+            (scoring.perplexity_model, "main", "perplexity")
         )  # with a fallback, it may be missing
     seen: dict[tuple[str, str], str] = {}
     for repo, rev, why in repos:
@@ -126,13 +124,13 @@ def _shards(index: Path) -> list[str]:
     return sorted(set(weight_map.values()))
 
 
-def offline_check(cfg: dict, models: list[str], command: str) -> tuple[bool, str | None]:
+def offline_check(run: CheckedRun, models: list[str], command: str) -> tuple[bool, str | None]:
     """(every hub file is cached, why a task cannot start): a task on a node that cannot reach
     the hub with files missing fails at once, before any model loads."""
     try:
         missing = {
             f"{repo}@{rev} ({why})": files
-            for repo, rev, why in hub_repos(cfg, models)
+            for repo, rev, why in hub_repos(run, models)
             if (files := missing_files(repo, rev))
         }
     except OcgInputError as exc:  # a damaged file in the cache: a load would fail on it too
@@ -156,8 +154,7 @@ def prefetch(path: str | Path, list_only: bool = False) -> int:
     """Plan (repositories, files, sizes, what is cached), print it, then download what is missing."""
     import huggingface_hub.constants
 
-    cfg = load_file(path)
-    repos = hub_repos(cfg)
+    repos = hub_repos(load_file(path))
     if not repos:
         print(f"{path}: no hub files needed (embedded, local or API models only)")
         return 0
@@ -269,7 +266,7 @@ def _download(plans: list[tuple]) -> None:
             )  # resumes .incomplete files
 
 
-def load_file(path: str | Path) -> dict:
+def load_file(path: str | Path) -> CheckedRun:
     """A sweep file (it has `resources` or `slurm`) or a run file."""
     from ..core.files import read_yaml
     from ..jobs.pipeline import load_run

@@ -14,14 +14,14 @@ import sys
 from pathlib import Path
 
 from ..core.files import atomic_path, follow_umask
-from ..core.layout import SweepFolder
 from ..core.notebook_names import span
 from ..core.paths import FOLDER_VARIABLES, PROJECT_ROOT
+from .config import Sweep
 from .state import stop_file
 from .tasks import INTERRUPTED, task_command
 
 
-def _exports(sweep: dict) -> str:
+def _exports(sweep: Sweep) -> str:
     """The submitter's OCG_OUTPUTS and OCG_MODEL_CACHE (absolute: `ocg` settles them at start),
     so a job reads the same folders whatever sbatch's --export; then the sweep's `slurm.env`."""
     lines = [
@@ -31,7 +31,7 @@ def _exports(sweep: dict) -> str:
     ]
     lines = lines or ["# OCG_OUTPUTS and OCG_MODEL_CACHE: not set (the defaults)"]
     lines += [
-        f"export {name}={shlex.quote(str(value))}" for name, value in sweep["slurm"]["env"].items()
+        f"export {name}={shlex.quote(str(value))}" for name, value in sweep.file.slurm.env.items()
     ]
     return "\n".join(lines)
 
@@ -41,8 +41,8 @@ def _exports(sweep: dict) -> str:
 OCG_SHELL = "set +eEC; set -uo pipefail  # ocg's shell options, whatever the site's lines set"
 
 
-def _setup(sweep: dict, trap: str = "") -> str:
-    lines = sweep["slurm"]["setup"]
+def _setup(sweep: Sweep, trap: str = "") -> str:
+    lines = sweep.file.slurm.setup
     if not lines:
         return "# site setup: none (slurm.setup in the sweep file)\n" + OCG_SHELL
     return "\n".join(
@@ -56,9 +56,9 @@ def _setup(sweep: dict, trap: str = "") -> str:
     )
 
 
-def which_python(sweep: dict) -> str:
+def which_python(sweep: Sweep) -> str:
     """The Python a job runs, in words (the dry run prints it; README, "A first submission")."""
-    if not sweep["slurm"]["setup"]:
+    if not sweep.file.slurm.setup:
         return f"{sys.executable} (the submitter's: no slurm.setup)"
     return (
         f"`python` as slurm.setup leaves it on PATH, when ocg is installed in it; else {sys.executable} "
@@ -71,13 +71,13 @@ def which_python(sweep: dict) -> str:
 PROBE = "import importlib.metadata as m, papermill, pandas; m.distribution('ocg')"
 
 
-def _python(sweep: dict) -> str:
+def _python(sweep: Sweep) -> str:
     """Set PYTHON for the job. With setup lines (`source .../activate`, `conda activate`,
     `module load`), the `python` they put on PATH runs, as a site expects; a setup that only loads
     modules (cuda) leaves a `python` without ocg installed, so then the submitter's
     interpreter runs (by absolute path, valid on a shared filesystem). The task log names it."""
     submitter = shlex.quote(sys.executable)
-    if not sweep["slurm"]["setup"]:
+    if not sweep.file.slurm.setup:
         return f"PYTHON={submitter}  # the submitter's Python (no slurm.setup)"
     return (
         "# the `python` slurm.setup put on PATH, if ocg is installed in it; else the submitter's\n"
@@ -97,22 +97,22 @@ def _write(path: Path, text: str) -> None:
 WARN_TRAP = """trap 'WARNED=1; [ -z "${OCG_STOP_FILE:-}" ] || touch "$OCG_STOP_FILE"' USR1"""
 
 
-def write_array_script(sweep: dict) -> Path:
+def write_array_script(sweep: Sweep) -> Path:
     """array.sbatch: one task per model. Slurm's warning signal (USR1, `warn_before_limit_s`
     before the time limit) makes the task stop after the batch in flight; the script then
     requeues the task (Slurm does not requeue a TIMEOUT), and the next start resumes."""
-    folder = SweepFolder.of(sweep)
+    folder = sweep.folder
     logs = shlex.quote(str(folder.logs))
-    models = " ".join(shlex.quote(m) for m in sweep["models"])
+    models = " ".join(shlex.quote(m) for m in sweep.file.models)
     cmd = '"$PYTHON" ' + shlex.join(task_command(sweep)[1:-1]) + ' "$MODEL"'
-    first = sweep["models"][0]  # every model's stop file, spelled with "$MODEL" for the shell
+    first = sweep.file.models[0]  # every model's stop file, spelled with "$MODEL" for the shell
     stop = (
         f'{shlex.quote(str(folder.status(first).parent))}/"$MODEL"/{stop_file(folder, first).name}'
     )
     script = f"""#!/bin/bash
-# ocg sweep {sweep["name"]}: one array task per model (index = position in the sweep's model list).
+# ocg sweep {sweep.file.name}: one array task per model (index = position in the sweep's model list).
 # Resources and the log file are given per submission on the sbatch command line (see manifest.json).
-#SBATCH --job-name=ocg-{sweep["name"]}
+#SBATCH --job-name=ocg-{sweep.file.name}
 #SBATCH --requeue
 #SBATCH --open-mode=append
 # The time-limit warning (sbatch --signal=B:USR1@N): ask the task to stop after its batch.
@@ -147,15 +147,15 @@ exit "$CODE"
 """
     _write(folder.array_script, script)
     analysis = f"""#!/bin/bash
-# ocg sweep {sweep["name"]}: the analyses ({span(sweep["analysis"]) if sweep["analysis"] else "none"}) once over every finished model.
-#SBATCH --job-name=ocg-{sweep["name"]}-analysis
+# ocg sweep {sweep.file.name}: the analyses ({span(sweep.file.analysis) if sweep.file.analysis else "none"}) once over every finished model.
+#SBATCH --job-name=ocg-{sweep.file.name}-analysis
 #SBATCH --open-mode=append
 {_exports(sweep)}
 {_setup(sweep)}
 cd {shlex.quote(str(PROJECT_ROOT))}
 {_python(sweep)}
 echo "python $PYTHON"
-"$PYTHON" {shlex.join(["-m", "ocg.cli", "sweep", sweep["file"], "--analysis"])}
+"$PYTHON" {shlex.join(["-m", "ocg.cli", "sweep", str(sweep.path), "--analysis"])}
 """
     _write(folder.analysis_script, analysis)
     return folder.array_script

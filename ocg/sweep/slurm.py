@@ -10,29 +10,30 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..config.run_file import Resources, Slurm
 from ..core.errors import OcgFault
 from ..core.files import read_json, write_json
 from ..core.layout import SweepFolder
-from .config import resources_for, time_limit_s
+from .config import Sweep, resources_for, time_limit_s
 from .scripts import which_python, write_array_script
 from .state import ACTIVE_STATES, _now, analysis_stale, slurm_jobs, to_run
 
 
-def _sbatch_resources(res: dict, slurm: dict, warn: bool = False) -> list[str]:
+def _sbatch_resources(res: Resources, slurm: Slurm, warn: bool = False) -> list[str]:
     """Resources, then where the job queues: the group's partition and account, else the
     sweep's; the sweep's extra args, then the group's (sbatch takes the last of an option)."""
-    args = [f"--cpus-per-task={res['cpus']}", f"--mem={res['mem']}", f"--time={res['time']}"]
-    if res["gpus"]:
-        args.append(f"--gres=gpu:{res['gpus']}")
-    limit = time_seconds(res["time"])
+    args = [f"--cpus-per-task={res.cpus}", f"--mem={res.mem}", f"--time={res.time}"]
+    if res.gpus:
+        args.append(f"--gres=gpu:{res.gpus}")
+    limit = time_seconds(res.time)
     if (
         warn and limit
     ):  # USR1 to the batch shell before the limit: the task stops after its batch, requeues
-        args.append(f"--signal=B:USR1@{min(slurm['warn_before_limit_s'], limit // 2)}")
+        args.append(f"--signal=B:USR1@{min(slurm.warn_before_limit_s, limit // 2)}")
     for key in ("partition", "account"):
-        if value := res.get(key, slurm[key]):
+        if value := res.queue(key, slurm):
             args.append(f"--{key}={value}")
-    return args + list(slurm["extra_args"]) + list(res.get("extra_args", []))
+    return args + list(slurm.extra_args) + list(res.extra_args)
 
 
 def time_seconds(value: str) -> int | None:
@@ -83,16 +84,16 @@ def _sbatch(args: list[str]) -> str:
     return proc.stdout.strip().split(";")[0]
 
 
-def _groups(sweep: dict, pending: list[str]) -> list[tuple[dict, list[str]]]:
+def _groups(sweep: Sweep, pending: list[str]) -> list[tuple[Resources, list[str]]]:
     """The pending models by resource request (one array each), in sweep order."""
-    groups: dict[str, tuple[dict, list[str]]] = {}
+    groups: dict[str, tuple[Resources, list[str]]] = {}
     for model in pending:
         res = resources_for(sweep, model)
-        groups.setdefault(repr(sorted(res.items())), (res, []))[1].append(model)
+        groups.setdefault(repr(sorted(res.recorded().items())), (res, []))[1].append(model)
     return list(groups.values())
 
 
-def _active_jobs(sweep: dict) -> list[str]:
+def _active_jobs(sweep: Sweep) -> list[str]:
     """Earlier arrays of this sweep with a task still queued or running (new ones wait for
     them, so a rerun adds no tasks beyond the throttle)."""
     return sorted({job.split("_")[0] for job in slurm_jobs(sweep, ACTIVE_STATES)})
@@ -104,7 +105,7 @@ class _Submission:
     submit, the arrays still active from before (new ones wait for them), and what it has
     submitted so far (its job ids, recorded in `manifest` as each is made)."""
 
-    sweep: dict
+    sweep: Sweep
     folder: SweepFolder
     manifest: dict
     dry_run: bool
@@ -112,12 +113,12 @@ class _Submission:
     job_ids: list[str] = field(default_factory=list)
 
 
-def submit_slurm(sweep: dict, dry_run: bool = False) -> dict:
+def submit_slurm(sweep: Sweep, dry_run: bool = False) -> dict:
     """Submit the models that are neither done nor running, one array per resource request with
     the sweep's throttle shared among them; then the analyses as a job that depends on them
     (afterany: a failed model does not block it). A dry run prints each sbatch command line and
     writes what it would submit to manifest.dry-run.json, beside the real manifest."""
-    folder = SweepFolder.of(sweep)
+    folder = sweep.folder
     folder.logs.mkdir(parents=True, exist_ok=True)
     pending = to_run(sweep, with_slurm=True)
     script = write_array_script(sweep)
@@ -125,7 +126,12 @@ def submit_slurm(sweep: dict, dry_run: bool = False) -> dict:
     manifest = (
         real
         if real and not dry_run
-        else {"sweep": sweep["name"], "file": sweep["file"], "submissions": [], "analysis_jobs": []}
+        else {
+            "sweep": sweep.file.name,
+            "file": str(sweep.path),
+            "submissions": [],
+            "analysis_jobs": [],
+        }
     )
     sub = _Submission(sweep, folder, manifest, dry_run, [] if dry_run else _active_jobs(sweep))
     groups = _groups(sweep, pending)
@@ -146,11 +152,11 @@ def submit_slurm(sweep: dict, dry_run: bool = False) -> dict:
 
 def _submit_arrays(sub: _Submission, script: Path, groups: list) -> None:
     """The model arrays, each recorded in the manifest as it is submitted."""
-    sweep, folder, slurm = sub.sweep, sub.folder, sub.sweep["slurm"]
+    sweep, folder, slurm = sub.sweep, sub.folder, sub.sweep.file.slurm
     for g, ((res, models), (share, after)) in enumerate(
-        zip(groups, split_throttle([len(m) for _, m in groups], slurm["throttle"]))
+        zip(groups, split_throttle([len(m) for _, m in groups], slurm.throttle))
     ):
-        indices = {sweep["models"].index(m): m for m in models}
+        indices = {sweep.file.models.index(m): m for m in models}
         waits = sub.earlier + ([sub.job_ids[after]] if after is not None else [])
         args = [
             f"--array={','.join(str(i) for i in sorted(indices))}%{share}",
@@ -166,7 +172,7 @@ def _submit_arrays(sub: _Submission, script: Path, groups: list) -> None:
             {
                 "job_id": sub.job_ids[-1],
                 "time_utc": _now(),
-                "resources": res,
+                "resources": res.recorded(),
                 "tasks": {str(i): m for i, m in sorted(indices.items())},
                 "sbatch_args": args,
             }
@@ -177,16 +183,16 @@ def _submit_analysis(sub: _Submission) -> None:
     """The analyses, after every array (new and earlier), where there are new arrays, the report
     is stale or none was ever submitted."""
     sweep, job_ids, earlier = sub.sweep, sub.job_ids, sub.earlier
-    if not sweep["analysis"] or not (
+    if not sweep.file.analysis or not (
         job_ids or analysis_stale(sweep) or not sub.manifest["analysis_jobs"]
     ):
         return
-    res = {"gpus": 0, "cpus": 1, "mem": "4G", "time": "01:00:00", **sweep["slurm"]["analysis"]}
+    res = sweep.file.slurm.analysis
     deps = [f"--dependency=afterany:{':'.join(job_ids + earlier)}"] if job_ids or earlier else []
     args = [
         *deps,
         _log_option(sub.folder.logs, sub.folder.analysis_log.name),
-        *_sbatch_resources(res, sweep["slurm"]),
+        *_sbatch_resources(res, sweep.file.slurm),
         str(sub.folder.analysis_script),
     ]
     analysis_id = "ANALYSIS" if sub.dry_run else _sbatch(args)
@@ -205,8 +211,8 @@ def _say(sub: _Submission, pending: list[str], written: Path, analyses: list[dic
     sweep, job_ids = sub.sweep, sub.job_ids
     did = "dry run, nothing submitted; would submit" if sub.dry_run else "submitted"
     print(
-        f"sweep {sweep['name']}: {did} {len(pending)} model(s) in {len(job_ids)} array(s), throttle "
-        f"{sweep['slurm']['throttle']} over all of them{':' if job_ids or analyses else ''}",
+        f"sweep {sweep.file.name}: {did} {len(pending)} model(s) in {len(job_ids)} array(s), throttle "
+        f"{sweep.file.slurm.throttle} over all of them{':' if job_ids or analyses else ''}",
         flush=True,
     )
     new = sub.manifest["submissions"][-len(job_ids) :] if job_ids else []
@@ -220,15 +226,15 @@ def _say(sub: _Submission, pending: list[str], written: Path, analyses: list[dic
             f"  {item['job_id']} ({what})\n    {shlex.join(['sbatch', '--parsable', *item['sbatch_args']])}"
         )
     print(
-        f"manifest: {written}\nscripts: {SweepFolder.of(sweep).slurm}\nfolder: {SweepFolder.of(sweep).root}\n"
+        f"manifest: {written}\nscripts: {sweep.folder.slurm}\nfolder: {sweep.folder.root}\n"
         f"python in the jobs: {which_python(sweep)}",
         flush=True,
     )
 
 
-def wait_slurm(sweep: dict, timeout_s: float = 24 * 3600, poll_s: float = 5.0) -> bool:
+def wait_slurm(sweep: Sweep, timeout_s: float = 24 * 3600, poll_s: float = 5.0) -> bool:
     """Follow the sweep's jobs (model arrays and analyses) until none is queued or running."""
-    manifest = read_json(SweepFolder.of(sweep).manifest)
+    manifest = read_json(sweep.folder.manifest)
     ids = sorted(
         {s["job_id"] for s in manifest["submissions"]}
         | {a["job_id"] for a in manifest["analysis_jobs"]}

@@ -11,6 +11,7 @@ from ..core.layout import SweepFolder
 from ..core.lock import holder
 from ..jobs.plan import Dirs
 from ..records import Vocabulary
+from .config import Sweep
 from .markers import AnalysisMarker, AnalysisStatus, FailureMarker, InterruptedMarker
 
 ACTIVE_STATES = {
@@ -56,9 +57,9 @@ def _now() -> str:
     return utc_stamp()
 
 
-def sweep_dirs(sweep: dict) -> Dirs:
+def sweep_dirs(sweep: Sweep) -> Dirs:
     """Where the sweep's notebooks read and write."""
-    folder = SweepFolder.of(sweep)
+    folder = sweep.folder
     return Dirs(
         generations=folder.outputs.generations,
         scores=folder.outputs.scores,
@@ -77,13 +78,13 @@ def stop_file(folder: SweepFolder, model: str) -> Path:
 
 
 def model_state(
-    sweep: dict, model: str, jobs: dict[str, str] | None = None
+    sweep: Sweep, model: str, jobs: dict[str, str] | None = None
 ) -> tuple[ModelState, str]:
     """(the model's state, detail) from markers, the model's task lock (a local task holds it
     while it runs) and Slurm states if given."""
-    folder = SweepFolder.of(sweep)
-    done = [nb for nb in sweep["notebooks"] if folder.done_marker(model, nb).exists()]
-    if len(done) == len(sweep["notebooks"]):
+    folder = sweep.folder
+    done = [nb for nb in sweep.file.notebooks if folder.done_marker(model, nb).exists()]
+    if len(done) == len(sweep.file.notebooks):
         return ModelState.DONE, "all notebooks finished"
     state = (jobs or {}).get(model)
     if state in QUEUED_STATES:
@@ -119,7 +120,7 @@ def model_state(
     return ModelState.MISSING, "not run yet"
 
 
-def slurm_states(sweep: dict) -> dict[str, str]:
+def slurm_states(sweep: Sweep) -> dict[str, str]:
     """Latest Slurm state of each model's array task (squeue; needs finished jobs kept visible,
     or sacct where accounting is on)."""
     latest = _latest_tasks(sweep)
@@ -132,9 +133,9 @@ def slurm_states(sweep: dict) -> dict[str, str]:
     return states
 
 
-def _latest_tasks(sweep: dict) -> dict[str, tuple[str, int]]:
+def _latest_tasks(sweep: Sweep) -> dict[str, tuple[str, int]]:
     """Each model's latest array task in manifest.json: (job id, index)."""
-    path = SweepFolder.of(sweep).manifest
+    path = sweep.folder.manifest
     latest: dict[str, tuple[str, int]] = {}
     for sub in read_json(path)["submissions"] if path.exists() else []:
         for index, model in sub["tasks"].items():
@@ -142,7 +143,7 @@ def _latest_tasks(sweep: dict) -> dict[str, tuple[str, int]]:
     return latest
 
 
-def slurm_jobs(sweep: dict, states: set[str]) -> list[str]:
+def slurm_jobs(sweep: Sweep, states: set[str]) -> list[str]:
     """'<job>_<index>' of the sweep's latest array tasks whose Slurm state is one of `states`."""
     try:
         found = slurm_states(sweep)
@@ -179,24 +180,24 @@ def _job_states(job_id: str) -> dict[int, str]:
     return states
 
 
-def status_table(sweep: dict, with_slurm: bool = True) -> list[tuple[str, str, str]]:
+def status_table(sweep: Sweep, with_slurm: bool = True) -> list[tuple[str, str, str]]:
     jobs = {}
     if with_slurm:
         try:
             jobs = slurm_states(sweep)
         except (OSError, subprocess.SubprocessError):
             jobs = {}
-    return [(m, *model_state(sweep, m, jobs)) for m in sweep["models"]]
+    return [(m, *model_state(sweep, m, jobs)) for m in sweep.file.models]
 
 
-def print_status(sweep: dict) -> None:
+def print_status(sweep: Sweep) -> None:
     rows = status_table(sweep)
     width = max(len(m) for m, _, _ in rows)
     for model, state, detail in rows:
         print(f"{model:<{width}}  {state:<8} {detail}")
     counts = {s: sum(1 for _, st, _ in rows if st == s) for s in ModelState}
     print("  ".join(f"{k}: {v}" for k, v in counts.items()))
-    marker = SweepFolder.of(sweep).analysis_marker
+    marker = sweep.folder.analysis_marker
     job = analysis_job(sweep)
     if job:  # queued or running now: said first, whatever an earlier run left
         print(
@@ -219,9 +220,9 @@ def print_status(sweep: dict) -> None:
         print("analysis: not run yet")
 
 
-def analysis_job(sweep: dict) -> tuple[str, str] | None:
+def analysis_job(sweep: Sweep) -> tuple[str, str] | None:
     """(job id, Slurm state) of the sweep's latest analysis job while it is queued or running."""
-    path = SweepFolder.of(sweep).manifest
+    path = sweep.folder.manifest
     jobs = read_json(path).get("analysis_jobs", []) if path.exists() else []
     if not jobs:
         return None
@@ -236,18 +237,18 @@ def analysis_job(sweep: dict) -> tuple[str, str] | None:
     return (job_id, state) if state in ACTIVE_STATES else None
 
 
-def analysis_stale(sweep: dict) -> bool:
+def analysis_stale(sweep: Sweep) -> bool:
     """The report is missing, failed, or covers other models than those done now (a model that
     finished after the analyses, e.g. the task of a killed driver, gets them re-run)."""
-    marker = SweepFolder.of(sweep).analysis_marker
+    marker = sweep.folder.analysis_marker
     if not marker.exists():
         return True
     last = AnalysisMarker.read(marker)
-    done = [m for m in sweep["models"] if model_state(sweep, m)[0] == ModelState.DONE]
+    done = [m for m in sweep.file.models if model_state(sweep, m)[0] == ModelState.DONE]
     return last.state != AnalysisStatus.DONE or sorted(last.models or []) != sorted(done)
 
 
-def to_run(sweep: dict, with_slurm: bool) -> list[str]:
+def to_run(sweep: Sweep, with_slurm: bool) -> list[str]:
     return [
         m
         for m, state, _ in status_table(sweep, with_slurm)

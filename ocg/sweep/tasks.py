@@ -18,6 +18,7 @@ from ..core.lock import LockHeld, exclusive
 from ..core.paths import PROJECT_ROOT
 from ..jobs.plan import analysis_steps, model_steps
 from ..records import ReportStatus
+from .config import Sweep
 from .markers import AnalysisMarker, AnalysisStatus, DoneMarker, FailureMarker, InterruptedMarker
 from .state import (
     ModelState,
@@ -37,39 +38,39 @@ INTERRUPTED = (
 )  # 79: stopped at Slurm's time-limit warning; the job script requeues the task
 
 
-def task_command(sweep: dict, model: str = "$MODEL") -> list[str]:
+def task_command(sweep: Sweep, model: str = "$MODEL") -> list[str]:
     """The command every model task runs, here or on a Slurm node."""
-    return [sys.executable, "-m", "ocg.cli", "sweep", sweep["file"], "--task", model]
+    return [sys.executable, "-m", "ocg.cli", "sweep", str(sweep.path), "--task", model]
 
 
-def run_model_task(sweep: dict, model: str) -> int:
+def run_model_task(sweep: Sweep, model: str) -> int:
     """Run the model's notebooks in order; mark each done, or write failed.json and stop.
 
     One task per model at a time. A lock held by another process (this task's, or a generation
     or scores folder's inside a notebook) is no failure of the model: exit BUSY, record nothing.
     """
-    if model not in sweep["models"]:
-        raise OcgInputError(sweep["file"], f"{model!r} is not a model of this sweep")
+    if model not in sweep.file.models:
+        raise OcgInputError(str(sweep.path), f"{model!r} is not a model of this sweep")
     try:
-        with exclusive(SweepFolder.of(sweep).status(model), doing="is running this model's task"):
+        with exclusive(sweep.folder.status(model), doing="is running this model's task"):
             return _hub_files_here(sweep, model) or _run_notebooks(sweep, model)
     except LockHeld as exc:
         print(f"[{model}] busy, not run: {exc}", flush=True)
         return BUSY
 
 
-def _hub_files_here(sweep: dict, model: str) -> int:
+def _hub_files_here(sweep: Sweep, model: str) -> int:
     """0 when the task can go on: every hub file cached (then the hub goes offline for it, unless
     HF_HUB_OFFLINE is set already), or the hub reachable. Else failed.json names what is missing."""
     from .prefetch import offline_check
 
-    cached, problem = offline_check(sweep, [model], f"ocg prefetch {shlex.quote(sweep['file'])}")
+    cached, problem = offline_check(sweep, [model], f"ocg prefetch {shlex.quote(str(sweep.path))}")
     if cached and "HF_HUB_OFFLINE" not in os.environ:
         os.environ["HF_HUB_OFFLINE"] = "1"  # inherited by the notebooks' kernels
         print(f"[{model}] every hub file is cached: running with HF_HUB_OFFLINE=1", flush=True)
     if problem is None:
         return 0
-    folder = SweepFolder.of(sweep)
+    folder = sweep.folder
     FailureMarker(
         model,
         "(before 01_generate)",
@@ -82,10 +83,10 @@ def _hub_files_here(sweep: dict, model: str) -> int:
     return 1
 
 
-def _run_notebooks(sweep: dict, model: str) -> int:
+def _run_notebooks(sweep: Sweep, model: str) -> int:
     from ..jobs.notebook_runner import run_notebook
 
-    folder = SweepFolder.of(sweep)
+    folder = sweep.folder
     folder.failure(model).unlink(missing_ok=True)
     interrupted_marker(folder, model).unlink(missing_ok=True)
     job = {
@@ -158,13 +159,13 @@ def _interrupted(folder: SweepFolder, model: str, notebook: str, why: str, job: 
     return INTERRUPTED
 
 
-def run_analysis(sweep: dict) -> int:
+def run_analysis(sweep: Sweep) -> int:
     """The sweep's analyses once over every model whose scoring is done, built in a fresh folder that
     replaces the sweep's report when they end (ocg/jobs/staging.py)."""
     from ..jobs.staging import building, finish
 
-    done = [m for m in sweep["models"] if model_state(sweep, m)[0] == ModelState.DONE]
-    marker = SweepFolder.of(sweep).analysis_marker
+    done = [m for m in sweep.file.models if model_state(sweep, m)[0] == ModelState.DONE]
+    marker = sweep.folder.analysis_marker
     if not done:
         print("no finished model to analyse", flush=True)
         AnalysisMarker(AnalysisStatus.FAILED, reason="no finished model", time_utc=_now()).write(
@@ -185,7 +186,7 @@ def run_analysis(sweep: dict) -> int:
     return 0 if outcome["state"] == ReportStatus.DONE else 1
 
 
-def _analyse(sweep: dict, done: list[str], staging, final) -> dict:
+def _analyse(sweep: Sweep, done: list[str], staging, final) -> dict:
     """The analyses into `staging`: how they ended (fields of ReportStamp and AnalysisMarker)."""
     from ..core.layout import ReportFolder
     from ..jobs.pipeline import run_steps
@@ -197,25 +198,25 @@ def _analyse(sweep: dict, done: list[str], staging, final) -> dict:
         analysis_steps(sweep, dirs, done),
         staging,
         final,
-        f"ocg sweep: {sweep['name']} (analyses failed)",
+        f"ocg sweep: {sweep.file.name} (analyses failed)",
         lambda i, n, name: print(f"[analysis] {name} over {done}", flush=True),
         before_analyses=lambda: pin_scores(
-            dirs.scores, done, dirs.analysis_scores, sweep["scoring"], sweep["metrics"]
+            dirs.scores, done, dirs.analysis_scores, sweep.scoring, sweep.file.metrics
         ),
     )
     if failure is not None:
         return {"state": ReportStatus.FAILED, "reason": str(failure)}
     if not dirs.analysis_scores.exists():  # no analysis ran: the sets as they are now
-        pin_scores(dirs.scores, done, dirs.analysis_scores, sweep["scoring"], sweep["metrics"])
-    folder = SweepFolder.of(sweep)
+        pin_scores(dirs.scores, done, dirs.analysis_scores, sweep.scoring, sweep.file.metrics)
+    folder = sweep.folder
     failures = {
         m: FailureMarker.read(folder.failure(m)).to_json()
-        for m in sweep["models"]
+        for m in sweep.file.models
         if folder.failure(m).exists()
     }
     write_index(
         staging,
-        f"ocg sweep: {sweep['name']}",
+        f"ocg sweep: {sweep.file.name}",
         pages,
         run=sweep,
         scores_root=dirs.analysis_scores,
@@ -240,14 +241,14 @@ def _call(command: list[str], log) -> int:
             raise
 
 
-def run_local(sweep: dict) -> int:
+def run_local(sweep: Sweep) -> int:
     """Each pending model's task as a subprocess, one after another; then the analyses."""
-    folder = SweepFolder.of(sweep)
+    folder = sweep.folder
     logs = folder.logs
     logs.mkdir(parents=True, exist_ok=True)
     pending = to_run(sweep, with_slurm=False)
     failed = 0
-    print(f"sweep {sweep['name']}: {len(pending)} model(s) to run: {pending}", flush=True)
+    print(f"sweep {sweep.file.name}: {len(pending)} model(s) to run: {pending}", flush=True)
     for model in pending:
         with folder.log(model).open("a") as log:
             code = _call(task_command(sweep, model), log)
@@ -261,10 +262,10 @@ def run_local(sweep: dict) -> int:
         print(f"  {model}: {outcome}", flush=True)
         failed += code != 0
     analysis_code = 0
-    if sweep["analysis"] and (pending or analysis_stale(sweep)):
+    if sweep.file.analysis and (pending or analysis_stale(sweep)):
         with folder.analysis_log.open("a") as log:
             analysis_code = _call(
-                [sys.executable, "-m", "ocg.cli", "sweep", sweep["file"], "--analysis"], log
+                [sys.executable, "-m", "ocg.cli", "sweep", str(sweep.path), "--analysis"], log
             )
     print_status(sweep)
     states = status_table(sweep, with_slurm=False)

@@ -109,12 +109,10 @@ def served(spec):
     if (
         spec.backend != "openai"
         or not spec.id.startswith(EMBEDDED_PREFIX)
-        or not spec.api.get("server")
+        or spec.api.server is None
     ):
         return spec
-    import dataclasses
-
-    return dataclasses.replace(spec, id=str(ensure_converted(spec.id[len(EMBEDDED_PREFIX) :])))
+    return spec.model_copy(update={"id": str(ensure_converted(spec.id[len(EMBEDDED_PREFIX) :]))})
 
 
 def ensure_converted(name: str) -> Path:

@@ -28,6 +28,7 @@ def made(scored_run):
     from ocg.analysis.report import save_table
     from ocg.results.scores import load_scores
     from ocg.site.results_file import results
+    from tests.helpers import checked_run
 
     root = scored_run(
         "independent",
@@ -57,7 +58,7 @@ def made(scored_run):
     out = root / "report"
     save_table(tables.table1(scores["summary"]), "table1", out)
     save_table(sensitivity.table1_sensitivity(answers), "table1_sensitivity", out)
-    doc = results(out, {"name": "r", "models": ["a", "b"]}, scores)
+    doc = results(out, checked_run(["a", "b"], ["original", "ordered"], name="r"), scores)
     return (
         root,
         out,

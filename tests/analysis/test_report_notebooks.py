@@ -16,17 +16,20 @@ from ocg.jobs.plan import Dirs, notebook_params
 from ocg.metrics.matching import MATCHING_RULES, ORDER_READINGS
 from ocg.results.scores import load_scores
 from tests.analysis.notebooks import MODELS, output_text
+from tests.helpers import checked_run
 
 pytestmark = pytest.mark.slow
 
 
 def run(nb, scored, **extra):
     out = scored / "reports"
-    cfg = {
-        "models_file": str(scored / "models.yaml"),
-        "table7_pairs": extra.pop("pairs", None),
-        "table7_note": extra.pop("pairs_note", ""),
-    }
+    cfg = checked_run(
+        MODELS,
+        ["ordered"],
+        models_file=str(scored / "models.yaml"),
+        table7_pairs=extra.pop("pairs", None),
+        table7_note=extra.pop("pairs_note", ""),
+    )
     params = notebook_params(nb, cfg, Dirs(scored / "gen", scored / "scores", out), MODELS)
     run_notebook(nb, {**params, **extra}, out_dir=out)
     return out

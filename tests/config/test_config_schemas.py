@@ -11,8 +11,8 @@ import yaml
 
 from ocg.config import export
 from ocg.config.file_model import validate
-from ocg.config.model_registry import ModelSpec
-from ocg.config.models_file import ModelDefaults
+from ocg.config.model_registry import parse_models
+from ocg.config.models_file import ModelDefaults, ModelEntry
 from ocg.config.run_file import RunFile
 from ocg.config.scoring_file import MATCHING_RULES, SPACY_PIPELINES
 from ocg.core.errors import OcgInputError
@@ -105,12 +105,41 @@ def _types(annotation) -> list:
     return [annotation, *(t for a in typing.get_args(annotation) for t in _types(a))]
 
 
-def test_the_models_defaults_are_model_specs():
-    """An entry's defaults are written twice (the schema's, ModelSpec's): they agree."""
-    spec = ModelSpec(name="m", id="a/b")
+def test_an_entry_silent_on_a_field_gets_the_schemas_default():
+    """One class, its defaults written once: the loaded entry is the schema's model."""
+    spec = parse_models({"models": {"m": {"id": "a/b"}}}, "f")["m"]
+    assert type(spec) is ModelEntry and spec.name == "m"
     for name, info in ModelDefaults.model_fields.items():
-        if name not in ("api", "replay"):
-            assert info.default == getattr(spec, name), name
+        want = "a/b" if name == "paper_id" else info.default  # paper_id: the id, where unsaid
+        assert getattr(spec, name) == want, name
+    with pytest.raises(Exception, match="frozen"):
+        spec.batch_size = 8  # what validation returned is what every consumer reads
+
+
+def test_an_entry_names_itself_by_its_key_only():
+    with pytest.raises(OcgInputError, match=r"f: models.m.name: unknown key; known: \['answer_"):
+        parse_models({"models": {"m": {"id": "a/b", "name": "other"}}}, "f")
+    assert (
+        "name"
+        not in json.loads(export.schema_path("models").read_text())["$defs"]["ModelEntry"][
+            "properties"
+        ]
+    )
+
+
+def test_the_run_card_records_an_entry_as_it_always_did():
+    """An openai entry's api block: every field up to base_url, then those the file set (cards
+    written before takes_seed, regex_param and server existed read the same)."""
+    api = {"base_url": "http://h/v1", "key_env": "K", "server": {"command": "s {port}"}}
+    spec = parse_models({"models": {"m": {"backend": "openai", "id": "x", "api": api}}}, "f")["m"]
+    card = spec.recorded()
+    assert list(card)[:3] == ["name", "id", "backend"] and list(card)[-2:] == ["api", "replay"]
+    assert list(card["api"]) == [
+        *("key_env", "concurrency", "timeout_s", "max_retries", "temperature", "backoff_s"),
+        *("token_param", "max_retry_wait_s", "base_url", "server"),
+    ]
+    assert card["api"]["server"] == {"startup_timeout_s": 600, "command": "s {port}"}
+    assert card["replay"] == {} and card["quantization"] == "none" and card["batch_check"] == 0
 
 
 def test_the_scoring_choices_are_the_metrics_own():

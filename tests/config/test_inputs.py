@@ -214,11 +214,11 @@ def test_a_run_file_says_where_its_outputs_go(tmp_path, monkeypatch):
     import ocg.jobs.pipeline
     from ocg.core.paths import PROJECT_ROOT
 
-    assert load_run(write_run(tmp_path))["outputs"] is None  # OCG_OUTPUTS, else outputs/
-    assert load_run(write_run(tmp_path, outputs="runs/mine"))["outputs"] == str(
+    assert load_run(write_run(tmp_path)).file.outputs is None  # OCG_OUTPUTS, else outputs/
+    assert load_run(write_run(tmp_path, outputs="runs/mine")).file.outputs == str(
         PROJECT_ROOT / "runs" / "mine"
     )
-    assert load_run(write_run(tmp_path, outputs=str(tmp_path / "o")))["outputs"] == str(
+    assert load_run(write_run(tmp_path, outputs=str(tmp_path / "o"))).file.outputs == str(
         tmp_path / "o"
     )
     seen = {}

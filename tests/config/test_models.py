@@ -24,9 +24,7 @@ def test_every_paper_model_is_an_entry():
     assert models["marco-o1"].base_model == "qwen2-7b"
     assert models["smollm2-135m-instruct"].id == "embedded:smollm2-135m-instruct"
     assert sum(m.trust_remote_code for m in models.values()) == 1  # phi3-small only
-    assert all(
-        m.api["key_env"].endswith("_API_KEY") for m in models.values() if m.backend == "openai"
-    )
+    assert all(m.api.key_env.endswith("_API_KEY") for m in models.values() if m.backend == "openai")
 
 
 def _raw(entry):

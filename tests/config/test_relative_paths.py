@@ -11,7 +11,7 @@ import yaml
 from ocg.cli import main
 from ocg.config.model_registry import load_models
 from ocg.core.paths import PARAMS_DIR, PROJECT_ROOT
-from ocg.jobs.run_checks import check_common
+from ocg.jobs.run_checks import check_run
 
 
 def test_the_rule_is_written_once_and_where_each_key_is_documented():
@@ -39,7 +39,7 @@ def test_the_replay_rates_example_in_the_models_file_is_a_valid_entry(tmp_path):
     example = re.search(r"#\s+(my-replay: \{.*\})\n", models_yaml).group(1)
     (tmp_path / "m.yaml").write_text("models:\n  " + example + "\n")
     spec = load_models(tmp_path / "m.yaml")["my-replay"]
-    assert spec.replay == {"rates": {"reorder": 0.3, "drop": 0.05}}
+    assert spec.replay.rates == {"reorder": 0.3, "drop": 0.05}
 
 
 def test_each_base_is_as_documented(tmp_path, monkeypatch, capsys):
@@ -55,10 +55,10 @@ def test_each_base_is_as_documented(tmp_path, monkeypatch, capsys):
     assert "mine" in load_models(
         tmp_path / "a" / "b" / "mine.yaml"
     )  # extends: the models file's folder
-    run = check_common(
+    run = check_run(
         yaml.safe_load((tmp_path / "a" / "run.yaml").read_text()), tmp_path / "a" / "run.yaml"
     )
-    assert run["models_file"] == str(
+    assert run.file.models_file == str(
         tmp_path / "a" / "b" / "mine.yaml"
     )  # models_file: the run file's
     assert (

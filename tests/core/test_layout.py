@@ -83,7 +83,7 @@ def test_a_report_folder(tmp_path):
 
 
 def test_a_sweep_folder(tmp_path):
-    sweep = SweepFolder.of({"outputs": str(tmp_path), "name": "paper", "models": ["a"]})
+    sweep = SweepFolder(tmp_path, "paper")
     assert sweep.outputs.generations == tmp_path / "generations"  # shared by sweeps writing here
     assert sweep.report.folder == tmp_path / "reports" / "paper"
     assert sweep.notebooks("a") == tmp_path / "notebooks" / "a"

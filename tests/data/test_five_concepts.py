@@ -13,7 +13,7 @@ from ocg.generation import generate, read_generations
 from ocg.generation.answer_store.completeness import check_model_dir
 from ocg.generation.selection import select_instances
 from ocg.jobs.plan import ANALYSES, BUILD_DATA, GENERATE, SCORE
-from ocg.jobs.run_checks import check_common
+from ocg.jobs.run_checks import check_run
 from ocg.metrics import bleu
 from ocg.records import RunCard
 from ocg.results.designs import describe_design, design
@@ -60,16 +60,16 @@ def test_sampled_permutations_are_the_same_for_every_condition_and_template_of_a
 def test_bad_permutations_are_refused_naming_the_field(value):
     raw = yaml.safe_load(FIVE.read_text()) | {"permutations": value}
     with pytest.raises(OcgInputError) as err:
-        check_common(raw, FIVE)
+        check_run(raw, FIVE)
     assert "permutations" in err.value.where and "permutations" in str(err.value)
 
 
 def test_more_permutations_than_four_concepts_have_is_refused():
     raw = yaml.safe_load(FIVE.read_text()) | {"n_concepts": 4, "permutations": 25}
     with pytest.raises(OcgInputError, match="only 24 permutations") as err:
-        check_common(raw, FIVE)
+        check_run(raw, FIVE)
     assert err.value.where.endswith("permutations")
-    assert check_common(raw | {"permutations": 24}, FIVE)["permutations"] == 24
+    assert check_run(raw | {"permutations": 24}, FIVE).file.permutations == 24
     with pytest.raises(OcgInputError, match="only 24"):
         select_instances(None, ["ordered"], subset_k=1, permutations=25)
 
@@ -254,7 +254,9 @@ def test_a_sweep_file_passes_permutations_to_notebook_01(tmp_path):
     with pytest.raises(OcgInputError, match="only 120 permutations"):
         load_sweep(sweep_file)
     steps = dict(
-        model_steps(sweep, Dirs(tmp_path / "g", tmp_path / "s", tmp_path / "r"), sweep["models"][0])
+        model_steps(
+            sweep, Dirs(tmp_path / "g", tmp_path / "s", tmp_path / "r"), sweep.file.models[0]
+        )
     )
     assert steps[GENERATE]["permutations"] == 7
     assert check_parameters(find_notebook(GENERATE), steps[GENERATE]) == steps[GENERATE]

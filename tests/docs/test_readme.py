@@ -144,7 +144,7 @@ def test_the_add_a_model_recipe_is_three_steps_that_check_out(tmp_path, capsys):
     from ocg.config.model_registry import load_models
     from ocg.generation.backends import make_backend
     from ocg.generation.run_card import card_settings
-    from ocg.jobs.run_checks import check_common
+    from ocg.jobs.run_checks import check_run
 
     blocks = recipe_blocks()
     assert [kind for kind, _ in blocks] == ["yaml", "yaml", "bash"]
@@ -175,15 +175,16 @@ def test_the_add_a_model_recipe_is_three_steps_that_check_out(tmp_path, capsys):
         str(shipped["smollm2-135m-instruct"].batch_size),
     ]
     assert listed["smollm2-135m-instruct-4bit"][2:4] == ["4bit", "bfloat16"]
-    run = check_common(yaml.safe_load(blocks[1][1]), tmp_path / "my_run.yaml")
-    assert run["models_file"] == str(tmp_path / "my_models.yaml")
-    demo = check_common(
+    run = check_run(yaml.safe_load(blocks[1][1]), tmp_path / "my_run.yaml")
+    assert run.file.models_file == str(tmp_path / "my_models.yaml")
+    demo = check_run(
         yaml.safe_load((PROJECT_ROOT / "params" / "runs" / "demo.yaml").read_text()),
         PROJECT_ROOT / "params" / "runs" / "demo.yaml",
     )
     for key in ("n_concepts", "subset_k", "template_ids", "conditions", "scoring"):
-        assert run[key] == demo[key], key  # the demo's design: its models resume with nothing to do
-    assert run["models"] == demo["models"] + ["smollm2-fp32"]
+        # the demo's design: its models resume with nothing to do
+        assert getattr(run.file, key) == getattr(demo.file, key), key
+    assert run.file.models == demo.file.models + ["smollm2-fp32"]
     argv = shlex.split(blocks[2][1].strip())
     assert (
         argv[0] == ".venv/bin/ocg"

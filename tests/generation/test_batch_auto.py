@@ -132,27 +132,54 @@ def test_on_cuda_the_estimate_reads_free_memory_and_the_config(tmp_path, monkeyp
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
     monkeypatch.setattr(torch.cuda, "mem_get_info", lambda i: (20 * GiB, 80 * GiB))
     spec = SimpleNamespace(
-        trust_remote_code=False, quantization="none", dtype="bfloat16", max_new_tokens=32
-    )
-    backend = SimpleNamespace(
+        name="m",
+        backend="transformers",
         batch_size="auto",
-        kind="transformers",
-        device="cuda",
-        spec=spec,
-        source=str(tmp_path),
-        revision=None,
-        prompt_lengths=lambda texts: [len(t) for t in texts],
+        trust_remote_code=False,
+        quantization="none",
+        dtype="bfloat16",
+        max_new_tokens=32,
     )
-    batch_auto.resolve_batch_size(
-        backend, {"a": "x" * 90, "b": "y" * 10}, tmp_path / "run_card.json"
+    prompts = SimpleNamespace(
+        source=str(tmp_path), revision=None, prompt_lengths=lambda texts: [len(t) for t in texts]
     )
-    how = backend.batch_size_auto
+    batch = batch_auto.resolve_batch_size(
+        spec, prompts, {"a": "x" * 90, "b": "y" * 10}, tmp_path / "run_card.json", device="cuda"
+    )
+    how = batch.auto
     assert (
         how["longest_prompt_tokens"] == 90
         and how["free_bytes"] == 20 * GiB
         and how["source"].startswith("estimate")
     )
-    assert backend.batch_size == backend.max_working == how["batch_size"] > 1
+    assert batch.size == how["batch_size"] > 1
+    # a number named by the caller or the entry is used as it is, with nothing to record
+    assert batch_auto.resolve_batch_size(spec, prompts, {}, tmp_path / "c", asked=4).auto is None
+
+
+def test_auto_is_a_number_before_any_backend_is_built_and_the_card_records_how(tmp_path):
+    """The backend takes the resolved number (never `auto`) and how it was found, as declared
+    arguments; the card's backend block records it (RunCard.batch_size_auto)."""
+    from ocg.config.model_registry import get_model
+    from ocg.generation.backends import BACKENDS, make_backend, make_prompts
+    from ocg.generation.backends.replay_backend import ReplayBackend
+    from ocg.records import RunCard
+
+    auto = parse_models(
+        {"models": {"m": {"backend": "replay", "id": "x", "batch_size": "auto"}}}, "f"
+    )
+    with pytest.raises(ValueError, match="batch_size auto reaches a backend unresolved"):
+        ReplayBackend(auto["m"])
+    spec = get_model("smollm2-135m-instruct").model_copy(update={"batch_size": "auto"})
+    prompts = make_prompts(spec)
+    rendered = {"i": prompts.render([{"role": "user", "content": "Write about a dog."}])}
+    batch = batch_auto.resolve_batch_size(spec, prompts, rendered, tmp_path / "c", device="cpu")
+    assert batch == batch_auto.BatchSize(batch_auto.CPU_DEFAULT, batch.auto)
+    backend = make_backend(spec, batch, prompts=prompts)
+    assert type(backend) is BACKENDS["transformers"] and backend.prompts is prompts
+    assert backend.batch_size == backend.max_working == batch_auto.CPU_DEFAULT
+    card = RunCard(model="m", backend=backend.card())
+    assert card.batch_size_auto == batch.auto and card.batch_size_auto["source"].startswith("fixed")
 
 
 def _models(tmp_path, batch_size):
@@ -235,7 +262,7 @@ def test_prompts_are_padded_to_the_multiple_only_where_asked(pad_multiple, devic
 
     spec = get_model("smollm2-135m-instruct")
     backend = TransformersBackend(
-        type(spec)(**{**spec.as_dict(), "pad_multiple": pad_multiple}), device=device
+        spec.model_copy(update={"pad_multiple": pad_multiple}), device=device
     )
     backend.model, backend.generation_config, backend.eos_ids = FakeModel(), None, {2}
     texts = [
@@ -280,5 +307,8 @@ def test_a_padded_run_records_its_multiple_and_refuses_to_mix_with_an_unpadded_d
     path = tmp_path / "run_card.json"
     RunCard(model="m", settings=plain).write(path)
     assert check_compatible(path, dict(plain), {}) is not None
-    with pytest.raises(OcgInputError, match="setting 'pad_multiple' was None, now 8"):
+    with pytest.raises(OcgInputError, match=r"setting 'pad_multiple' was auto \(unpadded\), now 8"):
         check_compatible(path, padded, {})
+    RunCard(model="m", settings=padded).write(path)  # a padded run, resumed off CUDA
+    with pytest.raises(OcgInputError, match=r"setting 'pad_multiple' was 8, now 1 \(unpadded\)"):
+        check_compatible(path, plain, {})

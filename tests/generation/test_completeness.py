@@ -13,11 +13,11 @@ from ocg.cli import main
 from ocg.core.errors import OcgInputError
 from ocg.data.instances import instance_id
 from ocg.generation import generate
-from ocg.jobs.run_checks import check_common
+from ocg.jobs.run_checks import check_run
 from ocg.results.scores import load_scores
 from ocg.scoring import score_model
 from ocg.site.landing import write_index
-from tests.helpers import disk_record, write_generations
+from tests.helpers import checked_run, disk_record, write_generations
 
 ASK = {
     "conditions": ["original", "ordered"],
@@ -163,7 +163,7 @@ def test_an_unfinished_run_is_scored_with_its_counts_and_tables_refuse_it(
     monkeypatch.setattr(notebook, "_note", shown.append)
     scores = notebook.setup(tmp_path / "s", None, allow_incomplete=True)
     assert len(scores["answers"]) == 66 and any("126 of 192" in text for text in shown)
-    run = {"models": ["synth"], "conditions": ASK["conditions"], "file": "r.yaml"}
+    run = checked_run(**{"models": ["synth"], "conditions": ASK["conditions"], "file": "r.yaml"})
     html = write_index(
         tmp_path / "report",
         "t",
@@ -196,9 +196,9 @@ def test_an_older_card_is_checked_from_its_runs_and_an_unbuildable_one_named(mod
 
 def test_a_run_file_takes_allow_incomplete(tmp_path):
     base = {"name": "x", "models": ["smollm2-135m-instruct"], "conditions": ["ordered"]}
-    assert check_common(base, tmp_path / "r.yaml")["allow_incomplete"] is False
+    assert check_run(base, tmp_path / "r.yaml").file.allow_incomplete is False
     with pytest.raises(OcgInputError, match="allow_incomplete: got 'yes'; expected true or false"):
-        check_common({**base, "allow_incomplete": "yes"}, tmp_path / "r.yaml")
+        check_run({**base, "allow_incomplete": "yes"}, tmp_path / "r.yaml")
 
 
 def rows(sets, templates):
@@ -262,7 +262,9 @@ def test_models_sharing_no_instance_are_refused_with_their_designs(tmp_path):
 
 
 def test_the_landing_page_shows_each_design_and_the_difference(two_designs, tmp_path):
-    run = {"models": ["wide", "narrow"], "conditions": ["original", "ordered"], "file": "r.yaml"}
+    run = checked_run(
+        **{"models": ["wide", "narrow"], "conditions": ["original", "ordered"], "file": "r.yaml"}
+    )
     html = write_index(
         tmp_path / "report",
         "t",

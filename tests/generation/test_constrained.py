@@ -1,7 +1,6 @@
 """The `ordered_constrained` condition: the grammar (ocg/generation/ordered_grammar.py), and a real
 constrained run of the embedded model whose finished answers ocg's own matcher judges in order."""
 
-import dataclasses
 import json
 import re
 import shutil
@@ -95,7 +94,7 @@ def test_the_grammar_refuses(sentence, why):
 @pytest.fixture(scope="module")
 def constrained_run(tmp_path_factory):
     """One concept set, template 0, 6 of its 24 orders, forced by xgrammar on the embedded model."""
-    spec = dataclasses.replace(get_model("smollm2-135m-instruct"), batch_check=0)
+    spec = get_model("smollm2-135m-instruct").model_copy(update=dict(batch_check=0))
     return generate(
         spec,
         conditions=["ordered_constrained"],
@@ -153,7 +152,7 @@ def test_a_resume_refuses_records_forced_to_another_grammar(constrained_run, tmp
     first = disk_record(lines[0])  # rewritten as a format 2 line (a store reads both)
     first["grammar"] = first["grammar"].replace("{0,4}", "{0,9}")
     store.write_text("\n".join([json.dumps(first)] + lines[1:]) + "\n")
-    spec = dataclasses.replace(get_model("smollm2-135m-instruct"), batch_check=0)
+    spec = get_model("smollm2-135m-instruct").model_copy(update=dict(batch_check=0))
     with pytest.raises(OcgInputError, match="ordered_constrained.jsonl:1.*another grammar"):
         generate(
             spec,

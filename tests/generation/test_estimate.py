@@ -1,7 +1,6 @@
 """A long generation says early what it will still cost: after its second batch, the rest at
 that pace and the batch-1 check's bound; after the check's first answer, the check's pace."""
 
-import dataclasses
 import re
 
 import yaml
@@ -15,8 +14,8 @@ def test_the_projection_is_printed_before_the_rest_runs(tmp_path, capsys):
     (tmp_path / "m.yaml").write_text(
         yaml.safe_dump({"models": {"r": {"backend": "replay", "id": "x/r"}}})
     )
-    spec = dataclasses.replace(
-        load_models(tmp_path / "m.yaml")["r"], batch_check=4
+    spec = load_models(tmp_path / "m.yaml")["r"].model_copy(
+        update={"batch_check": 4}
     )  # a batched model's check
     generate(
         spec,

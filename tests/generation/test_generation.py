@@ -114,7 +114,7 @@ def test_a_finished_directory_refuses_other_settings(reference, tmp_path, change
     """Even with nothing left to generate, a run asking for other settings is refused."""
     shutil.copytree(reference, tmp_path / "smollm2-135m-instruct")
     before = (tmp_path / "smollm2-135m-instruct" / "ordered.jsonl").read_bytes()
-    spec = dataclasses.replace(get_model("smollm2-135m-instruct"), **change.get("spec", {}))
+    spec = get_model("smollm2-135m-instruct").model_copy(update=dict(**change.get("spec", {})))
     with pytest.raises(OcgInputError, match=re.escape(message)):
         generate(spec, out_dir=tmp_path, progress=False, **{**WORK, **change.get("work", {})})
     assert (tmp_path / "smollm2-135m-instruct" / "ordered.jsonl").read_bytes() == before
@@ -134,14 +134,19 @@ def test_attention_is_a_setting_and_a_card_without_it_ran_auto(reference, tmp_pa
         OcgInputError, match=f"setting 'attention' was '{spec.attention}', now '{other}'"
     ):
         generate(
-            dataclasses.replace(spec, attention=other), out_dir=tmp_path, progress=False, **WORK
+            spec.model_copy(update=dict(attention=other)), out_dir=tmp_path, progress=False, **WORK
         )
     del card["settings"]["attention"]
     (target / "run_card.json").write_text(json.dumps(card))
-    generate(dataclasses.replace(spec, attention="auto"), out_dir=tmp_path, progress=False, **WORK)
+    generate(
+        spec.model_copy(update=dict(attention="auto")), out_dir=tmp_path, progress=False, **WORK
+    )
     with pytest.raises(OcgInputError, match="setting 'attention' was 'auto', now 'eager'"):
         generate(
-            dataclasses.replace(spec, attention="eager"), out_dir=tmp_path, progress=False, **WORK
+            spec.model_copy(update=dict(attention="eager")),
+            out_dir=tmp_path,
+            progress=False,
+            **WORK,
         )
 
 
@@ -151,7 +156,7 @@ def test_the_entrys_attention_is_the_one_that_runs():
 
     spec = get_model("smollm2-135m-instruct")
     for attention in ("eager", "sdpa"):
-        backend = TransformersBackend(dataclasses.replace(spec, attention=attention))
+        backend = TransformersBackend(spec.model_copy(update=dict(attention=attention)))
         out = backend.generate([backend.render([{"role": "user", "content": "Say hi."}])])
         assert out[0]["completion_tokens"] > 0
         assert backend.card()["attention"] == attention == backend.model.config._attn_implementation
@@ -212,15 +217,15 @@ def test_model_generation_config_acts_only_when_asked(reference, tmp_path):
             (local / f.name).symlink_to(f)
     gc = json.loads((source / "generation_config.json").read_text())
     (local / "generation_config.json").write_text(json.dumps({**gc, "repetition_penalty": 1.8}))
-    base = dataclasses.replace(get_model("smollm2-135m-instruct"), id=str(local), batch_check=0)
+    base = get_model("smollm2-135m-instruct").model_copy(update=dict(id=str(local), batch_check=0))
     plain = generate(
-        dataclasses.replace(base, name="plain"), out_dir=tmp_path, progress=False, **WORK
+        base.model_copy(update=dict(name="plain")), out_dir=tmp_path, progress=False, **WORK
     )
     assert table(plain)[["instance_id", "raw"]].equals(table(reference)[["instance_id", "raw"]])
     card = json.loads((plain / "run_card.json").read_text())
     assert card["backend"]["generation_config"]["repetition_penalty"] == 1.0
     own = generate(
-        dataclasses.replace(base, name="own", decoding="model_defaults"),
+        base.model_copy(update=dict(name="own", decoding="model_defaults")),
         out_dir=tmp_path,
         progress=False,
         **WORK,
@@ -319,7 +324,7 @@ def test_kill_and_resume_equals_uninterrupted(reference, tmp_path):
 
 
 def test_four_bit_path_runs_on_cpu(tmp_path):
-    spec = dataclasses.replace(get_model("smollm2-135m-instruct-4bit"), max_new_tokens=12)
+    spec = get_model("smollm2-135m-instruct-4bit").model_copy(update=dict(max_new_tokens=12))
     model_dir = generate(
         spec,
         out_dir=tmp_path,
@@ -357,8 +362,8 @@ def test_system_role_rejected_falls_back_and_is_recorded(tmp_path):
     tok.save_pretrained(local)
     assert detect_system_mode(AutoTokenizer.from_pretrained(local)) == "folded"
 
-    spec = dataclasses.replace(
-        get_model("smollm2-135m-instruct"), name="no-system", id=str(local), max_new_tokens=8
+    spec = get_model("smollm2-135m-instruct").model_copy(
+        update=dict(name="no-system", id=str(local), max_new_tokens=8)
     )
     model_dir = generate(
         spec,
@@ -390,7 +395,9 @@ def test_cuda_oom_halves_the_batch_and_records_it(tmp_path, monkeypatch):
         return real(self, texts, seed, grammars)
 
     monkeypatch.setattr(TransformersBackend, "_generate_raw", fake_oom)
-    spec = dataclasses.replace(get_model("smollm2-135m-instruct"), max_new_tokens=6, batch_check=0)
+    spec = get_model("smollm2-135m-instruct").model_copy(
+        update=dict(max_new_tokens=6, batch_check=0)
+    )
     model_dir = generate(
         spec,
         out_dir=tmp_path,

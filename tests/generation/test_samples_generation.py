@@ -15,7 +15,7 @@ from ocg.core.paths import PROJECT_ROOT
 from ocg.generation import GenerationStore, generate, read_generations
 from ocg.generation.answer_store.completeness import check_model_dir
 from ocg.generation.sampling import SEEDING_RULE, batch_seed, check_sampling
-from tests.helpers import disk_record
+from tests.helpers import checked_run, disk_record
 
 INTERRUPT = Path(__file__).parent.parent / "interrupt_ocg.py"
 
@@ -184,13 +184,13 @@ def test_the_run_plan_gives_notebook_01_samples_only_when_sampling():
     from ocg.jobs.notebook_runner import find_notebook
     from ocg.jobs.plan import GENERATE, Dirs, notebook_params
 
-    base = {"conditions": ["ordered"], "subset_k": 1, "template_ids": None, "models_file": None}
+    base = {"models": ["m"], "conditions": ["ordered"], "subset_k": 1}
     dirs = Dirs(Path("g"), Path("s"), Path("r"))
-    greedy = notebook_params(GENERATE, {**base, "samples": 1, "sampling": None}, dirs, ["m"])
+    greedy = notebook_params(GENERATE, checked_run(**base), dirs, ["m"])
     assert "samples" not in greedy and "sampling" not in greedy
     sampled = notebook_params(
         GENERATE,
-        {**base, "samples": 4, "sampling": {"temperature": 0.7, "top_p": 1.0}},
+        checked_run(**base, samples=4, sampling={"temperature": 0.7, "top_p": 1.0}),
         dirs,
         ["m"],
     )
@@ -209,4 +209,4 @@ def test_a_run_file_with_samples_and_no_sampling_is_refused(tmp_path):
         "name: t\nmodels: [smollm2-135m-instruct]\nconditions: [ordered]\nsamples: 3\n"
         "sampling: {temperature: 0.7}\n"
     )
-    assert load_run(path)["sampling"] == {"temperature": 0.7, "top_p": 1.0}
+    assert load_run(path).file.sampling.model_dump() == {"temperature": 0.7, "top_p": 1.0}

@@ -1,7 +1,6 @@
 """Generation through a real OpenAI-compatible inference server (`transformers serve` with the
 embedded SmolLM2), started and stopped by ocg for the run, against the transformers backend."""
 
-import dataclasses
 import json
 import os
 import signal
@@ -45,7 +44,7 @@ def test_answers_through_transformers_serve_match_the_transformers_backend(tmp_p
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     served = generate(spec_of(server_entry()), out_dir=tmp_path, progress=False, **WORK)
     assert no_server_left()  # stopped when the run ended
-    local = dataclasses.replace(get_model("smollm2-135m-instruct"), batch_check=0)
+    local = get_model("smollm2-135m-instruct").model_copy(update=dict(batch_check=0))
     direct = generate(local, out_dir=tmp_path, batch_size=1, progress=False, **WORK)
     a = read_generations(served).set_index("instance_id").sort_index()
     b = read_generations(direct).set_index("instance_id").sort_index()

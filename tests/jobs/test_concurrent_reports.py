@@ -14,6 +14,7 @@ import pytest
 
 from ocg.core.errors import OcgInputError
 from ocg.core.paths import PROJECT_ROOT
+from ocg.scoring import load_scoring_config
 from ocg.scoring.pinned import pin_scores
 from tests.jobs.small_report import MODEL, TAG, wait_for, write_run
 
@@ -96,7 +97,9 @@ def test_a_set_scored_otherwise_than_the_run_asks_is_refused_naming_the_setting(
         ["distinct"],
         models=("a",),
     )
-    pin_scores(root / "scores", ["a", "absent"], tmp_path / "ok", {}, ["distinct"])
+    pin_scores(
+        root / "scores", ["a", "absent"], tmp_path / "ok", load_scoring_config(), ["distinct"]
+    )
     assert sorted(p.name for p in (tmp_path / "ok" / "a").iterdir()) == [
         "answers.parquet",
         "groups.parquet",
@@ -113,13 +116,23 @@ def test_a_set_scored_otherwise_than_the_run_asks_is_refused_naming_the_setting(
             root / "scores",
             ["a"],
             tmp_path / "rule",
-            {"matching_rule": "commongen_lemma"},
+            load_scoring_config(matching_rule="commongen_lemma"),
             ["distinct"],
         )
     with pytest.raises(
         OcgInputError, match=r"metrics \['distinct'\] \(this run: \['distinct', 'pbleu'\]\)"
     ):
-        pin_scores(root / "scores", ["a"], tmp_path / "metrics", {}, ["distinct", "pbleu"])
+        pin_scores(
+            root / "scores",
+            ["a"],
+            tmp_path / "metrics",
+            load_scoring_config(),
+            ["distinct", "pbleu"],
+        )
     pin_scores(
-        root / "scores", ["a"], tmp_path / "speed", {"spacy_batch_size": 3}, ["distinct"]
+        root / "scores",
+        ["a"],
+        tmp_path / "speed",
+        load_scoring_config(spacy_batch_size=3),
+        ["distinct"],
     )  # speed only

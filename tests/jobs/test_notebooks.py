@@ -65,8 +65,8 @@ def test_every_planned_parameter_exists_in_its_notebook():
         from ocg.jobs.plan import analysis_steps
 
         plans.append(
-            [(nb, p, nb) for nb, p in model_steps(sweep, sweep_dirs(sweep), sweep["models"][0])]
-            + analysis_steps(sweep, sweep_dirs(sweep), sweep["models"])
+            [(nb, p, nb) for nb, p in model_steps(sweep, sweep_dirs(sweep), sweep.file.models[0])]
+            + analysis_steps(sweep, sweep_dirs(sweep), sweep.file.models)
         )
     seen = set()
     for plan in plans:
@@ -96,7 +96,7 @@ def test_an_analysis_gets_the_run_values_its_parameters_cell_declares(tmp_path, 
     run = load_run("params/runs/demo.yaml")
     dirs = plan.Dirs(tmp_path / "g", tmp_path / "s", tmp_path / "r")
     assert plan.notebook_params("09_cases", run, dirs, ["m"]) == {
-        "models_file": run["models_file"],
+        "models_file": run.file.models_file,
         "reports_dir": str(tmp_path / "r"),
     }
 

@@ -221,7 +221,7 @@ def test_a_sweeps_model_states_are_the_closed_set_and_its_markers_are_checked(tm
     sweep, status = _sweep(tmp_path), tmp_path / "out" / "status" / "t"
     for model in ("m-done", "m-failed", "m-stopped"):
         (status / model).mkdir(parents=True)
-    for notebook in sweep["notebooks"]:
+    for notebook in sweep.file.notebooks:
         (status / "m-done" / f"{notebook}.done").write_text("{}")
     shutil.copy(C20DAD0 / "failed.json", status / "m-failed" / "failed.json")
     shutil.copy(C20DAD0 / "interrupted.json", status / "m-stopped" / "interrupted.json")

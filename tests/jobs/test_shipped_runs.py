@@ -21,7 +21,7 @@ RUN_FILES = sorted((PARAMS_DIR / "runs").glob("*.yaml"))
 def test_every_shipped_run_file_writes_into_a_folder_of_its_own(outputs):
     """A model's generations folder holds one instance set per condition: two shipped runs of one
     model with other concept sets, templates or permutations in one folder refuse each other."""
-    folders = {path.name: Path(load_run(path)["outputs"] or outputs_dir()) for path in RUN_FILES}
+    folders = {path.name: Path(load_run(path).file.outputs or outputs_dir()) for path in RUN_FILES}
     assert len(RUN_FILES) >= 4 and len(set(folders.values())) == len(folders), folders
     assert folders["judge.yaml"] != folders["demo.yaml"]
 
@@ -31,16 +31,16 @@ def test_the_judge_run_has_the_embedded_model_served_as_its_judge():
     model behind `transformers serve` started by ocg, with the shipped entries beside it."""
     run = load_run(PARAMS_DIR / "runs" / "judge.yaml")
     judges = PARAMS_DIR / "judge-models.yaml"
-    assert run["scoring"]["judge_models_file"] == str(judges)
-    assert {"ordered", "original"} <= set(run["conditions"])
-    spec = judge_spec(run["scoring"]["judge"], run["scoring"]["judge_models_file"])
+    assert run.file.scoring["judge_models_file"] == run.scoring.judge_models_file == str(judges)
+    assert {"ordered", "original"} <= set(run.file.conditions)
+    spec = judge_spec(run.scoring.judge, run.scoring.judge_models_file)
     assert spec.backend == "openai" and spec.id == "embedded:smollm2-135m-instruct"
-    shell, flag, script = shlex.split(spec.api["server"]["command"])
+    shell, flag, script = shlex.split(spec.api.server.command)
     assert (shell, flag) == (
         "sh",
         "-c",
     ) and "transformers serve --device cpu" in script
-    assert "{port}" in spec.api["base_url"] and spec.api["key_env"] is None
+    assert "{port}" in spec.api.base_url and spec.api.key_env is None
     assert (Path(sys.executable).parent / "transformers").exists()  # installed with ocg
     shipped = load_models(MODELS_FILE)
     assert all(load_models(judges)[name] == spec for name, spec in shipped.items())
@@ -52,8 +52,8 @@ def test_the_judge_models_files_commented_examples_are_valid_entries():
     examples = [line[4:] for line in lines if line.startswith("  #   ")]
     specs = parse_models({"models": yaml.safe_load("\n".join(examples))}, "comments")
     assert len(specs) == 2 and {s.backend for s in specs.values()} == {"openai"}
-    hosted = [s for s in specs.values() if not s.api.get("server")]
-    assert len(hosted) == 1 and hosted[0].api["key_env"]  # its key from the environment
+    hosted = [s for s in specs.values() if s.api.server is None]
+    assert len(hosted) == 1 and hosted[0].api.key_env  # its key from the environment
 
 
 def test_a_run_asking_other_instances_in_a_used_folder_is_told_how_to_choose_another(

@@ -10,6 +10,7 @@ import pytest
 from ocg.metrics.degenerate import FLAGS_VERSION, flag_answers, looping
 from ocg.scoring import score_model
 from ocg.site.landing import write_index
+from tests.helpers import checked_run
 
 LOOP = "The person who pushes the person who jumps the person who jumps the person who"
 
@@ -104,7 +105,7 @@ def test_the_landing_page_counts_them_and_says_what_they_mean(flagged, tmp_path)
         tmp_path / "report",
         "t",
         [],
-        run={"models": ["m"], "conditions": ["ordered"], "file": "r"},
+        run=checked_run(**{"models": ["m"], "conditions": ["ordered"], "file": "r"}),
         scores_root=root / "scores",
         generations_root=root / "gen",
     ).read_text()
@@ -131,7 +132,7 @@ def test_the_case_browser_filters_truncated_and_looping_answers(flagged, tmp_pat
         tmp_path,
         "t",
         [],
-        run={"models": ["m"], "conditions": ["ordered"], "file": "r"},
+        run=checked_run(**{"models": ["m"], "conditions": ["ordered"], "file": "r"}),
         scores_root=root / "scores",
         generations_root=root / "gen",
     )

@@ -11,6 +11,7 @@ import pytest
 from ocg.analysis import copies
 from ocg.analysis.sensitivity import largest_shifts, table1_sensitivity, wide
 from ocg.metrics.listcopy import list_flags_of
+from tests.helpers import checked_run
 
 CONCEPTS, POS = ["boy", "ride", "bike", "street"], "NVNN"
 ANSWERS = [
@@ -193,7 +194,7 @@ def test_the_case_browser_filters_them(scored, outcome, wanted):
         root / "report",
         "t",
         [],
-        run={"models": ["m"], "conditions": ["ordered"], "file": "r"},
+        run=checked_run(**{"models": ["m"], "conditions": ["ordered"], "file": "r"}),
         scores_root=root / "scores",
         generations_root=root / "gen",
     )

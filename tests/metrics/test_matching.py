@@ -114,7 +114,7 @@ def test_the_pipeline_is_a_recorded_choice_and_as_shipped_reads_the_parse():
     from ocg.metrics.coverage import DEFAULT_PIPELINE, SPACY_PIPELINES, resolve_spacy_model
     from ocg.scoring import load_scoring_config
 
-    assert load_scoring_config()["spacy_pipeline"] == DEFAULT_PIPELINE == "no_parser"
+    assert load_scoring_config().spacy_pipeline == DEFAULT_PIPELINE == "no_parser"
     assert set(SPACY_PIPELINES) == {"as_shipped", "no_parser"}
     text = "Machine demonstrates use sew machine."
     as_shipped, no_parser = load_nlp("auto", "as_shipped"), load_nlp("auto", "no_parser")

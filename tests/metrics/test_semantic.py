@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from ocg.metrics import semantic
-from ocg.scoring import neural, score_model
+from ocg.scoring import load_scoring_config, neural, score_model
 from tests.helpers import build_tiny_embedder, write_generations
 
 GROUP = [
@@ -45,12 +45,9 @@ def tiny_embedder(tmp_path_factory):
     return build_tiny_embedder(tmp_path_factory.mktemp("tiny-embedder"), GROUP)
 
 
-CONFIG = {"embedding_batch_size": 2}
-
-
 def test_the_family_embeds_each_text_once_and_scores_groups(tiny_embedder, tmp_path, monkeypatch):
     config, key = (
-        {**CONFIG, "embedding_model": str(tiny_embedder)},
+        load_scoring_config(embedding_model=str(tiny_embedder), embedding_batch_size=2),
         {"version": 1, "model": str(tiny_embedder)},
     )
     vectors, sig = neural.embeddings(

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from ocg.metrics import nonword, slor
-from ocg.scoring import neural
+from ocg.scoring import load_scoring_config, neural
 
 SENTENCES = [
     "The dog catches a frisbee in the park.",
@@ -17,7 +17,7 @@ SENTENCES = [
     "Children throw snowballs at each other after school.",
     "The chef pours sauce over the pasta.",
 ]
-CONFIG = {"perplexity_model": "tiny", "perplexity_batch_size": 3}
+CONFIG = load_scoring_config(perplexity_model="tiny", perplexity_batch_size=3)
 
 
 def direct_slor(text: str, path) -> float:

@@ -112,17 +112,13 @@ def test_a_version_bump_makes_scores_stale_and_tables_refuse_to_mix(tmp_path, mo
 
 
 def test_numerical_packages_are_in_the_keys():
-    from ocg.scoring import FAMILIES
+    from ocg.scoring import FAMILIES, load_scoring_config
 
     keys = {
         name: f.settings(
-            {
-                "matching_rule": "r",
-                "spacy_pipeline": "no_parser",
-                "bleurt_checkpoint": "none/such",
-                "perplexity_model": "x",
-                "embedding_model": "none/such",
-            },
+            load_scoring_config(
+                bleurt_checkpoint="none/such", perplexity_model="x", embedding_model="none/such"
+            ),
             {"spacy_model": "s", "perplexity_used": None, "perplexity": (None, None, None)},
         )
         for name, f in FAMILIES.items()

@@ -312,7 +312,7 @@ def test_a_replay_judge_without_a_reply_for_an_answer_is_refused(judged_run, tmp
 
 
 def test_a_run_file_reads_its_judge_from_its_own_models_file(tmp_path):
-    from ocg.jobs.run_checks import check_common
+    from ocg.jobs.run_checks import check_run
 
     model_dir = write_generations(
         tmp_path / "gen",
@@ -356,10 +356,12 @@ def test_a_run_file_reads_its_judge_from_its_own_models_file(tmp_path):
         "conditions": ["ordered"],
         "scoring": {"judge": "my-judge"},
     }
-    cfg = check_common(run, tmp_path / "run.yaml")
-    assert cfg["scoring"] == {"judge": "my-judge", "judge_models_file": str(tmp_path / "mine.yaml")}
+    checked = check_run(run, tmp_path / "run.yaml")
+    scoring = checked.file.scoring
+    assert scoring == {"judge": "my-judge", "judge_models_file": str(tmp_path / "mine.yaml")}
+    assert checked.scoring.judge_models_file == str(tmp_path / "mine.yaml")
     out = score_model(
-        model_dir, metrics=["judge"], out_dir=tmp_path / "s", progress=False, **cfg["scoring"]
+        model_dir, metrics=["judge"], out_dir=tmp_path / "s", progress=False, **scoring
     )
     assert pd.read_parquet(out / "answers.parquet")["judge_score"].tolist() == [4.0]
 

@@ -22,7 +22,7 @@ from ocg.scoring import SCORING_FILE, cpu_families, score_model
 from ocg.scoring.scoreset import read_score_set
 from ocg.sweep import load_sweep
 from ocg.sweep.slurm import write_array_script
-from tests.helpers import write_generations
+from tests.helpers import checked_run, write_generations
 
 INTERRUPT = Path(__file__).parent.parent / "interrupt_ocg.py"
 RULES = {"a": "pos_aware_lookup", "b": "commongen_lemma"}  # they disagree on "rides" (-> "rid")
@@ -258,7 +258,7 @@ def test_the_landing_page_names_an_unfinished_score_set_and_shows_the_rest(
     pd.read_parquet(half).head(1).to_parquet(
         half
     )  # as a rescoring killed after its second file leaves it
-    run = {"models": ["m", "half"], "conditions": ["ordered"], "file": "r.yaml"}
+    run = checked_run(**{"models": ["m", "half"], "conditions": ["ordered"], "file": "r.yaml"})
     page = write_index(
         tmp_path / "report",
         "t",
@@ -289,7 +289,7 @@ def test_the_landing_page_names_an_unreadable_run_card_and_shows_the_rest(
         tmp_path / "report",
         "t",
         [],
-        run={"models": ["m"], "conditions": ["ordered"], "file": "r"},
+        run=checked_run(**{"models": ["m"], "conditions": ["ordered"], "file": "r"}),
         scores_root=tmp_path / "scores",
         generations_root=tmp_path / "gen",
     ).read_text()

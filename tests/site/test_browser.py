@@ -10,6 +10,7 @@ from ocg.jobs.plan import Dirs, notebook_params
 from ocg.site.landing import write_index
 from tests.analysis.notebooks import MODELS
 from tests.chromium import CHROMIUM, SCREENSHOTS, chromium, console_errors
+from tests.helpers import checked_run
 
 pytestmark = pytest.mark.slow
 
@@ -21,7 +22,7 @@ def report(scored):
             pytest.fail("chromium missing in CI (.ci/run installs it)")
         pytest.skip("chromium is not installed (apt-get install chromium)")
     out = scored / "site"
-    cfg = {"models_file": str(scored / "models.yaml"), "table7_pairs": None}
+    cfg = checked_run(MODELS, ["ordered"], models_file=str(scored / "models.yaml"))
     dirs = Dirs(scored / "gen", scored / "scores", out)
     pages = []
     for nb in ("03_main_results", "08_concept_difficulty"):
@@ -33,13 +34,15 @@ def report(scored):
             out_dir=out,
         )
         pages.append((nb, f"{nb}.html"))
-    run = {
-        "models": MODELS + ["broken-model"],
-        "conditions": ["original", "ordered", "ordered_one_shot"],
-        "subset_k": 2,
-        "n_concepts": 4,
-        "file": "test",
-    }
+    run = checked_run(
+        **{
+            "models": MODELS + ["broken-model"],
+            "conditions": ["original", "ordered", "ordered_one_shot"],
+            "subset_k": 2,
+            "n_concepts": 4,
+            "file": "test",
+        }
+    )
     write_index(
         out,
         "ocg report: browser test",

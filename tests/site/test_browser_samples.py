@@ -11,6 +11,7 @@ import pytest
 
 from ocg.site.chunks import spans
 from ocg.site.landing import write_index
+from tests.helpers import checked_run
 
 CONCEPTS = ["bobsled", "jump", "push", "run"]
 EMOJI = "😀😀😀😀 The bobsled jump push run."
@@ -54,7 +55,7 @@ def cases(scored_run):
         root / "report",
         "t",
         [],
-        run={"models": ["a"], "conditions": ["ordered"], "file": "r"},
+        run=checked_run(**{"models": ["a"], "conditions": ["ordered"], "file": "r"}),
         scores_root=root / "scores",
         generations_root=root / "gen",
     )

@@ -9,6 +9,7 @@ import pytest
 from ocg.site.chunks import spans
 from ocg.site.landing import write_index
 from tests.chromium import open_at, rows_of
+from tests.helpers import checked_run
 
 ANSWERS = [
     "The boy rides a bike down the street.",
@@ -53,7 +54,7 @@ def cases(scored_run):
         root / "report",
         "t",
         [],
-        run={"models": ["a", "b"], "conditions": ["ordered"], "file": "r"},
+        run=checked_run(**{"models": ["a", "b"], "conditions": ["ordered"], "file": "r"}),
         scores_root=root / "scores",
         generations_root=root / "gen",
     )

@@ -19,7 +19,7 @@ from ocg.records import RunCard
 from ocg.results.scores import load_scores
 from ocg.site import caveats, explain, methods_page
 from ocg.site.landing import write_index
-from tests.helpers import two_models_rows
+from tests.helpers import checked_run, two_models_rows
 
 ANSWERS = [
     "Boy ride bike street.",
@@ -102,14 +102,16 @@ def report(scored_run):
     save_table(tables.table7(scores["summary"], {"b": "a"}), "table7", out)
     save_table(positions.by_position(answers), "positions_by_place", out)
     save_table(positions.swapped_pairs(answers), "positions_out_of_order", out)
-    run = {
-        "models": ["a", "b"],
-        "conditions": ["original", "ordered"],
-        "file": "r",
-        "subset_k": 2,
-        "n_concepts": 4,
-        "table7_note": NOTE,
-    }
+    run = checked_run(
+        **{
+            "models": ["a", "b"],
+            "conditions": ["original", "ordered"],
+            "file": "r",
+            "subset_k": 2,
+            "n_concepts": 4,
+            "table7_note": NOTE,
+        }
+    )
     page = write_index(
         out, "t", [], run=run, scores_root=root / "scores", generations_root=root / "gen"
     ).read_text()

@@ -16,7 +16,7 @@ from ocg.results.scores import load_scores
 from ocg.site import explain
 from ocg.site.landing import write_index
 from ocg.site.render import fragment
-from tests.helpers import two_models_rows
+from tests.helpers import checked_run, two_models_rows
 
 ANSWERS = ["The boy rides a bike down the street.", "A bike, a boy and a street.", "The boy rode."]
 
@@ -41,11 +41,13 @@ def report(scored_run):
         out,
         "t",
         [],
-        run={
-            "models": ["a", "b"],
-            "conditions": ["original", "ordered", "ordered_one_shot"],
-            "file": "r",
-        },
+        run=checked_run(
+            **{
+                "models": ["a", "b"],
+                "conditions": ["original", "ordered", "ordered_one_shot"],
+                "file": "r",
+            }
+        ),
         scores_root=root / "scores",
         generations_root=root / "gen",
     ).read_text()
@@ -205,7 +207,7 @@ def test_groups_of_one_answer_have_no_pairwise_metric_and_the_page_says_why(scor
         out,
         "t",
         [],
-        run={"models": ["a"], "conditions": ["original", "ordered"], "file": "r"},
+        run=checked_run(**{"models": ["a"], "conditions": ["original", "ordered"], "file": "r"}),
         scores_root=root / "scores",
         generations_root=root / "gen",
     ).read_text()

@@ -20,20 +20,23 @@ from ocg.records import RunCard
 from ocg.results.scores import load_scores
 from ocg.site.landing import write_index
 from ocg.site.results_file import results
+from tests.helpers import checked_run
 
 ANSWERS = ["The boy rides a bike down the street.", "A bike, a boy and a street.", "The boy rode."]
-RUN = {
-    "name": "r",
-    "file": "r.yaml",
-    "models": ["a", "b"],
-    "conditions": ["original", "ordered"],
-    "n_concepts": 4,
-    "subset_k": 2,
-    "permutations": None,
-    "template_ids": [0, 1],
-    "samples": 1,
-    "sampling": None,
-}
+RUN = checked_run(
+    **{
+        "name": "r",
+        "file": "r.yaml",
+        "models": ["a", "b"],
+        "conditions": ["original", "ordered"],
+        "n_concepts": 4,
+        "subset_k": 2,
+        "permutations": None,
+        "template_ids": [0, 1],
+        "samples": 1,
+        "sampling": None,
+    }
+)
 
 
 @pytest.fixture(scope="module")

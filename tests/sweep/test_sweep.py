@@ -62,9 +62,9 @@ def sweep_file(tmp_path, models, models_path, analysis=("03_main_results",)) -> 
 
 def test_sweep_file_validation(tmp_path):
     paper = load_sweep("params/sweeps/paper.yaml")
-    assert len(paper["models"]) == 36
-    assert resources_for(paper, "llama3.1-405b")["gpus"] == 8
-    assert resources_for(paper, "qwen2.5-7b") == {
+    assert len(paper.file.models) == 36
+    assert resources_for(paper, "llama3.1-405b").gpus == 8
+    assert resources_for(paper, "qwen2.5-7b").recorded() == {
         "gpus": 1,
         "cpus": 8,
         "mem": "64G",
@@ -109,19 +109,19 @@ def test_paper_sweeps_in_dry_run(tmp_path, name, n_models, conditions, analysis)
     result = ocg("sweep", str(path), "--executor", "slurm", "--dry-run")
     assert result.returncode == 0, result.stderr
     sweep = load_sweep(path)
-    assert len(sweep["models"]) == n_models and sweep["conditions"] == conditions
-    assert len(sweep["analysis"]) == analysis
+    assert len(sweep.file.models) == n_models and sweep.file.conditions == conditions
+    assert len(sweep.file.analysis) == analysis
     script = (tmp_path / "out" / "slurm" / "array.sbatch").read_text()
-    assert f"MODELS=({' '.join(sweep['models'])})" in script
-    assert sweep["scoring"] == {}  # no perplexity fallback in the paper's sweeps
+    assert f"MODELS=({' '.join(sweep.file.models)})" in script
+    assert sweep.file.scoring == {}  # no perplexity fallback in the paper's sweeps
     if name == "paper-table7":
         from ocg.analysis.paper_tables import reasoning_pairs
 
-        assert reasoning_pairs(sweep["models"]) == {
+        assert reasoning_pairs(sweep.file.models) == {
             "marco-o1": "qwen2-7b",
             "o1-mini": "gpt-4o-mini",
         }
-        assert sweep["template_ids"] == [0]
+        assert sweep.file.template_ids == [0]
 
 
 def test_reasoning_models_stay_out_of_the_36_model_sweeps():
@@ -129,7 +129,7 @@ def test_reasoning_models_stay_out_of_the_36_model_sweeps():
 
     reasoning = {m.name for m in load_models().values() if m.base_model}
     for name in ("paper", "paper-table4"):
-        assert not reasoning & set(load_sweep(f"params/sweeps/{name}.yaml")["models"])
+        assert not reasoning & set(load_sweep(f"params/sweeps/{name}.yaml").file.models)
 
 
 @pytest.mark.slow

@@ -24,14 +24,14 @@ def test_the_table4_sweep_is_paper_with_its_own_conditions_and_analysis():
         load_sweep(PARAMS_DIR / "sweeps" / "paper.yaml"),
         load_sweep(PARAMS_DIR / "sweeps" / "paper-table4.yaml"),
     )
-    assert table4["name"] == "paper-table4" and table4["conditions"] == [
+    assert table4.file.name == "paper-table4" and table4.file.conditions == [
         "ordered",
         "ordered_one_shot",
     ]
-    assert table4["analysis"] == ["06_priming"]
-    same = {k for k in paper if k not in {"name", "conditions", "analysis", "file"}}
-    assert {k: table4[k] for k in same} == {k: paper[k] for k in same}
-    assert len(table4["models"]) == 36
+    assert table4.file.analysis == ["06_priming"]
+    same = set(type(paper.file).model_fields) - {"name", "conditions", "analysis"}
+    assert {k: getattr(table4.file, k) for k in same} == {k: getattr(paper.file, k) for k in same}
+    assert table4.entries == paper.entries and len(table4.file.models) == 36
 
 
 def test_an_extending_file_replaces_keys_and_adds_to_resources_and_slurm(tmp_path):
@@ -41,13 +41,41 @@ def test_an_extending_file_replaces_keys_and_adds_to_resources_and_slurm(tmp_pat
         "extends: ../base.yaml\nname: child\nconditions: [ordered]\n"
         "resources:\n  models:\n    smollm2-135m-instruct-4bit: {time: '01:00:00'}\nslurm: {throttle: 2}\n"
     )
-    child = load_sweep(tmp_path / "sub" / "child.yaml")
-    assert child["conditions"] == ["ordered"] and child["outputs"].endswith("outputs/sweeps/base")
-    assert child["resources"]["default"]["mem"] == "64G"  # kept from the base
-    assert child["resources"]["models"] == {
-        "smollm2-135m-instruct-4bit": {"time": "01:00:00"}
-    }  # one level
-    assert child["slurm"]["partition"] == "gpu" and child["slurm"]["throttle"] == 2
+    child = load_sweep(tmp_path / "sub" / "child.yaml").file
+    assert child.conditions == ["ordered"] and child.outputs.endswith("outputs/sweeps/base")
+    assert child.resources.default.mem == "64G"  # kept from the base
+    assert {m: r.recorded() for m, r in child.resources.models.items()} == {
+        "smollm2-135m-instruct": {"gpus": 0, "cpus": 1, "mem": "16G", "time": "01:00:00"},
+        "smollm2-135m-instruct-4bit": {"gpus": 0, "cpus": 1, "mem": "4G", "time": "01:00:00"},
+    }  # each model's block kept or added, key by key
+    assert child.slurm.partition == "gpu" and child.slurm.throttle == 2
+
+
+def test_an_extending_files_resources_add_to_the_bases_key_by_key(tmp_path):
+    """A child that changes only the default's time keeps the base's GPUs, CPUs and memory (it
+    replaced resources.default whole before), and a model's block adds to the base's."""
+    from ocg.sweep import resources_for
+
+    (tmp_path / "base.yaml").write_text(BASE)
+    (tmp_path / "child.yaml").write_text(
+        "extends: base.yaml\nname: child\nresources:\n  default: {time: '02:00:00'}\n"
+        "  models:\n    smollm2-135m-instruct: {cpus: 2}\n"
+        "slurm: {analysis: {mem: 2G}}\n"
+    )
+    child = load_sweep(tmp_path / "child.yaml")
+    assert resources_for(child, "smollm2-135m-instruct-4bit").recorded() == {
+        "gpus": 1,
+        "cpus": 8,
+        "mem": "64G",
+        "time": "02:00:00",
+    }
+    assert resources_for(child, "smollm2-135m-instruct").recorded() == {
+        "gpus": 1,
+        "cpus": 2,
+        "mem": "16G",
+        "time": "02:00:00",
+    }
+    assert child.file.slurm.partition == "gpu" and child.file.slurm.analysis.mem == "2G"
 
 
 @pytest.mark.parametrize(

@@ -107,14 +107,14 @@ def test_relative_outputs_lie_under_ocg_outputs_when_it_is_set(tmp_path, monkeyp
     from ocg.jobs.pipeline import load_run
 
     monkeypatch.setenv("OCG_OUTPUTS", str(tmp_path / "scratch"))
-    assert load_sweep(PROJECT_ROOT / "params/sweeps/demo.yaml")["outputs"] == str(
+    assert load_sweep(PROJECT_ROOT / "params/sweeps/demo.yaml").file.outputs == str(
         tmp_path / "scratch/outputs/sweeps/demo"
     )
-    assert load_run(PROJECT_ROOT / "params/runs/five-concepts.yaml")["outputs"] == str(
+    assert load_run(PROJECT_ROOT / "params/runs/five-concepts.yaml").file.outputs == str(
         tmp_path / "scratch/outputs/five-concepts"
     )
     monkeypatch.delenv("OCG_OUTPUTS")
-    assert load_sweep(PROJECT_ROOT / "params/sweeps/demo.yaml")["outputs"] == str(
+    assert load_sweep(PROJECT_ROOT / "params/sweeps/demo.yaml").file.outputs == str(
         PROJECT_ROOT / "outputs/sweeps/demo"
     )
 

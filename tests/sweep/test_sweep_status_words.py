@@ -5,7 +5,7 @@ analysis job in the queue is said; a real submission prints what its dry run pri
 import os
 
 from ocg.core.files import write_json
-from ocg.core.layout import ModelGenerations, SweepFolder
+from ocg.core.layout import ModelGenerations
 from ocg.sweep import load_sweep, status_table
 from ocg.sweep.slurm import submit_slurm
 from ocg.sweep.state import print_status
@@ -31,12 +31,12 @@ esac
 
 def test_pending_cancelled_and_a_running_analysis_are_named(tmp_path, monkeypatch, capsys):
     sweep = load_sweep(site_sweep(tmp_path))
-    folder = SweepFolder.of(sweep)
+    folder = sweep.folder
     write_json(
         folder.manifest,
         {
             "sweep": "site",
-            "file": sweep["file"],
+            "file": str(sweep.path),
             "analysis_jobs": [{"job_id": "101"}],
             "submissions": [{"job_id": "100", "tasks": {"0": "m-a", "1": "api", "2": "m-b"}}],
         },

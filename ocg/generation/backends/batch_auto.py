@@ -1,11 +1,13 @@
-"""`batch_size: auto` in a models entry: the batch size a run uses, fixed once per output directory.
+"""`batch_size: auto` in a models entry: the batch size a run uses, fixed once per output directory,
+before its backend is built (the backend takes a number; `BatchSize.auto` says how it was found,
+and the run card records it as backend.batch_size_auto).
 
 On CUDA (transformers backend): the largest batch whose memory fits, estimated from the model's
 config before any weights load: each row holds its KV cache for the longest prompt plus the
 answer budget, the prefill activations of the longest prompt and a few float32 copies of the
 logits; the weights' bytes come off the free memory first, and only HEADROOM of what is left is
 planned on. Capped at CAP (the largest size measured on a GPU so far, notes in docs/METHODS.md).
-Out-of-memory still halves the working size (hf_backend.py), as for a fixed size.
+Out-of-memory still halves the working size (transformers_backend.py), as for a fixed size.
 Elsewhere (CPU, API and replay backends): CPU_DEFAULT.
 
 The batch plan fixes batch composition, and greedy answers depend on it, so a resumed run must
@@ -15,10 +17,11 @@ checked like every other setting when the entry names a number).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 CAP = 512
-CPU_DEFAULT = 32  # ModelSpec's default batch size: what a CPU or an API entry with auto gets
+CPU_DEFAULT = 32  # ModelEntry's default batch size: what a CPU or an API entry with auto gets
 HEADROOM = 0.8  # share of the free memory (after the weights) planned on
 LOGIT_COPIES = 3  # float32 logits per row at a step: the scores, the processed scores, a copy
 BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "auto": 2}
@@ -86,13 +89,12 @@ def _weight_bytes(config, spec) -> int:
     return int(n * WEIGHT_BYTES.get(spec.quantization, BYTES[spec.dtype]))
 
 
-def _cuda_estimate(backend, longest: int) -> dict:
+def _cuda_estimate(spec, prompts, longest: int) -> dict:
     import torch
     from transformers import AutoConfig
 
-    spec = backend.spec
     config = AutoConfig.from_pretrained(
-        backend.source, revision=backend.revision, trust_remote_code=spec.trust_remote_code
+        prompts.source, revision=prompts.revision, trust_remote_code=spec.trust_remote_code
     )
     free = sum(torch.cuda.mem_get_info(i)[0] for i in range(torch.cuda.device_count()))
     return estimate_batch_size(
@@ -110,23 +112,61 @@ def recorded_batch_size(card_path: Path) -> int | None:
     return size if isinstance(size, int) and not isinstance(size, bool) else None
 
 
-def resolve_batch_size(backend, rendered: dict, card_path: Path) -> None:
-    """Turn a backend's `auto` batch size into a number (see the module's docstring)."""
-    if backend.batch_size != "auto":
-        return
+@dataclass(frozen=True)
+class BatchSize:
+    """The batch size a run plans with, and how it was found where the entry said `auto` (the
+    figures of the estimate, or the resumed card's size; None: the entry or the caller named it)."""
+
+    size: int
+    auto: dict | None = None
+
+
+def planned_size(spec, asked: int | None) -> int:
+    """The number a backend is built with: the caller's, else the entry's, which must be a number
+    by then (`auto` is resolved first: resolve_batch_size)."""
+    size = asked or spec.batch_size
+    if size == "auto":
+        raise ValueError(
+            f"{spec.name}: batch_size auto reaches a backend unresolved; "
+            "resolve it first (ocg/generation/backends/batch_auto.py, resolve_batch_size)"
+        )
+    return size
+
+
+def resolve_batch_size(
+    spec,
+    prompts,
+    rendered: dict,
+    card_path: Path,
+    asked: int | None = None,
+    device: str | None = None,
+) -> BatchSize:
+    """The run's batch size: `asked` (the caller's), else the entry's; its `auto` turned into a
+    number (see the module's docstring) from the entry's prompt side and `rendered` prompts;
+    `device`: where a transformers entry runs (None: CUDA when there is one)."""
+    named = asked or spec.batch_size
+    if named != "auto":
+        return BatchSize(named)
     resumed = recorded_batch_size(card_path)
     if resumed is not None:
         how = {
             "batch_size": resumed,
             "source": "resumed: the size the directory's run card records",
         }
-    elif backend.kind == "transformers" and backend.device == "cuda":
-        longest = max(backend.prompt_lengths(list(rendered.values())), default=1)
+    elif spec.backend == "transformers" and _on_cuda(device):
+        longest = max(prompts.prompt_lengths(list(rendered.values())), default=1)
         how = {
-            **_cuda_estimate(backend, longest),
+            **_cuda_estimate(spec, prompts, longest),
             "source": "estimate: free CUDA memory and the model's config",
         }
     else:
         how = {"batch_size": CPU_DEFAULT, "source": f"fixed default off CUDA ({CPU_DEFAULT})"}
-    backend.batch_size = backend.max_working = how["batch_size"]
-    backend.batch_size_auto = how
+    return BatchSize(how["batch_size"], how)
+
+
+def _on_cuda(device: str | None) -> bool:
+    if device is None:
+        from .transformers_loading import default_device
+
+        device = default_device()
+    return device == "cuda"

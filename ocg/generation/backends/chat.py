@@ -102,9 +102,13 @@ def apply_system_mode(messages: list[dict], mode: str) -> list[dict]:
 
 class MessagePrompts:
     """Prompts sent as chat messages, not rendered text (API and replay backends): the system
-    turn kept or folded (`self.system_mode`), lengths in characters, no template of ours."""
+    turn kept or folded (`self.system_mode`: the entry's folded, else system), lengths in
+    characters, no template of ours."""
 
     system_mode = "system"
+
+    def __init__(self, spec):
+        self.system_mode = "folded" if spec.system_mode == "folded" else "system"
 
     def render(self, messages: list[dict]) -> list[dict]:
         return apply_system_mode(messages, self.system_mode)

@@ -20,7 +20,13 @@ from ...data.lexicon import lexicon_version
 from ..ordered_grammar import GRAMMAR_RULE, GRAMMAR_VERSION, grammar_sha256
 
 LIBRARY = "xgrammar"
-GRAMMAR_BACKENDS = ("transformers", "openai")  # those that apply a grammar (`applies_grammars`)
+
+
+def grammar_backends() -> list[str]:
+    """The backends that apply a grammar (their class says `applies_grammars`)."""
+    from . import BACKENDS
+
+    return [name for name, cls in BACKENDS.items() if getattr(cls, "applies_grammars", False)]
 
 
 def check_backends(
@@ -34,12 +40,12 @@ def check_backends(
         if cond not in templates.conditions or not templates.conditions[cond].constraint:
             continue
         for model in models:
-            if specs[model].backend not in GRAMMAR_BACKENDS:
+            if specs[model].backend not in grammar_backends():
                 raise OcgInputError(
                     f"{where}: conditions[{i}]",
                     f"{cond!r} forces a grammar at decoding time; model "
                     f"{model!r} has the {specs[model].backend} backend, which cannot apply one "
-                    f"({' and '.join(GRAMMAR_BACKENDS)} can): leave out the condition or the model",
+                    f"({' and '.join(grammar_backends())} can): leave out the condition or the model",
                 )
 
 
@@ -173,14 +179,14 @@ def check_forced(spec, backend, instance_ids: list[str], outputs: list[dict]) ->
     iid, out = bad[0]
     if backend.kind != "openai":
         hint = "the grammar's mask was not applied as compiled"
-    elif spec.api.get("regex_param", "structured_outputs") == "structured_outputs":
+    elif spec.api.regex_param == "structured_outputs":
         hint = (
             "the server ignored the regex it was sent as `structured_outputs` (vLLM before 0.10.2 ignores "
             "that field): set the entry's `api.regex_param: guided_regex`, or use a server that applies it"
         )
     else:
         hint = (
-            f"the server ignored the regex it was sent as `{spec.api['regex_param']}`: set the entry's "
+            f"the server ignored the regex it was sent as `{spec.api.regex_param}`: set the entry's "
             "`api.regex_param: structured_outputs` (vLLM >= 0.10.2), or use a server that applies it"
         )
     raise NotForced(

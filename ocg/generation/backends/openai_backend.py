@@ -27,10 +27,11 @@ import requests
 import urllib3
 from tqdm import tqdm
 
-from ...config.model_registry import ModelSpec
+from ...config.models_file import ModelEntry
 from ...core.errors import OcgInputError
 from ...weights.embedded import served
 from ..sampling import sample_seed
+from .batch_auto import planned_size
 from .chat import MessagePrompts
 from .http_client import BodyTooLong, DeadlineExceeded, broken_answer, fetch, session
 from .openai_answer import (
@@ -61,11 +62,6 @@ def check_key(key: str, env: str, where: str) -> str:
     return key
 
 
-# How a constrained condition's expression is sent (`api.regex_param`): vLLM's structured outputs
-# (`structured_outputs: {regex}`, vLLM >= 0.10.2) or its older `guided_regex` field.
-REGEX_PARAMS = ("structured_outputs", "guided_regex")
-
-
 class OpenAIBackend(MessagePrompts):
     kind = "openai"
     applies_grammars = (
@@ -79,11 +75,24 @@ class OpenAIBackend(MessagePrompts):
     )
     sample = 0  # the sample the current batch draws (its seed: sampling.sample_seed)
 
-    def __init__(self, spec: ModelSpec, batch_size: int | None = None):
+    prompts_for = MessagePrompts  # the prompt side, built first (make_prompts)
+
+    def __init__(
+        self,
+        spec: ModelEntry,
+        batch_size: int | None = None,
+        *,
+        batch_auto: dict | None = None,
+        prompts: MessagePrompts | None = None,
+        instances=None,
+    ):
+        """`batch_size`, `batch_auto`: as TransformersBackend's; `prompts` and `instances` are
+        not needed (its prompt side is its own, and it answers prompts, not instances)."""
         self.spec = spec = served(spec)  # embedded:NAME served: its converted folder
+        super().__init__(spec)
         self.api = spec.api
-        self.batch_size = batch_size or spec.batch_size
-        env = self.api["key_env"]
+        self.batch_size = planned_size(spec, batch_size)
+        env = self.api.key_env
         where = f"models.{spec.name}.api.key_env"
         key = os.environ.get(env) if env else ""
         if env and not key:
@@ -93,7 +102,8 @@ class OpenAIBackend(MessagePrompts):
         self._key = check_key(key, env, where) if env else ""
         if (
             self._key
-            and "{key}" in (self.api.get("server") or {}).get("command", "")
+            and self.api.server is not None
+            and "{key}" in self.api.server.command
             and len(key) < SECRET_MIN_CHARS
         ):
             raise OcgInputError(
@@ -102,8 +112,7 @@ class OpenAIBackend(MessagePrompts):
                 f"{{key}} needs one of at least {SECRET_MIN_CHARS}, which its log and answers "
                 "cannot hold as an ordinary word (docs/METHODS.md)",
             )
-        self.url = self.api["base_url"].rstrip("/") + "/chat/completions"
-        self.system_mode = "folded" if spec.system_mode == "folded" else "system"
+        self.url = self.api.base_url.rstrip("/") + "/chat/completions"
         self.retries = 0  # total retried requests, for the run card
         self.retry_wait_s = 0.0  # total time spent waiting before retries
         self.server_models: set[str] = set()
@@ -127,19 +136,17 @@ class OpenAIBackend(MessagePrompts):
             "model": self.spec.id,
             "messages": messages,
             "seed": sample_seed(self.spec.seed, self.sample),
-            self.api["token_param"]: self.spec.max_new_tokens,
+            self.api.token_param: self.spec.max_new_tokens,
             "stream": False,
         }
-        if not self.api.get(
-            "takes_seed", True
-        ):  # the API rejects a seed: the card says seeds were not honoured
+        if not self.api.takes_seed:  # the API rejects a seed: the card says seeds were not honoured
             del body["seed"]
         if self.sampling:
             body.update(self.sampling)
-        elif self.api["temperature"] is not None:
-            body["temperature"] = self.api["temperature"]
+        elif self.api.temperature is not None:
+            body["temperature"] = self.api.temperature
         if regex is not None:
-            param = self.api.get("regex_param", REGEX_PARAMS[0])
+            param = self.api.regex_param
             body.update(
                 {"structured_outputs": {"regex": regex}}
                 if param == "structured_outputs"
@@ -160,7 +167,7 @@ class OpenAIBackend(MessagePrompts):
     def _post(self, body: dict) -> tuple:
         """The response, its decoded body and the decoding's notes; a failure to get them raised
         as Retryable (timeouts, dropped connections) or ApiError (the rest, without the key)."""
-        limit, decoding = float(self.api["timeout_s"]), []
+        limit, decoding = float(self.api.timeout_s), []
         try:
             resp, raw = fetch(
                 self._session,
@@ -206,15 +213,15 @@ class OpenAIBackend(MessagePrompts):
         return out
 
     def _request(self, messages: list[dict], regex: str | None = None) -> dict:
-        delay = float(self.api["backoff_s"])
-        cap = float(self.api["max_retry_wait_s"])
+        delay = float(self.api.backoff_s)
+        cap = float(self.api.max_retry_wait_s)
         waited, last = 0.0, "no attempt"
-        for attempt in range(self.api["max_retries"] + 1):
+        for attempt in range(self.api.max_retries + 1):
             try:
                 return self._attempt(messages, regex)
             except Retryable as exc:
                 last, wait = str(exc), (exc.wait if exc.wait is not None else delay)
-            if attempt == self.api["max_retries"]:
+            if attempt == self.api.max_retries:
                 break
             if waited + wait > cap:
                 raise ApiError(
@@ -232,7 +239,7 @@ class OpenAIBackend(MessagePrompts):
             waited += wait
             delay *= 2
         raise ApiError(
-            f"{self.url}: gave up after {self.api['max_retries'] + 1} attempts (last: {last})"
+            f"{self.url}: gave up after {self.api.max_retries + 1} attempts (last: {last})"
         )
 
     def attach_server(self, info: dict) -> None:
@@ -246,7 +253,7 @@ class OpenAIBackend(MessagePrompts):
         self, rendered: list[list[dict]], instance_ids: list[str] | None = None, sample: int = 0
     ) -> list[dict]:
         self.sample = sample
-        with ThreadPoolExecutor(max_workers=min(self.api["concurrency"], len(rendered))) as pool:
+        with ThreadPoolExecutor(max_workers=min(self.api.concurrency, len(rendered))) as pool:
             regexes = (
                 [self.grammars.get(i) for i in instance_ids]
                 if instance_ids
@@ -262,10 +269,10 @@ class OpenAIBackend(MessagePrompts):
     def card(self) -> dict:
         return {
             "backend": self.kind,
-            "base_url": self.api["base_url"],
-            "key_env": self.api["key_env"],  # the variable's name, never its value
-            "temperature": self.api["temperature"],
-            "concurrency": self.api["concurrency"],
+            "base_url": self.api.base_url,
+            "key_env": self.api.key_env,  # the variable's name, never its value
+            "temperature": self.api.temperature,
+            "concurrency": self.api.concurrency,
             "resolved_revision": None,
             **self.prompt_settings(),
             "models_reported_by_server": sorted(self.server_models),

@@ -8,7 +8,7 @@ import email.utils
 import re
 import time
 
-from ...config.model_registry import ModelSpec
+from ...config.models_file import ModelEntry
 from ...core.errors import OcgFault
 from .openai_answer import EXCERPT_CHARS, ApiError, scrub
 
@@ -42,13 +42,13 @@ def is_system_role_rejection(status: int, body: str) -> bool:
     )
 
 
-def refusal(resp, body: str, url: str, key: str, spec: ModelSpec) -> Exception:
+def refusal(resp, body: str, url: str, key: str, spec: ModelEntry) -> Exception:
     """The exception a non-200 answer `resp` (its decoded `body`) raises: Retryable, or an ApiError
     without the key."""
     status = resp.status_code
     excerpt = scrub(body, key)[:EXCERPT_CHARS].replace("\n", " ")
     if status in (401, 403):
-        return ApiError(f"{status} from {url}: the key in ${spec.api['key_env']} was refused")
+        return ApiError(f"{status} from {url}: the key in ${spec.api.key_env} was refused")
     if status == 404:
         return ApiError(f"404 from {url}: unknown endpoint or model {spec.id!r}: {excerpt}")
     if is_system_role_rejection(status, body):

@@ -14,20 +14,21 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from ...config.model_registry import ModelSpec
+from ...config.models_file import ModelEntry
 from ...core.errors import OcgInputError
 from ...core.files import loads_json
 from ...core.frames import checked_sample
 from ...core.paths import PROJECT_ROOT
 from ..answer_store.record_format import read_record
+from .batch_auto import planned_size
 from .chat import MessagePrompts
 from .synthetic import WRITER_VERSION, model_rates, write_answer
 
 
-def replay_file(spec: ModelSpec) -> Path | None:
+def replay_file(spec: ModelEntry) -> Path | None:
     """The entry's answers file, if any (a relative one was made absolute beside its models file
     when the file was read, ocg/config/model_registry.py; else it is relative to the project root)."""
-    name = spec.replay.get("file")
+    name = spec.replay.file if spec.replay else None
     if not name:
         return None
     path = Path(name).expanduser()
@@ -75,10 +76,22 @@ class ReplayBackend(MessagePrompts):
         None  # the run's (make_backend): replayed answers take only its sample index
     )
 
-    def __init__(self, spec: ModelSpec, batch_size: int | None = None, instances=None):
+    prompts_for = MessagePrompts  # the prompt side, built first (make_prompts)
+
+    def __init__(
+        self,
+        spec: ModelEntry,
+        batch_size: int | None = None,
+        *,
+        batch_auto: dict | None = None,
+        prompts: MessagePrompts | None = None,
+        instances=None,
+    ):
+        """`batch_size`, `batch_auto`: as TransformersBackend's; `instances`: those it is asked
+        (it answers by instance); `prompts` is not needed (its prompt side is its own)."""
+        super().__init__(spec)
         self.spec = spec
-        self.batch_size = batch_size or spec.batch_size
-        self.system_mode = "folded" if spec.system_mode == "folded" else "system"
+        self.batch_size = planned_size(spec, batch_size)
         self.path = replay_file(spec)
         self.rows = (
             {} if instances is None else {r["instance_id"]: r for r in instances.to_dict("records")}
@@ -95,7 +108,9 @@ class ReplayBackend(MessagePrompts):
                     "file holds (conditions, subset_k, template_ids)",
                 )
         else:
-            self.rates = model_rates(spec.name, spec.seed, spec.replay.get("rates"))
+            self.rates = model_rates(
+                spec.name, spec.seed, spec.replay.rates if spec.replay else None
+            )
 
     def resolved_revision(self) -> str:
         if self.path is not None:

@@ -13,9 +13,10 @@ import copy
 import os
 import time
 
-from ...config.model_registry import ModelSpec
+from ...config.models_file import ModelEntry
 from ...weights import hub
 from ..sampling import batch_seed, sample_seed
+from .batch_auto import planned_size
 from .chat import (
     bos_placement,
     chat_template_sha256,
@@ -26,6 +27,7 @@ from .chat import (
     tokenizer_adds_bos,
 )
 from .transformers_loading import (
+    default_device,
     effective_generation_config,
     generation_config_for,
     load_weights,
@@ -41,33 +43,15 @@ def _is_oom(exc: BaseException) -> bool:
     return isinstance(exc, torch.cuda.OutOfMemoryError) or "out of memory" in str(exc).lower()
 
 
-class TransformersBackend:
-    """Tokenizer at once, model on first use; `generate` takes rendered prompts of one planned batch."""
+class TransformersPrompts:
+    """A transformers entry's prompt side: its tokenizer (loaded at once, no weights), how its chat
+    template takes a system turn, a date and BOS; renders and measures prompts. Built before the
+    backend, so that `batch_size: auto` can be resolved from the rendered prompts first."""
 
-    kind = "transformers"
-    sampling: dict | None = (
-        None  # the run's temperature and top_p (make_backend); None: the entry's decoding
-    )
-    applies_grammars = True  # constrained conditions: run.py fills `grammars`
-    grammars: dict[
-        str, str
-    ] = {}  # instance id: the expression its answer is forced to (constrained.py)
-
-    def __init__(self, spec: ModelSpec, batch_size: int | None = None, device: str | None = None):
-        import torch
+    def __init__(self, spec: ModelEntry):
         from transformers import AutoTokenizer
 
         self.spec = spec
-        self.batch_size = batch_size or spec.batch_size
-        self.max_working = self.batch_size  # lowered on CUDA out-of-memory, never raised again
-        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-        # prompts padded to a multiple, so padded shapes repeat across batches (CUDA pays a first-call
-        # cost per new shape); 1 (none) off CUDA, where more padding is only more arithmetic
-        self.pad_multiple = (
-            spec.pad_multiple
-            if spec.pad_multiple != "auto"
-            else (8 if self.device == "cuda" else 1)
-        )
         self.source, self.revision, self.embedded_source = resolve_source(spec)
         self.tokenizer = AutoTokenizer.from_pretrained(
             self.source, revision=self.revision, trust_remote_code=spec.trust_remote_code
@@ -86,6 +70,72 @@ class TransformersBackend:
         )
         self.adds_bos = tokenizer_adds_bos(self.tokenizer)
         self.bos_mode = bos_placement(self.tokenizer, spec.prompt_date, self.adds_bos)
+
+    def render(self, messages: list[dict]) -> str:
+        return render(
+            self.tokenizer, messages, self.system_mode, self.spec.prompt_date, self.adds_bos
+        )
+
+    def prompt_lengths(self, rendered: list[str]) -> list[int]:
+        enc = self.tokenizer(rendered, add_special_tokens=False)
+        return [len(ids) for ids in enc["input_ids"]]
+
+    def prompt_settings(self) -> dict:
+        """What shapes the prompts, known before any weights load (checked on resume)."""
+        return {
+            "chat_template_sha256": self.chat_template_sha256,
+            "system_mode": self.system_mode,
+            "template_default_system_prompt": self.default_system_prompt,
+            "prompt_date": self.spec.prompt_date,
+            "template_date_string": date_context(self.spec.prompt_date)["date_string"],
+            "bos": self.bos_mode,
+        }
+
+
+class TransformersBackend:
+    """Its prompts' tokenizer, the model on first use; `generate` takes rendered prompts of one
+    planned batch, at a batch size already resolved (batch_auto.py: `auto` never reaches here)."""
+
+    kind = "transformers"
+    sampling: dict | None = (
+        None  # the run's temperature and top_p (make_backend); None: the entry's decoding
+    )
+    applies_grammars = True  # constrained conditions: run.py fills `grammars`
+    grammars: dict[
+        str, str
+    ] = {}  # instance id: the expression its answer is forced to (constrained.py)
+    prompts_for = TransformersPrompts  # the prompt side, built first (make_prompts)
+
+    def __init__(
+        self,
+        spec: ModelEntry,
+        batch_size: int | None = None,
+        *,
+        batch_auto: dict | None = None,
+        prompts: TransformersPrompts | None = None,
+        instances=None,
+        device: str | None = None,
+    ):
+        """`batch_size`: None takes the entry's (a number: `auto` is resolved before a backend is
+        built); `batch_auto`: how `auto` was resolved, for the run card; `prompts`: the entry's
+        prompt side if built already; `instances`: unused (it answers prompts, not instances)."""
+        self.spec = spec
+        self.batch_size = planned_size(spec, batch_size)
+        self.batch_size_auto = batch_auto
+        self.max_working = self.batch_size  # lowered on CUDA out-of-memory, never raised again
+        self.device = device or default_device()
+        # prompts padded to a multiple, so padded shapes repeat across batches (CUDA pays a first-call
+        # cost per new shape); 1 (none) off CUDA, where more padding is only more arithmetic
+        self.pad_multiple = (
+            spec.pad_multiple
+            if spec.pad_multiple != "auto"
+            else (8 if self.device == "cuda" else 1)
+        )
+        self.prompts = prompts or TransformersPrompts(spec)
+        self.tokenizer = self.prompts.tokenizer
+        self.source, self.revision = self.prompts.source, self.prompts.revision
+        self.embedded_source = self.prompts.embedded_source
+        self.system_mode = self.prompts.system_mode
         self.model = None
         self.load_seconds = None
         self.generation_config = None
@@ -116,13 +166,13 @@ class TransformersBackend:
 
     # -- prompts ---------------------------------------------------------------------------
     def render(self, messages: list[dict]) -> str:
-        return render(
-            self.tokenizer, messages, self.system_mode, self.spec.prompt_date, self.adds_bos
-        )
+        return self.prompts.render(messages)
 
     def prompt_lengths(self, rendered: list[str]) -> list[int]:
-        enc = self.tokenizer(rendered, add_special_tokens=False)
-        return [len(ids) for ids in enc["input_ids"]]
+        return self.prompts.prompt_lengths(rendered)
+
+    def prompt_settings(self) -> dict:
+        return self.prompts.prompt_settings()
 
     # -- generation --------------------------------------------------------------------------
     def _generate_raw(
@@ -223,17 +273,6 @@ class TransformersBackend:
             return commit
         return hub.revision(self.source, self.revision)  # transformers 5 offline records none
 
-    def prompt_settings(self) -> dict:
-        """What shapes the prompts, known before any weights load (checked on resume)."""
-        return {
-            "chat_template_sha256": self.chat_template_sha256,
-            "system_mode": self.system_mode,
-            "template_default_system_prompt": self.default_system_prompt,
-            "prompt_date": self.spec.prompt_date,
-            "template_date_string": date_context(self.spec.prompt_date)["date_string"],
-            "bos": self.bos_mode,
-        }
-
     def card(self) -> dict:
         import torch
 
@@ -244,7 +283,7 @@ class TransformersBackend:
             "embedded_source": self.embedded_source,
             "planned_batch_size": self.batch_size,
             "working_batch_size": self.max_working,
-            "batch_size_auto": getattr(self, "batch_size_auto", None),
+            "batch_size_auto": self.batch_size_auto,
             "pad_multiple": self.pad_multiple,
             "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
         }

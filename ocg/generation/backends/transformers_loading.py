@@ -9,7 +9,8 @@ import functools
 import json
 import os
 
-from ...config.model_registry import ModelSpec, generation_defaults
+from ...config.model_checks import generation_defaults
+from ...config.models_file import ModelEntry
 from ...core.errors import OcgInputError
 from ...core.layout import ConvertedModel
 from ...weights.embedded import EMBEDDED_PREFIX, ensure_converted
@@ -32,7 +33,14 @@ def _looks_local(model_id: str) -> bool:
     )
 
 
-def resolve_source(spec: ModelSpec) -> tuple[str, str | None, dict | None]:
+def default_device() -> str:
+    """Where a transformers entry runs unless told: CUDA when there is one."""
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def resolve_source(spec: ModelEntry) -> tuple[str, str | None, dict | None]:
     """What from_pretrained reads (a hub id, a directory), its revision, and the embedded model's
     source record (None unless embedded); a local directory without a model is refused."""
     if spec.id.startswith(EMBEDDED_PREFIX):
@@ -54,7 +62,7 @@ def resolve_source(spec: ModelSpec) -> tuple[str, str | None, dict | None]:
     return source, None, None
 
 
-def load_weights(spec: ModelSpec, source: str, revision: str | None, device: str):
+def load_weights(spec: ModelEntry, source: str, revision: str | None, device: str):
     """The model, as the entry asks (dtype, quantization, attention), on `device`, in eval mode."""
     import torch
     from transformers import AutoModelForCausalLM, BitsAndBytesConfig
@@ -101,7 +109,7 @@ def warm_up(model, tokenizer, generation_config) -> None:
         )
 
 
-def generation_config_for(spec: ModelSpec, own_config, tokenizer, sampling: dict | None):
+def generation_config_for(spec: ModelEntry, own_config, tokenizer, sampling: dict | None):
     """Plain greedy (nothing else changes the scores), or the model's own defaults on opt-in;
     then the entry's overrides. Nothing of the model's is merged in by generate() (4.x:
     use_model_defaults=False; 5.x: this config replaces the model's, see merges_model_defaults)."""

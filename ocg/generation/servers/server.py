@@ -102,15 +102,15 @@ def _copy_scrubbed(source, log, key: str) -> None:
 @contextmanager
 def running_server(spec, log_path: Path, key: str = "") -> Iterator[dict]:
     """Start the entry's server, wait until it answers, yield what the run card records; stop it."""
-    server = spec.api["server"]
-    port = server.get("port") or free_port()
+    server = spec.api.server
+    port = server.port or free_port()
     where = f"models.{spec.name}.api.server"
     if port_in_use(port):
         raise OcgInputError(f"{where}.port", f"port {port} is already in use on this machine")
-    fields = {"id": spec.id, "port": port, "model_dir": server.get("model_dir") or spec.id}
-    command = server_command(server["command"], {**fields, "key": key})
-    shown = server_command(server["command"], {**fields, "key": "***"})  # what cards and errors say
-    base_url = spec.api["base_url"].replace("{port}", str(port)).rstrip("/")
+    fields = {"id": spec.id, "port": port, "model_dir": server.model_dir or spec.id}
+    command = server_command(server.command, {**fields, "key": key})
+    shown = server_command(server.command, {**fields, "key": "***"})  # what cards and errors say
+    base_url = spec.api.base_url.replace("{port}", str(port)).rstrip("/")
     log_path.parent.mkdir(parents=True, exist_ok=True)
     refuse_link(
         log_path
@@ -140,7 +140,7 @@ def running_server(spec, log_path: Path, key: str = "") -> Iterator[dict]:
         signal.SIGTERM, lambda *_: sys.exit(143)
     )  # a cancelled job still stops its server
     try:
-        deadline = time.monotonic() + float(server.get("startup_timeout_s", 600))
+        deadline = time.monotonic() + float(server.startup_timeout_s)
         listed, other = None, None
         while listed is None:
             if proc.poll() is not None:
@@ -154,12 +154,12 @@ def running_server(spec, log_path: Path, key: str = "") -> Iterator[dict]:
                 last = f" (its last answer: {other}{startup_hint(shown, other)})" if other else ""
                 raise ServerError(
                     f"the server did not answer {base_url}/models with HTTP 200 within "
-                    f"{server.get('startup_timeout_s', 600)} s{last}; log {log_path}:\n{_tail(log_path)}"
+                    f"{server.startup_timeout_s} s{last}; log {log_path}:\n{_tail(log_path)}"
                 )
             poll_s = round(
                 min(POLL_S, max(deadline - time.monotonic(), 0.1)), 1
             )  # the last poll ends by the deadline
-            listed, now = poll(base_url, key, where, spec.api.get("key_env"), poll_s)
+            listed, now = poll(base_url, key, where, spec.api.key_env, poll_s)
             other = now or other
             if listed is None:
                 time.sleep(0.5)
@@ -185,7 +185,7 @@ def server_for_run(spec, backend, log: Path) -> Iterator[dict | None]:
     """The model entry's inference server (api.server), started for this run's generation (or a
     judge's scoring, scoring/judging.py) and attached to its backend; None where the entry names
     no server."""
-    if spec.backend != "openai" or not spec.api.get("server"):
+    if spec.backend != "openai" or spec.api.server is None:
         yield None
         return
     with running_server(backend.spec, log, backend.key) as info:
