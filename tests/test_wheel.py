@@ -125,9 +125,13 @@ def _the_pages_render_from_the_wheel(site, tmp_path, env):
     """The landing page, case browser and methods page, written by the installed ocg from its
     own templates and its own copy of docs/METHODS.md."""
     code = (
-        "from ocg.core.paths import METHODS_FILE; from ocg.site.landing import write_index; "
-        "write_index('report', 'wheel', [], run={'models': ['m'], 'conditions': ['original', "
-        "'ordered'], 'file': 'r'}, scores_root='scores', generations_root='gen'); "
+        "from pathlib import Path; from ocg.core.paths import METHODS_FILE; "
+        "from ocg.config.checked_run import CheckedRun; from ocg.config.run_file import RunFile; "
+        "from ocg.config.model_registry import MODELS_FILE; from ocg.scoring import load_scoring_config; "
+        "from ocg.site.landing import write_index; "
+        "file = RunFile.model_validate({'name': 'r', 'models': ['m'], 'conditions': ['original', 'ordered']}); "
+        "run = CheckedRun(file, {}, MODELS_FILE, load_scoring_config(), Path('r')); "
+        "write_index('report', 'wheel', [], run=run, scores_root='scores', generations_root='gen'); "
         "print(METHODS_FILE)"
     )
     pages = subprocess.run(

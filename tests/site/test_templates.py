@@ -74,14 +74,13 @@ def test_a_name_a_template_does_not_get_fails():
 
 def test_every_template_and_static_file_is_package_data():
     tomllib = pytest.importorskip("tomllib")  # Python 3.11
-    patterns = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
-        "package-data"
-    ]["ocg.site"]
-    files = [
-        p.relative_to(SITE).as_posix()
-        for folder in ("templates", "static")
-        for p in (SITE / folder).rglob("*")
-        if p.is_file()
-    ]
-    assert len(files) >= 9
-    assert [f for f in files if not any(fnmatch(f, pattern) for pattern in patterns)] == []
+    setuptools = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    missing = []
+    for folder in ("templates", "static"):
+        package = f"ocg.site.{folder}"
+        assert package in setuptools["packages"]
+        patterns = setuptools["package-data"][package]
+        files = [p.name for p in (SITE / folder).rglob("*") if p.is_file()]
+        assert files
+        missing += [f"{folder}/{f}" for f in files if not any(fnmatch(f, x) for x in patterns)]
+    assert missing == []
