@@ -57,7 +57,7 @@ def pos_correct_rows(answers: pd.DataFrame, default: pd.DataFrame) -> list[dict]
             POS_CHOICE,
             values.at[model, m.name],
             default.at[model, m.name],
-            int(n.get(model, 0)),
+            n=int(n.get(model, 0)),
         )
         for model in values.index
         for m in _coverage_metrics()
@@ -79,7 +79,7 @@ def coverage_table1(
     )
 
 
-def long_row(model, metric, choice: tuple[str, str], value, default, n=None) -> dict:
+def long_row(model, metric, choice: tuple[str, str], value, default, *, n=None) -> dict:
     """One row of the long table; `choice`: (the choice, its variant)."""
     return {
         "model": model,
@@ -124,7 +124,7 @@ def matching_rows(answers: pd.DataFrame, default: pd.DataFrame) -> list[dict]:
                     choice,
                     values.at[model, m.name],
                     default.at[model, m.name],
-                    int(n.get(model, 0)),
+                    n=int(n.get(model, 0)),
                 )
                 for model in values.index
                 for m in _coverage_metrics()

@@ -152,6 +152,7 @@ def latex_from_long(
     value: str,
     sub: str | None,
     sub_kind: str,
+    *,
     table: str | None = None,
 ) -> str:
     """`table` (e.g. "table3") picks the paper's marking for it (MARKING); else best and second.

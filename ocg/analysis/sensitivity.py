@@ -78,7 +78,7 @@ def _perplexity_rows(answers: pd.DataFrame) -> list[dict]:
             ("perplexity average", label),
             value,
             default[model],
-            int(n.get(model, 0)),
+            n=int(n.get(model, 0)),
         )
         for label, how in PERPLEXITY_AVERAGES.items()
         for model, value in _perplexity(answers, how).items()

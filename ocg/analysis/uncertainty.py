@@ -236,6 +236,7 @@ def paired_test(
     groups,
     model,
     resampling: Resampling = Resampling(),
+    *,
     n_perm=10000,
     conditions: tuple[str, str] = ("ordered", "original"),
 ) -> pd.DataFrame:

@@ -36,6 +36,7 @@ class DataInputs:
 
 
 def build_dataset(
+    *,
     n_concepts: int = DEFAULT_N_CONCEPTS,
     subset_k: int | None = None,
     conditions=DEFAULT_CONDITIONS,

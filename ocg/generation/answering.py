@@ -29,6 +29,7 @@ def check_batch_invariance(
     backend,
     rendered: dict[str, object],
     raw: dict[str, str],
+    *,
     n: int,
     seed: int,
     progress: bool = True,
@@ -123,7 +124,12 @@ def _batch_check(state: RunState) -> dict:
     }
     spec = state.spec
     return check_batch_invariance(
-        state.backend, state.rendered, raw, spec.batch_check, spec.seed, state.progress
+        state.backend,
+        state.rendered,
+        raw,
+        n=spec.batch_check,
+        seed=spec.seed,
+        progress=state.progress,
     )
 
 
@@ -183,11 +189,11 @@ class _Progress:
                 tqdm.write(
                     after_a_batch(
                         spec.name,
-                        self.written - self.paced[1],
-                        time.perf_counter() - self.paced[0],
-                        left,
-                        min(spec.batch_check, self.bar.total),
-                        self.state.backend.batch_size,
+                        answers=self.written - self.paced[1],
+                        seconds=time.perf_counter() - self.paced[0],
+                        left=left,
+                        batch_check=min(spec.batch_check, self.bar.total),
+                        batch_size=self.state.backend.batch_size,
                     )
                 )
             self.paced = True if self.paced else (time.perf_counter(), self.written)

@@ -16,7 +16,7 @@ def duration(seconds: float) -> str:
 
 
 def after_a_batch(
-    model: str, answers: int, seconds: float, left: int, batch_check: int, batch_size: int
+    model: str, *, answers: int, seconds: float, left: int, batch_check: int, batch_size: int
 ) -> str:
     """The projection printed once, after the second batch: `answers` took `seconds`."""
     pace = seconds / max(answers, 1)

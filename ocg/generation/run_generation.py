@@ -87,11 +87,36 @@ class GenerateOptions:
         return asked
 
 
-def generate(model: str | ModelEntry, **options) -> Path:
-    """Generate (or resume) one model's answers; returns its output directory. `options`: the
-    fields of GenerateOptions (conditions, subset_k, template_ids, dataset, out_dir, batch_size,
-    models_file, progress, permutations, samples, sampling)."""
-    ask = GenerateOptions(**options)
+def generate(
+    model: str | ModelEntry,
+    *,
+    conditions: tuple | list = GENERATE_CONDITIONS,
+    subset_k: int | None = None,
+    template_ids: object = None,
+    dataset: str | Path | None = None,
+    out_dir: str | Path | None = None,
+    batch_size: int | None = None,
+    models_file: str | Path = MODELS_FILE,
+    progress: bool = True,
+    permutations: int | None = None,
+    samples: int = 1,
+    sampling: dict | None = None,
+) -> Path:
+    """Generate (or resume) one model's answers; returns its output directory. The keywords are
+    GenerateOptions' fields (its docstring says what each selects)."""
+    ask = GenerateOptions(
+        conditions=conditions,
+        subset_k=subset_k,
+        template_ids=template_ids,
+        dataset=dataset,
+        out_dir=out_dir,
+        batch_size=batch_size,
+        models_file=models_file,
+        progress=progress,
+        permutations=permutations,
+        samples=samples,
+        sampling=sampling,
+    )
     spec = model if isinstance(model, ModelEntry) else get_model(model, ask.models_file)
     positive_int("batch_size", ask.batch_size, nullable=True)
     samples, sampling = check_sampling("", ask.samples, ask.sampling)
@@ -195,7 +220,7 @@ def _generate_locked(spec, instances, model_dir: Path, ask: GenerateOptions) -> 
     rendered, hashes = _render(prompts, rows, system_prompt)
     card_path = ModelGenerations(model_dir).run_card
     # a number before any backend exists (`auto`: estimated, or the card's on resume)
-    batch = resolve_batch_size(spec, prompts, rendered, card_path, ask.batch_size)
+    batch = resolve_batch_size(spec, prompts, rendered, card_path, asked=ask.batch_size)
     backend = make_backend(spec, batch, instances, ask.sampling, prompts)  # weights load later
     backend.grammars = {i: g for per in grammars.values() for i, g in per.items()}
     settings = card_settings(spec, backend, system_prompt)

@@ -25,6 +25,7 @@ def select_instances(
     conditions=GENERATE_CONDITIONS,
     subset_k: int | None = None,
     template_ids=None,
+    *,
     n_concepts: int = DEFAULT_N_CONCEPTS,
     permutations: int | None = None,
 ) -> pd.DataFrame:

@@ -186,6 +186,7 @@ def _alive(group: int) -> bool:
 def run_notebook(
     name: str,
     parameters: dict | None = None,
+    *,
     out_dir: str | Path | None = None,
     html: bool = True,
     progress: bool = False,

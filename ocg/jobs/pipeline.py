@@ -132,6 +132,7 @@ def run_steps(
     plan: list[tuple[str, dict, str]],
     staging: Path,
     final: Path,
+    *,
     failed_title: str,
     announce,
     before_analyses=None,
@@ -179,8 +180,8 @@ def _write_report(run: CheckedRun, staging: Path, final: Path) -> tuple[int, dic
         steps(run, staging),
         staging,
         final,
-        f"{title} (failed)",
-        lambda i, n, name: print(f"[{i}/{n}] {name}", flush=True),
+        failed_title=f"{title} (failed)",
+        announce=lambda i, n, name: print(f"[{i}/{n}] {name}", flush=True),
         before_analyses=lambda: pin_scores(
             outputs().scores, run.file.models, pinned, run.scoring, run.file.metrics
         ),

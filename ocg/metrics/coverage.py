@@ -169,7 +169,7 @@ def _match_chunk(state: tuple, chunk: list[tuple[str, list]]) -> list[list[dict]
         ]
 
 
-def _job(work, items: list, n_process: int, nlp, rule: str, batch_size: int) -> ForkedJob:
+def _job(work, items: list, *, n_process: int, nlp, rule: str, batch_size: int) -> ForkedJob:
     """work over the items, in worker processes that inherit the loaded pipeline (ocg/core/parallel.py)."""
     return ForkedJob(
         work,
@@ -193,7 +193,12 @@ def analyse(
     not depend on `n_process`: each text is analysed alone, by the same pipeline."""
     unique = list(dict.fromkeys(texts))
     forms = _job(
-        _analyse_chunk, [for_matching(t) for t in unique], n_process, nlp, rule, batch_size
+        _analyse_chunk,
+        [for_matching(t) for t in unique],
+        n_process=n_process,
+        nlp=nlp,
+        rule=rule,
+        batch_size=batch_size,
     ).result()
     return {text: f[rule] for text, f in zip(unique, forms)}
 
@@ -207,6 +212,7 @@ class CoverageJob:
         answers: pd.Series,
         concepts: pd.Series,
         nlp,
+        *,
         batch_size: int = 256,
         rule: str = DEFAULT_RULE,
         pos_patterns: pd.Series | None = None,
@@ -219,7 +225,9 @@ class CoverageJob:
         for text, c, p in zip(self.texts, concepts, patterns):
             requests.setdefault(text, []).append((c, p))
         self.items = list(requests.items())
-        self.job = _job(_match_chunk, self.items, n_process, nlp, rule, batch_size)
+        self.job = _job(
+            _match_chunk, self.items, n_process=n_process, nlp=nlp, rule=rule, batch_size=batch_size
+        )
 
     def result(self) -> pd.DataFrame:
         answered = {text: iter(rows) for (text, _), rows in zip(self.items, self.job.result())}
@@ -233,6 +241,7 @@ def score_coverage(
     answers: pd.Series,
     concepts: pd.Series,
     nlp,
+    *,
     batch_size: int = 256,
     rule: str = DEFAULT_RULE,
     pos_patterns: pd.Series | None = None,
@@ -241,4 +250,12 @@ def score_coverage(
     """Per answer; a missing answer (None, a failed extraction) covers nothing. Each distinct
     text is analysed once, by one process, which also matches every answer's concepts to it;
     the verdicts do not depend on `n_process`."""
-    return CoverageJob(answers, concepts, nlp, batch_size, rule, pos_patterns, n_process).result()
+    return CoverageJob(
+        answers,
+        concepts,
+        nlp,
+        batch_size=batch_size,
+        rule=rule,
+        pos_patterns=pos_patterns,
+        n_process=n_process,
+    ).result()

@@ -74,7 +74,7 @@ def _run_in_order(tokens: list[str], stand: list[set[int]], concepts=None) -> bo
     return any(sep or n <= MAX_OTHER_FORMS for seen in states.values() for sep, n in seen)
 
 
-def list_flags_of(tokens, first, used, all_present: bool, in_order: bool, concepts=None) -> dict:
+def list_flags_of(tokens, first, used, *, all_present: bool, in_order: bool, concepts=None) -> dict:
     """copies_list and bare_list of one answer from its stored tokens, match positions and concepts."""
     if tokens is None or first is None or not all_present:
         return {"copies_list": False, "bare_list": False}
@@ -112,7 +112,9 @@ def list_flags(answers: pd.DataFrame) -> pd.DataFrame:
         rows.append(
             seen[key]
             if key in seen
-            else seen.setdefault(key, list_flags_of(t, f, u, bool(p), bool(o), c))
+            else seen.setdefault(
+                key, list_flags_of(t, f, u, all_present=bool(p), in_order=bool(o), concepts=c)
+            )
         )
     return pd.DataFrame(rows, index=answers.index, columns=list(LIST_FLAGS))
 

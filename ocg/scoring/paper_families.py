@@ -52,10 +52,10 @@ def _start_coverage(ctx: Context) -> _Started:
         ctx.answers["answer"],
         ctx.answers["concepts"],
         nlp,
-        ctx.config.spacy_batch_size,
-        rule,
-        ctx.answers["pos_pattern"],
-        coverage.processes(ctx.config.spacy_processes),
+        batch_size=ctx.config.spacy_batch_size,
+        rule=rule,
+        pos_patterns=ctx.answers["pos_pattern"],
+        n_process=coverage.processes(ctx.config.spacy_processes),
     )
     return _Started(
         job,

@@ -113,19 +113,6 @@ class ScoreRequest:
     progress: bool = True
     overrides: dict = field(default_factory=dict)
 
-    @classmethod
-    def of(
-        cls,
-        metrics=None,
-        out_dir: str | Path | None = None,
-        redo: bool = False,
-        config_file: str | Path = SCORING_FILE,
-        progress: bool = True,
-        **overrides,
-    ) -> ScoreRequest:
-        """score_model's keyword arguments as one request."""
-        return cls(metrics, out_dir, redo, config_file, progress, overrides)
-
 
 def _checked(
     model_dir: Path, request: ScoreRequest
@@ -143,25 +130,30 @@ def _checked(
 
 def score_model(
     model_dir: str | Path,
-    metrics=None,
+    *,
+    metrics: list[str] | None = None,
     out_dir: str | Path | None = None,
     redo: bool = False,
     config_file: str | Path = SCORING_FILE,
     progress: bool = True,
-    **overrides,
+    **overrides: object,
 ) -> Path:
-    """Score one model directory of generations; returns the directory of its scores."""
+    """Score one model directory of generations; returns the directory of its scores.
+    `overrides`: keys of the scoring file (ScoringFile's fields), checked as the file is."""
     model_dir = Path(model_dir)
-    request = ScoreRequest.of(metrics, out_dir, redo, config_file, progress, **overrides)
+    request = ScoreRequest(metrics, out_dir, redo, config_file, progress, overrides)
     config, metrics, records, completeness = _checked(model_dir, request)
     with exclusive(_scores_folder(model_dir, out_dir)):
-        return _score_model(model_dir, records, completeness, config, metrics, request)
+        return _score_model(
+            model_dir, records, completeness, config=config, metrics=metrics, request=request
+        )
 
 
 def _score_model(
     model_dir: Path,
     records: pd.DataFrame,
     completeness: dict,
+    *,
     config: ScoringFile,
     metrics: list[str],
     request: ScoreRequest,
@@ -252,11 +244,19 @@ def _stale(
 
 
 def score_all(
-    gen_dir: str | Path | None = None, models: list[str] | None = None, **options
+    gen_dir: str | Path | None = None,
+    models: list[str] | None = None,
+    *,
+    metrics: list[str] | None = None,
+    out_dir: str | Path | None = None,
+    redo: bool = False,
+    config_file: str | Path = SCORING_FILE,
+    progress: bool = True,
+    **overrides: object,
 ) -> list[Path]:
-    """Score every model directory under a generations root (or the listed ones); `options` are
-    score_model's (metrics, out_dir, redo, config_file, progress, the scoring file's overrides)."""
-    request = ScoreRequest.of(**options)
+    """Score every model directory under a generations root (or the listed ones); the keywords
+    are score_model's."""
+    request = ScoreRequest(metrics, out_dir, redo, config_file, progress, overrides)
     gen_dir = Path(gen_dir or outputs().generations)
     if not gen_dir.is_dir():
         raise OcgInputError(str(gen_dir), "no such generations directory")
@@ -277,8 +277,9 @@ def score_all(
             _score_model(
                 p,
                 *asked_records(p, read_generations(p, prompts=False)),
-                *checked[p],
-                request,
+                config=checked[p][0],
+                metrics=checked[p][1],
+                request=request,
             )
             for p in dirs
         ]

@@ -273,6 +273,7 @@ def write_case_browser_from(
     models: list[str],
     scores_root: str | Path,
     generations_root: str | Path,
+    *,
     progress: bool = False,
     processes: int | None = None,
 ) -> Path:

@@ -198,8 +198,8 @@ def _analyse(sweep: Sweep, done: list[str], staging, final) -> dict:
         analysis_steps(sweep, dirs, done),
         staging,
         final,
-        f"ocg sweep: {sweep.file.name} (analyses failed)",
-        lambda i, n, name: print(f"[analysis] {name} over {done}", flush=True),
+        failed_title=f"ocg sweep: {sweep.file.name} (analyses failed)",
+        announce=lambda i, n, name: print(f"[analysis] {name} over {done}", flush=True),
         before_analyses=lambda: pin_scores(
             dirs.scores, done, dirs.analysis_scores, sweep.scoring, sweep.file.metrics
         ),

@@ -88,21 +88,48 @@ def test_the_estimate_is_the_rows_that_fit_after_the_weights():
     row = batch_auto.row_bytes(config, 2, 100, 28)
     assert row == kv * 128 + 100 * (4 * 2048 + 3 * 8192) * 2 + 3 * 4 * 49152
     free, weights = 10 * GiB, 2 * GiB
-    out = batch_auto.estimate_batch_size(config, free, weights, 2, 100, 28)
+    out = batch_auto.estimate_batch_size(
+        config,
+        free_bytes=free,
+        weight_bytes=weights,
+        dtype_bytes=2,
+        longest_prompt=100,
+        max_new_tokens=28,
+    )
     assert out["batch_size"] == min(
         batch_auto.CAP, int((free - weights) * batch_auto.HEADROOM) // row
     )
     assert out["row_bytes"] == row and out["free_bytes"] == free and out["weight_bytes"] == weights
     assert (
-        batch_auto.estimate_batch_size(config, 200 * GiB, weights, 2, 100, 28)["batch_size"]
+        batch_auto.estimate_batch_size(
+            config,
+            free_bytes=200 * GiB,
+            weight_bytes=weights,
+            dtype_bytes=2,
+            longest_prompt=100,
+            max_new_tokens=28,
+        )["batch_size"]
         == batch_auto.CAP
     )
     assert (
-        batch_auto.estimate_batch_size(config, GiB, 2 * GiB, 2, 100, 28)["batch_size"] == 1
+        batch_auto.estimate_batch_size(
+            config,
+            free_bytes=GiB,
+            weight_bytes=2 * GiB,
+            dtype_bytes=2,
+            longest_prompt=100,
+            max_new_tokens=28,
+        )["batch_size"]
+        == 1
     )  # never below one
-    small = batch_auto.estimate_batch_size(config, int(2.1 * GiB), weights, 2, 100, 28)[
-        "batch_size"
-    ]
+    small = batch_auto.estimate_batch_size(
+        config,
+        free_bytes=int(2.1 * GiB),
+        weight_bytes=weights,
+        dtype_bytes=2,
+        longest_prompt=100,
+        max_new_tokens=28,
+    )["batch_size"]
     assert 1 < small < 40
 
 

@@ -42,7 +42,9 @@ def test_the_projection_is_printed_before_the_rest_runs(tmp_path, capsys):
 
 def test_the_figures():
     assert [duration(s) for s in (40, 130, 720, 3900)] == ["40 s", "2 min", "12 min", "1 h 05 min"]
-    line = after_a_batch("m", 48, 60, 480, 16, 48)
+    line = after_a_batch("m", answers=48, seconds=60, left=480, batch_check=16, batch_size=48)
     assert "about 10 min" in line and "at most about 16 min" in line  # 16 checks x one batch's 60 s
-    assert "batch-1" not in after_a_batch("m", 48, 60, 480, 0, 48)
+    assert "batch-1" not in after_a_batch(
+        "m", answers=48, seconds=60, left=480, batch_check=0, batch_size=48
+    )
     assert batch_check_pace("m", 30, 16).endswith("16 in all: about 8 min")

@@ -142,7 +142,9 @@ def test_copy_share_and_excluded_w_order_recomputed_from_the_text(scored):
 )
 def test_glue_is_punctuation_and_the_three_words(tokens, first, used, flags):
     in_order = used == sorted(used)
-    got = list_flags_of(tokens, first, used, True, in_order, ["run", "push", "jump"])
+    got = list_flags_of(
+        tokens, first, used, all_present=True, in_order=in_order, concepts=["run", "push", "jump"]
+    )
     assert (got["copies_list"], got["bare_list"]) == flags
 
 

@@ -55,6 +55,7 @@ def row_bytes(config, dtype_bytes: int, longest_prompt: int, max_new_tokens: int
 
 def estimate_batch_size(
     config,
+    *,
     free_bytes: int,
     weight_bytes: int,
     dtype_bytes: int,
@@ -98,7 +99,12 @@ def _cuda_estimate(spec, prompts, longest: int) -> dict:
     )
     free = sum(torch.cuda.mem_get_info(i)[0] for i in range(torch.cuda.device_count()))
     return estimate_batch_size(
-        config, free, _weight_bytes(config, spec), BYTES[spec.dtype], longest, spec.max_new_tokens
+        config,
+        free_bytes=free,
+        weight_bytes=_weight_bytes(config, spec),
+        dtype_bytes=BYTES[spec.dtype],
+        longest_prompt=longest,
+        max_new_tokens=spec.max_new_tokens,
     )
 
 
@@ -138,6 +144,7 @@ def resolve_batch_size(
     prompts,
     rendered: dict,
     card_path: Path,
+    *,
     asked: int | None = None,
     device: str | None = None,
 ) -> BatchSize:

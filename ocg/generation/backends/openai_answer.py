@@ -137,7 +137,7 @@ def _text(value, name: str, notes: list[str], key: str) -> str | None:
     return None
 
 
-def _fields(raw: str, finish, usage, model, fingerprint, key: str) -> dict:
+def _fields(raw: str, finish, usage, *, model, fingerprint, key: str) -> dict:
     notes: list[str] = []
     if usage is not None and not isinstance(usage, dict):
         notes.append(
@@ -192,9 +192,9 @@ def parse_completion(status: int, content_type: str, body: str, key: str = "") -
         content or "",
         choices[0].get("finish_reason"),
         payload.get("usage"),
-        payload.get("model"),
-        payload.get("system_fingerprint"),
-        key,
+        model=payload.get("model"),
+        fingerprint=payload.get("system_fingerprint"),
+        key=key,
     )
     if content is None:  # a refusal or a tool call: stored as an empty answer, not silently
         out["api_notes"].append("message content is null; stored as an empty answer")
@@ -239,7 +239,7 @@ def _parse_stream(status: int, body: str, excerpt: str, key: str) -> dict:
             finish = (choice.get("finish_reason") if isinstance(choice, dict) else None) or finish
     if not seen:
         raise ApiError(f"HTTP {status}: an event stream without choices: {excerpt!r}")
-    return _fields("".join(parts), finish, usage, model, fingerprint, key)
+    return _fields("".join(parts), finish, usage, model=model, fingerprint=fingerprint, key=key)
 
 
 def scrub_answer(out: dict, key: str) -> dict:
