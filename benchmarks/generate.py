@@ -1,4 +1,4 @@
-"""Tokens/s of the embedded model's generation paths, each beside the path before issue 35, in one run.
+"""Tokens/s of the embedded model's generation paths, each beside the path of c20dad0 (before the speed work), in one run.
 
     .venv/bin/python benchmarks/generate.py [--model smollm2-135m-instruct] [--prompts N]
         [--conditions ordered,...] [--variants batch48,...] [--previous-stack .venv-tf4/bin/python]
@@ -6,7 +6,7 @@
 
 The prompts are the demo's (params/runs/demo.yaml: 432 per model; `--conditions` keeps some of its
 conditions, `--prompts` a seeded sample), each condition planned into batches as `ocg generate`
-plans it (sorted by token length, ties by instance id). `today` is the path before issue 35 (the
+plans it (sorted by token length, ties by instance id). `today` is the path of c20dad0, before the speed work (the
 entry at batch 16, dynamic KV cache, not compiled, sdpa attention); every other variant changes
 one or two things of it: the batch size, the KV cache (`cache_implementation: static`),
 torch.compile of the decoding step (transformers' CompileConfig, on a static cache), the
@@ -19,7 +19,7 @@ today's (a cache or compile variant at batch 16 runs the same batches: any diffe
 arithmetic, not batching). CPU seconds of the process are printed beside wall seconds: on a loaded
 machine, with `--threads 1`, they are the steadier measure (two threads there spin on each other).
 
-The path before issue 35 also ran on transformers 4.57; the default stack is now transformers 5.
+The path of c20dad0 also ran on transformers 4.57; the default stack is now transformers 5.
 `--previous-stack PYTHON` (.venv-tf4's, `make install-tf4`) runs today's variant there too, in a
 subprocess each round on the same prompts (`today@4.57.6`), and every ratio is then to it; `today`
 is then today's settings on this stack."""
@@ -160,7 +160,7 @@ def main() -> None:
         default=None,
         metavar="PYTHON",
         help="also run today's variant in this python (e.g. .venv-tf4/bin/python: the stack "
-        "before issue 35) each round; every ratio is then to it",
+        "of c20dad0) each round; every ratio is then to it",
     )
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument(

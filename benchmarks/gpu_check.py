@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None) -> None:
         "--batch-size",
         type=int,
         default=16,
-        help="batched size (16: the embedded entry's before issue 35)",
+        help="batched size (16: the embedded entry's at c20dad0)",
     )
     parser.add_argument("--max-new-tokens", type=int, default=32, help="the embedded entry's: 32")
     args = parser.parse_args(argv)

@@ -1,4 +1,4 @@
-"""`ocg generate` against bare `model.generate` on random-weight models of the paper's shapes (issue 44).
+"""`ocg generate` against bare `model.generate` on random-weight models of the paper's shapes.
 
 The one command a session with an H100/H200 runs (estimated at 5-9 minutes there, not yet measured;
 no shape, quantization or variant starts past --budget-s, 420 s, and what was skipped is recorded):

@@ -1,5 +1,5 @@
-"""Where `ocg generate` spends time outside `model.generate`, shown on the CPU with a tiny random model
-(issue 44, item 1); writes benchmarks/results/ocg_overhead.json.
+"""Where `ocg generate` spends time outside `model.generate`, shown on the CPU with a tiny random model;
+writes benchmarks/results/ocg_overhead.json.
 
     python benchmarks/ocg_overhead.py            # about a minute on an idle 2-core machine
 

@@ -16,7 +16,7 @@ generations (store format 2: each prompt once, gzip'd) and the report (case-brow
 each beside its size in the previous format (c20dad0: every record with its prompt inline, chunks
 as plain JSON), computed from the same files by writing them as that format did. Targets on the
 2-core machine: scoring the 36 models under 10 minutes, analyses under 5 minutes, peak memory
-under 8 GB, generations under 1.5 GB and the report under 0.5 GB (issue 35). Outputs stay in --out
+under 8 GB, generations under 1.5 GB and the report under 0.5 GB. Outputs stay in --out
 (default outputs/benchmarks/paper_scale; about 5 GB at full size) for a look at the report;
 a rerun reuses finished stages (generation resumes, scoring is skipped when up to date) unless
 --fresh.

@@ -7,7 +7,7 @@ inflections, with duplicates inside groups (about 30%), as models produce. Print
   1. coverage (with PoS-correct coverage) + pBLEU + distinct-2 + Diverse Rate + non-words (every CPU
      family) for all 55,296 answers through `score_model`, each family's seconds, the new ones apart;
      then the same scoring by this checkout's code and by the code of `--previous` (default
-     c20dad0, before issue 35: no token-form memo, spaCy's lemmatizer as is, the garbage collector
+     c20dad0, before the speed work: no token-form memo, spaCy's lemmatizer as is, the garbage collector
      on), each in a fresh process, one after the other on the same answers: wall and CPU seconds
      (the workers' included) and the ratio. On a shared machine the CPU seconds are the fairer;
      1b. the same for five concepts: 208 sets x 120 permutations (template 0, `ordered`: 24,960
@@ -18,7 +18,7 @@ inflections, with duplicates inside groups (about 30%), as models produce. Print
      params/scoring.yaml chooses (`spacy_pipeline`; numpy BLAS, indexed attribute ruler, worker
      processes), the ratio, and whether every verdict and token is the same; `--pipeline
      no_parser` times the parser-less choice instead (its verdicts may then differ).
-Targets on the 2-core CPU machine: (1) under 15 s (issue 35; 20 s before); (2) vectorised at
+Targets on the 2-core CPU machine: (1) under 15 s (20 s before the speed work); (2) vectorised at
 least 20x faster; (1b) under 20 s (docs/METHODS.md, "Five concepts and sampled permutations").
 """
 
@@ -213,7 +213,9 @@ def main() -> None:
     record("score", figures, vars(args))
 
 
-NEW_CPU_FAMILIES = ("nonword",)  # issue 47; PoS-correct coverage is part of the coverage family
+NEW_CPU_FAMILIES = (
+    "nonword",
+)  # the quality metrics; PoS-correct coverage is part of the coverage family
 
 
 def score_workload(root: Path, label: str, target: str, pipeline: str, **workload):
@@ -246,7 +248,7 @@ def score_workload(root: Path, label: str, target: str, pipeline: str, **workloa
     )
     new = {f: timings.get(f) for f in NEW_CPU_FAMILIES if f in timings}
     print(
-        f"    new CPU metrics (issue 47): {new} s beside today's "
+        f"    new CPU metrics: {new} s beside today's "
         f"{ {f: t for f, t in timings.items() if f not in new} } s; PoS-correct coverage is computed within "
         "coverage's spaCy pass (its time is in coverage's)",
         flush=True,
@@ -331,7 +333,7 @@ def compare_with_previous(tmp: Path, revision: str, pipeline: str) -> dict:
         f"1 vs {revision}: this checkout ({now[2]}) {now[0]:.1f} s wall, {now[1]:.1f} s CPU; {revision} "
         f"({before[2]}) {before[0]:.1f} s wall, {before[1]:.1f} s CPU; ratio {before[0] / now[0]:.2f}x wall, "
         f"{before[1] / now[1]:.2f}x CPU; this checkout costs {now[1] / before[1]:.2f}x the CPU of {revision} "
-        "(issue 47: the new CPU metrics at most 1.3x the four of before it)",
+        "(target: the new CPU metrics at most 1.3x the four of before them)",
         flush=True,
     )
     return {

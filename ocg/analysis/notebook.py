@@ -116,7 +116,7 @@ def small_samples(rows: pd.DataFrame) -> None:
 
 def perplexity_medians(summary: pd.DataFrame, condition: str) -> None:
     """The perplexity median per model (per template, then over templates) under a table whose
-    perplexity is the paper's mean: a few answers of extreme perplexity can make a mean (issue 47)."""
+    perplexity is the paper's mean: a few answers of extreme perplexity can make a mean."""
     from .paper_tables import summary_medians
 
     medians = summary_medians(summary, condition)

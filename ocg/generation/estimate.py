@@ -1,7 +1,7 @@
 """What a generation run will still cost, said early: after its second batch (the first may
 include loading the weights), the time the rest should take at that pace and the batch-1 check's
 bound; after the check's first answer, the check's own pace. A researcher then knows whether to
-wait, and that `batch_check: 0` skips the check (issue 46: 8.5 minutes of check beside 16 of
+wait, and that `batch_check: 0` skips the check (one demo run spent 8.5 minutes on the check beside 16 of
 generation, foreseen nowhere)."""
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ format characters taken out, and a long run without a space cut at its punctuati
   separates words, becomes a space), and the answer is flagged `format_chars`.
 - spaCy's tokenizer strips prefixes and suffixes one at a time, searching the rest again each
   time: quadratic on a run of punctuation without a space (measured here: 4,000 `$` in 8 s,
-  8,000 in 33 s; issue 45 saw 17 minutes for one 200 KB answer). A run of over LONG_RUN
+  8,000 in 33 s; one 200 KB answer once took 17 minutes). A run of over LONG_RUN
   characters without a space is cut to its first LONG_RUN characters, each punctuation
   character set apart by spaces (what spaCy would make of them; letters and digits stay
   together), before tagging; the rest of that run is not read (a concept there is not found),

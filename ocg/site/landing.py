@@ -11,7 +11,6 @@ docs/METHODS.md rendered beside it. The sections give data; templates/landing.ht
 from __future__ import annotations
 
 import base64
-import datetime as _dt
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ import pandas as pd
 from ..analysis.paper_tables import summary_medians
 from ..config.checked_run import CheckedRun
 from ..config.run_file import RunFile
+from ..core.clock import utc_now
 from ..core.files import atomic_path
 from ..core.layout import ExecutedNotebook, ModelScores, ReportFolder
 from ..core.provenance import git_state
@@ -148,7 +148,7 @@ def _header(run: CheckedRun) -> Header:
         permutations=_permutations(file),
         templates=str(file.template_ids or "all six"),
         decoding=_decoding(file),
-        written=f"{_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M}",
+        written=f"{utc_now():%Y-%m-%d %H:%M}",
         commit=str(git["commit"])[:12],
         dirty=bool(git.get("dirty")),
         run_file=str(run.path),

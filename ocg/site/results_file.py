@@ -198,7 +198,7 @@ def _model_metrics(model: str, tables: _Tables, signature) -> dict:
             out[name]["missing_reason"] = str(s[reason].dropna().iloc[0])
         if (
             name == "perplexity" and "perplexity_median" in summary
-        ):  # the median beside the mean (issue 47.5)
+        ):  # the median beside the mean, which a few answers can make
             out[name].update(_median(summary[summary["model"] == model]))
         if pd.notna(row.get("paper_value", float("nan"))):
             out[name]["paper"] = {

@@ -1,4 +1,4 @@
-"""Table 1 without the list copies (issue 46.3): both sides of the Δ, excluded or counted as
+"""Table 1 without the list copies: both sides of the Δ, excluded or counted as
 failures, pooled so that Ordered Rate = w/ / w/o holds; recomputed here by counting."""
 
 import pandas as pd

@@ -1,5 +1,5 @@
 """The forcing section leads with how far forcing goes and at what cost, the perplexity median
-beside every mean, and shows forced answers beside their `ordered` ones (issues 46.2, 47.5)."""
+beside every mean, and shows forced answers beside their `ordered` ones."""
 
 import numpy as np
 import pandas as pd
@@ -171,7 +171,7 @@ def test_the_summary_keeps_the_perplexity_median_beside_the_mean():
 
 
 def test_slor_is_shown_beside_its_median_as_perplexity_is():
-    """Issue 47 item 5: every SLOR shown beside its median (no ‡: SLOR is a difference of logs)."""
+    """Every SLOR shown beside its median (no ‡: SLOR is a difference of logs)."""
     from ocg.analysis import paper_tables as tables
     from ocg.metrics.registry import label
     from ocg.site import caveats

@@ -1,5 +1,5 @@
 """Table 1, the sensitivity rows and results.json recomputed from the scored records alone, with
-pandas and numpy and none of the code that made them (issue 46, "Done means"): each answer's
+pandas and numpy and none of the code that made them: each answer's
 verdicts and each group's values are read from the score set's parquet files and averaged here
 by the definitions docs/METHODS.md gives (a rate per template, then the mean over templates;
 Ordered Rate pooled; the list-copy rows pooled over templates on both sides)."""

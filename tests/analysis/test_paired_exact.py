@@ -1,5 +1,5 @@
 """The paired sign-flip test: exact p-values by enumeration on few units, sampled beyond, and
-Holm's adjustment (issue 46.4)."""
+Holm's adjustment."""
 
 import itertools
 

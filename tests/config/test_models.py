@@ -140,7 +140,7 @@ def _raw(entry):
             "models.m.generation_overrides",
             "API models decode",
         ),
-        # the README's old recipe: dtype float32 alone was silently a 4-bit model (issue 31)
+        # the README's old recipe: dtype float32 alone was silently a 4-bit model
         (
             {"id": "x/y", "dtype": "float32"},
             "models.m.quantization",

@@ -1,4 +1,4 @@
-"""A built dataset is checked on load (issue 45 item 9): each row's concepts and pos_pattern (what
+"""A built dataset is checked on load: each row's concepts and pos_pattern (what
 the forced condition's grammar is built from), then the table against its manifest's hashes, through
 the real CLI: exit 2, one `ocg: error:` line naming the file and field, and how to rebuild."""
 

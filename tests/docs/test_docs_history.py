@@ -1,4 +1,4 @@
-"""History where history belongs (issue 48): README.md and docs/METHODS.md hold no dated or
+"""History where history belongs: README.md and docs/METHODS.md hold no dated or
 machine-specific measurement. Dates and commits live in CHANGELOG.md and benchmarks/results/,
 and a doc shows them only in a block generated from a results file. METHODS is rendered into
 every report (ocg/site/explain.py, write_methods), so it holds no such block at all."""
@@ -80,3 +80,26 @@ def test_methods_padding_figures_are_those_of_their_results_file():
 
     lengths_1, _ = at(1)
     assert [int(x) for x in said.groups()] == [lengths_1, *at(8), *at(16), *at(32)]
+
+
+ISSUE_REFERENCE = re.compile(r"\b[Ii]ssues? #?\d+")
+
+
+def test_no_file_points_at_a_tracker_a_reader_does_not_have():
+    """What an "issue N" meant is said in words: a reader of the code, the docs or a report has
+    no access to the tracker the number points to (CHANGELOG.md keeps history, not references)."""
+    folders = ("ocg", "docs", "tests", "benchmarks", "notebooks", "params")
+    files = [PROJECT_ROOT / "README.md"] + [
+        p
+        for folder in folders
+        for p in (PROJECT_ROOT / folder).rglob("*")
+        if p.suffix in {".py", ".md", ".ipynb", ".yaml", ".jsonl", ".html", ".js"}
+    ]
+    assert len(files) > 100
+    found = [
+        f"{p.relative_to(PROJECT_ROOT)}: {m[0]}"
+        for p in files
+        for m in ISSUE_REFERENCE.finditer(p.read_text(encoding="utf-8"))
+        if p.name != "test_docs_history.py"
+    ]
+    assert found == []

@@ -327,7 +327,9 @@ def test_a_padded_run_records_its_multiple_and_refuses_to_mix_with_an_unpadded_d
         pad_multiple=1,
     )
     plain = card_settings(spec, backend, None)
-    assert "pad_multiple" not in plain  # unpadded (the CPU's auto): the settings as before issue 44
+    assert (
+        "pad_multiple" not in plain
+    )  # unpadded (the CPU's auto): the settings before pad_multiple existed
     backend.pad_multiple = 8
     padded = card_settings(spec, backend, None)
     assert padded["pad_multiple"] == 8

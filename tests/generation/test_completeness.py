@@ -1,4 +1,4 @@
-"""Generations that do not match what was asked (issue 19, items 5 and 6): missing instances,
+"""Generations that do not match what was asked: missing instances,
 foreign records and unfinished runs are counted and shown; models run on different instances
 are compared on the instances they share."""
 

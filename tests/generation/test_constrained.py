@@ -43,7 +43,7 @@ def test_inflections_come_from_the_lexicon_and_always_hold_the_concept():
     ],
 )
 def test_a_word_the_lexicon_lacks_takes_lemminflects_rules_for_unknown_words(word, pos, forms):
-    """Issue 46: lemminflect's getAllInflections has no entry for these in their part of speech
+    """lemminflect's getAllInflections has no entry for these in their part of speech
     (its getInflection falls back on rules): not only the bare dataset word."""
     assert set(inflections(word, pos)) == forms
 
@@ -276,7 +276,7 @@ def test_the_case_browser_shows_a_forced_answers_grammar_under_its_prompt():
     assert shown[("ordered-a", 0)] == ("Write it.", "A dog.")
 
 
-# -- forced answers from a server (issue 45): checked against their grammar, and never mixed with free ones ------
+# -- forced answers from a server: checked against their grammar, and never mixed with free ones ------
 KEY = "sk-constrained-test-51d0"
 
 

@@ -38,7 +38,7 @@ def test_extraction_rules(raw, rule, expected):
 @pytest.mark.parametrize(
     "raw, expected",
     [
-        ("<Thought>x</Thought><Output>A dog. </Output><Output>", ("A dog.", "ok")),  # issue 21
+        ("<Thought>x</Thought><Output>A dog. </Output><Output>", ("A dog.", "ok")),
         ("<Thought>x</Thought><Output>A dog.</Output>\n<Output>\n  \n</Output>", ("A dog.", "ok")),
         (
             "<Thought>x</Thought><Output>A dog.<Output></Output>",

@@ -1,4 +1,4 @@
-"""HTTP as servers really speak it (issue 32), through the real CLI against small local servers on
+"""HTTP as servers really speak it, through the real CLI against small local servers on
 127.0.0.1 that each test starts and stops: gzip bodies, JSON without a charset, a key-protected
 readiness poll, a server that echoes the request's headers, answers with fields of the wrong kind.
 Bad input exits 2 with one `ocg: error:` line; a fault exits 1 with one; the key is never written."""
@@ -504,7 +504,7 @@ def test_entries_that_would_leak_or_lack_the_key_are_refused(tmp_path, capsys, e
     assert err.startswith(f"ocg: error: {path}: {where}: ") and what in err and KEY not in err, err
 
 
-# -- answers nested past what Python's JSON parser follows (second review of issue 32 item 11) ------
+# -- answers nested past what Python's JSON parser follows ------
 DEEP = b"[" * 100_000 + b"]" * 100_000
 
 

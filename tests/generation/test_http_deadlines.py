@@ -1,4 +1,4 @@
-"""Deadlines that are deadlines, and answers past HTTP's limits named (issue 45, items 4 and 14),
+"""Deadlines that are deadlines, and answers past HTTP's limits named,
 through the real CLI against servers on 127.0.0.1 that each test starts and stops: one that
 trickles its headers a byte at a time, an `api.server` whose models list or version trickles, a
 redirect loop, headers past http.client's limits, a content coding urllib3 cannot undo."""

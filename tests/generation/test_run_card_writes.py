@@ -1,5 +1,5 @@
 """A run card is written once per change of the run's state, and a card once written is never
-changed after (issue 48 item 6): every card written still reads as it was written, and what is on
+changed after: every card written still reads as it was written, and what is on
 disk is the last one (replay backend: no model)."""
 
 import json

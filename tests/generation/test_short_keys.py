@@ -1,5 +1,5 @@
 """A short key ("test", "jump": words an answer may hold) is scrubbed only where it stands as sent,
-`Bearer <key>`, and refused for a server ocg starts with {key} (issue 45, item 5); a key of 16 or
+`Bearer <key>`, and refused for a server ocg starts with {key}; a key of 16 or
 more characters is scrubbed wherever it stands. Through the real CLI against local servers."""
 
 import json

@@ -1,4 +1,4 @@
-"""Hostile inputs and faults through the real CLI (issue 20): bad input exits 2 with one
+"""Hostile inputs and faults through the real CLI: bad input exits 2 with one
 `ocg: error: <where>: <what>` line, a fault (disk, server, Ctrl-C) exits non-zero with one line
 naming what failed; never a traceback, and nothing half-done is left for a later run to trust."""
 
@@ -529,7 +529,7 @@ def test_the_installed_entry_point_prints_one_line_and_exits_2(tmp_path):
     ), done.stderr
 
 
-# -- links ocg did not make (issue 32): refused, naming the link; the target byte-for-byte untouched
+# -- links ocg did not make: refused, naming the link; the target byte-for-byte untouched
 
 
 def papermill_fails(monkeypatch):
@@ -636,7 +636,7 @@ def test_a_converted_model_folder_that_is_a_link_is_refused_before_converting(
     assert tree(target) == before
 
 
-# -- parameter and data files built to exhaust the reader (issue 32) -------------------------------
+# -- parameter and data files built to exhaust the reader -------------------------------
 DEEP = "[" * 100_000 + "]" * 100_000
 
 
@@ -766,7 +766,7 @@ def test_a_run_card_with_a_byte_order_mark_is_read(tmp_path, capsys):
     )
 
 
-# -- the command line and the API say what they do (issue 32) ---------------------------------------
+# -- the command line and the API say what they do ---------------------------------------
 def test_top_p_without_temperature_is_refused(tmp_path, capsys):
     code, err = cli(
         capsys, "generate", "m", "--out", tmp_path / "gen", *replay_run(tmp_path), "--top-p", 0.9
@@ -820,7 +820,7 @@ def test_load_scores_takes_a_list_of_names(tmp_path, monkeypatch):
         load_scores(["a"], models=["b"])
 
 
-# -- score tables edited by hand and resealed (issue 32): checked against docs/DATA.md on read ------
+# -- score tables edited by hand and resealed: checked against docs/DATA.md on read ------
 @pytest.fixture(scope="module")
 def scored_set(tmp_path_factory):
     root = tmp_path_factory.mktemp("sealed")

@@ -1,5 +1,4 @@
-"""Links ocg did not make, where generation, scoring and reports write (second review of issue 32
-item 1): each refused naming the link, or at worst stopped, with the link's target byte-for-byte
+"""Links ocg did not make, where generation, scoring and reports write: each refused naming the link, or at worst stopped, with the link's target byte-for-byte
 untouched, including a link that appears while the command runs."""
 
 import sys

@@ -1,5 +1,4 @@
-"""Names a table would read back as values, and paths that are not where they seem (issue 45,
-items 8 and 16), through the real CLI: exit 2 and one `ocg: error:` line naming the field."""
+"""Names a table would read back as values, and paths that are not where they seem, through the real CLI: exit 2 and one `ocg: error:` line naming the field."""
 
 import os
 import subprocess

@@ -1,4 +1,4 @@
-"""Files built to break the readers (second review of issue 32 items 7, 10 and 11), through the
+"""Files built to break the readers, through the
 real CLI where one reads them: one `ocg: error:` line naming the file, never a traceback."""
 
 import pytest

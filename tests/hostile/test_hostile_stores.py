@@ -1,4 +1,4 @@
-"""A store whose companions were damaged (issue 45 item 10), through the CLI: a deleted prompt
+"""A store whose companions were damaged, through the CLI: a deleted prompt
 file is reported by `ocg repair` and put back by a rerun; foreign records are shown by example; a
 set appended to the concept-set file leaves format 3 stores readable, an edited one is named; a
 0-byte instances.parquet is one error naming it."""

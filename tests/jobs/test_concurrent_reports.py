@@ -1,4 +1,4 @@
-"""Two reports on one outputs folder with other scoring settings (issue 45, item 3): each report
+"""Two reports on one outputs folder with other scoring settings: each report
 reads the score sets it scored, linked into the report when its scoring ends
 (ocg/scoring/pinned.py), whatever the other rescores meanwhile; a set scored otherwise than the
 run asks is refused, naming the setting."""

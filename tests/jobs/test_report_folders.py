@@ -318,7 +318,7 @@ def test_a_run_killed_between_the_two_renames_gets_its_previous_report_back(
 
 def test_results_json_names_the_run_file_by_its_absolute_path(outputs, tmp_path, monkeypatch):
     """`ocg report run.yaml` typed in another folder: results.json and the page name the file
-    wherever they are read (issue 45, item 11)."""
+    wherever they are read."""
     write_run(tmp_path, ONE)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(pipeline, "run_step", fake_step)

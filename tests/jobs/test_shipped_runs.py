@@ -1,4 +1,4 @@
-"""Every shipped run file runs after any other (issue 46, item 1): each writes into its own
+"""Every shipped run file runs after any other: each writes into its own
 outputs folder, and a run that would share one with another experiment is told how to choose
 another folder."""
 
@@ -27,7 +27,7 @@ def test_every_shipped_run_file_writes_into_a_folder_of_its_own(outputs):
 
 
 def test_the_judge_run_has_the_embedded_model_served_as_its_judge():
-    """params/runs/judge.yaml (issue 47): its judge, from its own models file, is the embedded
+    """params/runs/judge.yaml: its judge, from its own models file, is the embedded
     model behind `transformers serve` started by ocg, with the shipped entries beside it."""
     run = load_run(PARAMS_DIR / "runs" / "judge.yaml")
     judges = PARAMS_DIR / "judge-models.yaml"

@@ -1,4 +1,4 @@
-"""SIGTERM to a real `ocg report` and a real `ocg generate` (issue 45, item 7): the notebook's
+"""SIGTERM to a real `ocg report` and a real `ocg generate`: the notebook's
 kernel (and anything it started) is shut down, the report says failed, the run card interrupted,
 and one `ocg: error:` line says what happened; a local sweep driver stops its task the same way."""
 

@@ -1,4 +1,4 @@
-"""Text the matcher would misread (issue 45 item 15), scored through the CLI: an invisible format
+"""Text the matcher would misread, scored through the CLI: an invisible format
 character glued to a concept is taken out before matching and flagged; a long run without a
 space is cut before tagging (spaCy's tokenizer is quadratic on it) and flagged."""
 

@@ -30,7 +30,7 @@ def present(nlp, text, concept, rule="pos_aware_lookup"):
         ("A dove sat on the roof.", "dive_V"),
         ("The bridge has a long span.", "spin_V"),
         ("A drunk man sang in the street.", "drink_V"),
-        # noun concepts (issue 21): a participle or gerund used as an adjective or as another noun
+        # noun concepts: a participle or gerund used as an adjective or as another noun
         ("They drove to the parking lot.", "park_N"),
         ("She spread sweet icing on the cake.", "ice_N"),
         ("He carried a fishing rod to the lake.", "fish_N"),

@@ -1,4 +1,4 @@
-"""The landing page carries the caveats the notebooks give (issue 31, item 2): what Table 1
+"""The landing page carries the caveats the notebooks give: what Table 1
 stands on (sets, answers, an interval or the small-sample mark), the share of in-order answers
 that copy the list, the Table 7 note, a perplexity mean far above its median, notebook 10's
 section, every METHODS link landing on its section, the run settings per model, the header's

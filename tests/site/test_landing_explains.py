@@ -1,6 +1,6 @@
 """The landing page explains its numbers: a legend of every column shown, the reason beside a
 missing value, which model gave perplexity, the paper's other tables with their notebook and
-method, and docs/METHODS.md rendered into the report (issue 22, item 2)."""
+method, and docs/METHODS.md rendered into the report."""
 
 import dataclasses
 import re

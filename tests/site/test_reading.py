@@ -1,4 +1,4 @@
-"""Reading the pages and notebook 12 (issue 46, item 15): a wide table's key column stays in place,
+"""Reading the pages and notebook 12: a wide table's key column stays in place,
 notebook 12's tables have headers in words, "–" for a missing value and rows keyed by model, the
 small-sample mark is said once per table, one unit is singular, and the README says where replay
 entries come from."""

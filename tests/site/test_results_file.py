@@ -1,6 +1,6 @@
 """results.json (docs/DATA.md, "results.json"): one machine-readable file per report, equal to
 its Table 1 CSV, with each interval's unit and n, each metric's direction and unit from the
-registry, the signature key and the design; every key documented (issue 31, item 5)."""
+registry, the signature key and the design; every key documented."""
 
 import json
 import math
