@@ -51,6 +51,7 @@ STRUCTURED = (
 )
 CONSTRAINT = "verdict_regex: score 1-5, order distinct concepts of the set"  # in-process judge
 SHOWN_ERRORS = 3  # distinct request errors kept in the signature
+EXAMPLES, EXAMPLE_CHARS = 5, 300  # unjudged answers kept in the signature, each field cut to this
 
 
 class JudgeFailed(OcgFault):
@@ -226,6 +227,7 @@ def verdicts(
         status="ok",
         n_judged=int(sum(r[2] is None for r in read)),
         unjudged={r: counts[r] for r in judge.REASONS if counts[r]},
+        unjudged_examples=_examples(keys, read, known),
     )
     if errors:  # asked again by the next scoring (scoring/run.py: stale_metrics)
         shown = list(dict.fromkeys(errors.values()))[:SHOWN_ERRORS]
@@ -238,6 +240,26 @@ def verdicts(
                 f"(first error: {shown[0]})",
             )
     return out, block
+
+
+def _examples(keys: list[str], read: list, known: dict) -> list[dict]:
+    """A few unjudged answers with the judge's reply and the reason, one per reason first (what a
+    researcher reads to fix a judge prompt); empty answers left out."""
+    seen: dict[str, dict] = {}
+    for k, (_, _, why) in zip(keys, read):
+        if why is None or why == judge.EMPTY_ANSWER or k in seen:
+            continue
+        reply = known.get(k)
+        seen[k] = {
+            "answer": json.loads(k)[0][:EXAMPLE_CHARS],
+            "reply": None if reply is None else reply[:EXAMPLE_CHARS],
+            "reason": why[:EXAMPLE_CHARS],
+        }
+    first = {}
+    for example in seen.values():
+        first.setdefault(judge.reason_kind(example["reason"]), example)
+    rest = [e for e in seen.values() if e not in first.values()]
+    return (list(first.values()) + rest)[:EXAMPLES]
 
 
 def failure(block: dict) -> JudgeFailed | None:

@@ -41,7 +41,10 @@ def _run(tmp_path, command: str, as_judge: bool) -> Path:
     ("command", "missing"),
     [
         ("no-such-server-9f2 serve {id} --port {port}", "no-such-server-9f2"),
-        ("sh -c 'mkdir -p /tmp/x && exec env A=1 no-such-server-9f2 serve --port {port}'", "no-such-server-9f2"),
+        (
+            "sh -c 'mkdir -p /tmp/x && exec env A=1 no-such-server-9f2 serve --port {port}'",
+            "no-such-server-9f2",
+        ),
     ],
 )
 def test_a_missing_server_program_is_refused_before_any_work(tmp_path, command, missing, as_judge):
