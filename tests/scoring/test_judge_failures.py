@@ -219,3 +219,27 @@ def test_a_server_that_takes_structured_outputs_is_asked_with_them(failing):
     assert all("response_format" in b for b in fake.server.bodies)
     block = json.loads((out / "signature.json").read_text())["judge"]
     assert block["structured_outputs"] == "json_schema"
+
+
+def test_ocg_score_exits_0_with_two_failures_and_1_when_the_judge_answers_nothing(
+    failing, tmp_path, capsys
+):
+    from ocg.cli import main
+    from ocg.core.paths import PARAMS_DIR
+
+    fake, model_dir, scores = failing
+    settings = yaml.safe_load((PARAMS_DIR / "scoring.yaml").read_text())
+    settings["judge"] = "local-judge"
+    (tmp_path / "scoring.yaml").write_text(yaml.safe_dump(settings))
+    argv = ["score", "--generations", str(model_dir.parent), "--out", str(scores)]
+    argv += ["--scoring-file", str(tmp_path / "scoring.yaml"), "--metrics", "coverage", "judge"]
+    assert main(argv) == 0
+    answers = pd.read_parquet(scores / "m" / "answers.parquet")
+    assert answers["judge_reason"].str.startswith("error: ").sum() == 2
+    fake.broken = dict.fromkeys(ANSWERS, "all")
+    assert main([*argv, "--redo"]) == 1
+    err = capsys.readouterr().err
+    assert "ocg: error: " in err and "answered none of the 10 requests" in err, err
+    assert "Traceback" not in err
+    written = pd.read_parquet(scores / "m" / "answers.parquet")
+    assert written["in_order"].notna().all() and written["judge_score"].isna().all()
