@@ -140,7 +140,8 @@ def check_run(raw: object, path: Path, model: type[RunFile] = RunFile) -> Checke
     check_permutations(f"{src}: permutations", file.permutations, file.n_concepts)
     _check_templates(file, src, entries)
     overrides, scoring = _scoring(file, src, named)
-    _check_programs(entries, overrides, src)
+    if model is RunFile:  # a sweep's servers run on its compute nodes, whose programs are theirs
+        _check_programs(entries, overrides, src)
     _check_pairs(file, src)
     resolved = file.model_copy(
         update={
