@@ -84,6 +84,19 @@ def _scoring(file: RunFile, src: str, models_file: Path | None) -> tuple[dict, S
     return overrides, load_scoring_config(**overrides)
 
 
+def _check_programs(entries: dict[str, ModelEntry], scoring: dict, src: str) -> None:
+    """Every server command's programs found (the venv's own bin first, then PATH) before any
+    work: a missing one would otherwise fail after the generation it follows."""
+    from ..generation.servers.server import check_programs
+    from ..scoring.judging import judge_spec
+
+    for name, spec in entries.items():
+        check_programs(spec, f"{src}: models.{name}")
+    if scoring.get("judge"):
+        spec = judge_spec(scoring["judge"], scoring.get("judge_models_file"))
+        check_programs(spec, f"{src}: scoring.judge ({scoring['judge']})")
+
+
 def _check_pairs(file: RunFile, src: str) -> None:
     for reasoning, base in (file.table7_pairs or {}).items():
         for model in (reasoning, base):
@@ -127,6 +140,8 @@ def check_run(raw: object, path: Path, model: type[RunFile] = RunFile) -> Checke
     check_permutations(f"{src}: permutations", file.permutations, file.n_concepts)
     _check_templates(file, src, entries)
     overrides, scoring = _scoring(file, src, named)
+    if model is RunFile:  # a sweep's servers run on its compute nodes, whose programs are theirs
+        _check_programs(entries, overrides, src)
     _check_pairs(file, src)
     resolved = file.model_copy(
         update={

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+import itertools
 import json
 import re
 
@@ -66,38 +67,113 @@ def carries_verdict(answer: str) -> bool:
     return bool(_VERDICT_SHAPE.search(answer or ""))
 
 
-def parse(
+# Why an answer is unjudged (the answers table's `judge_reason`; counted in the signature).
+EMPTY_ANSWER = "empty answer"  # not asked: nothing to judge
+ERROR = "error"  # the judge's request failed ("error: <what>"); asked again by a later scoring
+REFUSED = "refused"  # an empty reply (a refusal, content null)
+TOO_LONG = "too long"  # a reply longer than MAX_REPLY_CHARS, refused before it is read
+RESTATES = "restates the answer"  # the reply holds the sentence itself
+UNPARSED = "unparsed"  # not exactly the verdict object
+NOT_INTEGER = "not an integer"  # a score of 4.5, "5", true
+OUT_OF_RANGE = "out of range"  # an integer score outside 1-5
+BAD_ORDER = "order not of the concepts"  # the order is no list of distinct concepts of the set
+REASONS = (
+    EMPTY_ANSWER,
+    CARRIES_VERDICT,
+    ERROR,
+    REFUSED,
+    TOO_LONG,
+    RESTATES,
+    UNPARSED,
+    NOT_INTEGER,
+    OUT_OF_RANGE,
+    BAD_ORDER,
+)
+
+
+def reason_kind(reason: str) -> str:
+    """The reason as counted: "error: HTTP 400 ..." counts as "error"."""
+    return ERROR if reason.startswith(f"{ERROR}:") else reason
+
+
+def read(
     reply: str | None, concepts: list[str], answer: str = ""
-) -> tuple[float, list[str] | None]:
-    """(score 1-5, the concepts in the order the judge read them) from a reply that is exactly the
-    verdict object (a code fence around it stripped); anything else gives (NaN, None): unjudged,
-    never a guess. A reply that restates a sentence of two words or more verbatim is unjudged too."""
+) -> tuple[float, list[str] | None, str | None]:
+    """(score, order, None) from a reply that is exactly the verdict object (a code fence around it
+    stripped): its score an integer from 1 to 5, its order a list of distinct concepts of the set;
+    anything else gives (NaN, None, why): unjudged, never a guess. The work is linear in the reply,
+    refused beyond MAX_REPLY_CHARS before it is read."""
     text = (reply or "").strip()
-    if not text or len(text) > MAX_REPLY_CHARS:
-        return float("nan"), None
+    if not text:
+        return float("nan"), None, REFUSED
+    if len(text) > MAX_REPLY_CHARS:
+        return float("nan"), None, TOO_LONG
     fenced = _FENCE.match(text)
     text = fenced.group(1).strip() if fenced else text
     sentence = (answer or "").strip()
     if len(sentence.split()) >= 2 and sentence in text:
-        return float("nan"), None
+        return float("nan"), None, RESTATES
     try:
         data = json.loads(text)
     except json.JSONDecodeError:
-        return float("nan"), None
+        return float("nan"), None, UNPARSED
     if not isinstance(data, dict) or set(data) != {"score", "order"}:
-        return float("nan"), None
+        return float("nan"), None, UNPARSED
     score, order = data["score"], data["order"]
+    if not isinstance(score, int) or isinstance(score, bool):
+        return float("nan"), None, NOT_INTEGER
+    if not 1 <= score <= 5:
+        return float("nan"), None, OUT_OF_RANGE
     known = {c.lower() for c in concepts}
     if (
-        not isinstance(score, int)
-        or isinstance(score, bool)
-        or not 1 <= score <= 5
-        or not isinstance(order, list)
+        not isinstance(order, list)
         or not all(isinstance(c, str) and c.strip().lower() in known for c in order)
         or len({c.strip().lower() for c in order}) != len(order)
     ):
-        return float("nan"), None
-    return float(score), [c.strip().lower() for c in order]
+        return float("nan"), None, BAD_ORDER
+    return float(score), [c.strip().lower() for c in order], None
+
+
+def parse(
+    reply: str | None, concepts: list[str], answer: str = ""
+) -> tuple[float, list[str] | None]:
+    """(score 1-5, the concepts in the order the judge read them), or (NaN, None) where `read`
+    leaves the answer unjudged."""
+    score, order, _ = read(reply, concepts, answer)
+    return score, order
+
+
+def verdict_schema(concepts: list[str]) -> dict:
+    """The verdict's JSON Schema for one concept set, as sent to a server's structured outputs
+    (`response_format`). No `uniqueItems`: vLLM's xgrammar backend refuses it; `read` checks it."""
+    names = sorted({c.lower() for c in concepts})
+    return {
+        "type": "object",
+        "properties": {
+            "score": {"type": "integer", "minimum": 1, "maximum": 5},
+            "order": {
+                "type": "array",
+                "items": {"type": "string", "enum": names},
+                "maxItems": len(names),
+            },
+        },
+        "required": ["score", "order"],
+        "additionalProperties": False,
+    }
+
+
+_REGEX_META = re.compile(r"([\\.^$|?*+()\[\]{}])")
+
+
+def verdict_regex(concepts: list[str]) -> str:
+    """The verdict as one regular expression, one line, its order any sequence of distinct concepts
+    of the set (xgrammar ignores a schema's `uniqueItems`, so the in-process judge decodes under
+    this instead: every ordered subset, 65 alternatives for 4 concepts, 326 for 5)."""
+    names = sorted({c.lower() for c in concepts})
+    seqs = [p for k in range(len(names) + 1) for p in itertools.permutations(names, k)]
+    quoted_names = {c: _REGEX_META.sub(r"\\\1", json.dumps(c)) for c in names}
+    orders = "|".join(", ".join(quoted_names[c] for c in s) for s in seqs)
+    return r'\{"score": [1-5], "order": \[(' + orders + r")\]\}"
 
 
 def judged_in_order(order: list[str] | None, concepts: list[str]) -> float:

@@ -1,15 +1,22 @@
-"""Ask the LLM judge (metrics/judge.py) about each answer once, through the API backend.
+"""Ask the LLM judge (metrics/judge.py) about each answer once.
 
-The judge is an entry of the models file with `backend: openai` (any OpenAI-compatible server:
-vLLM, `transformers serve`, a hosted API; the entry's `api.server` is started for the scoring and
-stopped after, as for generation, its log `judge_server.log` beside the scores) or `backend:
-replay` (a judge's replies replayed offline from its `replay.file`: one line per answer, its
-`instance_id` the answer's key as judge_cache.parquet's `text` column holds it, `json.dumps([answer,
-concepts])`, its `answer` the judge's reply), named by the run file's `scoring: {judge: NAME}`.
-Each (answer, concepts) is asked once and cached in judge_cache.parquet under the judge's key
-(its id, base URL, the rubric's hash and the decoding), written after every chunk of requests, so
-a rescoring or a crash resumes without asking again. Without a judge, the family is missing with
-the reason, never 0.
+The judge is an entry of the models file, named by the run file's `scoring: {judge: NAME}`:
+`backend: transformers` (a causal LM run in process, batched, its decoding constrained by xgrammar
+to the verdict, `judge.verdict_regex`: the embedded default judges offline), `backend: openai`
+(any OpenAI-compatible server: vLLM, `transformers serve`, a hosted API, asked with the verdict's
+JSON Schema as `response_format` and asked again without it where the server refuses that field;
+the entry's `api.server` is started for the scoring and stopped after, as for generation, its log
+`judge_server.log` beside the scores) or `backend: replay` (a judge's replies replayed offline from
+its `replay.file`: one line per answer, its `instance_id` the answer's key as judge_cache.parquet's
+`text` column holds it, `json.dumps([answer, concepts])`, its `answer` the judge's reply).
+Each (answer, concepts) is asked once and its reply cached in judge_cache.parquet under the judge's
+key (its id, base URL, the rubric's hash, the decoding and the constraint), written after every
+chunk of requests, so a rescoring or a crash resumes without asking again. A request that fails
+(a 4xx, a timeout) leaves its answer unjudged with the reason, "error: ...", and uncached: the
+other families are written, and a later scoring asks only what is missing; a judge that answers
+none of the requests makes the family missing with the first error, and scoring ends with that
+error after the score set is written. Without a judge, the family is missing with the reason,
+never 0.
 """
 
 from __future__ import annotations
@@ -17,25 +24,44 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
+import threading
+from collections import Counter
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
 
-from ..core.errors import OcgInputError
+from ..core.errors import OcgFault, OcgInputError
 from ..core.layout import ModelScores
 from ..metrics import judge
 from .neural import TextCache
 
 CHUNK = 64  # requests between two writes of the cache
-NO_JUDGE = "no judge in the run file (scoring: {judge: NAME}, an openai or replay entry of the models file)"
-BACKENDS = ("openai", "replay")
+NO_JUDGE = (
+    "no judge in the run file (scoring: {judge: NAME}, a transformers, openai or replay entry "
+    "of the models file)"
+)
+BACKENDS = ("transformers", "openai", "replay")
+COLUMNS = ("judge_score", "judge_in_order", "judge_order", "judge_reason")
+STRUCTURED = (
+    "json_schema"  # how an openai judge is asked: response_format with the verdict's schema
+)
+CONSTRAINT = "verdict_regex: score 1-5, order distinct concepts of the set"  # in-process judge
+SHOWN_ERRORS = 3  # distinct request errors kept in the signature
+EXAMPLES, EXAMPLE_CHARS = 5, 300  # unjudged answers kept in the signature, each field cut to this
+
+
+class JudgeFailed(OcgFault):
+    """The judge answered none of the requests: its family is missing, the rest was written."""
 
 
 def judge_spec(name: str | None, models_file: str | None = None):
-    """The models file's entry for the judge (openai or replay backend), or None without one: the
-    run's own models file where it names one (scoring.judge_models_file), else the default."""
+    """The models file's entry for the judge (transformers, openai or replay backend), or None
+    without one: the run's own models file where it names one (scoring.judge_models_file), else
+    the default."""
     if name is None:
         return None
     from ..config.model_registry import MODELS_FILE, load_models
@@ -48,8 +74,8 @@ def judge_spec(name: str | None, models_file: str | None = None):
     if spec.backend not in BACKENDS:
         raise OcgInputError(
             "scoring.judge",
-            f"{name!r} has backend {spec.backend}; expected openai "
-            "(a judge is asked through an OpenAI-compatible server) or replay",
+            f"{name!r} has backend {spec.backend}; expected transformers (run in process), "
+            "openai (asked through an OpenAI-compatible server) or replay",
         )
     if spec.backend == "replay" and not spec.replay.file:
         raise OcgInputError(
@@ -61,7 +87,7 @@ def judge_spec(name: str | None, models_file: str | None = None):
 
 
 def settings(name: str | None, models_file: str | None = None) -> dict:
-    """The judge's key: who is asked, with which rubric and decoding."""
+    """The judge's key: who is asked, with which rubric, decoding and constraint."""
     spec = judge_spec(name, models_file)
     if spec is None:
         return {"judge": None}
@@ -77,6 +103,28 @@ def settings(name: str | None, models_file: str | None = None) -> dict:
             "prompt_sha256": judge.prompt_sha256(),
             "replay_file_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
         }
+    if spec.backend == "transformers":
+        from ..generation.backends.constrained import LIBRARY, library_version
+
+        return {
+            "judge": name,
+            "backend": "transformers",
+            "id": spec.id,
+            "revision": spec.revision,
+            "prompt_sha256": judge.prompt_sha256(),
+            "decoding": {
+                "greedy": True,
+                "max_new_tokens": spec.max_new_tokens,
+                "seed": spec.seed,
+                "dtype": spec.dtype,
+                "quantization": spec.quantization,
+            },
+            "constraint": {
+                "library": LIBRARY,
+                "library_version": library_version(),
+                "grammar": CONSTRAINT,
+            },
+        }
     return {
         "judge": name,
         "id": spec.id,
@@ -87,6 +135,7 @@ def settings(name: str | None, models_file: str | None = None) -> dict:
             "max_new_tokens": spec.max_new_tokens,
             "seed": spec.seed,
         },
+        "structured": STRUCTURED,
     }
 
 
@@ -94,6 +143,14 @@ def _text_key(answer, concepts) -> str:
     return json.dumps(
         [answer if isinstance(answer, str) else "", list(concepts)], ensure_ascii=False
     )
+
+
+def _not_asked(key: str) -> str | None:
+    """Why an answer is not asked: empty, or carrying a verdict-shaped object (metrics/judge.py)."""
+    answer = json.loads(key)[0]
+    if not answer.strip():
+        return judge.EMPTY_ANSWER
+    return judge.CARRIES_VERDICT if judge.carries_verdict(answer) else None
 
 
 def verdicts(
@@ -106,85 +163,210 @@ def verdicts(
     models_file: str | None = None,
 ) -> tuple[pd.DataFrame, dict]:
     """Per answer: judge_score (1-5), judge_order (the concepts as the judge read them),
-    judge_in_order (1/0); NaN and None where unjudged."""
+    judge_in_order (1/0), NaN and None where unjudged, and judge_reason: None where judged, else
+    why not (metrics/judge.py REASONS; "error: ..." for a failed request)."""
     sig = {
         "judge": name,
         "prompt_sha256": judge.prompt_sha256(),
         "rubric": "metrics/judge.py RUBRIC",
         "asked": "each distinct (answer, concepts) once; an empty answer, or one that carries "
         "a verdict-shaped object, is not asked",
+        "judged": "a reply that is exactly the verdict object: score an integer 1-5, order "
+        "distinct concepts of the set",
     }
     if name is None:
         empty = pd.DataFrame(
             {"judge_score": math.nan, "judge_in_order": math.nan}, index=answers.index
         )
-        return empty.assign(judge_order=[None] * len(answers)), dict(
-            sig, status="missing", reason=NO_JUDGE, retry=False
-        )
+        return empty.assign(
+            judge_order=[None] * len(answers), judge_reason=[None] * len(answers)
+        ), dict(sig, status="missing", reason=NO_JUDGE, retry=False)
     spec = judge_spec(name, models_file)
     cache = TextCache(cache_path, key, ["text", "reply"], redo)
     known = dict(zip(cache.table["text"], cache.table["reply"]))
     keys = [_text_key(a, c) for a, c in zip(answers["answer"], answers["concepts"])]
-    # an empty answer, or one that carries a verdict-shaped object (metrics/judge.py), is not asked
-    asked = {k: not judge.carries_verdict(json.loads(k)[0]) for k in dict.fromkeys(keys)}
-    wanted = [k for k, ok in asked.items() if ok and k not in known and json.loads(k)[0].strip()]
+    why_not = {k: _not_asked(k) for k in dict.fromkeys(keys)}
+    wanted = [k for k, why in why_not.items() if why is None and k not in known]
+    errors: dict[str, str] = {}
     if wanted:
         with _asker(spec, wanted, cache_path.parent, sig) as ask:
             log(f"judge: {len(wanted):,} distinct answers asked of {name}")
             for s in range(0, len(wanted), CHUNK):
                 chunk = wanted[s : s + CHUNK]
-                replies = ask(chunk)
-                cache.add(pd.DataFrame({"text": chunk, "reply": replies}))
-                known.update(zip(chunk, replies))
-    parsed = [
-        judge.parse(known.get(k) if asked[k] else None, c, json.loads(k)[0])
+                answered = []
+                for k, (reply, error) in zip(chunk, ask(chunk)):
+                    if error is None:
+                        answered.append((k, reply))
+                    else:
+                        errors[k] = error
+                if answered:  # what failed is not cached: a later scoring asks it again
+                    cache.add(pd.DataFrame(answered, columns=["text", "reply"]))
+                    known.update(answered)
+    read = [
+        (math.nan, None, why_not[k])
+        if why_not[k]
+        else (math.nan, None, f"{judge.ERROR}: {errors[k]}")
+        if k in errors
+        else judge.read(known.get(k), c, json.loads(k)[0])
         for k, c in zip(keys, answers["concepts"])
     ]
     out = pd.DataFrame(
         {
-            "judge_score": [p[0] for p in parsed],
+            "judge_score": [r[0] for r in read],
             "judge_in_order": [
-                judge.judged_in_order(p[1], c) for p, c in zip(parsed, answers["concepts"])
+                judge.judged_in_order(r[1], c) for r, c in zip(read, answers["concepts"])
             ],
-            "judge_order": [p[1] for p in parsed],
+            "judge_order": [r[1] for r in read],
+            "judge_reason": [r[2] for r in read],
         },
         index=answers.index,
     )
-    carrying = sum(not asked[k] for k in keys)
-    unparsed = int(sum(math.isnan(p[0]) for p in parsed)) - carrying
-    return out, dict(sig, status="ok", unparsed=unparsed, carries_verdict=carrying)
+    counts = Counter(judge.reason_kind(r[2]) for r in read if r[2])
+    block = dict(
+        sig,
+        status="ok",
+        n_judged=int(sum(r[2] is None for r in read)),
+        unjudged={r: counts[r] for r in judge.REASONS if counts[r]},
+        unjudged_examples=_examples(keys, read, known),
+    )
+    if errors:  # asked again by the next scoring (scoring/run.py: stale_metrics)
+        shown = list(dict.fromkeys(errors.values()))[:SHOWN_ERRORS]
+        block.update(retry=True, n_errors=len(errors), errors=shown)
+        log(f"judge: {len(errors):,} requests failed, their answers unjudged (first: {shown[0]})")
+        if len(errors) == len(wanted) and not any(k in known for k in why_not):
+            block.update(
+                status="missing",
+                reason=f"the judge {name} answered none of the {len(wanted):,} requests "
+                f"(first error: {shown[0]})",
+            )
+    return out, block
+
+
+def _examples(keys: list[str], read: list, known: dict) -> list[dict]:
+    """A few unjudged answers with the judge's reply and the reason, one per reason first (what a
+    researcher reads to fix a judge prompt); empty answers left out."""
+    seen: dict[str, dict] = {}
+    for k, (_, _, why) in zip(keys, read):
+        if why is None or why == judge.EMPTY_ANSWER or k in seen:
+            continue
+        reply = known.get(k)
+        seen[k] = {
+            "answer": json.loads(k)[0][:EXAMPLE_CHARS],
+            "reply": None if reply is None else reply[:EXAMPLE_CHARS],
+            "reason": why[:EXAMPLE_CHARS],
+        }
+    first = {}
+    for example in seen.values():
+        first.setdefault(judge.reason_kind(example["reason"]), example)
+    rest = [e for e in seen.values() if e not in first.values()]
+    return (list(first.values()) + rest)[:EXAMPLES]
+
+
+def failure(block: dict) -> JudgeFailed | None:
+    """The error scoring ends with, after writing, where the judge answered no request."""
+    if block.get("status") == "missing" and block.get("n_errors"):
+        return JudgeFailed(f"{block['reason']}; every other family was written")
+    return None
+
+
+Ask = Callable[[list[str]], list[tuple[str | None, str | None]]]
 
 
 @contextmanager
-def _asker(
-    spec, wanted: list[str], out: Path, sig: dict
-) -> Iterator[Callable[[list[str]], list[str]]]:
-    """ask(keys) -> the judge's replies: read from a replay judge's file (every wanted answer
-    checked there first), or asked of the OpenAI-compatible server, the entry's `api.server`
-    started first where it names one and stopped after (its log: judge_server.log)."""
+def _asker(spec, wanted: list[str], out: Path, sig: dict) -> Iterator[Ask]:
+    """ask(keys) -> per key (the judge's reply, None) or (None, why the request failed): read from a
+    replay judge's file (every wanted answer checked there first), decoded in process (a
+    transformers judge), or asked of the OpenAI-compatible server, the entry's `api.server` started
+    first where it names one and stopped after (its log: judge_server.log)."""
     if spec.backend == "replay":
         from ..generation.backends.replay_backend import ReplayBackend
 
-        backend = ReplayBackend(spec, CHUNK)
-        missing = [k for k in wanted if (k, 0) not in backend.answers]
+        replay = ReplayBackend(spec, CHUNK)
+        missing = [k for k in wanted if (k, 0) not in replay.answers]
         if missing:
             raise OcgInputError(
-                str(backend.path),
+                str(replay.path),
                 f"no judge reply for {len(missing)} of the {len(wanted)} "
                 f"answers to judge (first: {missing[0]}); expected a line per answer, its "
                 "instance_id json.dumps([answer, concepts])",
             )
-        sig["replayed_from"] = {"file": str(backend.path), "sha256": backend.file_sha256}
-        yield lambda keys: [backend.answers[(k, 0)] for k in keys]
+        sig["replayed_from"] = {"file": str(replay.path), "sha256": replay.file_sha256}
+        yield lambda keys: [(replay.answers[(k, 0)], None) for k in keys]
         return
+    if spec.backend == "transformers":
+        yield _in_process(spec, sig)
+        return
+    with _served(spec, out, sig) as ask:
+        yield ask
+
+
+def _in_process(spec, sig: dict) -> Ask:
+    """A transformers judge: rendered with the model's chat template, batched, each row's decoding
+    constrained to its concept set's verdict (constrained.py, one grammar per row)."""
+    from ..generation.backends.transformers_backend import TransformersBackend
+
+    backend = TransformersBackend(spec)
+    sig["decoded"] = {"backend": "transformers", "constraint": CONSTRAINT}
+
+    def ask(keys: list[str]) -> list[tuple[str | None, str | None]]:
+        items = [json.loads(k) for k in keys]
+        backend.grammars = {k: judge.verdict_regex(c) for k, (_, c) in zip(keys, items)}
+        outputs = backend.generate(
+            [backend.render(judge.messages(a, c)) for a, c in items], instance_ids=keys
+        )
+        sig["decoded"].update(
+            device=str(backend.model.device),
+            dtype=str(backend.model.dtype).replace("torch.", ""),
+            resolved_revision=backend.resolved_revision(),
+            batch_size=backend.batch_size,
+        )
+        return [(o["raw"], None) for o in outputs]
+
+    return ask
+
+
+def _refuses_format(error: OcgFault) -> bool:
+    """A 4xx whose body names response_format: a server that does not take structured outputs."""
+    return bool(re.match(r"4\d\d from ", str(error))) and "response_format" in str(error)
+
+
+@contextmanager
+def _served(spec, out: Path, sig: dict) -> Iterator[Ask]:
+    """An openai judge: each answer asked with the verdict's schema as `response_format`; where the
+    server refuses that field, asked again without it from then on (the signature says which)."""
     from ..generation.backends.openai_backend import OpenAIBackend
     from ..generation.servers.server import server_for_run
 
     backend = OpenAIBackend(spec, CHUNK)
+    structured = {"on": True}
+    sig["structured_outputs"] = STRUCTURED
+    lock = threading.Lock()
+
+    def one(key: str) -> tuple[str | None, str | None]:
+        answer, concepts = json.loads(key)
+        messages = judge.messages(answer, concepts)
+        schema = {"name": "verdict", "schema": judge.verdict_schema(concepts), "strict": True}
+        fmt = {"response_format": {"type": "json_schema", "json_schema": schema}}
+        sent = structured["on"]
+        try:
+            try:
+                return backend._request(messages, extra=fmt if sent else None)["raw"], None
+            except OcgFault as exc:
+                if not (sent and _refuses_format(exc)):
+                    raise
+                with lock:
+                    if structured["on"]:
+                        structured["on"] = False
+                        sig["structured_outputs"] = (
+                            f"none: the server refused response_format ({str(exc)[:200]})"
+                        )
+                return backend._request(messages)["raw"], None
+        except OcgFault as exc:
+            return None, str(exc)
+
     with server_for_run(spec, backend, ModelScores(out).judge_server_log) as server:
         if server is not None:
             sig["server"] = {k: server[k] for k in ("command", "version", "log")}
-        yield lambda keys: [
-            r["raw"] for r in backend.generate([judge.messages(*json.loads(k)) for k in keys])
-        ]
+        with ThreadPoolExecutor(max_workers=max(1, spec.api.concurrency)) as pool:
+            yield lambda keys: list(pool.map(one, keys))
     sig["retries"] = backend.retries

@@ -34,6 +34,7 @@ from ..metrics import coverage, degenerate, perplexity
 from ..records import Signature
 from ..weights.embedded import EMBEDDED_PREFIX
 from ..weights.hub import unavailable_reason
+from . import judging
 from .families import FAMILIES
 from .family import Context, code_digest
 from .scoreset import holds_scores, unfinished_reason, write_score_set
@@ -53,14 +54,14 @@ def _inputs_hash(model_dir: Path) -> str:
 
 def stale_metrics(old: Signature | None, keys: dict[str, dict]) -> list[str]:
     """Metrics whose values on disk do not match `keys`, or were missing when last scored (unless
-    their block says a retry cannot help: `retry: false`, a judge the run file does not name)."""
+    their block says a retry cannot help: `retry: false`, a judge the run file does not name), or
+    scored in part (`retry: true`: a judge's failed requests, asked again)."""
     if not old or not old.metric_keys:
         return list(keys)
     return [
         m
         for m, key in keys.items()
-        if old.metric_keys.get(m) != key
-        or (old.status(m) == "missing" and old.family(m).get("retry", True))
+        if old.metric_keys.get(m) != key or old.family(m).get("retry", old.status(m) == "missing")
     ]  # no judge: nothing to retry
 
 
@@ -221,6 +222,8 @@ def _score_model(
     write_score_set(
         out, {"answers": answers, "groups": tables["groups"], "summary": summary}, signature
     )
+    if "judge" in stale and (failed := judging.failure(blocks["judge"])):
+        raise failed  # after the score set is written: every other family is kept
     return out
 
 
@@ -273,13 +276,21 @@ def score_all(
     with ExitStack() as locks:  # every scores folder ours before any is written
         for p in dirs:
             locks.enter_context(exclusive(_scores_folder(p, request.out_dir)))
-        return [
-            _score_model(
-                p,
-                *asked_records(p, read_generations(p, prompts=False)),
-                config=checked[p][0],
-                metrics=checked[p][1],
-                request=request,
-            )
-            for p in dirs
-        ]
+        done, failed = [], []
+        for p in dirs:
+            try:
+                done.append(
+                    _score_model(
+                        p,
+                        *asked_records(p, read_generations(p, prompts=False)),
+                        config=checked[p][0],
+                        metrics=checked[p][1],
+                        request=request,
+                    )
+                )
+            except judging.JudgeFailed as exc:  # written all the same: the next model is scored
+                done.append(_scores_folder(p, request.out_dir))
+                failed.append(f"{p.name}: {exc}")
+        if failed:
+            raise judging.JudgeFailed("; ".join(failed))
+        return done

@@ -82,24 +82,39 @@ def summarise(answers: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
         summary["perplexity_median"] = a[
             "perplexity"
         ].median()  # beside the mean wherever it is shown
-    if {"judge_in_order", "in_order"} <= set(
-        answers.columns
-    ):  # the judge's order verdict beside ours
-        judged = answers["judge_in_order"].notna()
-        summary["n_judge_order_disagreements"] = (
-            (
-                judged
-                & (
-                    answers["judge_in_order"].fillna(0).astype(bool)
-                    != answers["in_order"].astype(bool)
-                )
+    if (
+        "judge_reason" in answers
+    ):  # judged: a verdict read (metrics/judge.py); the rest has a reason
+        judged = answers["judge_reason"].isna()
+        by = [answers[k] for k in SUMMARY_KEYS]
+        summary["n_judged"] = judged.groupby(by).sum().astype(int)
+        if {"in_order", "all_present"} <= set(answers.columns):  # the judge beside ocg's checks
+            summary["n_judge_order_disagreements"] = (
+                (judged & (answers["judge_in_order"].eq(1.0) != answers["in_order"].astype(bool)))
+                .groupby(by)
+                .sum()
+                .astype(int)
             )
-            .groupby([answers[k] for k in SUMMARY_KEYS])
-            .sum()
-            .astype(int)
-        )
+            summary["n_judge_coverage_disagreements"] = (
+                (judged & (_judge_all_present(answers) != answers["all_present"].astype(bool)))
+                .groupby(by)
+                .sum()
+                .astype(int)
+            )
     if "slor" in answers:  # a mean hides a few extreme answers (docs/METHODS.md, "Acceptability")
         summary["slor_median"] = a["slor"].median()
     for flag in degenerate.FLAG_COLUMNS:
         summary[f"n_{flag}"] = a[flag].sum().astype(int)
     return summary.reset_index()
+
+
+def _judge_all_present(answers: pd.DataFrame) -> pd.Series:
+    """Whether the judge read every concept in the answer (its order holds them all); False where
+    unjudged."""
+    return pd.Series(
+        [
+            order is not None and {str(c).lower() for c in concepts} <= set(order)
+            for order, concepts in zip(answers["judge_order"], answers["concepts"])
+        ],
+        index=answers.index,
+    )

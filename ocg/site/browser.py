@@ -49,8 +49,9 @@ FIELDS = [
     "judge_score",
     "judge_order",
     "judge_in_order",
+    "judge_reason",
 ]
-JUDGE_COLUMNS = ["judge_score", "judge_order", "judge_in_order"]
+JUDGE_COLUMNS = ["judge_score", "judge_order", "judge_in_order", "judge_reason"]
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
@@ -64,13 +65,15 @@ def _sample(value) -> int | None:
 
 def _judged(r: dict) -> list:
     """The judge's rating, the concepts in the order it read them and its order verdict (True,
-    False); None each where the answer is unjudged or no judge scored it."""
-    score, order, verdict = (r.get(c) for c in JUDGE_COLUMNS)
+    False), None each where the answer is unjudged or no judge scored it; and why it is unjudged
+    (e.g. "the answer carries a verdict"; None where judged or scored before reasons were kept)."""
+    score, order, verdict, reason = (r.get(c) for c in JUDGE_COLUMNS)
     unjudged = verdict is None or pd.isna(verdict)
     return [
         None if score is None or pd.isna(score) else float(score),
         None if order is None or unjudged else [str(c) for c in order],
         None if unjudged else bool(verdict),
+        reason if isinstance(reason, str) else None,
     ]
 
 

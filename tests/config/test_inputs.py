@@ -70,7 +70,6 @@ def write_run(tmp_path, **changes):
             "scoring.judge",
             "unknown model 'no-such-judge'",
         ),
-        (dict(scoring={"judge": "smollm2-135m-instruct"}), "scoring.judge", "expected openai"),
         (
             dict(table7_pairs={"marco-o1": "qwen2-7b"}),
             "table7_pairs.marco-o1",

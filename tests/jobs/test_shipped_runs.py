@@ -26,21 +26,21 @@ def test_every_shipped_run_file_writes_into_a_folder_of_its_own(outputs):
     assert folders["judge.yaml"] != folders["demo.yaml"]
 
 
-def test_the_judge_run_has_the_embedded_model_served_as_its_judge():
-    """params/runs/judge.yaml: its judge, from its own models file, is the embedded
-    model behind `transformers serve` started by ocg, with the shipped entries beside it."""
+def test_the_judge_run_judges_in_process_with_the_embedded_model():
+    """params/runs/judge.yaml: its judge, from its own models file, is the embedded model run in
+    process under the verdict grammar (offline, no server); the served variant beside it names
+    `transformers serve`, found beside the Python ocg runs in."""
     run = load_run(PARAMS_DIR / "runs" / "judge.yaml")
     judges = PARAMS_DIR / "judge-models.yaml"
     assert run.file.scoring["judge_models_file"] == run.scoring.judge_models_file == str(judges)
     assert {"ordered", "original"} <= set(run.file.conditions)
     spec = judge_spec(run.scoring.judge, run.scoring.judge_models_file)
-    assert spec.backend == "openai" and spec.id == "embedded:smollm2-135m-instruct"
-    shell, flag, script = shlex.split(spec.api.server.command)
-    assert (shell, flag) == (
-        "sh",
-        "-c",
-    ) and "transformers serve --device cpu" in script
-    assert "{port}" in spec.api.base_url and spec.api.key_env is None
+    assert spec.backend == "transformers" and spec.id == "embedded:smollm2-135m-instruct"
+    assert spec.dtype == "float32" and spec.quantization == "none" and spec.max_new_tokens == 64
+    served = judge_spec("smollm2-135m-judge-served", str(judges))
+    shell, flag, script = shlex.split(served.api.server.command)
+    assert (shell, flag) == ("sh", "-c") and "transformers serve --device cpu" in script
+    assert "{port}" in served.api.base_url and served.api.key_env is None
     assert (Path(sys.executable).parent / "transformers").exists()  # installed with ocg
     shipped = load_models(MODELS_FILE)
     assert all(load_models(judges)[name] == spec for name, spec in shipped.items())

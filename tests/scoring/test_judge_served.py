@@ -87,9 +87,9 @@ def test_the_embedded_model_served_as_judge(tmp_path, monkeypatch):
         block["key"]["decoding"]["max_new_tokens"] == 40
         and block["server"]["command"][1] == "serve"
     )
-    assert block["unparsed"] == int(
-        (~judged).sum()
-    )  # unjudged, counted: the empty answer and any non-JSON reply
+    # unjudged, counted by reason: the empty answer and any reply that is no verdict
+    assert sum(block["unjudged"].values()) == int((~judged).sum())
+    assert block["unjudged"]["empty answer"] == 1
     print(
         f"judged {int(judged.sum())} of {len(answers)}; replies: "
         f"{pd.read_parquet(out / 'judge_cache.parquet')['reply'].tolist()}"

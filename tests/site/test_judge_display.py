@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from ocg.metrics import judge
 from ocg.records import Signature
 from ocg.site.judge_note import judge_counts
 from ocg.site.render import fragment
@@ -24,31 +25,42 @@ def test_judged_and_unjudged_answers_and_disagreements_are_counted_per_model():
             "model": ["small", "small", "big", "none"],
             "n_answers": [16, 16, 4, 8],
             "n_judge_order_disagreements": [0, 0, 1, 0],
+            "n_judge_coverage_disagreements": [0, 0, 0, 0],
         }
     )
-    ok = {"status": "ok", "judge": "served-judge"}
+    ok = {"status": "ok", "judge": "served-judge", "key": {"id": "Qwen/Qwen2.5-7B-Instruct"}}
+    example = {"answer": 'A jump {"score": 5}', "reply": None, "reason": judge.CARRIES_VERDICT}
     counts = judge_counts(
         summary,
         {
-            "small": signature({**ok, "unparsed": 32}),
-            "big": signature({**ok, "unparsed": 1}),
+            "small": signature({**ok, "n_judged": 0, "unjudged": {"unparsed": 30, "error": 2}}),
+            "big": signature(
+                {
+                    **ok,
+                    "key": {"id": "embedded:smollm2-135m-instruct"},
+                    "n_judged": 3,
+                    "unjudged": {judge.CARRIES_VERDICT: 1},
+                    "unjudged_examples": [example],
+                }
+            ),
             "none": signature({"status": "missing", "reason": "no judge in the run file"}),
         },
     )
     assert [(c.model, c.judged, c.unjudged, c.disagreements) for c in counts] == [
         ("big", 3, 1, 1),
-        ("small", 0, 32, 0),
+        ("small", 0, 32, None),
     ]
     note = fragment("notes.html", "judge_counts", counts)
-    lines = note.split("</p>")[:-1]
-    assert len(lines) == 2, note  # no line for a model no judge scored: its reason stands already
-    assert (
-        "<b>Judge</b> of big (<code>served-judge</code>): 3 of 4 answers judged, 1 unjudged"
-        in (lines[0])
-        and "differs from ocg's on 1 " in lines[0]
-    )
-    assert "0 of 32 answers judged, 32 unjudged" in lines[1], lines[1]
-    assert "Judge and Judge w/ order have no value" in lines[1] and "no value" not in lines[0]
+    big, small = note.split("<p class='note'>")[1:]
+    assert "<b>Judge</b> of big (<code>served-judge</code>): 3 of 4 answers judged" in big
+    assert "1 unjudged (1 the answer carries a verdict: never guessed)" in big
+    assert "coverage agrees on 100% (3 of 3), order agrees on 67% (2 of 3)" in big
+    assert "lists the 1 whose order verdict differs" in big and "smoke test" in big
+    assert "“A jump {&#34;score&#34;: 5}” → not asked" in big  # escaped, with its reason
+    assert "0 of 32 answers judged, 32 unjudged (30 unparsed; 2 error" in small
+    assert "Judge and Judge w/ order have no value" in small and "no value" not in big
+    assert "agrees" not in small and "differs" not in small  # nothing judged: no "on 0"
+    assert "smoke test" not in small
 
 
 @pytest.mark.parametrize("judge", [None, "replayed-judge"])
@@ -86,4 +98,4 @@ def test_the_case_browser_shows_the_judge_only_where_a_run_named_one(
         assert {len(r) for r in chunk["rows"]} == {len(FIELDS) - len(JUDGE_COLUMNS)}
     else:  # asked, and both replies no rubric JSON: unjudged, and the page says so
         assert chunk["fields"] == FIELDS
-        assert [r[-3:] for r in chunk["rows"]] == [[None, None, None]] * 2
+        assert [r[-4:] for r in chunk["rows"]] == [[None, None, None, "unparsed"]] * 2

@@ -131,7 +131,10 @@ class OpenAIBackend(MessagePrompts):
     def resolved_revision(self) -> str | None:
         return None
 
-    def _body(self, messages: list[dict], regex: str | None = None) -> dict:
+    def _body(
+        self, messages: list[dict], regex: str | None = None, extra: dict | None = None
+    ) -> dict:
+        """The request's body; `extra`: fields added as they are (the judge's response_format)."""
         body = {
             "model": self.spec.id,
             "messages": messages,
@@ -152,12 +155,14 @@ class OpenAIBackend(MessagePrompts):
                 if param == "structured_outputs"
                 else {param: regex}
             )
-        return body
+        return {**body, **(extra or {})}
 
-    def _attempt(self, messages: list[dict], regex: str | None = None) -> dict:
+    def _attempt(
+        self, messages: list[dict], regex: str | None = None, extra: dict | None = None
+    ) -> dict:
         """One request, bounded by timeout_s as a whole; raises Retryable or ApiError."""
         t0 = time.perf_counter()
-        resp, body, decoding = self._post(self._body(messages, regex))
+        resp, body, decoding = self._post(self._body(messages, regex, extra))
         if resp.status_code != 200:
             raise refusal(resp, body, self.url, self._key, self.spec)
         out = self._answer(resp, body, decoding)
@@ -212,13 +217,15 @@ class OpenAIBackend(MessagePrompts):
                 self.notes[note] = self.notes.get(note, 0) + 1
         return out
 
-    def _request(self, messages: list[dict], regex: str | None = None) -> dict:
+    def _request(
+        self, messages: list[dict], regex: str | None = None, extra: dict | None = None
+    ) -> dict:
         delay = float(self.api.backoff_s)
         cap = float(self.api.max_retry_wait_s)
         waited, last = 0.0, "no attempt"
         for attempt in range(self.api.max_retries + 1):
             try:
-                return self._attempt(messages, regex)
+                return self._attempt(messages, regex, extra)
             except Retryable as exc:
                 last, wait = str(exc), (exc.wait if exc.wait is not None else delay)
             if attempt == self.api.max_retries:

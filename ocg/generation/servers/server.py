@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -46,6 +47,76 @@ def server_command(command: str, fields: dict) -> list[str]:
     return [
         _PLACEHOLDER.sub(lambda m: str(fields[m.group(1)]), part) for part in shlex.split(command)
     ]
+
+
+SHELLS = {"sh", "bash", "dash", "zsh"}
+_SHELL_WORDS = {"exec", "env", "nohup", "command", "time"}  # run the word after them
+_BUILTINS = {"cd", "export", "set", "true", "false", ":", "test", "[", "echo", "exit", "ulimit"}
+_SEPARATORS = {"&&", "||", ";", "|", "&", "(", ")"}
+
+
+def own_bin() -> Path:
+    """The folder of the Python ocg runs in: its venv's programs (transformers, vllm) are there,
+    activated or not."""
+    return Path(sys.executable).parent
+
+
+def resolve_program(word: str) -> str | None:
+    """The program a command word runs: a path as it is (if executable), else the one beside
+    sys.executable, else the one on PATH; None where there is none."""
+    if "/" in word:
+        return word if os.access(word, os.X_OK) and not os.path.isdir(word) else None
+    beside = own_bin() / word
+    if os.access(beside, os.X_OK) and not beside.is_dir():
+        return str(beside)
+    return shutil.which(word)
+
+
+def programs(words: list[str]) -> list[str]:
+    """The programs a server command runs: its first word, and where it is `sh -c SCRIPT`, the
+    first word of each of the script's simple commands (after exec, env and VAR=value)."""
+    if not words:
+        return []
+    if Path(words[0]).name not in SHELLS or len(words) < 3 or words[1] != "-c":
+        return [words[0]]
+    lexer = shlex.shlex(words[2], posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    found, start = [words[0]], True
+    for token in lexer:
+        if token in _SEPARATORS:
+            start = True
+        elif start and (token in _SHELL_WORDS or "=" in token or token.startswith("-")):
+            continue
+        elif start:
+            start = False
+            if token not in _BUILTINS and "$" not in token:
+                found.append(token)
+    return list(dict.fromkeys(found))
+
+
+def check_programs(spec, where: str) -> None:
+    """Every program the entry's server command runs can be found (beside sys.executable, else on
+    PATH), before any work; else one error naming it and the command."""
+    if spec.backend != "openai" or spec.api.server is None:
+        return
+    words = server_command(
+        spec.api.server.command, {"id": spec.id, "port": 0, "model_dir": spec.id, "key": "***"}
+    )
+    for program in programs(words):
+        if resolve_program(program) is None:
+            raise OcgInputError(
+                f"{where}.api.server.command",
+                f"{program!r} (in {' '.join(words)!r}) is neither beside {sys.executable} nor "
+                "on PATH; expected it installed in this environment, or a path to it",
+            )
+
+
+def _server_env() -> dict:
+    """The server's environment: PATH with the venv's own bin first, so that a shell command's
+    programs are found as check_programs found them."""
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(own_bin()), env.get("PATH", os.defpath)])
+    return env
 
 
 def free_port() -> int:
@@ -120,7 +191,8 @@ def running_server(spec, log_path: Path, key: str = "") -> Iterator[dict]:
     )
     try:
         proc = subprocess.Popen(
-            command,
+            [resolve_program(command[0]) or command[0], *command[1:]],
+            env=_server_env(),
             stdout=subprocess.PIPE if key else log,
             stderr=subprocess.STDOUT,
             start_new_session=True,

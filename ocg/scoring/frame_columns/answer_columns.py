@@ -189,5 +189,11 @@ ANSWERS = (
         "list of str or None",
         "the concepts in the order the judge read them",
     ),
+    Column(
+        "judge_reason",
+        "judge",
+        "str or None",
+        'why the answer is unjudged: empty answer, the answer carries a verdict, error: <the failed request>, refused, too long, restates the answer, unparsed, not an integer, out of range, order not of the concepts; None where judged (METHODS, "LLM judge")',
+    ),
     Column("scoring_signature", "mixed", "str", "a short hash of how the model was scored"),
 )

@@ -124,11 +124,18 @@ SUMMARY = (
     Column(
         "judge_in_order", "judge", "% 0-100", "judged answers the judge reads in the asked order"
     ),
+    Column("n_judged", "judge", "int", "answers the judge judged (`judge_reason` empty)"),
     Column(
         "n_judge_order_disagreements",
         "judge and coverage",
         "int",
         "judged answers where the judge's order verdict differs from `in_order`",
+    ),
+    Column(
+        "n_judge_coverage_disagreements",
+        "judge and coverage",
+        "int",
+        "judged answers where the judge's reading of whether every concept appears differs from `all_present`",
     ),
     Column(
         "judge_missing_reason",

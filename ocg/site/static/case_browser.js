@@ -147,10 +147,10 @@ function csvCell(v) {
 }
 let csvUrl = null, shown = [];
 function exportCsv(list) {
-  const head = ["model", "condition", "template_id", "set_id", "concept_set", "perm_index", "sample", "concepts", "answer", "outcome", "flags", "judge_score", "judge_in_order"];
+  const head = ["model", "condition", "template_id", "set_id", "concept_set", "perm_index", "sample", "concepts", "answer", "outcome", "flags", "judge_score", "judge_in_order", "judge_reason"];
   const lines = list.map((it) => [it.e.model, it.e.condition, it.e.template_id, field(it, "set_id"), setLabel(it),
     field(it, "perm_index"), sampleOf(it), field(it, "concepts").join(" "), field(it, "answer"), outcome(it), field(it, "flags").join(" "),
-    field(it, "judge_score"), field(it, "judge_in_order")].map(csvCell).join(","));
+    field(it, "judge_score"), field(it, "judge_in_order"), field(it, "judge_reason")].map(csvCell).join(","));
   if (csvUrl) URL.revokeObjectURL(csvUrl);
   csvUrl = URL.createObjectURL(new Blob([[head.join(","), ...lines].join("\n") + "\n"], {type: "text/csv"}));
   $("csv").href = csvUrl;
@@ -166,7 +166,8 @@ function judgeDisagrees(item) { const j = field(item, "judge_in_order"); return 
 function judgeText(item) {  // the LLM judge's rating and order verdict, where one scored this answer
   const j = field(item, "judge_in_order"), score = field(item, "judge_score");
   if (j === undefined) return "";
-  const verdict = j === null ? "unjudged" : `reads ${esc((field(item, "judge_order") || []).join(" "))}: ${j ? "in order" : "not in order"}`;
+  const why = field(item, "judge_reason");
+  const verdict = j === null ? (why ? `unjudged: ${esc(why)}` : "unjudged") : `reads ${esc((field(item, "judge_order") || []).join(" "))}: ${j ? "in order" : "not in order"}`;
   return `<br><span class="judge${judgeDisagrees(item) ? " bad" : ""}">judge${score == null ? "" : ` ${score}/5`}, ${verdict}${judgeDisagrees(item) ? " (disagrees)" : ""}</span>`;
 }
 function outcomeCell(item) {
