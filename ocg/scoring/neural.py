@@ -208,6 +208,7 @@ def embeddings(
     sig = {
         "model": name,
         "revision": key.get("revision"),
+        **{k: key[k] for k in ("source", "weights_sha256") if k in key},
         "batch_size": config.embedding_batch_size,
         "kernel": "cosine",
         "vendi": "exp(entropy of the eigenvalues of K / n), q = 1",

@@ -9,7 +9,6 @@ import math
 
 from ..metrics import judge, nonword, semantic, slor
 from ..metrics.registry import Metric, MetricFamily
-from ..weights import hub
 from . import judging, neural
 from .family import Context, Family
 from .paper_families import PAPER_FAMILIES, packages
@@ -169,7 +168,8 @@ QUALITY_FAMILIES = (
         ("vendi", "pairwise_cosine"),
         lambda c, r: {
             "model": c.embedding_model,
-            "revision": hub.revision(c.embedding_model),
+            "revision": None,
+            **semantic.embedder_source(c.embedding_model),  # where from; the packaged copy's sha256
             **packages("sentence-transformers", "transformers", "torch", "numpy"),
         },
         _semantic,
