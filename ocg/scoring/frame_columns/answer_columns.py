@@ -162,7 +162,19 @@ ANSWERS = (
         "slor",
         "slor",
         "nats per token",
-        'SLOR: the perplexity model\'s log probability minus the unigram (wordfreq) log probability of the same tokens, per token (METHODS, "Acceptability"); NaN where perplexity is',
+        'SLOR: the perplexity model\'s log probability minus the unigram (wordfreq) log probability of the same tokens, per token; a word wordfreq does not list earns no credit (METHODS, "Acceptability"); NaN where perplexity is',
+    ),
+    Column(
+        "slor_per_word",
+        "slor",
+        "nats per word",
+        "SLOR normalised per word with a scored token instead of per LM token (a sensitivity variant)",
+    ),
+    Column(
+        "slor_oov_floor",
+        "slor",
+        "nats per token",
+        "SLOR with a word wordfreq does not list at frequency 1e-9, the former rule that credits it (a sensitivity variant)",
     ),
     Column(
         "has_nonword",
