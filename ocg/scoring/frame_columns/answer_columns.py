@@ -122,6 +122,18 @@ ANSWERS = (
         "the same matches in the asked order (the order check of `in_order`)",
     ),
     Column(
+        "pos_matched",
+        "coverage",
+        "list of int",
+        "per concept: the tokens that match it (ocg's rule)",
+    ),
+    Column(
+        "pos_tagged",
+        "coverage",
+        "list of int",
+        "per concept: of those, the tokens spaCy tags with the concept's part of speech",
+    ),
+    Column(
         "all_present@<rule>",
         "coverage",
         "bool",

@@ -47,6 +47,12 @@ SUMMARY = (
     ),
     Column("coverage_per_concept", "coverage", "% 0-100", "Lin et al.'s per-concept coverage"),
     Column(
+        "pos_tagging",
+        "coverage",
+        "str (JSON)",
+        '{"word_N" or "word_V": [tokens matching the concept, those spaCy tags with its part of speech]}: what PoS-correct coverage rests on',
+    ),
+    Column(
         "n_all_present",
         "coverage",
         "int",
