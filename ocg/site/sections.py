@@ -117,7 +117,7 @@ def headline(report_dir: Path, scores: dict) -> Headline | None:
 @dataclass(frozen=True)
 class Sensitivity:
     """Table 1 under each open choice (notebook 03): the largest shifts, and one table per part
-    ("coverage", "list copies", "perplexity"; None where that part was not scored)."""
+    ("coverage", "list copies", "perplexity", "slor"; None where that part was not scored)."""
 
     method: Link
     shifts: list[str]
@@ -133,7 +133,7 @@ def sensitivity(report_dir: Path) -> Sensitivity | None:
     if not path.exists():
         return None
     long = pd.read_csv(path)
-    views = [(part, wide(long, part)) for part in ("coverage", "copies", "perplexity")]
+    views = [(part, wide(long, part)) for part in ("coverage", "copies", "perplexity", "slor")]
     return Sensitivity(
         methods_link(report_dir, "Analyses"),
         list(largest_shifts(long)),
