@@ -122,7 +122,7 @@ SUMMARY = (
         "semantic_missing_reason",
         "semantic missing",
         "str",
-        "why the Vendi score and pairwise cosine are missing (no embedding model in the local cache)",
+        "why the Vendi score and pairwise cosine are missing (the embedding model is in no local directory, hub cache or package)",
     ),
     Column(
         "judge_score", "judge", "score 1-5", "mean of the judge's ratings over the judged answers"
