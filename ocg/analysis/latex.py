@@ -109,14 +109,19 @@ def latex_table(
     sub_kind: str = "delta",
     row_label: str = "Model",
     marking: Marking | None = Marking(),
+    *,
+    unmarked: frozenset[str] = frozenset(),
 ) -> str:
     """A booktabs tabular: rows as in `values` (index may be a MultiIndex), columns = metrics;
-    `marking` None marks nothing."""
+    `marking` None marks nothing; the metrics in `unmarked` are not marked (a comparison that rests
+    on something other than the answers: analysis/pos_tagging.py)."""
     metrics = list(values.columns)
     index_names = list(values.index.names) if values.index.nlevels > 1 else [row_label]
-    marks = _marks(values, marking)
+    marks = {m: ({} if m in unmarked else v) for m, v in _marks(values, marking).items()}
     sub_marks = (
-        _marks(subs, Marking()) if subs is not None and marking is not None and marking.subs else {}
+        {m: ({} if m in unmarked else v) for m, v in _marks(subs, Marking()).items()}
+        if subs is not None and marking is not None and marking.subs
+        else {}
     )
     header = [escape(n) for n in index_names] + [
         escape(registry.label(m))
@@ -154,12 +159,17 @@ def latex_from_long(
     sub_kind: str,
     *,
     table: str | None = None,
+    *,
+    unmarked: frozenset[str] = frozenset(),
 ) -> str:
-    """`table` (e.g. "table3") picks the paper's marking for it (MARKING); else best and second.
-    A single row key is headed as ROW_LABELS names it, else by its own name."""
+    """`table` (e.g. "table3") picks the paper's marking for it (MARKING); else best and second;
+    the metrics in `unmarked` are not marked. A single row key is headed as ROW_LABELS names it,
+    else by its own name."""
     from .paper_tables import wide
 
     values = wide(long, index, value)
     subs = wide(long, index, sub) if sub else None
     row_label = ROW_LABELS.get(index, index) if isinstance(index, str) else "Model"
-    return latex_table(values, subs, sub_kind, row_label, MARKING[table] if table else Marking())
+    return latex_table(
+        values, subs, sub_kind, row_label, MARKING[table] if table else Marking(), unmarked=unmarked
+    )

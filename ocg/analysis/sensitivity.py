@@ -7,6 +7,8 @@ recomputed under:
   be matched at its later mention) and "first occurrences only";
 - perplexity averaged over answers as the arithmetic mean (the paper's), the median and the
   geometric mean, each per template and then averaged over templates, as Table 1 averages;
+- SLOR as scored (per LM token, no credit for a word wordfreq lacks), per word, and with the
+  former floor of 1e-9 for such a word (metrics/slor.py);
 - the answers that copy the concept list (`copies_list`, ocg/metrics/listcopy.py) excluded on
   both sides, or counted as failures: w/o, w/, Ordered Rate and their Δ vs `original`
   (analysis/copies.py), with the answers each stands on.
@@ -85,6 +87,38 @@ def _perplexity_rows(answers: pd.DataFrame) -> list[dict]:
     ]
 
 
+SLOR_VARIANTS = {
+    "per LM token, no credit for a word wordfreq lacks (ours)": "slor",
+    "per word": "slor_per_word",
+    "a word wordfreq lacks at frequency 1e-9 (former)": "slor_oov_floor",
+}  # metrics/slor.py VARIANTS: how SLOR treats an unknown word, and its unit
+
+
+def _slor_rows(answers: pd.DataFrame) -> list[dict]:
+    """Per model: `ordered` SLOR under each variant (SLOR_VARIANTS), per template, then over
+    templates, as Table 1 averages."""
+    a = answers[answers["condition"] == "ordered"]
+
+    def averaged(column: str) -> pd.Series:
+        return (
+            a.groupby(["model", "template_id"], sort=True)[column]
+            .mean()
+            .groupby(level="model")
+            .mean()
+        )
+
+    default = averaged("slor")
+    n = ordered_counts(answers[answers["slor"].notna()])
+    return [
+        long_row(model, "slor", ("SLOR", label), value, default[model], int(n.get(model, 0)))
+        for label, column in SLOR_VARIANTS.items()
+        for model, value in averaged(column).items()
+    ]
+
+
+SINGLE_METRIC_PARTS = ("perplexity", "slor")  # a row per model, a column per variant
+
+
 def table1_sensitivity(answers: pd.DataFrame) -> pd.DataFrame:
     """Long table (COLUMNS): one row per (model, Table 1 metric, variant), with the default value
     (what Table 1 shows) and the shift from it. Models scored before every rule's verdicts were
@@ -99,31 +133,35 @@ def table1_sensitivity(answers: pd.DataFrame) -> pd.DataFrame:
         rows += without_copies_rows(answers, default)
     if "perplexity" in answers:
         rows += _perplexity_rows(answers)
+    if set(SLOR_VARIANTS.values()) <= set(answers.columns):
+        rows += _slor_rows(answers)
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
 def wide(long: pd.DataFrame, part: str = "coverage") -> pd.DataFrame:
     """Display form, the default first. `coverage`: a row per (model, metric), a column per
     (matching rule, order reading); `perplexity`: a row per model, a column per average;
-    `copies`: Table 1 without the list copies, each value with its Δ (analysis/copies.py)."""
+    `slor`: a row per model, a column per SLOR variant; `copies`: Table 1 without the list copies,
+    each value with its Δ (analysis/copies.py)."""
     if part == "copies":
         return copies.wide(long)
+    single = part in SINGLE_METRIC_PARTS
     long = long[
-        ((long["metric"] == "perplexity") == (part == "perplexity"))
+        (long["metric"] == part if single else ~long["metric"].isin(SINGLE_METRIC_PARTS))
         & (long["choice"] != copies.CHOICE)
     ]
     if long.empty:
         return pd.DataFrame()
-    index = ["model"] if part == "perplexity" else ["model", "metric"]
+    index = ["model"] if single else ["model", "metric"]
     long = long.assign(
         metric=long["metric"].map(label),
         choice=long["choice"].str.replace("matching: ", "matching by ", regex=False),
         variant=long["variant"].str.replace("order: ", "order as ", regex=False),
     )
-    columns = ["variant"] if part == "perplexity" else ["choice", "variant"]
+    columns = ["variant"] if single else ["choice", "variant"]
     values = long.pivot_table(index=index, columns=columns, values="value", sort=False)
     default = long.groupby(index, sort=False)["default"].first()
-    if part != "perplexity":
+    if not single:
         default = default.to_frame(("default (Table 1)", ""))
     else:
         default = default.rename("default (Table 1)")
@@ -135,6 +173,8 @@ def _kind(row) -> str:
     perplexity's average."""
     if row.metric == "perplexity":
         return "perplexity average"
+    if row.metric == "slor":
+        return "SLOR variant"  # nats, compared with nothing else
     if row.choice == copies.CHOICE:
         return "excluding list copies" if row.variant == copies.EXCLUDED else "copies as failures"
     other_rule = row.choice != f"matching: {RULE_LABELS[DEFAULT_RULE]}"

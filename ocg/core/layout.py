@@ -12,7 +12,8 @@ OCG_MODEL_CACHE move them), so a test or a notebook kernel that sets them is fol
                              index.html, cases.html (+ cases/), report.json, results.json,
                              scores/<model>/ (the score sets it read, hard links)
     notebooks/               notebooks executed one by one (`ocg run-notebook`)
-    models/                  converted embedded models (OCG_MODEL_CACHE moves it): ConvertedModel
+    models/                  converted embedded models (OCG_MODEL_CACHE moves it): ConvertedModel,
+                             the packaged embedding model: PackagedModel
   <a sweep's outputs>/       SweepFolder: the same generations/, scores/, reports/<sweep name>/,
                              plus notebooks/<model>/, status/, logs/, slurm/
 """
@@ -256,6 +257,21 @@ class ConvertedModel:
             model_cache_dir()
             / (name if transformers_major == 4 else f"{name}.transformers{transformers_major}")
         )
+
+
+@dataclass(frozen=True)
+class PackagedModel:
+    """A model extracted from a package's archive (the default embedding model: ocg/weights/packaged.py)."""
+
+    folder: Path
+    source = _inside(
+        "ocg_source.json",
+        doc="Where it was extracted from, with the weights' sha256; written last, it marks a complete extraction.",
+    )
+
+    @classmethod
+    def named(cls, name: str) -> PackagedModel:
+        return cls(model_cache_dir() / name)
 
 
 def outputs() -> Outputs:

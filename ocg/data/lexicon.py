@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-_FORM = re.compile(r"[a-z][a-z'-]*")
+# letters, inner hyphens; no apostrophe: the lexicon's archaic "ski'd" beside "skied" is no form to admit
+_FORM = re.compile(r"[a-z]+(?:-[a-z]+)*")
 
 
 def lexicon_version() -> str:
@@ -19,7 +20,7 @@ def lexicon_version() -> str:
 def inflections(word: str, pos: str) -> tuple[str, ...]:
     """The word and its inflections in lemminflect's lexicon for part of speech `pos` (N or V),
     or by its rules for unknown words when the lexicon has no entry for it there; sorted,
-    lower-case alphabetic forms only (the lexicon's forms are)."""
+    lower-case alphabetic forms only (hyphens inside; an apostrophe form such as "ski'd" is left out)."""
     import lemminflect
 
     upos = "VERB" if pos == "V" else "NOUN"

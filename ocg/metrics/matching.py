@@ -101,15 +101,24 @@ def quality_for_signature(rule: str) -> dict:
 # tests the tag letter as a substring of spaCy's POS name (so N admits PRON, NUM, CCONJ; V admits ADV).
 POS_FITS = {"N": frozenset({"NOUN", "PROPN"}), "V": frozenset({"VERB"})}
 POS_COLUMNS = ("pos_all_present", "pos_in_order")
+# per concept: the tokens that match it, and how many of them the tagger gives its part of speech
+# (a concept never tagged so scores 0 by construction: the caveat under Table 1)
+POS_COUNT_COLUMNS = ("pos_matched", "pos_tagged")
 
 
 def pos_verdicts(tokens: Tokens, hits: list[list[int]], pos_pattern: str) -> dict:
-    """pos_all_present, pos_in_order: the order check on the matches tagged with their concept's PoS."""
+    """pos_all_present, pos_in_order: the order check on the matches tagged with their concept's
+    PoS; pos_matched, pos_tagged: per concept, its matches and those tagged with its PoS."""
     kept = [
         [i for i in h if tokens.pos[i] in POS_FITS.get(p, ())] for h, p in zip(hits, pos_pattern)
     ]
     v = _verdicts_of_hits(kept)
-    return {"pos_all_present": v["all_present"], "pos_in_order": v["in_order"]}
+    return {
+        "pos_all_present": v["all_present"],
+        "pos_in_order": v["in_order"],
+        "pos_matched": [len(h) for h in hits],
+        "pos_tagged": [len(k) for k in kept],
+    }
 
 
 def matches(tokens: Tokens, word: str, pos: str) -> list[int]:

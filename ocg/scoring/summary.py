@@ -4,6 +4,8 @@ model, groups of one answer)."""
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 
 from ..core.frames import GROUP_KEYS, SUMMARY_KEYS
@@ -57,6 +59,23 @@ def _groups_of_one(summary: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
     return summary
 
 
+def pos_tagging(answers: pd.DataFrame) -> str:
+    """Per concept (`word_N`, `word_V`): its matched tokens and those tagged with its part of
+    speech, summed over the answers; JSON, sorted."""
+    counts: dict[str, list[int]] = {}
+    for concepts, pattern, matched, tagged in zip(
+        answers["concepts"], answers["pos_pattern"], answers["pos_matched"], answers["pos_tagged"]
+    ):
+        if matched is None or tagged is None or isinstance(matched, float):
+            continue  # not scored
+        pattern = pattern if isinstance(pattern, str) and pattern else "N" * len(concepts)
+        for c, p, m, t in zip(concepts, pattern, matched, tagged):
+            tally = counts.setdefault(f"{c}_{p}", [0, 0])
+            tally[0] += int(m)
+            tally[1] += int(t)
+    return json.dumps(dict(sorted(counts.items())))
+
+
 def summarise(answers: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
     """Per (model, condition, template): the paper's metrics (metrics/registry.py, as ratios of
     sufficient statistics), plus counts and Lin et al.'s per-concept coverage."""
@@ -75,6 +94,10 @@ def summarise(answers: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
     summary = summary.join(
         pooled_sums(stats)
     )  # n_all_present, n_in_order: Ordered Rate pooled later
+    if "pos_tagged" in answers:
+        summary["pos_tagging"] = a[["concepts", "pos_pattern", "pos_matched", "pos_tagged"]].apply(
+            pos_tagging
+        )
     if "distinct_2" in answers:
         summary["distinct_2_pooled"] = 100.0 * a["answer"].agg(diversity.distinct2_pooled)
     if "perplexity" in answers:

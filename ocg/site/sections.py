@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..analysis.paper_tables import summary_medians, wide
+from ..analysis.pos_tagging import never_tagged
 from ..core.layout import ReportFolder
 from ..core.notebook_names import MAIN_RESULTS
 from ..metrics.registry import label
@@ -28,6 +29,15 @@ from .render import Link
 
 
 @dataclass(frozen=True)
+class UntaggedConcept:
+    """A concept of Table 1's sets that spaCy never tags with the asked part of speech."""
+
+    concept: str
+    pos: str
+    matched: int
+
+
+@dataclass(frozen=True)
 class Headline:
     """Table 1, ours beside the paper's, with its caveats."""
 
@@ -37,6 +47,9 @@ class Headline:
     copy_marks: caveats.CopyMarkNote | None
     copy_share: caveats.CopyShare | None
     basis: caveats.Table1Basis | None
+    pos_untagged: list[
+        UntaggedConcept
+    ]  # concepts never given their part of speech: PoS columns unbolded
     paper: pd.DataFrame | None  # the paper's numbers for the models it has
     notebook: Link
     missing: MissingReasons
@@ -86,6 +99,10 @@ def headline(report_dir: Path, scores: dict) -> Headline | None:
         copy_marks=caveats.copy_mark_note(summary, report_dir),
         copy_share=caveats.copy_share(summary),
         basis=caveats.table1_basis(report_dir, summary),
+        pos_untagged=[
+            UntaggedConcept(r.concept, r.pos, int(r.matched))
+            for r in never_tagged(summary).itertuples()
+        ],
         paper=paper,
         notebook=notebook_link(report_dir, MAIN_RESULTS),
         missing=missing_reasons(summary, scores["signatures"])
@@ -100,7 +117,7 @@ def headline(report_dir: Path, scores: dict) -> Headline | None:
 @dataclass(frozen=True)
 class Sensitivity:
     """Table 1 under each open choice (notebook 03): the largest shifts, and one table per part
-    ("coverage", "list copies", "perplexity"; None where that part was not scored)."""
+    ("coverage", "list copies", "perplexity", "slor"; None where that part was not scored)."""
 
     method: Link
     shifts: list[str]
@@ -116,7 +133,7 @@ def sensitivity(report_dir: Path) -> Sensitivity | None:
     if not path.exists():
         return None
     long = pd.read_csv(path)
-    views = [(part, wide(long, part)) for part in ("coverage", "copies", "perplexity")]
+    views = [(part, wide(long, part)) for part in ("coverage", "copies", "perplexity", "slor")]
     return Sensitivity(
         methods_link(report_dir, "Analyses"),
         list(largest_shifts(long)),

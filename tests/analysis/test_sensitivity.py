@@ -160,3 +160,26 @@ def test_pos_correct_coverage_is_an_entry_of_the_view(scored):
             "value",
         ]
     )
+
+
+def test_slor_under_each_variant_is_a_template_average_and_a_view_of_its_own():
+    """Rows per model and variant (per template, then over templates); no row in the coverage view
+    and none among the largest shifts (nats are compared with nothing else)."""
+    answers = pd.DataFrame(
+        {
+            "model": "m",
+            "condition": ["ordered"] * 3 + ["original"],
+            "template_id": [0, 0, 1, 0],
+            "slor": [1.0, 3.0, 4.0, 9.0],
+            "slor_per_word": [2.0, 2.0, 2.0, 9.0],
+            "slor_oov_floor": [5.0, 3.0, 4.0, 9.0],
+        }
+    )
+    view = table1_sensitivity(answers).set_index("variant")
+    assert set(view["metric"]) == {"slor"} and (view["n_answers"] == 3).all()
+    assert view["value"].tolist() == [3.0, 2.0, 4.0]  # (2 + 4) / 2, 2, (4 + 4) / 2
+    assert view["shift"].tolist() == [0.0, -1.0, 1.0]
+    shown = wide(table1_sensitivity(answers), "slor")
+    assert list(shown.columns)[0] == "default (Table 1)" and shown.loc["m"].iloc[0] == 3.0
+    assert wide(table1_sensitivity(answers), "coverage").empty
+    assert not any("SLOR" in s for s in largest_shifts(table1_sensitivity(answers)))

@@ -27,6 +27,14 @@ def test_inflections_come_from_the_lexicon_and_always_hold_the_concept():
     assert set(inflections("ride", "V")) == {"ride", "rides", "rode", "ridden", "riding"}
     assert set(inflections("knife", "N")) == {"knife", "knives"}  # the noun's forms only
     assert inflections("sheep", "N") == ("sheep",)  # the lexicon's plural is the word itself
+    assert inflections("ski", "V") == (
+        "ski",
+        "skied",
+        "skiing",
+        "skis",
+    )  # not the lexicon's "ski'd"
+    assert admits("They skied down the hill.", ["ski", "hill"], "VN")
+    assert not admits("They ski'd down the hill.", ["ski", "hill"], "VN")
 
 
 @pytest.mark.parametrize(

@@ -35,11 +35,11 @@ def direct_slor(text: str, path) -> float:
         logp = torch.log_softmax(model(input_ids=torch.tensor([ids])).logits[0].double(), dim=-1)
     lm = sum(logp[i - 1, ids[i]].item() for i in range(1, len(ids)))
     words = wordfreq.tokenize(text, "en")
-    uni = sum(math.log(wordfreq.word_frequency(w, "en", minimum=1e-9)) for w in words)
+    uni = sum(math.log(wordfreq.word_frequency(w, "en")) for w in words)  # all listed
     first_word_tokens = len(
         tokenizer(text.split()[0])["input_ids"]
     )  # the first token's share is not scored
-    uni -= math.log(wordfreq.word_frequency(words[0], "en", minimum=1e-9)) / first_word_tokens
+    uni -= math.log(wordfreq.word_frequency(words[0], "en")) / first_word_tokens
     return (lm - uni) / (len(ids) - 1)
 
 
@@ -89,12 +89,81 @@ def test_slor_is_missing_with_the_reason_where_perplexity_is(tmp_path):
 
 def test_a_words_unigram_log_probability_is_spread_over_its_tokens():
     text = "a fun andenge"
-    shares = slor.token_unigrams(text, [(0, 1), (1, 5), (5, 9), (9, 13)])
-    assert shares[0] == pytest.approx(slor.word_logprob("a"))
-    assert shares[1] == pytest.approx(slor.word_logprob("fun"))
-    assert (
-        shares[2] == shares[3] == pytest.approx(math.log(slor.FLOOR) / 2)
-    )  # unknown: the floor, halved
+    offsets = [(0, 1), (1, 5), (5, 9), (9, 13)]
+    shares, last = slor.token_unigrams(text, offsets)
+    assert shares[0] == pytest.approx(math.log(wordfreq_frequency("a")))
+    assert shares[1] == pytest.approx(math.log(wordfreq_frequency("fun")))
+    assert shares[2] == shares[3] == 0.0  # unknown to wordfreq: probability 1, no credit
+    assert last == [0, 1, 3]
+    floored, _ = slor.token_unigrams(text, offsets, slor.FLOOR)  # the former rule
+    assert floored[2] == floored[3] == pytest.approx(math.log(slor.FLOOR) / 2)
+    assert slor.unigram_of_scored(text, offsets) == (pytest.approx(shares[1]), 3, 2)
+
+
+def wordfreq_frequency(word: str) -> float:
+    import wordfreq
+
+    return wordfreq.word_frequency(word, "en")
+
+
+def test_an_unknown_word_never_raises_slor_and_per_word_divides_by_words():
+    """With any perplexity, a word wordfreq lacks adds nothing to the unigram term (the former
+    floor added 20.7 nats of credit); per word divides the same sum by the words scored."""
+    text, offsets = "The dog blorvacks.", [(0, 3), (3, 7), (7, 10), (10, 17), (17, 18)]
+    v = slor.slor_variants(text, 50.0, offsets)
+    lm = -math.log(50.0) * 4
+    uni = math.log(wordfreq_frequency("dog"))  # "blorvacks" gets nothing
+    assert v["slor"] == pytest.approx((lm - uni) / 4)
+    assert v["slor_per_word"] == pytest.approx((lm - uni) / 2)
+    assert v["slor_oov_floor"] - v["slor"] == pytest.approx(-math.log(slor.FLOOR) / 4)
+
+
+INVENTED = ["blorvack", "snarfle", "quindlet", "zembrow", "trosk"]
+
+
+def concept_replaced(n: int) -> list[tuple[str, str]]:
+    """The first `n` CommonGen-Eval five-concept outputs (real LLM sentences) that hold a concept
+    word as written, each beside itself with that word replaced by an invented one."""
+    import json
+    import re
+    from pathlib import Path
+
+    fixture = Path(__file__).parent.parent / "fixtures" / "commongen_eval_outputs_5concept.jsonl"
+    pairs: list[tuple[str, str]] = []
+    for line in fixture.read_text().splitlines():
+        row = json.loads(line)
+        for concept in row["concept_set"]:
+            m = re.search(rf"\b{concept.split('_')[0]}\b", row["output"])
+            if m and row["output"] not in dict(pairs):
+                word = INVENTED[len(pairs) % len(INVENTED)]
+                pairs.append(
+                    (row["output"], row["output"][: m.start()] + word + row["output"][m.end() :])
+                )
+                break
+        if len(pairs) == n:
+            return pairs
+    return pairs
+
+
+@pytest.mark.slow
+def test_real_sentences_lose_slor_when_a_concept_becomes_an_invented_word():
+    """On the embedded SmolLM2: every sentence drops, by more than half a nat per token; under the
+    former floor (20.7 nats of credit for the invented word) the drop was far smaller."""
+    from ocg.metrics.lm_nll import context_limit, load_ocg_lm
+    from ocg.metrics.perplexity import compute_perplexity
+    from ocg.weights.embedded import ensure_converted
+
+    assert all(wordfreq_frequency(w) == 0 for w in INVENTED)
+    pairs = concept_replaced(20)
+    assert len(pairs) == 20
+    lm = load_ocg_lm(str(ensure_converted("smollm2-135m-instruct")), "cpu")
+    texts = [t for pair in pairs for t in pair]
+    ppl, _ = compute_perplexity(texts, lm.model, lm.tokenizer, batch_size=8)
+    v = slor.slor_values(texts, ppl, lm.tokenizer, context_limit(lm.model, lm.tokenizer))
+    drops = {k: [v[a][k] - v[b][k] for a, b in pairs] for k in slor.VARIANTS}
+    print({k: (min(d), sum(d) / len(d)) for k, d in drops.items()})
+    assert min(drops["slor"]) > 0.5 and min(drops["slor_per_word"]) > 0.5
+    assert sum(drops["slor"]) > 1.5 * sum(drops["slor_oov_floor"])
 
 
 @pytest.mark.parametrize(

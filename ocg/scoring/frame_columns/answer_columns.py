@@ -122,6 +122,18 @@ ANSWERS = (
         "the same matches in the asked order (the order check of `in_order`)",
     ),
     Column(
+        "pos_matched",
+        "coverage",
+        "list of int",
+        "per concept: the tokens that match it (ocg's rule)",
+    ),
+    Column(
+        "pos_tagged",
+        "coverage",
+        "list of int",
+        "per concept: of those, the tokens spaCy tags with the concept's part of speech",
+    ),
+    Column(
         "all_present@<rule>",
         "coverage",
         "bool",
@@ -162,7 +174,19 @@ ANSWERS = (
         "slor",
         "slor",
         "nats per token",
-        'SLOR: the perplexity model\'s log probability minus the unigram (wordfreq) log probability of the same tokens, per token (METHODS, "Acceptability"); NaN where perplexity is',
+        'SLOR: the perplexity model\'s log probability minus the unigram (wordfreq) log probability of the same tokens, per token; a word wordfreq does not list earns no credit (METHODS, "Acceptability"); NaN where perplexity is',
+    ),
+    Column(
+        "slor_per_word",
+        "slor",
+        "nats per word",
+        "SLOR normalised per word with a scored token instead of per LM token (a sensitivity variant)",
+    ),
+    Column(
+        "slor_oov_floor",
+        "slor",
+        "nats per token",
+        "SLOR with a word wordfreq does not list at frequency 1e-9, the former rule that credits it (a sensitivity variant)",
     ),
     Column(
         "has_nonword",

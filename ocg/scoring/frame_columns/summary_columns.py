@@ -47,6 +47,12 @@ SUMMARY = (
     ),
     Column("coverage_per_concept", "coverage", "% 0-100", "Lin et al.'s per-concept coverage"),
     Column(
+        "pos_tagging",
+        "coverage",
+        "str (JSON)",
+        '{"word_N" or "word_V": [tokens matching the concept, those spaCy tags with its part of speech]}: what PoS-correct coverage rests on',
+    ),
+    Column(
         "n_all_present",
         "coverage",
         "int",
@@ -116,7 +122,7 @@ SUMMARY = (
         "semantic_missing_reason",
         "semantic missing",
         "str",
-        "why the Vendi score and pairwise cosine are missing (no embedding model in the local cache)",
+        "why the Vendi score and pairwise cosine are missing (the embedding model is in no local directory, hub cache or package)",
     ),
     Column(
         "judge_score", "judge", "score 1-5", "mean of the judge's ratings over the judged answers"
