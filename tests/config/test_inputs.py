@@ -1,7 +1,9 @@
 """Bad input is refused before any work, with `ocg: error:` naming the file, line or field."""
 
 import json
+import os
 import time
+from pathlib import Path
 
 import pytest
 import yaml
@@ -215,6 +217,11 @@ def test_a_run_file_says_where_its_outputs_go(tmp_path, monkeypatch):
     from ocg.core.paths import PROJECT_ROOT
 
     assert load_run(write_run(tmp_path)).file.outputs is None  # OCG_OUTPUTS, else outputs/
+    # relative: under OCG_OUTPUTS when set (each test's own, tests/conftest.py), else the project root
+    assert load_run(write_run(tmp_path, outputs="runs/mine")).file.outputs == str(
+        Path(os.environ["OCG_OUTPUTS"]) / "runs" / "mine"
+    )
+    monkeypatch.delenv("OCG_OUTPUTS")
     assert load_run(write_run(tmp_path, outputs="runs/mine")).file.outputs == str(
         PROJECT_ROOT / "runs" / "mine"
     )
@@ -224,8 +231,6 @@ def test_a_run_file_says_where_its_outputs_go(tmp_path, monkeypatch):
     seen = {}
 
     def steps_seen(run, staging, final):
-        import os
-
         seen.update(env=os.environ["OCG_OUTPUTS"], cache=os.environ["OCG_MODEL_CACHE"], final=final)
         return 0, {}
 
@@ -239,8 +244,6 @@ def test_a_run_file_says_where_its_outputs_go(tmp_path, monkeypatch):
         "cache": str(tmp_path / "elsewhere" / "models"),  # not converted again
         "final": tmp_path / "o" / "reports" / DEMO["name"],
     }
-    import os
-
     assert (
         os.environ["OCG_OUTPUTS"] == str(tmp_path / "elsewhere")
         and "OCG_MODEL_CACHE" not in os.environ
