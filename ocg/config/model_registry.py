@@ -55,15 +55,18 @@ MAX_EXTENDS = 50  # models files in one `extends` chain: a longer one is a mista
 
 
 def _check_api(where: str, entry: ModelEntry) -> None:
-    """Only openai entries take an api block, and they need a key, or a server started for the
-    run (the block's own defaults fill in the rest)."""
+    """Only openai entries take an api block, and they need one (its base_url). A key is the
+    server's business: without `key_env` none is sent (a local server that takes none, started
+    by ocg or not); a server that wants one answers 401, and the error names `api.key_env`."""
     api = entry.api
     if entry.backend != "openai":
         if api is not None:
             raise OcgInputError(f"{where}.api", "only the openai backend takes an api block")
         return
-    if api is None or ("key_env" not in api.model_fields_set and api.server is None):
-        raise OcgInputError(f"{where}.api.key_env", "missing (required by the openai backend)")
+    if api is None:
+        raise OcgInputError(
+            f"{where}.api", "missing: the openai backend needs api.base_url (and api.key_env for a key)"
+        )
     if api.server is not None:
         if "{key}" in api.server.command and not api.key_env:
             raise OcgInputError(

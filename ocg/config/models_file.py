@@ -60,7 +60,8 @@ class ApiBlock(ConfigModel):
     """How an openai-backend entry is asked (any OpenAI-compatible chat API)."""
 
     key_env: str | None = None
-    """The NAME of the environment variable that holds the key (never the key itself)."""
+    """The NAME of the environment variable that holds the key (never the key itself); unset,
+    no key is sent: a local server that takes none, started by ocg or not."""
     concurrency: int = Field(8, ge=1)
     """Requests in flight at once."""
     timeout_s: number(gt=0, le=MAX_SECONDS) = 120

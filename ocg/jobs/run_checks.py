@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..config.checked_run import CheckedRun
-from ..config.file_model import validate
+from ..config.file_model import at, validate
 from ..config.model_registry import MODELS_FILE, load_models
 from ..config.models_file import ModelEntry
 from ..config.run_file import RunFile, Sampling
@@ -79,7 +79,11 @@ def _scoring(file: RunFile, src: str, models_file: Path | None) -> tuple[dict, S
     try:
         load_scoring_config(**file.scoring)
     except OcgInputError as exc:
-        raise OcgInputError(f"{src}: scoring", exc.problem) from None
+        # the key the error is about (`<scoring file>: perplexity_fallbak`), when the run set it
+        key = exc.where.partition(": ")[2]
+        if key.split(".")[0].split("[")[0] not in file.scoring:
+            raise  # the scoring file's own mistake: its address stays
+        raise OcgInputError(at(f"{src}: scoring", key), exc.problem) from None
     overrides = _judge_from(file, src, models_file)
     return overrides, load_scoring_config(**overrides)
 

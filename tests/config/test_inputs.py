@@ -65,8 +65,8 @@ def write_run(tmp_path, **changes):
         (dict(template_ids=[0, 9]), "template_ids[1]", "unknown template id 9"),
         (dict(template_ids=[]), "template_ids", "expected a non-empty list of int or null"),
         (dict(metrics=["bleu"]), "metrics", "unknown metric(s) ['bleu']"),
-        (dict(scoring={"matching_rule": "fuzzy"}), "scoring", "got 'fuzzy'"),
-        (dict(scoring={"perplexity_batch": 8}), "scoring", "unknown key"),
+        (dict(scoring={"matching_rule": "fuzzy"}), "scoring.matching_rule", "got 'fuzzy'"),
+        (dict(scoring={"perplexity_batch": 8}), "scoring.perplexity_batch", "unknown key"),
         (
             dict(scoring={"judge": "no-such-judge"}),
             "scoring.judge",
