@@ -15,7 +15,7 @@ from pathlib import Path
 from ..config.checked_run import CheckedRun
 from ..config.file_model import at, validate
 from ..config.model_registry import MODELS_FILE, load_models
-from ..config.models_file import ModelEntry
+from ..config.models_file import REFERENCE_CONDITION, ModelEntry
 from ..config.run_file import RunFile, Sampling
 from ..config.scoring_file import ScoringFile
 from ..core.errors import OcgInputError
@@ -49,6 +49,12 @@ def _entries(file: RunFile, path: Path, models_file: Path) -> dict[str, ModelEnt
         if model not in specs:
             raise OcgInputError(
                 f"{path}: models[{i}]", f"{model!r} is not an entry of {models_file}"
+            )
+        if specs[model].reference and REFERENCE_CONDITION not in file.conditions:
+            raise OcgInputError(
+                f"{path}: models[{i}]",
+                f"{model!r} is a reference, which answers only the {REFERENCE_CONDITION!r} "
+                "condition; this run does not ask it (conditions)",
             )
     return {model: specs[model] for model in file.models}
 
