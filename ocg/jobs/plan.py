@@ -79,6 +79,7 @@ def notebook_params(notebook: str, run: CheckedRun, dirs: Dirs, models: list[str
                 if file.sampling
                 else {}
             ),
+            **({"batch_check": file.batch_check} if file.batch_check is not None else {}),
         }
     if notebook == SCORE:
         return {
