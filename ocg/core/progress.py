@@ -30,9 +30,7 @@ def duration(seconds: float) -> str:
 
 def say(line: str) -> None:
     """Print one progress line (below any progress bar) and append it to OCG_PROGRESS_FILE."""
-    from tqdm import tqdm
-
-    tqdm.write(line)
+    _write(line)
     path = os.environ.get(PROGRESS_FILE)
     if path:
         # a line lost to a full disk or a removed file costs only the terminal its copy
@@ -63,10 +61,19 @@ class _Tail(threading.Thread):
             self.show(line.decode("utf-8", errors="replace"))
 
 
-def _shown(line: str) -> None:
+def _write(line: str) -> None:
+    """`line` on stdout below any progress bar (tqdm redraws it), flushed at once: a sweep
+    task's stdout is a log file, which Python would otherwise fill in blocks."""
+    import sys
+
     from tqdm import tqdm
 
-    tqdm.write(f"  {line}")  # under the step's own line; a bar of the parent's is redrawn below
+    tqdm.write(line, file=sys.stdout)
+    sys.stdout.flush()
+
+
+def _shown(line: str) -> None:
+    _write(f"  {line}")  # under the step's own line; a bar of the parent's is redrawn below
 
 
 @contextlib.contextmanager
