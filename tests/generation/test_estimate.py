@@ -7,7 +7,7 @@ import yaml
 
 from ocg.config.model_registry import load_models
 from ocg.generation import generate
-from ocg.generation.estimate import after_a_batch, batch_check_pace, duration
+from ocg.generation.estimate import after_a_batch, batch_check_pace, duration, so_far
 
 
 def test_the_projection_is_printed_before_the_rest_runs(tmp_path, capsys):
@@ -46,6 +46,11 @@ def test_the_figures():
     assert "about 10 min" in line and "at most about 16 min" in line  # 16 checks x one batch's 60 s
     assert "batch-1" not in after_a_batch("m", 48, 60, 480, 0, 48)
     assert batch_check_pace("m", 30, 16).endswith("16 in all: about 8 min")
+    assert (
+        so_far("m", 96, 432, 130, 460)
+        == "m: 96 of 432 answers in 2 min; about 7 min left at this pace"
+    )
+    assert so_far("m", 432, 432, 1000, 0) == "m: 432 of 432 answers, in 16 min"
 
 
 def test_a_run_resizes_the_batch_1_check_and_its_result_says_over_how_many(tmp_path, capsys):
