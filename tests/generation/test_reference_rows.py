@@ -1,5 +1,5 @@
 """Reference rows: a replay entry that answers per concept set (`replay: {key: set_id, model}`),
-as the five-concept run's 12 CommonGen-Eval references do, answering only `original`."""
+as the 12 CommonGen-Eval references of params/reference-models.yaml do, answering only `original`."""
 
 import json
 
@@ -12,6 +12,21 @@ from ocg.core.paths import COMMONGEN_EVAL_5CONCEPT, PARAMS_DIR
 from ocg.generation import generate, read_generations, select_instances
 from ocg.jobs.pipeline import load_run
 from ocg.jobs.plan import Dirs, notebook_params
+
+REFERENCES = [
+    "gpt-4-0613",
+    "gpt-4-1106-preview",
+    "gpt-3.5-turbo",
+    "mixtral-8x7b-instruct",
+    "yi-34b-chat",
+    "yi-6b-chat",
+    "tulu-2-dpo-70b",
+    "llama-2-7b-chat",
+    "vicuna-13b-v1.5",
+    "zephyr-7b-beta",
+    "pallas-0.5",
+    "turnopt",
+]
 
 
 def models_file(tmp_path, sets_file, **replay):
@@ -60,7 +75,13 @@ def test_a_set_the_file_lacks_is_named(tmp_path):
 
 
 def test_the_five_concept_run_has_twelve_shipped_references_in_original_only(tmp_path):
-    run = load_run(PARAMS_DIR / "runs" / "five-concepts.yaml")
+    raw = yaml.safe_load((PARAMS_DIR / "runs" / "five-concepts.yaml").read_text())
+    refs = [f"ref-{m}" for m in REFERENCES]
+    raw.update(
+        models=[*raw["models"], *refs], models_file=str(PARAMS_DIR / "reference-models.yaml")
+    )
+    (tmp_path / "with-references.yaml").write_text(yaml.safe_dump(raw))
+    run = load_run(tmp_path / "with-references.yaml")
     references = {m: e for m, e in run.entries.items() if e.reference}
     assert len(references) == 12 and all(m.startswith("ref-") for m in references)
     shipped = {json.loads(line)["model"] for line in COMMONGEN_EVAL_5CONCEPT.open()}
@@ -76,8 +97,7 @@ def test_the_five_concept_run_has_twelve_shipped_references_in_original_only(tmp
         "original",
         "ordered",
     ]
-    raw = yaml.safe_load((PARAMS_DIR / "runs" / "five-concepts.yaml").read_text())
-    raw.update(conditions=["ordered"], models_file=str(PARAMS_DIR / "reference-models.yaml"))
+    raw.update(conditions=["ordered"])
     (tmp_path / "r.yaml").write_text(yaml.safe_dump(raw))
     with pytest.raises(OcgInputError, match=r"models\[1\]: 'ref-gpt-4-0613' is a reference"):
         load_run(tmp_path / "r.yaml")
