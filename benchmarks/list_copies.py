@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/list_copies.py
 
-Reads CommonGen-Eval's 2,496 outputs for the 208 five-concept sets (tests/data/, 12 models),
+Reads CommonGen-Eval's 2,496 outputs for the 208 five-concept sets (ocg/data/, 12 models),
 matches the concepts as scoring does (ocg.metrics.coverage, the default rule), sets the list
 flags as scoring does (ocg.metrics.listcopy), with each set's concepts in the order the models
 were given them (CommonGen-Eval's, alphabetical), and prints how many answers are in order, copy
@@ -18,9 +18,9 @@ from pathlib import Path
 import pandas as pd
 from recording import record
 
-OUTPUTS = (
-    Path(__file__).resolve().parents[1] / "tests" / "data" / "commongen_eval_outputs_5concept.jsonl"
-)
+from ocg.core.paths import COMMONGEN_EVAL_5CONCEPT
+
+OUTPUTS = COMMONGEN_EVAL_5CONCEPT  # shipped with the package: ocg/data/
 
 
 def measure(path: Path = OUTPUTS) -> pd.DataFrame:

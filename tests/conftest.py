@@ -4,8 +4,28 @@ import pytest
 
 from ocg.core.paths import PROJECT_ROOT
 
-# The converted embedded model is a cache shared by all tests (converting takes ~25 s).
+# The converted embedded model is a cache shared by all tests (converting takes ~25 s): the user's
+# (OCG_MODEL_CACHE, else outputs/models), read as it is. Everything else a test reads or writes lies
+# under an outputs folder of its own (OCG_OUTPUTS, below), never the user's outputs/: a `make test`
+# after `make demo` sees none of the demo's scores, reports or generations.
 os.environ.setdefault("OCG_MODEL_CACHE", str(PROJECT_ROOT / "outputs" / "models"))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_outputs(tmp_path_factory):
+    """OCG_OUTPUTS for what runs before a test's own (session- and module-scoped fixtures)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("OCG_OUTPUTS", str(tmp_path_factory.mktemp("session-outputs")))
+        yield
+
+
+@pytest.fixture(autouse=True)
+def outputs(tmp_path, monkeypatch):
+    """Each test's own outputs/ root (OCG_OUTPUTS, not created until written), so no test reads or
+    writes the user's; a test that asks for it by name gets its path."""
+    root = tmp_path / "outputs"
+    monkeypatch.setenv("OCG_OUTPUTS", str(root))
+    return root
 
 
 @pytest.fixture(scope="session")
@@ -50,14 +70,6 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if CLUSTER_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.xdist_group("slurm-cluster"))
-
-
-@pytest.fixture
-def outputs(tmp_path, monkeypatch):
-    """An empty outputs/ root for the test (OCG_OUTPUTS), so tests never touch the real one."""
-    root = tmp_path / "outputs"
-    monkeypatch.setenv("OCG_OUTPUTS", str(root))
-    return root
 
 
 # The second stack's job (`make test-tf4`) sets OCG_EXPECT_TRANSFORMERS=4: the session refuses to

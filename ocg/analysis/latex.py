@@ -159,7 +159,6 @@ def latex_from_long(
     sub_kind: str,
     *,
     table: str | None = None,
-    *,
     unmarked: frozenset[str] = frozenset(),
 ) -> str:
     """`table` (e.g. "table3") picks the paper's marking for it (MARKING); else best and second;

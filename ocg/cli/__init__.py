@@ -28,6 +28,21 @@ def _os_error(exc: OSError) -> tuple[str, int]:
     return message, 2 if exc.errno in (errno.ENOTDIR, errno.EEXIST) else 1
 
 
+# The status of a process that SIGPIPE ended (128 + 13), as `yes | head -1` leaves it.
+SIGPIPE_STATUS = 141
+
+
+def _reader_gone() -> int:
+    """The reader of ocg's output went away (`ocg sweep --status | head -3`): no error line, as
+    for any Unix tool a pipe cut short. Python's docs ("Note on SIGPIPE", signal module): point
+    stdout at devnull, so the interpreter's last flush at exit does not fail once more."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return SIGPIPE_STATUS
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run a command. Every error ocg raises is an OcgError whose kind gives the exit status (bad
     input 2, a fault 1, stopped by SIGTERM 143); a file operation that fails exits 1 (2 for a
@@ -40,7 +55,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         raise_on_sigterm()  # each layer marks what it was doing on the way out, as on Ctrl-C
         settle_folder_variables()  # before any kernel, task or job inherits them
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()  # a closed pipe is found here, not at exit
+        return code
+    except BrokenPipeError:
+        return _reader_gone()
     except OcgError as exc:
         stopped = isinstance(exc, OcgInterrupted)
         print(stopped_line(exc, args.command) if stopped else f"ocg: error: {exc}", file=sys.stderr)

@@ -8,7 +8,7 @@ from pathlib import Path
 from ..core.errors import OcgInputError
 from ..core.files import read_extends_chain
 from ..core.names import check_name
-from ..core.paths import PARAMS_DIR
+from ..core.paths import PARAMS_DIR, SHIPPED_DATA
 from .file_model import file_fields, validate
 from .model_checks import RATE_KEYS, generation_defaults
 from .models_file import (
@@ -55,15 +55,19 @@ MAX_EXTENDS = 50  # models files in one `extends` chain: a longer one is a mista
 
 
 def _check_api(where: str, entry: ModelEntry) -> None:
-    """Only openai entries take an api block, and they need a key, or a server started for the
-    run (the block's own defaults fill in the rest)."""
+    """Only openai entries take an api block, and they need one (its base_url). A key is the
+    server's business: without `key_env` none is sent (a local server that takes none, started
+    by ocg or not); a server that wants one answers 401, and the error names `api.key_env`."""
     api = entry.api
     if entry.backend != "openai":
         if api is not None:
             raise OcgInputError(f"{where}.api", "only the openai backend takes an api block")
         return
-    if api is None or ("key_env" not in api.model_fields_set and api.server is None):
-        raise OcgInputError(f"{where}.api.key_env", "missing (required by the openai backend)")
+    if api is None:
+        raise OcgInputError(
+            f"{where}.api",
+            "missing: the openai backend needs api.base_url (and api.key_env for a key)",
+        )
     if api.server is not None:
         if "{key}" in api.server.command and not api.key_env:
             raise OcgInputError(
@@ -135,7 +139,15 @@ def _replay_entry(where: str, entry: dict, loaded: ModelEntry, source: str) -> d
     fixed = {"quantization": "none", "dtype": "auto", "attention": "auto", "batch_check": 0}
     replay = loaded.replay or ReplayBlock()
     file = replay.file
-    if file and not Path(file).expanduser().is_absolute() and Path(source).is_file():
+    if replay.key != "instance_id" and not file:
+        raise OcgInputError(f"{where}.replay.key", "answers per concept set need replay.file")
+    shipped = file and file.startswith(SHIPPED_DATA)  # ocg-data:NAME: ocg/data/NAME
+    if (
+        file
+        and not shipped
+        and not Path(file).expanduser().is_absolute()
+        and Path(source).is_file()
+    ):
         replay = replay.model_copy(update={"file": str(Path(source).resolve().parent / file)})
     return {**fixed, "replay": replay}
 

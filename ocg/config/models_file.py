@@ -34,6 +34,8 @@ SYSTEM_PROMPTS = ("paper", "template_default")
 # The calendar date every chat template sees (Llama 3.x writes "Today Date: ..." into the system
 # turn). The Llama 3.1 template's own fallback date; pinned so a rerun asks the same prompt.
 DEFAULT_PROMPT_DATE = "2024-07-26"
+# The one condition a reference entry answers: its sentences were asked for without an order
+REFERENCE_CONDITION = "original"
 SEED_MAX = 2**32 - 1  # transformers' set_seed seeds numpy, which takes no more
 MAX_SECONDS = 7 * 24 * 3600  # a wait longer than a week is a typo (sockets overflow near 1e12 s)
 Seconds = number(ge=0, le=MAX_SECONDS)
@@ -60,7 +62,8 @@ class ApiBlock(ConfigModel):
     """How an openai-backend entry is asked (any OpenAI-compatible chat API)."""
 
     key_env: str | None = None
-    """The NAME of the environment variable that holds the key (never the key itself)."""
+    """The NAME of the environment variable that holds the key (never the key itself); unset,
+    no key is sent: a local server that takes none, started by ocg or not."""
     concurrency: int = Field(8, ge=1)
     """Requests in flight at once."""
     timeout_s: number(gt=0, le=MAX_SECONDS) = 120
@@ -97,7 +100,14 @@ class ReplayBlock(ConfigModel):
     """The replay backend: answers from a file, else from the synthetic writer."""
 
     file: str = None
-    """JSONL, one {"instance_id", "answer"} (and "sample") per line; relative to the models file."""
+    """JSONL, one {"instance_id", "answer"} (and "sample") per line; relative to the models file;
+    `ocg-data:NAME` is a file ocg ships (ocg/data/NAME), wherever ocg is installed."""
+    key: Literal["instance_id", "set_id"] = "instance_id"
+    """instance_id: an answer per instance (and sample); set_id: an answer per concept set (the
+    line's `set_id` or `id`), given to every instance and sample of the set: sentences written
+    for another prompt, e.g. a reference's (ocg/data/README.md)."""
+    model: str = None
+    """Only the file's lines whose `model` is this (a file of several models' answers)."""
     rates: Annotated[dict[str, Any], checked(check_rates)] = None
     """The synthetic writer's rates {reorder, drop, inflect, repeat, degenerate}, each 0-1."""
 
@@ -153,6 +163,10 @@ class ModelDefaults(ConfigModel):
     """openai backend only: how the API is asked."""
     replay: ReplayBlock = None
     """replay backend only: the file or the synthetic writer's rates."""
+    reference: str | None = None
+    """A reference, not a model under study: where its answers come from, shown beside its
+    rows. It answers only the `original` condition (its sentences were asked without an order;
+    docs/METHODS.md, "Reference rows")."""
 
 
 class ModelEntry(ModelDefaults):

@@ -93,6 +93,12 @@ class RunFile(ConfigModel):
         None
     )
     """{temperature: T, top_p: p} for sampled decoding; null: the entries' own (greedy)."""
+    batch_check: Annotated[
+        int | None, Field(ge=0), Says("a number of answers (0: none), or null for the entries'")
+    ] = None
+    """The batch-1 check's size (answers regenerated alone) for each model of this run that has
+    one; null: each entry's `batch_check`. Entries without a check (batch_check: 0, openai and
+    replay entries) keep none."""
 
 
 class Site(ConfigModel):

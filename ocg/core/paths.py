@@ -15,6 +15,11 @@ PACKAGE = Path(__file__).resolve().parents[1]  # ocg/
 PROJECT_ROOT = PACKAGE.parent
 PACKAGE_DATA = PACKAGE / "data"
 CONCEPT_SETS_FILE = PACKAGE_DATA / "commongen_lite_concept_sets.jsonl"
+# CommonGen-Eval's 12 models' sentences for the 208 five-concept sets (ocg/data/README.md)
+COMMONGEN_EVAL_5CONCEPT = PACKAGE_DATA / "commongen_eval_outputs_5concept.jsonl"
+# How a params file names a file ocg ships (ocg-data:NAME is ocg/data/NAME): the same in a
+# checkout and in an installed wheel, where params/ and ocg/data/ lie at other distances
+SHIPPED_DATA = "ocg-data:"
 PAPER_TABLES_DIR = PACKAGE_DATA / "paper"
 
 # params/ of the checkout; an installed wheel (no checkout) carries it as the package ocg/params

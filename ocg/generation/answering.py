@@ -13,11 +13,12 @@ from tqdm import tqdm
 
 from ..core.frames import record_sample
 from ..core.interrupts import check_stop
+from ..core.progress import say
 from ..records import RunStatus
 from .answer_store.completeness import tally_stores
 from .answer_store.store import GenerationStore
 from .backends import constrained
-from .estimate import after_a_batch, batch_check_pace
+from .estimate import after_a_batch, batch_check_pace, batch_check_result, so_far
 from .extraction import answer_source, extract_answer, prompt_opens_think
 from .invariance import plan_batches
 from .ordered_grammar import grammar_sha256
@@ -44,7 +45,9 @@ def check_batch_invariance(
         if (
             k == 0 and progress and len(sample) > 1
         ):  # its cost, said early (ocg/generation/estimate.py)
-            tqdm.write(batch_check_pace(backend.spec.name, time.perf_counter() - t0, len(sample)))
+            say(batch_check_pace(backend.spec.name, time.perf_counter() - t0, len(sample)))
+    if progress and sample:
+        say(batch_check_result(backend.spec.name, len(differ), len(sample), backend.batch_size))
     out = {
         "checked": len(sample),
         "differ": len(differ),
@@ -60,6 +63,10 @@ def check_batch_invariance(
             "batch's first id, so a difference is seeding as well as batching"
         )
     return out
+
+
+# A batch's progress line at most this often (a paper-size run on a GPU has thousands of batches)
+UPDATE_EVERY_S = 30.0
 
 
 def answer_todo(state: RunState, asked: dict) -> Path:
@@ -161,7 +168,9 @@ def _batches(state: RunState):
 
 
 class _Progress:
-    """The bar, what is written so far, and the cost said once, after the second batch."""
+    """The bar, what is written so far, the cost said once after the second batch, then a line
+    per batch (at most one every UPDATE_EVERY_S, and the last) for the terminal where the user
+    waits (ocg/core/progress.py: a notebook's runner shows them)."""
 
     def __init__(self, state: RunState):
         self.state = state
@@ -173,30 +182,42 @@ class _Progress:
             smoothing=0.1,
         )
         self.t_start, self.new_tokens, self.written = time.perf_counter(), 0, 0
-        self.paced = None  # (time, written) after the first batch; True once the projection is said
+        self.paced = None  # (time, written) after the first batch: the pace leaves out loading
+        self.projected, self.said_at = False, 0.0
 
     def count(self, n: int, new_tokens: int) -> None:
         self.written += n
         self.new_tokens += new_tokens
-        elapsed = max(time.perf_counter() - self.t_start, 1e-9)
+        now = time.perf_counter()
+        elapsed = max(now - self.t_start, 1e-9)
         self.bar.update(n)
         self.bar.set_postfix(
             inst_s=f"{self.written / elapsed:.2f}", tok_s=f"{self.new_tokens / elapsed:.1f}"
         )
-        if self.state.progress and self.paced is not True and self.bar.total > self.written:
-            if self.paced is not None:  # the cost, said early (estimate.py)
-                spec, left = self.state.spec, self.bar.total - self.written
-                tqdm.write(
-                    after_a_batch(
-                        spec.name,
-                        answers=self.written - self.paced[1],
-                        seconds=time.perf_counter() - self.paced[0],
-                        left=left,
-                        batch_check=min(spec.batch_check, self.bar.total),
-                        batch_size=self.state.backend.batch_size,
-                    )
+        if not self.state.progress:
+            return
+        total, spec = self.bar.total, self.state.spec
+        if self.paced is None:
+            self.paced = (now, self.written)
+        elif not self.projected and total > self.written:  # the cost, said early (estimate.py)
+            say(
+                after_a_batch(
+                    spec.name,
+                    answers=self.written - self.paced[1],
+                    seconds=now - self.paced[0],
+                    left=total - self.written,
+                    batch_check=min(spec.batch_check, total),
+                    batch_size=self.state.backend.batch_size,
                 )
-            self.paced = True if self.paced else (time.perf_counter(), self.written)
+            )
+            self.projected, self.said_at = True, now
+        elif self.written >= total or now - self.said_at >= UPDATE_EVERY_S:
+            say(so_far(spec.name, self.written, total, elapsed, self._left_s(now)))
+            self.said_at = now
+
+    def _left_s(self, now: float) -> float:
+        since, before = self.paced
+        return (now - since) / max(self.written - before, 1) * (self.bar.total - self.written)
 
 
 def _answer_missing(state: RunState) -> tuple[int, int, float]:

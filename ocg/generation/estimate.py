@@ -6,13 +6,9 @@ generation, foreseen nowhere)."""
 
 from __future__ import annotations
 
+from ..core.progress import duration
 
-def duration(seconds: float) -> str:
-    """1 h 05 min, 12 min, 40 s: a projection's precision, no more."""
-    seconds = max(0, round(seconds))
-    if seconds >= 3600:
-        return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
-    return f"{seconds // 60} min" if seconds >= 120 else f"{seconds} s"
+__all__ = ["after_a_batch", "batch_check_pace", "batch_check_result", "duration", "so_far"]
 
 
 def after_a_batch(
@@ -39,4 +35,23 @@ def batch_check_pace(model: str, seconds: float, n: int) -> str:
     return (
         f"{model}: batch-1 check: one answer alone in {duration(seconds)}; {n} in all: about "
         f"{duration(seconds * n)}"
+    )
+
+
+def so_far(model: str, written: int, total: int, seconds: float, left_s: float) -> str:
+    """A batch's progress line: answers written of those to do, the time so far and what is left
+    at the pace since the first batch (the check after it, if any, not counted)."""
+    if written >= total:
+        return f"{model}: {written} of {total} answers, in {duration(seconds)}"
+    return (
+        f"{model}: {written} of {total} answers in {duration(seconds)}; "
+        f"about {duration(left_s)} left at this pace"
+    )
+
+
+def batch_check_result(model: str, differ: int, checked: int, batch_size: int) -> str:
+    """The check's finding, with what it measured and over how many answers."""
+    return (
+        f"{model}: batch-1 check: {differ} of {checked} answers regenerated alone differ from "
+        f"the same prompts' answers in batches of {batch_size}"
     )

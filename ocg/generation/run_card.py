@@ -75,6 +75,8 @@ def card_settings(spec: ModelEntry, backend, system_prompt: str | None) -> dict:
         else "(none: the template's default)",
         **backend.prompt_settings(),
         **({"sampling": backend.sampling} if backend.sampling else {}),
+        # a reference's source, for the page (recorded only for one: other cards read as before)
+        **({"reference": spec.reference} if spec.reference else {}),
         **(
             {"pad_multiple": backend.pad_multiple}
             if getattr(backend, "pad_multiple", 1) > 1

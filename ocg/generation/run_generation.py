@@ -70,6 +70,7 @@ class GenerateOptions:
     permutations: int | None = None
     samples: int = 1
     sampling: dict | None = None
+    batch_check: int | None = None  # the batch-1 check's size; None: the entry's
 
     def selection(self) -> dict:
         """How the instances were selected, as the run card's `selection` records it."""
@@ -101,6 +102,7 @@ def generate(
     permutations: int | None = None,
     samples: int = 1,
     sampling: dict | None = None,
+    batch_check: int | None = None,
 ) -> Path:
     """Generate (or resume) one model's answers; returns its output directory. The keywords are
     GenerateOptions' fields (its docstring says what each selects)."""
@@ -116,8 +118,14 @@ def generate(
         permutations=permutations,
         samples=samples,
         sampling=sampling,
+        batch_check=batch_check,
     )
     spec = model if isinstance(model, ModelEntry) else get_model(model, ask.models_file)
+    if ask.batch_check is not None:
+        if not isinstance(ask.batch_check, int) or ask.batch_check < 0:
+            raise OcgInputError("batch_check", f"got {ask.batch_check!r}; expected 0 or more")
+        if spec.batch_check:  # a run resizes the check of an entry that has one, adds none
+            spec = spec.model_copy(update={"batch_check": ask.batch_check})
     positive_int("batch_size", ask.batch_size, nullable=True)
     samples, sampling = check_sampling("", ask.samples, ask.sampling)
     conditions = list(ask.conditions)

@@ -15,6 +15,7 @@ from ..core.errors import OcgInputError
 from ..core.files import atomic_path, naming, refuse_link
 from ..core.layout import ExecutedNotebook, outputs
 from ..core.paths import NOTEBOOKS_DIR
+from ..core.progress import relayed
 from ..generation.servers.server import STOP_GRACE_S
 from .notebook_parameters import check_parameters
 
@@ -196,7 +197,9 @@ def run_notebook(
 
     Every parameter must be declared by the notebook, with a value of its type (checked before a
     kernel starts). A failing cell raises papermill's PapermillExecutionError naming the cell and
-    error; the executed copy keeps everything up to the failure, with the error shown.
+    error; the executed copy keeps everything up to the failure, with the error shown. The
+    progress lines the notebook's code says (ocg/core/progress.py: generation's batches and
+    projections, scoring's families) are copied to this process's output as they come.
     """
     import papermill as pm
 
@@ -209,18 +212,19 @@ def run_notebook(
     logger = logging.getLogger("papermill")
     logger.addFilter(_not_unknown_parameter)
     try:
-        _execute_stoppably(
-            lambda kernel_class: pm.execute_notebook(
-                str(source),
-                str(executed),
-                parameters=parameters or {},
-                kernel_name=kernel_for_papermill(),
-                cwd=str(source.parent),
-                progress_bar=progress,
-                kernel_manager_class=kernel_class,
-                **kernel_transport(),
+        with relayed():
+            _execute_stoppably(
+                lambda kernel_class: pm.execute_notebook(
+                    str(source),
+                    str(executed),
+                    parameters=parameters or {},
+                    kernel_name=kernel_for_papermill(),
+                    cwd=str(source.parent),
+                    progress_bar=progress,
+                    kernel_manager_class=kernel_class,
+                    **kernel_transport(),
+                )
             )
-        )
     except BaseException as exc:
         if html and executed.exists():
             with contextlib.suppress(

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config.checked_run import CheckedRun
+from ..config.models_file import REFERENCE_CONDITION
 from ..core.notebook_names import ANALYSES, BUILD_DATA, GENERATE, SCORE
 from ..data.templates import DEFAULT_CONDITIONS
 from .notebook_parameters import declared
@@ -61,9 +62,11 @@ def notebook_params(notebook: str, run: CheckedRun, dirs: Dirs, models: list[str
     if notebook == GENERATE:
         (model,) = models
         sampled = {"permutations": file.permutations} if file.permutations else {}
+        reference = model in run.entries and run.entries[model].reference
         return {
             "model": model,
-            "conditions": list(file.conditions),
+            # a reference answers only the condition without an order (docs/METHODS.md)
+            "conditions": [REFERENCE_CONDITION] if reference else list(file.conditions),
             "subset_k": file.subset_k,
             **sampled,
             "template_ids": None if file.template_ids is None else list(file.template_ids),
@@ -76,6 +79,7 @@ def notebook_params(notebook: str, run: CheckedRun, dirs: Dirs, models: list[str
                 if file.sampling
                 else {}
             ),
+            **({"batch_check": file.batch_check} if file.batch_check is not None else {}),
         }
     if notebook == SCORE:
         return {

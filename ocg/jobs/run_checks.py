@@ -13,9 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..config.checked_run import CheckedRun
-from ..config.file_model import validate
+from ..config.file_model import at, validate
 from ..config.model_registry import MODELS_FILE, load_models
-from ..config.models_file import ModelEntry
+from ..config.models_file import REFERENCE_CONDITION, ModelEntry
 from ..config.run_file import RunFile, Sampling
 from ..config.scoring_file import ScoringFile
 from ..core.errors import OcgInputError
@@ -50,6 +50,12 @@ def _entries(file: RunFile, path: Path, models_file: Path) -> dict[str, ModelEnt
             raise OcgInputError(
                 f"{path}: models[{i}]", f"{model!r} is not an entry of {models_file}"
             )
+        if specs[model].reference and REFERENCE_CONDITION not in file.conditions:
+            raise OcgInputError(
+                f"{path}: models[{i}]",
+                f"{model!r} is a reference, which answers only the {REFERENCE_CONDITION!r} "
+                "condition; this run does not ask it (conditions)",
+            )
     return {model: specs[model] for model in file.models}
 
 
@@ -79,7 +85,11 @@ def _scoring(file: RunFile, src: str, models_file: Path | None) -> tuple[dict, S
     try:
         load_scoring_config(**file.scoring)
     except OcgInputError as exc:
-        raise OcgInputError(f"{src}: scoring", exc.problem) from None
+        # the key the error is about (`<scoring file>: perplexity_fallbak`), when the run set it
+        key = exc.where.partition(": ")[2]
+        if key.split(".")[0].split("[")[0] not in file.scoring:
+            raise  # the scoring file's own mistake: its address stays
+        raise OcgInputError(at(f"{src}: scoring", key), exc.problem) from None
     overrides = _judge_from(file, src, models_file)
     return overrides, load_scoring_config(**overrides)
 

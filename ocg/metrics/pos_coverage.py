@@ -12,7 +12,7 @@ is that rule on a parsed doc, so the two can be compared on the same spaCy analy
 from __future__ import annotations
 
 # Agreement of pos_all_present with commongen_eval_pos on CommonGen-Eval's 2,496 five-concept
-# outputs (tests/fixtures/commongen_eval_outputs_5concept.jsonl), both on ocg's spaCy pipeline
+# outputs (ocg/data/commongen_eval_outputs_5concept.jsonl), both on ocg's spaCy pipeline
 # (params/scoring.yaml); tests/metrics/test_pos_coverage.py recomputes it and fails if it drifts.
 # All 60 disagreements are answers ours accepts and theirs does not: spaCy's lemma "rid" for "rides"
 # (which ocg's lookup repairs), or a concept found under two POS names (two set entries).

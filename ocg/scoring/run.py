@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
-from tqdm import tqdm
 
 from ..config.scoring_file import ScoringFile
 from ..core.errors import OcgInputError
@@ -27,6 +26,7 @@ from ..core.files import refuse_link, remove_temps
 from ..core.layout import ModelGenerations, ModelScores, outputs
 from ..core.lock import exclusive
 from ..core.names import check_name
+from ..core.progress import say
 from ..core.provenance import provenance
 from ..generation.answer_store.completeness import asked_records
 from ..generation.answer_store.store import read_generations
@@ -162,7 +162,7 @@ def _score_model(
     """score_model, under the scores folder's lock: what is stale, the tables, the signature."""
     out, redo = _scores_folder(model_dir, request.out_dir), request.redo
     log = (
-        (lambda msg: tqdm.write(f"[score {model_dir.name}] {msg}"))
+        (lambda msg: say(f"[score {model_dir.name}] {msg}"))
         if request.progress
         else (lambda msg: None)
     )
@@ -184,6 +184,7 @@ def _score_model(
         )
     t0 = time.perf_counter()
     answers = answer_rows(records)
+    log(f"{len(answers):,} answers: {', '.join(stale) or 'the answer flags'}")
     ctx = Context(
         answers=answers,
         texts=answers["answer"].map(lambda a: a if isinstance(a, str) else ""),

@@ -9,6 +9,7 @@ import time
 import pandas as pd
 
 from ..core.frames import GROUP_KEYS, SAMPLE, sample_column
+from ..core.progress import duration
 from ..metrics import bleu, degenerate
 from ..records import Signature
 from .families import FAMILIES
@@ -79,6 +80,7 @@ def compute(
                     handle, t = started.get(metric, (None, time.perf_counter()))
                     columns, record = handle.result() if handle else FAMILIES[metric].compute(ctx)
                     timings[metric] = time.perf_counter() - t
+                    ctx.log(f"{metric}: done in {duration(timings[metric])}")
                 blocks[metric] = Family.block(ctx.keys[metric], record)
                 tables[level] = tables[level].assign(
                     **{

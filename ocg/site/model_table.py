@@ -49,6 +49,7 @@ class ModelRow:
     batch: str
     design: str
     cells: list[str]
+    reference: str = ""  # a reference row's source (its run card's `reference`), else ""
 
 
 def _status(model, card_problem, scores, failures, unfinished) -> Status:
@@ -139,6 +140,7 @@ def model_rows(models, generations_root, scores, failures, unfinished) -> list[M
                 batch=batch,
                 design=design + sampled,
                 cells=[str(c) for c in cells],
+                reference=str(st.get("reference") or ""),
             )
         )
     return rows

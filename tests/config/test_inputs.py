@@ -1,7 +1,9 @@
 """Bad input is refused before any work, with `ocg: error:` naming the file, line or field."""
 
 import json
+import os
 import time
+from pathlib import Path
 
 import pytest
 import yaml
@@ -63,8 +65,8 @@ def write_run(tmp_path, **changes):
         (dict(template_ids=[0, 9]), "template_ids[1]", "unknown template id 9"),
         (dict(template_ids=[]), "template_ids", "expected a non-empty list of int or null"),
         (dict(metrics=["bleu"]), "metrics", "unknown metric(s) ['bleu']"),
-        (dict(scoring={"matching_rule": "fuzzy"}), "scoring", "got 'fuzzy'"),
-        (dict(scoring={"perplexity_batch": 8}), "scoring", "unknown key"),
+        (dict(scoring={"matching_rule": "fuzzy"}), "scoring.matching_rule", "got 'fuzzy'"),
+        (dict(scoring={"perplexity_batch": 8}), "scoring.perplexity_batch", "unknown key"),
         (
             dict(scoring={"judge": "no-such-judge"}),
             "scoring.judge",
@@ -214,6 +216,11 @@ def test_a_run_file_says_where_its_outputs_go(tmp_path, monkeypatch):
     from ocg.core.paths import PROJECT_ROOT
 
     assert load_run(write_run(tmp_path)).file.outputs is None  # OCG_OUTPUTS, else outputs/
+    # relative: under OCG_OUTPUTS when set (each test's own, tests/conftest.py), else the project root
+    assert load_run(write_run(tmp_path, outputs="runs/mine")).file.outputs == str(
+        Path(os.environ["OCG_OUTPUTS"]) / "runs" / "mine"
+    )
+    monkeypatch.delenv("OCG_OUTPUTS")
     assert load_run(write_run(tmp_path, outputs="runs/mine")).file.outputs == str(
         PROJECT_ROOT / "runs" / "mine"
     )
@@ -223,8 +230,6 @@ def test_a_run_file_says_where_its_outputs_go(tmp_path, monkeypatch):
     seen = {}
 
     def steps_seen(run, staging, final):
-        import os
-
         seen.update(env=os.environ["OCG_OUTPUTS"], cache=os.environ["OCG_MODEL_CACHE"], final=final)
         return 0, {}
 
@@ -238,8 +243,6 @@ def test_a_run_file_says_where_its_outputs_go(tmp_path, monkeypatch):
         "cache": str(tmp_path / "elsewhere" / "models"),  # not converted again
         "final": tmp_path / "o" / "reports" / DEMO["name"],
     }
-    import os
-
     assert (
         os.environ["OCG_OUTPUTS"] == str(tmp_path / "elsewhere")
         and "OCG_MODEL_CACHE" not in os.environ

@@ -48,11 +48,7 @@ def _raw(entry):
             "models.m.answer_extraction",
             "expected one of",
         ),
-        (
-            {"id": "gpt", "backend": "openai", "api": {"base_url": "https://x"}},
-            "models.m.api.key_env",
-            "missing",
-        ),
+        ({"id": "gpt", "backend": "openai"}, "models.m.api", "missing: the openai backend needs"),
         (
             {"id": "gpt", "backend": "openai", "api": {"base_url": "ftp://x", "key_env": "K"}},
             "models.m.api.base_url",
@@ -279,3 +275,17 @@ def test_methods_states_the_demo_models_token_budget():
         models[m].max_new_tokens for m in ("smollm2-135m-instruct", "smollm2-135m-instruct-4bit")
     }
     assert stated and budgets == {int(stated.group(1))}
+
+
+def test_a_keyless_local_server_needs_no_key_env():
+    """A server the user started that takes no key (llama-server, transformers serve): base_url
+    alone; no key is sent, and a 401 from it names the field that would give one."""
+    from types import SimpleNamespace
+
+    from ocg.generation.backends.openai_status import refusal
+
+    local = {"id": "local", "backend": "openai", "api": {"base_url": "http://127.0.0.1:8000/v1"}}
+    spec = parse_models(_raw(local), "models.yaml")["m"]
+    assert spec.api.key_env is None and spec.api.server is None
+    said = str(refusal(SimpleNamespace(status_code=401, headers={}), "", "http://h/v1", "", spec))
+    assert "401 from http://h/v1: it wants a key; name its variable in models.m.api.key_env" in said

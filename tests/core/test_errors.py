@@ -139,3 +139,24 @@ def test_a_busy_lock_exits_1_with_one_error_line(capsys, tmp_path):
     assert status == 1, err
     assert err.startswith(f"ocg: error: {folder}: PID ") and "is writing here" in err
     assert err.count("ocg: error:") == 1 and err.count("\n") == 1
+
+
+def test_a_reader_that_goes_away_is_no_error(tmp_path):
+    """`ocg sweep --status | head -3`: the pipe closes before ocg has written all; ocg stops as a
+    Unix tool does (SIGPIPE's status, 141), with no `ocg: error: Broken pipe` line."""
+    import os
+    import subprocess
+    import sys
+
+    from ocg.core.paths import PROJECT_ROOT
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ocg.cli", "models"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=dict(os.environ, PYTHONPATH=str(PROJECT_ROOT)),
+        cwd=tmp_path,
+    )
+    proc.stdout.close()  # the reader is gone before the first line
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141 and err == "", err

@@ -7,7 +7,7 @@ import yaml
 
 from ocg.config.model_registry import load_models
 from ocg.generation import generate
-from ocg.generation.estimate import after_a_batch, batch_check_pace, duration
+from ocg.generation.estimate import after_a_batch, batch_check_pace, duration, so_far
 
 
 def test_the_projection_is_printed_before_the_rest_runs(tmp_path, capsys):
@@ -48,3 +48,48 @@ def test_the_figures():
         "m", answers=48, seconds=60, left=480, batch_check=0, batch_size=48
     )
     assert batch_check_pace("m", 30, 16).endswith("16 in all: about 8 min")
+    assert (
+        so_far("m", 96, 432, 130, 460)
+        == "m: 96 of 432 answers in 2 min; about 7 min left at this pace"
+    )
+    assert so_far("m", 432, 432, 1000, 0) == "m: 432 of 432 answers, in 16 min"
+
+
+def test_a_run_resizes_the_batch_1_check_and_its_result_says_over_how_many(tmp_path, capsys):
+    """The demo's run file sets `batch_check` (a tenth of its generation at most); the check's
+    line says what it measured over how many answers; an entry without a check gets none."""
+    import json
+
+    from ocg.core.paths import PARAMS_DIR
+    from ocg.jobs.pipeline import load_run
+    from ocg.jobs.plan import Dirs, notebook_params
+
+    (tmp_path / "m.yaml").write_text(
+        yaml.safe_dump({"models": {"r": {"backend": "replay", "id": "x/r"}}})
+    )
+    entry = load_models(tmp_path / "m.yaml")["r"]
+    checked = entry.model_copy(update={"batch_check": 8})  # a batched model's check
+    for spec, out, expected in ((checked, "g", 2), (entry, "h", None)):
+        generate(
+            spec,
+            conditions=["ordered"],
+            subset_k=1,
+            template_ids=[0],
+            batch_size=4,
+            out_dir=tmp_path / out,
+            progress=True,
+            batch_check=2,
+        )
+        card = json.loads((tmp_path / out / "r" / "run_card.json").read_text())
+        check = card["runs"][-1].get("batch_invariance")
+        assert (check["checked"] if check else None) == expected
+    out = capsys.readouterr().out
+    assert re.search(
+        r"r: batch-1 check: \d of 2 answers regenerated alone differ from the same prompts' "
+        r"answers in batches of 4",
+        out,
+    ), out
+    demo = load_run(PARAMS_DIR / "runs" / "demo.yaml")
+    dirs = Dirs(tmp_path / "g", tmp_path / "s", tmp_path / "r")
+    asked = notebook_params("01_generate", demo, dirs, ["smollm2-135m-instruct"])
+    assert asked["batch_check"] == demo.file.batch_check < 8  # the entries' own is 8

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from ocg.core.paths import COMMONGEN_EVAL_5CONCEPT
 from ocg.metrics.coverage import MATCHING_QUALITY, MATCHING_RULES, analyse, load_nlp, match
 from ocg.metrics.matching import MATCHING_STRATA, quality_for_signature
 
@@ -269,12 +270,7 @@ def test_verdicts_do_not_depend_on_the_number_of_processes(nlp, monkeypatch):
 
 
 def _real_outputs() -> list[str]:
-    rows = [
-        json.loads(line)
-        for line in (LABELS.parent / "commongen_eval_outputs_5concept.jsonl")
-        .read_text()
-        .splitlines()
-    ]
+    rows = [json.loads(line) for line in COMMONGEN_EVAL_5CONCEPT.read_text().splitlines()]
     return _label_texts() + sorted({r["output"] for r in rows if isinstance(r.get("output"), str)})
 
 

@@ -2,15 +2,15 @@
 sentences, and the agreement with CommonGen-Eval's "pos" rule on its real five-concept outputs."""
 
 import json
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from ocg.core.paths import COMMONGEN_EVAL_5CONCEPT
 from ocg.metrics.coverage import load_nlp, score_coverage
 from ocg.metrics.pos_coverage import AGREEMENT, agreement, commongen_eval_pos
 
-OUTPUTS = Path(__file__).parent.parent / "fixtures" / "commongen_eval_outputs_5concept.jsonl"
+OUTPUTS = COMMONGEN_EVAL_5CONCEPT  # shipped with the package
 
 
 @pytest.fixture(scope="module")

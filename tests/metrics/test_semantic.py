@@ -148,7 +148,7 @@ def test_the_default_model_comes_from_its_package_only_where_no_local_copy_is(
     assert semantic.embedder_source(packaged.HUB_ID)["source"] == "local hub cache"
 
 
-REAL = [  # CommonGen-Eval outputs (tests/fixtures/commongen_eval_outputs_5concept.jsonl)
+REAL = [  # CommonGen-Eval outputs (ocg/data/commongen_eval_outputs_5concept.jsonl)
     "The man presses the button on the card scanner to place the document in the machine.",
     "The chef roasts the beans in a machine and pours them into a bowl.",
     "The kid rides his scooter down the street while wearing his helmet.",

@@ -8,6 +8,7 @@ import math
 import pandas as pd
 import pytest
 
+from ocg.core.paths import COMMONGEN_EVAL_5CONCEPT
 from ocg.metrics import nonword, slor
 from ocg.scoring import load_scoring_config, neural
 
@@ -126,9 +127,8 @@ def concept_replaced(n: int) -> list[tuple[str, str]]:
     word as written, each beside itself with that word replaced by an invented one."""
     import json
     import re
-    from pathlib import Path
 
-    fixture = Path(__file__).parent.parent / "fixtures" / "commongen_eval_outputs_5concept.jsonl"
+    fixture = COMMONGEN_EVAL_5CONCEPT
     pairs: list[tuple[str, str]] = []
     for line in fixture.read_text().splitlines():
         row = json.loads(line)

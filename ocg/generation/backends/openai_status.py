@@ -48,6 +48,11 @@ def refusal(resp, body: str, url: str, key: str, spec: ModelEntry) -> Exception:
     status = resp.status_code
     excerpt = scrub(body, key)[:EXCERPT_CHARS].replace("\n", " ")
     if status in (401, 403):
+        if not spec.api.key_env:
+            return ApiError(
+                f"{status} from {url}: it wants a key; name its variable in "
+                f"models.{spec.name}.api.key_env"
+            )
         return ApiError(f"{status} from {url}: the key in ${spec.api.key_env} was refused")
     if status == 404:
         return ApiError(f"404 from {url}: unknown endpoint or model {spec.id!r}: {excerpt}")

@@ -18,7 +18,7 @@ from ...config.models_file import ModelEntry
 from ...core.errors import OcgInputError
 from ...core.files import loads_json
 from ...core.frames import checked_sample
-from ...core.paths import PROJECT_ROOT
+from ...core.paths import PACKAGE_DATA, PROJECT_ROOT, SHIPPED_DATA
 from ..answer_store.record_format import read_record
 from .batch_auto import planned_size
 from .chat import MessagePrompts
@@ -31,6 +31,8 @@ def replay_file(spec: ModelEntry) -> Path | None:
     name = spec.replay.file if spec.replay else None
     if not name:
         return None
+    if name.startswith(SHIPPED_DATA):
+        return PACKAGE_DATA / name.removeprefix(SHIPPED_DATA)
     path = Path(name).expanduser()
     return path if path.is_absolute() else PROJECT_ROOT / path
 
@@ -70,6 +72,50 @@ def read_answers(path: Path, field: str = "replay.file") -> dict[tuple[str, int]
     return answers
 
 
+def _objects(path: Path, field: str):
+    """(file:line, object) for each non-empty line of a JSONL file."""
+    if not path.is_file():
+        raise OcgInputError(str(path), f"no such replay file (set by {field})")
+    with path.open("rb") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            where = f"{path}:{lineno}"
+            if not line.strip():
+                continue
+            try:
+                record = loads_json(line)
+            except ValueError as exc:
+                raise OcgInputError(
+                    where, f"not JSON ({exc.msg}); expected one object per line"
+                ) from None
+            if not isinstance(record, dict):
+                raise OcgInputError(where, "expected an object per line")
+            yield where, record
+
+
+def read_set_answers(
+    path: Path, model: str | None, field: str = "replay.file"
+) -> dict[str, str | None]:
+    """set id -> answer, from a file of answers per concept set (`set_id` or `id`; the text in
+    `answer`, `raw` or `output`, as CommonGen-Eval writes it), only the lines of `model` where
+    one is named; every line checked, errors name file and line."""
+    answers: dict[str, str | None] = {}
+    for where, record in _objects(path, field):
+        if model is not None and record.get("model") != model:
+            continue
+        set_id = record.get("set_id", record.get("id"))
+        if not isinstance(set_id, str):
+            raise OcgInputError(where, "expected an object with a string 'set_id' (or 'id')")
+        answer = record.get("answer", record.get("raw", record.get("output")))
+        if answer is not None and not isinstance(answer, str):
+            raise OcgInputError(where, f"the answer must be text or null, got {answer!r}")
+        if set_id in answers:
+            raise OcgInputError(where, f"set {set_id} appears twice")
+        answers[set_id] = answer
+    if not answers:
+        raise OcgInputError(str(path), f"no line of model {model!r} (set by {field}.model)")
+    return answers
+
+
 class ReplayBackend(MessagePrompts):
     kind = "replay"
     sampling: dict | None = (
@@ -96,7 +142,20 @@ class ReplayBackend(MessagePrompts):
         self.rows = (
             {} if instances is None else {r["instance_id"]: r for r in instances.to_dict("records")}
         )
-        if self.path is not None:
+        self.by_set = spec.replay is not None and spec.replay.key == "set_id"
+        if self.path is not None and self.by_set:
+            self.set_answers = read_set_answers(
+                self.path, spec.replay.model, f"models.{spec.name}.replay.file"
+            )
+            self.file_sha256 = hashlib.sha256(self.path.read_bytes()).hexdigest()
+            missing = [i for i, r in self.rows.items() if r["set_id"] not in self.set_answers]
+            if missing:
+                raise OcgInputError(
+                    str(self.path),
+                    f"no answer for the concept set of {len(missing)} of the {len(self.rows)} "
+                    f"instances asked (first: {missing[0]}, set {self.rows[missing[0]]['set_id']})",
+                )
+        elif self.path is not None:
             self.answers = read_answers(self.path, f"models.{spec.name}.replay.file")
             self.file_sha256 = hashlib.sha256(self.path.read_bytes()).hexdigest()
             missing = [iid for iid in self.rows if (iid, 0) not in self.answers]
@@ -113,6 +172,8 @@ class ReplayBackend(MessagePrompts):
             )
 
     def resolved_revision(self) -> str:
+        if self.path is not None and self.by_set:
+            return f"file sha256 {self.file_sha256}, model {self.spec.replay.model}, per set"
         if self.path is not None:
             return f"file sha256 {self.file_sha256}"
         rates = ",".join(f"{k}={v}" for k, v in sorted(self.rates.items()))
@@ -125,7 +186,9 @@ class ReplayBackend(MessagePrompts):
             raise ValueError("the replay backend answers by instance id: pass instance_ids")
         out = []
         for iid in instance_ids:
-            if self.path is not None:
+            if self.path is not None and self.by_set:  # the set's one sentence, every sample
+                raw = self.set_answers[self.rows[iid]["set_id"]]
+            elif self.path is not None:
                 if (iid, sample) not in self.answers:
                     raise OcgInputError(
                         str(self.path),

@@ -1,0 +1,99 @@
+"""Progress lines that reach the terminal where the user waits, also from inside a notebook.
+
+A long step (generation's batches and their projection, the batch-1 check, scoring's families)
+says where it stands with `say(line)`: the line is printed where the code runs (in a notebook,
+into the executed copy) and, when OCG_PROGRESS_FILE names a file, appended to it. A notebook's
+runner (ocg/jobs/notebook_runner.py) sets that variable for the kernel and copies each new line
+to its own output as it comes: `make demo`, `ocg report` and a sweep's task log show one line per
+update, while the kernel's progress bars and warnings stay in the executed notebook.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+PROGRESS_FILE = "OCG_PROGRESS_FILE"
+
+
+def duration(seconds: float) -> str:
+    """1 h 05 min, 12 min, 40 s: a projection's precision, no more."""
+    seconds = max(0, round(seconds))
+    if seconds >= 3600:
+        return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+    return f"{seconds // 60} min" if seconds >= 120 else f"{seconds} s"
+
+
+def say(line: str) -> None:
+    """Print one progress line (below any progress bar) and append it to OCG_PROGRESS_FILE."""
+    _write(line)
+    path = os.environ.get(PROGRESS_FILE)
+    if path:
+        # a line lost to a full disk or a removed file costs only the terminal its copy
+        with contextlib.suppress(OSError), open(path, "a", encoding="utf-8") as fh:
+            fh.write(" ".join(line.splitlines()) + "\n")
+
+
+class _Tail(threading.Thread):
+    """Copies each complete new line of `path` to `show`, every `every_s` seconds until stopped."""
+
+    def __init__(self, path: Path, show: Callable[[str], None], every_s: float):
+        super().__init__(name="ocg-progress", daemon=True)
+        self.path, self.show, self.every_s = path, show, every_s
+        self.stopping, self.offset, self.partial = threading.Event(), 0, b""
+
+    def run(self) -> None:
+        while not self.stopping.wait(self.every_s):
+            self.drain()
+        self.drain()
+
+    def drain(self) -> None:
+        with contextlib.suppress(OSError), self.path.open("rb") as fh:
+            fh.seek(self.offset)
+            chunk = fh.read()
+        self.offset += len(chunk)
+        *lines, self.partial = (self.partial + chunk).split(b"\n")
+        for line in lines:
+            self.show(line.decode("utf-8", errors="replace"))
+
+
+def _write(line: str) -> None:
+    """`line` on stdout below any progress bar (tqdm redraws it), flushed at once: a sweep
+    task's stdout is a log file, which Python would otherwise fill in blocks."""
+    import sys
+
+    from tqdm import tqdm
+
+    tqdm.write(line, file=sys.stdout)
+    sys.stdout.flush()
+
+
+def _shown(line: str) -> None:
+    _write(f"  {line}")  # under the step's own line; a bar of the parent's is redrawn below
+
+
+@contextlib.contextmanager
+def relayed(show: Callable[[str], None] = _shown, every_s: float = 0.5) -> Iterator[Path]:
+    """While the block runs (a notebook's kernel started inside it inherits OCG_PROGRESS_FILE),
+    every progress line said there is shown here by `show`. The file is a temporary one, removed
+    afterwards; the variable is restored."""
+    fd, name = tempfile.mkstemp(prefix="ocg-progress-", suffix=".log")
+    os.close(fd)
+    path, saved = Path(name), os.environ.get(PROGRESS_FILE)
+    os.environ[PROGRESS_FILE] = str(path)
+    tail = _Tail(path, show, every_s)
+    tail.start()
+    try:
+        yield path
+    finally:
+        tail.stopping.set()
+        tail.join()
+        if saved is None:
+            os.environ.pop(PROGRESS_FILE, None)
+        else:
+            os.environ[PROGRESS_FILE] = saved
+        path.unlink(missing_ok=True)

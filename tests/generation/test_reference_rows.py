@@ -1,0 +1,103 @@
+"""Reference rows: a replay entry that answers per concept set (`replay: {key: set_id, model}`),
+as the 12 CommonGen-Eval references of params/reference-models.yaml do, answering only `original`."""
+
+import json
+
+import pytest
+import yaml
+
+from ocg.config.model_registry import load_models
+from ocg.core.errors import OcgInputError
+from ocg.core.paths import COMMONGEN_EVAL_5CONCEPT, PARAMS_DIR
+from ocg.generation import generate, read_generations, select_instances
+from ocg.jobs.pipeline import load_run
+from ocg.jobs.plan import Dirs, notebook_params
+
+REFERENCES = [
+    "gpt-4-0613",
+    "gpt-4-1106-preview",
+    "gpt-3.5-turbo",
+    "mixtral-8x7b-instruct",
+    "yi-34b-chat",
+    "yi-6b-chat",
+    "tulu-2-dpo-70b",
+    "llama-2-7b-chat",
+    "vicuna-13b-v1.5",
+    "zephyr-7b-beta",
+    "pallas-0.5",
+    "turnopt",
+]
+
+
+def models_file(tmp_path, sets_file, **replay):
+    path = tmp_path / "m.yaml"
+    entry = {"backend": "replay", "id": "x/ref", "reference": "a test's sentences"}
+    entry["replay"] = {"file": str(sets_file), "key": "set_id", **replay}
+    path.write_text(
+        yaml.safe_dump({"extends": str(PARAMS_DIR / "models.yaml"), "models": {"ref": entry}})
+    )
+    return path
+
+
+def test_a_set_answers_every_instance_of_the_set(tmp_path):
+    rows = select_instances(conditions=["original"], subset_k=2, template_ids=[0, 4])
+    sets = sorted(rows.set_id.unique())
+    lines = [{"model": m, "id": s, "output": f"{m} wrote for {s}."} for s in sets for m in "ab"]
+    sets_file = tmp_path / "sets.jsonl"
+    sets_file.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    spec = load_models(models_file(tmp_path, sets_file, model="b"))["ref"]
+    out = generate(
+        spec,
+        conditions=["original"],
+        subset_k=2,
+        template_ids=[0, 4],
+        out_dir=tmp_path / "g",
+        progress=False,
+    )
+    got = read_generations(out)
+    assert len(got) == len(rows) > len(sets)  # every instance, not one per set
+    assert (got.answer == "b wrote for " + got.set_id + ".").all()
+
+
+def test_a_set_the_file_lacks_is_named(tmp_path):
+    sets_file = tmp_path / "sets.jsonl"
+    sets_file.write_text(json.dumps({"model": "b", "id": "not-a-set", "output": "x"}) + "\n")
+    spec = load_models(models_file(tmp_path, sets_file, model="b"))["ref"]
+    with pytest.raises(OcgInputError, match=r"no answer for the concept set of \d+ of the"):
+        generate(
+            spec, conditions=["original"], subset_k=1, template_ids=[0], out_dir=tmp_path / "g"
+        )
+    spec = load_models(models_file(tmp_path, sets_file, model="c"))["ref"]
+    with pytest.raises(OcgInputError, match=r"no line of model 'c'"):
+        generate(
+            spec, conditions=["original"], subset_k=1, template_ids=[0], out_dir=tmp_path / "g"
+        )
+
+
+def test_the_five_concept_run_has_twelve_shipped_references_in_original_only(tmp_path):
+    raw = yaml.safe_load((PARAMS_DIR / "runs" / "five-concepts.yaml").read_text())
+    refs = [f"ref-{m}" for m in REFERENCES]
+    raw.update(
+        models=[*raw["models"], *refs], models_file=str(PARAMS_DIR / "reference-models.yaml")
+    )
+    (tmp_path / "with-references.yaml").write_text(yaml.safe_dump(raw))
+    run = load_run(tmp_path / "with-references.yaml")
+    references = {m: e for m, e in run.entries.items() if e.reference}
+    assert len(references) == 12 and all(m.startswith("ref-") for m in references)
+    shipped = {json.loads(line)["model"] for line in COMMONGEN_EVAL_5CONCEPT.open()}
+    assert {e.replay.model for e in references.values()} == shipped
+    assert all(
+        "CommonGen-Eval" in e.reference and "Apache-2.0" in e.reference for e in references.values()
+    )
+    dirs = Dirs(tmp_path / "g", tmp_path / "s", tmp_path / "r")
+    assert notebook_params("01_generate", run, dirs, ["ref-gpt-4-0613"])["conditions"] == [
+        "original"
+    ]
+    assert notebook_params("01_generate", run, dirs, ["smollm2-135m-instruct"])["conditions"] == [
+        "original",
+        "ordered",
+    ]
+    raw.update(conditions=["ordered"])
+    (tmp_path / "r.yaml").write_text(yaml.safe_dump(raw))
+    with pytest.raises(OcgInputError, match=r"models\[1\]: 'ref-gpt-4-0613' is a reference"):
+        load_run(tmp_path / "r.yaml")
