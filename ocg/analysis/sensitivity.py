@@ -110,7 +110,7 @@ def _slor_rows(answers: pd.DataFrame) -> list[dict]:
     default = averaged("slor")
     n = ordered_counts(answers[answers["slor"].notna()])
     return [
-        long_row(model, "slor", ("SLOR", label), value, default[model], int(n.get(model, 0)))
+        long_row(model, "slor", ("SLOR", label), value, default[model], n=int(n.get(model, 0)))
         for label, column in SLOR_VARIANTS.items()
         for model, value in averaged(column).items()
     ]

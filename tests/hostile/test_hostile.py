@@ -122,9 +122,11 @@ def test_templates_hold_only_plain_placeholders(tmp_path, capsys, monkeypatch, c
     assert text != TEMPLATES
     path = tmp_path / "templates.yaml"
     path.write_text(text)
-    defaults = ocg.data.build.build_dataset.__defaults__
+    defaults = ocg.data.build.build_dataset.__kwdefaults__
     inputs = ocg.data.build.DataInputs(templates=path)
-    monkeypatch.setattr(ocg.data.build.build_dataset, "__defaults__", (*defaults[:-1], inputs))
+    monkeypatch.setattr(
+        ocg.data.build.build_dataset, "__kwdefaults__", {**defaults, "inputs": inputs}
+    )
     code, err = cli(capsys, "build-data", "--subset-k", 1, "--out", tmp_path / "d")
     assert code == 2 and err.startswith(f"ocg: error: {path}: {where}") and what in err, err
     assert not (tmp_path / "d").exists()
@@ -160,11 +162,11 @@ def test_concept_sets_are_lower_case_words_with_distinct_ids_and_concepts(
     path.write_text("\n".join(SETS + [line]) + "\n")
     with pytest.raises(ValueError, match=what):  # the Python API
         read_concept_sets(path)
-    defaults = ocg.data.build.build_dataset.__defaults__
+    defaults = ocg.data.build.build_dataset.__kwdefaults__
     monkeypatch.setattr(
         ocg.data.build.build_dataset,
-        "__defaults__",
-        (*defaults[:-1], ocg.data.build.DataInputs(concept_sets=path)),
+        "__kwdefaults__",
+        {**defaults, "inputs": ocg.data.build.DataInputs(concept_sets=path)},
     )
     code, err = cli(capsys, "build-data", "--subset-k", 1, "--out", tmp_path / "d")
     assert code == 2 and err.startswith(f"ocg: error: {path}:{len(SETS) + 1}: ") and what in err, (
@@ -709,11 +711,11 @@ def test_a_notebook_parameter_is_read_with_the_same_limits(capsys, value, what):
 def test_nested_brackets_in_a_concept_set_file(tmp_path, capsys, monkeypatch):
     path = tmp_path / "sets.jsonl"
     path.write_text("\n".join(SETS + [DEEP]) + "\n")
-    defaults = ocg.data.build.build_dataset.__defaults__
+    defaults = ocg.data.build.build_dataset.__kwdefaults__
     monkeypatch.setattr(
         ocg.data.build.build_dataset,
-        "__defaults__",
-        (*defaults[:-1], ocg.data.build.DataInputs(concept_sets=path)),
+        "__kwdefaults__",
+        {**defaults, "inputs": ocg.data.build.DataInputs(concept_sets=path)},
     )
     code, err = cli(capsys, "build-data", "--subset-k", 1, "--out", tmp_path / "d")
     assert code == 2 and f"{path}:{len(SETS) + 1}: malformed JSON (nested too deeply" in err, err
