@@ -8,6 +8,7 @@ from ocg.jobs.notebook_runner import run_notebook
 from ocg.jobs.plan import Dirs, notebook_params
 from ocg.scoring import cpu_families
 from tests.analysis.notebooks import output_text
+from tests.helpers import checked_run
 
 pytestmark = pytest.mark.slow
 ANSWERS = [
@@ -36,7 +37,7 @@ def scored(scored_run, samples):
     root = scored_run(f"samples{samples}", rows, cpu_families())
     out = root / "reports"
     params = notebook_params(
-        "11_samples", {"models_file": None}, Dirs(root / "gen", root / "scores", out), ["m"]
+        "11_samples", checked_run(["m"], ["original"]), Dirs(root / "gen", root / "scores", out), ["m"]
     )
     run_notebook("11_samples", params, out_dir=out)
     return out
