@@ -137,7 +137,9 @@ def test_a_second_scorer_is_refused_at_once_naming_the_first(scored_with_rule_a,
     shutil.copytree(source / "gen", tmp_path / "gen")
     first = _run_interrupted("pause", _score_args(tmp_path, RULES["b"]), stdout=subprocess.PIPE)
     try:
-        assert first.stdout.readline().strip() == "paused"  # it holds the folder, mid-write
+        # it holds the folder, mid-write (after its progress lines)
+        lines = iter(first.stdout.readline, "")
+        assert any(line.strip() == "paused" for line in lines), "the first scorer never paused"
         second = _run_interrupted(
             "never", _score_args(tmp_path, RULES["a"]), stderr=subprocess.PIPE
         )

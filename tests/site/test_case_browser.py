@@ -303,7 +303,7 @@ def test_the_judge_disagrees_filter(judged_cases):
         in html
     )
     assert "judge 5/5, reads boy ride bike street: in order</span>" in rows_of(html)[0]
-    assert "judge, unjudged</span>" in rows_of(html)[3]
+    assert "judge, unjudged: unparsed</span>" in rows_of(html)[3]  # the reason kept per answer
     shown = rows_of(open_at(judged_cases, "#model=a&outcome=judge_disagrees"))
     assert len(shown) == 2 and all(
         "A street bike ridden by a boy" in r
