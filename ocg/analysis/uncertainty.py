@@ -136,6 +136,8 @@ def bootstrap_ci(
 ) -> pd.DataFrame:
     """Point value and percentile interval of each metric, resampling `resampling.unit` (UNITS);
     each row names its unit, the units resampled (`n`) and the concept sets they hold (`n_sets`)."""
+    if not ((answers["model"] == model) & (answers["condition"] == condition)).any():
+        return pd.DataFrame()  # e.g. a reference row: it answers only `original`
     lo, hi = 100 * (1 - resampling.level) / 2, 100 * (1 + resampling.level) / 2
     rows = {}
     for u, stats in _unit_statistics(answers, groups, model, condition, resampling.unit):

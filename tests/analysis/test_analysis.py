@@ -355,6 +355,15 @@ def test_bootstrap_interval_and_paired_test():
     assert null.loc["coverage_w_order", "p_value"] > 0.05
 
 
+def test_a_model_without_the_condition_gets_no_interval_and_stops_nothing():
+    """A reference row answers only `original`: its `ordered` interval is absent, not a crash."""
+    answers, groups = set_answers(10, 0.6, 0.3, 0)
+    reference = answers[answers.condition == "original"].assign(model="ref")
+    both = pd.concat([answers, reference], ignore_index=True)
+    assert uncertainty.bootstrap_ci(both, groups, "ref").empty
+    assert not uncertainty.bootstrap_ci(both, groups, "m").empty
+
+
 def test_concept_difficulty_counts():
     rows = []
     for model, composed in (("m1", {("a", 0), ("a", 1)}), ("m2", {("a", 0)})):
