@@ -270,15 +270,16 @@ def judged_cases(scored_run, tmp_path_factory):
 def test_the_judges_verdicts_sit_in_each_answers_row_and_their_disagreements_are_counted(
     judged_cases,
 ):
-    from ocg.site.browser import FIELDS, read_index
+    from ocg.site.browser import read_index
     from ocg.site.chunks import read_chunk
 
     index = read_index(judged_cases)
     assert [(e["n"], e["n_judged"], e["n_judge_disagrees"]) for e in index] == [
         (8, 6, 2)
     ]  # ANSWERS[2] twice
+    chunk = read_chunk(judged_cases.parent / index[0]["file"])
     rows = [
-        dict(zip(FIELDS, r)) for r in read_chunk(judged_cases.parent / index[0]["file"])["rows"]
+        dict(zip(chunk["fields"], r)) for r in chunk["rows"]
     ]
     got = [
         (r["in_order"], r["judge_score"], r["judge_order"], r["judge_in_order"]) for r in rows[:4]
