@@ -278,9 +278,7 @@ def test_the_judges_verdicts_sit_in_each_answers_row_and_their_disagreements_are
         (8, 6, 2)
     ]  # ANSWERS[2] twice
     chunk = read_chunk(judged_cases.parent / index[0]["file"])
-    rows = [
-        dict(zip(chunk["fields"], r)) for r in chunk["rows"]
-    ]
+    rows = [dict(zip(chunk["fields"], r)) for r in chunk["rows"]]
     got = [
         (r["in_order"], r["judge_score"], r["judge_order"], r["judge_in_order"]) for r in rows[:4]
     ]
