@@ -302,7 +302,7 @@ def test_the_judge_disagrees_filter(judged_cases):
         in html
     )
     assert "judge 5/5, reads boy ride bike street: in order</span>" in rows_of(html)[0]
-    assert "judge, unjudged</span>" in rows_of(html)[3]
+    assert "judge, unjudged: unparsed</span>" in rows_of(html)[3]  # with its reason
     shown = rows_of(open_at(judged_cases, "#model=a&outcome=judge_disagrees"))
     assert len(shown) == 2 and all(
         "A street bike ridden by a boy" in r
@@ -310,3 +310,13 @@ def test_the_judge_disagrees_filter(judged_cases):
         in r
         for r in shown
     )
+    by_filter = open_at(judged_cases, "#model=a&judge=disagrees")
+    assert (
+        len(rows_of(by_filter)) == 2
+        and "answers: model a, condition ordered, template 0, the judge disagrees, sorted"
+        in by_filter
+    )
+    assert len(rows_of(open_at(judged_cases, "#model=a&judge=unjudged"))) == 2  # ANSWERS[3] twice
+    rated = rows_of(open_at(judged_cases, "#model=a&sort=judge_score&dir=asc"))
+    scores = [re.search(r'<span class="judge[^"]*">judge(?: (\d)/5)?', r).group(1) for r in rated]
+    assert scores == ["2", "2", "3", "3", "5", "5", None, None]  # unrated last
