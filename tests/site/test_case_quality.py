@@ -181,3 +181,13 @@ def test_an_address_followed_in_the_tab_keeps_nothing_it_leaves_out(cases):
         in dom.stdout
     )
     assert len(rows_of(dom.stdout)) == 2
+
+
+def test_the_page_script_writes_no_markup_from_strings():
+    """Every row is built from DOM nodes, each text from the data a text node: the script never
+    assigns innerHTML or outerHTML, nor calls insertAdjacentHTML or document.write."""
+    from ocg.site.render import static_text
+
+    script = static_text("case_browser.js")
+    assert not re.search(r"innerHTML|outerHTML|insertAdjacentHTML|document\.write", script)
+    assert "textContent" in script and "createElement" in script
