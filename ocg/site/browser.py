@@ -5,20 +5,20 @@ template) under `cases/` (4,608 answers each at paper size), loaded on demand wi
 tag, which browsers allow from file:// where fetch() is refused. Each script holds its rows as
 gzip'd JSON in base64, which the page inflates with the browser's own DecompressionStream: rows
 repeat most of their text (the prompt's template, the concepts), so a report takes a small
-fraction of the disk (benchmarks/paper_scale.py prints the sizes); `read_chunk` (chunks.py) reads one. Each row shows the prompt as
-rendered, the raw output, the extracted answer, its tokens with the concepts' matches
-highlighted at the positions the order verdict used (and those positions), and the answer's flags;
-where an LLM judge scored them (docs/METHODS.md, "LLM judge"), its rating and order verdict beside
-ocg's, their disagreements counted per chunk in the index and filterable on the page.
+fraction of the disk (benchmarks/paper_scale.py prints the sizes); `read_chunk` (chunks.py) reads
+one. Each row shows the prompt as rendered, the raw output, the extracted answer, its tokens with
+the concepts' matches highlighted at the positions the order verdict used (and those positions),
+the answer's flags; beside its order verdict its quality where scored (case_quality.py: PoS-correct
+coverage, non-words, SLOR, perplexity); where an LLM judge scored it (docs/METHODS.md, "LLM
+judge"), its rating and order verdict beside ocg's, their disagreements counted per chunk in the
+index and filterable on the page.
 With repeated samples each row is one (instance, sample), with that sample's prompt and raw output.
 Highlight offsets are written in UTF-16 code units, as JavaScript strings count (an emoji is two).
 """
 
 from __future__ import annotations
 
-import json
 import re
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pandas as pd
@@ -27,10 +27,11 @@ from ..core.files import atomic_path
 from ..core.frames import GROUP_KEYS, SAMPLE, SUMMARY_KEYS, sample_index, samples_or_zero
 from ..core.layout import ModelGenerations, ModelScores, ReportFolder
 from ..metrics.degenerate import FLAG_COLUMNS
-from .chunks import chunk_script, spans, utf16_spans
+from .case_quality import QUALITY_COLUMNS, missing_columns, quality_of, quality_values
+from .chunks import chunk_script, read_index, spans, utf16_spans  # noqa: F401 (read_index: its old home)
 from .render import render
 
-FIELDS = [
+BASE_FIELDS = [
     "set_id",
     "perm_index",
     "concepts",
@@ -46,12 +47,11 @@ FIELDS = [
     "flags",
     "spans",
     "sample",
-    "judge_score",
-    "judge_order",
-    "judge_in_order",
-    "judge_reason",
 ]
 JUDGE_COLUMNS = ["judge_score", "judge_order", "judge_in_order", "judge_reason"]
+# every field a chunk may carry, in its order: a quality column the run did not score is left out,
+# the judge's four where no judge scored the answers
+FIELDS = [*BASE_FIELDS, *QUALITY_COLUMNS, *JUDGE_COLUMNS]
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
@@ -87,8 +87,13 @@ def judge_disagrees(answers: pd.DataFrame) -> pd.Series:
     )
 
 
-def _rows(answers: pd.DataFrame, extra: dict[tuple[str, int], tuple[str, str]]) -> list[list]:
-    """One list per answer, in FIELDS order; `extra` maps (instance id, sample) to (prompt, raw)."""
+def _rows(
+    answers: pd.DataFrame, extra: dict[tuple[str, int], tuple[str, str]], fields: list[str]
+) -> list[list]:
+    """One list per answer, in `fields` order (FIELDS less the columns the answers lack);
+    `extra` maps (instance id, sample) to (prompt, raw)."""
+    quality = [c for c in QUALITY_COLUMNS if c in fields]
+    judged = "judge_in_order" in fields
     rows = []
     has = set(answers.columns)
     for r in answers.to_dict("records"):
@@ -123,7 +128,8 @@ def _rows(answers: pd.DataFrame, extra: dict[tuple[str, int], tuple[str, str]]) 
                     ),
                 ),
                 sample,
-                *_judged(r),
+                *quality_values(r, quality),
+                *(_judged(r) if judged else []),
             ]
         )
     return rows
@@ -160,6 +166,13 @@ def _forced(grammar) -> str:
     return f"\n\n[decoded under the grammar]\n{grammar}" if isinstance(grammar, str) else ""
 
 
+def chunk_fields(answers: pd.DataFrame) -> list[str]:
+    """A chunk's fields: the answer's own, the quality columns with a value, the judge's four
+    where a judge scored them (none: the page says nothing, not "unjudged")."""
+    judged = JUDGE_COLUMNS if "judge_in_order" in answers else []
+    return [*BASE_FIELDS, *quality_of(answers), *judged]
+
+
 def write_chunks(
     out_dir: str | Path, answers: pd.DataFrame, generations: dict[str, pd.DataFrame]
 ) -> list[dict]:
@@ -171,11 +184,8 @@ def write_chunks(
     for (model, condition, template_id), a in answers.groupby(SUMMARY_KEYS, sort=True):
         a = a.sort_values(["set_id", "perm_index", *([SAMPLE] if SAMPLE in a else [])])
         name = chunk_name(model, condition, int(template_id))
-        rows = _rows(a, extra.get(model, {}))
-        if "judge_in_order" not in a:  # no judge: the page says nothing, not "unjudged"
-            rows = [r[: -len(JUDGE_COLUMNS)] for r in rows]
-        fields = FIELDS if "judge_in_order" in a else FIELDS[: -len(JUDGE_COLUMNS)]
-        payload = {"fields": fields, "rows": rows}
+        fields = chunk_fields(a)
+        payload = {"fields": fields, "rows": _rows(a, extra.get(model, {}), fields)}
         with atomic_path(chunks / name) as tmp:
             tmp.write_text(chunk_script(name, payload), encoding="ascii")
         index.append(
@@ -202,31 +212,6 @@ def write_page(out_dir: str | Path, index: list[dict]) -> Path:
     return path
 
 
-class _IndexScript(HTMLParser):
-    def __init__(self):
-        super().__init__()
-        self.inside, self.text = False, None
-
-    def handle_starttag(self, tag, attrs):
-        self.inside = tag == "script" and ("id", "case-index") in attrs
-
-    def handle_data(self, data):
-        if self.inside:
-            self.text = data
-
-    def handle_endtag(self, tag):
-        self.inside = False
-
-
-def read_index(page: str | Path) -> list[dict]:
-    """The chunks' index a case browser page holds (one entry per model, condition, template)."""
-    parser = _IndexScript()
-    parser.feed(Path(page).read_text(encoding="utf-8"))
-    if parser.text is None:
-        raise ValueError(f"{page}: not a case browser page written by write_page (no case-index)")
-    return json.loads(parser.text)
-
-
 ANSWER_COLUMNS = [
     "instance_id",
     SAMPLE,
@@ -242,6 +227,7 @@ ANSWER_COLUMNS = [
     "all_present",
     "in_order",
     *FLAG_COLUMNS,
+    *QUALITY_COLUMNS,
     *JUDGE_COLUMNS,
 ]
 
@@ -253,22 +239,17 @@ def _model_chunks(out_dir: str, model: str, scores_root: str, generations_root: 
     path = ModelScores.of(model, scores_root).answers
     if not path.exists():
         return []
-    present = set(_parquet_columns(path))
-    if _no_judge(ModelScores.of(model, scores_root).signature):
-        present -= set(JUDGE_COLUMNS)  # its columns hold only NaN: no answer was "unjudged"
+    # a family scored as missing (no judge named, no perplexity model) holds only NaN: left out,
+    # so no answer reads "unjudged" or "no perplexity"
+    present = set(_parquet_columns(path)) - missing_columns(
+        ModelScores.of(model, scores_root).signature
+    )
     answers = pd.read_parquet(path, columns=[c for c in ANSWER_COLUMNS if c in present])
     return write_chunks(
         out_dir,
         answers,
         {model: read_generations(ModelGenerations.of(model, generations_root).folder)},
     )
-
-
-def _no_judge(signature: Path) -> bool:
-    """The score set names no judge (scoring: {judge: ...} unset): its judge family is missing."""
-    from ..records import Signature
-
-    return signature.exists() and Signature.read(signature).status("judge") == "missing"
 
 
 def write_case_browser_from(

@@ -1,6 +1,6 @@
 """The case browser's chunk format: where each concept's highlight lies in an answer (`spans`,
 in UTF-16 code units as the page's JavaScript counts), and the script that carries one chunk's
-rows as gzip'd JSON in base64 (`chunk_script`; `read_chunk` reads one back in Python)."""
+rows as gzip'd JSON in base64 (`chunk_script`; `read_chunk` reads one back in Python, `read_index` a page's index of them)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import base64
 import gzip
 import json
 import re
+from html.parser import HTMLParser
 from pathlib import Path
 
 
@@ -61,3 +62,28 @@ def read_chunk(path: str | Path) -> dict:
     if found is None:
         raise ValueError(f"{path}: not a case-browser chunk written by chunk_script")
     return json.loads(gzip.decompress(base64.b64decode(found.group(2))))
+
+
+class _IndexScript(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.inside, self.text = False, None
+
+    def handle_starttag(self, tag, attrs):
+        self.inside = tag == "script" and ("id", "case-index") in attrs
+
+    def handle_data(self, data):
+        if self.inside:
+            self.text = data
+
+    def handle_endtag(self, tag):
+        self.inside = False
+
+
+def read_index(page: str | Path) -> list[dict]:
+    """The chunks' index a case browser page holds (one entry per model, condition, template)."""
+    parser = _IndexScript()
+    parser.feed(Path(page).read_text(encoding="utf-8"))
+    if parser.text is None:
+        raise ValueError(f"{page}: not a case browser page written by write_page (no case-index)")
+    return json.loads(parser.text)

@@ -663,7 +663,7 @@ def test_case_browser_chunks_are_gzipped_and_read_back_whole(tmp_path):
     tests/site/test_case_browser.py): rows that repeat a prompt's template take a fraction of their JSON."""
     import json
 
-    from ocg.site.browser import FIELDS, JUDGE_COLUMNS, write_chunks
+    from ocg.site.browser import BASE_FIELDS, FIELDS, write_chunks
     from ocg.site.chunks import read_chunk
 
     template = "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\nWrite one sentence using: "
@@ -695,7 +695,7 @@ def test_case_browser_chunks_are_gzipped_and_read_back_whole(tmp_path):
     index = write_chunks(tmp_path, answers, {"m": generations})
     path = tmp_path / index[0]["file"]
     payload = read_chunk(path)
-    no_judge = FIELDS[: -len(JUDGE_COLUMNS)]  # answers without judge columns: no judge asked
-    assert payload["fields"] == no_judge and len(payload["rows"]) == 960
+    # answers without quality or judge columns: neither scored nor asked
+    assert payload["fields"] == BASE_FIELDS and len(payload["rows"]) == 960
     assert payload["rows"][5][FIELDS.index("prompt")] == generations.prompt[5]
     assert path.stat().st_size < len(json.dumps(payload, ensure_ascii=False)) / 5

@@ -270,16 +270,15 @@ def judged_cases(scored_run, tmp_path_factory):
 def test_the_judges_verdicts_sit_in_each_answers_row_and_their_disagreements_are_counted(
     judged_cases,
 ):
-    from ocg.site.browser import FIELDS, read_index
+    from ocg.site.browser import read_index
     from ocg.site.chunks import read_chunk
 
     index = read_index(judged_cases)
     assert [(e["n"], e["n_judged"], e["n_judge_disagrees"]) for e in index] == [
         (8, 6, 2)
     ]  # ANSWERS[2] twice
-    rows = [
-        dict(zip(FIELDS, r)) for r in read_chunk(judged_cases.parent / index[0]["file"])["rows"]
-    ]
+    chunk = read_chunk(judged_cases.parent / index[0]["file"])
+    rows = [dict(zip(chunk["fields"], r)) for r in chunk["rows"]]
     got = [
         (r["in_order"], r["judge_score"], r["judge_order"], r["judge_in_order"]) for r in rows[:4]
     ]
@@ -303,7 +302,7 @@ def test_the_judge_disagrees_filter(judged_cases):
         in html
     )
     assert "judge 5/5, reads boy ride bike street: in order</span>" in rows_of(html)[0]
-    assert "judge, unjudged: unparsed</span>" in rows_of(html)[3]  # the reason kept per answer
+    assert "judge, unjudged: unparsed</span>" in rows_of(html)[3]  # with its reason
     shown = rows_of(open_at(judged_cases, "#model=a&outcome=judge_disagrees"))
     assert len(shown) == 2 and all(
         "A street bike ridden by a boy" in r
@@ -311,3 +310,13 @@ def test_the_judge_disagrees_filter(judged_cases):
         in r
         for r in shown
     )
+    by_filter = open_at(judged_cases, "#model=a&judge=disagrees")
+    assert (
+        len(rows_of(by_filter)) == 2
+        and "answers: model a, condition ordered, template 0, the judge disagrees, sorted"
+        in by_filter
+    )
+    assert len(rows_of(open_at(judged_cases, "#model=a&judge=unjudged"))) == 2  # ANSWERS[3] twice
+    rated = rows_of(open_at(judged_cases, "#model=a&sort=judge_score&dir=asc"))
+    scores = [re.search(r'<span class="judge[^"]*">judge(?: (\d)/5)?', r).group(1) for r in rated]
+    assert scores == ["2", "2", "3", "3", "5", "5", None, None]  # unrated last

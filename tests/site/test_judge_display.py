@@ -70,7 +70,7 @@ def test_the_case_browser_shows_the_judge_only_where_a_run_named_one(
     """Without a judge every answer's judge columns hold NaN: the chunk carries none, so the page
     writes no "judge, unjudged" under each outcome (field() gives undefined: judgeText says nothing)."""
     from ocg.config.model_registry import MODELS_FILE
-    from ocg.site.browser import FIELDS, JUDGE_COLUMNS, write_case_browser_from
+    from ocg.site.browser import BASE_FIELDS, JUDGE_COLUMNS, write_case_browser_from
     from ocg.site.chunks import read_chunk
 
     concepts = ["dog", "catch", "frisbee"]
@@ -93,9 +93,10 @@ def test_the_case_browser_shows_the_judge_only_where_a_run_named_one(
     root = scored_run("judge-display", rows, ["coverage", "judge"], judge=judge)
     page = write_case_browser_from(root / "report", ["m"], root / "scores", root / "gen")
     chunk = read_chunk(next((page.parent / "cases").glob("*.js")))
+    scored = [*BASE_FIELDS, "pos_all_present", "pos_in_order"]  # coverage's quality columns
     if judge is None:
-        assert chunk["fields"] == FIELDS[: -len(JUDGE_COLUMNS)]
-        assert {len(r) for r in chunk["rows"]} == {len(FIELDS) - len(JUDGE_COLUMNS)}
+        assert chunk["fields"] == scored
+        assert {len(r) for r in chunk["rows"]} == {len(scored)}
     else:  # asked, and both replies no rubric JSON: unjudged, and the page says so
-        assert chunk["fields"] == FIELDS
+        assert chunk["fields"] == [*scored, *JUDGE_COLUMNS]
         assert [r[-4:] for r in chunk["rows"]] == [[None, None, None, "unparsed"]] * 2
