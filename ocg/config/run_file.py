@@ -151,7 +151,7 @@ class RunFile(ConfigModel):
     """Report even where a model's answers are incomplete."""
     outputs: Annotated[Folder | None, Says("a folder, or null")] = None
     """Where this run's outputs go (relative: under OCG_OUTPUTS when set, else the project
-    root); null: OCG_OUTPUTS, else outputs/."""
+    root, or the working directory for an installed ocg); null: OCG_OUTPUTS, else outputs/."""
     samples: Annotated[
         int, Field(ge=1, le=MAX_SAMPLES), Says("a positive number of samples per instance")
     ] = 1

@@ -148,6 +148,13 @@ def test_the_scoring_choices_are_the_metrics_own():
     assert MATCHING_RULES == tuple(coverage.MATCHING_RULES)
 
 
+def test_the_schemas_metric_names_are_the_families():
+    from ocg.config.scoring_file import METRIC_NAMES
+    from ocg.scoring.families import FAMILIES
+
+    assert METRIC_NAMES == tuple(FAMILIES)
+
+
 @pytest.mark.parametrize("change, where, what", BAD_RUN_FIELDS)
 def test_pydantic_errors_read_as_ocg_errors(change, where, what):
     raw = {"name": "r", "models": ["a"], "conditions": ["ordered"], **change}
