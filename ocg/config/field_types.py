@@ -1,7 +1,8 @@
 """Text fields checked by a regular expression that the JSON Schemas carry too: one declaration
 (`matching`) is both the loader's check (Python's re.fullmatch) and the schema's `pattern`
 (ECMA 262, as editors read it; each pattern here reads alike in both: `$(?!\\n)` ends one, as
-Python's `$` also matches before a last newline), so an editor refuses what ocg refuses. Names, ids, dates, URLs, variable names."""
+Python's `$` also matches before a last newline), so an editor refuses what ocg refuses: names,
+ids, dates, variable names."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ def matching(pattern: str, expected: str, *rest: Any, **schema: Any) -> Any:
 
     extra = {"pattern": pattern, **schema}
     markers = (Says(expected), checked(check), *rest, Field(json_schema_extra=extra))
-    return Annotated.__class_getitem__((str, *markers))  # type: ignore[attr-defined]
+    return Annotated[(str, *markers)]
 
 
 # An id, a revision, a model's or a pipeline's name: not blank, no control characters.
