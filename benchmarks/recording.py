@@ -107,12 +107,37 @@ def record(name: str, figures: dict, args: dict | None = None) -> Path:
     return path
 
 
+class ResultsError(ValueError):
+    """A results file that cannot be read as runs, or a docs block whose file is missing: one
+    line naming the file (`python benchmarks/recording.py` prints it and exits 1)."""
+
+
 def runs_of(path: Path) -> list[dict]:
-    """A results file's runs, oldest first (a file of a shape of its own holds one run: a dict)."""
-    if not path.exists():  # a block may name a benchmark before its first run
-        return []
-    data = json.loads(path.read_text())
-    return data if isinstance(data, list) else [data]
+    """A results file's runs, oldest first (a file of a shape of its own holds one run: a dict);
+    a file that is missing, truncated or of another shape is a ResultsError naming it."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ResultsError(f"{path}: no such results file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ResultsError(f"{path}: cannot read ({exc})") from None
+    except json.JSONDecodeError as exc:  # a benchmark killed mid-write by hand, an edit
+        raise ResultsError(f"{path}: not JSON ({exc.msg}, line {exc.lineno})") from None
+    runs = data if isinstance(data, list) else [data]
+    for i, run in enumerate(runs):
+        if not isinstance(run, dict) or not isinstance(run.get("figures", {}), dict):
+            raise ResultsError(
+                f"{path}: run {i} is {type(run).__name__}; expected a mapping (with a mapping "
+                "of figures)"
+            )
+    return runs
+
+
+def cell(value: object) -> str:
+    """A value as one markdown table cell: `|` escaped, newlines as spaces, and never an HTML
+    comment's marks (a figure holding `<!-- /benchmark -->` would end its block early)."""
+    text = " ".join(str(value).splitlines())
+    return text.replace("|", "\\|").replace("<!--", "&lt;!--").replace("-->", "--&gt;")
 
 
 def _where(run: dict) -> str:
@@ -135,8 +160,8 @@ def latest_table(folder: Path | None = None) -> str:
         run = runs[-1]
         figures = "; ".join(f"{k}: {v}" for k, v in flat(run.get("figures", run)).items())
         rows.append(
-            f"| `{path.name}` | {str(run.get('date', ''))[:10]} | {str(run.get('commit'))[:9]} "
-            f"| {_where(run)} | {figures} |"
+            f"| `{cell(path.name)}` | {cell(str(run.get('date', ''))[:10])} "
+            f"| {cell(str(run.get('commit'))[:9])} | {cell(_where(run))} | {cell(figures)} |"
         )
     return "\n".join(rows)
 
@@ -177,7 +202,7 @@ def figures_block(name: str, folder: Path | None = None, where: dict | None = No
         for r in runs_of((folder or results_dir()) / f"{name}.json")
         if all(str(_field(r, k)) == v for k, v in (where or {}).items())
     ]
-    if not runs:
+    if not runs:  # a file of no runs yet (`[]`) says so; a missing file is refused (runs_of)
         return f"_No run of `benchmarks/results/{name}.json` yet._"
     run = runs[-1]
     figures = run.get("figures", run)
@@ -190,7 +215,8 @@ def figures_block(name: str, folder: Path | None = None, where: dict | None = No
         + (f"; {run['source']}" if run.get("source") else "")
         + "._"
     )
-    rows = [f"| `{k}` | {v} |" for k, v in flat(figures).items()]
+    head = cell(head)
+    rows = [f"| `{cell(k)}` | {cell(v)} |" for k, v in flat(figures).items()]
     return "\n".join([head, "", "| figure | value |", "|---|---|", *rows])
 
 
@@ -227,11 +253,21 @@ def update_docs(files: list[Path] | None = None, folder: Path | None = None) -> 
     return stale
 
 
+def main(argv: list[str]) -> int:
+    try:
+        if argv == ["--update-docs"]:
+            for path in update_docs():
+                print(f"updated {path.relative_to(ROOT)}")
+        elif argv:
+            print("usage: python benchmarks/recording.py [--update-docs]", file=sys.stderr)
+            return 2
+        else:
+            print(latest_table())
+    except ResultsError as exc:
+        print(f"recording.py: error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--update-docs"]:
-        for path in update_docs():
-            print(f"updated {path.relative_to(ROOT)}")
-    elif sys.argv[1:]:
-        raise SystemExit("usage: python benchmarks/recording.py [--update-docs]")
-    else:
-        print(latest_table())
+    raise SystemExit(main(sys.argv[1:]))

@@ -119,6 +119,29 @@ def test_score_and_load_scores_from_an_installed_wheel(tmp_path):
     assert where.startswith(str(site)), "the installed ocg ran, not the checkout's"
     assert float(coverage) == 50.0  # half the answers hold every concept in order
     _the_pages_render_from_the_wheel(site, tmp_path, env)
+    _outputs_and_report_from_the_wheel(site, tmp_path, env)
+
+
+def _outputs_and_report_from_the_wheel(site, tmp_path, env):
+    """No checkout: outputs default to the working directory's outputs/ (never site-packages),
+    and `ocg report` says in one line that it needs a checkout, naming where it looked."""
+    code = "from ocg.core.paths import SOURCE_CHECKOUT, outputs_dir; print(SOURCE_CHECKOUT, outputs_dir())"
+    where = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert where.stdout.split() == ["False", str(tmp_path / "outputs")], where.stderr[-2000:]
+    run = site / "ocg" / "params" / "runs" / "demo.yaml"
+    report = subprocess.run(
+        [sys.executable, "-m", "ocg.cli", "report", str(run)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert report.returncode == 2 and report.stderr.count("ocg: error: ") == 1, report.stderr
+    assert f"no notebooks in {site / 'notebooks'}" in report.stderr, report.stderr
+    assert "need a source checkout" in report.stderr and not (site / "outputs").exists()
 
 
 def _the_pages_render_from_the_wheel(site, tmp_path, env):

@@ -4,11 +4,16 @@ server commands, GenerationConfig overrides, replay rates), run by the models' v
 from __future__ import annotations
 
 import math
+import re
 
 from ..core.errors import OcgInputError, shown
 from ..weights.embedded import EMBEDDED_MODELS, EMBEDDED_PREFIX
 
 RATE_KEYS = ("reorder", "drop", "inflect", "repeat", "degenerate")
+RATES_SCHEMA = {  # check_rates, as the JSON Schema says it
+    "properties": {k: {"type": "number", "minimum": 0, "maximum": 1} for k in RATE_KEYS},
+    "additionalProperties": False,
+}
 # Settings that only stop generation or select tokens in ways a user may want to change on
 # purpose; anything else a GenerationConfig knows is accepted too, after a type check.
 _NEVER_OVERRIDE = {
@@ -27,15 +32,6 @@ def check_id(where: str, value: str) -> None:
     name = value[len(EMBEDDED_PREFIX) :]
     if value.startswith(EMBEDDED_PREFIX) and name not in EMBEDDED_MODELS:
         raise OcgInputError(where, f"no embedded model {name!r}; known: {sorted(EMBEDDED_MODELS)}")
-
-
-def check_date(where: str, value: str) -> None:
-    import datetime as _dt
-
-    try:
-        _dt.date.fromisoformat(value)
-    except ValueError:
-        raise OcgInputError(where, f"got {shown(value)}; expected an ISO date YYYY-MM-DD") from None
 
 
 def generation_defaults() -> dict:
@@ -75,18 +71,41 @@ def check_generation_overrides(where: str, overrides: dict) -> None:
             raise OcgInputError(f"{where}.{key}", f"got {shown(value)}; expected a finite number")
 
 
+# An http(s) URL: a host (a name, or an IPv6 address in brackets), a port 1-65535 or {port}
+# (api.server's), then a path; no user:password@, no whitespace or control characters.
+_PORT = r"(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"
+_HOST = r"(?:\[[0-9A-Fa-f:.]+\]|[^\s\x00-\x1f\x7f-\x9f@/?#:\[\]]+)"
+URL_PATTERN = (
+    rf"^https?://{_HOST}(?::(?:{_PORT}|\{{port\}}))?(?:[/?#][^\s\x00-\x1f\x7f-\x9f]*)?$(?!\n)"
+)
+_URL = re.compile(URL_PATTERN)
+
+
 def check_url(where: str, value: str) -> None:
+    """URL_PATTERN, each way to miss it told: requests would send credentials instead of the key
+    (and cards keep URLs); a port outside 1-65535 or a broken host fails only when asked."""
     from urllib.parse import urlsplit
 
     if not value.startswith(("http://", "https://")):
         raise OcgInputError(where, f"got {shown(value)}; expected an http(s) URL")
-    if (
-        "@" in urlsplit(value).netloc
-    ):  # requests would send them instead of the key; cards keep URLs
+    if re.search(r"[\s\x00-\x1f\x7f-\x9f]", value):
+        raise OcgInputError(where, f"got {shown(value)}; holds whitespace or a control character")
+    try:
+        parts = urlsplit(value.replace("{port}", "1"))
+        port = parts.port
+    except ValueError as exc:
+        raise OcgInputError(where, f"got {shown(value)}; not a URL ({exc})") from None
+    if "@" in parts.netloc:
         raise OcgInputError(
             where,
             "holds credentials (user:password@host); they would replace the key and be "
             "written into the run card: put the key in the variable api.key_env names",
+        )
+    if port is not None and not 1 <= port <= 65535:
+        raise OcgInputError(where, f"got {shown(value)}; expected a port from 1 to 65535")
+    if not _URL.fullmatch(value):
+        raise OcgInputError(
+            where, f"got {shown(value)}; expected an http(s) URL: host[:port][/path]"
         )
 
 

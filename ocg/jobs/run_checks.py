@@ -123,13 +123,12 @@ def _outputs(file: RunFile, src: str) -> str | None:
         return None
     from ..core.paths import outputs_field
 
-    if not file.outputs.strip():
+    folder = outputs_field(file.outputs)  # blank and "/" refused by the model (check_folder)
+    if folder.resolve().parent == folder.resolve():  # /.., /tmp/..
         raise OcgInputError(
-            f"{src}: outputs",
-            "empty: expected a folder (relative: under OCG_OUTPUTS "
-            "when set, else the project root; or absolute)",
+            f"{src}: outputs", f"got {file.outputs!r}: the file system's root; expected a folder"
         )
-    return str(outputs_field(file.outputs))
+    return str(folder)
 
 
 def check_run(raw: object, path: Path, model: type[RunFile] = RunFile) -> CheckedRun:

@@ -126,3 +126,50 @@ def test_stacks_records_what_differs_per_variant(recording, tmp_path, monkeypatc
         "ordered_coverage_second": 0.5,
     }
     assert run["figures"]["batch1"]["differ"] == 0
+
+
+@pytest.mark.parametrize(
+    "content, what",
+    [
+        ('[{"figures": {"a": 1}}, {"figu', "not JSON (Unterminated string"),  # truncated
+        ("[1, 2]", "run 0 is int; expected a mapping"),
+        ('{"figures": [1, 2]}', "run 0 is dict; expected a mapping (with a mapping of figures)"),
+        (b"\xff\xfe", "cannot read"),
+    ],
+)
+def test_an_odd_results_file_is_one_line_naming_it(recording, tmp_path, capsys, content, what):
+    path = tmp_path / "odd.json"
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    with pytest.raises(recording.ResultsError, match=re.escape(f"{path}: {what}")):
+        recording.runs_of(path)
+    assert recording.main([]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"recording.py: error: {path}: ") and err.count("\n") == 1, err
+
+
+def test_a_missing_results_file_never_blanks_the_docs_figures(recording, tmp_path):
+    doc = tmp_path / "doc.md"
+    text = "<!-- benchmark:gone -->\n| `a` | 1 |\n<!-- /benchmark -->\n"
+    doc.write_text(text)
+    with pytest.raises(recording.ResultsError, match=f"{tmp_path / 'gone.json'}: no such"):
+        recording.update_docs([doc], tmp_path)
+    assert doc.read_text() == text
+    (tmp_path / "gone.json").write_text("[]")  # a file of no runs yet says so
+    assert "_No run of `benchmarks/results/gone.json` yet._" in recording.figures_block(
+        "gone", tmp_path
+    )
+
+
+def test_a_figure_cannot_end_its_block_or_break_the_table(recording, tmp_path):
+    """A figure holding the block's end mark, a `|` or a newline stays inside its one cell."""
+    hostile = {"note": "x <!-- /benchmark --> INJECTED", "cmd": "a | b", "lines": "one\ntwo"}
+    recording.record("demo_bench", hostile)
+    doc = tmp_path / "doc.md"
+    doc.write_text("<!-- benchmark:demo_bench -->\n<!-- /benchmark -->\nAfter.\n")
+    recording.update_docs([doc], tmp_path)
+    text = doc.read_text()
+    assert text.count("<!-- /benchmark -->") == 1 and text.endswith("<!-- /benchmark -->\nAfter.\n")
+    assert "| `note` | x &lt;!-- /benchmark --&gt; INJECTED |" in text
+    assert "| `cmd` | a \\| b |" in text and "| `lines` | one two |" in text
+    assert recording.stale_docs([doc], tmp_path) == []  # rendering again changes nothing
+    assert "a \\| b" in recording.latest_table(tmp_path)

@@ -13,6 +13,7 @@ from ocg.core.errors import OcgInputError
 from ocg.jobs.pipeline import load_run
 from ocg.results.scores import load_scores
 from ocg.sweep import load_sweep
+from tests.config.bad_params import BAD_RUNS
 from tests.helpers import write_generations
 
 DEMO = yaml.safe_load(open("params/runs/demo.yaml"))
@@ -51,42 +52,7 @@ def write_run(tmp_path, **changes):
     return path
 
 
-@pytest.mark.parametrize(
-    "changes, where, what",
-    [
-        (dict(models=[]), "models", "expected a non-empty list"),
-        (dict(models=[1, 2]), "models", "expected a non-empty list of str"),
-        (dict(models=["no-such-model"]), "models[0]", "is not an entry of"),
-        (dict(subset_k=0), "subset_k", "expected a positive number"),
-        (dict(subset_k=True), "subset_k", "expected a positive number"),
-        (dict(name="../../x"), "name", "a name must start with a letter or digit"),
-        (dict(conditions=["ordered", "reversed"]), "conditions[1]", "unknown condition 'reversed'"),
-        (dict(n_concepts=3), "n_concepts", "expected 4 or 5"),
-        (dict(template_ids=[0, 9]), "template_ids[1]", "unknown template id 9"),
-        (dict(template_ids=[]), "template_ids", "expected a non-empty list of int or null"),
-        (dict(metrics=["bleu"]), "metrics", "unknown metric(s) ['bleu']"),
-        (dict(scoring={"matching_rule": "fuzzy"}), "scoring.matching_rule", "got 'fuzzy'"),
-        (dict(scoring={"perplexity_batch": 8}), "scoring.perplexity_batch", "unknown key"),
-        (
-            dict(scoring={"judge": "no-such-judge"}),
-            "scoring.judge",
-            "unknown model 'no-such-judge'",
-        ),
-        (
-            dict(table7_pairs={"marco-o1": "qwen2-7b"}),
-            "table7_pairs.marco-o1",
-            "'marco-o1' is not a model of this file",
-        ),
-        (
-            dict(analysis=["03_main_results", "10_extra"]),
-            "analysis[1]",
-            "unknown notebook '10_extra'",
-        ),
-        (dict(colour="blue"), "colour", "unknown key"),
-        (dict(outputs=""), "outputs", "empty: expected a folder"),
-        (dict(outputs=3), "outputs", "a folder, or null"),
-    ],
-)
+@pytest.mark.parametrize("changes, where, what", BAD_RUNS)
 def test_run_files_are_validated_completely_on_load(tmp_path, changes, where, what):
     path = write_run(tmp_path, **changes)
     with pytest.raises(OcgInputError) as info:

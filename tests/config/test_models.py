@@ -8,6 +8,7 @@ import yaml
 from ocg.config.model_registry import MODELS_FILE, get_model, load_models, parse_models
 from ocg.core.errors import OcgInputError
 from ocg.core.paths import PAPER_TABLES_DIR
+from tests.config.bad_params import BAD_ENTRIES, BAD_NAMES
 
 pytestmark = pytest.mark.tf4  # run on the second stack too (make test-tf4)
 
@@ -33,116 +34,7 @@ def _raw(entry):
 
 @pytest.mark.parametrize(
     "entry, where, what",
-    [
-        ({"id": "x/y", "temprature": 0}, "models.m.temprature", "unknown key"),
-        ({"revision": "main"}, "models.m.id", "missing"),
-        (
-            {"id": "x/y", "quantization": "3bit"},
-            "models.m.quantization",
-            "expected one of none, 4bit, 8bit",
-        ),
-        ({"id": "x/y", "batch_size": 0}, "models.m.batch_size", "positive integer"),
-        ({"id": "x/y", "trust_remote_code": "yes"}, "models.m.trust_remote_code", "expected bool"),
-        (
-            {"id": "x/y", "answer_extraction": "regex"},
-            "models.m.answer_extraction",
-            "expected one of",
-        ),
-        ({"id": "gpt", "backend": "openai"}, "models.m.api", "missing: the openai backend needs"),
-        (
-            {"id": "gpt", "backend": "openai", "api": {"base_url": "ftp://x", "key_env": "K"}},
-            "models.m.api.base_url",
-            "http(s) URL",
-        ),
-        ({"id": "x/y", "base_model": "nope"}, "models.m.base_model", "not an entry"),
-        (
-            {"id": "x/y", "prompt_date": "2024-13-01"},
-            "models.m.prompt_date",
-            "expected an ISO date",
-        ),
-        ({"id": "x/y", "prompt_date": "today"}, "models.m.prompt_date", "expected an ISO date"),
-        (
-            {"id": "x/y", "generation_overrides": {"repetition_penalti": 1.2}},
-            "models.m.generation_overrides.repetition_penalti",
-            "not a transformers GenerationConfig setting",
-        ),
-        (
-            {"id": "x/y", "generation_overrides": {"repetition_penalty": "high"}},
-            "models.m.generation_overrides.repetition_penalty",
-            "expected float",
-        ),
-        (
-            {"id": "x/y", "generation_overrides": {"do_sample": True}},
-            "models.m.generation_overrides.do_sample",
-            "fixed by ocg",
-        ),
-        (
-            {"id": "x/y", "decoding": "beam"},
-            "models.m.decoding",
-            "expected one of greedy, model_defaults",
-        ),
-        (
-            {"id": "x/y", "attention": "flash"},
-            "models.m.attention",
-            "expected one of auto, sdpa, eager",
-        ),
-        (
-            {
-                "id": "gpt",
-                "backend": "openai",
-                "attention": "eager",
-                "api": {"base_url": "https://x", "key_env": "K"},
-            },
-            "models.m.attention",
-            "the server's",
-        ),
-        (
-            {"id": "r", "backend": "replay", "attention": "sdpa"},
-            "models.m.attention",
-            "does not apply",
-        ),
-        (
-            {"id": "x/y", "system_mode": "user"},
-            "models.m.system_mode",
-            "expected one of auto, system, folded",
-        ),
-        ({"id": "x/y", "seed": -5}, "models.m.seed", "expected an integer >= 0"),
-        ({"id": "embedded:no-such-model"}, "models.m.id", "no embedded model 'no-such-model'"),
-        (
-            {
-                "id": "gpt",
-                "backend": "openai",
-                "api": {"base_url": "https://x", "key_env": "K", "timeout_s": -1},
-            },
-            "models.m.api.timeout_s",
-            "expected a number > 0",
-        ),
-        (
-            {
-                "id": "gpt",
-                "backend": "openai",
-                "api": {"base_url": "https://x", "key_env": "K", "backoff_s": -2},
-            },
-            "models.m.api.backoff_s",
-            "expected a number >= 0",
-        ),
-        (
-            {
-                "id": "gpt",
-                "backend": "openai",
-                "generation_overrides": {"top_k": 5},
-                "api": {"base_url": "https://x", "key_env": "K"},
-            },
-            "models.m.generation_overrides",
-            "API models decode",
-        ),
-        # the README's old recipe: dtype float32 alone was silently a 4-bit model
-        (
-            {"id": "x/y", "dtype": "float32"},
-            "models.m.quantization",
-            "an entry that sets dtype must say its quantization",
-        ),
-    ],
+    BAD_ENTRIES,
 )
 def test_bad_entries_name_model_and_field(entry, where, what):
     with pytest.raises(OcgInputError) as info:
@@ -150,7 +42,7 @@ def test_bad_entries_name_model_and_field(entry, where, what):
     assert f"models.yaml: {where}" in str(info.value) and what in str(info.value)
 
 
-@pytest.mark.parametrize("name", ["../../x", "a/b", ".hidden", "", "x y"])
+@pytest.mark.parametrize("name", BAD_NAMES)
 def test_model_names_cannot_escape_the_outputs_folder(name):
     with pytest.raises(OcgInputError, match="a name must start with a letter or digit"):
         parse_models({"models": {name: {"id": "x/y"}}}, "models.yaml")

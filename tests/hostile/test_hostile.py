@@ -16,6 +16,7 @@ from ocg.cli import main
 from ocg.core.paths import CONCEPT_SETS_FILE, TEMPLATES_FILE
 from ocg.data import read_concept_sets
 from ocg.generation import GenerationStore
+from tests.config.bad_params import BAD_TEMPLATES, MODEL_ENTRIES
 from tests.helpers import write_generations
 from tests.hostile.cases import cli, models_file, replay_run, reseal, tree, victim
 
@@ -24,94 +25,11 @@ SETS = CONCEPT_SETS_FILE.read_text().splitlines()
 
 
 # -- inputs that cannot be valid: refused before any work, naming the field ----------------------
-SERVER = "api: {{base_url: 'http://127.0.0.1:{{port}}/v1', server: {{command: {cmd}}}}}"
-MODEL_ENTRIES = [  # (entry of models.yaml, field named, what is said)
-    ("{id: a/b, seed: 99999999999999999999}", "models.m.seed", "expected at most 4294967295"),
-    (
-        "{id: a/b, backend: openai, api: {base_url: 'http://x/v1', key_env: K, timeout_s: .inf}}",
-        "models.m.api.timeout_s",
-        "expected a finite number",
-    ),
-    (
-        "{id: a/b, backend: openai, api: {base_url: 'http://x/v1', key_env: K, temperature: .nan}}",
-        "models.m.api.temperature",
-        "expected a finite number",
-    ),
-    (
-        "{id: a/b, generation_overrides: {repetition_penalty: .nan}}",
-        "models.m.generation_overrides.repetition_penalty",
-        "expected a finite number",
-    ),
-    (
-        "{id: a/b, backend: replay, replay: {rates: {degenerate: .nan}}}",
-        "models.m.replay.rates.degenerate",
-        "expected a finite number",
-    ),
-    (
-        "{id: a/b, backend: openai, " + SERVER.format(cmd='"vllm serve \'{id}"') + "}",
-        "models.m.api.server.command",
-        "cannot be split into words",
-    ),
-    (
-        "{id: a/b, backend: openai, api: {base_url: 'http://x/v1', key_env: K, timeout_s: 1.0e+12}}",
-        "models.m.api.timeout_s",
-        "expected at most 604800",
-    ),
-    (
-        "{id: a/b, backend: openai, api: {base_url: 'http://127.0.0.1:{port}/v1', server: {command: vllm, port: 70000}}}",
-        "models.m.api.server.port",
-        "expected at most 65535",
-    ),
-]
-
-
 @pytest.mark.parametrize("entry, where, what", MODEL_ENTRIES)
 def test_model_entries_that_would_fail_mid_run_are_refused(tmp_path, capsys, entry, where, what):
     path = models_file(tmp_path, entry)
     code, err = cli(capsys, "models", "--models-file", path)
     assert code == 2 and err.startswith(f"ocg: error: {path}: {where}: ") and what in err, err
-
-
-BAD_TEMPLATES = [  # (change to params/templates.yaml, field named, what is said)
-    (
-        (
-            '{concepts}\\n\\nWrite a sentence that includes all these words."',
-            '{concepts:{concepts}}\\n\\nW"',
-            1,
-        ),
-        "templates.0.original",
-        "format spec or conversion",
-    ),
-    (
-        (
-            'Concepts: {concepts}\\n\\nWrite a sentence that includes all these words."',
-            'Concepts: {concepts:>100000000}"',
-            1,
-        ),
-        "templates.0.original",
-        "format spec or conversion",
-    ),
-    (
-        ("Keywords: {concepts}\\n\\nWhat", "Keywords: {concepts!r}\\n\\nWhat", 1),
-        "templates.1.original",
-        "expected a plain {concepts}",
-    ),
-    (
-        ("templates:\n", "templates: {}\nold_templates:\n", 1),
-        "templates",
-        "empty; expected at least one",
-    ),
-    (
-        ("concepts: [apple, place, tree, pick]", "concepts: []", 1),
-        "one_shot.concepts",
-        "non-empty list of words",
-    ),
-    (
-        ("concepts: [apple, place, tree, pick]", "concepts: [1, 2]", 1),
-        "one_shot.concepts",
-        "list of words",
-    ),
-]
 
 
 @pytest.mark.parametrize("change, where, what", BAD_TEMPLATES)

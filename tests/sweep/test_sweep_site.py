@@ -14,6 +14,7 @@ import yaml
 from ocg.core.lock import exclusive
 from ocg.core.paths import PROJECT_ROOT
 from ocg.sweep import load_sweep, status_table
+from tests.config.bad_params import BAD_SLURM
 from tests.sweep.sweep_files import SETUP, ocg, replay_models, site_sweep
 
 
@@ -221,36 +222,7 @@ def test_site_shell_options_do_not_leak_into_ocgs_part_of_the_script(tmp_path):
             assert "WARNED=1" in ran.stdout  # ocg's trap, not the site's
 
 
-@pytest.mark.parametrize(
-    "slurm, where, what",
-    [
-        ({"env": {"NOTE": "a\0b"}}, "slurm.env.NOTE", "a NUL character cannot be passed"),
-        (
-            {"env": {"OCG_OUTPUTS": "/elsewhere"}},
-            "slurm.env.OCG_OUTPUTS",
-            "set by ocg in every job",
-        ),
-        (
-            {"env": {"OCG_MODEL_CACHE": "/elsewhere"}},
-            "slurm.env.OCG_MODEL_CACHE",
-            "set by ocg in every job",
-        ),
-        ({"extra_args": ["--array=0-99"]}, "slurm.extra_args", "ocg sets --array"),
-        ({"extra_args": ["--output=/tmp/x"]}, "slurm.extra_args", "leave them out"),
-        ({"extra_args": ["--export=NONE"]}, "slurm.extra_args", "leave them out"),
-        ({"extra_args": ["--arr", "0"]}, "slurm.extra_args", "leave them out"),  # getopt's prefix
-        ({"extra_args": ["-o", "/tmp/x"]}, "slurm.extra_args", "leave them out"),
-        ({"extra_args": ["--qos=a\0b"]}, "slurm.extra_args", "NUL"),
-        ({"setup": ["echo a\0b"]}, "slurm.setup", "NUL"),
-        (
-            {"analysis": {"time": "99:99:99"}},
-            "slurm.analysis.time",
-            "got '99:99:99'; expected Slurm's",
-        ),
-        ({"analysis": {"time": "1-24"}}, "slurm.analysis.time", "hours below 24"),
-        ({"analysis": {"time": "10:60"}}, "slurm.analysis.time", "expected Slurm's"),
-    ],
-)
+@pytest.mark.parametrize("slurm, where, what", BAD_SLURM)
 def test_slurm_fields_that_would_override_ocg_or_mislead_are_refused(tmp_path, slurm, where, what):
     result = ocg("sweep", site_sweep(tmp_path, **slurm), "--executor", "slurm", "--dry-run")
     assert result.returncode == 2 and result.stderr.count("ocg: error:") == 1, result.stderr
