@@ -37,7 +37,10 @@ def scored(scored_run, samples):
     root = scored_run(f"samples{samples}", rows, cpu_families())
     out = root / "reports"
     params = notebook_params(
-        "11_samples", checked_run(["m"], ["original"]), Dirs(root / "gen", root / "scores", out), ["m"]
+        "11_samples",
+        checked_run(["m"], ["original"]),
+        Dirs(root / "gen", root / "scores", out),
+        ["m"],
     )
     run_notebook("11_samples", params, out_dir=out)
     return out
