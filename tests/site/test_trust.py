@@ -81,10 +81,16 @@ def test_the_page_shows_it_above_table1_and_folds_the_notes(run):
     ).read_text()
     t1 = page.split("<h2>Table 1")[1].split("<h2>")[0]
     trust, rest = t1.split("<table", 1)
-    assert "How far to trust this page:</b> Table 1 stands on 3 concept sets (“small sample”" in trust
+    assert (
+        "How far to trust this page:</b> Table 1 stands on 3 concept sets (“small sample”" in trust
+    )
     assert "144 answers (ordered and original, every model); 42 of them (29.2%) cut at" in trust
     assert "no fallback used" in trust
     assert re.search(r"<div class='scroll table1'>\s*<table", t1)
-    notes = re.search(r"<details class='notes'><summary>Notes on this table</summary>(.*?)</details>\s*<p class='sub'>From", t1, re.S)
+    notes = re.search(
+        r"<details class='notes'><summary>Notes on this table</summary>(.*?)</details>\s*<p class='sub'>From",
+        t1,
+        re.S,
+    )
     assert notes and "What each row stands on" in notes[1] and "What the columns mean" in notes[1]
     assert "<p class='note'>" not in t1.replace(notes[0], "")  # every note is in the fold
