@@ -19,10 +19,11 @@ SETS = [f"s{i}" for i in range(6)]
 
 
 def _answer(model, s, p):
-    """a: in order in sets s0-s3 (permutations 0-3), b: in order where (set + permutation) is even."""
+    """a: in order in sets s0-s3 (permutations 0-3), b: in order where (set + permutation) is
+    even; the others out of order, with markup the page must show as text."""
     i = int(s[1:])
     good = (i < 4 and p < 4) if model == "a" else (i + p) % 2 == 0
-    return "The boy rides a bike down the street." if good else "Street bike boy ride."
+    return "The boy rides a bike down the street." if good else "Street bike boy <b>ride</b>."
 
 
 def _rows(sets, templates, model):
@@ -126,6 +127,7 @@ def test_the_json_and_the_page(runs, outputs):
     assert (
         "<style>" in page and "w/ order" in page and f"{n_differ:,} of 144 shared answers" in page
     )
+    assert "Street bike boy &lt;b&gt;ride&lt;/b&gt;." in page and "<b>ride" not in page
 
 
 def test_an_ambiguous_side_is_refused_with_its_models(runs, capsys):

@@ -87,6 +87,7 @@ def test_the_page_shows_it_above_table1_and_folds_the_notes(run):
     assert "144 answers (ordered and original, every model); 42 of them (29.2%) cut at" in trust
     assert "no fallback used" in trust
     assert re.search(r"<div class='scroll table1'>\s*<table", t1)
+    assert ".scroll tr>:first-child{position:sticky;left:0" in page  # its key column stays
     notes = re.search(
         r"<details class='notes'><summary>Notes on this table</summary>(.*?)</details>\s*<p class='sub'>From",
         t1,
