@@ -166,6 +166,41 @@ def compare_reports_command(args) -> int:
     return 1 if problems else 0
 
 
+def _report_of(given: Path) -> Path:
+    """A report folder as given, or the one a run file's report is written to."""
+    if not given.is_file():
+        return given
+    from ..core.layout import Outputs, outputs
+    from ..jobs.pipeline import load_run
+
+    run = load_run(given)
+    root = Outputs(Path(run.file.outputs)) if run.file.outputs else outputs()
+    return root.report(run.file.name).folder
+
+
+def compare_command(args) -> int:
+    from ..analysis.versus import compare_models
+    from ..core.layout import outputs
+    from ..site.comparison_page import write_comparison
+
+    c = compare_models(
+        _report_of(args.run_a),
+        _report_of(args.run_b),
+        model_a=args.model_a,
+        model_b=args.model_b,
+    )
+    a, b = c.a.name, c.b.name
+    if a == b:  # two models of one report
+        a, b = f"{a}-{c.a.model}", f"{b}-{c.b.model}"
+    page, _ = write_comparison(c, outputs().comparisons / f"{a}-vs-{b}")
+    print(
+        f"{c.a.model} ({c.a.name}, {c.a.n:,} instances) vs {c.b.model} ({c.b.name}, "
+        f"{c.b.n:,} instances): {c.shared:,} shared; {len(c.tests)} paired tests, "
+        f"{c.n_differ:,} answers whose order verdicts differ\n{page}"
+    )
+    return 0
+
+
 def models_command(args) -> int:
     from ..config.model_registry import load_models
 

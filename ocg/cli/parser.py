@@ -151,6 +151,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tolerance", type=float, default=1e-9)
     p.set_defaults(func=commands.compare_reports_command)
 
+    p = sub.add_parser(
+        "compare",
+        help="one model against another on the instances both answered: paired tests, a page "
+        "and JSON in outputs/comparisons/<A>-vs-<B>/",
+    )
+    for side in ("a", "b"):
+        p.add_argument(
+            f"run_{side}",
+            type=Path,
+            metavar=f"RUN_{side.upper()}",
+            help="a report folder (outputs/reports/<name>) or the run file that made it",
+        )
+    for side in ("a", "b"):
+        p.add_argument(
+            f"--model-{side}",
+            default=None,
+            help=f"the model of RUN_{side.upper()} (needed where its report holds several)",
+        )
+    p.set_defaults(func=commands.compare_command)
+
     p = sub.add_parser("models", help="list the entries of params/models.yaml")
     p.add_argument("--models-file", type=Path, default=MODELS_FILE, help=MODELS_FILE_HELP)
     p.set_defaults(func=commands.models_command)

@@ -12,6 +12,7 @@ OCG_MODEL_CACHE move them), so a test or a notebook kernel that sets them is fol
                              index.html, cases.html (+ cases/), report.json, results.json,
                              scores/<model>/ (the score sets it read, hard links)
     notebooks/               notebooks executed one by one (`ocg run-notebook`)
+    comparisons/<A>-vs-<B>/  one model against another (`ocg compare`): index.html, comparison.json
     models/                  converted embedded models (OCG_MODEL_CACHE moves it): ConvertedModel,
                              the packaged embedding model: PackagedModel
   <a sweep's outputs>/       SweepFolder: the same generations/, scores/, reports/<sweep name>/,
@@ -175,6 +176,7 @@ class Outputs:
     scores = _inside("scores")
     reports = _inside("reports")
     notebooks = _inside("notebooks", doc="Executed copies of notebooks run one by one.")
+    comparisons = _inside("comparisons", doc="`ocg compare`'s pages, <A>-vs-<B>/ each.")
 
     def dataset(self, name: str) -> Dataset:
         return Dataset(self.data / name)

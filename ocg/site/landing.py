@@ -29,7 +29,7 @@ from ..metrics.degenerate import FLAG_COLUMNS, FLAG_HELP
 from ..results.designs import tables_note
 from ..results.scores import instance_keys, load_scores
 from ..scoring.scoreset import holds_scores, unfinished_reason
-from . import caveats, explain, methods_page, model_table, sections
+from . import caveats, explain, methods_page, model_table, sections, trust
 from .browser import write_case_browser_from
 from .render import Link, render
 from .results_file import write_results
@@ -207,6 +207,7 @@ def write_index(
         methods=report.methods.name,
         warnings=_warnings(scores, scores_root, scored, report_dir),
         cases=report.cases.name if scored else None,
+        trust=trust.trust_line(scores),
         headline=sections.headline(report_dir, scores),
         sensitivity=sections.sensitivity(report_dir),
         other_tables=explain.other_tables(

@@ -1,0 +1,210 @@
+"""One model against another (`ocg compare`): two reports' models side by side on the instances
+both answered.
+
+Each side is a report folder's own score sets (`scores/<model>/`, pinned when the report scored).
+The instances both answered (same condition, template, concept set, permutation and, in a sampled
+run, sample) are kept; per condition, each per-answer metric present on both sides is compared as
+a paired difference, A minus B, by the project's own paired test (`uncertainty.paired_test`: the
+two models take the place of its two conditions, concept sets the paired unit): the bootstrap 95%
+interval of the difference over concept sets and the two-sided sign-flip p-value, exact up to
+EXACT_MAX_UNITS sets, with Holm's adjustment over one condition's metrics. The answers whose
+order verdicts (`in_order`) differ are listed. Designs that share no instance are refused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from ..core.errors import OcgInputError
+from ..core.frames import INSTANCE_KEY, SAMPLE, SET_KEY
+from ..core.layout import ReportFolder
+from ..metrics.registry import FAMILIES, metric
+from ..results.designs import describe_design, design
+from ..results.scores import load_scores, scoring_differences
+from ..scoring.scoreset import holds_scores
+from .compare import check_finished
+from .uncertainty import Resampling, bootstrap_ci, paired_test
+
+# The answers whose verdicts differ, listed at most this many (in instance order); the count is whole.
+MAX_LISTED = 500
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of a comparison: the report it comes from, the model picked and its design."""
+
+    name: str  # the report's folder name
+    folder: Path
+    model: str
+    models: list[str]  # every model the report scored
+    design: dict  # ocg/results/designs.py `design`, of every instance it answered
+    n: int  # instances (answers) it holds
+
+
+def report_models(folder: Path) -> list[str]:
+    """The models a finished report scored (its `scores/<model>/`), else an error naming it."""
+    if not folder.is_dir():
+        raise OcgInputError(
+            str(folder), "no such report folder; expected outputs/reports/<name> or a run file"
+        )
+    check_finished(folder)
+    root = ReportFolder(folder).scores
+    found = sorted(p.name for p in root.iterdir() if holds_scores(p)) if root.is_dir() else []
+    if not found:
+        raise OcgInputError(
+            str(folder), "no score sets under scores/; expected a report whose scoring finished"
+        )
+    return found
+
+
+def pick_model(folder: Path, model: str | None, flag: str) -> str:
+    """The model named by `flag`, or the report's only one; refused when ambiguous or unknown."""
+    found = report_models(folder)
+    if model is None:
+        if len(found) > 1:
+            raise OcgInputError(
+                flag, f"{folder} holds {len(found)} models {found}; pick one with {flag} MODEL"
+            )
+        return found[0]
+    if model not in found:
+        raise OcgInputError(flag, f"{model!r} is not a model of {folder} (it holds {found})")
+    return model
+
+
+def _load(folder: Path, model: str) -> tuple[Side, pd.DataFrame, object]:
+    scores = load_scores(ReportFolder(folder).scores, [model], tables=("answers",))
+    answers = scores["answers"]
+    keys = answers[[*INSTANCE_KEY, "pos_pattern"]].drop_duplicates()
+    side = Side(
+        name=folder.name,
+        folder=folder,
+        model=model,
+        models=report_models(folder),
+        design=design(keys),
+        n=len(answers),
+    )
+    return side, answers, scores["signatures"][model]
+
+
+def _key(a: pd.DataFrame, b: pd.DataFrame) -> list[str]:
+    """The instance key: a sampled run's sample too (sample 0 where one side has none)."""
+    return [*INSTANCE_KEY, SAMPLE] if SAMPLE in a or SAMPLE in b else list(INSTANCE_KEY)
+
+
+def _with_sample(df: pd.DataFrame, key: list[str]) -> pd.DataFrame:
+    if SAMPLE in key:
+        return df.assign(**{SAMPLE: df[SAMPLE].fillna(0).astype(int) if SAMPLE in df else 0})
+    return df
+
+
+def _per_answer(tests: pd.DataFrame) -> pd.DataFrame:
+    """Rows of metrics measured per answer (not over a group's permutations)."""
+    level = {m: FAMILIES[metric(m).family].level for m in tests["metric"]} if len(tests) else {}
+    return tests[tests["metric"].map(level) == "answers"] if len(tests) else tests
+
+
+def _tests(a: pd.DataFrame, b: pd.DataFrame, condition: str, resampling) -> pd.DataFrame:
+    """Per metric: A's and B's values and A minus B with its interval and paired test."""
+    pair = pd.concat(
+        [
+            a[a["condition"] == condition].assign(model="pair", condition="a"),
+            b[b["condition"] == condition].assign(model="pair", condition="b"),
+        ],
+        ignore_index=True,
+    )
+    groups = pd.DataFrame(columns=["model", *SET_KEY])  # per-answer metrics only
+    tests = _per_answer(paired_test(pair, groups, "pair", resampling, conditions=("a", "b")))
+    if tests.empty:
+        return tests
+    for side in ("a", "b"):
+        values = bootstrap_ci(pair, groups, "pair", side, resampling).set_index("metric")
+        tests.insert(2, f"value_{side}", tests["metric"].map(values["value"]))
+    return tests.drop(columns="model").assign(condition=condition)
+
+
+def _verdicts(a: pd.DataFrame, b: pd.DataFrame, key: list[str]) -> pd.DataFrame:
+    """The shared answers whose `in_order` verdicts differ, in instance order."""
+    if "in_order" not in a or "in_order" not in b:
+        return pd.DataFrame(columns=[*key, "concepts", "answer_a", "answer_b", "in_order_a"])
+    cols = [*key, "in_order", "answer"]
+    both = a[[*cols, "concept_words"]].merge(b[cols], on=key, suffixes=("_a", "_b"))
+    differ = both[both["in_order_a"].astype(bool) != both["in_order_b"].astype(bool)]
+    return (
+        differ.rename(columns={"concept_words": "concepts"})
+        .astype({"concepts": str})
+        .sort_values(key)
+        .reset_index(drop=True)[
+            [*key, "concepts", "in_order_a", "answer_a", "in_order_b", "answer_b"]
+        ]
+    )
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Two models on the instances both answered: the tests per condition and metric, and the
+    answers whose order verdicts differ."""
+
+    a: Side
+    b: Side
+    shared: int  # instances both answered
+    shared_sets: int
+    conditions: list[str]
+    tests: pd.DataFrame  # per condition and metric (uncertainty.paired_test's columns)
+    differ: pd.DataFrame  # answers whose in_order differs, at most MAX_LISTED
+    n_differ: int
+    n_verdicts: int  # shared answers with a verdict on both sides
+    scoring: list[str] = field(default_factory=list)  # how their scoring differs, if it does
+    resampling: Resampling = Resampling()
+
+
+def refusal(a: Side, b: Side) -> str:
+    """One line: what each side has, when they share nothing."""
+    return (
+        f"{a.name} ({a.model}) and {b.name} ({b.model}) share no instance: "
+        f"A has {describe_design(a.design)}; B has {describe_design(b.design)}; "
+        "compare reports run on the same conditions, templates and concept sets"
+    )
+
+
+def compare_models(
+    folder_a: Path,
+    folder_b: Path,
+    *,
+    model_a: str | None = None,
+    model_b: str | None = None,
+    resampling: Resampling = Resampling(),
+) -> Comparison:
+    """Model A of one report against model B of another (or the same) on their shared instances."""
+    side_a, a, sig_a = _load(folder_a, pick_model(folder_a, model_a, "--model-a"))
+    side_b, b, sig_b = _load(folder_b, pick_model(folder_b, model_b, "--model-b"))
+    key = _key(a, b)
+    a, b = _with_sample(a, key), _with_sample(b, key)
+    shared = a[key].drop_duplicates().merge(b[key].drop_duplicates(), on=key)
+    if shared.empty:
+        raise OcgInputError("ocg compare", refusal(side_a, side_b))
+    a, b = a.merge(shared, on=key), b.merge(shared, on=key)
+    conditions = sorted(shared["condition"].unique())
+    tests = [_tests(a, b, c, resampling) for c in conditions]
+    tests = [t for t in tests if len(t)]
+    differ = _verdicts(a, b, key)
+    return Comparison(
+        a=side_a,
+        b=side_b,
+        shared=len(shared),
+        shared_sets=int(shared["set_id"].nunique()),
+        conditions=conditions,
+        tests=pd.concat(tests, ignore_index=True) if tests else pd.DataFrame(),
+        differ=differ.head(MAX_LISTED),
+        n_differ=len(differ),
+        n_verdicts=len(shared) if "in_order" in a and "in_order" in b else 0,
+        scoring=[
+            str(line)
+            for line in scoring_differences(
+                {f"A {side_a.model}": sig_a, f"B {side_b.model}": sig_b}
+            )
+        ],
+        resampling=resampling,
+    )

@@ -1,0 +1,172 @@
+"""`ocg compare`: two reports' models side by side on the instances both answered, with the
+project's paired test; the refusal of designs that share nothing and of an ambiguous side; the
+JSON's figures recomputed here from the answers; the page."""
+
+import json
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from ocg.analysis.versus import compare_models
+from ocg.cli import main
+from ocg.core.layout import ModelScores, ReportFolder
+
+CONCEPTS = ["boy", "ride", "bike", "street"]
+SETS = [f"s{i}" for i in range(6)]
+
+
+def _answer(model, s, p):
+    """a: in order in sets s0-s3 (permutations 0-3), b: in order where (set + permutation) is
+    even; the others out of order, with markup the page must show as text."""
+    i = int(s[1:])
+    good = (i < 4 and p < 4) if model == "a" else (i + p) % 2 == 0
+    return "The boy rides a bike down the street." if good else "Street bike boy <b>ride</b>."
+
+
+def _rows(sets, templates, model):
+    return [
+        {
+            "set_id": s,
+            "template_id": t,
+            "perm_index": p,
+            "concepts": CONCEPTS,
+            "pos_pattern": "NVNN",
+            "answer": _answer(model, s, p),
+        }
+        for s in sets
+        for t in templates
+        for p in range(6)
+    ]
+
+
+@pytest.fixture(scope="module")
+def runs(scored_run, tmp_path_factory):
+    """Reports: `both` (models a and b), `b` (b alone), `pilot` (a on 2 sets, one template),
+    `other` (a on sets no one else ran)."""
+    full = scored_run(
+        "versus",
+        lambda m, _c: _rows(SETS, (0, 1), m),
+        ["coverage"],
+        models=("a", "b"),
+        conditions=("original", "ordered"),
+    )
+    pilot = scored_run(
+        "versus-pilot", lambda m, _c: _rows(SETS[:2], (0,), m), ["coverage"], models=("a",)
+    )
+    other = scored_run(
+        "versus-other", lambda m, _c: _rows(["s9"], (0,), m), ["coverage"], models=("a",)
+    )
+    reports = tmp_path_factory.mktemp("reports")
+    for name, root, models in (
+        ("both", full, ("a", "b")),
+        ("b", full, ("b",)),
+        ("pilot", pilot, ("a",)),
+        ("other", other, ("a",)),
+    ):
+        for m in models:
+            shutil.copytree(
+                ModelScores.of(m, root / "scores").folder,
+                ModelScores.of(m, ReportFolder(reports / name).scores).folder,
+            )
+    return reports
+
+
+def test_the_paired_differences_are_the_answers_own_and_the_test_is_the_sign_flip(runs):
+    c = compare_models(runs / "both", runs / "b", model_a="a")
+    answers = {
+        m: pd.read_parquet(ModelScores.of(m, ReportFolder(runs / "both").scores).answers)
+        for m in "ab"
+    }
+    assert c.shared == c.a.n == c.b.n == 2 * 6 * 2 * 6 and c.conditions == ["ordered", "original"]
+    row = c.tests[(c.tests.condition == "ordered") & (c.tests.metric == "coverage_w_order")].iloc[0]
+    per_set = {
+        m: a[a.condition == "ordered"].groupby("set_id")["in_order"].mean() * 100
+        for m, a in answers.items()
+    }
+    d = (per_set["a"] - per_set["b"]).to_numpy()
+    assert row.value_a == pytest.approx(per_set["a"].mean())
+    assert row.difference == pytest.approx(d.mean()) and row.difference != 0
+    # equal answers per set: swapping a set's models flips the sign of its difference
+    sign_flip = stats.permutation_test(
+        (d,), np.mean, permutation_type="samples", n_resamples=np.inf
+    )
+    assert row.p_value == pytest.approx(sign_flip.pvalue)
+    assert row.n == 6 and row.small_sample and row.p_method == "exact: all 64 sign vectors"
+    assert set(c.tests.metric) >= {"coverage_w_order", "coverage_wo_order", "ordered_rate"}
+    assert "pbleu" not in set(c.tests.metric)  # per-answer metrics only
+
+
+def test_the_json_and_the_page(runs, outputs):
+    assert main(["compare", str(runs / "both"), str(runs / "b"), "--model-a", "a"]) == 0
+    folder = outputs / "comparisons" / "both-vs-b"
+    data = json.loads((folder / "comparison.json").read_text())
+    assert data["a"]["model"] == "a" and data["b"]["model"] == "b"
+    assert data["a"]["models_in_report"] == ["a", "b"]
+    assert data["shared"] == {
+        "instances": 144,
+        "concept_sets": 6,
+        "conditions": ["ordered", "original"],
+    }
+    answers = {
+        m: pd.read_parquet(ModelScores.of(m, ReportFolder(runs / "both").scores).answers)
+        for m in "ab"
+    }
+    key = ["condition", "template_id", "set_id", "perm_index"]
+    merged = answers["a"].merge(answers["b"], on=key)
+    n_differ = int((merged.in_order_x != merged.in_order_y).sum())
+    assert data["verdicts_differ"]["n"] == n_differ == data["verdicts_differ"]["listed"] > 0
+    first = data["verdicts_differ"]["answers"][0]
+    assert first["in_order_a"] != first["in_order_b"] and first["answer_a"] != first["answer_b"]
+    tests = {(t["condition"], t["metric"]): t for t in data["tests"]}
+    assert tests[("ordered", "coverage_w_order")]["n"] == 6
+    assert data["bootstrap"]["unit"] == "sets"
+    page = (folder / "index.html").read_text()
+    assert (
+        "<style>" in page and "w/ order" in page and f"{n_differ:,} of 144 shared answers" in page
+    )
+    assert "Street bike boy &lt;b&gt;ride&lt;/b&gt;." in page and "<b>ride" not in page
+
+
+def test_an_ambiguous_side_is_refused_with_its_models(runs, capsys):
+    assert main(["compare", str(runs / "both"), str(runs / "b")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("ocg: error: --model-a:") and "['a', 'b']" in err[0]
+    assert main(["compare", str(runs / "b"), str(runs / "b"), "--model-a", "z"]) == 2
+    assert "'z' is not a model" in capsys.readouterr().err
+
+
+def test_designs_that_share_nothing_are_refused_saying_what_each_has(runs, capsys, outputs):
+    assert main(["compare", str(runs / "other"), str(runs / "b")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("ocg: error: ocg compare:")
+    assert "A has 6 answers: ordered; template 0; 1 concept set" in err[0]
+    assert "B has 144 answers: ordered, original; templates 0, 1; 6 concept sets" in err[0]
+    assert not (outputs / "comparisons").exists()
+
+
+def test_a_pilot_is_compared_on_the_shared_part(runs, outputs, capsys):
+    assert main(["compare", str(runs / "pilot"), str(runs / "b")]) == 0
+    assert "(pilot, 12 instances) vs b (b, 144 instances): 12 shared" in capsys.readouterr().out
+    folder = outputs / "comparisons" / "pilot-vs-b"
+    data = json.loads((folder / "comparison.json").read_text())
+    assert (data["a"]["instances"], data["b"]["instances"], data["shared"]["instances"]) == (
+        12,
+        144,
+        12,
+    )
+    page = (folder / "index.html").read_text()
+    assert "12 instances both answered, of A's 12 and B's 144" in page
+
+
+def test_a_run_file_names_its_report(runs, outputs, tmp_path, capsys):
+    shutil.copytree(runs / "b", outputs / "reports" / "mine")
+    run_file = tmp_path / "mine.yaml"
+    run_file.write_text(
+        "name: mine\nn_concepts: 4\nsubset_k: 2\nconditions: [ordered]\n"
+        "models: [smollm2-135m-instruct]\n"
+    )
+    assert main(["compare", str(runs / "both"), str(run_file), "--model-a", "a"]) == 0
+    assert (outputs / "comparisons" / "both-vs-mine" / "comparison.json").exists()
