@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from ..core.arguments import distinct
 from ..core.errors import OcgInputError
 from ..core.frames import DEFAULT_N_CONCEPTS, N_CONCEPTS, N_CONCEPTS_TEXT
 from ..core.names import check_name
@@ -18,8 +19,7 @@ from .sweep_file import check_env, check_extra_args, check_mem, check_setup, che
 def _names(where: str, models: list) -> None:
     for i, model in enumerate(models):
         check_name(f"{where}[{i}]", model)
-    if len(set(models)) != len(models):
-        raise OcgInputError(where, "a model is listed twice")
+    distinct(where, models)
 
 
 def _notebooks(allowed: tuple[str, ...]):
@@ -52,7 +52,7 @@ class RunFile(ConfigModel):
     """The run's name (its markers and report are kept under it)."""
     models: Annotated[list[str], NonEmpty, checked(_names)]
     """Entries of the models file, each once."""
-    conditions: Annotated[list[str], NonEmpty]
+    conditions: Annotated[list[str], NonEmpty, checked(distinct)]
     """Conditions of params/templates.yaml (original, ordered, ordered_one_shot, ...)."""
     models_file: Annotated[str | None, Says("a path or null")] = None
     """The models file its models come from (relative: to this file); null: params/models.yaml."""
@@ -68,9 +68,9 @@ class RunFile(ConfigModel):
         Says("a positive number of permutations per concept set, or null for all"),
     ] = None
     """A seeded sample of this many orders per concept set; null: all n! of them."""
-    template_ids: Annotated[list[int] | None, NonEmpty] = None
+    template_ids: Annotated[list[int] | None, NonEmpty, checked(distinct)] = None
     """Templates of params/templates.yaml to run; null: all six."""
-    metrics: list[Any] | None = None
+    metrics: Annotated[list[Any] | None, checked(distinct)] = None
     """Metrics to score (ocg/scoring/families.py); null: params/scoring.yaml's."""
     scoring: Annotated[dict[str, Any], Says("a mapping of params/scoring.yaml overrides")] = {}
     """params/scoring.yaml's settings this run changes, e.g. {perplexity_fallback: ...}."""
