@@ -77,3 +77,18 @@ def test_ctrl_c_while_the_cli_starts_is_one_line_and_130(capsys, monkeypatch):
     code, err = cli(capsys, "models")
     assert code == 130 and "interrupted (Ctrl-C)" in err
     assert err.count("\n") == 1
+
+
+def test_a_sweep_file_with_a_repeated_template_is_one_error_line_and_writes_nothing(
+    tmp_path, capsys
+):
+    from ocg.core.paths import PARAMS_DIR
+
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        f"extends: {PARAMS_DIR / 'sweeps' / 'paper.yaml'}\nname: twice\n"
+        f"outputs: {tmp_path / 'out'}\ntemplate_ids: [0, 3, 0]\n"
+    )
+    code, err = cli(capsys, "sweep", path, "--executor", "slurm", "--dry-run")
+    assert code == 2 and f"ocg: error: {path}: template_ids" in err and "0 is given twice" in err
+    assert not (tmp_path / "out").exists()
