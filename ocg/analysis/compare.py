@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.errors import OcgInputError
+from ..core.files import read_table
 from ..core.layout import ReportFolder
 from ..records import ReportStamp, ReportStatus
 
@@ -54,7 +55,7 @@ def compare_reports(a: str | Path, b: str | Path, tolerance: float = 1e-9) -> li
     problems = [f"only in {a}: {n}" for n in sorted(names_a - names_b)]
     problems += [f"only in {b}: {n}" for n in sorted(names_b - names_a)]
     for name in sorted(names_a & names_b):
-        ta, tb = pd.read_csv(a / name), pd.read_csv(b / name)
+        ta, tb = read_table(a / name), read_table(b / name)
         if list(ta.columns) != list(tb.columns) or len(ta) != len(tb):
             problems.append(
                 f"{name}: shape or columns differ ({ta.shape} {list(ta.columns)[:6]} vs "

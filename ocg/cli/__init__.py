@@ -43,17 +43,33 @@ def _reader_gone() -> int:
     return SIGPIPE_STATUS
 
 
+# Flags listing things to run or score: one given twice would be generated or scored twice.
+LISTS = ("conditions", "templates", "metrics", "models")
+
+
+def _no_repeats(args) -> None:
+    from ..core.arguments import distinct
+
+    for name in LISTS:
+        distinct(f"--{name}", getattr(args, name, None))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run a command. Every error ocg raises is an OcgError whose kind gives the exit status (bad
     input 2, a fault 1, stopped by SIGTERM 143); a file operation that fails exits 1 (2 for a
     file where a folder belongs), Ctrl-C 130: each with one `ocg: error:` line, never a
     traceback (docs/METHODS.md, "What ocg refuses")."""
-    args = build_parser().parse_args(argv)
-    from ..core.interrupts import raise_on_sigterm, stopped_line
-    from ..core.paths import settle_folder_variables
+    try:  # start-up (the parser's imports: pydantic, the models file's module) can take a second
+        args = build_parser().parse_args(argv)
+        from ..core.interrupts import raise_on_sigterm, stopped_line
+        from ..core.paths import settle_folder_variables
+    except KeyboardInterrupt:
+        print("ocg: error: interrupted (Ctrl-C) while starting; nothing was done", file=sys.stderr)
+        return OcgInterrupted.exit_status
 
     try:
         raise_on_sigterm()  # each layer marks what it was doing on the way out, as on Ctrl-C
+        _no_repeats(args)
         settle_folder_variables()  # before any kernel, task or job inherits them
         code = args.func(args)
         sys.stdout.flush()  # a closed pipe is found here, not at exit

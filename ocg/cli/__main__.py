@@ -2,6 +2,10 @@
 
 import sys
 
-from . import main
+try:
+    from . import main
+except KeyboardInterrupt:  # Ctrl-C while the package imports: one line, as main() says
+    print("ocg: error: interrupted (Ctrl-C) while starting; nothing was done", file=sys.stderr)
+    sys.exit(130)
 
 sys.exit(main())

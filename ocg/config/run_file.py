@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from ..core.arguments import distinct
 from ..core.errors import OcgInputError
 from ..core.frames import DEFAULT_N_CONCEPTS, N_CONCEPTS, N_CONCEPTS_TEXT
 from ..core.names import NAME_PATTERN, check_name
@@ -31,8 +32,7 @@ from .sweep_file import (
 def _names(where: str, models: list) -> None:
     for i, model in enumerate(models):
         check_name(f"{where}[{i}]", model)
-    if len(set(models)) != len(models):
-        raise OcgInputError(where, "a model is listed twice")
+    distinct(where, models)
 
 
 def _notebooks(allowed: tuple[str, ...]):
@@ -101,7 +101,9 @@ class RunFile(ConfigModel):
         list[Name], NonEmpty, checked(_names), Field(json_schema_extra={"uniqueItems": True})
     ]
     """Entries of the models file, each once."""
-    conditions: Annotated[list[Name], NonEmpty]
+    conditions: Annotated[
+        list[Name], NonEmpty, checked(distinct), Field(json_schema_extra={"uniqueItems": True})
+    ]
     """Conditions of params/templates.yaml (original, ordered, ordered_one_shot, ...)."""
     models_file: Annotated[Label | None, Says("a path or null")] = None
     """The models file its models come from (relative: to this file); null: params/models.yaml."""
@@ -117,9 +119,21 @@ class RunFile(ConfigModel):
         Says("a positive number of permutations per concept set, or null for all"),
     ] = None
     """A seeded sample of this many orders per concept set; null: all n! of them."""
-    template_ids: Annotated[list[Annotated[int, Field(ge=0)]] | None, NonEmpty] = None
+    template_ids: Annotated[
+        list[Annotated[int, Field(ge=0)]] | None,
+        NonEmpty,
+        checked(distinct),
+        Field(json_schema_extra={"uniqueItems": True}),
+    ] = None
     """Templates of params/templates.yaml to run; null: all six."""
-    metrics: Annotated[list[Any], Field(json_schema_extra=METRICS_SCHEMA)] | None = None
+    metrics: (
+        Annotated[
+            list[Any],
+            checked(distinct),
+            Field(json_schema_extra={**METRICS_SCHEMA, "uniqueItems": True}),
+        ]
+        | None
+    ) = None
     """Metrics to score (ocg/scoring/families.py); null: params/scoring.yaml's."""
     scoring: Annotated[
         dict[str, Any],

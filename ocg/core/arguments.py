@@ -19,3 +19,14 @@ def positive_int(
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise OcgInputError(where, f"got {shown(value)}; expected {expected}")
     return value
+
+
+def distinct(where: str, values: Any) -> Any:
+    """`values` if no value appears twice in it (a list of conditions, templates, metrics...):
+    a repeated one would be generated, scored or stored twice."""
+    seen: list = []
+    for value in values if isinstance(values, (list, tuple)) else ():
+        if value in seen:
+            raise OcgInputError(where, f"{shown(value)} is given twice; give each once")
+        seen.append(value)
+    return values

@@ -160,3 +160,32 @@ def read_json(path: str | Path) -> Any:
         raise OcgInputError(
             str(path), f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
         ) from None
+
+
+def read_table(path: str | Path, **options):
+    """A CSV table ocg wrote (a report's tables/*.csv): an empty file is a table with no rows (a
+    frame of no rows and no columns is saved as one, e.g. a one-condition report's paired test);
+    a file that is not UTF-8 CSV text is an OcgInputError naming it, never pandas' traceback.
+    `options` go to pandas.read_csv (e.g. comment="#")."""
+    import io
+
+    import pandas as pd
+
+    from .errors import OcgInputError
+
+    path = Path(path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise OcgInputError(
+            str(path), f"not a CSV table: not UTF-8 text (byte {exc.start})"
+        ) from None
+    if not text.strip():
+        return pd.DataFrame()
+    try:
+        return pd.read_csv(io.StringIO(text), **options)
+    except pd.errors.EmptyDataError:
+        return pd.DataFrame()
+    except (pd.errors.ParserError, ValueError) as exc:
+        problem = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise OcgInputError(str(path), f"not a CSV table: {problem}") from None

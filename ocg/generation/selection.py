@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..core.arguments import positive_int
+from ..core.arguments import distinct, positive_int
 from ..core.errors import OcgInputError
 from ..core.frames import DEFAULT_N_CONCEPTS, unknown_template
 from ..data import (
@@ -32,7 +32,7 @@ def select_instances(
     """Instances to generate: from a built dataset directory, or built in memory (same ids);
     with `permutations`, the PERMUTATION_SEED sample of that many permutations per concept set
     (a run recorded with another seed: data.instances.sample_permutations on the full rows)."""
-    conditions = list(conditions)
+    conditions = list(distinct("conditions", list(conditions)))
     if not conditions:
         raise OcgInputError("conditions", "empty: name at least one condition")
     positive_int("subset_k", subset_k, "a positive number of concept sets or None", nullable=True)
@@ -54,7 +54,7 @@ def select_instances(
 
 
 def _checked_template_ids(template_ids, templates) -> list[int]:
-    template_ids = list(template_ids)
+    template_ids = list(distinct("template_ids", list(template_ids)))
     for tid in template_ids:
         if isinstance(tid, bool) or not isinstance(tid, int) or tid not in templates:
             raise unknown_template("template_ids", tid, templates)

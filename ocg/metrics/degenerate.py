@@ -16,8 +16,8 @@ _SENTENCE_BREAK = re.compile(r"[.!?][\"')\]]*\s+[\"'(]*[A-Z0-9]")
 OVERLONG_CHARS = 300
 LOOP_WORDS, LOOP_TIMES = 3, 3  # a loop: some run of 3 words occurs 3 or more times
 # Bump when a flag is added or its definition changes: score sets flagged otherwise are recomputed.
-FLAGS_VERSION = 5  # 3: copies_list and bare_list (metrics/listcopy.py); 4: copies_list narrowed to runs that read
-# as lists; 5: format_chars, long_run (textprep.py)
+FLAGS_VERSION = 6  # 3: copies_list and bare_list (metrics/listcopy.py); 4: copies_list narrowed to runs that read
+# as lists; 5: format_chars, long_run (textprep.py); 6: format_chars counts control characters
 
 
 def looping(text: str) -> bool:
@@ -67,8 +67,8 @@ FLAG_HELP = {
     "no_letters": "not empty, yet no letter (zero-width characters, a BOM, emoji, digits)",
     "replaced_chars": "characters lost before the answer was stored (U+FFFD)",
     "looping": f"some run of {LOOP_WORDS} words occurs {LOOP_TIMES} or more times",
-    "format_chars": "invisible format characters (zero-width, bidi controls, soft hyphen, BOM): removed before "
-    "matching",
+    "format_chars": "invisible format characters (zero-width, bidi controls, soft hyphen, BOM; removed before "
+    "matching) or control characters (a NUL, an escape; read as spaces)",
     "long_run": f"a run of over {LONG_RUN} characters without a space: only its first {LONG_RUN} are matched",
     "truncated": "generation stopped at max_new_tokens (finish_reason: length): possibly cut off",
     "copies_list": "in order, and the concepts stand as one run in the asked order, with nothing but punctuation "

@@ -4,7 +4,11 @@ Used where lmppl cannot run (transformers 5; metrics/perplexity.py chooses). Tex
 tokenized with the model's special tokens, truncated to its context, padded on the right by
 hand (no pad token is added to the tokenizer or the model) and batched; padded positions are
 masked out of the attention and of the loss, so a text's value does not depend on its batch.
-The loss is taken in float32 whatever the model's dtype (bf16 on a GPU). Imports only torch
+Batches (`plan_batches`, used by lmppl's path too) hold texts sorted by length, at most
+`batch_size` of them and at most TOKEN_BUDGET padded tokens (rows x the longest), a longer text
+alone: one long answer costs its own length, not its length times the batch. The loss is taken
+in float32 whatever the model's dtype (bf16 on a GPU), LOSS_ROWS positions at a time (each
+position's loss is its own: the slices give the values of one piece, bit for bit; tested). Imports only torch
 (lazily): benchmarks/gpu_check.py uses it on a machine with torch and transformers alone.
 """
 
@@ -13,6 +17,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+
+TOKEN_BUDGET = 4096  # padded tokens per batch; 32 answers of up to 128 tokens batch as before
+LOSS_ROWS = 1024  # positions per slice of the loss: a long text's log-softmax is no second logits
 
 
 @dataclass
@@ -48,11 +55,31 @@ def load_ocg_lm(path: str, device: str, local_files_only: bool = False, dtype=No
     return OcgLM(model.to(device).eval(), tokenizer, device)
 
 
+def plan_batches(lengths: list[int], batch_size: int, budget: int | None = None) -> list[range]:
+    """Consecutive slices of texts sorted by (truncated) length: at most `batch_size` rows and at
+    most `budget` (TOKEN_BUDGET) padded tokens (rows x the slice's longest), a longer text alone."""
+    budget = budget or TOKEN_BUDGET
+    plan, start = [], 0
+    for i, n in enumerate(lengths):
+        rows = i - start + 1
+        if i > start and (rows > batch_size or rows * n > budget):
+            plan.append(range(start, i))
+            start = i
+    if lengths:
+        plan.append(range(start, len(lengths)))
+    return plan
+
+
 def guarded(
-    texts: list, tokenizer, limit: int, values: Callable[[list[str]], list[float]]
+    texts: list,
+    tokenizer,
+    limit: int,
+    values: Callable[[list[str]], list[float]],
+    batch_size: int | None = None,
 ) -> tuple[dict[str, float], dict[str, str]]:
     """Perplexity and status of each distinct text; `values` scores the scorable ones, sorted by
-    length (similar lengths per batch: less padding)."""
+    length (similar lengths per batch: less padding), one batch of `plan_batches` per call when a
+    `batch_size` is given (else all in one call)."""
     unique = list(dict.fromkeys(t if isinstance(t, str) else "" for t in texts))
     ppl: dict[str, float] = {}
     status: dict[str, str] = {}
@@ -70,8 +97,12 @@ def guarded(
             status[t] = "truncated" if lengths[t] > limit else "ok"
             scorable.append(t)
     scorable.sort(key=lambda t: (lengths[t], t))
-    if scorable:
-        ppl.update(zip(scorable, values(scorable)))
+    sizes = [min(lengths[t], limit) for t in scorable]
+    plan = plan_batches(sizes, batch_size) if batch_size else [range(len(scorable))]
+    for batch in plan:
+        if batch:
+            chunk = scorable[batch.start : batch.stop]
+            ppl.update(zip(chunk, values(chunk)))
     return ppl, status
 
 
@@ -91,10 +122,17 @@ def batch_nll(texts: list[str], model, tokenizer, device, limit: int) -> list[fl
     mask = torch.tensor([[1] * len(i) + [0] * (width - len(i)) for i in ids], device=device)
     with torch.inference_mode():
         logits = model(input_ids=input_ids, attention_mask=mask).logits[:, :-1].float()
-    # flat (tokens, vocab): the (batch, vocab, tokens) form is off by ~1e-4 on the CPU (torch 2.x)
-    nll = torch.nn.functional.cross_entropy(
-        logits.reshape(-1, logits.shape[-1]), input_ids[:, 1:].reshape(-1), reduction="none"
-    ).view(len(ids), -1)
+        # flat (tokens, vocab): the (batch, vocab, tokens) form is off by ~1e-4 on the CPU (torch
+        # 2.x); in slices of LOSS_ROWS rows (each row's loss is its own: slicing changes no value)
+        flat, labels = logits.reshape(-1, logits.shape[-1]), input_ids[:, 1:].reshape(-1)
+        nll = torch.cat(
+            [
+                torch.nn.functional.cross_entropy(
+                    flat[s : s + LOSS_ROWS], labels[s : s + LOSS_ROWS], reduction="none"
+                )
+                for s in range(0, flat.shape[0], LOSS_ROWS)
+            ]
+        ).view(len(ids), -1)
     counted = mask[:, 1:].to(nll.dtype)
     return ((nll * counted).sum(dim=1) / counted.sum(dim=1)).cpu().tolist()
 
@@ -107,10 +145,7 @@ def compute_perplexity(
     device = device or next(model.parameters()).device
     limit = context_limit(model, tokenizer)
 
-    def values(scorable: list[str]) -> list[float]:
-        nll = []
-        for s in range(0, len(scorable), batch_size):
-            nll += batch_nll(scorable[s : s + batch_size], model, tokenizer, device, limit)
-        return [math.exp(v) for v in nll]
+    def values(batch: list[str]) -> list[float]:
+        return [math.exp(v) for v in batch_nll(batch, model, tokenizer, device, limit)]
 
-    return guarded(texts, tokenizer, limit, values)
+    return guarded(texts, tokenizer, limit, values, batch_size)

@@ -1,7 +1,8 @@
 """Perplexity of each answer (GPT2-XL in the paper), guarded for this environment.
 
 Two implementations, the same definition: exp of the mean token NLL over the tokens after the
-first, texts batched with right padding, the attention mask respected.
+first, texts batched with right padding, the attention mask respected, in batches of at most
+`batch_size` texts and lm_nll.TOKEN_BUDGET padded tokens (`plan_batches`: a long text alone).
 - lmppl (the paper's tool) where it runs: transformers 4.x with lmppl importable. Its batch
   size is always explicit (it puts all texts in one batch unless told); right padding (left
   padding gives wrong batched values in lmppl: no position ids); its connectivity check (an
@@ -27,9 +28,10 @@ from importlib import metadata
 from ..core.errors import OcgFault
 from ..weights.embedded import EMBEDDED_PREFIX, ensure_converted
 from ..weights.hub import hub_reachable, unavailable_reason
-from .lm_nll import OcgLM, compute_perplexity, context_limit, guarded, load_ocg_lm
+from .lm_nll import TOKEN_BUDGET, OcgLM, compute_perplexity, context_limit, guarded, load_ocg_lm
 
 __all__ = [
+    "TOKEN_BUDGET",
     "OcgLM",
     "PerplexityModelUnavailable",
     "compute_perplexity",
@@ -111,5 +113,6 @@ def score_perplexity(
         texts,
         lm.tokenizer,
         lm.tokenizer.model_max_length,
-        lambda scorable: lm.get_perplexity(scorable, batch_size=batch_size),
+        lambda batch: lm.get_perplexity(batch, batch_size=len(batch)),
+        batch_size,
     )

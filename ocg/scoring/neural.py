@@ -61,6 +61,7 @@ def perplexities(
         "fallback_reason": reason,
         "revision": key.get("revision"),
         "batch_size": config.perplexity_batch_size,
+        "batch_tokens": perplexity.TOKEN_BUDGET,
         "implementation": key.get("implementation"),
         "lmppl": key.get("lmppl"),
         "padding": "right",

@@ -18,6 +18,7 @@ from ..metrics import (
     matching,
     perplexity,
     registry,
+    textprep,
     token_forms,
 )
 from ..weights import hub
@@ -175,8 +176,16 @@ PAPER_FAMILIES = {
             },
             _coverage,
             start=_start_coverage,
-            version=9,
-            code=(coverage, matching, token_forms, attribute_ruler, _start_coverage, _coverage),
+            version=10,
+            code=(
+                coverage,
+                matching,
+                textprep,
+                token_forms,
+                attribute_ruler,
+                _start_coverage,
+                _coverage,
+            ),
         ),
         Family(
             registry.FAMILIES["pbleu"],

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..config.file_model import validate
 from ..config.scoring_file import ScoringFile
+from ..core.arguments import distinct
 from ..core.errors import OcgInputError
 from ..core.files import read_yaml
 from ..core.paths import PARAMS_DIR
@@ -38,7 +39,7 @@ def check_metrics(metrics, where: str) -> list[str]:
     unknown = sorted({m for m in metrics if m not in known}, key=str)
     if unknown:
         raise OcgInputError(where, f"unknown metric(s) {unknown}; known: {known}")
-    return list(metrics)
+    return list(distinct(where, metrics))
 
 
 CONFIG_KEYS = set(ScoringFile.model_fields)

@@ -12,6 +12,7 @@ import pandas as pd
 
 from ..analysis.copies import COPY_SHARE_LEAD, copy_shares
 from ..core.errors import OcgInputError
+from ..core.files import read_table
 from ..core.layout import ModelGenerations, ReportFolder
 from ..metrics.registry import label
 from ..records import RunCard
@@ -24,8 +25,8 @@ PPL_MEAN_OVER_MEDIAN = 10  # a mean above this many medians: a few extreme answe
 def _read(report_dir, name: str) -> pd.DataFrame:
     path = ReportFolder(report_dir).table(name)
     try:
-        return pd.read_csv(path) if path.exists() else pd.DataFrame()
-    except (ValueError, pd.errors.ParserError):  # a table that cannot be read costs only its caveat
+        return read_table(path) if path.exists() else pd.DataFrame()
+    except (ValueError, OcgInputError):  # a table that cannot be read costs only its caveat
         return pd.DataFrame()
 
 

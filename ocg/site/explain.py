@@ -12,6 +12,8 @@ from pathlib import Path
 import pandas as pd
 
 from ..analysis.paper_tables import wide
+from ..core.errors import OcgInputError
+from ..core.files import read_table
 from ..core.layout import ExecutedNotebook, ReportFolder
 from ..core.notebook_names import (
     POS_PATTERNS,
@@ -195,11 +197,11 @@ def other_tables(
         if not path.exists():
             continue
         try:  # one table that cannot be read (edited by hand, an older format) costs only itself
-            long = pd.read_csv(path)
+            long = read_table(path)
             if long.empty:
                 continue
             shown = wide(long, index, value, beside)
-        except (KeyError, ValueError, pd.errors.ParserError) as exc:
+        except (KeyError, ValueError, OcgInputError) as exc:
             shown_tables.append(OtherTable(title, Unreadable.of(path, exc)))
             continue
         shown.columns = pd.MultiIndex.from_tuples(
@@ -248,13 +250,13 @@ def pass_at_k(report_dir: Path) -> PassAtK | None:
     """Ordered pass@k (notebook 11), where the run drew more than one sample per prompt."""
     path = ReportFolder(report_dir).table("pass_at_k")
     try:
-        long = pd.read_csv(path, comment="#") if path.exists() else pd.DataFrame()
+        long = read_table(path, comment="#") if path.exists() else pd.DataFrame()
         shown = (
             long.pivot(index=["model", "condition"], columns="k", values="pass_at_k")
             if len(long)
             else None
         )
-    except (KeyError, ValueError, pd.errors.ParserError) as exc:
+    except (KeyError, ValueError, OcgInputError) as exc:
         return PassAtK(Unreadable.of(path, exc))
     if shown is None:
         return None
@@ -304,11 +306,11 @@ def positions_section(report_dir: Path) -> Positions | None:
     ):
         path = report.table(name)
         try:
-            long = pd.read_csv(path) if path.exists() else pd.DataFrame()
+            long = read_table(path) if path.exists() else pd.DataFrame()
             if long.empty:
                 continue
             views.append(PositionView(what=what, csv=_csv(path, report_dir), table=show(long)))
-        except (KeyError, ValueError, pd.errors.ParserError) as exc:
+        except (KeyError, ValueError, OcgInputError) as exc:
             views.append(PositionView(Unreadable.of(path, exc)))
     if not views:
         return None

@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..config.checked_run import CheckedRun
-from ..core.files import read_json, write_json
+from ..core.files import read_json, read_table, write_json
 from ..core.layout import ReportFolder
 from ..core.provenance import provenance
 from ..metrics.registry import FAMILIES, metric
@@ -39,12 +39,10 @@ def _clean(x):
 
 def _table(report: ReportFolder, name: str) -> pd.DataFrame | None:
     """A saved table; None where it is missing or has no rows (notebook 03 saves an empty paired
-    test when no model ran both conditions, a CSV pandas cannot read back)."""
+    test when no model ran both conditions: core.files.read_table reads it as no rows)."""
     path = report.table(name)
-    try:
-        return pd.read_csv(path) if path.exists() else None
-    except pd.errors.EmptyDataError:  # written with no rows (e.g. no model has both conditions)
-        return None
+    table = read_table(path) if path.exists() else None
+    return None if table is None or len(table.columns) == 0 else table
 
 
 def _settings(report: ReportFolder, name: str) -> dict | None:

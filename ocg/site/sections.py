@@ -11,6 +11,7 @@ import pandas as pd
 
 from ..analysis.paper_tables import summary_medians, wide
 from ..analysis.pos_tagging import never_tagged
+from ..core.files import read_table
 from ..core.layout import ReportFolder
 from ..core.notebook_names import MAIN_RESULTS
 from ..metrics.registry import label
@@ -73,7 +74,7 @@ def headline(report_dir: Path, scores: dict) -> Headline | None:
     path = ReportFolder(report_dir).table("table1")
     if not path.exists():
         return None
-    t1, summary = pd.read_csv(path), scores["summary"]
+    t1, summary = read_table(path), scores["summary"]
     ours = _labelled(wide(t1, "model", "value", "delta_vs_original_commongen"))
     medians = {m: v[1] for m, v in caveats.ppl_medians(report_dir).items()} or summary_medians(
         summary, "ordered"
@@ -132,7 +133,7 @@ def sensitivity(report_dir: Path) -> Sensitivity | None:
     path = ReportFolder(report_dir).table("table1_sensitivity")
     if not path.exists():
         return None
-    long = pd.read_csv(path)
+    long = read_table(path)
     views = [(part, wide(long, part)) for part in ("coverage", "copies", "perplexity", "slor")]
     return Sensitivity(
         methods_link(report_dir, "Analyses"),
@@ -145,7 +146,7 @@ def sensitivity(report_dir: Path) -> Sensitivity | None:
 
 
 def _read(path: Path) -> pd.DataFrame:
-    return pd.read_csv(path) if path.exists() else pd.DataFrame()
+    return read_table(path) if path.exists() else pd.DataFrame()
 
 
 @dataclass(frozen=True)

@@ -406,6 +406,26 @@ def test_a_cut_answer_must_be_the_start_of_an_admitted_sentence(
     assert "(finish_reason 'length'): 'A dog. Then more'" in err
 
 
+def test_an_empty_answer_cut_by_the_budget_is_not_forced(tmp_path, capsys, monkeypatch, server):
+    """The empty text starts every sentence of the grammar, yet a decoder that spent its budget
+    under the grammar wrote something: an empty `length` answer is refused, not stored as forced."""
+    from ocg.generation.backends.constrained import forced_as_asked, not_forced
+
+    grammar = ordered_regex(["dog", "run"], ["N", "V"])
+    assert not forced_as_asked("", grammar, "length") and not forced_as_asked("", grammar, None)
+    assert forced_as_asked("The dog", grammar, "length")  # a cut start is still admitted
+    assert not_forced([("k", grammar, "", "length"), ("j", grammar, "The dog", "length")]) == ["k"]
+    server.answer = lambda body, n: (
+        200,
+        {"Content-Type": "application/json"},
+        json.dumps(completion_cut("")).encode(),
+        0,
+    )
+    code, err = forced_run(tmp_path, capsys, monkeypatch, server.url)
+    assert code == 1 and "8 of 8 answers of this batch are not in their grammar" in err, err
+    assert "(finish_reason 'length'): ''" in err
+
+
 def completion_cut(content):
     from tests.generation.hostile_http import completion
 

@@ -18,6 +18,9 @@ HIDDEN = {  # answer -> (flag, concepts all present)
     ),  # bidi override around the concept
     "A dog\u200bruns in the park.": ("format_chars", True),  # a zero-width space between two words
     "A \ufeffdog runs in the park.": ("format_chars", True),
+    "A dog\x00 runs in the park.": ("format_chars", True),  # a NUL glued to a concept
+    "A dog\x1bruns in the \x7fpark.": ("format_chars", True),  # escape and delete
+    "A dog runs\tin the\npark.": (None, True),  # tab and newline: white space, no flag
     "A dog runs in the park " + "$" * 100_000 + ".": ("long_run", True),
     "A dog runs in the park.": (None, True),
 }
@@ -71,3 +74,5 @@ def test_what_the_matcher_reads():
     assert for_matching(f"a {run} b") == "a " + " ( " * LONG_RUN + " b"
     assert for_matching("x" * (LONG_RUN + 5)) == "x" * LONG_RUN
     assert for_matching("A plain answer.") == "A plain answer."
+    # control characters are read as spaces; ordinary white space stays as written
+    assert for_matching("dog\x00 cat\x1bbird\x85x\ty") == "dog  cat bird\x85x\ty"

@@ -101,3 +101,20 @@ def test_a_long_chain_is_refused_not_a_recursion_error(tmp_path):
         (tmp_path / f"s{i}.yaml").write_text(f"extends: s{i - 1}.yaml\nname: s{i}\n")
     with pytest.raises(OcgInputError, match="more than 50 sweep files in one chain"):
         load_sweep(tmp_path / "s59.yaml")
+
+
+def test_the_paper_sweep_extended_with_one_gpu_keeps_its_cpus_memory_and_time(tmp_path):
+    """`extends: paper.yaml` with `resources: {default: {gpus: 1}}`: the dry run's sbatch lines keep
+    the paper's 8 CPUs, 64G and 12 hours for the default tasks (not Resources' own defaults)."""
+    from tests.sweep.sweep_files import ocg
+
+    (tmp_path / "gpu.yaml").write_text(
+        f"extends: {PARAMS_DIR / 'sweeps' / 'paper.yaml'}\nname: paper-gpu\n"
+        f"outputs: {tmp_path / 'out'}\nresources: {{default: {{gpus: 1}}}}\n"
+    )
+    result = ocg("sweep", str(tmp_path / "gpu.yaml"), "--executor", "slurm", "--dry-run")
+    assert result.returncode == 0, result.stderr
+    arrays = [line for line in result.stdout.splitlines() if "--array=" in line]
+    default = next(line for line in arrays if "--array=0," in line)  # llama3.2-1b's, the default
+    assert "--cpus-per-task=8 --mem=64G --time=12:00:00 --gres=gpu:1" in default
+    assert not any("--cpus-per-task=1 " in line or "--mem=4G" in line for line in arrays)

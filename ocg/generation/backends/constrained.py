@@ -119,7 +119,9 @@ def _admits(full, partial, raw, finish_reason) -> bool:
         return False
     if finish_reason == "stop":
         return full().fullmatch(raw) is not None
-    return partial().fullmatch(raw, partial=True) is not None
+    # cut by the budget: the start of a sentence of the grammar, and not nothing (the empty text
+    # starts every sentence, yet a decoder that spent its budget under the grammar wrote some)
+    return raw != "" and partial().fullmatch(raw, partial=True) is not None
 
 
 @lru_cache(maxsize=256)
@@ -137,7 +139,7 @@ def _partial(grammar: str):
 def forced_as_asked(raw: str | None, grammar: str, finish_reason: str | None) -> bool:
     """Whether `raw` (the text the grammar was applied to, not the extracted answer) is what
     decoding under `grammar` can give: a finished answer (`stop`) is a sentence of it; one cut by
-    the budget (any other finish reason) the start of one."""
+    the budget (any other finish reason) the start of one, never empty."""
     return _admits(lambda: _full(grammar), lambda: _partial(grammar), raw, finish_reason)
 
 
