@@ -97,6 +97,15 @@ class ModelScores:
 
 
 @dataclass(frozen=True)
+class ComparisonFolder:
+    """One model against another (`ocg compare`): its page and its data."""
+
+    folder: Path
+    index = _inside("index.html")
+    data = _inside("comparison.json")
+
+
+@dataclass(frozen=True)
 class ReportFolder:
     """A report: executed notebooks, tables/, figures/, the landing page and the case browser."""
 

@@ -11,11 +11,11 @@ import pandas as pd
 from ..analysis.uncertainty import MIN_SETS, units
 from ..analysis.versus import MAX_LISTED, Comparison, Side
 from ..core.files import atomic_path, write_json
+from ..core.layout import ComparisonFolder
 from ..metrics.registry import label
 from ..results.designs import describe_design
 from .render import render
 
-PAGE, DATA = "index.html", "comparison.json"
 
 
 def _number(value) -> float | None:
@@ -88,9 +88,9 @@ def _table(tests: pd.DataFrame) -> pd.DataFrame:
 
 def write_comparison(c: Comparison, folder: str | Path) -> tuple[Path, Path]:
     """index.html and comparison.json of a comparison, in `folder` (made if missing)."""
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    data = write_json(folder / DATA, comparison_json(c))
+    where = ComparisonFolder(Path(folder))
+    where.folder.mkdir(parents=True, exist_ok=True)
+    data = write_json(where.data, comparison_json(c))
     page = render(
         "comparison.html",
         c=c,
@@ -100,8 +100,8 @@ def write_comparison(c: Comparison, folder: str | Path) -> tuple[Path, Path]:
         differ=c.differ.set_index(c.differ.columns[0]) if len(c.differ) else None,
         max_listed=MAX_LISTED,
         min_sets=MIN_SETS,
-        data=DATA,
+        data=where.data.name,
     )
-    with atomic_path(folder / PAGE) as tmp:
+    with atomic_path(where.index) as tmp:
         tmp.write_text(page, encoding="utf-8")
-    return folder / PAGE, data
+    return where.index, data
