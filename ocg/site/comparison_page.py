@@ -17,7 +17,6 @@ from ..results.designs import describe_design
 from .render import render
 
 
-
 def _number(value) -> float | None:
     """A JSON number, or null for a missing one (JSON has no NaN)."""
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
