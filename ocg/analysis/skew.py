@@ -110,7 +110,7 @@ def self_scored_note(scorers: dict[str, str]) -> str:
     parts = "; ".join(f"{m} by {who}" for m, who in scorers.items())
     return (
         f"Scored by one of the compared models ({parts}): a model's own answers scored by itself "
-        "read as more fluent, so these columns are not bolded across models."
+        "read as more fluent, so the LaTeX table bolds these columns across no models."
     )
 
 

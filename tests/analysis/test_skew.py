@@ -107,7 +107,7 @@ def test_self_scored_names_the_compared_model_that_scored_perplexity_and_slor():
     scorers = skew.self_scored({"small": sig}, ids)
     assert set(scorers) == {"perplexity", "slor"} and scorers["perplexity"] in ids
     assert skew.self_scored({"small": sig}, {"other": "org/other"}) == {}
-    assert "not bolded" in skew.self_scored_note(scorers)
+    assert "bolds these columns across no models" in skew.self_scored_note(scorers)
     tex = latex.latex_from_long(
         _table(_answers()),
         "model",
@@ -120,4 +120,4 @@ def test_self_scored_names_the_compared_model_that_scored_perplexity_and_slor():
     )
     for line in [x for x in tex.splitlines() if x.startswith(("a &", "b &"))]:
         assert r"\textbf" not in line.split(" & ")[2]
-    assert "not bolded across models" in tex
+    assert "bolds these columns across no models" in tex
