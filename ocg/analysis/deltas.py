@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..metrics.registry import in_table
 from . import uncertainty
 
 
@@ -19,16 +20,28 @@ def _with_text(rows: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def _reported(rows: pd.DataFrame, table: str | None) -> pd.DataFrame:
+    """The rows of the metrics `table` reports (all where None)."""
+    if table is None or rows.empty:
+        return rows
+    return rows[rows["metric"].isin([m.name for m in in_table(table)])].reset_index(drop=True)
+
+
 def intervals(
     answers: pd.DataFrame,
     groups: pd.DataFrame,
     condition: str,
     resampling: uncertainty.Resampling,
+    *,
+    table: str | None = None,
 ) -> pd.DataFrame:
-    """bootstrap_ci of `condition` for every model that has it, each interval as text beside it."""
+    """bootstrap_ci of `condition` for every model that has it, each interval as text beside it;
+    the metrics `table` reports (registry.in_table) where given."""
     models = sorted(answers.loc[answers["condition"] == condition, "model"].unique())
     found = [uncertainty.bootstrap_ci(answers, groups, m, condition, resampling) for m in models]
-    return _with_text(pd.concat(found, ignore_index=True) if found else pd.DataFrame())
+    return _with_text(
+        _reported(pd.concat(found, ignore_index=True) if found else pd.DataFrame(), table)
+    )
 
 
 def tests(
@@ -38,14 +51,21 @@ def tests(
     resampling: uncertainty.Resampling,
     *,
     n_perm: int = 10000,
+    table: str | None = None,
 ) -> pd.DataFrame:
-    """paired_test of `conditions` (a minus b) for every model that has both; empty where none."""
+    """paired_test of `conditions` (a minus b) for every model that has both; empty where none.
+    With `table`, the metrics it reports only, Holm's adjustment redone over those (per family)."""
     has = answers.groupby("model")["condition"].agg(set)
     models = [m for m, c in has.items() if set(conditions) <= c]
-    found = [
-        uncertainty.paired_test(
-            answers, groups, m, resampling, n_perm=n_perm, conditions=conditions
-        ).assign(condition=conditions[0], base=conditions[1])
-        for m in sorted(models)
-    ]
+    found = []
+    for m in sorted(models):
+        rows = _reported(
+            uncertainty.paired_test(
+                answers, groups, m, resampling, n_perm=n_perm, conditions=conditions
+            ),
+            table,
+        )
+        if len(rows):
+            rows["p_holm"] = rows.groupby("holm_family")["p_value"].transform(uncertainty.holm)
+        found.append(rows.assign(condition=conditions[0], base=conditions[1]))
     return _with_text(pd.concat(found, ignore_index=True) if found else pd.DataFrame())

@@ -189,3 +189,32 @@ def test_sign_flip_p_equals_scipys_paired_permutation_test(seed):
     assert method == f"exact: all {2**n} sign vectors"
     assert p["perplexity"] == pytest.approx(ref.pvalue, rel=1e-12)
     assert 2 / 2**n <= p["perplexity"] <= 1
+
+
+def test_table4_deltas_are_tested_on_its_metrics_with_holm_redone_over_them():
+    from ocg.analysis import deltas
+
+    answers, groups = _answers(
+        {f"s{i}": ([1, 1, i % 2, 0], [0, i % 3 == 0, 0, 0]) for i in range(6)}
+    )
+    answers = answers.assign(
+        condition=answers["condition"].map({"ordered": "ordered_one_shot", "original": "ordered"}),
+        pos_all_present=answers["in_order"],
+        pos_in_order=answers["in_order"],
+    )
+    resampling = uncertainty.Resampling(n_boot=20)
+    every = uncertainty.paired_test(
+        answers, groups, "m", resampling, conditions=("ordered_one_shot", "ordered")
+    )
+    shown = deltas.tests(
+        answers, groups, ("ordered_one_shot", "ordered"), resampling, table="table4"
+    )
+    assert "pos_coverage_w_order" in set(every["metric"])  # Table 1 reports it, Table 4 does not
+    assert set(shown["metric"]) == {"coverage_wo_order", "coverage_w_order", "ordered_rate"}
+    assert set(shown["condition"]) == {"ordered_one_shot"} and set(shown["base"]) == {"ordered"}
+    assert list(shown["p_holm"]) == pytest.approx(list(uncertainty.holm(shown["p_value"])))
+    mine = every.set_index("metric").loc[list(shown["metric"])]
+    assert list(shown["difference"]) == pytest.approx(list(mine["difference"]))
+    assert shown["interval"].str.contains("95%, 6 concept sets").all()
+    empty = deltas.tests(answers, groups, ("ordered_constrained", "ordered"), resampling)
+    assert empty.empty
