@@ -69,3 +69,30 @@ def tests(
             rows["p_holm"] = rows.groupby("holm_family")["p_value"].transform(uncertainty.holm)
         found.append(rows.assign(condition=conditions[0], base=conditions[1]))
     return _with_text(pd.concat(found, ignore_index=True) if found else pd.DataFrame())
+
+
+SHOWN = {
+    "model": "model",
+    "condition": "condition",
+    "base": "minus",
+    "metric": "metric",
+    "difference": "Δ",
+    "interval": "bootstrap interval",
+    "p_value": "p",
+    "p_holm": "p (Holm)",
+    "holm_family": "Holm family",
+    "p_method": "how p was computed",
+    "small_sample": "small sample",
+}
+
+
+def shown(rows: pd.DataFrame) -> pd.DataFrame:
+    """The tests as a notebook shows them: metrics by label, headers in words, "–" for a
+    missing value; the saved table keeps its own columns."""
+    from ..metrics.registry import label
+
+    if rows.empty:
+        return rows
+    out = rows[[c for c in SHOWN if c in rows]].assign(metric=rows["metric"].map(label))
+    out = out.round({"difference": 2, "p_value": 4, "p_holm": 4}).astype(object)
+    return out.where(out.notna(), "–").rename(columns=SHOWN)

@@ -218,3 +218,13 @@ def test_table4_deltas_are_tested_on_its_metrics_with_holm_redone_over_them():
     assert shown["interval"].str.contains("95%, 6 concept sets").all()
     empty = deltas.tests(answers, groups, ("ordered_constrained", "ordered"), resampling)
     assert empty.empty
+
+
+def test_the_shown_tests_read_as_words():
+    from ocg.analysis import deltas
+
+    answers, groups = _answers({f"s{i}": ([1, 1, i % 2, 0], [0, 1, 0, 0]) for i in range(3)})
+    rows = deltas.tests(answers, groups, ("ordered", "original"), uncertainty.Resampling(n_boot=5))
+    text = deltas.shown(rows).to_string()
+    assert "w/ order" in text and "coverage_w_order" not in text and "NaN" not in text
+    assert "p (Holm)" in text and "paper" in text
