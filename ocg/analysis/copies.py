@@ -1,8 +1,11 @@
 """Table 1's coverage columns without the answers that copy the concept list (docs/METHODS.md,
 "Answers that copy the list"; the sensitivity view, analysis/sensitivity.py).
 
-`original` holds copies too, so the Δ is recomputed on both sides, two ways:
-- excluding copies on both sides: each condition's answers that are not copies;
+`original` holds copies too, so the Δ is recomputed on both sides, three ways:
+- excluding copies on both sides: each condition's answers that are not copies (no longer
+  paired: the two sides stand on different prompts);
+- paired, on the prompts where neither condition's answer copies: the same prompts on both sides
+  (`n_answers` = `n_original`, the pairs kept);
 - counting copies as failures: a copy counts as neither complete nor in order, over all answers
   (the same denominator as Table 1: w/ order is then "in order and not a copy, share of all
   answers").
@@ -16,11 +19,14 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..core.frames import SAMPLE
 from ..metrics.registry import FAMILIES
 
 CHOICE = "answers: list copies"
 EXCLUDED, FAILED = "excluding copies on both sides", "counting copies as failures"
-VARIANTS = (EXCLUDED, FAILED)
+PAIRED = "paired: prompts where neither answer copies"
+VARIANTS = (EXCLUDED, PAIRED, FAILED)
+PROMPT = ["model", "template_id", "set_id", "perm_index"]  # a prompt, asked in both conditions
 
 
 COPY_SHARE_LEAD = (
@@ -69,11 +75,27 @@ def _pooled(a: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def _neither_copies(answers: pd.DataFrame) -> pd.DataFrame:
+    """The answers of the prompts (and samples) whose `ordered` and `original` answers both exist
+    and neither copies the list."""
+    key = PROMPT + ([SAMPLE] if SAMPLE in answers else [])
+    flags = _flags(answers[answers["condition"].isin(["ordered", "original"])])
+    by = flags.assign(_c=flags["_copy"].astype(int)).pivot_table(
+        index=key, columns="condition", values="_c", aggfunc="max"
+    )
+    if not {"ordered", "original"} <= set(by.columns):
+        return answers.iloc[0:0]
+    keep = by[(by["ordered"] == 0) & (by["original"] == 0)].index  # a missing side (NaN): unpaired
+    return answers[pd.MultiIndex.from_frame(answers[key]).isin(keep)]
+
+
 def variant(answers: pd.DataFrame, which: str, condition: str) -> pd.DataFrame:
     """Per model, for `condition`: the coverage columns under `which` (VARIANTS), and the answers
     they stand on (`n`)."""
+    if which == PAIRED:
+        answers = _neither_copies(answers)
     a = _flags(answers[answers["condition"] == condition])
-    if which == EXCLUDED:
+    if which in (EXCLUDED, PAIRED):
         a = a[~a["_copy"]]
     else:
         a = a.assign(_present=a["_present"] & ~a["_copy"], _in=a["_in"] & ~a["_copy"])

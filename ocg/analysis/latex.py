@@ -79,7 +79,9 @@ def _marked(text: str, mark: str | None) -> str:
     )
 
 
-def _cell(value, sub, mark: str | None, sub_kind: str, sub_mark: str | None = None) -> str:
+def _cell(
+    value, sub, mark: str | None, sub_kind: str, sub_mark: str | None = None, *, median: str = ""
+) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "--"
     text = _marked(f"{value:.2f}", mark)
@@ -87,9 +89,17 @@ def _cell(value, sub, mark: str | None, sub_kind: str, sub_mark: str | None = No
         text += (
             rf"_{{\pm {sub:.2f}}}"
             if sub_kind == "sd"
-            else rf"_{{{_marked(f'{sub:+.2f}', sub_mark)}}}"
+            else rf"_{{{_marked(f'{sub:+.2f}', sub_mark)}{median}}}"
         )
     return f"${text}$"
+
+
+def _median_sub(row) -> str:
+    """The median Δ beside a mean Δ its median contradicts (analysis/skew.py), ‡ where it is."""
+    mark = r"\ddagger" if bool(row.get("dagger", False)) else ""
+    delta = row.get("median_delta", math.nan)
+    median = "" if pd.isna(delta) else rf"\,\mathrm{{median}}\,{delta:+.2f}"
+    return (rf"^{{{mark}}}" if mark else "") + median
 
 
 def _marks(values: pd.DataFrame, marking: Marking | None) -> dict:
@@ -111,10 +121,15 @@ def latex_table(
     marking: Marking | None = Marking(),
     *,
     unmarked: frozenset[str] = frozenset(),
+    medians: dict | None = None,
+    note: str = "",
 ) -> str:
     """A booktabs tabular: rows as in `values` (index may be a MultiIndex), columns = metrics;
     `marking` None marks nothing; the metrics in `unmarked` are not marked (a comparison that rests
-    on something other than the answers: analysis/pos_tagging.py)."""
+    on something other than the answers: analysis/pos_tagging.py; a metric one of the compared
+    models scored: analysis/skew.py); a cell of `medians` ({(row, metric): text after its Δ}) is
+    not marked either (a mean its median contradicts); `note` goes under the tabular."""
+    medians = medians or {}
     metrics = list(values.columns)
     index_names = list(values.index.names) if values.index.nlevels > 1 else [row_label]
     marks = {m: ({} if m in unmarked else v) for m, v in _marks(values, marking).items()}
@@ -139,11 +154,21 @@ def latex_table(
         cells = [escape(k) for k in keys]
         for m in metrics:
             sub = subs.at[label, m] if subs is not None and m in subs.columns else None
+            skewed = (label, m) in medians
             cells.append(
-                _cell(row[m], sub, marks[m].get(label), sub_kind, sub_marks.get(m, {}).get(label))
+                _cell(
+                    row[m],
+                    sub,
+                    None if skewed else marks[m].get(label),
+                    sub_kind,
+                    None if skewed else sub_marks.get(m, {}).get(label),
+                    median=medians.get((label, m), ""),
+                )
             )
         lines.append(" & ".join(cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
+    if note:
+        lines.append(r"\par\footnotesize " + escape(note))
     return "\n".join(lines) + "\n"
 
 
@@ -160,15 +185,28 @@ def latex_from_long(
     *,
     table: str | None = None,
     unmarked: frozenset[str] = frozenset(),
+    note: str = "",
 ) -> str:
     """`table` (e.g. "table3") picks the paper's marking for it (MARKING); else best and second;
     the metrics in `unmarked` are not marked. A single row key is headed as ROW_LABELS names it,
-    else by its own name."""
+    else by its own name. A row of `long` marked `mean_median_disagree` (analysis/skew.py) is not
+    marked and has its median Δ beside its Δ; `note` goes under the tabular."""
     from .paper_tables import wide
 
     values = wide(long, index, value)
     subs = wide(long, index, sub) if sub else None
     row_label = ROW_LABELS.get(index, index) if isinstance(index, str) else "Model"
+    medians = {}
+    if "mean_median_disagree" in long and isinstance(index, str):
+        for row in long[long["mean_median_disagree"].fillna(False).astype(bool)].to_dict("records"):
+            medians[(row[index], row["metric"])] = _median_sub(row)
     return latex_table(
-        values, subs, sub_kind, row_label, MARKING[table] if table else Marking(), unmarked=unmarked
+        values,
+        subs,
+        sub_kind,
+        row_label,
+        MARKING[table] if table else Marking(),
+        unmarked=unmarked,
+        medians=medians,
+        note=note,
     )

@@ -114,15 +114,31 @@ def small_samples(rows: pd.DataFrame) -> None:
     )
 
 
-def perplexity_medians(summary: pd.DataFrame, condition: str) -> None:
-    """The perplexity median per model (per template, then over templates) under a table whose
-    perplexity is the paper's mean: a few answers of extreme perplexity can make a mean."""
-    from .paper_tables import summary_medians
+def medians(long: pd.DataFrame, delta: str, *, scorers: dict | None = None) -> None:
+    """Under a table of means (analysis/skew.py `with_medians`): each perplexity and SLOR median,
+    pooled over the answers of every template, beside its mean, and the median Δ beside a mean Δ
+    its median contradicts (‡: a mean over 10x its median); which metrics a compared model scored
+    (`scorers`, skew.self_scored)."""
+    from .skew import PPL_MEAN_OVER_MEDIAN, self_scored_note
 
-    medians = summary_medians(summary, condition)
-    if medians:
-        _note(
-            f"**Perplexity median** of `{condition}` beside the table's mean: "
-            + "; ".join(f"{plain(m)} {v:.2f}" for m, v in sorted(medians.items()))
-            + "."
-        )
+    if "median" in long:
+        rows = long[long["median"].notna()]
+        lines = [
+            f"{plain(r.metric)} of {plain(r.model)}: mean {r.value:.2f}, median {r.median:.2f}; "
+            f"mean Δ {getattr(r, delta):+.2f}, median Δ {r.median_delta:+.2f}"
+            + (" ‡" if r.dagger else "")
+            + (
+                " **(the mean contradicts the median: not bolded)**"
+                if r.mean_median_disagree
+                else ""
+            )
+            for r in rows.itertuples()
+        ]
+        if lines:
+            _note(
+                "**Medians** (pooled over the answers of every template) beside the table's means "
+                f"(‡: a mean over {PPL_MEAN_OVER_MEDIAN}x its median, on either side of the Δ):"
+                "\n\n- " + "\n- ".join(lines)
+            )
+    if scorers:
+        _note(plain(self_scored_note(scorers)))

@@ -26,6 +26,7 @@ from ..metrics.matching import DEFAULT_RULE
 from ..metrics.registry import label
 from . import copies
 from .coverage_variants import (
+    POS_CHOICE,
     READING_LABELS,
     RULE_LABELS,
     coverage_table1,
@@ -116,7 +117,10 @@ def _slor_rows(answers: pd.DataFrame) -> list[dict]:
     ]
 
 
-SINGLE_METRIC_PARTS = ("perplexity", "slor")  # a row per model, a column per variant
+SINGLE_METRIC_PARTS = ("perplexity", "slor")
+COMMONGEN_CHOICE = (
+    f"matching: {RULE_LABELS['commongen_lemma']}"  # a row per model, a column per variant
+)
 
 
 def table1_sensitivity(answers: pd.DataFrame) -> pd.DataFrame:
@@ -176,7 +180,12 @@ def _kind(row) -> str:
     if row.metric == "slor":
         return "SLOR variant"  # nats, compared with nothing else
     if row.choice == copies.CHOICE:
-        return "excluding list copies" if row.variant == copies.EXCLUDED else "copies as failures"
+        return {
+            copies.EXCLUDED: "excluding list copies",
+            copies.PAIRED: "paired, neither copies",
+        }.get(row.variant, "copies as failures")
+    if row.choice == POS_CHOICE[0]:
+        return "PoS-correct coverage"  # a metric of its own, not a matching rule
     other_rule = row.choice != f"matching: {RULE_LABELS[DEFAULT_RULE]}"
     other_reading = row.variant != f"order: {READING_LABELS['in_order']}"
     return (
@@ -189,34 +198,32 @@ def _kind(row) -> str:
 
 
 def _copies_how(long: pd.DataFrame, r) -> str:
-    """What an excluded-copies shift stands on, with the same-denominator figure (in order, or
-    complete, and not a copy, share of all answers) and the Δ vs original both ways."""
-    failed = long[
+    """What a copies-as-failures shift stands on (Table 1's denominator: all the answers), with
+    the Δ vs original in Table 1, counting copies as failures, and paired on the prompts where
+    neither condition's answer copies (with their n)."""
+    mine = long[
         (long["choice"] == copies.CHOICE)
-        & (long["variant"] == copies.FAILED)
         & (long["model"] == r.model)
         & (long["metric"] == r.metric)
-    ]
-    text = f"on the {r.n_answers:.0f} ordered answers that do not copy the concept list"
-    if len(failed):
-        f = failed.iloc[0]
-        what = {
-            "coverage_w_order": "in order and not a copy",
-            "coverage_wo_order": "complete and not a copy",
-        }
-        if r.metric in what:
-            text += f" ({what[r.metric]}: {f['value']:.2f}% of all {f['n_answers']:.0f} answers)"
-        text += (
-            f"; Δ vs original {r.default_delta:+.2f} in Table 1, {r.delta:+.2f} excluding copies on both "
-            f"sides, {f['delta']:+.2f} counting copies as failures"
-        )
+    ].set_index("variant")
+    what = {
+        "coverage_w_order": "in order and not a copy",
+        "coverage_wo_order": "complete and not a copy",
+    }
+    text = f"{what.get(r.metric, 'copies as failures')}, over all {r.n_answers:.0f} ordered answers"
+    text += f"; Δ vs original {r.default_delta:+.2f} in Table 1, {r.delta:+.2f} counting copies as failures"
+    if copies.PAIRED in mine.index:
+        p = mine.loc[copies.PAIRED]
+        text += f", {p['delta']:+.2f} paired on the {p['n_answers']:.0f} prompts where neither answer copies"
     return text
 
 
 def largest_shifts(long: pd.DataFrame, n: int = 3) -> list[str]:
-    """The `n` largest shifts from the default for each choice (matching rule, order reading,
-    both, excluding list copies, perplexity average; percentage points and perplexity are not
-    compared), as sentences."""
+    """The `n` largest shifts from the default for each choice (matching rule, CommonGen's own
+    always among them; order reading; both; PoS-correct coverage, a metric of its own; copies
+    counted as failures, which keeps Table 1's denominator, with the paired Δ beside it;
+    perplexity average; percentage points and perplexity are not compared), as sentences. The
+    excluding-copies rows stand on other denominators and are not ranked."""
     if long.empty:
         return []
     rows = long.assign(size=long["shift"].abs()).dropna(subset=["size"])
@@ -227,16 +234,21 @@ def largest_shifts(long: pd.DataFrame, n: int = 3) -> list[str]:
         "matching rule",
         "order reading",
         "both",
-        "excluding list copies",
+        "PoS-correct coverage",
+        "copies as failures",
         "perplexity average",
     ):
-        for r in rows[kinds == kind].head(n).itertuples():
+        chosen = rows[kinds == kind].head(n)
+        if kind == "matching rule":  # CommonGen's own rule always among those named
+            own = rows[(kinds == kind) & (rows["choice"] == COMMONGEN_CHOICE)].head(1)
+            chosen = pd.concat([chosen, own[~own.index.isin(chosen.index)]])
+        for r in chosen.itertuples():
             metric = label(r.metric)
             how = (
                 f"as the {r.variant}"
                 if r.metric == "perplexity"
                 else _copies_how(long, r)
-                if kind == "excluding list copies"
+                if kind == "copies as failures"
                 else f"{r.choice.replace('matching: ', 'matching by ')}, {r.variant.replace('order: ', 'order as ')}"
             )
             out.append(

@@ -17,8 +17,15 @@ import numpy as np
 import pandas as pd
 
 from ..core.errors import OcgInputError
-from ..metrics.registry import metrics, names
+from ..metrics.registry import holm_family, metrics, names
 from ..metrics.sufficient_statistics import sufficient_statistics
+from .permutation import (  # EXACT_MAX_UNITS, RELATIVE_TIE, sign_vectors: read here too
+    EXACT_MAX_UNITS,  # noqa: F401
+    RELATIVE_TIE,  # noqa: F401
+    holm,
+    sign_flip_p,
+    sign_vectors,  # noqa: F401
+)
 
 # Under this many resampled units an interval or p-value is marked `small_sample` (docs/METHODS.md,
 # "Uncertainty"): percentile intervals of a few resampled units are too narrow, and a sign-flip
@@ -162,77 +169,6 @@ def bootstrap_ci(
     return marked(pd.DataFrame([rows[m] for m in names() if m in rows]))
 
 
-# Up to this many units the sign-flip test enumerates all 2^n sign vectors (an exact p-value, as
-# small as the test can give and no smaller); beyond, it draws `n_perm` of them at random.
-EXACT_MAX_UNITS = 20
-_CHUNK = 1 << 16  # sign vectors per block: 2^20 of them at once would take gigabytes
-
-
-def sign_vectors(n: int, n_perm: int, seed: int):
-    """(blocks of 0/1 rows, 1: the unit's conditions swapped; method text): every sign vector when
-    n <= EXACT_MAX_UNITS, else `n_perm` drawn at random."""
-    if n <= EXACT_MAX_UNITS:
-        total = 2**n
-        blocks = (
-            (
-                (np.arange(s, min(total, s + _CHUNK), dtype=np.int64)[:, None] >> np.arange(n)) & 1
-            ).astype(float)
-            for s in range(0, total, _CHUNK)
-        )
-        return blocks, f"exact: all {total} sign vectors"
-    rng = np.random.default_rng(seed)
-    blocks = (
-        rng.integers(0, 2, size=(min(_CHUNK, n_perm - s), n)).astype(float)
-        for s in range(0, n_perm, _CHUNK)
-    )
-    return blocks, f"sampled: {n_perm} of 2^{n} sign vectors, (b+1)/(m+1)"
-
-
-def holm(p_values) -> np.ndarray:
-    """Holm's step-down adjustment (family-wise error) of the p-values given; NaN stays NaN."""
-    p = np.asarray(p_values, dtype=float)
-    out = np.full(p.shape, np.nan)
-    known = np.flatnonzero(np.isfinite(p))
-    order = known[np.argsort(p[known], kind="stable")]
-    m = len(order)
-    out[order] = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[order]))
-    return out
-
-
-def _sign_flip_p(sa, sb, tested, n_perm, seed) -> tuple[dict, str]:
-    """Two-sided sign-flip p-value per metric of `tested` (metric: observed difference): a flipped
-    unit's statistics count for the other condition. Exact: the share of all sign vectors whose
-    difference is at least as large (the identity is one of them); sampled: (b+1)/(m+1)."""
-    blocks, method = sign_vectors(len(sa), n_perm, seed)
-    counts = {name: [0, 0] for name in tested}
-    parts = {}
-    for m in metrics():
-        if m.name in tested:
-            num, den = m.numerator, m.denominator
-            parts[m.name] = (
-                m,
-                sa[num].sum(),
-                sa[den].sum(),
-                sb[num].sum(),
-                sb[den].sum(),
-                (sb[num] - sa[num]).to_numpy(),
-                (sb[den] - sa[den]).to_numpy(),
-            )
-    for flips in blocks:
-        for name, (m, an, ad, bn, bd, dn, dd) in parts.items():
-            moved_n, moved_d = flips @ dn, flips @ dd
-            with np.errstate(divide="ignore", invalid="ignore"):
-                null = m.scale * ((an + moved_n) / (ad + moved_d) - (bn - moved_n) / (bd - moved_d))
-            null = null[np.isfinite(null)]
-            counts[name][0] += int(np.sum(np.abs(null) >= abs(tested[name]) - 1e-12))
-            counts[name][1] += len(null)
-    exact = method.startswith("exact")
-    return {
-        name: (np.nan if not total else hits / total if exact else (hits + 1) / (total + 1))
-        for name, (hits, total) in counts.items()
-    }, method
-
-
 def paired_test(
     answers,
     groups,
@@ -246,7 +182,8 @@ def paired_test(
     default): bootstrap 95% CI of the difference and a two-sided sign-flip
     permutation p-value (swapping a unit's conditions), exact up to EXACT_MAX_UNITS units
     (`p_method` says which), else `n_perm` sign vectors drawn, with Holm's adjustment over this
-    model's tests (`p_holm`: the table holds one family of tests per model)."""
+    model's tests of one pre-specified family (`p_holm`; `holm_family`: "paper" for the paper's
+    metrics, "extra" for the rest, registry.holm_family), so adding a metric moves no paper p."""
     a, b = conditions
     seed = resampling.seed
     rows = {}
@@ -264,7 +201,7 @@ def paired_test(
                 _metrics_from_weights(sa, ones)[metric][0]
                 - _metrics_from_weights(sb, ones)[metric][0]
             )
-        p_values, method = _sign_flip_p(sa, sb, observed, n_perm, seed)
+        p_values, method = sign_flip_p(sa, sb, observed, n_perm, seed)
         for metric, difference in observed.items():
             with np.errstate(divide="ignore", invalid="ignore"):
                 diffs = (
@@ -285,5 +222,11 @@ def paired_test(
             }
     out = pd.DataFrame([rows[m] for m in names() if m in rows])
     if len(out):
-        out.insert(out.columns.get_loc("p_value") + 1, "p_holm", holm(out["p_value"]))
+        family = out["metric"].map(holm_family)
+        adjusted = pd.Series(np.nan, index=out.index)
+        for _, members in out.groupby(family, sort=False):
+            adjusted[members.index] = holm(members["p_value"])
+        at = out.columns.get_loc("p_value") + 1
+        out.insert(at, "p_holm", adjusted.to_numpy())
+        out.insert(at + 1, "holm_family", family.to_numpy())
     return marked(out)

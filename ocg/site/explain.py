@@ -176,6 +176,7 @@ class OtherTable:
     csv: str = ""
     table: pd.DataFrame | None = None
     run_note: str = ""  # the run file's note on this table
+    self_scored: str = ""  # a compared model scored some of its metrics (analysis/skew.py)
     missing: list[tuple[str, str]] = field(default_factory=list)  # (a metric's label, why no value)
     legend: list[LegendItem] = field(default_factory=list)
 
@@ -185,10 +186,13 @@ def other_tables(
     run_notes: dict | None = None,
     medians: dict | None = None,
     slor_medians: dict | None = None,
+    *,
+    self_scored: str = "",
 ) -> list[OtherTable]:
     """Tables 2, 3, 4 and 7 as this report computed them, each with its legend and sources, the
     run file's note on a table (`run_notes`: table7 -> the run's `table7_note`), and the
     perplexity and SLOR medians beside each mean (`medians`, `slor_medians`: table4 -> {model: median})."""
+    from . import medians as site_medians
     from .caveats import mark_perplexity, mark_slor
 
     report, shown_tables = ReportFolder(report_dir), []
@@ -207,9 +211,13 @@ def other_tables(
         shown.columns = pd.MultiIndex.from_tuples(
             [(metric(m).label if metric(m) else m, sub) for m, sub in shown.columns]
         )
-        shown = mark_slor(
-            mark_perplexity(shown, (medians or {}).get(table, {})),
-            (slor_medians or {}).get(table, {}),
+        shown = (
+            site_medians.mark(shown, long, beside)
+            if site_medians.has_medians(long)
+            else mark_slor(
+                mark_perplexity(shown, (medians or {}).get(table, {})),
+                (slor_medians or {}).get(table, {}),
+            )
         )
         reasons = (
             long.dropna(subset=["missing_reason"]).groupby("metric")["missing_reason"].first()
@@ -224,6 +232,7 @@ def other_tables(
                 csv=_csv(path, report_dir),
                 table=shown,
                 run_note=(run_notes or {}).get(table) or "",
+                self_scored=self_scored if {"perplexity", "slor"} & set(long["metric"]) else "",
                 missing=[
                     (metric(m).label if metric(m) else str(m), str(r))
                     for m, r in dict(reasons).items()

@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..analysis.paper_tables import summary_medians
+from ..analysis.skew import self_scored, self_scored_note
 from ..config.checked_run import CheckedRun
 from ..config.run_file import RunFile
 from ..core.clock import utc_now
@@ -200,6 +201,8 @@ def write_index(
         for p in sub.glob("*")
         if p.is_file()
     )
+    # perplexity and SLOR scored by a compared model: not bolded across models (analysis/skew.py)
+    scorers = self_scored(scores["signatures"], {m: e.id for m, e in run.entries.items()})
     page = render(
         "landing.html",
         title=title,
@@ -208,13 +211,14 @@ def write_index(
         warnings=_warnings(scores, scores_root, scored, report_dir),
         cases=report.cases.name if scored else None,
         trust=trust.trust_line(scores),
-        headline=sections.headline(report_dir, scores),
+        headline=sections.headline(report_dir, scores, scorers),
         sensitivity=sections.sensitivity(report_dir),
         other_tables=explain.other_tables(
             report_dir,
             {"table7": file.table7_note or ""},
             {"table4": summary_medians(scores["summary"], "ordered_one_shot")},
             {"table4": summary_medians(scores["summary"], "ordered_one_shot", "slor")},
+            self_scored=self_scored_note(scorers),
         ),
         forced=sections.forced(report_dir),
         positions=explain.positions_section(report_dir),

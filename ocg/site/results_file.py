@@ -16,14 +16,16 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..analysis.skew import MEDIAN_METRICS
 from ..config.checked_run import CheckedRun
 from ..core.files import read_json, read_table, write_json
 from ..core.layout import ReportFolder
 from ..core.provenance import provenance
 from ..metrics.registry import FAMILIES, metric
 from ..results.scores import signature_hash
+from .results_reasons import with_reasons
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: missing_reason an object {key: why} for every null; holm_family
 
 
 def _clean(x):
@@ -87,11 +89,29 @@ def _interval(row: dict | None, method: dict | None) -> dict | None:
     }
 
 
-def _median(rows: pd.DataFrame) -> dict:
-    """Perplexity's median (per template, then over templates) of `ordered`, and its Δ vs `original`."""
-    by = rows.groupby("condition")["perplexity_median"].mean()
+def _median(row: dict, rows: pd.DataFrame, name: str) -> dict:
+    """A per-answer metric's median (perplexity, SLOR) of `ordered` and its Δ vs `original`:
+    pooled over every answer, from table1.csv (analysis/skew.py), with whether it contradicts the
+    mean; a table saved before those columns: per template, then over templates (the summary)."""
+    if "median" in row:
+        return {
+            "median": row["median"],
+            "median_delta_vs_original": row.get("median_delta"),
+            "median_pooled": True,
+            "mean_median_disagree": row.get("mean_median_disagree"),
+        }
+    by = rows.groupby("condition")[f"{name}_median"].mean()
     median = by.get("ordered", float("nan"))
-    return {"median": median, "median_delta_vs_original": median - by.get("original", float("nan"))}
+    return {
+        "median": median,
+        "median_delta_vs_original": median - by.get("original", float("nan")),
+        "median_pooled": False,
+    }
+
+
+def _p(test: dict, key: str):
+    """A p-value, null on a small sample, as the interval's bounds are (results_reasons.py)."""
+    return None if bool(test.get("small_sample", False)) else test.get(key)
 
 
 def _list_copies(rows: pd.DataFrame) -> dict | None:
@@ -180,8 +200,9 @@ def _model_metrics(model: str, tables: _Tables, signature) -> dict:
             if test is None
             else {
                 **_interval(test, methods["paired_test"]),
-                "p_value": test.get("p_value"),
-                "p_holm": test.get("p_holm"),
+                "p_value": _p(test, "p_value"),
+                "p_holm": _p(test, "p_holm"),
+                "holm_family": test.get("holm_family"),
                 "p_method": test.get("p_method"),
             },
             "n": n,
@@ -193,11 +214,11 @@ def _model_metrics(model: str, tables: _Tables, signature) -> dict:
         }
         reason = f"{name}_missing_reason"
         if pd.isna(row["value"]) and reason in s and s[reason].notna().any():
-            out[name]["missing_reason"] = str(s[reason].dropna().iloc[0])
-        if (
-            name == "perplexity" and "perplexity_median" in summary
+            out[name]["missing_reason"] = {"value": str(s[reason].dropna().iloc[0])}
+        if name in MEDIAN_METRICS and (
+            "median" in row or f"{name}_median" in summary
         ):  # the median beside the mean, which a few answers can make
-            out[name].update(_median(summary[summary["model"] == model]))
+            out[name].update(_median(row, summary[summary["model"] == model], name))
         if pd.notna(row.get("paper_value", float("nan"))):
             out[name]["paper"] = {
                 "value": row["paper_value"],
@@ -262,7 +283,7 @@ def results(report_dir: str | Path, run: CheckedRun, scores: dict, generations_r
     }
     if t1 is None:
         doc["note"] = "Table 1 was not computed in this report (notebook 03 did not run)"
-    return _clean(doc)
+    return with_reasons(_clean(doc))
 
 
 def write_results(

@@ -11,11 +11,13 @@ import pandas as pd
 
 from ..analysis.paper_tables import summary_medians, wide
 from ..analysis.pos_tagging import never_tagged
+from ..analysis.skew import self_scored_note
 from ..core.files import read_table
 from ..core.layout import ReportFolder
 from ..core.notebook_names import MAIN_RESULTS
 from ..metrics.registry import label
 from . import caveats
+from . import medians as site_medians
 from .explain import (
     LegendItem,
     MissingReasons,
@@ -45,6 +47,9 @@ class Headline:
     ours: pd.DataFrame
     dominated: list[tuple[str, float, float]]  # (model, perplexity mean, its median): marked ‡
     ppl_over: int  # ‡: a mean over this many medians
+    pooled: bool  # the medians pooled over every answer (else per template, then over templates)
+    contradicted: list[tuple[str, str, float, float]]  # (model, metric, mean Δ, median Δ)
+    self_scored: str  # which metrics a compared model scored itself (analysis/skew.py)
     copy_marks: caveats.CopyMarkNote | None
     copy_share: caveats.CopyShare | None
     basis: caveats.Table1Basis | None
@@ -67,10 +72,12 @@ def _labelled(table: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-def headline(report_dir: Path, scores: dict) -> Headline | None:
-    """Table 1, ours beside the paper's, with its caveats: the perplexity and SLOR medians, the
-    copy marks and share, what each row stands on, and why a model has no row (None: Table 1 was
-    not computed in this report)."""
+def headline(report_dir: Path, scores: dict, scorers: dict | None = None) -> Headline | None:
+    """Table 1, ours beside the paper's, with its caveats: the perplexity and SLOR medians (pooled,
+    from table1.csv; a report saved before them: per template, then over templates), the median Δ
+    beside a mean Δ it contradicts, the copy marks and share, what each row stands on, which
+    metrics a compared model scored (`scorers`, analysis/skew.py), and why a model has no row
+    (None: Table 1 was not computed in this report)."""
     path = ReportFolder(report_dir).table("table1")
     if not path.exists():
         return None
@@ -87,16 +94,24 @@ def headline(report_dir: Path, scores: dict) -> Headline | None:
             columns={"paper_value": "paper", "paper_delta": "paper Δ"}
         )
         paper = _labelled(wide(known, "model", "paper", "paper Δ"))
+    pooled = site_medians.has_medians(t1)
+    delta = "delta_vs_original_commongen"
+    shown = (
+        site_medians.mark(ours, t1, delta)
+        if pooled
+        else caveats.mark_slor(
+            caveats.mark_perplexity(ours, medians), summary_medians(summary, "ordered", "slor")
+        )
+    )
     return Headline(
-        ours=caveats.mark_copies(
-            caveats.mark_slor(
-                caveats.mark_perplexity(ours, medians),
-                summary_medians(summary, "ordered", "slor"),
-            ),
-            summary,
-        ),
-        dominated=[(m, mean, median) for m, (mean, median) in marks.items()],
+        ours=caveats.mark_copies(shown, summary),
+        dominated=site_medians.dominated(t1)
+        if pooled
+        else [(m, mean, median) for m, (mean, median) in marks.items()],
         ppl_over=caveats.PPL_MEAN_OVER_MEDIAN,
+        pooled=pooled,
+        contradicted=site_medians.contradicted(t1, delta) if pooled else [],
+        self_scored=self_scored_note(scorers or {}),
         copy_marks=caveats.copy_mark_note(summary, report_dir),
         copy_share=caveats.copy_share(summary),
         basis=caveats.table1_basis(report_dir, summary),

@@ -27,12 +27,13 @@ def answers():
                 "condition": c,
                 "template_id": t,
                 "set_id": "s",
+                "perm_index": i,  # the i-th answers of the two conditions share their prompt
                 "all_present": bool(p),
                 "in_order": bool(o),
                 "copies_list": bool(k),
             }
             for (c, t), rows in DATA.items()
-            for p, o, k in rows
+            for i, (p, o, k) in enumerate(rows)
         ]
     )
 
@@ -82,15 +83,38 @@ def test_both_variants_recomputed_by_counting_keep_the_ordered_rate_identity(ans
     )
 
 
-def test_the_shift_names_the_same_denominator_figure_and_both_deltas(answers):
+def test_the_paired_row_stands_on_the_prompts_where_neither_answer_copies(answers):
     long = table1_sensitivity(answers)
-    sentence = next(
-        s for s in largest_shifts(long, n=5) if s.startswith("excluding list copies: w/ order")
+    rows = long[(long["choice"] == copies.CHOICE) & (long["variant"] == copies.PAIRED)]
+    rows = rows.set_index("metric")
+    pairs = [
+        (a, b)
+        for t in (0, 1)
+        for a, b in zip(DATA[("ordered", t)], DATA[("original", t)])
+        if not a[2] and not b[2]
+    ]
+    assert len(pairs) == 10  # 16 prompts, 6 of them with a copy on one side or both
+    ordered, original = _rates([a for a, _ in pairs]), _rates([b for _, b in pairs])
+    for name in ordered:
+        assert rows.at[name, "value"] == pytest.approx(ordered[name])
+        assert rows.at[name, "delta"] == pytest.approx(ordered[name] - original[name])
+    assert (rows["n_answers"] == 10).all() and (rows["n_original"] == 10).all()
+    # not the excluded-copies figure: that one compares 10 ordered with 14 original answers
+    excluded = long[(long["choice"] == copies.CHOICE) & (long["variant"] == copies.EXCLUDED)]
+    assert rows.at["coverage_w_order", "delta"] != pytest.approx(
+        excluded.set_index("metric").at["coverage_w_order", "delta"]
     )
-    assert "(in order and not a copy: 31.25% of all 16 answers)" in sentence  # 5 of 16
-    assert (
-        "excluding copies on both sides" in sentence and "counting copies as failures" in sentence
-    )
+
+
+def test_the_shift_ranks_same_denominator_figures_with_both_deltas(answers):
+    long = table1_sensitivity(answers)
+    shifts = largest_shifts(long, n=5)
+    assert not any(s.startswith("excluding list copies") for s in shifts)  # other denominators
+    sentence = next(s for s in shifts if s.startswith("copies as failures: w/ order"))
+    assert "5.00 → " not in sentence and "→ 31.25 " in sentence  # 5 of all 16 answers
+    assert "in order and not a copy, over all 16 ordered answers" in sentence
+    assert "counting copies as failures" in sentence
+    assert "paired on the 10 prompts where neither answer copies" in sentence
     shown = wide(long, "copies")
     assert ("excluding copies on both sides", "answers") in shown.columns
     assert shown.loc[("m", "w/ order"), ("excluding copies on both sides", "answers")] == "10 / 14"
@@ -129,3 +153,31 @@ def test_table1_cells_resting_on_copies_are_marked():
     )
     assert marked.loc["m", ("pBLEU", "")] == 3.0
     assert "40%" in caveats.copy_mark_note(summary, ".").shares
+
+
+def test_commongen_s_rule_is_always_named_and_pos_correct_coverage_is_no_matching_rule():
+    from ocg.analysis.coverage_variants import POS_CHOICE, READING_LABELS, RULE_LABELS
+
+    ours = f"order: {READING_LABELS['in_order']}"
+
+    def row(choice, shift):
+        return {
+            "model": "m",
+            "metric": "coverage_w_order",
+            "choice": choice,
+            "variant": ours,
+            "value": 50 + shift,
+            "default": 50.0,
+            "shift": shift,
+        }
+
+    rules = ["commongen_lemma", "commongen_lemma_lower", "lemma_or_surface", "any_lookup"]
+    long = pd.DataFrame(
+        [row(f"matching: {RULE_LABELS[r]}", s) for r, s in zip(rules, (0.5, 9.0, 8.0, 7.0))]
+        + [row(POS_CHOICE[0], 30.0)]
+    )
+    shifts = largest_shifts(long, n=3)
+    matching = [s for s in shifts if s.startswith("matching rule:")]
+    assert len(matching) == 4 and "CommonGen's" in matching[-1]  # the smallest shift, still named
+    assert any(s.startswith("PoS-correct coverage: w/ order of m 50.00 → 80.00") for s in shifts)
+    assert not any("PoS-correct" in s for s in matching)

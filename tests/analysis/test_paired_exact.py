@@ -101,10 +101,130 @@ def test_holm_matches_a_worked_example():
     assert uncertainty.holm([0.6, 0.9]) == pytest.approx([1.0, 1.0])  # capped at 1
 
 
-def test_each_model_s_tests_are_adjusted_together():
+def test_each_model_s_tests_are_adjusted_together_within_their_family():
     answers, groups = _answers(
         {f"s{i}": ([1, 1, i % 2, 0], [0, i % 3 == 0, 0, 0]) for i in range(6)}
     )
-    test = uncertainty.paired_test(answers, groups, "m", uncertainty.Resampling(n_boot=20))
-    assert list(test["p_holm"]) == pytest.approx(list(uncertainty.holm(test["p_value"])))
+    plain = uncertainty.paired_test(answers, groups, "m", uncertainty.Resampling(n_boot=20))
+    extra = answers.assign(pos_all_present=answers["in_order"], pos_in_order=answers["in_order"])
+    test = uncertainty.paired_test(extra, groups, "m", uncertainty.Resampling(n_boot=20))
+    family = test.set_index("metric")["holm_family"]
+    assert family["coverage_w_order"] == "paper" and family["pos_coverage_w_order"] == "extra"
+    for _, members in test.groupby("holm_family"):
+        assert list(members["p_holm"]) == pytest.approx(list(uncertainty.holm(members["p_value"])))
     assert (test["p_holm"] >= test["p_value"]).all()
+    # the extra family's tests move no p-value of the paper's metrics
+    paper = test[test["holm_family"] == "paper"].set_index("metric")["p_holm"]
+    assert paper.to_dict() == pytest.approx(plain.set_index("metric")["p_holm"].to_dict())
+    # one family over all five would have adjusted w/ order further
+    pooled = uncertainty.holm(test["p_value"])
+    assert pooled[list(test["metric"]).index("coverage_w_order")] > paper["coverage_w_order"]
+
+
+def _perplexity_answers(n_sets: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """n_sets concept sets, three answers per condition, `ordered`'s perplexity (~2-4 x 10^4) above
+    `original`'s (~1-2 x 10^4) in every set: every unit's difference has the same sign."""
+    rng = np.random.default_rng(seed)
+    rows = [
+        {
+            "model": "m",
+            "condition": cond,
+            "template_id": 0,
+            "set_id": f"s{s}",
+            "all_present": True,
+            "in_order": True,
+            "perplexity": base * (1 + rng.random()),
+        }
+        for s in range(n_sets)
+        for cond, base in (("ordered", 2e4), ("original", 1e4))
+        for _ in range(3)
+    ]
+    return pd.DataFrame(rows), pd.DataFrame(columns=["model", "condition", "template_id", "set_id"])
+
+
+@pytest.mark.parametrize("n_sets", [3, 5, 8, 9, 10, 12])
+def test_same_sign_at_perplexity_scale_gives_exactly_two_of_all_sign_vectors(n_sets):
+    # an absolute tolerance of 1e-12 lost the all-flipped vector to rounding here for 8, 9, 10, 12
+    answers, groups = _perplexity_answers(n_sets, seed=n_sets)
+    row = (
+        uncertainty.paired_test(answers, groups, "m", uncertainty.Resampling(n_boot=5))
+        .set_index("metric")
+        .loc["perplexity"]
+    )
+    assert row.difference > 1000
+    assert row.p_value == 2 / 2**n_sets
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_sign_flip_p_equals_scipys_paired_permutation_test(seed):
+    from scipy.stats import permutation_test
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(3, 9))
+    # per unit: a metric's numerator (a sum of perplexities) and denominator (answers counted)
+    den = pd.DataFrame({"a": rng.integers(1, 5, n), "b": rng.integers(1, 5, n)}).astype(float)
+    num = den * rng.uniform(10, 5000, size=(n, 2))
+    if seed % 2:  # ties: some units identical in both conditions
+        num.loc[: n // 2, "b"], den.loc[: n // 2, "b"] = (
+            num.loc[: n // 2, "a"],
+            den.loc[: n // 2, "a"],
+        )
+    both_num = np.concatenate([num["a"], num["b"]])
+    both_den = np.concatenate([den["a"], den["b"]])
+
+    def statistic(x, y):  # x, y: indices of the units' statistics each condition holds
+        return both_num[x].sum() / both_den[x].sum() - both_num[y].sum() / both_den[y].sum()
+
+    ref = permutation_test(
+        (np.arange(n), np.arange(n, 2 * n)),
+        statistic,
+        permutation_type="samples",
+        alternative="two-sided",
+        n_resamples=np.inf,
+        vectorized=False,
+    )
+    sa = pd.DataFrame({"perplexity": num["a"], "n_perplexity": den["a"]})
+    sb = pd.DataFrame({"perplexity": num["b"], "n_perplexity": den["b"]})
+    p, method = uncertainty.sign_flip_p(sa, sb, {"perplexity": ref.statistic}, 100, 0)
+    assert method == f"exact: all {2**n} sign vectors"
+    assert p["perplexity"] == pytest.approx(ref.pvalue, rel=1e-12)
+    assert 2 / 2**n <= p["perplexity"] <= 1
+
+
+def test_table4_deltas_are_tested_on_its_metrics_with_holm_redone_over_them():
+    from ocg.analysis import deltas
+
+    answers, groups = _answers(
+        {f"s{i}": ([1, 1, i % 2, 0], [0, i % 3 == 0, 0, 0]) for i in range(6)}
+    )
+    answers = answers.assign(
+        condition=answers["condition"].map({"ordered": "ordered_one_shot", "original": "ordered"}),
+        pos_all_present=answers["in_order"],
+        pos_in_order=answers["in_order"],
+    )
+    resampling = uncertainty.Resampling(n_boot=20)
+    every = uncertainty.paired_test(
+        answers, groups, "m", resampling, conditions=("ordered_one_shot", "ordered")
+    )
+    shown = deltas.tests(
+        answers, groups, ("ordered_one_shot", "ordered"), resampling, table="table4"
+    )
+    assert "pos_coverage_w_order" in set(every["metric"])  # Table 1 reports it, Table 4 does not
+    assert set(shown["metric"]) == {"coverage_wo_order", "coverage_w_order", "ordered_rate"}
+    assert set(shown["condition"]) == {"ordered_one_shot"} and set(shown["base"]) == {"ordered"}
+    assert list(shown["p_holm"]) == pytest.approx(list(uncertainty.holm(shown["p_value"])))
+    mine = every.set_index("metric").loc[list(shown["metric"])]
+    assert list(shown["difference"]) == pytest.approx(list(mine["difference"]))
+    assert shown["interval"].str.contains("95%, 6 concept sets").all()
+    empty = deltas.tests(answers, groups, ("ordered_constrained", "ordered"), resampling)
+    assert empty.empty
+
+
+def test_the_shown_tests_read_as_words():
+    from ocg.analysis import deltas
+
+    answers, groups = _answers({f"s{i}": ([1, 1, i % 2, 0], [0, 1, 0, 0]) for i in range(3)})
+    rows = deltas.tests(answers, groups, ("ordered", "original"), uncertainty.Resampling(n_boot=5))
+    text = deltas.shown(rows).to_string()
+    assert "w/ order" in text and "coverage_w_order" not in text and "NaN" not in text
+    assert "p (Holm)" in text and "paper" in text

@@ -83,8 +83,11 @@ def test_03_main_results(scored):
         .groupby("model")[["choice", "variant"]]
         .apply(lambda g: len(g.drop_duplicates()))
     )
-    # every rule x reading, PoS-correct coverage, and the list copies excluded on both sides or counted as failures
-    assert rules.to_dict() == {m: len(MATCHING_RULES) * len(ORDER_READINGS) + 3 for m in MODELS}
+    # every rule x reading, PoS-correct coverage, and the list copies excluded on both sides,
+    # paired on the prompts where neither answer copies, or counted as failures
+    assert rules.to_dict() == {m: len(MATCHING_RULES) * len(ORDER_READINGS) + 4 for m in MODELS}
+    assert {"median", "median_delta", "mean_median_disagree"} <= set(t1)
+    assert set(paired.holm_family) == {"paper", "extra"}  # PoS-correct coverage, non-words: extra
     assert (
         set(paired.p_method) == {"exact: all 4 sign vectors"}
         and (paired.p_holm >= paired.p_value).all()
@@ -133,6 +136,12 @@ def test_06_priming(scored):
     out = run("06_priming", scored)
     t4 = pd.read_csv(out / "tables" / "table4.csv")
     assert len(t4) == 2 * 7 and "delta_vs_zero_shot_ordered" in t4  # the paper's six and non-words
+    paired = pd.read_csv(out / "tables" / "table4_paired_test.csv")  # as Table 1's (notebook 03)
+    assert set(paired.condition) == {"ordered_one_shot"} and set(paired.base) == {"ordered"}
+    assert len(paired) == 2 * 7 and paired.small_sample.all() and paired.p_value.between(0, 1).all()
+    ci = pd.read_csv(out / "tables" / "table4_bootstrap_ci.csv")
+    assert (ci.condition == "ordered_one_shot").all() and len(ci) == 2 * 7
+    assert "Small samples:" in output_text(out / "06_priming.ipynb")
     papers = t4.metric != "nonword_rate"  # the paper reports no non-words
     assert (
         t4[(t4.model == "my-qwen") & papers].paper_value.notna().all()

@@ -119,8 +119,8 @@ def test_copy_share_and_excluded_w_order_recomputed_from_the_text(scored):
         excluded.at["ordered_rate", "value"] == pytest.approx(rate) == pytest.approx(100 * w / wo)
     )
     assert (excluded["n_answers"] == len(rest)).all() and len(rest) == len(ordered) - 8
-    shifts = [s for s in largest_shifts(view) if s.startswith("excluding list copies")]
-    assert shifts and f"on the {len(rest)} ordered answers that do not copy" in shifts[0]
+    shifts = [s for s in largest_shifts(view) if s.startswith("copies as failures")]
+    assert shifts and f"over all {len(ordered)} ordered answers" in shifts[0]
     shown = wide(view, "copies")
     assert shown[(copies.EXCLUDED, "answers")].str.startswith(f"{len(rest)} / ").all()
 

@@ -164,8 +164,8 @@ def test_the_sensitivity_view_names_the_excluded_copies(report):
     view = section(page, "How much the open choices move Table 1")
     assert "excluding copies on both sides" in view and "counting copies as failures" in view
     assert re.search(
-        r"<li>excluding list copies: w/ order of [ab] [\d.]+ → [\d.]+ .*in order and not a copy: "
-        r"[\d.]+% of all \d+ answers.*Δ vs original [+-][\d.]+ in Table 1",
+        r"<li>copies as failures: w/ order of [ab] [\d.]+ → [\d.]+ .*in order and not a copy, "
+        r"over all \d+ ordered answers.*Δ vs original [+-][\d.]+ in Table 1",
         view,
     )
 
@@ -266,3 +266,46 @@ def test_the_header_and_the_sampled_batch_1_line(report):
     models = section(page, "Models")
     assert "2/8 of sample 0 differ at batch 1 (seeding differs too §)" in models
     assert "§ For a sampled model" in models and "does not measure batch invariance" in models
+
+
+def test_table1_shows_pooled_medians_and_a_contradicted_mean_delta(report, tmp_path):
+    import shutil
+
+    from ocg.analysis import skew
+    from ocg.site import sections
+    from ocg.site.render import fragment
+
+    out, _, scores = report
+    copy = tmp_path / "report"
+    shutil.copytree(out, copy)
+    answers = scores["answers"].copy()
+    # b: one extreme `ordered` answer makes its mean; its median Δ against `original` is positive
+    answers["perplexity"] = [
+        5000.0
+        if a == "Street, bike, boy." and m == "b" and c == "ordered"
+        else (30.0 if c == "ordered" else 25.0 if m == "b" else 20.0)
+        for a, m, c in zip(answers["answer"], answers["model"], answers["condition"])
+    ]
+    means = answers.groupby(["model", "condition"])["perplexity"].mean()
+    t1 = pd.DataFrame(
+        [
+            {
+                "model": m,
+                "metric": "perplexity",
+                "value": means[(m, "ordered")],
+                "delta_vs_original_commongen": means[(m, "ordered")] - means[(m, "original")],
+            }
+            for m in ("a", "b")
+        ]
+    )
+    t1 = skew.with_medians(t1, answers, "ordered", "original", "delta_vs_original_commongen")
+    save_table(t1, "table1", copy)
+    h = sections.headline(copy, scores, {"perplexity": "a"})
+    b = t1.set_index("model").loc["b"]
+    assert (b["median"], b["median_base"]) == (30.0, 25.0) and b["value"] > 10 * 30.0
+    assert h.pooled and [m for m, *_ in h.dominated] == ["b"]
+    html = fragment("sections.html", "headline", h)
+    assert f"{b['value']:.2f} ‡ (median 30.00)" in html  # pooled over every answer
+    assert "+5.00" in html and "median Δ +5.00" in html and "bolds none of them" in html
+    assert "median Δ +10.00" not in html  # a's mean and median agree: no median Δ beside it
+    assert "Scored by one of the compared models (perplexity by a)" in html

@@ -15,7 +15,7 @@ from ocg.analysis import uncertainty
 from ocg.analysis.report import save_table, sources
 from ocg.core.layout import ModelGenerations
 from ocg.core.paths import PROJECT_ROOT
-from ocg.metrics.registry import metric
+from ocg.metrics.registry import PAPER_METRICS, metric, names
 from ocg.records import RunCard
 from ocg.results.scores import load_scores
 from ocg.site.landing import write_index
@@ -146,7 +146,8 @@ def test_every_value_equals_table1s_csv_with_its_interval_unit_and_n(report):
         assert (
             missing["value"] is None
             and missing["interval"] is None
-            and "BLEURT" in missing["missing_reason"]
+            and "BLEURT" in missing["missing_reason"]["value"]
+            and "interval" in missing["missing_reason"]
         )
         assert (missing["n"], missing["n_of"]) == (0, None)  # not "6 groups": nothing was averaged
         for name, m in shown.items():
@@ -167,7 +168,11 @@ def test_every_value_equals_table1s_csv_with_its_interval_unit_and_n(report):
                 2,
             )
             assert m["interval"]["level"] == 0.95 and m["interval"]["small_sample"] is True
-            assert m["delta_test"]["unit"] == "clusters" and 0 < m["delta_test"]["p_value"] <= 1
+            # and no p-value either: a sign-flip test over 4 units cannot give a small one
+            test = m["delta_test"]
+            assert test["unit"] == "clusters" and test["p_value"] is None is test["p_holm"]
+            assert "small sample" in test["missing_reason"]["p_value"]
+            assert test["holm_family"] == ("paper" if name in PAPER_METRICS else "extra")
         cov = entry["metrics"]["coverage_wo_order"]
         assert (
             (cov["n"], cov["n_of"]) == (int(summary.n_answers.sum()), "answers") == (24, "answers")
@@ -321,11 +326,64 @@ def test_every_key_is_documented_in_data_md_and_every_documented_key_is_there(re
     }
     docs = documented_keys()
     optional = {
-        "top": {"note"},  # no Table 1; a model the paper has; no value; perplexity's median
-        "metric": {"paper", "missing_reason", "median", "median_delta_vs_original"},
+        "top": {"note", "missing_reason"},  # no Table 1; a null at this level
+        "model": {"missing_reason"},
+        "metric": {
+            "paper",
+            "missing_reason",
+            "median",
+            "median_delta_vs_original",
+            "median_pooled",
+            "mean_median_disagree",
+        },
+        "interval": {"missing_reason"},  # small-sample bounds are null, with their reason
+        "delta_test": {"missing_reason"},
     }
     for level, keys in seen.items():
         assert keys - docs.get(level, set()) == set(), f"{level} keys missing from docs/DATA.md"
         assert docs.get(level, set()) - keys - optional.get(level, set()) == set(), (
             f"{level}: documented, not there"
         )
+
+
+# records copied whole, whose nulls mean something of their own (a signature key's absent revision)
+COPIED = ("signature_key", "design")
+
+
+def _nulls_without_reason(obj, path="") -> list[str]:
+    """Every null of the models' entries whose object gives no `missing_reason` for its key."""
+    out = []
+    if isinstance(obj, dict):
+        reasons = obj.get("missing_reason") or {}
+        for key, value in obj.items():
+            if value is None and not (isinstance(reasons, dict) and reasons.get(key)):
+                out.append(f"{path}/{key}")
+            elif key not in ("missing_reason", *COPIED):
+                out += _nulls_without_reason(value, f"{path}/{key}")
+    elif isinstance(obj, list):
+        for i, value in enumerate(obj):
+            out += _nulls_without_reason(value, f"{path}/{i}")
+    return out
+
+
+def test_every_null_of_every_registered_metric_carries_its_missing_reason(report, tmp_path):
+    out, _, _, scores = report
+    copy = tmp_path / "report"
+    shutil.copytree(out, copy)
+    t1 = pd.read_csv(copy / "tables" / "table1.csv")
+    absent = [n for n in names() if n not in set(t1["metric"])]
+    assert absent  # perplexity, SLOR, the judge...: not scored in this report
+    unscored = pd.DataFrame(
+        [{"model": m, "metric": n, "value": float("nan")} for m in ("a", "b") for n in absent]
+    )
+    save_table(pd.concat([t1, unscored], ignore_index=True), "table1", copy)
+    doc = results(copy, RUN, scores)  # no generations folder: the run cards' fields are null too
+    assert {n for e in doc["models"].values() for n in e["metrics"]} == set(names())
+    assert _nulls_without_reason(doc["models"]) == []
+    ppl = doc["models"]["a"]["metrics"]["perplexity"]
+    assert ppl["value"] is None and "not scored" in ppl["missing_reason"]["value"]
+    assert (
+        doc["models"]["a"]["model_id"] is None and doc["models"]["a"]["missing_reason"]["model_id"]
+    )
+    # the check itself finds a null left unexplained
+    assert _nulls_without_reason({"a": {"m": {"value": None}}}) == ["/a/m/value"]

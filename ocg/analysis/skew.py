@@ -1,0 +1,130 @@
+"""Means a few answers make, and metrics a compared model scores itself (docs/METHODS.md,
+"Analyses": "Means beside medians", "Self-scored metrics").
+
+A per-answer metric whose distribution is skewed (perplexity; SLOR, read beside its median as
+perplexity is) has its pooled median (over every scored answer of a model and condition, all
+templates together: no mean of per-template medians) beside the template-averaged mean of Tables
+1 and 4 and the forced order, and the median's Δ beside the mean's. Where the two disagree (‡: a
+perplexity mean over PPL_MEAN_OVER_MEDIAN x its median on either side of the Δ, or mean Δ and
+median Δ of opposite signs) the row is `mean_median_disagree` and the LaTeX table bolds neither.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+MEDIAN_METRICS = ("perplexity", "slor")  # per-answer metrics shown with their median
+DAGGER_METRICS = ("perplexity",)  # ‡ applies (SLOR is a difference of logs: no ratio to read)
+PPL_MEAN_OVER_MEDIAN = 10  # a mean above this many medians: a few extreme answers make it
+SCORER_METRICS = ("perplexity", "slor")  # computed by a language model, which may be a compared one
+COLUMNS = ["median", "median_base", "median_delta", "dagger", "mean_median_disagree"]
+
+
+def pooled_medians(answers: pd.DataFrame, condition: str, metric: str) -> dict[str, float]:
+    """Per model: the median of `metric` over its scored answers of `condition`, all templates
+    pooled (an answer missing the metric left out)."""
+    if metric not in answers or "condition" not in answers:
+        return {}
+    rows = answers[(answers["condition"] == condition) & answers[metric].notna()]
+    return rows.groupby("model")[metric].median().to_dict()
+
+
+def dagger(metric: str, mean: float, median: float) -> bool:
+    """‡: `metric`'s mean over PPL_MEAN_OVER_MEDIAN x its median (perplexity only)."""
+    return bool(
+        metric in DAGGER_METRICS
+        and np.isfinite(mean)
+        and np.isfinite(median)
+        and median > 0
+        and mean > PPL_MEAN_OVER_MEDIAN * median
+    )
+
+
+def disagree(mean_delta: float, median_delta: float, daggers: bool) -> bool:
+    """A mean Δ its median Δ contradicts: ‡ on either side, or the two Δs of opposite signs."""
+    opposite = bool(
+        np.isfinite(mean_delta) and np.isfinite(median_delta) and mean_delta * median_delta < 0
+    )
+    return bool(daggers or opposite)
+
+
+def with_medians(
+    long: pd.DataFrame, answers: pd.DataFrame, condition: str, base: str, delta: str
+) -> pd.DataFrame:
+    """A long table (model, metric, value, `delta` = `condition` minus `base`) with, for each
+    MEDIAN_METRICS row, the pooled `median` of `condition`, that of `base` (`median_base`),
+    `median_delta`, `dagger` (‡ on either side) and `mean_median_disagree`; other rows NaN/False."""
+    out = long.copy()
+    for column in COLUMNS:
+        out[column] = False if column in ("dagger", "mean_median_disagree") else np.nan
+    for metric in MEDIAN_METRICS:
+        mine, theirs = (pooled_medians(answers, c, metric) for c in (condition, base))
+        for i in out.index[out["metric"] == metric]:
+            model, mean, d = out.at[i, "model"], out.at[i, "value"], out.at[i, delta]
+            med, med_base = mine.get(model, np.nan), theirs.get(model, np.nan)
+            daggers = dagger(metric, mean, med) or dagger(metric, mean - d, med_base)
+            out.loc[i, ["median", "median_base", "median_delta"]] = [med, med_base, med - med_base]
+            out.at[i, "dagger"] = daggers
+            out.at[i, "mean_median_disagree"] = disagree(d, med - med_base, daggers)
+    return out
+
+
+def median_text(row) -> str:
+    """'‡ (median Δ +133.00)' for a row whose mean and median disagree, else ''."""
+    if not bool(row.get("mean_median_disagree", False)):
+        return ""
+    mark = " ‡" if bool(row.get("dagger", False)) else ""
+    delta = row.get("median_delta", np.nan)
+    return mark + (f" (median Δ {delta:+.2f})" if pd.notna(delta) else "")
+
+
+def disagreeing(long: pd.DataFrame, index: str = "model") -> frozenset[tuple[str, str]]:
+    """{(row key, metric)} of the rows whose mean and median disagree (none bolded)."""
+    if "mean_median_disagree" not in long:
+        return frozenset()
+    rows = long[long["mean_median_disagree"].fillna(False).astype(bool)]
+    return frozenset(zip(rows[index], rows["metric"]))
+
+
+def self_scored(signatures: dict, model_ids: dict[str, str]) -> dict[str, str]:
+    """{metric: the compared model that scored it} for SCORER_METRICS scored, for some compared
+    model, by a model among those compared (`model_ids`: name -> hub id or `embedded:` id; the
+    signature's perplexity block names the scorer it `used`)."""
+    names = {str(v): k for k, v in model_ids.items()} | {k: k for k in model_ids}
+    out: dict[str, str] = {}
+    for sig in signatures.values():
+        families = getattr(sig, "families", None) or {}
+        for metric in SCORER_METRICS:
+            block = families.get(metric) or {}
+            used = block.get("used") or block.get("perplexity_model")
+            if used is not None and str(used) in names:
+                out.setdefault(metric, names[str(used)])
+    return out
+
+
+def self_scored_note(scorers: dict[str, str]) -> str:
+    """What is said under a table: which metrics one of the compared models scored itself."""
+    if not scorers:
+        return ""
+    parts = "; ".join(f"{m} by {who}" for m, who in scorers.items())
+    return (
+        f"Scored by one of the compared models ({parts}): a model's own answers scored by itself "
+        "read as more fluent, so the LaTeX table bolds these columns across no models."
+    )
+
+
+def compared_ids(models, models_file=None) -> dict[str, str]:
+    """{model: its id} from the models file (the run's, else params/models.yaml), for self_scored;
+    a model the file does not know keeps its name only."""
+    from ..config.model_registry import MODELS_FILE, load_models
+
+    specs = load_models(models_file or MODELS_FILE)
+    return {m: (specs[m].id if m in specs else m) for m in models}
+
+
+def self_scored_in(scores: dict, models_file=None) -> dict[str, str]:
+    """self_scored for the models of loaded scores (analysis/notebook.py `setup`)."""
+    summary = scores.get("summary", pd.DataFrame())
+    models = sorted(summary["model"].unique()) if "model" in summary else []
+    return self_scored(scores.get("signatures", {}), compared_ids(models, models_file))

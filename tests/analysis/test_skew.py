@@ -1,0 +1,123 @@
+"""Means beside medians (analysis/skew.py): the pooled median, the median Δ where it contradicts
+the mean Δ, no bold on such a mean in LaTeX, and metrics a compared model scored itself."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ocg.analysis import latex, skew
+from ocg.records import Signature
+
+
+def _answers() -> pd.DataFrame:
+    """Model a: one-shot's perplexity mostly above zero-shot's, but three answers of 10^5 in
+    zero-shot make its mean larger (mean Δ < 0 while median Δ > 0). Model b: no skew."""
+    rows = []
+    for model, cond, values in (
+        ("a", "ordered_one_shot", [120, 130, 140, 150, 160, 170, 180]),
+        ("a", "ordered", [10, 20, 30, 40, 1e5, 1e5, 1e5]),
+        ("b", "ordered_one_shot", [50, 55, 60, 65, 70, 75]),
+        ("b", "ordered", [60, 65, 70, 75, 80, 85]),
+    ):
+        for i, v in enumerate(values):
+            rows.append({"model": model, "condition": cond, "template_id": i % 2, "perplexity": v})
+    return pd.DataFrame(rows)
+
+
+def _table(answers: pd.DataFrame) -> pd.DataFrame:
+    means = answers.groupby(["model", "condition"])["perplexity"].mean()
+    return pd.DataFrame(
+        [
+            {
+                "model": m,
+                "metric": "perplexity",
+                "value": means[(m, "ordered_one_shot")],
+                "delta": means[(m, "ordered_one_shot")] - means[(m, "ordered")],
+            }
+            for m in ("a", "b")
+        ]
+        + [
+            {"model": m, "metric": "coverage_w_order", "value": v, "delta": 1.0}
+            for m, v in (("a", 50.0), ("b", 40.0))
+        ]
+    )
+
+
+def test_pooled_median_is_over_every_answer_not_a_mean_of_template_medians():
+    answers = _answers()
+    pooled = skew.pooled_medians(answers, "ordered", "perplexity")
+    assert pooled["a"] == pytest.approx(40)
+    per_template = (
+        answers[answers.condition == "ordered"]
+        .groupby(["model", "template_id"])["perplexity"]
+        .median()
+    )
+    assert pooled["a"] != pytest.approx(per_template["a"].mean())
+
+
+def test_a_mean_delta_its_median_contradicts_is_flagged_with_the_median_delta():
+    answers = _answers()
+    out = skew.with_medians(_table(answers), answers, "ordered_one_shot", "ordered", "delta")
+    rows = out.set_index(["model", "metric"])
+    a, b = rows.loc[("a", "perplexity")], rows.loc[("b", "perplexity")]
+    assert a["delta"] < 0 < a["median_delta"]
+    assert a["median_delta"] == pytest.approx(150 - 40)
+    assert bool(a["mean_median_disagree"]) and bool(a["dagger"])
+    assert not bool(b["mean_median_disagree"]) and not bool(b["dagger"])
+    assert np.isnan(rows.loc[("a", "coverage_w_order"), "median_delta"])
+    assert "median Δ" in skew.median_text(a) and skew.median_text(b) == ""
+
+
+def test_opposite_signs_alone_disagree():
+    assert skew.disagree(-3.0, 2.0, False) and not skew.disagree(-3.0, -2.0, False)
+    assert skew.disagree(1.0, 1.0, True)
+    assert not skew.disagree(np.nan, 2.0, False)
+
+
+def test_latex_bolds_no_mean_its_median_contradicts():
+    answers = _answers()
+    out = skew.with_medians(_table(answers), answers, "ordered_one_shot", "ordered", "delta")
+    tex = latex.latex_from_long(out, "model", "value", "delta", "delta", table="table4")
+    row_a = next(line for line in tex.splitlines() if line.startswith("a &"))
+    row_b = next(line for line in tex.splitlines() if line.startswith("b &"))
+    ppl_a = row_a.split(" & ")[2]
+    assert r"\textbf" not in ppl_a and r"\underline" not in ppl_a
+    assert r"\ddagger" in ppl_a and r"\mathrm{median}" in ppl_a
+    assert r"\textbf" in row_b.split(" & ")[2]  # the only other perplexity: best, and bolded
+    # without the flag, a's perplexity Δ would have been bolded (lower is better)
+    plain = latex.latex_from_long(
+        _table(answers), "model", "value", "delta", "delta", table="table4"
+    )
+    assert (
+        r"\textbf{-" in next(x for x in plain.splitlines() if x.startswith("a &")).split(" & ")[2]
+    )
+
+
+def test_self_scored_names_the_compared_model_that_scored_perplexity_and_slor():
+    sig = Signature(
+        families={
+            "perplexity": {"used": "embedded:smollm2-135m-instruct"},
+            "slor": {"perplexity_model": "embedded:smollm2-135m-instruct"},
+        }
+    )
+    ids = {
+        "small": "embedded:smollm2-135m-instruct",
+        "small-4bit": "embedded:smollm2-135m-instruct",
+    }
+    scorers = skew.self_scored({"small": sig}, ids)
+    assert set(scorers) == {"perplexity", "slor"} and scorers["perplexity"] in ids
+    assert skew.self_scored({"small": sig}, {"other": "org/other"}) == {}
+    assert "bolds these columns across no models" in skew.self_scored_note(scorers)
+    tex = latex.latex_from_long(
+        _table(_answers()),
+        "model",
+        "value",
+        "delta",
+        "delta",
+        table="table4",
+        unmarked=frozenset(scorers),
+        note=skew.self_scored_note(scorers),
+    )
+    for line in [x for x in tex.splitlines() if x.startswith(("a &", "b &"))]:
+        assert r"\textbf" not in line.split(" & ")[2]
+    assert "bolds these columns across no models" in tex
