@@ -1,5 +1,6 @@
-"""Why a value of results.json is null: every object holding a null carries `missing_reason`,
-{key: why} (docs/DATA.md, "results.json"), so no null reads as a zero or as an oversight."""
+"""Why a value of the report's results file (ReportFolder.results) is null: every object holding
+a null carries `missing_reason`, {key: why} (docs/DATA.md, its section on the results file), so no
+null reads as a zero or as an oversight."""
 
 from __future__ import annotations
 
