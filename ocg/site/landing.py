@@ -29,7 +29,7 @@ from ..metrics.degenerate import FLAG_COLUMNS, FLAG_HELP
 from ..results.designs import tables_note
 from ..results.scores import instance_keys, load_scores
 from ..scoring.scoreset import holds_scores, unfinished_reason
-from . import caveats, explain, methods_page, model_table, sections, trust
+from . import caveats, explain, methods_page, model_table, references_section, sections, trust
 from .browser import write_case_browser_from
 from .render import Link, render
 from .results_file import write_results
@@ -194,6 +194,7 @@ def write_index(
     write_results(
         report_dir, run, scores, generations_root
     )  # results.json: the numbers, machine-readable
+    beside = references_section.references(report_dir, run, scores, scored, scores_root)
     files = [report.results.name] + sorted(
         p.relative_to(report_dir).as_posix()
         for sub in (report.tables, report.figures)
@@ -210,6 +211,7 @@ def write_index(
         trust=trust.trust_line(scores),
         headline=sections.headline(report_dir, scores),
         sensitivity=sections.sensitivity(report_dir),
+        references=beside,
         other_tables=explain.other_tables(
             report_dir,
             {"table7": file.table7_note or ""},
