@@ -23,6 +23,7 @@ from .render import Link
 class ReferenceRow:
     model: str
     reference: str  # the entry's `reference:` text, "" for a model under study
+    label: str  # its short name: the text before its first parenthesis or colon
     cells: list[str]  # the metrics, formatted ("–" where missing)
     n_answers: int
     n_distinct: int
@@ -70,6 +71,16 @@ def _cell(value, fmt: str) -> str:
     )
 
 
+def _label(reference: str) -> str:
+    """'CommonGen-Eval' of 'CommonGen-Eval (allenai/...): ...' (at most 40 characters)."""
+    short = reference.split(" (")[0].split(":")[0].strip() or reference
+    return short if len(short) <= 40 else short[:39] + "…"
+
+
+# The metrics whose missing reason the section repeats (pBLEURT and the others are not in it).
+_REASONS = ("judge", "perplexity", "slor", "nonword_rate", "pos_coverage_wo_order")
+
+
 def references(
     report_dir: Path, run, scores: dict, scored: list[str], scores_root
 ) -> ReferencesSection | None:
@@ -96,12 +107,20 @@ def references(
     summary = scores["summary"]
     if "condition" in summary:
         summary = summary[summary["condition"] == REFERENCE_CONDITION]
+    summary = summary.drop(
+        columns=[
+            c
+            for c in summary.columns
+            if c.endswith("_missing_reason") and c.removesuffix("_missing_reason") not in _REASONS
+        ]
+    )
     return ReferencesSection(
         headers=HEADERS,
         rows=[
             ReferenceRow(
                 model=r["model"],
                 reference=r["reference"],
+                label=_label(r["reference"]),
                 cells=[_cell(r[c], f) for c, f in _METRICS],
                 n_answers=int(r["n_answers"]),
                 n_distinct=int(r["n_distinct"]),

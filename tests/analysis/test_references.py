@@ -64,12 +64,19 @@ def test_reference_rows_equal_plain_pandas():
     assert np.isnan(got.loc["ref-x", "judge_mean"]) and got.loc["ref-x", "n_judged"] == 0
 
 
+def test_label_is_the_source_before_its_detail():
+    from ocg.site.references_section import _label
+
+    assert _label("CommonGen-Eval (allenai/CommonGen-Eval at 448741b): x") == "CommonGen-Eval"
+    assert _label("x" * 60) == "x" * 39 + "…"
+
+
 def _section(reference: str) -> ReferencesSection:
     return ReferencesSection(
         headers=HEADERS,
         rows=[
-            ReferenceRow("m", "", ["50.0%"] * 8, 12, 12, 2),
-            ReferenceRow("ref-x", reference, ["75.0%"] * 7 + ["–"], 12, 2, 2),
+            ReferenceRow("m", "", "", ["50.0%"] * 8, 12, 12, 2),
+            ReferenceRow("ref-x", reference, "<b>lab", ["75.0%"] * 7 + ["–"], 12, 2, 2),
         ],
         missing=MissingReasons([], []),
         small_sample=True,
@@ -84,5 +91,6 @@ def test_section_shows_only_with_references_and_escapes():
     html = fragment("sections.html", "references", _section("<script>alert(1)</script>"))
     assert "Beside reference sentences" in html
     assert "<script>" not in html and "&lt;script&gt;" in html
+    assert "(reference: &lt;b&gt;lab)" in html and "<b>lab" not in html
     assert "ref-x" in html and "75.0%" in html and "2 distinct" in html
     assert "small sample" in html and "tables/references.csv" in html
