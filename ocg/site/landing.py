@@ -2,7 +2,8 @@
 
 What was run (and each model's design, with a warning where models answered different instances
 or not all that was asked), the case browser, the headline table (Table 1, ours beside the
-paper's, with its caveats), the sensitivity view, the paper's other tables, where order breaks,
+paper's, with its caveats), the sensitivity view, the models beside reference sentences (where
+the run holds a reference entry), the paper's other tables, where order breaks,
 ordered pass@k, Figures 3 and 4 inline, one status line per model, the scoring signatures (with a
 warning where models differ), then links to every notebook, table and figure, and
 docs/METHODS.md rendered beside it. The sections give data; templates/landing.html lays it out.
