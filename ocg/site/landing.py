@@ -2,7 +2,8 @@
 
 What was run (and each model's design, with a warning where models answered different instances
 or not all that was asked), the case browser, the headline table (Table 1, ours beside the
-paper's, with its caveats), the sensitivity view, the paper's other tables, where order breaks,
+paper's, with its caveats), the sensitivity view, the models beside reference sentences (where
+the run holds a reference entry), the paper's other tables, where order breaks,
 ordered pass@k, Figures 3 and 4 inline, one status line per model, the scoring signatures (with a
 warning where models differ), then links to every notebook, table and figure, and
 docs/METHODS.md rendered beside it. The sections give data; templates/landing.html lays it out.
@@ -30,7 +31,7 @@ from ..metrics.degenerate import FLAG_COLUMNS, FLAG_HELP
 from ..results.designs import tables_note
 from ..results.scores import instance_keys, load_scores
 from ..scoring.scoreset import holds_scores, unfinished_reason
-from . import caveats, explain, methods_page, model_table, sections, trust
+from . import caveats, explain, methods_page, model_table, references_section, sections, trust
 from .browser import write_case_browser_from
 from .render import Link, render
 from .results_file import write_results
@@ -195,6 +196,7 @@ def write_index(
     write_results(
         report_dir, run, scores, generations_root
     )  # results.json: the numbers, machine-readable
+    beside = references_section.references(report_dir, run, scores, scored, scores_root)
     files = [report.results.name] + sorted(
         p.relative_to(report_dir).as_posix()
         for sub in (report.tables, report.figures)
@@ -213,6 +215,7 @@ def write_index(
         trust=trust.trust_line(scores),
         headline=sections.headline(report_dir, scores, scorers),
         sensitivity=sections.sensitivity(report_dir),
+        references=beside,
         other_tables=explain.other_tables(
             report_dir,
             {"table7": file.table7_note or ""},

@@ -174,7 +174,15 @@ def test_five_concepts_report(tmp_path):
 
     from tests.analysis.notebooks import output_text
 
-    run = yaml.safe_load(FIVE.read_text()) | {"outputs": str(tmp_path / "outputs")}
+    run = yaml.safe_load(FIVE.read_text())
+    refs = [m for m in run["models"] if m.startswith("ref-")]
+    assert len(refs) == 12  # the file ships all of CommonGen-Eval's models' sentences
+    keep = refs[:2]  # two of them keep the test's time bounded
+    run |= {
+        "outputs": str(tmp_path / "outputs"),
+        "models": [m for m in run["models"] if not m.startswith("ref-")] + keep,
+        "models_file": str((FIVE.parent / run["models_file"]).resolve()),
+    }
     run_file = tmp_path / "five-concepts.yaml"
     run_file.write_text(yaml.safe_dump(run))
     done = subprocess.run(
@@ -191,6 +199,7 @@ def test_five_concepts_report(tmp_path):
     assert status["notebooks"] == [
         BUILD_DATA,
         f"{GENERATE}-smollm2-135m-instruct",
+        *(f"{GENERATE}-{m}" for m in keep),
         SCORE,
         *ANALYSES,
     ]
@@ -202,6 +211,12 @@ def test_five_concepts_report(tmp_path):
         and "of sample 0 differ at batch 1 (seeding differs too" in index
     )
     assert "Ordered pass@k" in index and "k = 4" in index
+    # the references beside the model, on `original`, with values and their source
+    assert "Beside reference sentences" in index and index.count("(reference: ") == 2
+    beside = pd.read_csv(report / "tables" / "references.csv", comment="#")
+    assert beside.model.tolist() == ["smollm2-135m-instruct", *keep]
+    assert beside.coverage_wo_order.notna().all() and beside.n_answers.gt(0).all()
+    assert (beside.reference.fillna("") != "").tolist() == [False, True, True]
     assert "Figure 4: permutations composed (of 3)" in index and "of 24" not in index
     assert index.count("src='data:image/png;base64") == 2  # Figures 3 and 4 inline
     fig4 = pd.read_csv(report / "tables" / "figure4_data.csv", comment="#")

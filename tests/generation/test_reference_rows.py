@@ -77,9 +77,9 @@ def test_a_set_the_file_lacks_is_named(tmp_path):
 def test_the_five_concept_run_has_twelve_shipped_references_in_original_only(tmp_path):
     raw = yaml.safe_load((PARAMS_DIR / "runs" / "five-concepts.yaml").read_text())
     refs = [f"ref-{m}" for m in REFERENCES]
-    raw.update(
-        models=[*raw["models"], *refs], models_file=str(PARAMS_DIR / "reference-models.yaml")
-    )
+    assert raw["models"] == ["smollm2-135m-instruct", *refs]  # shipped: the model, then all 12
+    assert raw["models_file"] == "../reference-models.yaml"
+    raw.update(models_file=str(PARAMS_DIR / "reference-models.yaml"))  # the copy lies elsewhere
     (tmp_path / "with-references.yaml").write_text(yaml.safe_dump(raw))
     run = load_run(tmp_path / "with-references.yaml")
     references = {m: e for m, e in run.entries.items() if e.reference}
