@@ -25,6 +25,7 @@ from ..config.run_file import RunFile
 from ..core.clock import utc_now
 from ..core.files import atomic_path
 from ..core.layout import ExecutedNotebook, ModelScores, ReportFolder
+from ..core.paths import PROJECT_ROOT
 from ..core.provenance import git_state
 from ..data.instances import PERMUTATION_SEED
 from ..metrics.degenerate import FLAG_COLUMNS, FLAG_HELP
@@ -139,6 +140,12 @@ class Header:
     run_file: str
 
 
+def _shown(path: Path) -> str:
+    """A run file inside the checkout as the project names it (params/runs/demo.yaml), so the page
+    does not carry the machine's folders; one elsewhere in full."""
+    return str(path.relative_to(PROJECT_ROOT)) if path.is_relative_to(PROJECT_ROOT) else str(path)
+
+
 def _header(run: CheckedRun) -> Header:
     git = git_state()
     file = run.file
@@ -153,7 +160,7 @@ def _header(run: CheckedRun) -> Header:
         written=f"{utc_now():%Y-%m-%d %H:%M}",
         commit=str(git["commit"])[:12],
         dirty=bool(git.get("dirty")),
-        run_file=str(run.path),
+        run_file=_shown(run.path),
     )
 
 
