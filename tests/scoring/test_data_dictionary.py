@@ -25,8 +25,10 @@ def documented(frame: str) -> dict[str, str]:
     """column -> when, for one frame's table in docs/DATA.md, patterns expanded."""
     text = (PROJECT_ROOT / "docs" / "DATA.md").read_text()
     section = text.split(f"## {frame}\n", 1)[1].split("\n## ", 1)[0]
-    out = {}
-    for name, when in re.findall(r"^\| `([^`]+)` \| ([^|]+?) \|", section, re.M):
+    out, text_columns = {}, set()
+    for name, when, kind in re.findall(r"^\| `([^`]+)` \| ([^|]+?) \| ([^|]+?) \|", section, re.M):
+        if kind.startswith("str"):  # a text column (e.g. JSON) has no spread across samples
+            text_columns.add(name)
         names = [name]
         if "<rule>" in name:
             names = [name.replace("<rule>", r) for r in MATCHING_RULES]
@@ -41,7 +43,10 @@ def documented(frame: str) -> dict[str, str]:
             {
                 f"{c}_sample_sd": when
                 for c in list(out)
-                if c not in KEYS and not c.startswith("n_") and not c.endswith("_missing_reason")
+                if c not in KEYS
+                and c not in text_columns
+                and not c.startswith("n_")
+                and not c.endswith("_missing_reason")
             }
         )
     return out

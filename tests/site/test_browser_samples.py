@@ -140,7 +140,8 @@ def test_the_csv_names_each_answers_sample(cases):
     [
         (
             "#sort=shortest",
-            "The address asks for sort=shortest, which is not a sort order (length, outcome); "
+            "The address asks for sort=shortest, which is not a sort order "
+            "(length, outcome, slor, perplexity, judge_score); "
             "showing concept set, permutation.",
         ),
         ("#perm=abc", "The address asks for perm=abc, which is not a permutation number"),
