@@ -54,9 +54,12 @@ PPL_MEAN_OVER_MEDIAN = 10  # as Table 1's ‡ (site/caveats.py)
 
 
 def _perplexity(g: pd.DataFrame, how: str) -> float:
-    """Perplexity by `how` (mean or median) per template, then the mean over templates (Table 1's way)."""
+    """The mean as Table 1 takes it (per template, then over templates); the median over every
+    answer at once, as Tables 1 and 4 show it beside the mean (analysis/skew.py)."""
     if "perplexity" not in g or g["perplexity"].notna().sum() == 0:
         return float("nan")
+    if how == "median":
+        return float(g["perplexity"].median())
     by = g["template_id"] if "template_id" in g else pd.Series(0, index=g.index)
     return float(g["perplexity"].groupby(by).agg(how).mean())
 

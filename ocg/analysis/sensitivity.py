@@ -6,7 +6,8 @@ recomputed under:
   of the order check: ours (some increasing sequence of matches: a concept mentioned twice can
   be matched at its later mention) and "first occurrences only";
 - perplexity averaged over answers as the arithmetic mean (the paper's), the median and the
-  geometric mean, each per template and then averaged over templates, as Table 1 averages;
+  geometric mean, each per template and then averaged over templates, as Table 1 averages, and
+  the median over every answer at once (the one Tables 1 and 4 show beside the mean);
 - SLOR as scored (per LM token, no credit for a word wordfreq lacks), per word, and with the
   former floor of 1e-9 for such a word (metrics/slor.py);
 - the answers that copy the concept list (`copies_list`, ocg/metrics/listcopy.py) excluded on
@@ -56,16 +57,21 @@ def _geometric_mean(values: pd.Series) -> float:
     return float(np.exp(np.log(values).mean())) if len(values) else np.nan
 
 
+POOLED_MEDIAN = "median over every answer"  # what Tables 1 and 4 show beside the mean (skew.py)
 PERPLEXITY_AVERAGES = {
-    "mean (the paper's)": "mean",
-    "median": "median",
-    "geometric mean": _geometric_mean,
-}
+    "mean (the paper's)": ("mean", False),
+    POOLED_MEDIAN: ("median", True),
+    "median per template, averaged over templates": ("median", False),
+    "geometric mean": (_geometric_mean, False),
+}  # label -> (average, pooled over templates rather than per template then averaged)
 
 
-def _perplexity(answers: pd.DataFrame, how) -> pd.Series:
-    """Per model: perplexity averaged over answers by `how`, per template, then over templates."""
+def _perplexity(answers: pd.DataFrame, how, pooled: bool = False) -> pd.Series:
+    """Per model: perplexity averaged over answers by `how`, per template, then over templates
+    (as Table 1 averages), or over every answer at once (`pooled`)."""
     a = answers[(answers["condition"] == "ordered") & answers["perplexity"].notna()]
+    if pooled:
+        return a.groupby("model", sort=True)["perplexity"].agg(how)
     per_template = a.groupby(["model", "template_id"], sort=True)["perplexity"].agg(how)
     return per_template.groupby(level="model").mean()
 
@@ -83,8 +89,8 @@ def _perplexity_rows(answers: pd.DataFrame) -> list[dict]:
             default[model],
             n=int(n.get(model, 0)),
         )
-        for label, how in PERPLEXITY_AVERAGES.items()
-        for model, value in _perplexity(answers, how).items()
+        for label, (how, pooled) in PERPLEXITY_AVERAGES.items()
+        for model, value in _perplexity(answers, how, pooled).items()
     ]
 
 

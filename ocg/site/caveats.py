@@ -31,12 +31,14 @@ def _read(report_dir, name: str) -> pd.DataFrame:
 
 
 def ppl_medians(report_dir) -> dict[str, tuple[float, float]]:
-    """Per model: (mean, median) of its `ordered` perplexity, both per template then over templates
-    (tables/table1_sensitivity.csv, notebook 03)."""
+    """Per model: (mean, median) of its `ordered` perplexity: Table 1's mean, and the median over
+    every answer, as Table 1 shows it (tables/table1_sensitivity.csv, notebook 03)."""
+    from ..analysis.sensitivity import POOLED_MEDIAN
+
     sens = _read(report_dir, "table1_sensitivity")
     if sens.empty or "variant" not in sens:
         return {}
-    rows = sens[(sens["metric"] == "perplexity") & (sens["variant"] == "median")]
+    rows = sens[(sens["metric"] == "perplexity") & (sens["variant"] == POOLED_MEDIAN)]
     return {r.model: (r.default, r.value) for r in rows.itertuples() if pd.notna(r.value)}
 
 

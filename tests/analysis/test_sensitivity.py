@@ -86,13 +86,17 @@ def test_view_recomputed_independently(scored):
         for _, g in ordered.groupby("template_id")
     ]
     ppl = view.xs("perplexity", level="metric")
-    assert ppl.loc[("perplexity average", "median"), "value"] == pytest.approx(
+    median_per_template = "median per template, averaged over templates"
+    assert ppl.loc[("perplexity average", median_per_template), "value"] == pytest.approx(
         np.mean([np.median(x) for x in by_template])
+    )
+    assert ppl.loc[("perplexity average", "median over every answer"), "value"] == pytest.approx(
+        np.median(np.concatenate(by_template))
     )
     assert ppl.loc[("perplexity average", "geometric mean"), "value"] == pytest.approx(
         np.mean([math.exp(np.log(x).mean()) for x in by_template])
     )
-    assert ppl.loc[("perplexity average", "median"), "default"] == pytest.approx(
+    assert ppl.loc[("perplexity average", median_per_template), "default"] == pytest.approx(
         np.mean(PERPLEXITIES)
     )
 
@@ -116,7 +120,12 @@ def test_largest_shifts_are_named_and_the_tables_put_the_default_first(scored):
     )
     cov, ppl = wide(long, "coverage"), wide(long, "perplexity")
     assert cov.columns[0][0] == "default (Table 1)" and ppl.columns[0] == "default (Table 1)"
-    assert list(ppl.columns[1:]) == ["mean (the paper's)", "median", "geometric mean"]
+    assert list(ppl.columns[1:]) == [
+        "mean (the paper's)",
+        "median over every answer",
+        "median per template, averaged over templates",
+        "geometric mean",
+    ]
 
 
 def test_pos_correct_coverage_is_an_entry_of_the_view(scored):

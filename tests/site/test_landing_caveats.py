@@ -72,7 +72,7 @@ def report(scored_run):
     ]
     sens = sensitivity.table1_sensitivity(answers)
     t1 = tables.table1(scores["summary"])
-    ppl = sens[(sens.metric == "perplexity") & (sens.variant == "median")]
+    ppl = sens[(sens.metric == "perplexity") & (sens.variant == "median over every answer")]
     t1 = pd.concat(
         [
             t1,
@@ -153,7 +153,7 @@ def test_a_perplexity_mean_far_above_its_median_is_marked_with_the_median(report
     out, page, _ = report
     t1 = section(page, "Table 1")
     sens = pd.read_csv(out / "tables" / "table1_sensitivity.csv")
-    median = sens[(sens.model == "b") & (sens.variant == "median")].iloc[0]
+    median = sens[(sens.model == "b") & (sens.variant == "median over every answer")].iloc[0]
     assert median.default > 10 * median.value
     assert f"{median.default:.2f} ‡ (median {median.value:.2f})" in t1
     assert "‡ Perplexity of b" in t1 and "‡ Perplexity of a" not in t1  # a's mean is its median
