@@ -163,6 +163,16 @@ def compare_reports_command(args) -> int:
     print(
         f"{'identical' if not problems else f'{len(problems)} difference(s)'}: tables of {args.a} and {args.b}"
     )
+    if problems:
+        from ..analysis.report_differences import explain
+
+        why = explain(args.a, args.b)
+        print("Why they may differ (A: the first report, B: the second):")
+        for line in why or [
+            "nothing the score sets' signatures or the reports' commits record differs "
+            "(the answers, their order, or the machine's arithmetic?)"
+        ]:
+            print(f"  {line}")
     return 1 if problems else 0
 
 

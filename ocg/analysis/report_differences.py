@@ -1,0 +1,130 @@
+"""Why two reports' tables differ: what `ocg compare-reports` prints after the differences.
+
+The tables say what moved; the reports' provenance says why. Per model, the scoring families
+whose version, settings or scored answers differ (each score set's signature.json, pinned in the
+report), the families one report scored and the other did not, and the answer flags' version;
+then the code: the commit each report was built from and, where this checkout holds both, the
+commits between them that touched ocg's code (their messages say what each changed). A change
+the signatures do not record (an analysis or a page) shows only there.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections import defaultdict
+from pathlib import Path
+
+from ..core.errors import OcgInputError
+from ..core.files import read_json
+from ..core.layout import ReportFolder
+from ..core.paths import PROJECT_ROOT
+from ..records import Signature
+
+MAX_COMMITS = 30  # commits listed between the two reports' own; the rest counted
+
+
+def _signatures(report: Path) -> dict[str, Signature]:
+    """{model: its pinned score set's signature}; a model whose signature cannot be read is left
+    out (the tables' comparison has already said what differs)."""
+    out = {}
+    for path in sorted(ReportFolder(report).scores.glob("*/signature.json")):
+        try:
+            out[path.parent.name] = Signature.read(path)
+        except (OcgInputError, OSError, ValueError):
+            continue
+    return out
+
+
+def _shown(value, width: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _family_lines(name: str, a: dict | None, b: dict | None) -> list[str]:
+    """What differs in one family's key between two signatures."""
+    if a is None or b is None:
+        return [f"{name}: scored only in {'B' if a is None else 'A'}"]
+    key_a, key_b = a.get("key") or {}, b.get("key") or {}
+    lines = []
+    for field in sorted(set(key_a) | set(key_b), key=lambda f: (f != "version", f)):
+        va, vb = key_a.get(field), key_b.get(field)
+        if va == vb:
+            continue
+        if field == "version":
+            lines.append(f"{name}: version {va} → {vb} (its code changed what it computes)")
+        elif field == "inputs_sha256":
+            lines.append(f"{name}: other answers scored (inputs_sha256)")
+        else:
+            lines.append(f"{name}: setting {field} {_shown(va)} → {_shown(vb)}")
+    return lines
+
+
+def scoring_differences(a: Path, b: Path) -> list[str]:
+    """One line per difference of the two reports' score sets, each naming the models it holds for."""
+    sa, sb = _signatures(a), _signatures(b)
+    lines: dict[str, list[str]] = defaultdict(list)
+    for model in sorted(set(sa) - set(sb)):
+        lines["model scored only in A"].append(model)
+    for model in sorted(set(sb) - set(sa)):
+        lines["model scored only in B"].append(model)
+    for model in sorted(set(sa) & set(sb)):
+        fa, fb = sa[model].families, sb[model].families
+        for name in sorted(set(fa) | set(fb)):
+            for line in _family_lines(name, fa.get(name), fb.get(name)):
+                lines[line].append(model)
+        if sa[model].flags_version != sb[model].flags_version:
+            lines[
+                f"answer flags: version {sa[model].flags_version} → {sb[model].flags_version}"
+            ].append(model)
+    return [f"{line} [{', '.join(models)}]" for line, models in lines.items()]
+
+
+def _commit(report: Path) -> str | None:
+    """The commit results.json says the report was built from (None: unknown or not recorded)."""
+    path = ReportFolder(report).results
+    try:
+        git = (read_json(path).get("provenance") or {}).get("git") or {}
+    except (OcgInputError, OSError, ValueError, AttributeError):
+        return None
+    commit = git.get("commit")  # a hash only: what reaches git can be no option
+    return commit if isinstance(commit, str) and re.fullmatch("[0-9a-f]{7,40}", commit) else None
+
+
+def _git(repo: Path, *args: str) -> str | None:
+    try:
+        done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def code_differences(a: Path, b: Path, repo: Path = PROJECT_ROOT) -> list[str]:
+    """The two reports' commits and, where the checkout `repo` knows both, the commits between
+    them that touched ocg/ (newest first), as `git log --oneline` prints them."""
+    ca, cb = _commit(a), _commit(b)
+    if ca == cb:
+        return [] if ca else ["code: neither report records its commit"]
+    lines = [f"code: A built at {ca or 'an unknown commit'}, B at {cb or 'an unknown commit'}"]
+    if not (ca and cb):
+        return lines
+    log = _git(repo, "log", "--oneline", "--no-decorate", f"{ca}..{cb}", "--", "ocg")
+    if log is None:
+        return lines + ["  (this checkout does not hold both commits: no list of changes)"]
+    commits = log.splitlines()
+    if not commits:
+        back = _git(repo, "log", "--oneline", "--no-decorate", f"{cb}..{ca}", "--", "ocg")
+        if back and back.strip():
+            return lines + ["  B is older than A: read `git log` from B to A for the changes"]
+        return lines + ["  no commit between them changed ocg/"]
+    lines.append(f"  {len(commits)} commit(s) from A to B changed ocg/:")
+    lines += [f"  {c}" for c in commits[:MAX_COMMITS]]
+    if len(commits) > MAX_COMMITS:
+        lines.append(f"  ... and {len(commits) - MAX_COMMITS} more (git log {ca[:12]}..{cb[:12]})")
+    return lines
+
+
+def explain(a: str | Path, b: str | Path) -> list[str]:
+    """Why two reports' tables may differ: the scoring and code differences, one line each."""
+    a, b = Path(a), Path(b)
+    return scoring_differences(a, b) + code_differences(a, b)

@@ -1,0 +1,110 @@
+"""compare-reports says why two reports differ: per model, the scoring families whose version,
+settings or scored answers moved (the pinned signatures), the families only one scored, and the
+commits between the two reports' own that changed ocg/ (a git checkout made here)."""
+
+import subprocess
+
+import pandas as pd
+
+from ocg.analysis import report_differences
+from ocg.analysis.report import save_table
+from ocg.cli import main
+from ocg.core.files import write_json
+from ocg.core.layout import ReportFolder
+from ocg.records import Signature
+
+
+def _report(folder, value, families, commit, flags=6):
+    save_table(
+        pd.DataFrame({"model": ["m"], "metric": ["coverage"], "value": [value]}), "table1", folder
+    )
+    sig = Signature(metrics=sorted(families), families=families, flags_version=flags)
+    path = ReportFolder(folder).scores / "m" / "signature.json"
+    path.parent.mkdir(parents=True)
+    sig.write(path)
+    write_json(ReportFolder(folder).results, {"provenance": {"git": {"commit": commit}}})
+    return folder
+
+
+def _key(version, **settings):
+    return {"key": {"inputs_sha256": "abc", "version": version, **settings}}
+
+
+def _repo(tmp_path):
+    """A checkout of three commits: two change ocg/, one only docs/."""
+    repo = tmp_path / "repo"
+    (repo / "ocg").mkdir(parents=True)
+    (repo / "docs").mkdir()
+
+    def git(*args):
+        return subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+            cwd=repo,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+
+    git("init", "-q")
+    commits = []
+    for path, message in [
+        ("ocg/a.py", "first"),
+        ("ocg/a.py", "Coverage: control characters read as spaces"),
+        ("docs/x.md", "docs only"),
+    ]:
+        (repo / path).write_text(message)
+        git("add", "-A")
+        git("commit", "-qm", message)
+        commits.append(git("rev-parse", "HEAD"))
+    return repo, commits
+
+
+def test_the_changed_families_settings_and_commits_are_named(tmp_path, capsys, monkeypatch):
+    repo, (c1, _, c3) = _repo(tmp_path)
+    a = _report(
+        tmp_path / "a",
+        50.0,
+        {"coverage": _key(9, rule="lookup"), "perplexity": _key(2, model="x")},
+        c1,
+        flags=5,
+    )
+    b = _report(
+        tmp_path / "b",
+        51.0,
+        {"coverage": _key(10, rule="lookup"), "perplexity": _key(2, model="y"), "vendi": _key(1)},
+        c3,
+    )
+    assert report_differences.scoring_differences(a, b) == [
+        "coverage: version 9 → 10 (its code changed what it computes) [m]",
+        "perplexity: setting model 'x' → 'y' [m]",
+        "vendi: scored only in B [m]",
+        "answer flags: version 5 → 6 [m]",
+    ]
+    code = report_differences.code_differences(a, b, repo)
+    assert code[0] == f"code: A built at {c1}, B at {c3}"
+    assert code[1] == "  1 commit(s) from A to B changed ocg/:"
+    assert code[2].endswith("Coverage: control characters read as spaces") and len(code) == 3
+    assert report_differences.code_differences(b, a, repo)[1].startswith("  B is older than A")
+    # the command prints the table's difference, then why
+    monkeypatch.setattr(report_differences.code_differences, "__defaults__", (repo,))
+    assert main(["compare-reports", str(a), str(b)]) == 1
+    out = capsys.readouterr().out
+    assert "column 'value' differs" in out
+    assert out.index("Why they may differ") > out.index("1 difference(s)")
+    assert "  coverage: version 9 → 10" in out and "control characters read as spaces" in out
+
+
+def test_a_commit_that_is_not_a_hash_never_reaches_git(tmp_path):
+    repo, (c1, _, _) = _repo(tmp_path)
+    a = _report(tmp_path / "a", 1.0, {}, c1)
+    b = _report(tmp_path / "b", 2.0, {}, f"--output={tmp_path / 'written'}")
+    lines = report_differences.code_differences(a, b, repo)
+    assert lines == [f"code: A built at {c1}, B at an unknown commit"]
+    assert not (tmp_path / "written").exists()
+
+
+def test_same_signatures_and_commit_say_nothing_differs(tmp_path):
+    repo, (c1, _, _) = _repo(tmp_path)
+    fam = {"coverage": _key(10)}
+    a, b = _report(tmp_path / "a", 1.0, fam, c1), _report(tmp_path / "b", 2.0, fam, c1)
+    assert report_differences.explain(a, b) == []
