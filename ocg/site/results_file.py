@@ -3,9 +3,9 @@
 As lm-evaluation-harness's results JSON: per model and metric of Table 1 the value, its
 difference from `original`, its bootstrap interval with the unit resampled and n, the paired
 test of the difference, the metric's direction and unit (metrics/registry.py) and the scoring
-signature's key; the run's design and each model's; versions and the git commit. Built from the
-report's own tables (so it equals Table 1's CSV), in the staging folder with the rest of the
-report (ocg/jobs/staging.py).
+signature's key; the run's design and each model's; versions and the git commit; Table 4 and
+the forced order beside it (results_comparisons.py). Built from the report's own tables (so it
+equals Table 1's CSV), in the staging folder with the rest of the report (ocg/jobs/staging.py).
 """
 
 from __future__ import annotations
@@ -18,14 +18,19 @@ import pandas as pd
 
 from ..analysis.skew import MEDIAN_METRICS
 from ..config.checked_run import CheckedRun
-from ..core.files import read_json, read_table, write_json
+from ..core.files import write_json
 from ..core.layout import ReportFolder
 from ..core.provenance import provenance
-from ..metrics.registry import FAMILIES, metric
+from ..metrics.registry import metric
 from ..results.scores import signature_hash
+from .results_comparisons import comparisons
+from .results_parts import _by_key, _count, _delta_test, _interval, _median, _settings, _table
 from .results_reasons import with_reasons
 
-SCHEMA_VERSION = 2  # 2: missing_reason an object {key: why} for every null; holm_family
+# 2: missing_reason an object {key: why} for every null; holm_family
+# 3: the `table4` and `forced_order` blocks (results_comparisons.py), each null with its reason
+# where the report has no such table
+SCHEMA_VERSION = 3
 
 
 def _clean(x):
@@ -37,81 +42,6 @@ def _clean(x):
     if hasattr(x, "item") and not isinstance(x, (str, bytes)):
         x = x.item()
     return None if isinstance(x, float) and not math.isfinite(x) else x
-
-
-def _table(report: ReportFolder, name: str) -> pd.DataFrame | None:
-    """A saved table; None where it is missing or has no rows (notebook 03 saves an empty paired
-    test when no model ran both conditions: core.files.read_table reads it as no rows)."""
-    path = report.table(name)
-    table = read_table(path) if path.exists() else None
-    return None if table is None or len(table.columns) == 0 else table
-
-
-def _settings(report: ReportFolder, name: str) -> dict | None:
-    path = report.table_provenance(name)
-    return read_json(path).get("bootstrap") if path.exists() else None
-
-
-def _count(summary: pd.DataFrame, name: str) -> tuple[int | None, str]:
-    """What a metric's value averages over in `summary` (the rows of one model's `ordered`):
-    answers, groups, or a pooled metric's denominator (answers with every concept)."""
-    m = metric(name)
-    if m.pooled and f"n_{m.denominator}" in summary:
-        return int(summary[f"n_{m.denominator}"].sum()), f"answers where {m.denominator}"
-    if FAMILIES[m.family].level == "groups":
-        return int(summary["n_groups"].sum()), "groups"
-    unscored = (
-        summary["n_ppl_unscored"].sum()
-        if m.family in ("perplexity", "slor") and "n_ppl_unscored" in summary
-        else 0
-    )  # SLOR has a value exactly where perplexity has
-    return int(summary["n_answers"].sum() - unscored), "answers"
-
-
-def _by_key(table: pd.DataFrame | None) -> dict[tuple[str, str], dict]:
-    return {} if table is None else {(r["model"], r["metric"]): r for r in table.to_dict("records")}
-
-
-def _interval(row: dict | None, method: dict | None) -> dict | None:
-    """An interval with what it resampled (a report from before units: concept sets); on a small
-    sample (under uncertainty.MIN_SETS units) no bounds, as the page gives none."""
-    if row is None:
-        return None
-    small = bool(row.get("small_sample", False))
-    return {
-        "low": None if small else row["ci_low"],
-        "high": None if small else row["ci_high"],
-        "level": (method or {}).get("level", 0.95),
-        "unit": row.get("unit", "sets"),
-        "n": row.get("n", row.get("n_sets")),
-        "n_sets": row.get("n_sets"),
-        "small_sample": small,
-    }
-
-
-def _median(row: dict, rows: pd.DataFrame, name: str) -> dict:
-    """A per-answer metric's median (perplexity, SLOR) of `ordered` and its Δ vs `original`:
-    pooled over every answer, from table1.csv (analysis/skew.py), with whether it contradicts the
-    mean; a table saved before those columns: per template, then over templates (the summary)."""
-    if "median" in row:
-        return {
-            "median": row["median"],
-            "median_delta_vs_original": row.get("median_delta"),
-            "median_pooled": True,
-            "mean_median_disagree": row.get("mean_median_disagree"),
-        }
-    by = rows.groupby("condition")[f"{name}_median"].mean()
-    median = by.get("ordered", float("nan"))
-    return {
-        "median": median,
-        "median_delta_vs_original": median - by.get("original", float("nan")),
-        "median_pooled": False,
-    }
-
-
-def _p(test: dict, key: str):
-    """A p-value, null on a small sample, as the interval's bounds are (results_reasons.py)."""
-    return None if bool(test.get("small_sample", False)) else test.get(key)
 
 
 def _list_copies(rows: pd.DataFrame) -> dict | None:
@@ -196,15 +126,7 @@ def _model_metrics(model: str, tables: _Tables, signature) -> dict:
             "value": row["value"],
             "delta_vs_original": row.get("delta_vs_original_commongen"),
             "interval": _interval(cis.get((model, name)), methods["bootstrap"]),
-            "delta_test": None
-            if test is None
-            else {
-                **_interval(test, methods["paired_test"]),
-                "p_value": _p(test, "p_value"),
-                "p_holm": _p(test, "p_holm"),
-                "holm_family": test.get("holm_family"),
-                "p_method": test.get("p_method"),
-            },
+            "delta_test": _delta_test(test, methods["paired_test"]),
             "n": n,
             "n_of": n_of,
             "higher_is_better": m.higher_is_better if m else None,
@@ -279,6 +201,7 @@ def results(report_dir: str | Path, run: CheckedRun, scores: dict, generations_r
         "run": _run_block(run),
         **methods,
         "models": models,
+        **comparisons(report, list(run.file.conditions), summary),
         "provenance": provenance(),
     }
     if t1 is None:

@@ -17,6 +17,10 @@ _TOP = {
     "bootstrap": "notebook 03 computed no bootstrap interval in this report",
     "paired_test": "notebook 03 computed no paired test in this report",
 }
+_BLOCK = {  # a block beside Table 1's: its own reasons come first (results_comparisons.py)
+    "bootstrap": "its notebook computed no bootstrap interval in this report",
+    "paired_test": "its notebook computed no paired test in this report",
+}
 _MODEL = {
     "model_id": NO_CARD,
     "revision": NO_CARD,
@@ -68,16 +72,48 @@ def _mark(obj: dict, known: dict, given: dict | None = None) -> None:
     obj["missing_reason"] = reasons
 
 
+def _compared(block: dict) -> dict:
+    """Why a metric's key is null in a block beside Table 1's (results_comparisons.py): its
+    conditions named, a whole table's absence (the block's own reasons) said as the block says it."""
+    c, b = block.get("condition"), block.get("base")
+    whole = block.get("missing_reason") or {}
+    test = "no paired test of `{}` minus `{}` for this metric (the model lacks one of them, or the "
+    test += "metric has no value in either)"
+    return {
+        **_METRIC,
+        "value": f"not scored for this model in `{c}` (its scoring family is not in the scoring "
+        "signature)",
+        "n": f"the scores' summary holds no `{c}` rows of this model",
+        f"delta_vs_{b}": f"no value for this model in `{c}` or in `{b}`",
+        "delta_vs_original": f"no value for this model in `{c}` or in `original`",
+        "interval": whole.get("bootstrap")
+        or f"no bootstrap interval of `{c}` for this metric (the metric has no value)",
+        "delta_test": whole.get("paired_test") or test.format(c, b),
+        "delta_vs_original_test": whole.get("paired_test") or test.format(c, "original"),
+        f"median_delta_vs_{b}": f"no median of this metric in `{c}` or in `{b}`",
+    }
+
+
+def _metrics(metrics: dict, known: dict) -> None:
+    for m in metrics.values():
+        for key in ("interval", "delta_test", "delta_vs_original_test"):
+            if isinstance(m.get(key), dict):
+                _mark(m[key], _TEST)
+        if isinstance(m.get("paper"), dict):
+            _mark(m["paper"], {}, {k: "the paper gives none" for k in m["paper"]})
+        _mark(m, known)
+
+
 def with_reasons(doc: dict) -> dict:
     """The results document with every null explained (in place; returned)."""
     _mark(doc, _TOP)
     for entry in doc.get("models", {}).values():
         _mark(entry, _MODEL)
-        for m in entry.get("metrics", {}).values():
-            for key in ("interval", "delta_test"):
-                if isinstance(m.get(key), dict):
-                    _mark(m[key], _TEST)
-            if isinstance(m.get("paper"), dict):
-                _mark(m["paper"], {}, {k: "the paper gives none" for k in m["paper"]})
-            _mark(m, _METRIC)
+        _metrics(entry.get("metrics", {}), _METRIC)
+    for key in ("table4", "forced_order"):
+        if isinstance(block := doc.get(key), dict):
+            _mark(block, _BLOCK)
+            known = _compared(block)
+            for metrics in block.get("models", {}).values():
+                _metrics(metrics, known)
     return doc

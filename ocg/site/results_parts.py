@@ -1,0 +1,104 @@
+"""The pieces every block of results.json is built from (docs/DATA.md, “results.json”): a saved
+table read back, its intervals' settings, an interval, a paired test, a per-answer median, what a
+value averages over. Table 1's block (results_file.py) and those of Table 4 and the forced order
+(results_comparisons.py) use the same ones, so one rule covers all (a small sample's bounds and
+p-values null, each interval with its unit and n)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..core.files import read_json, read_table
+from ..core.layout import ReportFolder
+from ..metrics.registry import FAMILIES, metric
+
+
+def _table(report: ReportFolder, name: str) -> pd.DataFrame | None:
+    """A saved table; None where it is missing or has no rows (notebook 03 saves an empty paired
+    test when no model ran both conditions: core.files.read_table reads it as no rows)."""
+    path = report.table(name)
+    table = read_table(path) if path.exists() else None
+    return None if table is None or len(table.columns) == 0 else table
+
+
+def _settings(report: ReportFolder, name: str) -> dict | None:
+    path = report.table_provenance(name)
+    return read_json(path).get("bootstrap") if path.exists() else None
+
+
+def _count(summary: pd.DataFrame, name: str) -> tuple[int | None, str]:
+    """What a metric's value averages over in `summary` (the rows of one model's condition):
+    answers, groups, or a pooled metric's denominator (answers with every concept)."""
+    m = metric(name)
+    if m.pooled and f"n_{m.denominator}" in summary:
+        return int(summary[f"n_{m.denominator}"].sum()), f"answers where {m.denominator}"
+    if FAMILIES[m.family].level == "groups":
+        return int(summary["n_groups"].sum()), "groups"
+    unscored = (
+        summary["n_ppl_unscored"].sum()
+        if m.family in ("perplexity", "slor") and "n_ppl_unscored" in summary
+        else 0
+    )  # SLOR has a value exactly where perplexity has
+    return int(summary["n_answers"].sum() - unscored), "answers"
+
+
+def _by_key(table: pd.DataFrame | None) -> dict[tuple[str, str], dict]:
+    return {} if table is None else {(r["model"], r["metric"]): r for r in table.to_dict("records")}
+
+
+def _interval(row: dict | None, method: dict | None) -> dict | None:
+    """An interval with what it resampled (a report from before units: concept sets); on a small
+    sample (under uncertainty.MIN_SETS units) no bounds, as the page gives none."""
+    if row is None:
+        return None
+    small = bool(row.get("small_sample", False))
+    return {
+        "low": None if small else row["ci_low"],
+        "high": None if small else row["ci_high"],
+        "level": (method or {}).get("level", 0.95),
+        "unit": row.get("unit", "sets"),
+        "n": row.get("n", row.get("n_sets")),
+        "n_sets": row.get("n_sets"),
+        "small_sample": small,
+    }
+
+
+def _p(test: dict, key: str):
+    """A p-value, null on a small sample, as the interval's bounds are (results_reasons.py)."""
+    return None if bool(test.get("small_sample", False)) else test.get(key)
+
+
+def _delta_test(test: dict | None, method: dict | None) -> dict | None:
+    """A paired test of a Δ (a row of a `*_paired_test` table): its interval, p and Holm's p."""
+    if test is None:
+        return None
+    return {
+        **_interval(test, method),
+        "p_value": _p(test, "p_value"),
+        "p_holm": _p(test, "p_holm"),
+        "holm_family": test.get("holm_family"),
+        "p_method": test.get("p_method"),
+    }
+
+
+def _median(
+    row: dict, rows: pd.DataFrame, name: str, *, condition: str = "ordered", base: str = "original"
+) -> dict:
+    """A per-answer metric's median (perplexity, SLOR) of `condition` and its Δ vs `base`: pooled
+    over every answer, from the table's own columns (analysis/skew.py), with whether it contradicts
+    the mean; a table saved before those columns: per template, then over templates (`rows`: the
+    model's summary)."""
+    if "median" in row:
+        return {
+            "median": row["median"],
+            f"median_delta_vs_{base}": row.get("median_delta"),
+            "median_pooled": True,
+            "mean_median_disagree": row.get("mean_median_disagree"),
+        }
+    by = rows.groupby("condition")[f"{name}_median"].mean()
+    median = by.get(condition, float("nan"))
+    return {
+        "median": median,
+        f"median_delta_vs_{base}": median - by.get(base, float("nan")),
+        "median_pooled": False,
+    }
