@@ -68,11 +68,11 @@ def demo_prompts(
 ) -> tuple[list[str], list[tuple[str, str]]]:
     """Instance ids and (condition, rendered prompt) of the demo's instances (of `conditions`, if
     given), or a seeded sample of n of them."""
-    run = load_run()
+    run = load_run().file
     rows = select_instances(
-        conditions=conditions or run["conditions"],
-        subset_k=run["subset_k"],
-        template_ids=run["template_ids"],
+        conditions=conditions or list(run.conditions),
+        subset_k=run.subset_k,
+        template_ids=run.template_ids,
     )
     if n:
         rows = rows.sample(n=min(n, len(rows)), random_state=0).sort_index()

@@ -132,7 +132,7 @@ def recipe_blocks() -> list[tuple[str, str]]:
 
 def test_the_add_a_model_recipe_is_three_steps_that_check_out(tmp_path, capsys):
     """The recipe's files as written: the models file extends the shipped one, its model runs
-    in full float32 weights (the run card's settings, not only the entry's dtype: an entry silent
+    in full bf16 weights (the run card's settings, not only the entry's dtype: an entry silent
     on quantization would be the paper's 4bit), the run file names all three models and passes the
     run-file checks, the command is `ocg report`."""
     import shlex
@@ -154,27 +154,27 @@ def test_the_add_a_model_recipe_is_three_steps_that_check_out(tmp_path, capsys):
     (tmp_path / "my_run.yaml").write_text(blocks[1][1])
     specs = load_models(tmp_path / "my_models.yaml")
     shipped = load_models()
-    assert set(specs) == set(shipped) | {"smollm2-fp32"}
+    assert set(specs) == set(shipped) | {"smollm2-bf16"}
     assert specs["smollm2-135m-instruct"] == shipped["smollm2-135m-instruct"]
-    card = card_settings(specs["smollm2-fp32"], make_backend(specs["smollm2-fp32"]), None)
+    card = card_settings(specs["smollm2-bf16"], make_backend(specs["smollm2-bf16"]), None)
     demo_card = card_settings(
         shipped["smollm2-135m-instruct"], make_backend(shipped["smollm2-135m-instruct"]), None
     )
-    assert (card["quantization"], card["dtype"]) == ("none", "float32")
+    assert (card["quantization"], card["dtype"]) == ("none", "bfloat16")
     assert {k: v for k, v in card.items() if k != "dtype"} == {
         k: v for k, v in demo_card.items() if k != "dtype"
     }
     assert main(["models", "--models-file", str(tmp_path / "my_models.yaml")]) == 0
     listed = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()}
     assert listed["name"][:6] == ["name", "backend", "quantization", "dtype", "max_tokens", "batch"]
-    assert listed["smollm2-fp32"][1:6] == [
+    assert listed["smollm2-bf16"][1:6] == [
         "transformers",
         "none",
-        "float32",
+        "bfloat16",
         "32",
         str(shipped["smollm2-135m-instruct"].batch_size),
     ]
-    assert listed["smollm2-135m-instruct-4bit"][2:4] == ["4bit", "bfloat16"]
+    assert listed["smollm2-135m-instruct-4bit"][2:4] == ["4bit", "float32"]
     run = check_run(yaml.safe_load(blocks[1][1]), tmp_path / "my_run.yaml")
     assert run.file.models_file == str(tmp_path / "my_models.yaml")
     demo = check_run(
@@ -184,7 +184,7 @@ def test_the_add_a_model_recipe_is_three_steps_that_check_out(tmp_path, capsys):
     for key in ("n_concepts", "subset_k", "template_ids", "conditions", "scoring"):
         # the demo's design: its models resume with nothing to do
         assert getattr(run.file, key) == getattr(demo.file, key), key
-    assert run.file.models == demo.file.models + ["smollm2-fp32"]
+    assert run.file.models == demo.file.models + ["smollm2-bf16"]
     argv = shlex.split(blocks[2][1].strip())
     assert (
         argv[0] == ".venv/bin/ocg"
