@@ -5,7 +5,8 @@
 Clones this checkout's HEAD into DIR (default: a temporary folder; it must not exist), runs
 `make install` and `make demo` there, and times the install, the whole demo and each of its
 steps (the `[k/N] name` lines `ocg report` prints, each to the next), the generation notebooks'
-among them. The demo's terminal lines are kept in DIR/demo.log with the second each arrived.
+among them. The terminal's lines are kept beside the clone (DIR-install.log, DIR-demo.log), each
+with the second it arrived, so the clone itself stays as git made it.
 Appends the figures to `benchmarks/results/demo.json` (docs/gpus.md shows the latest).
 With `--keep` the clone stays (to run `make test` after the demo in the same clone).
 """
@@ -40,6 +41,7 @@ def timed(command: list[str], cwd: Path, log: Path) -> tuple[float, list[tuple[f
                 if part.strip():
                     lines.append((time.perf_counter() - start, part))
                     out.write(f"{lines[-1][0]:8.1f} {part}\n")
+                    out.flush()
         code = proc.wait()
     if code != 0:
         raise SystemExit(f"{' '.join(command)} exited {code}; its lines: {log}")
@@ -62,8 +64,9 @@ def main() -> None:
     if clone.exists():
         raise SystemExit(f"{clone}: exists; give a folder that does not")
     subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
-    install_s, _ = timed(["make", "install"], clone, clone / "install.log")
-    demo_s, lines = timed(["make", "demo"], clone, clone / "demo.log")
+    logs = clone.parent / clone.name
+    install_s, _ = timed(["make", "install"], clone, Path(f"{logs}-install.log"))
+    demo_s, lines = timed(["make", "demo"], clone, Path(f"{logs}-demo.log"))
     by_step = steps(lines, demo_s)
     progress = [text for _, text in lines if " answers" in text and ":" in text]
     figures = {

@@ -1,11 +1,13 @@
 """Why two reports' tables differ: what `ocg compare-reports` prints after the differences.
 
-The tables say what moved; the reports' provenance says why. Per model, the scoring families
-whose version, settings or scored answers differ (each score set's signature.json, pinned in the
-report), the families one report scored and the other did not, and the answer flags' version;
-then the code: the commit each report was built from and, where this checkout holds both, the
-commits between them that touched ocg's code (their messages say what each changed). A change
-the signatures do not record (an analysis or a page) shows only there.
+The tables say what moved; the reports' provenance says why. Per model, how its answers were
+made where that differs (results.json: model id, revision, quantisation, dtype, design); the
+scoring families whose version, settings or scored answers differ (each score set's
+signature.json, pinned in the report), the families one report scored and the other did not, and
+the answer flags' version; then the code: the commit each report was built from and, where this
+checkout holds both, the commits between them that touched ocg/, params/ or notebooks/ (their
+messages say what each changed). A change the signatures do not record (an analysis, a page)
+shows only there.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ from ..core.paths import PROJECT_ROOT
 from ..records import Signature
 
 MAX_COMMITS = 30  # commits listed between the two reports' own; the rest counted
+CODE = ("ocg", "params", "notebooks")  # what a report's numbers come from (the code, the shipped
+# entries, run files and scoring settings, the notebooks)
+MODEL_FIELDS = ("model_id", "revision", "quantization", "dtype", "design", "n_samples")
 
 
 def _signatures(report: Path) -> dict[str, Signature]:
@@ -82,12 +87,11 @@ def scoring_differences(a: Path, b: Path) -> list[str]:
 
 def _commit(report: Path) -> str | None:
     """The commit results.json says the report was built from (None: unknown or not recorded)."""
-    path = ReportFolder(report).results
-    try:
-        git = (read_json(path).get("provenance") or {}).get("git") or {}
-    except (OcgInputError, OSError, ValueError, AttributeError):
-        return None
-    commit = git.get("commit")  # a hash only: what reaches git can be no option
+    provenance = _results(report).get("provenance")
+    git = provenance.get("git") if isinstance(provenance, dict) else None
+    commit = (
+        git.get("commit") if isinstance(git, dict) else None
+    )  # a hash only: what reaches git can be no option
     return commit if isinstance(commit, str) and re.fullmatch("[0-9a-f]{7,40}", commit) else None
 
 
@@ -101,30 +105,54 @@ def _git(repo: Path, *args: str) -> str | None:
 
 def code_differences(a: Path, b: Path, repo: Path = PROJECT_ROOT) -> list[str]:
     """The two reports' commits and, where the checkout `repo` knows both, the commits between
-    them that touched ocg/ (newest first), as `git log --oneline` prints them."""
+    them that touched ocg/, params/ or notebooks/ (newest first), as `git log --oneline` prints them."""
     ca, cb = _commit(a), _commit(b)
     if ca == cb:
         return [] if ca else ["code: neither report records its commit"]
     lines = [f"code: A built at {ca or 'an unknown commit'}, B at {cb or 'an unknown commit'}"]
     if not (ca and cb):
         return lines
-    log = _git(repo, "log", "--oneline", "--no-decorate", f"{ca}..{cb}", "--", "ocg")
+    log = _git(repo, "log", "--oneline", "--no-decorate", f"{ca}..{cb}", "--", *CODE)
     if log is None:
         return lines + ["  (this checkout does not hold both commits: no list of changes)"]
     commits = log.splitlines()
     if not commits:
-        back = _git(repo, "log", "--oneline", "--no-decorate", f"{cb}..{ca}", "--", "ocg")
+        back = _git(repo, "log", "--oneline", "--no-decorate", f"{cb}..{ca}", "--", *CODE)
         if back and back.strip():
             return lines + ["  B is older than A: read `git log` from B to A for the changes"]
-        return lines + ["  no commit between them changed ocg/"]
-    lines.append(f"  {len(commits)} commit(s) from A to B changed ocg/:")
+        return lines + [f"  no commit between them changed {', '.join(f'{c}/' for c in CODE)}"]
+    lines.append(
+        f"  {len(commits)} commit(s) from A to B changed {', '.join(f'{c}/' for c in CODE)}:"
+    )
     lines += [f"  {c}" for c in commits[:MAX_COMMITS]]
     if len(commits) > MAX_COMMITS:
         lines.append(f"  ... and {len(commits) - MAX_COMMITS} more (git log {ca[:12]}..{cb[:12]})")
     return lines
 
 
+def _results(report: Path) -> dict:
+    try:
+        doc = read_json(ReportFolder(report).results)
+    except (OcgInputError, OSError, ValueError):
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def generation_differences(a: Path, b: Path) -> list[str]:
+    """Per model both reports hold: what results.json records of how its answers were made
+    (model id, revision, quantisation, dtype, design, samples) where the two differ."""
+    ma, mb = (_results(r).get("models") or {} for r in (a, b))
+    lines = []
+    for model in sorted(set(ma) & set(mb)):
+        for field in MODEL_FIELDS:
+            va, vb = ma[model].get(field), mb[model].get(field)
+            if va != vb:
+                lines.append(f"{model}: {field} {_shown(va)} → {_shown(vb)}")
+    return lines
+
+
 def explain(a: str | Path, b: str | Path) -> list[str]:
-    """Why two reports' tables may differ: the scoring and code differences, one line each."""
+    """Why two reports' tables may differ: how the answers were made, how they were scored, and
+    the code, one line each."""
     a, b = Path(a), Path(b)
-    return scoring_differences(a, b) + code_differences(a, b)
+    return generation_differences(a, b) + scoring_differences(a, b) + code_differences(a, b)

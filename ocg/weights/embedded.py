@@ -156,7 +156,8 @@ def ensure_converted(name: str) -> Path:
         tokenizer.save_pretrained(tmp)
         source = {
             "name": name,
-            "gguf": str(gguf),
+            "gguf": gguf.name,  # the name, not the path: the folder's digest (its revision)
+            # is then the same in every checkout
             "gguf_sha256": _sha256(gguf),
             "package": info["package"],
             "package_version": metadata.version(info["package"]),

@@ -14,7 +14,7 @@ from ocg.core.layout import ReportFolder
 from ocg.records import Signature
 
 
-def _report(folder, value, families, commit, flags=6):
+def _report(folder, value, families, commit, flags=6, dtype="float32"):
     save_table(
         pd.DataFrame({"model": ["m"], "metric": ["coverage"], "value": [value]}), "table1", folder
     )
@@ -22,7 +22,13 @@ def _report(folder, value, families, commit, flags=6):
     path = ReportFolder(folder).scores / "m" / "signature.json"
     path.parent.mkdir(parents=True)
     sig.write(path)
-    write_json(ReportFolder(folder).results, {"provenance": {"git": {"commit": commit}}})
+    write_json(
+        ReportFolder(folder).results,
+        {
+            "models": {"m": {"model_id": "org/m", "dtype": dtype, "metrics": {}}},
+            "provenance": {"git": {"commit": commit}},
+        },
+    )
     return folder
 
 
@@ -67,6 +73,7 @@ def test_the_changed_families_settings_and_commits_are_named(tmp_path, capsys, m
         {"coverage": _key(9, rule="lookup"), "perplexity": _key(2, model="x")},
         c1,
         flags=5,
+        dtype="bfloat16",
     )
     b = _report(
         tmp_path / "b",
@@ -80,9 +87,10 @@ def test_the_changed_families_settings_and_commits_are_named(tmp_path, capsys, m
         "vendi: scored only in B [m]",
         "answer flags: version 5 → 6 [m]",
     ]
+    assert report_differences.generation_differences(a, b) == ["m: dtype 'bfloat16' → 'float32'"]
     code = report_differences.code_differences(a, b, repo)
     assert code[0] == f"code: A built at {c1}, B at {c3}"
-    assert code[1] == "  1 commit(s) from A to B changed ocg/:"
+    assert code[1] == "  1 commit(s) from A to B changed ocg/, params/, notebooks/:"
     assert code[2].endswith("Coverage: control characters read as spaces") and len(code) == 3
     assert report_differences.code_differences(b, a, repo)[1].startswith("  B is older than A")
     # the command prints the table's difference, then why
@@ -92,6 +100,7 @@ def test_the_changed_families_settings_and_commits_are_named(tmp_path, capsys, m
     assert "column 'value' differs" in out
     assert out.index("Why they may differ") > out.index("1 difference(s)")
     assert "  coverage: version 9 → 10" in out and "control characters read as spaces" in out
+    assert out.index("m: dtype 'bfloat16' → 'float32'") < out.index("coverage: version 9 → 10")
 
 
 def test_a_commit_that_is_not_a_hash_never_reaches_git(tmp_path):
