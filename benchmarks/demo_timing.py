@@ -21,7 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from recording import ROOT, record
+from recording import record
+
+ROOT = Path(__file__).resolve().parents[1]
 
 STEP = re.compile(r"^\[(\d+)/(\d+)\] (\S+)")
 

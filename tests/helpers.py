@@ -248,3 +248,32 @@ def checked_run(models, conditions, file="r.yaml", name="t", **fields):
         {"name": name, "models": models, "conditions": conditions, **fields}
     )
     return CheckedRun(run, {}, MODELS_FILE, load_scoring_config(), Path(file))
+
+
+def documented_keys() -> dict[str, set[str]]:
+    """Per level (`top`, `model`, `metric`, `interval`...), the keys docs/DATA.md's results.json section names."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "DATA.md").read_text()
+    section = text.split("## results.json\n", 1)[1].split("\n## ", 1)[0]
+    out: dict[str, set[str]] = {}
+    for level, key in re.findall(r"^\| (\w+) \| `([^`]+)` \|", section, re.M):
+        out.setdefault(level, set()).add(key)
+    return out
+
+
+RESULTS_COPIED = ("signature_key", "design")  # results.json keys copied from elsewhere whole
+
+
+def nulls_without_reason(obj, path="") -> list[str]:
+    """Every null of the models' entries whose object gives no `missing_reason` for its key."""
+    out = []
+    if isinstance(obj, dict):
+        reasons = obj.get("missing_reason") or {}
+        for key, value in obj.items():
+            if value is None and not (isinstance(reasons, dict) and reasons.get(key)):
+                out.append(f"{path}/{key}")
+            elif key not in ("missing_reason", *RESULTS_COPIED):
+                out += nulls_without_reason(value, f"{path}/{key}")
+    elif isinstance(obj, list):
+        for i, value in enumerate(obj):
+            out += nulls_without_reason(value, f"{path}/{i}")
+    return out

@@ -1,4 +1,4 @@
-"""results.json's blocks beside Table 1's (docs/DATA.md, “results.json”): Table 4 (`ordered_one_shot`
+"""The blocks of results.json beside Table 1's (docs/DATA.md, “results.json”): Table 4 (`ordered_one_shot`
 minus `ordered`, notebook 06) and the forced order (`ordered_constrained` minus `ordered`, and
 minus `original`, notebook 12), each from the report's own saved tables as Table 1's block is
 (results_file.py), with the same pieces (results_parts.py): per model and metric the value, the

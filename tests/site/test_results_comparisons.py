@@ -17,8 +17,7 @@ from ocg.analysis.report import save_table, sources
 from ocg.results.scores import load_scores
 from ocg.site.results_file import SCHEMA_VERSION, results
 from ocg.site.results_reasons import with_reasons
-from tests.helpers import checked_run
-from tests.site.test_results_file import _nulls_without_reason, documented_keys
+from tests.helpers import checked_run, documented_keys, nulls_without_reason
 
 ANSWERS = ["The boy rides a bike down the street.", "A bike, a boy and a street.", "The boy rode."]
 CONDITIONS = ["original", "ordered", "ordered_one_shot", "ordered_constrained"]
@@ -340,7 +339,7 @@ def _reasons(obj) -> list[str]:
 
 def test_every_key_that_can_be_null_in_the_blocks_has_its_own_reason(report):
     _, doc, _ = report
-    assert _nulls_without_reason({k: doc[k] for k in ("table4", "forced_order")}) == []
+    assert nulls_without_reason({k: doc[k] for k in ("table4", "forced_order")}) == []
     # every key null at once: model a's objects (tests, the paper's) with each of their keys
     # null, model b's objects null themselves; each null has a reason of its own
     test = doc["table4"]["models"]["a"]["coverage_w_order"]["delta_test"]
@@ -361,7 +360,7 @@ def test_every_key_that_can_be_null_in_the_blocks_has_its_own_reason(report):
                     nulls["paper"] = {"value": None, "delta_vs_ordered": None}
                 metrics[name] = nulls
     hollow = with_reasons(hollow)
-    assert _nulls_without_reason({k: hollow[k] for k in ("table4", "forced_order")}) == []
+    assert nulls_without_reason({k: hollow[k] for k in ("table4", "forced_order")}) == []
     reasons = _reasons({k: hollow[k] for k in ("table4", "forced_order")})
     assert len(reasons) > 100 and "not computed" not in reasons  # the default: a key unnamed
     forced = hollow["forced_order"]["models"]["b"]["coverage_w_order"]

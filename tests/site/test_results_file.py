@@ -4,7 +4,6 @@ registry, the signature key and the design; every key documented."""
 
 import json
 import math
-import re
 import shutil
 
 import pandas as pd
@@ -14,13 +13,12 @@ from ocg.analysis import paper_tables as tables
 from ocg.analysis import uncertainty
 from ocg.analysis.report import save_table, sources
 from ocg.core.layout import ModelGenerations
-from ocg.core.paths import PROJECT_ROOT
 from ocg.metrics.registry import PAPER_METRICS, metric, names
 from ocg.records import RunCard
 from ocg.results.scores import load_scores
 from ocg.site.landing import write_index
 from ocg.site.results_file import results
-from tests.helpers import checked_run
+from tests.helpers import checked_run, documented_keys, nulls_without_reason
 
 ANSWERS = ["The boy rides a bike down the street.", "A bike, a boy and a street.", "The boy rode."]
 RUN = checked_run(
@@ -300,16 +298,6 @@ def test_the_landing_page_links_it(report):
     assert "<a href='results.json'>results.json</a>" in page
 
 
-def documented_keys() -> dict[str, set[str]]:
-    """Per level (`top`, `model`, `metric`, `interval`...), the keys docs/DATA.md's results.json section names."""
-    text = (PROJECT_ROOT / "docs" / "DATA.md").read_text()
-    section = text.split("## results.json\n", 1)[1].split("\n## ", 1)[0]
-    out: dict[str, set[str]] = {}
-    for level, key in re.findall(r"^\| (\w+) \| `([^`]+)` \|", section, re.M):
-        out.setdefault(level, set()).add(key)
-    return out
-
-
 def test_every_key_is_documented_in_data_md_and_every_documented_key_is_there(report):
     *_, doc, _ = report
     entry = doc["models"]["a"]
@@ -347,25 +335,6 @@ def test_every_key_is_documented_in_data_md_and_every_documented_key_is_there(re
 
 
 # records copied whole, whose nulls mean something of their own (a signature key's absent revision)
-COPIED = ("signature_key", "design")
-
-
-def _nulls_without_reason(obj, path="") -> list[str]:
-    """Every null of the models' entries whose object gives no `missing_reason` for its key."""
-    out = []
-    if isinstance(obj, dict):
-        reasons = obj.get("missing_reason") or {}
-        for key, value in obj.items():
-            if value is None and not (isinstance(reasons, dict) and reasons.get(key)):
-                out.append(f"{path}/{key}")
-            elif key not in ("missing_reason", *COPIED):
-                out += _nulls_without_reason(value, f"{path}/{key}")
-    elif isinstance(obj, list):
-        for i, value in enumerate(obj):
-            out += _nulls_without_reason(value, f"{path}/{i}")
-    return out
-
-
 def test_every_null_of_every_registered_metric_carries_its_missing_reason(report, tmp_path):
     out, _, _, scores = report
     copy = tmp_path / "report"
@@ -379,11 +348,11 @@ def test_every_null_of_every_registered_metric_carries_its_missing_reason(report
     save_table(pd.concat([t1, unscored], ignore_index=True), "table1", copy)
     doc = results(copy, RUN, scores)  # no generations folder: the run cards' fields are null too
     assert {n for e in doc["models"].values() for n in e["metrics"]} == set(names())
-    assert _nulls_without_reason(doc["models"]) == []
+    assert nulls_without_reason(doc["models"]) == []
     ppl = doc["models"]["a"]["metrics"]["perplexity"]
     assert ppl["value"] is None and "not scored" in ppl["missing_reason"]["value"]
     assert (
         doc["models"]["a"]["model_id"] is None and doc["models"]["a"]["missing_reason"]["model_id"]
     )
     # the check itself finds a null left unexplained
-    assert _nulls_without_reason({"a": {"m": {"value": None}}}) == ["/a/m/value"]
+    assert nulls_without_reason({"a": {"m": {"value": None}}}) == ["/a/m/value"]
