@@ -268,6 +268,7 @@ function qualityCell(item) {  // what the answer is as a sentence: each scored c
   return el("td", {class: "quality"}, lines(parts));
 }
 function flagsCell(item) { return el("td", {}, field(item, "flags").map((f) => el("span", {class: "flag"}, f))); }
+const answers = (n) => `${n} answer${n === 1 ? "" : "s"}`;
 function render() {
   const list = sorted(items.filter(keep));
   const pages = Math.max(1, Math.ceil(list.length / PAGE));
@@ -275,11 +276,11 @@ function render() {
   $("permalink").href = address();
   if (location.hash !== address()) history.replaceState(null, "", address());
   shown = list;
-  $("csv").textContent = `export ${list.length} answers (CSV)`;
+  $("csv").textContent = `export ${answers(list.length)} (CSV)`;
   $("nomatch").textContent = list.length ? "" : "No answer matches these filters.";
   $("view").textContent = `showing ${list.length} of ${TOTAL} answers: ${describe()}`;
   const judged = list.filter((it) => num(it, "judge_in_order") != null);
-  $("count").textContent = `${list.length} answers, page ${page + 1} of ${pages}` + (judged.length ?
+  $("count").textContent = `${answers(list.length)}, page ${page + 1} of ${pages}` + (judged.length ?
     `; the judge's order verdict differs from ocg's on ${judged.filter(judgeDisagrees).length} of ${judged.length} judged` : "");
   $("rows").replaceChildren(...list.slice(page * PAGE, page * PAGE + PAGE).map((it) => {
     const concepts = field(it, "concepts").map((c, i) => [`${i + 1}. ${c}`, field(it, "match_positions")[i] < 0 ? [" ", el("span", {class: "bad"}, "(missing)")] : []]);
