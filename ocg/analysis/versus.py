@@ -7,8 +7,9 @@ run, sample) are kept; per condition, each per-answer metric present on both sid
 a paired difference, A minus B, by the project's own paired test (`uncertainty.paired_test`: the
 two models take the place of its two conditions, concept sets the paired unit): the bootstrap 95%
 interval of the difference over concept sets and the two-sided sign-flip p-value, exact up to
-EXACT_MAX_UNITS sets, with Holm's adjustment over one condition's metrics. The answers whose
-order verdicts (`in_order`) differ are listed. Designs that share no instance are refused.
+EXACT_MAX_UNITS sets, with Holm's adjustment over one condition's metrics; a skewed metric
+(perplexity, SLOR) has its medians and median difference beside (versus_medians.py). The answers
+whose order verdicts (`in_order`) differ are listed. Designs that share no instance are refused.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from ..results.scores import load_scores, scoring_differences
 from ..scoring.scoreset import holds_scores
 from .compare import check_finished
 from .uncertainty import Resampling, bootstrap_ci, paired_test
+from .versus_medians import with_medians
 
 # The answers whose verdicts differ, listed at most this many (in instance order); the count is whole.
 MAX_LISTED = 500
@@ -106,22 +108,22 @@ def _per_answer(tests: pd.DataFrame) -> pd.DataFrame:
     return tests[tests["metric"].map(level) == "answers"] if len(tests) else tests
 
 
-def _tests(a: pd.DataFrame, b: pd.DataFrame, condition: str, resampling) -> pd.DataFrame:
-    """Per metric: A's and B's values and A minus B with its interval and paired test."""
+def _tests(a: pd.DataFrame, b: pd.DataFrame, condition: str, key, resampling) -> pd.DataFrame:
+    """Per metric: A's and B's values and A minus B with its interval and paired test; a skewed
+    metric's medians beside (versus_medians.py)."""
+    a, b = a[a["condition"] == condition], b[b["condition"] == condition]
     pair = pd.concat(
-        [
-            a[a["condition"] == condition].assign(model="pair", condition="a"),
-            b[b["condition"] == condition].assign(model="pair", condition="b"),
-        ],
+        [a.assign(model="pair", condition="a"), b.assign(model="pair", condition="b")],
         ignore_index=True,
     )
     groups = pd.DataFrame(columns=["model", *SET_KEY])  # per-answer metrics only
     tests = _per_answer(paired_test(pair, groups, "pair", resampling, conditions=("a", "b")))
     if tests.empty:
         return tests
-    for side in ("a", "b"):
+    for at, side in enumerate(("a", "b"), start=2):
         values = bootstrap_ci(pair, groups, "pair", side, resampling).set_index("metric")
-        tests.insert(2, f"value_{side}", tests["metric"].map(values["value"]))
+        tests.insert(at, f"value_{side}", tests["metric"].map(values["value"]))
+    tests = with_medians(tests, a, b, key, condition)
     return tests.drop(columns="model").assign(condition=condition)
 
 
@@ -180,6 +182,23 @@ def compare_models(
     """Model A of one report against model B of another (or the same) on their shared instances."""
     side_a, a, sig_a = _load(folder_a, pick_model(folder_a, model_a, "--model-a"))
     side_b, b, sig_b = _load(folder_b, pick_model(folder_b, model_b, "--model-b"))
+    scoring = scoring_differences({f"A {side_a.model}": sig_a, f"B {side_b.model}": sig_b})
+    return compare_answers(
+        side_a, a, side_b, b, resampling=resampling, scoring=[str(line) for line in scoring]
+    )
+
+
+def compare_answers(
+    side_a: Side,
+    a: pd.DataFrame,
+    side_b: Side,
+    b: pd.DataFrame,
+    *,
+    resampling: Resampling = Resampling(),
+    scoring: list[str] | None = None,
+) -> Comparison:
+    """The comparison of two sides' scored answers (a score set's answers table each), on the
+    instances both answered; `scoring`: how their scoring differs, if it does."""
     key = _key(a, b)
     a, b = _with_sample(a, key), _with_sample(b, key)
     shared = a[key].drop_duplicates().merge(b[key].drop_duplicates(), on=key)
@@ -187,7 +206,7 @@ def compare_models(
         raise OcgInputError("ocg compare", refusal(side_a, side_b))
     a, b = a.merge(shared, on=key), b.merge(shared, on=key)
     conditions = sorted(shared["condition"].unique())
-    tests = [_tests(a, b, c, resampling) for c in conditions]
+    tests = [_tests(a, b, c, key, resampling) for c in conditions]
     tests = [t for t in tests if len(t)]
     differ = _verdicts(a, b, key)
     return Comparison(
@@ -200,11 +219,6 @@ def compare_models(
         differ=differ.head(MAX_LISTED),
         n_differ=len(differ),
         n_verdicts=len(shared) if "in_order" in a and "in_order" in b else 0,
-        scoring=[
-            str(line)
-            for line in scoring_differences(
-                {f"A {side_a.model}": sig_a, f"B {side_b.model}": sig_b}
-            )
-        ],
+        scoring=list(scoring or []),
         resampling=resampling,
     )

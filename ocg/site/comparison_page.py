@@ -8,13 +8,28 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..analysis import skew
 from ..analysis.uncertainty import MIN_SETS, units
 from ..analysis.versus import MAX_LISTED, Comparison, Side
+from ..analysis.versus_medians import COLUMNS as MEDIAN_COLUMNS
 from ..core.files import atomic_path, write_json
 from ..core.layout import ComparisonFolder
 from ..metrics.registry import label
 from ..results.designs import describe_design
 from .render import render
+from .results_reasons import SMALL
+
+# A small sample's tests keep their differences, not these (as results.json and the landing page).
+UNSHOWN = ("ci_low", "ci_high", "p_value", "p_holm")
+_REASONS = {  # why a test's value is null, where it is not a small sample's
+    "ci_low": "no bootstrap interval: the difference has no value on the resampled sets",
+    "ci_high": "no bootstrap interval: the difference has no value on the resampled sets",
+    "p_value": "no paired test: the difference has no value",
+    "p_holm": "no paired test: the difference has no value",
+    "median_a": "A scored none of the shared answers with this metric",
+    "median_b": "B scored none of the shared answers with this metric",
+    "median_difference": "no shared answer scored by both with this metric",
+}
 
 
 def _number(value) -> float | None:
@@ -33,12 +48,31 @@ def _side(side: Side) -> dict:
     }
 
 
+def _test(row: dict) -> dict:
+    """A test as comparison.json gives it: the median columns on a skewed metric's row only; on a
+    small sample no bounds and no p-value; each null with its `missing_reason`."""
+    medians = row["metric"] in skew.MEDIAN_METRICS
+    out = {
+        k: _number(v) if isinstance(v, float) else v
+        for k, v in row.items()
+        if medians or k not in MEDIAN_COLUMNS
+    }
+    if medians:
+        out["median_pairs"] = int(row["median_pairs"])
+    small = bool(row.get("small_sample", False))
+    if small:
+        out.update(dict.fromkeys(UNSHOWN))
+    reasons = {
+        k: SMALL if small and k in UNSHOWN else _REASONS.get(k, "not computed")
+        for k, v in out.items()
+        if v is None
+    }
+    return {**out, "missing_reason": reasons} if reasons else out
+
+
 def comparison_json(c: Comparison) -> dict:
     """Everything the page shows, machine-readable (docs/DATA.md, "ocg compare")."""
-    tests = [
-        {k: _number(v) if isinstance(v, float) else v for k, v in row.items()}
-        for row in c.tests.to_dict(orient="records")
-    ]
+    tests = [_test(row) for row in c.tests.to_dict(orient="records")]
     return {
         "a": _side(c.a),
         "b": _side(c.b),
@@ -62,27 +96,66 @@ def comparison_json(c: Comparison) -> dict:
     }
 
 
+def _value(row, side: str) -> str:
+    """'2085.38 ‡ (median 57.28)' for a skewed metric's side, else '2085.38'."""
+    value = row[f"value_{side}"]
+    if pd.isna(value):
+        return "–"
+    median = row.get(f"median_{side}", float("nan"))
+    if row["metric"] not in skew.MEDIAN_METRICS or pd.isna(median):
+        return f"{value:.2f}"
+    return f"{value:.2f}{' ‡' if row[f'dagger_{side}'] else ''} (median {median:.2f})"
+
+
+def _difference(row) -> str:
+    """'-6835.57 (median Δ +1.20)', flagged where the mean and the median disagree."""
+    d, median = row["difference"], row.get("median_difference", float("nan"))
+    if pd.isna(d):
+        return "–"
+    if row["metric"] not in skew.MEDIAN_METRICS or pd.isna(median):
+        return f"{d:+.2f}"
+    flag = "; mean and median disagree" if row["mean_median_disagree"] else ""
+    return f"{d:+.2f} (median Δ {median:+.2f}{flag})"
+
+
 def _table(tests: pd.DataFrame) -> pd.DataFrame:
-    """The tests as a reader reads them: labels, A, B, A - B with its interval, p and n."""
+    """The tests as a reader reads them: labels, A, B, A - B with its interval, p and n; a skewed
+    metric's medians beside its means; on a small sample no interval and no p-value."""
     if tests.empty:
         return tests
+    rows = tests.to_dict(orient="records")
+    small = [bool(r["small_sample"]) for r in rows]
+    n = [units(int(r["n"]), r["unit"]) for r in rows]
     return pd.DataFrame(
         {
             "condition": tests["condition"],
             "metric": tests["metric"].map(label),
-            "A": tests["value_a"],
-            "B": tests["value_b"],
-            "A − B": tests["difference"],
+            "A": [_value(r, "a") for r in rows],
+            "B": [_value(r, "b") for r in rows],
+            "A − B": [_difference(r) for r in rows],
             "95% interval": [
-                f"[{lo:.2f}, {hi:.2f}]" for lo, hi in zip(tests.ci_low, tests.ci_high)
+                f"small sample ({k} < {MIN_SETS})"
+                if s
+                else f"[{r['ci_low']:.2f}, {r['ci_high']:.2f}]"
+                for r, s, k in zip(rows, small, n)
             ],
-            "p": [f"{p:.4g}" for p in tests["p_value"]],
-            "p (Holm)": [f"{p:.4g}" for p in tests["p_holm"]],
-            "n": [units(int(n), u) for n, u in zip(tests["n"], tests["unit"])],
-            "test": tests["p_method"]
-            + tests["small_sample"].map({True: "; small sample", False: ""}),
+            "p": ["–" if s else f"{r['p_value']:.4g}" for r, s in zip(rows, small)],
+            "p (Holm)": ["–" if s else f"{r['p_holm']:.4g}" for r, s in zip(rows, small)],
+            "n": n,
+            "test": ["–" if s else r["p_method"] for r, s in zip(rows, small)],
         }
     ).set_index("condition")
+
+
+def _disagreements(tests: pd.DataFrame) -> list[tuple[str, str, float, float]]:
+    """(condition, metric label, mean difference, median difference) where the two disagree."""
+    if "mean_median_disagree" not in tests:
+        return []
+    rows = tests[tests["mean_median_disagree"].astype(bool)]
+    return [
+        (r["condition"], label(r["metric"]), float(r["difference"]), float(r["median_difference"]))
+        for r in rows.to_dict(orient="records")
+    ]
 
 
 def write_comparison(c: Comparison, folder: str | Path) -> tuple[Path, Path]:
@@ -99,6 +172,9 @@ def write_comparison(c: Comparison, folder: str | Path) -> tuple[Path, Path]:
         differ=c.differ.set_index(c.differ.columns[0]) if len(c.differ) else None,
         max_listed=MAX_LISTED,
         min_sets=MIN_SETS,
+        disagree=_disagreements(c.tests),
+        any_small=bool(len(c.tests)) and bool(c.tests["small_sample"].any()),
+        ppl_over=skew.PPL_MEAN_OVER_MEDIAN,
         data=where.data.name,
     )
     with atomic_path(where.index) as tmp:

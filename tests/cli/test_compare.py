@@ -121,13 +121,18 @@ def test_the_json_and_the_page(runs, outputs):
     first = data["verdicts_differ"]["answers"][0]
     assert first["in_order_a"] != first["in_order_b"] and first["answer_a"] != first["answer_b"]
     tests = {(t["condition"], t["metric"]): t for t in data["tests"]}
-    assert tests[("ordered", "coverage_w_order")]["n"] == 6
+    row = tests[("ordered", "coverage_w_order")]
+    assert row["n"] == 6 and row["small_sample"] and row["difference"] is not None
+    for key in ("ci_low", "ci_high", "p_value", "p_holm"):  # 6 sets: as the landing page, none
+        assert row[key] is None and row["missing_reason"][key].startswith("small sample")
+    assert "median_a" not in row  # coverage: no median beside it
     assert data["bootstrap"]["unit"] == "sets"
     page = (folder / "index.html").read_text()
     assert (
         "<style>" in page and "w/ order" in page and f"{n_differ:,} of 144 shared answers" in page
     )
     assert "Street bike boy &lt;b&gt;ride&lt;/b&gt;." in page and "<b>ride" not in page
+    assert "small sample (6 concept sets &lt; 20)" in page and "exact: all 64" not in page
 
 
 def test_an_ambiguous_side_is_refused_with_its_models(runs, capsys):
