@@ -49,7 +49,8 @@ def test_answers_through_transformers_serve_match_the_transformers_backend(tmp_p
     a = read_generations(served).set_index("instance_id").sort_index()
     b = read_generations(direct).set_index("instance_id").sort_index()
     assert len(a) == len(b) == 24 and (a.index == b.index).all()
-    # Both apply the model's own chat template to the same messages and decode greedily in bf16
+    # Both apply the model's own chat template to the same messages and decode greedily in float32
+    # (the shipped entry's dtype)
     # one prompt at a time (the server handles requests one by one, we used batch size 1): the
     # answers should agree. Where they do not, the server's own tokenisation of the rendered
     # chat (it adds no BOS either here) or a different generation default is to blame.

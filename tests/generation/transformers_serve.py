@@ -21,7 +21,7 @@ FORCE_MODEL = "--force_model " if TRANSFORMERS_4 else ""
 def server_entry(**server):
     model_dir = str(ensure_converted("smollm2-135m-instruct"))
     command = (
-        f"{TRANSFORMERS_CLI} serve {FORCE_MODEL}{{model_dir}} --device cpu --dtype bfloat16 "
+        f"{TRANSFORMERS_CLI} serve {FORCE_MODEL}{{model_dir}} --device cpu --dtype float32 "
         f"--host 127.0.0.1 --port {{port}}"
     )
     return {
