@@ -115,3 +115,24 @@ def test_table2_is_the_models_values_alone(root):
         both.loc["coverage_wo_order", "mean_over_llms"],
         t.loc["coverage_wo_order", "mean_over_llms"],
     )
+
+
+def test_the_page_says_so_under_tables_2_and_3(root, tmp_path):
+    from ocg.analysis.report import save_table
+    from ocg.site import explain
+    from ocg.site.render import fragment
+
+    scores = load_scores(root / "scores")
+    save_table(
+        paper_tables.table2(without_references(scores["answers"], scores)), "table2", tmp_path
+    )
+    save_table(
+        paper_tables.table3(without_references(scores["summary"], scores)), "table3", tmp_path
+    )
+    line = left_out(scores)
+    tables = explain.other_tables(tmp_path, left_out=line)
+    assert [t.left_out for t in tables] == [line, line]
+    page = fragment("sections.html", "other_tables", tables)
+    assert page.count("the reference entry is left out of the mean over models") == 2
+    plain = fragment("sections.html", "other_tables", explain.other_tables(tmp_path))
+    assert "left out of the mean over models" not in plain
