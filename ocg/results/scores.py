@@ -170,7 +170,11 @@ def references(signatures: dict[str, Signature]) -> dict[str, str]:
             source = (
                 RunCard.read(card).settings.get("reference") if card and card.is_file() else None
             )
-        except (OcgInputError, OcgFault):  # an unreadable card: the site's Models table says why
+        except (
+            OcgInputError,
+            OcgFault,
+            OSError,
+        ):  # an unreadable card: the site's Models table says why
             source = None
         if source:
             found[model] = str(source)
