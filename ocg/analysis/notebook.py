@@ -37,6 +37,15 @@ def _note(text: str) -> None:
     _show(Markdown(text))
 
 
+def references_left_out(scores: dict, what: str = "the mean over models") -> None:
+    """Under a table or figure over models: the line saying the reference entries were left
+    out of it (analysis/references.py), shown only when the run holds one."""
+    from .references import left_out
+
+    if line := left_out(scores, what):
+        _note(f"*{html.escape(line)}*")
+
+
 def setup(
     results_dir=None, models=None, allow_mixed: bool = False, allow_incomplete: bool = False
 ) -> dict:

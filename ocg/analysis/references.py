@@ -92,3 +92,20 @@ ROW_COLUMNS = (
     "judge_mean",
     "n_judged",
 )
+
+
+def without_references(frame: pd.DataFrame, scores: dict) -> pd.DataFrame:
+    """`frame`'s rows of the run's models, without the reference entries' (`scores` from
+    load_scores, whose `references` names them): what a mean or count over models is taken on."""
+    refs = set(scores.get("references") or ())
+    return frame[~frame["model"].isin(refs)] if refs and "model" in frame else frame
+
+
+def left_out(scores: dict, what: str = "the mean over models") -> str:
+    """The line shown under a table or figure over models when reference entries were left out
+    of it ("" without any)."""
+    n = len(scores.get("references") or ())
+    if not n:
+        return ""
+    entries = "the reference entry is" if n == 1 else f"the {n} reference entries are"
+    return f"{entries} left out of {what}: docs/METHODS.md, Reference rows"

@@ -18,13 +18,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..core.errors import OcgInputError, shown
+from ..core.errors import OcgFault, OcgInputError, shown
 from ..core.frames import INSTANCE_KEY
 from ..core.layout import SCORE_TABLES as TABLES
-from ..core.layout import ModelScores, outputs
+from ..core.layout import ModelGenerations, ModelScores, outputs
 from ..core.names import check_name
 from ..generation.answer_store.completeness import problems
-from ..records import Signature
+from ..records import RunCard, Signature
 from ..scoring.scoreset import holds_scores, read_score_set
 from .designs import compare, design, restrict
 
@@ -159,6 +159,28 @@ def _score_dirs(root: Path, models: list[str] | None, given) -> list[Path]:
     return dirs
 
 
+def references(signatures: dict[str, Signature]) -> dict[str, str]:
+    """The reference entries among the models (docs/METHODS.md, "Reference rows"): model: its
+    source, the `reference` its run card's settings record, read from the generations folder its
+    signature names. A model whose card is missing or unreadable is not a reference."""
+    found = {}
+    for model, sig in signatures.items():
+        card = ModelGenerations(Path(sig.generations)).run_card if sig.generations else None
+        try:
+            source = (
+                RunCard.read(card).settings.get("reference") if card and card.is_file() else None
+            )
+        except (
+            OcgInputError,
+            OcgFault,
+            OSError,
+        ):  # an unreadable card: the site's Models table says why
+            source = None
+        if source:
+            found[model] = str(source)
+    return found
+
+
 def _scored_differently(differences: list[str]) -> str:
     return (
         "these models were scored differently and cannot share a "
@@ -178,8 +200,8 @@ def load_scores(
 ) -> dict:
     """answers, groups and summary of the scored models (or only the `tables` named),
     concatenated, on the instances the models share (designs.py; all with allow_mixed);
-    their signatures (ocg/records/, without the scoring settings), designs and the lines a page
-    must show (mixed scoring, incomplete generations, instance differences). Without
+    their signatures (ocg/records/, without the scoring settings), designs, the reference entries
+    among them (`references`: model: source, from their run cards) and the lines a page must show (mixed scoring, incomplete generations, instance differences). Without
     `scores_root`, the outputs' scores (outputs/scores, moved by OCG_OUTPUTS) from any working
     directory; a relative `scores_root` is the working directory's. A list of names in place of
     `scores_root` is `models` (of the outputs' scores)."""
@@ -212,6 +234,7 @@ def load_scores(
     out["incomplete"] = incomplete
     out["designs"] = {m: design(k) for m, k in keys.items()}
     out["instance_differences"] = instance_differences
+    out["references"] = references(signatures)
     return out
 
 

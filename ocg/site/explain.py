@@ -176,6 +176,7 @@ class OtherTable:
     csv: str = ""
     table: pd.DataFrame | None = None
     run_note: str = ""  # the run file's note on this table
+    left_out: str = ""  # the reference entries left out of its mean over models (table2, table3)
     self_scored: str = ""  # a compared model scored some of its metrics (analysis/skew.py)
     missing: list[tuple[str, str]] = field(default_factory=list)  # (a metric's label, why no value)
     legend: list[LegendItem] = field(default_factory=list)
@@ -188,6 +189,7 @@ def other_tables(
     slor_medians: dict | None = None,
     *,
     self_scored: str = "",
+    left_out: str = "",
 ) -> list[OtherTable]:
     """Tables 2, 3, 4 and 7 as this report computed them, each with its legend and sources, the
     run file's note on a table (`run_notes`: table7 -> the run's `table7_note`), and the
@@ -232,6 +234,7 @@ def other_tables(
                 csv=_csv(path, report_dir),
                 table=shown,
                 run_note=(run_notes or {}).get(table) or "",
+                left_out=left_out if table in ("table2", "table3") else "",
                 self_scored=self_scored if {"perplexity", "slor"} & set(long["metric"]) else "",
                 missing=[
                     (metric(m).label if metric(m) else str(m), str(r))

@@ -19,6 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..analysis.paper_tables import summary_medians
+from ..analysis.references import left_out
 from ..analysis.skew import self_scored, self_scored_note
 from ..config.checked_run import CheckedRun
 from ..config.run_file import RunFile
@@ -44,13 +45,15 @@ class Figure:
 
     caption: str
     src: str
+    note: str = ""  # the reference entries left out of its counts of models
 
 
-def _figure(report_dir: Path, name: str, caption: str) -> Figure | None:
+def _figure(report_dir: Path, name: str, caption: str, note: str = "") -> Figure | None:
     path = ReportFolder(report_dir).figure(name)
     if not path.exists():
         return None
-    return Figure(caption, "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode())
+    data = base64.b64encode(path.read_bytes()).decode()
+    return Figure(caption, "data:image/png;base64," + data, note)
 
 
 @dataclass(frozen=True)
@@ -229,6 +232,7 @@ def write_index(
             {"table4": summary_medians(scores["summary"], "ordered_one_shot")},
             {"table4": summary_medians(scores["summary"], "ordered_one_shot", "slor")},
             self_scored=self_scored_note(scorers),
+            left_out=left_out(scores),
         ),
         forced=sections.forced(report_dir),
         positions=explain.positions_section(report_dir),
@@ -241,12 +245,14 @@ def write_index(
                     "figure3",
                     "Figure 3: ordered concept lists by number of models that composed them"
                     + _lists_counted(scores["designs"]),
+                    left_out(scores, "the counts of models"),
                 ),
                 _figure(
                     report_dir,
                     "figure4",
                     f"Figure 4: permutations composed{_lists_counted(scores['designs'], True)} "
                     "per concept set, by model threshold",
+                    left_out(scores, "the counts of models"),
                 ),
             )
             if f
