@@ -238,7 +238,9 @@ def test_rerun_skips_and_redo_recomputes(scored, tiny_bleurt, tiny_embedder, tmp
         "incomplete",
         "designs",
         "instance_differences",
+        "references",
     }
+    assert tables["references"] == {}  # no run card of this model names a reference
     assert len(tables["summary"]) == 2 and tables["signatures"]["synthetic"].metrics == ["pbleu"]
 
 
