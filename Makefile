@@ -72,13 +72,16 @@ test-tf4: $(STAMP4) $(STAMP)
 
 install-tf4: $(STAMP4)
 
-# Re-installs only when the lock or the package metadata changes.
+# Re-installs only when the lock or the package metadata changes. The last step converts the embedded
+# model's GGUF into a transformers folder under outputs/models (once per transformers major; the demo
+# would otherwise spend its first ~20 s on it).
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade "pip>=24"
 	$(PY) -m pip install --quiet --no-deps -r requirements.lock
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	$(PY) -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python (ocg)" >/dev/null
+	TQDM_DISABLE=1 $(PY) -c "from ocg.weights.embedded import convert_all; convert_all()"
 	touch $(STAMP)
 
 $(STAMP4): requirements-tf4.lock pyproject.toml

@@ -175,3 +175,10 @@ def ensure_converted(name: str) -> Path:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return target
+
+
+def convert_all() -> None:
+    """Every embedded model converted now (`make install` calls this: a one-time step, so the first
+    run does not spend its first ~20 s converting); a model already converted is only checked."""
+    for name in EMBEDDED_MODELS:
+        print(f"embedded model {name}: {ensure_converted(name)}")
