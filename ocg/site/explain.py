@@ -1,7 +1,7 @@
 """What the landing page says beside its numbers: a legend of the metrics (from their
 declarations, ocg/metrics/registry.py), the reason beside each missing value, which model
 computed perplexity, the paper's other tables with a link to the notebook and method behind
-each, notebook 10's positions, and docs/METHODS.md rendered into the report, with a table of
+each, and docs/METHODS.md rendered into the report, with a table of
 contents and an anchor per section that every "docs/METHODS.md, '<section>'" link lands on."""
 
 from __future__ import annotations
@@ -17,10 +17,8 @@ from ..core.files import read_table
 from ..core.layout import ExecutedNotebook, ReportFolder
 from ..core.notebook_names import (
     POS_PATTERNS,
-    POSITIONS,
     PRIMING,
     REASONING_MODELS,
-    SAMPLES,
     TEMPLATES,
 )
 from ..metrics.registry import FAMILIES, metric
@@ -160,7 +158,7 @@ def notebook_link(report_dir: Path, notebook: str, text: str | None = None) -> L
     return Link(target.name, text or "notebook " + notebook)
 
 
-def _csv(path: Path, report_dir: Path) -> str:
+def table_address(path: Path, report_dir: Path) -> str:
     """A saved table's address from the landing page."""
     return path.relative_to(report_dir).as_posix()
 
@@ -231,7 +229,7 @@ def other_tables(
                 title,
                 notebook=notebook_link(report_dir, notebook),
                 method=methods_link(report_dir, section),
-                csv=_csv(path, report_dir),
+                csv=table_address(path, report_dir),
                 table=shown,
                 run_note=(run_notes or {}).get(table) or "",
                 left_out=left_out if table in ("table2", "table3") else "",
@@ -244,88 +242,3 @@ def other_tables(
             )
         )
     return shown_tables
-
-
-@dataclass(frozen=True)
-class PassAtK:
-    """Ordered pass@k (notebook 11), or why its table cannot be shown."""
-
-    unreadable: Unreadable | None = None
-    samples: str = ""  # the numbers of samples per instance the table rests on
-    notebook: Link | None = None
-    method: Link | None = None
-    csv: str = ""
-    table: pd.DataFrame | None = None
-
-
-def pass_at_k(report_dir: Path) -> PassAtK | None:
-    """Ordered pass@k (notebook 11), where the run drew more than one sample per prompt."""
-    path = ReportFolder(report_dir).table("pass_at_k")
-    try:
-        long = read_table(path, comment="#") if path.exists() else pd.DataFrame()
-        shown = (
-            long.pivot(index=["model", "condition"], columns="k", values="pass_at_k")
-            if len(long)
-            else None
-        )
-    except (KeyError, ValueError, OcgInputError) as exc:
-        return PassAtK(Unreadable.of(path, exc))
-    if shown is None:
-        return None
-    shown.columns = [f"k = {k}" for k in shown.columns]
-    return PassAtK(
-        samples=", ".join(map(str, sorted(long["n_samples"].unique()))),
-        notebook=notebook_link(report_dir, SAMPLES),
-        method=methods_link(report_dir, "Repeated samples and pass@k"),
-        csv=_csv(path, report_dir),
-        table=shown,
-    )
-
-
-@dataclass(frozen=True)
-class PositionView:
-    """One of notebook 10's tables: what it shows, its CSV and the table, or why it cannot be shown."""
-
-    unreadable: Unreadable | None = None
-    what: str = ""
-    csv: str = ""
-    table: pd.DataFrame | None = None
-
-
-@dataclass(frozen=True)
-class Positions:
-    views: list[PositionView]
-    notebook: Link
-    method: Link
-
-
-def positions_section(report_dir: Path) -> Positions | None:
-    """Notebook 10 (where order breaks): by asked place, and which pairs of places swap."""
-    from ..analysis.positions import position_wide, swaps_wide
-
-    report, views = ReportFolder(report_dir), []
-    for name, show, what in (
-        (
-            "positions_by_place",
-            lambda t: position_wide(t, ["present_pct", "in_place_pct"]),
-            "% of answers with the concept asked at each place (present), and with it at that place among the concepts (in place)",
-        ),
-        (
-            "positions_out_of_order",
-            swaps_wide,
-            "column i–j: among answers with the concepts asked i-th and j-th, % that write the j-th first",
-        ),
-    ):
-        path = report.table(name)
-        try:
-            long = read_table(path) if path.exists() else pd.DataFrame()
-            if long.empty:
-                continue
-            views.append(PositionView(what=what, csv=_csv(path, report_dir), table=show(long)))
-        except (KeyError, ValueError, OcgInputError) as exc:
-            views.append(PositionView(Unreadable.of(path, exc)))
-    if not views:
-        return None
-    return Positions(
-        views, notebook_link(report_dir, POSITIONS), methods_link(report_dir, "Where order breaks")
-    )

@@ -33,7 +33,16 @@ from ..metrics.degenerate import FLAG_COLUMNS, FLAG_HELP
 from ..results.designs import tables_note
 from ..results.scores import instance_keys, load_scores
 from ..scoring.scoreset import holds_scores, unfinished_reason
-from . import caveats, explain, methods_page, model_table, references_section, sections, trust
+from . import (
+    caveats,
+    explain,
+    methods_page,
+    model_table,
+    notebook_sections,
+    references_section,
+    sections,
+    trust,
+)
 from .browser import write_case_browser_from
 from .render import Link, render
 from .results_file import write_results
@@ -235,8 +244,8 @@ def write_index(
             left_out=left_out(scores),
         ),
         forced=sections.forced(report_dir),
-        positions=explain.positions_section(report_dir),
-        pass_at_k=explain.pass_at_k(report_dir),
+        positions=notebook_sections.positions_section(report_dir),
+        pass_at_k=notebook_sections.pass_at_k(report_dir),
         figures=[
             f
             for f in (

@@ -13,7 +13,7 @@ from ocg.analysis.report import save_table
 from ocg.metrics.registry import in_table
 from ocg.records import Signature
 from ocg.results.scores import load_scores
-from ocg.site import explain
+from ocg.site import explain, notebook_sections
 from ocg.site.landing import write_index
 from ocg.site.render import fragment
 from tests.helpers import checked_run, two_models_rows
@@ -154,7 +154,7 @@ def test_the_landing_page_in_chromium_shows_every_table_with_its_legend(report):
 def test_pass_at_k_on_the_landing_page_from_notebook_11s_table(tmp_path):
     """Shown only where the run saved pass@k; values as the CSV has them; a model name escaped;
     an unreadable CSV costs only its own section."""
-    assert explain.pass_at_k(tmp_path) is None
+    assert notebook_sections.pass_at_k(tmp_path) is None
     rows = [
         {
             "model": "<m>",
@@ -167,12 +167,12 @@ def test_pass_at_k_on_the_landing_page_from_notebook_11s_table(tmp_path):
         for k, v in zip((1, 2, 3, 4), (18.75, 25.0, 29.17, 33.33))
     ]
     save_table(pd.DataFrame(rows), "pass_at_k", tmp_path)
-    shown = fragment("sections.html", "pass_at_k", explain.pass_at_k(tmp_path))
+    shown = fragment("sections.html", "pass_at_k", notebook_sections.pass_at_k(tmp_path))
     assert "k = 4" in shown and "33.33" in shown and "each instance's 4 samples" in shown
     assert "&lt;m&gt;" in shown and "<m>" not in shown
     (tmp_path / "tables" / "pass_at_k.csv").write_text("model,k\nx,1\n")
     assert "pass_at_k.csv cannot be shown: KeyError" in fragment(
-        "sections.html", "pass_at_k", explain.pass_at_k(tmp_path)
+        "sections.html", "pass_at_k", notebook_sections.pass_at_k(tmp_path)
     )
 
 
