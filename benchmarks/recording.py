@@ -161,7 +161,9 @@ def _where(run: dict) -> str:
     if isinstance(m, str):  # a run transcribed from prose says its machine in words
         return m
     load = f", load {m['load_1min']}" if m.get("load_1min") is not None and not m.get("gpu") else ""
-    return f"{m.get('gpu') or m.get('cpu')}, {m.get('cores')} cores{load}"
+    vector = m.get("vector_features")
+    isa = f" ({'/'.join(vector)})" if vector and not m.get("gpu") else ""
+    return f"{m.get('gpu') or m.get('cpu')}{isa}, {m.get('cores')} cores{load}"
 
 
 def latest_table(folder: Path | None = None) -> str:

@@ -7,7 +7,7 @@ import pytest
 
 from ocg.core.errors import OcgInputError
 from ocg.core.layout import ConvertedModel
-from ocg.weights.embedded import ensure_converted
+from ocg.weights.embedded import convert_all, ensure_converted
 
 pytestmark = pytest.mark.tf4  # run on the second stack too (make test-tf4)
 
@@ -48,3 +48,20 @@ def test_a_record_without_a_version_is_refused(tmp_path, monkeypatch):
     converted.source.write_text(json.dumps({"name": NAME}))
     with pytest.raises(OcgInputError, match="records no readable transformers version"):
         ensure_converted(NAME)
+
+
+def test_install_step_names_each_converted_folder_and_stops_on_a_foreign_one(
+    tmp_path, monkeypatch, capsys
+):
+    """`make install` runs convert_all: a folder already converted by this major is named, not
+    rewritten; one of another major stops the install with the error the demo would give."""
+    monkeypatch.setenv("OCG_MODEL_CACHE", str(tmp_path))
+    converted = ConvertedModel.named(NAME, MAJOR)
+    converted.folder.mkdir()
+    converted.source.write_text(json.dumps({"name": NAME, "transformers": RUNNING}))
+    convert_all()
+    assert capsys.readouterr().out == f"embedded model {NAME}: {converted.folder}\n"
+    assert sorted(p.name for p in converted.folder.iterdir()) == [converted.source.name]
+    converted.source.write_text(json.dumps({"name": NAME, "transformers": f"{MAJOR + 1}.0.0"}))
+    with pytest.raises(OcgInputError, match="converted by transformers"):
+        convert_all()
