@@ -66,6 +66,9 @@ def main() -> None:
     if clone.exists():
         raise SystemExit(f"{clone}: exists; give a folder that does not")
     subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+    measured = subprocess.run(  # what the clone holds: this checkout may move on meanwhile
+        ["git", "rev-parse", "HEAD"], cwd=clone, capture_output=True, text=True, check=True
+    ).stdout.strip()
     logs = clone.parent / clone.name
     install_s, _ = timed(["make", "install"], clone, Path(f"{logs}-install.log"))
     demo_s, lines = timed(["make", "demo"], clone, Path(f"{logs}-demo.log"))
@@ -84,7 +87,7 @@ def main() -> None:
         "generation_progress_lines": len(progress),
     }
     print(figures)
-    record("demo", figures, {"clone": str(clone)})
+    record("demo", figures, {"clone": str(clone)}, commit=measured)
     if not args.keep:
         shutil.rmtree(clone.parent if args.clone is None else clone)
 

@@ -100,14 +100,16 @@ def provenance() -> dict:
     }
 
 
-def record(name: str, figures: dict, args: dict | None = None) -> Path:
-    """Append one run of benchmark `name` to its results file; returns the file."""
+def record(name: str, figures: dict, args: dict | None = None, commit: str | None = None) -> Path:
+    """Append one run of benchmark `name` to its results file; returns the file. `commit`: the
+    commit measured, where it is not this checkout's at the end of the run (a clone made at the start)."""
     path = results_dir() / f"{name}.json"
     runs = json.loads(path.read_text()) if path.exists() else []
     runs.append(
         {
             "benchmark": name,
             **provenance(),
+            **({"commit": commit} if commit else {}),
             "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
             "args": args or {},
             "figures": figures,

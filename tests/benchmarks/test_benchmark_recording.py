@@ -29,6 +29,14 @@ def test_runs_append_with_machine_date_and_commit(recording, tmp_path):
     assert runs[1]["date"][:4].isdigit() and runs[1]["commit"]
     table = recording.latest_table(tmp_path)
     assert "answers_per_s: 9.5" in table and "answers_per_s: 7.0" not in table
+    assert isinstance(runs[1]["machine"]["vector_features"], list)  # what tells 2 EPYCs apart
+
+
+def test_a_run_records_the_commit_it_measured(recording, tmp_path):
+    """demo_timing measures a clone made at its start: the checkout's HEAD may have moved since."""
+    recording.record("demo_bench", {"s": 1.0}, commit="a" * 40)
+    run = json.loads((tmp_path / "demo_bench.json").read_text())[-1]
+    assert run["commit"] == "a" * 40 and run["commit"] != recording.provenance()["commit"]
 
 
 def test_every_benchmark_that_measures_records_its_figures():
