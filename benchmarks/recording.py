@@ -38,7 +38,7 @@ def _cpu() -> str:
 
 def _vector_features() -> list[str]:
     """The CPU's vector extensions that decide CPU inference speed: two "AMD EPYC" machines of this
-    project differ here (AVX2 only: bf16 emulated, the demo ~1.5x slower; AVX-512 with bf16)."""
+    project differ here (AVX2 only, bf16 emulated; AVX-512 with bf16), and their demo timings with it."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("flags"):
