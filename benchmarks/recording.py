@@ -26,27 +26,26 @@ def results_dir() -> Path:
     return Path(os.environ.get("OCG_BENCHMARK_RESULTS") or ROOT / "benchmarks" / "results")
 
 
-def _cpu() -> str:
+def _cpuinfo(field: str) -> str | None:
+    """The first `field` line of /proc/cpuinfo (Linux), or None."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
+            if line.startswith(field):
                 return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return platform.processor() or platform.machine()
+    return None
+
+
+def _cpu() -> str:
+    return _cpuinfo("model name") or platform.processor() or platform.machine()
 
 
 def _vector_features() -> list[str]:
     """The CPU's vector extensions that decide CPU inference speed: two "AMD EPYC" machines of this
     project differ here (AVX2 only, bf16 emulated; AVX-512 with bf16), and their demo timings with it."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("flags"):
-                flags = set(line.split(":", 1)[1].split())
-                return [f for f in ("avx2", "avx512f", "avx512_bf16", "amx_bf16") if f in flags]
-    except OSError:
-        pass
-    return []
+    flags = set((_cpuinfo("flags") or "").split())
+    return [f for f in ("avx2", "avx512f", "avx512_bf16", "amx_bf16") if f in flags]
 
 
 def machine() -> dict:
