@@ -7,7 +7,8 @@ method's variance under multinomial sampling of answers).
 Where a number cannot be given it is None with the reason, never a guess: nothing judged (no
 share), the judge and ocg giving one and the same verdict for every answer (chance agreement 1:
 kappa is 0/0), one of them giving one verdict for every answer (kappa is 0 whatever the other
-says, with a standard error of 0: no interval), fewer than MIN_JUDGED judged answers (the
+says, with a standard error of 0: no interval), kappa at its bound of 1 or -1 (no disagreement,
+or none agreeing with balanced margins: a standard error of 0, no interval), fewer than MIN_JUDGED judged answers (the
 large-sample interval of kappa is not given; the share's Wilson interval, made for small
 samples, is), a score set that predates the 2x2 counts (the share alone)."""
 
@@ -31,7 +32,7 @@ KAPPA_METHOD = (
 )
 # The method as the pages name it, under the agreement's lines
 METHOD_NOTE = (
-    "95% intervals: the share's is Wilson's score interval; Cohen's κ's is κ ± 1.96 times its "
+    "95% intervals: Wilson's score interval for the share; for Cohen's κ, κ ± 1.96 times its "
     f"large-sample standard error (Fleiss, Cohen & Everitt 1969), given from {MIN_JUDGED} "
     "judged answers on"
 )
@@ -182,6 +183,12 @@ def _kappa(check: str, c: Cells) -> tuple[dict, dict]:
         why = (
             f"small sample: under {MIN_JUDGED} judged answers kappa's large-sample interval is "
             "not to be trusted (the share's Wilson interval stands)"
+        )
+        return {"kappa": k}, dict.fromkeys(("kappa_low", "kappa_high"), why)
+    if abs(k) == 1:  # no answer on one diagonal (1: no disagreement): a standard error of 0
+        why = (
+            f"kappa is {k:+.0f}, its bound, where its large-sample standard error is 0: the "
+            "interval would be a point (the share's Wilson interval says how sure it is)"
         )
         return {"kappa": k}, dict.fromkeys(("kappa_low", "kappa_high"), why)
     se = kappa_se(c, k)
