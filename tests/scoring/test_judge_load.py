@@ -1,4 +1,4 @@
-"""A judge that cannot load costs only its verdicts (issue 61). A local judge folder that is
+"""A judge that cannot load costs only its verdicts. A local judge folder that is
 missing, empty or not a model is refused when the run file (or the scoring settings) is read,
 through generation's own check of local model folders (transformers_loading.check_model_folder):
 exit 2, one line naming the entry and the folder, nothing written. A judge that passes that check
