@@ -28,12 +28,15 @@ ROOT = Path(__file__).resolve().parents[1]
 STEP = re.compile(r"^\[(\d+)/(\d+)\] (\S+)")
 
 
-def timed(command: list[str], cwd: Path, log: Path) -> tuple[float, list[tuple[float, str]]]:
-    """Run `command`, keeping each output line with the seconds since the start."""
+def timed(
+    command: list[str], cwd: Path, log: Path, env: dict[str, str] | None = None
+) -> tuple[float, list[tuple[float, str]]]:
+    """Run `command` (in `env`, else this process's environment), keeping each output line with
+    the seconds since the start."""
     start, lines = time.perf_counter(), []
     with (
         subprocess.Popen(
-            command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+            command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
         ) as proc,
         log.open("w") as out,
     ):

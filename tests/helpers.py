@@ -277,3 +277,28 @@ def nulls_without_reason(obj, path="") -> list[str]:
         for i, value in enumerate(obj):
             out += nulls_without_reason(value, f"{path}/{i}")
     return out
+
+
+def replay_judge(folder, replies, name="replayed-judge") -> Path:
+    """A models file (extending ocg's) whose entry `name` is a replay judge answering each
+    (answer, concepts) of `replies` (a dict) with its reply; monkeypatch
+    ocg.config.model_registry.MODELS_FILE to the path returned."""
+    import yaml
+
+    from ocg.config.model_registry import MODELS_FILE
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = [
+        json.dumps({"instance_id": json.dumps([answer, list(concepts)]), "answer": reply})
+        for (answer, concepts), reply in replies.items()
+    ]
+    (folder / "judge_replies.jsonl").write_text("\n".join(lines) + "\n")
+    entry = {
+        "id": "j",
+        "backend": "replay",
+        "replay": {"file": str(folder / "judge_replies.jsonl")},
+    }
+    path = folder / "models.yaml"
+    path.write_text(yaml.safe_dump({"extends": str(MODELS_FILE), "models": {name: entry}}))
+    return path

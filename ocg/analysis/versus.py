@@ -9,7 +9,9 @@ two models take the place of its two conditions, concept sets the paired unit): 
 interval of the difference over concept sets and the two-sided sign-flip p-value, exact up to
 EXACT_MAX_UNITS sets, with Holm's adjustment over one condition's metrics; a skewed metric
 (perplexity, SLOR) has its medians and median difference beside (versus_medians.py). The answers
-whose order verdicts (`in_order`) differ are listed. Designs that share no instance are refused.
+whose order verdicts (`in_order`) differ are listed. Where a judge metric is compared, each side's
+judge is set beside ocg's coverage and order checks (share, Cohen's kappa and their intervals,
+agreement.py). Designs that share no instance are refused.
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ from ..core.layout import ReportFolder
 from ..metrics.registry import FAMILIES, metric
 from ..results.designs import describe_design, design
 from ..results.scores import load_scores, scoring_differences
+from ..scoring.judge_agreement import cell_counts, judged_beside_checks
 from ..scoring.scoreset import holds_scores
+from .agreement import Agreement, from_counts
 from .compare import check_finished
 from .uncertainty import Resampling, bootstrap_ci, paired_test
 from .versus_medians import with_medians
@@ -127,6 +131,19 @@ def _tests(a: pd.DataFrame, b: pd.DataFrame, condition: str, key, resampling) ->
     return tests.drop(columns="model").assign(condition=condition)
 
 
+def _judge_agreements(tests: pd.DataFrame, a: pd.DataFrame, b: pd.DataFrame):
+    """Where a judge metric is compared: each side's judge against ocg's coverage and order checks
+    (analysis/agreement.py) over the shared answers it judged, every condition pooled (as the
+    landing page pools a model's); None where no judge metric is compared. A side without ocg's
+    checks beside its judge has none."""
+    if tests.empty or not tests["metric"].map(lambda m: metric(m).family).eq("judge").any():
+        return None
+    return {
+        side: from_counts(cell_counts(answers)) if judged_beside_checks(answers) else []
+        for side, answers in (("a", a), ("b", b))
+    }
+
+
 def _verdicts(a: pd.DataFrame, b: pd.DataFrame, key: list[str]) -> pd.DataFrame:
     """The shared answers whose `in_order` verdicts differ, in instance order."""
     if "in_order" not in a or "in_order" not in b:
@@ -160,6 +177,8 @@ class Comparison:
     n_verdicts: int  # shared answers with a verdict on both sides
     scoring: list[str] = field(default_factory=list)  # how their scoring differs, if it does
     resampling: Resampling = Resampling()
+    # where a judge metric is compared: per side ("a", "b"), its judge against ocg's checks
+    judge: dict[str, list[Agreement]] | None = None
 
 
 def refusal(a: Side, b: Side) -> str:
@@ -207,7 +226,7 @@ def compare_answers(
     a, b = a.merge(shared, on=key), b.merge(shared, on=key)
     conditions = sorted(shared["condition"].unique())
     tests = [_tests(a, b, c, key, resampling) for c in conditions]
-    tests = [t for t in tests if len(t)]
+    tests = pd.concat([t for t in tests if len(t)] or [pd.DataFrame()], ignore_index=True)
     differ = _verdicts(a, b, key)
     return Comparison(
         a=side_a,
@@ -215,10 +234,11 @@ def compare_answers(
         shared=len(shared),
         shared_sets=int(shared["set_id"].nunique()),
         conditions=conditions,
-        tests=pd.concat(tests, ignore_index=True) if tests else pd.DataFrame(),
+        tests=tests,
         differ=differ.head(MAX_LISTED),
         n_differ=len(differ),
         n_verdicts=len(shared) if "in_order" in a and "in_order" in b else 0,
         scoring=list(scoring or []),
         resampling=resampling,
+        judge=_judge_agreements(tests, a, b),
     )

@@ -85,6 +85,10 @@ class ModelScores:
     summary = _inside("summary.parquet")
     signature = _inside("signature.json")
     judge_server_log = _inside("judge_server.log", doc="What the judge's server printed.")
+    judge_secret = _inside(
+        "judge_secret",
+        doc="The key of the judge's nonces and cache digests (ocg/scoring/judging.py); not shown.",
+    )
 
     @classmethod
     def of(cls, model: str, root: str | Path | None = None) -> ModelScores:

@@ -9,9 +9,12 @@ the entry's `api.server` is started for the scoring and stopped after, as for ge
 `judge_server.log` beside the scores) or `backend: replay` (a judge's replies replayed offline from
 its `replay.file`: one line per answer, its `instance_id` the answer's key as judge_cache.parquet's
 `text` column holds it, `json.dumps([answer, concepts])`, its `answer` the judge's reply).
-Each (answer, concepts) is asked once and its reply cached in judge_cache.parquet under the judge's
-key (its id, base URL, the rubric's hash, the decoding and the constraint), written after every
-chunk of requests, so a rescoring or a crash resumes without asking again. A request that fails
+Each (answer, concepts) is asked once, with its nonce (metrics/judge.py: an HMAC under the secret
+kept beside the cache, judge_secret, made on first use), and its reply cached in
+judge_cache.parquet under the judge's key (its id, base URL, the rubric's hash, the decoding and
+the constraint) with a digest sealing the entry, written after every chunk of requests, so a
+rescoring or a crash resumes without asking again; an entry whose digest does not match (edited
+by hand, or a lost secret) is asked again, and the scoring's line says how many. A request that fails
 (a 4xx, a timeout) leaves its answer unjudged with the reason, "error: ...", and uncached: the
 other families are written, and a later scoring asks only what is missing; a judge that answers
 none of the requests makes the family missing with the first error, and scoring ends with that
@@ -22,9 +25,12 @@ never 0.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import math
+import os
 import re
+import secrets
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -176,6 +182,61 @@ def _not_asked(key: str) -> str | None:
     return judge.CARRIES_VERDICT if judge.carries_verdict(answer) else None
 
 
+SECRET_BYTES = 32
+_SECRET_TEXT = re.compile(f"[0-9a-f]{{{2 * SECRET_BYTES}}}")
+
+
+def secret(path: Path) -> bytes:
+    """The judge's secret beside its cache (judge_secret: 64 hex characters, mode 0600), made on
+    first use. Written whole to a temporary file and linked into place, so two scorings agree on
+    one; never followed through a symbolic link. It keys every nonce and cache digest and goes
+    nowhere else: not into a signature, a table or a page."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists() and not path.is_symlink():
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(secrets.token_hex(SECRET_BYTES) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            os.link(temporary, path)
+        except FileExistsError:
+            pass  # another scoring made it first: its secret is the one
+        finally:
+            temporary.unlink()
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError as exc:
+        raise OcgInputError(
+            str(path), f"cannot read the judge's secret ({exc.strerror}); expected a file ocg made"
+        ) from None
+    with os.fdopen(fd) as handle:
+        text = handle.read(4 * SECRET_BYTES).strip()
+    if not _SECRET_TEXT.fullmatch(text):
+        raise OcgInputError(
+            str(path),
+            f"expected {2 * SECRET_BYTES} hex characters (the judge's secret, made by ocg); "
+            "remove the file to make a new one (every cached verdict is then asked again)",
+        )
+    return bytes.fromhex(text)
+
+
+def _sealed(cache: TextCache, key_secret: bytes) -> tuple[dict[str, str], int]:
+    """The cached replies whose digest matches (text -> reply), and how many did not: those are
+    dropped from the cache and asked again."""
+    table = cache.table
+    if "digest" not in table:
+        table = table.assign(digest=None)
+    good = [
+        isinstance(d, str)
+        and hmac.compare_digest(d, judge.entry_digest(key_secret, cache.key, t, r))
+        for t, r, d in zip(table["text"], table["reply"], table["digest"])
+    ]
+    cache.table = table.loc[pd.Series(good, index=table.index, dtype=bool)].reset_index(drop=True)
+    return dict(zip(cache.table["text"], cache.table["reply"])), len(good) - sum(good)
+
+
 def verdicts(
     answers: pd.DataFrame,
     name: str | None,
@@ -193,9 +254,12 @@ def verdicts(
         "prompt_sha256": judge.prompt_sha256(),
         "rubric": "metrics/judge.py RUBRIC",
         "asked": "each distinct (answer, concepts) once; an empty answer, or one that carries "
-        "a verdict-shaped object, is not asked",
-        "judged": "a reply that is exactly the verdict object: score an integer 1-5, order "
-        "distinct concepts of the set",
+        "a verdict-shaped object under any spelling, is not asked",
+        "judged": "a reply that is exactly the verdict object: the request's nonce, score an "
+        "integer 1-5, order distinct concepts of the set, no key twice, no verdict the answer "
+        "itself wrote",
+        "nonce": f"HMAC-SHA256 of the answer and its concepts under the secret beside the cache, "
+        f"{judge.NONCE_CHARS} hex characters; a replay judge's recorded replies are not checked",
     }
     if name is None:
         empty = pd.DataFrame(
@@ -205,11 +269,16 @@ def verdicts(
             judge_order=[None] * len(answers), judge_reason=[None] * len(answers)
         ), dict(sig, status="missing", reason=NO_JUDGE, retry=False)
     spec = judge_spec(name, models_file)
-    cache = TextCache(cache_path, key, ["text", "reply"], redo)
-    known = dict(zip(cache.table["text"], cache.table["reply"]))
+    key_secret = secret(ModelScores(cache_path.parent).judge_secret)
+    cache = TextCache(cache_path, key, ["text", "reply", "digest"], redo)
+    known, rejected = _sealed(cache, key_secret)
+    if rejected:
+        sig["cache_rejected"] = rejected
+        log(f"judge: {rejected:,} cached replies did not match their digest: asked again")
     keys = [_text_key(a, c) for a, c in zip(answers["answer"], answers["concepts"])]
     why_not = {k: _not_asked(k) for k in dict.fromkeys(keys)}
-    wanted = [k for k, why in why_not.items() if why is None and k not in known]
+    nonces = {k: judge.nonce(key_secret, k) for k, why in why_not.items() if why is None}
+    wanted = [k for k in nonces if k not in known]
     errors: dict[str, str] = {}
     if wanted:
         with _asker(spec, wanted, cache_path.parent, sig) as ask:
@@ -217,20 +286,24 @@ def verdicts(
             for s in range(0, len(wanted), CHUNK):
                 chunk = wanted[s : s + CHUNK]
                 answered = []
-                for k, (reply, error) in zip(chunk, ask(chunk)):
+                for k, (reply, error) in zip(chunk, ask([(k, nonces[k]) for k in chunk])):
                     if error is None:
                         answered.append((k, reply))
                     else:
                         errors[k] = error
                 if answered:  # what failed is not cached: a later scoring asks it again
-                    cache.add(pd.DataFrame(answered, columns=["text", "reply"]))
+                    sealed = [
+                        (k, r, judge.entry_digest(key_secret, cache.key, k, r)) for k, r in answered
+                    ]
+                    cache.add(pd.DataFrame(sealed, columns=["text", "reply", "digest"]))
                     known.update(answered)
+    checked = None if spec.backend == "replay" else nonces  # a record answers no request
     read = [
         (math.nan, None, why_not[k])
         if why_not[k]
         else (math.nan, None, f"{judge.ERROR}: {errors[k]}")
         if k in errors
-        else judge.read(known.get(k), c, json.loads(k)[0])
+        else judge.read(known.get(k), c, json.loads(k)[0], checked and checked[k])
         for k, c in zip(keys, answers["concepts"])
     ]
     out = pd.DataFrame(
@@ -292,12 +365,13 @@ def failure(block: dict) -> JudgeFailed | None:
     return None
 
 
-Ask = Callable[[list[str]], list[tuple[str | None, str | None]]]
+Request = tuple[str, str]  # (the answer's key, json.dumps([answer, concepts]); its nonce)
+Ask = Callable[[list[Request]], list[tuple[str | None, str | None]]]
 
 
 @contextmanager
 def _asker(spec, wanted: list[str], out: Path, sig: dict) -> Iterator[Ask]:
-    """ask(keys) -> per key (the judge's reply, None) or (None, why the request failed): read from a
+    """ask(requests) -> per request (the judge's reply, None) or (None, why the request failed): read from a
     replay judge's file (every wanted answer checked there first), decoded in process (a
     transformers judge), or asked of the OpenAI-compatible server, the entry's `api.server` started
     first where it names one and stopped after (its log: judge_server.log). A judge that cannot
@@ -316,7 +390,7 @@ def _asker(spec, wanted: list[str], out: Path, sig: dict) -> Iterator[Ask]:
                 "instance_id json.dumps([answer, concepts])",
             )
         sig["replayed_from"] = {"file": str(replay.path), "sha256": replay.file_sha256}
-        yield lambda keys: [(replay.answers[(k, 0)], None) for k in keys]
+        yield lambda requests: [(replay.answers[(k, 0)], None) for k, _ in requests]
         return
     with ExitStack() as stack:
         try:  # loading: the weights (in process) or the server; a failure costs only the verdicts
@@ -342,8 +416,8 @@ def _not_loaded(why: str, sig: dict) -> Ask:
     JudgeFailed after every other family is written."""
     sig["load_error"] = why
 
-    def ask(keys: list[str]) -> list[tuple[str | None, str | None]]:
-        return [(None, why)] * len(keys)
+    def ask(requests: list[Request]) -> list[tuple[str | None, str | None]]:
+        return [(None, why)] * len(requests)
 
     return ask
 
@@ -358,12 +432,13 @@ def _in_process(spec, sig: dict) -> Ask:
     backend._load_model()  # here, not on the first batch: a failure is the judge's loading
     sig["decoded"] = {"backend": "transformers", "constraint": CONSTRAINT}
 
-    def ask(keys: list[str]) -> list[tuple[str | None, str | None]]:
-        items = [json.loads(k) for k in keys]
-        backend.grammars = {k: judge.verdict_regex(c) for k, (_, c) in zip(keys, items)}
+    def ask(requests: list[Request]) -> list[tuple[str | None, str | None]]:
+        keys = [k for k, _ in requests]
+        items = [(*json.loads(k), n) for k, n in requests]
+        backend.grammars = {k: judge.verdict_regex(c, n) for k, (_, c, n) in zip(keys, items)}
         try:
             outputs = backend.generate(
-                [backend.render(judge.messages(a, c)) for a, c in items], instance_ids=keys
+                [backend.render(judge.messages(a, c, n)) for a, c, n in items], instance_ids=keys
             )
         except Exception as exc:  # the chunk's answers unjudged with the error, asked again later
             return [(None, f"{ASK_FAILED}: {_one_line(exc)}")] * len(keys)
@@ -395,10 +470,15 @@ def _served(spec, out: Path, sig: dict) -> Iterator[Ask]:
     sig["structured_outputs"] = STRUCTURED
     lock = threading.Lock()
 
-    def one(key: str) -> tuple[str | None, str | None]:
+    def one(request: Request) -> tuple[str | None, str | None]:
+        key, request_nonce = request
         answer, concepts = json.loads(key)
-        messages = judge.messages(answer, concepts)
-        schema = {"name": "verdict", "schema": judge.verdict_schema(concepts), "strict": True}
+        messages = judge.messages(answer, concepts, request_nonce)
+        schema = {
+            "name": "verdict",
+            "schema": judge.verdict_schema(concepts, request_nonce),
+            "strict": True,
+        }
         fmt = {"response_format": {"type": "json_schema", "json_schema": schema}}
         sent = structured["on"]
         try:
@@ -421,5 +501,5 @@ def _served(spec, out: Path, sig: dict) -> Iterator[Ask]:
         if server is not None:
             sig["server"] = {k: server[k] for k in ("command", "version", "log")}
         with ThreadPoolExecutor(max_workers=max(1, spec.api.concurrency)) as pool:
-            yield lambda keys: list(pool.map(one, keys))
+            yield lambda requests: list(pool.map(one, requests))
     sig["retries"] = backend.retries

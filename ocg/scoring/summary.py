@@ -12,6 +12,14 @@ from ..core.frames import GROUP_KEYS, SUMMARY_KEYS
 from ..metrics import degenerate, diversity, listcopy
 from ..metrics.sufficient_statistics import pooled_sums, ratios, sufficient_statistics
 from .families import FAMILIES
+from .judge_agreement import (
+    CELLS,
+    CHECKS,
+    cell_column,
+    cell_flags,
+    disagreement_column,
+    judged_beside_checks,
+)
 from .samples import keys_with_sample, summarise_over_samples
 
 
@@ -108,22 +116,7 @@ def summarise(answers: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
     if (
         "judge_reason" in answers
     ):  # judged: a verdict read (metrics/judge.py); the rest has a reason
-        judged = answers["judge_reason"].isna()
-        by = [answers[k] for k in SUMMARY_KEYS]
-        summary["n_judged"] = judged.groupby(by).sum().astype(int)
-        if {"in_order", "all_present"} <= set(answers.columns):  # the judge beside ocg's checks
-            summary["n_judge_order_disagreements"] = (
-                (judged & (answers["judge_in_order"].eq(1.0) != answers["in_order"].astype(bool)))
-                .groupby(by)
-                .sum()
-                .astype(int)
-            )
-            summary["n_judge_coverage_disagreements"] = (
-                (judged & (_judge_all_present(answers) != answers["all_present"].astype(bool)))
-                .groupby(by)
-                .sum()
-                .astype(int)
-            )
+        summary = summary.join(_judge_counts(answers))
     if "slor" in answers:  # a mean hides a few extreme answers (docs/METHODS.md, "Acceptability")
         summary["slor_median"] = a["slor"].median()
     for flag in degenerate.FLAG_COLUMNS:
@@ -131,13 +124,17 @@ def summarise(answers: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
     return summary.reset_index()
 
 
-def _judge_all_present(answers: pd.DataFrame) -> pd.Series:
-    """Whether the judge read every concept in the answer (its order holds them all); False where
-    unjudged."""
-    return pd.Series(
-        [
-            order is not None and {str(c).lower() for c in concepts} <= set(order)
-            for order, concepts in zip(answers["judge_order"], answers["concepts"])
-        ],
-        index=answers.index,
-    )
+def _judge_counts(answers: pd.DataFrame) -> pd.DataFrame:
+    """Per summary row: the judged answers and, where ocg's checks were scored beside the judge,
+    each check's 2x2 table against the judge (judge_agreement.py) and its disagreements."""
+    by = [answers[k] for k in SUMMARY_KEYS]
+    out = answers["judge_reason"].isna().groupby(by).sum().astype(int).to_frame("n_judged")
+    if judged_beside_checks(answers):
+        cells = cell_flags(answers).groupby(by).sum().astype(int)
+        for check in CHECKS:
+            for cell in CELLS:
+                out[cell_column(check, cell)] = cells[cell_column(check, cell)]
+            out[disagreement_column(check)] = (
+                cells[cell_column(check, "judge_only")] + cells[cell_column(check, "ocg_only")]
+            )
+    return out

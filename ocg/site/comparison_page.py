@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..analysis import skew
+from ..analysis.agreement import METHOD_NOTE, methods, records
 from ..analysis.uncertainty import MIN_SETS, units
 from ..analysis.versus import MAX_LISTED, Comparison, Side
 from ..analysis.versus_medians import COLUMNS as MEDIAN_COLUMNS
@@ -70,9 +71,26 @@ def _test(row: dict) -> dict:
     return {**out, "missing_reason": reasons} if reasons else out
 
 
+NO_JUDGE_METRIC = "no judge metric is compared (both sides must hold one)"
+NO_CHECKS = "ocg's coverage (all_present, in_order) was not scored beside this side's judge"
+
+
+def _judge_agreement(c: Comparison) -> dict | None:
+    """comparison.json's `judge_agreement`: per side its judge against ocg's checks, or None."""
+    if c.judge is None:
+        return None
+    return {
+        "over": "the shared answers each side's judge judged, every condition pooled",
+        "a": records(c.judge["a"], NO_CHECKS),
+        "b": records(c.judge["b"], NO_CHECKS),
+        **methods(),
+    }
+
+
 def comparison_json(c: Comparison) -> dict:
     """Everything the page shows, machine-readable (docs/DATA.md, "ocg compare")."""
     tests = [_test(row) for row in c.tests.to_dict(orient="records")]
+    judge = _judge_agreement(c)
     return {
         "a": _side(c.a),
         "b": _side(c.b),
@@ -93,6 +111,8 @@ def comparison_json(c: Comparison) -> dict:
             "answers": c.differ.to_dict(orient="records"),
         },
         "scoring_differences": c.scoring,
+        "judge_agreement": judge,
+        **({"missing_reason": {"judge_agreement": NO_JUDGE_METRIC}} if judge is None else {}),
     }
 
 
@@ -176,6 +196,7 @@ def write_comparison(c: Comparison, folder: str | Path) -> tuple[Path, Path]:
         any_small=bool(len(c.tests)) and bool(c.tests["small_sample"].any()),
         ppl_over=skew.PPL_MEAN_OVER_MEDIAN,
         data=where.data.name,
+        judge_method=METHOD_NOTE,
     )
     with atomic_path(where.index) as tmp:
         tmp.write_text(page, encoding="utf-8")

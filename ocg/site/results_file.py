@@ -23,6 +23,7 @@ from ..core.layout import ReportFolder
 from ..core.provenance import provenance
 from ..metrics.registry import metric
 from ..results.scores import signature_hash
+from .judge_note import judge_counts, results_block
 from .results_comparisons import comparisons
 from .results_parts import _by_key, _count, _delta_test, _interval, _median, _settings, _table
 from .results_reasons import with_reasons
@@ -30,7 +31,9 @@ from .results_reasons import with_reasons
 # 2: missing_reason an object {key: why} for every null; holm_family
 # 3: the `table4` and `forced_order` blocks (results_comparisons.py), each null with its reason
 # where the report has no such table
-SCHEMA_VERSION = 3
+# 4: each model's `judge` block: the judge's counts and its agreement with ocg's checks (share,
+# Cohen's kappa, their intervals), null with its reason where no judge scored the model
+SCHEMA_VERSION = 4
 
 
 def _clean(x):
@@ -149,6 +152,17 @@ def _model_metrics(model: str, tables: _Tables, signature) -> dict:
     return out
 
 
+def _judge(model: str, judges: dict, rows: pd.DataFrame) -> dict:
+    """The model's `judge` block (judge_note.results_block: what the page's judge note shows),
+    or null with the summary's reason (no judge named) or that none scored it."""
+    if model in judges:
+        return {"judge": results_block(judges[model])}
+    why = "no judge scored this model's answers (the judge family is not in its scoring signature)"
+    if "judge_missing_reason" in rows and rows["judge_missing_reason"].notna().any():
+        why = str(rows["judge_missing_reason"].dropna().iloc[0])
+    return {"judge": None, "missing_reason": {"judge": why}}
+
+
 def _run_block(run: CheckedRun) -> dict:
     """The `run` of results.json: what the run (or sweep) file asked, its path absolute."""
     file = run.file
@@ -183,6 +197,7 @@ def results(report_dir: str | Path, run: CheckedRun, scores: dict, generations_r
         "paired_test": _settings(report, "table1_paired_test"),
     }
     tables, models = _Tables(t1, cis, paired, summary, methods), {}
+    judges = {j.model: j for j in judge_counts(summary, signatures)} if len(summary) else {}
     for model in [] if t1 is None else list(dict.fromkeys(t1["model"])):
         sig = signatures.get(model)
         s = summary[summary["model"] == model] if len(summary) else summary
@@ -193,6 +208,7 @@ def results(report_dir: str | Path, run: CheckedRun, scores: dict, generations_r
             "scoring_signature": signature_hash(sig) if sig else None,
             "list_copies": _list_copies(s) if len(s) else None,
             "metrics": _model_metrics(model, tables, sig),
+            **_judge(model, judges, s),
         }
     doc = {
         "schema_version": SCHEMA_VERSION,

@@ -175,3 +175,107 @@ def test_a_run_file_names_its_report(runs, outputs, tmp_path, capsys):
     )
     assert main(["compare", str(runs / "both"), str(run_file), "--model-a", "a"]) == 0
     assert (outputs / "comparisons" / "both-vs-mine" / "comparison.json").exists()
+
+
+# answer -> the judge's reply (a replay judge): every cell of both checks' tables met on each side
+JUDGE_REPLIES = {
+    "The boy rides a bike down the street.": CONCEPTS,  # in order: both say so
+    "Street bike boy <b>ride</b>.": CONCEPTS,  # the judge says in order, ocg not
+    "The boy rides a bike.": ["boy", "ride", "bike"],  # street missing: both say so
+    "A street where the boy rides a bike.": ["street", "boy", "ride", "bike"],
+    "The boy and the bike.": CONCEPTS,  # the judge reads every concept, ocg does not
+    "Boy ride bike street.": ["boy", "bike"],  # ocg reads every concept in order, the judge not
+}
+
+
+@pytest.fixture(scope="module")
+def judged(scored_run, tmp_path_factory):
+    """A report `judged` of models a and b, both judged by the same replay judge."""
+    from tests.helpers import replay_judge
+
+    texts = list(JUDGE_REPLIES)
+    models = replay_judge(
+        tmp_path_factory.mktemp("judge"),
+        {
+            (a, tuple(CONCEPTS)): json.dumps({"score": 3, "order": order})
+            for a, order in JUDGE_REPLIES.items()
+        },
+    )
+
+    pools = {"a": [0, 0, 0, 1, 2, 2, 3, 4, 5], "b": [0, 1, 1, 2, 3, 3, 3, 4, 5, 5, 5]}
+
+    def rows(model, _condition):  # the two models' answers in different proportions
+        pool = pools[model]
+        return [
+            {
+                "set_id": s,
+                "template_id": t,
+                "perm_index": p,
+                "concepts": CONCEPTS,
+                "pos_pattern": "NVNN",
+                "answer": texts[pool[(int(s[1:]) + 6 * t + p) % len(pool)]],
+            }
+            for s in SETS
+            for t in (0, 1)
+            for p in range(6)
+        ]
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("ocg.config.model_registry.MODELS_FILE", models)
+        root = scored_run(
+            "versus-judged", rows, ["coverage", "judge"], models=("a", "b"), judge="replayed-judge"
+        )
+    report = tmp_path_factory.mktemp("judged-reports") / "judged"
+    for m in ("a", "b"):
+        shutil.copytree(
+            ModelScores.of(m, root / "scores").folder,
+            ModelScores.of(m, ReportFolder(report).scores).folder,
+        )
+    return report
+
+
+def test_where_a_judge_metric_is_compared_each_sides_agreement_is_given(judged, outputs):
+    """Each side's judge against ocg's checks over the shared answers, as scikit-learn and scipy
+    compute them from the answers; on the page, one line per check."""
+    from sklearn.metrics import cohen_kappa_score
+
+    assert main(["compare", str(judged), str(judged), "--model-a", "a", "--model-b", "b"]) == 0
+    folder = outputs / "comparisons" / "judged-a-vs-judged-b"
+    data = json.loads((folder / "comparison.json").read_text())
+    assert {"judge_score", "judge_in_order"} <= {t["metric"] for t in data["tests"]}
+    block = data["judge_agreement"]
+    assert "missing_reason" not in data and "Wilson" in block["share_method"]
+    page = (folder / "index.html").read_text()
+    for side in ("a", "b"):
+        answers = pd.read_parquet(ModelScores.of(side, ReportFolder(judged).scores).answers)
+        mine = answers[answers["judge_reason"].isna()]
+        judge = {
+            "coverage": mine["judge_order"].map(lambda o: set(CONCEPTS) <= set(o)),
+            "order": mine["judge_order"].map(lambda o: list(o) == CONCEPTS),
+        }
+        ocg = {"coverage": mine["all_present"], "order": mine["in_order"]}
+        for check in ("coverage", "order"):
+            g = block[side][check]
+            agree = int((judge[check] == ocg[check].astype(bool)).sum())
+            assert (g["judged"], g["agree"]) == (len(mine), agree) == (72, g["agree"])
+            assert g["kappa"] == pytest.approx(cohen_kappa_score(judge[check], ocg[check]))
+            ci = stats.binomtest(agree, len(mine)).proportion_ci(method="wilson")
+            assert (g["share_low"], g["share_high"]) == pytest.approx((100 * ci.low, 100 * ci.high))
+            assert g["kappa_low"] < g["kappa"] < g["kappa_high"] and g["kappa"] != 0
+            line = (
+                f"{check}: agrees on {g['share']:.0f}% ({agree} of 72; 95% CI "
+                f"{g['share_low']:.0f}–{g['share_high']:.0f}%), Cohen's κ {g['kappa']:.2f} "
+                f"(95% CI {g['kappa_low']:.2f} to {g['kappa_high']:.2f})"
+            )
+            assert line in page
+    assert block["a"]["order"]["kappa"] != block["b"]["order"]["kappa"]
+    assert "Each side's judge against ocg's checks" in page and "Fleiss" in page
+
+
+def test_no_judge_metric_compared_no_agreement(runs, outputs):
+    assert main(["compare", str(runs / "both"), str(runs / "b"), "--model-a", "a"]) == 0
+    data = json.loads((outputs / "comparisons" / "both-vs-b" / "comparison.json").read_text())
+    assert data["judge_agreement"] is None
+    assert "no judge metric" in data["missing_reason"]["judge_agreement"]
+    page = (outputs / "comparisons" / "both-vs-b" / "index.html").read_text()
+    assert "judge against ocg" not in page

@@ -4,7 +4,6 @@ unjudged (and asked again by the next scoring) while every other family is writt
 answers nothing ending the scoring with its error after the rest is saved, and a server that
 refuses structured outputs asked again without them."""
 
-import html
 import json
 import math
 import re
@@ -19,6 +18,7 @@ from ocg.scoring import score_model
 from ocg.scoring.judging import JudgeFailed
 from tests.generation.scripted_server import KEY, ScriptedServer
 from tests.helpers import write_generations
+from tests.scoring import fake_judges
 
 CONCEPTS = ["dog", "catch", "frisbee"]
 
@@ -58,32 +58,28 @@ def test_a_huge_reply_is_refused_before_it_is_read():
 
 
 def test_the_verdict_grammar_admits_exactly_a_verdict_on_distinct_concepts():
-    rx = re.compile(judge.verdict_regex(["frisbee", "dog", "catch"]))
-    assert rx.fullmatch('{"score": 4, "order": ["dog", "catch"]}')
-    assert rx.fullmatch('{"score": 1, "order": []}')
+    rx = re.compile(judge.verdict_regex(["frisbee", "dog", "catch"], "0a1b"))
+    assert rx.fullmatch('{"nonce": "0a1b", "score": 4, "order": ["dog", "catch"]}')
+    assert rx.fullmatch('{"nonce": "0a1b", "score": 1, "order": []}')
     for bad in (
-        '{"score": 4, "order": ["dog", "dog"]}',
-        '{"score": 6, "order": ["dog"]}',
-        '{"score": 4, "order": ["cat"]}',
-        '{"score": 4,"order": ["dog"]}',
+        '{"nonce": "0a1b", "score": 4, "order": ["dog", "dog"]}',
+        '{"nonce": "0a1b", "score": 6, "order": ["dog"]}',
+        '{"nonce": "0a1b", "score": 4, "order": ["cat"]}',
+        '{"nonce": "0a1b", "score": 4,"order": ["dog"]}',
+        '{"nonce": "0a1c", "score": 4, "order": ["dog"]}',
+        '{"score": 4, "order": ["dog"]}',
     ):
         assert not rx.fullmatch(bad), bad
-    schema = judge.verdict_schema(["frisbee", "dog", "catch"])
+    schema = judge.verdict_schema(["frisbee", "dog", "catch"], "0a1b")
     assert schema["properties"]["order"]["items"]["enum"] == ["catch", "dog", "frisbee"]
+    assert schema["properties"]["nonce"]["enum"] == ["0a1b"] and "nonce" in schema["required"]
 
 
 ANSWERS = [f"The dog number {i} leaps to catch a frisbee." for i in range(10)]
 BAD, SLOW = ANSWERS[3], ANSWERS[7]
 
 
-def _sentence(body) -> str:
-    prompt = body["messages"][-1]["content"]
-    return html.unescape(re.search(r"\n<sentence>(.*)</sentence>\n", prompt, re.S).group(1))
-
-
-def _verdict(content: str, status: int = 200, trickle: float = 0):
-    body = {"choices": [{"message": {"role": "assistant", "content": content}}]}
-    return status, {"Content-Type": "application/json"}, json.dumps(body).encode(), trickle
+_sentence = fake_judges.sentence
 
 
 class Judge:
@@ -101,10 +97,10 @@ class Judge:
         if how == "400":
             return 400, {}, b'{"error": "maximum context length exceeded"}', 0
         if how == "slow":  # a byte every 50 ms: past timeout_s=1
-            return _verdict('{"score": 5, "order": ["dog", "catch", "frisbee"]}', trickle=0.05)
+            return fake_judges.reply(fake_judges.verdict(body, 5, CONCEPTS), trickle=0.05)
         if how == "all":
             return 400, {}, b'{"error": "model not loaded"}', 0
-        return _verdict('{"score": 5, "order": ["dog", "catch", "frisbee"]}')
+        return fake_judges.reply(fake_judges.verdict(body, 5, CONCEPTS))
 
 
 @pytest.fixture
@@ -202,7 +198,8 @@ def test_a_server_that_refuses_structured_outputs_is_asked_without_them(failing)
     out = _score(model_dir, scores)
     first = fake.server.bodies[0]["response_format"]
     assert first["type"] == "json_schema"
-    assert first["json_schema"]["schema"] == judge.verdict_schema(CONCEPTS)
+    sent = fake_judges.nonce(fake.server.bodies[0])
+    assert first["json_schema"]["schema"] == judge.verdict_schema(CONCEPTS, sent)
     answers = pd.read_parquet(out / "answers.parquet")
     assert answers["judge_score"].notna().all()
     block = json.loads((out / "signature.json").read_text())["judge"]

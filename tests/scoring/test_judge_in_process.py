@@ -44,7 +44,7 @@ def test_the_shipped_judge_judges_every_answer_in_process(tmp_path, monkeypatch)
     assert asked["judge_score"].between(1, 5).all() and asked["judge_in_order"].notna().all()
     assert answers.loc[4, "judge_reason"] == "empty answer"
     cache = pd.read_parquet(out / "judge_cache.parquet")
-    assert len(cache) == 4 and all(r.startswith('{"score": ') for r in cache["reply"])
+    assert len(cache) == 4 and all(r.startswith('{"nonce": "') for r in cache["reply"])
     block = json.loads((out / "signature.json").read_text())["judge"]
     assert block["key"]["backend"] == "transformers"
     assert block["key"]["constraint"]["library"] == "xgrammar"

@@ -11,10 +11,14 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ocg.config.model_registry import load_models
 from ocg.core.errors import OcgInputError
@@ -32,7 +36,6 @@ ANSWERS = [
     "dog catch frisbee park",
     "",
 ]
-VERDICT = '{"score": 4, "order": ["dog", "catch", "frisbee", "park"]}'
 
 
 def _broken(kind: str, folder):
@@ -121,6 +124,70 @@ def test_a_judge_folder_that_is_no_model_is_refused_when_the_run_file_is_read(tm
         check_run(yaml.safe_load(path.read_text()), path)
     assert caught.value.where == f"{path}: scoring.judge"
     _one_line_naming(str(caught.value), "'the-judge'", "models.the-judge.id", folder, said)
+
+
+NAMES = ["tokenizer.json", "generation_config.json", "README.md", "model.safetensors"]
+NAMES += ["model-00002-of-00002.safetensors", "pytorch_model.bin", "model.gguf", "config.json"]
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+
+
+@st.composite
+def folders(draw):
+    """A judge folder as found on disk: missing, a file, or a folder of some of NAMES, its
+    config.json junk bytes, JSON of any shape, or a folder itself."""
+    shape = draw(st.sampled_from(["missing", "a file", "folder"]))
+    files = {}
+    if shape == "folder":
+        for name in draw(st.lists(st.sampled_from(NAMES), unique=True, max_size=len(NAMES))):
+            files[name] = b"\0" * 8
+        if "config.json" in files:
+            files["config.json"] = draw(
+                st.binary(max_size=20)
+                | JSON.map(lambda v: json.dumps(v).encode())
+                | st.just(None)  # config.json a folder
+            )
+    return shape, files
+
+
+def _is_a_model(shape: str, files: dict) -> bool:
+    """The rule the check holds a folder to: a config.json file that reads as a JSON mapping, and
+    weights (*.safetensors or *.bin) beside it."""
+    if shape != "folder" or files.get("config.json") is None:
+        return False
+    try:
+        config = json.loads(files["config.json"])
+    except ValueError:
+        return False
+    weights = any(n.endswith((".safetensors", ".bin")) for n in files)
+    return isinstance(config, dict) and weights
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(found=folders())
+def test_a_judge_folder_passes_the_run_checks_exactly_when_it_holds_a_model(found):
+    shape, files = found
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "judge weights"
+        if shape == "a file":
+            folder.write_text("weights?")
+        elif shape == "folder":
+            folder.mkdir()
+            for name, data in files.items():
+                (folder / name).mkdir() if data is None else (folder / name).write_bytes(data)
+        path = _run_file(Path(tmp), _local_judge(folder))
+        if _is_a_model(shape, files):
+            assert check_run(yaml.safe_load(path.read_text()), path).scoring.judge == "the-judge"
+            return
+        with pytest.raises(OcgInputError) as caught:
+            check_run(yaml.safe_load(path.read_text()), path)
+    assert caught.value.where == f"{path}: scoring.judge"
+    _one_line_naming(str(caught.value), "'the-judge'", "models.the-judge.id", folder)
 
 
 @pytest.mark.parametrize("kind", ["missing", "empty", "junk config.json"])

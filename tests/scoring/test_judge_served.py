@@ -32,7 +32,7 @@ def test_the_embedded_model_served_as_judge(tmp_path, monkeypatch):
     )  # transformers 5 lists it on /models
     (tmp_path / "hub-cache").mkdir()
     entry = server_entry()
-    entry["max_new_tokens"] = 40  # {"score": 4, "order": [three concepts]} fits
+    entry["max_new_tokens"] = 64  # {"nonce": ..., "score": 4, "order": [three concepts]} fits
     # named as params/judge-models.yaml names it: served, and asked, as its converted folder
     entry["id"] = "embedded:smollm2-135m-instruct"
     models = tmp_path / "models.yaml"
@@ -84,7 +84,7 @@ def test_the_embedded_model_served_as_judge(tmp_path, monkeypatch):
     block = sig["judge"]
     assert block["key"]["judge"] == "served-judge" and block["key"]["id"] == entry["id"]
     assert (
-        block["key"]["decoding"]["max_new_tokens"] == 40
+        block["key"]["decoding"]["max_new_tokens"] == 64
         and block["server"]["command"][1] == "serve"
     )
     # unjudged, counted by reason: the empty answer and any reply that is no verdict

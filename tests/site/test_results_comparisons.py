@@ -115,7 +115,7 @@ def _tests_of(out, name, condition, base):
 def test_table4_equals_its_csvs_with_each_interval_unit_and_n(report):
     out, doc, _ = report
     block = doc["table4"]
-    assert doc["schema_version"] == SCHEMA_VERSION == 3
+    assert doc["schema_version"] == SCHEMA_VERSION == 4
     assert (block["condition"], block["base"]) == ("ordered_one_shot", "ordered")
     t4 = _csv(out, "table4")
     got = [

@@ -1,0 +1,75 @@
+"""How long each shipped run file takes, and how much of it its judge judged.
+
+    .venv/bin/python benchmarks/run_timing.py [NAME ...]
+
+Runs `ocg report params/runs/NAME.yaml` (default: every file of params/runs/) in this checkout,
+each from an empty outputs folder of its own (OCG_OUTPUTS: a temporary folder; the embedded
+model's conversion is shared through OCG_MODEL_CACHE as `make install` left it), and times it
+whole and step by step (the `[k/N] name` lines). For a run whose scoring names a judge, it also
+counts the answers its judge judged, from the score sets' signatures (`n_judged` of the answers).
+Appends the figures to `benchmarks/results/runs.json` (docs/gpus.md shows the latest).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from demo_timing import steps, timed
+from recording import record
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNS = ROOT / "params" / "runs"
+
+
+def judged(outputs: Path) -> dict | None:
+    """The judge's counts over every score set of the run: None where no judge was asked."""
+    answers = judged_ = 0
+    for signature in sorted(outputs.rglob("scores/*/signature.json")):
+        block = json.loads(signature.read_text()).get("judge") or {}
+        if "n_judged" not in block:
+            continue
+        judged_ += int(block["n_judged"])
+        answers += int(block["n_judged"]) + sum(int(n) for n in block.get("unjudged", {}).values())
+    if not answers:
+        return None
+    return {"answers": answers, "judged": judged_, "judged_share": round(judged_ / answers, 4)}
+
+
+def time_run(name: str, folder: Path) -> dict:
+    outputs = folder / name
+    env = dict(os.environ, OCG_OUTPUTS=str(outputs))
+    env.setdefault("OCG_MODEL_CACHE", str(ROOT / "outputs" / "models"))
+    log = folder / f"{name}.log"
+    command = [str(ROOT / ".venv" / "bin" / "ocg"), "report", str(RUNS / f"{name}.yaml")]
+    total, lines = timed(command, ROOT, log, env=env)
+    figures = {"total_s": round(total, 1), "steps_s": steps(lines, total)}
+    counts = judged(outputs)
+    if counts:
+        figures["judge"] = counts
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("names", nargs="*", help="run files of params/runs/ (default: every one)")
+    args = parser.parse_args()
+    names = args.names or sorted(p.stem for p in RUNS.glob("*.yaml"))
+    unknown = [n for n in names if not (RUNS / f"{n}.yaml").is_file()]
+    if unknown:
+        raise SystemExit(f"no run file params/runs/{unknown[0]}.yaml")
+    folder = Path(tempfile.mkdtemp(prefix="ocg-runs-"))
+    figures = {}
+    for name in names:
+        figures[name] = time_run(name, folder)
+        print(name, figures[name])
+    record("runs", figures, {"runs": names})
+    shutil.rmtree(folder)
+
+
+if __name__ == "__main__":
+    main()
