@@ -27,8 +27,9 @@ from ..generation.sampling import check_sampling
 def _judge_from(file: RunFile, src: str, models_file: Path | None) -> dict:
     """The run's scoring overrides; a judge named by `scoring.judge` is read from the run's own
     models file where it names one (passed on to scoring as `scoring.judge_models_file`);
-    checked here, before anything runs."""
-    from ..scoring.judging import judge_spec
+    checked here, before anything runs: the entry, and its local model folder where it has one
+    (judging.check_loadable)."""
+    from ..scoring.judging import check_loadable
 
     scoring = file.scoring
     if not scoring.get("judge"):
@@ -36,7 +37,7 @@ def _judge_from(file: RunFile, src: str, models_file: Path | None) -> dict:
     if models_file is not None and not scoring.get("judge_models_file"):
         scoring = {**scoring, "judge_models_file": str(models_file)}
     try:
-        judge_spec(scoring["judge"], scoring.get("judge_models_file"))
+        check_loadable(scoring["judge"], scoring.get("judge_models_file"))
     except OcgInputError as exc:
         raise OcgInputError(f"{src}: scoring.judge", exc.problem) from None
     return scoring

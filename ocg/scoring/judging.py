@@ -35,7 +35,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pandas as pd
@@ -58,6 +58,9 @@ STRUCTURED = (
 CONSTRAINT = "verdict_regex: score 1-5, order distinct concepts of the set"  # in-process judge
 SHOWN_ERRORS = 3  # distinct request errors kept in the signature
 EXAMPLES, EXAMPLE_CHARS = 5, 300  # unjudged answers kept in the signature, each field cut to this
+LOAD_FAILED = "judge could not load"  # every wanted answer's error where the judge did not load
+ASK_FAILED = "judge failed"  # a chunk's error where the in-process judge raised while decoding
+ERROR_CHARS = 300  # an exception shown as an error: its type and first line, cut to this
 
 
 class JudgeFailed(OcgFault):
@@ -89,6 +92,26 @@ def judge_spec(name: str | None, models_file: str | None = None):
             f"{name!r} is a replay entry without replay.file; expected the "
             "file of the judge's replies (a replay judge writes none)",
         )
+    return spec
+
+
+def check_loadable(name: str | None, models_file: str | None = None):
+    """judge_spec, and the judge's local model folder checked as a generation model's is
+    (transformers_loading.check_local_model: there, config.json, weights), before any work: one
+    error naming the entry, its models file and the folder. A truncated weights file passes: its
+    loading fails at scoring, which costs only the judge's verdicts (_asker)."""
+    spec = judge_spec(name, models_file)
+    if spec is None:
+        return None
+    from ..config.model_registry import MODELS_FILE
+    from ..generation.backends.transformers_loading import check_local_model
+
+    try:
+        check_local_model(spec)
+    except OcgInputError as exc:
+        raise OcgInputError(
+            "scoring.judge", f"{name!r}: {exc.where} of {models_file or MODELS_FILE}: {exc.problem}"
+        ) from None
     return spec
 
 
@@ -351,7 +374,9 @@ def _asker(spec, wanted: list[str], out: Path, sig: dict) -> Iterator[Ask]:
     """ask(requests) -> per request (the judge's reply, None) or (None, why the request failed): read from a
     replay judge's file (every wanted answer checked there first), decoded in process (a
     transformers judge), or asked of the OpenAI-compatible server, the entry's `api.server` started
-    first where it names one and stopped after (its log: judge_server.log)."""
+    first where it names one and stopped after (its log: judge_server.log). A judge that cannot
+    load (any exception while its weights load or its server starts) fails every request with
+    "judge could not load: <type: first line>" (_not_loaded)."""
     if spec.backend == "replay":
         from ..generation.backends.replay_backend import ReplayBackend
 
@@ -367,28 +392,56 @@ def _asker(spec, wanted: list[str], out: Path, sig: dict) -> Iterator[Ask]:
         sig["replayed_from"] = {"file": str(replay.path), "sha256": replay.file_sha256}
         yield lambda requests: [(replay.answers[(k, 0)], None) for k, _ in requests]
         return
-    if spec.backend == "transformers":
-        yield _in_process(spec, sig)
-        return
-    with _served(spec, out, sig) as ask:
+    with ExitStack() as stack:
+        try:  # loading: the weights (in process) or the server; a failure costs only the verdicts
+            ask = (
+                _in_process(spec, sig)
+                if spec.backend == "transformers"
+                else stack.enter_context(_served(spec, out, sig))
+            )
+        except Exception as exc:  # any: a truncated safetensors, a server that exits, CUDA
+            ask = _not_loaded(f"{LOAD_FAILED}: {_one_line(exc)}", sig)
         yield ask
+
+
+def _one_line(exc: BaseException) -> str:
+    """An exception as one line of an error reason: its type and its message's first line."""
+    first = (str(exc).strip().splitlines() or [""])[0]
+    return f"{type(exc).__name__}: {first}"[:ERROR_CHARS]
+
+
+def _not_loaded(why: str, sig: dict) -> Ask:
+    """The asker of a judge that did not load: every request fails with `why` (not cached, asked
+    again by the next scoring), so the family is missing with it (verdicts) and scoring ends with
+    JudgeFailed after every other family is written."""
+    sig["load_error"] = why
+
+    def ask(requests: list[Request]) -> list[tuple[str | None, str | None]]:
+        return [(None, why)] * len(requests)
+
+    return ask
 
 
 def _in_process(spec, sig: dict) -> Ask:
     """A transformers judge: rendered with the model's chat template, batched, each row's decoding
-    constrained to its concept set's verdict (constrained.py, one grammar per row)."""
+    constrained to its concept set's verdict (constrained.py, one grammar per row). The weights
+    load here (a failure: _asker's); a chunk whose decoding raises is unjudged with the error."""
     from ..generation.backends.transformers_backend import TransformersBackend
 
     backend = TransformersBackend(spec)
+    backend._load_model()  # here, not on the first batch: a failure is the judge's loading
     sig["decoded"] = {"backend": "transformers", "constraint": CONSTRAINT}
 
     def ask(requests: list[Request]) -> list[tuple[str | None, str | None]]:
         keys = [k for k, _ in requests]
         items = [(*json.loads(k), n) for k, n in requests]
         backend.grammars = {k: judge.verdict_regex(c, n) for k, (_, c, n) in zip(keys, items)}
-        outputs = backend.generate(
-            [backend.render(judge.messages(a, c, n)) for a, c, n in items], instance_ids=keys
-        )
+        try:
+            outputs = backend.generate(
+                [backend.render(judge.messages(a, c, n)) for a, c, n in items], instance_ids=keys
+            )
+        except Exception as exc:  # the chunk's answers unjudged with the error, asked again later
+            return [(None, f"{ASK_FAILED}: {_one_line(exc)}")] * len(keys)
         sig["decoded"].update(
             device=str(backend.model.device),
             dtype=str(backend.model.dtype).replace("torch.", ""),

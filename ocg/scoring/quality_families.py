@@ -209,7 +209,7 @@ QUALITY_FAMILIES = (
         judging.COLUMNS,
         lambda c, r: judging.settings(c.judge, c.judge_models_file),
         _judge,
-        version=5,
+        version=6,
         neural=True,
         code=(judge, judging, _judge),
     ),

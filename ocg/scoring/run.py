@@ -122,6 +122,8 @@ def _checked(
     (the records against the run card too): bad input stops here, before anything is written."""
     config = load_scoring_config(request.config_file, **request.overrides)
     metrics = check_metrics(list(request.metrics or config.metrics), "metrics")
+    if "judge" in metrics:  # the judge's entry and its local folder (judging.check_loadable)
+        judging.check_loadable(config.judge, config.judge_models_file)
     records = read_generations(model_dir, prompts=False)  # scoring reads no prompt
     if records.empty:
         raise OcgInputError(str(model_dir), "no generations (*.jsonl) to score")

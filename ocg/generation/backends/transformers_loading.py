@@ -5,6 +5,7 @@ device), the warm-up on CUDA, and the generation config that generate() receives
 from __future__ import annotations
 
 import copy
+import fnmatch
 import functools
 import json
 import os
@@ -40,26 +41,98 @@ def default_device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
+WEIGHTS = ("*.safetensors", "*.bin")  # what from_pretrained reads from a folder (shards too)
+MAX_CONFIG_BYTES = 16 * 2**20  # a model's config.json is kilobytes: a larger one is no config
+
+
+def local_path(model_id: str) -> str | None:
+    """The path on this machine that a model id names (~ expanded); None for a hub id. An
+    embedded id is none of these: it is converted on demand (ensure_converted)."""
+    if model_id.startswith(EMBEDDED_PREFIX) or not _looks_local(model_id):
+        return None
+    return os.path.expanduser(model_id)
+
+
+def _config_problem(config: str) -> str | None:
+    """Why a folder's config.json is no model's config (unreadable, not a JSON mapping); None
+    where it reads."""
+    try:
+        if os.path.getsize(config) > MAX_CONFIG_BYTES:
+            return f"its config.json is over {MAX_CONFIG_BYTES // 2**20} MiB"
+        with open(config, "rb") as f:
+            value = json.loads(f.read())
+    except OSError as exc:
+        return f"its config.json cannot be read: {exc.strerror}"
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
+        return f"its config.json is not JSON: {str(exc).splitlines()[0][:120]}"
+    return None if isinstance(value, dict) else "its config.json is not a JSON mapping"
+
+
+def check_model_folder(where: str, shown: str, folder: str) -> str:
+    """A local model folder that can be loaded (from_pretrained, or a server started on it): there,
+    a readable config.json that is a JSON mapping, and weights beside it (*.safetensors, *.bin);
+    else one error at `where` naming the folder as the entry wrote it (`shown`). Cheap: a listing
+    and one small file read, no weights opened (a truncated weights file passes)."""
+    if not os.path.isdir(folder):
+        kind = "is not a directory" if os.path.exists(folder) else "does not exist"
+        raise OcgInputError(where, f"local model directory {shown} {kind}")
+    try:
+        names = os.listdir(folder)
+    except OSError as exc:
+        raise OcgInputError(
+            where, f"local model directory {shown} cannot be read ({exc.strerror})"
+        ) from None
+    if not names:
+        why = "it is empty"
+    elif "config.json" not in names or not os.path.isfile(os.path.join(folder, "config.json")):
+        why = "no config.json"
+    else:
+        why = _config_problem(os.path.join(folder, "config.json")) or (
+            None
+            if any(fnmatch.fnmatch(n, w) for n in names for w in WEIGHTS)
+            else f"no weights: no {' or '.join(WEIGHTS)} file"
+        )
+    if why:
+        raise OcgInputError(
+            where,
+            f"local model directory {shown} holds no model ({why}); expected a transformers "
+            "model folder (config.json and its weights)",
+        )
+    return folder
+
+
+def check_local_model(spec: ModelEntry) -> None:
+    """The local folders an entry loads, checked before any work (check_model_folder): a
+    transformers entry's id, or what an openai entry's `api.server` serves ({id}, and {model_dir}
+    where set; a single file there, e.g. a GGUF, is the server's business). Hub and embedded ids
+    are not checked here."""
+    if spec.backend == "transformers":
+        named = [("id", spec.id, local_path(spec.id))]
+    elif spec.backend == "openai" and spec.api is not None and spec.api.server is not None:
+        model_dir = spec.api.server.model_dir
+        named = [
+            ("id", spec.id, local_path(spec.id)),
+            ("api.server.model_dir", model_dir, model_dir and os.path.expanduser(model_dir)),
+        ]
+        named = [(f, v, p) for f, v, p in named if p and not os.path.isfile(p)]
+    else:
+        return
+    for field, value, path in named:
+        if path:
+            check_model_folder(f"models.{spec.name}.{field}", value, path)
+
+
 def resolve_source(spec: ModelEntry) -> tuple[str, str | None, dict | None]:
     """What from_pretrained reads (a hub id, a directory), its revision, and the embedded model's
-    source record (None unless embedded); a local directory without a model is refused."""
+    source record (None unless embedded); a local directory without a model is refused
+    (check_model_folder)."""
     if spec.id.startswith(EMBEDDED_PREFIX):
         path = ensure_converted(spec.id[len(EMBEDDED_PREFIX) :])
         return str(path), None, json.loads(ConvertedModel(path).source.read_text())
-    if not _looks_local(spec.id):
+    source = local_path(spec.id)
+    if source is None:
         return spec.id, spec.revision, None
-    source = os.path.expanduser(spec.id)
-    if not os.path.isdir(source):
-        raise OcgInputError(
-            f"models.{spec.name}.id", f"local model directory {spec.id} does not exist"
-        )
-    if not os.path.isfile(os.path.join(source, "config.json")):
-        raise OcgInputError(
-            f"models.{spec.name}.id",
-            f"local model directory {spec.id} holds "
-            "no model (no config.json); expected a transformers model folder",
-        )
-    return source, None, None
+    return check_model_folder(f"models.{spec.name}.id", spec.id, source), None, None
 
 
 def load_weights(spec: ModelEntry, source: str, revision: str | None, device: str):
