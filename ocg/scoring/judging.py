@@ -281,12 +281,13 @@ def verdicts(
     wanted = [k for k in nonces if k not in known]
     errors: dict[str, str] = {}
     if wanted:
-        with _asker(spec, wanted, cache_path.parent, sig) as ask:
+        requests = [(k, nonces[k]) for k in wanted]
+        with _asker(spec, requests, cache_path.parent, sig) as ask:
             log(f"judge: {len(wanted):,} distinct answers asked of {name}")
             for s in range(0, len(wanted), CHUNK):
                 chunk = wanted[s : s + CHUNK]
                 answered = []
-                for k, (reply, error) in zip(chunk, ask([(k, nonces[k]) for k in chunk])):
+                for k, (reply, error) in zip(chunk, ask(requests[s : s + CHUNK])):
                     if error is None:
                         answered.append((k, reply))
                     else:
@@ -370,7 +371,7 @@ Ask = Callable[[list[Request]], list[tuple[str | None, str | None]]]
 
 
 @contextmanager
-def _asker(spec, wanted: list[str], out: Path, sig: dict) -> Iterator[Ask]:
+def _asker(spec, requests: list[Request], out: Path, sig: dict) -> Iterator[Ask]:
     """ask(requests) -> per request (the judge's reply, None) or (None, why the request failed): read from a
     replay judge's file (every wanted answer checked there first), decoded in process (a
     transformers judge), or asked of the OpenAI-compatible server, the entry's `api.server` started
@@ -381,6 +382,7 @@ def _asker(spec, wanted: list[str], out: Path, sig: dict) -> Iterator[Ask]:
         from ..generation.backends.replay_backend import ReplayBackend
 
         replay = ReplayBackend(spec, CHUNK)
+        wanted = [k for k, _ in requests]
         missing = [k for k in wanted if (k, 0) not in replay.answers]
         if missing:
             raise OcgInputError(
@@ -395,7 +397,7 @@ def _asker(spec, wanted: list[str], out: Path, sig: dict) -> Iterator[Ask]:
     with ExitStack() as stack:
         try:  # loading: the weights (in process) or the server; a failure costs only the verdicts
             ask = (
-                _in_process(spec, sig)
+                _in_process(spec, sig, requests)
                 if spec.backend == "transformers"
                 else stack.enter_context(_served(spec, out, sig))
             )
@@ -422,20 +424,20 @@ def _not_loaded(why: str, sig: dict) -> Ask:
     return ask
 
 
-def _in_process(spec, sig: dict) -> Ask:
+def _in_process(spec, sig: dict, requests: list[Request]) -> Ask:
     """A transformers judge: rendered with the model's chat template, batched, each row's decoding
     constrained to its concept set's verdict (constrained.py, one grammar per row). The weights
     load here (a failure: _asker's); a chunk whose decoding raises is unjudged with the error."""
     from ..generation.backends.transformers_backend import TransformersBackend
 
-    backend = TransformersBackend(spec)
+    grammars = {k: judge.verdict_regex(json.loads(k)[1], n) for k, n in requests}
+    backend = TransformersBackend(spec, grammars=grammars)
     backend._load_model()  # here, not on the first batch: a failure is the judge's loading
     sig["decoded"] = {"backend": "transformers", "constraint": CONSTRAINT}
 
     def ask(requests: list[Request]) -> list[tuple[str | None, str | None]]:
         keys = [k for k, _ in requests]
         items = [(*json.loads(k), n) for k, n in requests]
-        backend.grammars = {k: judge.verdict_regex(c, n) for k, (_, c, n) in zip(keys, items)}
         try:
             outputs = backend.generate(
                 [backend.render(judge.messages(a, c, n)) for a, c, n in items], instance_ids=keys

@@ -341,10 +341,10 @@ class _Backend:
 
     fails_on = "load"
 
-    def __init__(self, spec):
+    def __init__(self, spec, grammars):
         if self.fails_on == "init":
             raise OSError("Can't load tokenizer for '/x': no tokenizer.json")
-        self.grammars = {}
+        self.grammars = grammars
 
     def _load_model(self):
         if self.fails_on == "load":

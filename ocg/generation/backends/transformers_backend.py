@@ -115,11 +115,14 @@ class TransformersBackend:
         prompts: TransformersPrompts | None = None,
         instances=None,
         device: str | None = None,
+        grammars: dict[str, str] | None = None,
     ):
         """`batch_size`: None takes the entry's (a number: `auto` is resolved before a backend is
         built); `batch_auto`: how `auto` was resolved, for the run card; `prompts`: the entry's
-        prompt side if built already; `instances`: unused (it answers prompts, not instances)."""
+        prompt side if built already; `instances`: unused (it answers prompts, not instances);
+        `grammars`: instance id -> the expression its answer is forced to (constrained.py)."""
         self.spec = spec
+        self.grammars = dict(grammars or {})
         self.batch_size = planned_size(spec, batch_size)
         self.batch_size_auto = batch_auto
         self.max_working = self.batch_size  # lowered on CUDA out-of-memory, never raised again
