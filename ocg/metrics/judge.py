@@ -182,15 +182,16 @@ def _restates(answer: str, reply: str, concepts: list[str]) -> bool:
     return bool(re.search(rf"(?<!\w){re.escape(said)}(?!\w)", normalized(reply)))
 
 
-class _RepeatedKey(ValueError):
-    pass
+def _loads_counting_repeats(text: str) -> tuple[object, bool]:
+    """json.loads, and whether any object in the text holds a key twice."""
+    repeated = []
 
+    def pairs_to_dict(pairs: list[tuple[str, object]]) -> dict:
+        if len({k for k, _ in pairs}) != len(pairs):
+            repeated.append(True)
+        return dict(pairs)
 
-def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
-    keys = [k for k, _ in pairs]
-    if len(set(keys)) != len(keys):
-        raise _RepeatedKey(keys)
-    return dict(pairs)
+    return json.loads(text, object_pairs_hook=pairs_to_dict), bool(repeated)
 
 
 # Why an answer is unjudged (the answers table's `judge_reason`; counted in the signature).
@@ -264,11 +265,11 @@ def read(
 def _object(text: str, concepts: list[str], answer: str) -> tuple[dict | None, str | None]:
     """The reply as one JSON object with no key twice, or (None, why not)."""
     try:
-        data = json.loads(text, object_pairs_hook=_unique_keys)
-    except _RepeatedKey:
-        return None, REPEATED_KEY
+        data, repeated = _loads_counting_repeats(text)
     except (json.JSONDecodeError, RecursionError):
-        data = None
+        data, repeated = None, False
+    if repeated:
+        return None, REPEATED_KEY
     if isinstance(data, dict):
         return data, None
     return None, RESTATES if _restates(answer, text, concepts) else UNPARSED
