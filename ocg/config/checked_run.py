@@ -10,8 +10,9 @@ from typing import Generic, TypeVar
 
 from ..core.layout import SweepFolder
 from .models_file import ModelEntry
-from .run_file import RunFile, SweepFile
+from .run_file import RunFile
 from .scoring_file import ScoringFile
+from .sweep_file import SweepFile
 
 File = TypeVar("File", bound=RunFile)  # RunFile, or SweepFile for a sweep
 

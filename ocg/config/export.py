@@ -10,8 +10,9 @@ from pathlib import Path
 from ..core.paths import PARAMS_DIR
 from .file_model import ConfigModel
 from .models_file import ModelsFile
-from .run_file import RunFile, SweepFile
+from .run_file import RunFile
 from .scoring_file import ScoringFile
+from .sweep_file import SweepFile
 from .templates_file import TemplatesFile
 
 SCHEMA_DIR = PARAMS_DIR / "schema"

@@ -48,7 +48,7 @@ def test_the_exported_schemas_are_current(tmp_path):
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: str(p.relative_to(PARAMS_DIR)))
 def test_each_shipped_yaml_names_its_schema_and_validates_against_it(path):
     """As an editor checks it: the file on its own (a sweep that `extends` another needs only a
-    name of its own in the schema; ocg/config/run_file.py, _file_schema), not the merged chain."""
+    name of its own in the schema; ocg/config/sweep_file.py, _file_schema), not the merged chain."""
     first = path.read_text().splitlines()[0]
     schema = export.schema_path(kind_of(path))
     relative = Path(*[".."] * (len(path.relative_to(PARAMS_DIR).parts) - 1), "schema", schema.name)
