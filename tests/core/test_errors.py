@@ -16,7 +16,7 @@ import pytest
 
 import ocg
 from ocg.cli import main
-from ocg.core.errors import Located, OcgError, OcgFault, OcgInputError, OcgInterrupted
+from ocg.core.errors import OcgError, OcgFault, OcgInputError, OcgInterrupted
 from ocg.core.interrupts import StopRequested, Terminated
 from ocg.core.lock import LockHeld, exclusive
 from ocg.generation.backends.openai_answer import ApiError
