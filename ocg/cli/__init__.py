@@ -23,7 +23,7 @@ _OS_HINTS = {
 
 def _os_error(exc: OSError) -> tuple[str, int]:
     """The message and exit status for a failed file operation: the path and what it means."""
-    problem = _OS_HINTS.get(exc.errno) or exc.strerror or str(exc)
+    problem = (exc.errno is not None and _OS_HINTS.get(exc.errno)) or exc.strerror or str(exc)
     message = problem if exc.filename is None else f"{exc.filename}: {problem}"
     return message, 2 if exc.errno in (errno.ENOTDIR, errno.EEXIST) else 1
 

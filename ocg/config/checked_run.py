@@ -40,4 +40,6 @@ class CheckedRun(Generic[File]):
         """A sweep's outputs folder (its `outputs` and `name`; a sweep names its outputs)."""
         if not isinstance(self.file, SweepFile):
             raise TypeError(f"{self.path} was checked as a run file; only a sweep has a folder")
+        if self.file.outputs is None:  # refused when the sweep file is read (ocg/sweep/config.py)
+            raise TypeError(f"{self.path} names no outputs folder")
         return SweepFolder(Path(self.file.outputs), self.file.name)

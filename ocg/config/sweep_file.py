@@ -40,6 +40,8 @@ def time_limit_s(value: str) -> int | None:
     if value.upper() in NO_LIMIT:
         return None
     m = TIME_RE.match(value)
+    if m is None:  # TIME_PATTERN matched, so TIME_RE does too
+        raise ValueError(value)
     days, dh, dm, ds, a, b, c = (int(g) if g else 0 for g in m.groups())
     if m.group(1) is not None:  # D-HH[:MM[:SS]]
         if dh > 23 or dm > 59 or ds > 59:

@@ -132,7 +132,7 @@ def _matches(value: object, spec: str) -> bool:
             ok = isinstance(value, int) and not isinstance(value, bool)
         else:
             ok = isinstance(value, kind)
-        if ok and inner and kind is list:
+        if ok and inner and isinstance(value, list):
             ok = all(_matches(v, inner[:-1]) for v in value)
         if ok:
             return True
