@@ -10,12 +10,11 @@ places is refused before anything is touched (docs/METHODS.md, "What ocg refuses
 
 from __future__ import annotations
 
-import html
 import os
 import shutil
 import socket
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -121,16 +120,14 @@ def finish(staging: Path, final: Path, state: ReportStatus, **how: str | list[st
 
 
 def write_status_page(
-    folder: Path, title: str, text: str, pages: list[tuple[str, str]] = ()
+    folder: Path, title: str, text: str, pages: Sequence[tuple[str, str]] = ()
 ) -> Path:
-    """A plain index.html for a report that is not (or not yet) complete."""
-    links = "".join(f"<li><a href='{html.escape(h)}'>{html.escape(n)}</a></li>" for n, h in pages)
-    page = (
-        f"<!doctype html>\n<html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-        f"</head><body>\n<h1>{html.escape(title)}</h1>\n<p>{html.escape(text)}</p>\n"
-        + (f"<h2>Notebooks</h2><ol>{links}</ol>\n" if links else "")
-        + "</body></html>\n"
-    )
+    """A plain index.html for a report that is not (or not yet) complete: `title`, `text` and
+    the notebooks' links (`pages`: name, href), each shown as text (ocg/site/templates/status.html,
+    autoescaped)."""
+    from ..site.render import render
+
+    page = render("status.html", title=title, text=text, pages=list(pages))
     path = ReportFolder(folder).index
     with atomic_path(path) as tmp:
         tmp.write_text(page, encoding="utf-8")
