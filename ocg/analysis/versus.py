@@ -82,7 +82,7 @@ def pick_model(folder: Path, model: str | None, flag: str) -> str:
 
 def _load(folder: Path, model: str) -> tuple[Side, pd.DataFrame, object]:
     scores = load_scores(ReportFolder(folder).scores, [model], tables=("answers",))
-    answers = scores["answers"]
+    answers = scores.answers
     keys = answers[[*INSTANCE_KEY, "pos_pattern"]].drop_duplicates()
     side = Side(
         name=folder.name,
@@ -92,7 +92,7 @@ def _load(folder: Path, model: str) -> tuple[Side, pd.DataFrame, object]:
         design=design(keys),
         n=len(answers),
     )
-    return side, answers, scores["signatures"][model]
+    return side, answers, scores.signatures[model]
 
 
 def _key(a: pd.DataFrame, b: pd.DataFrame) -> list[str]:
