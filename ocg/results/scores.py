@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +66,7 @@ def scoring_differences(signatures: dict[str, Signature]) -> list[str]:
         | {("status", m, "status") for c in comparable.values() for m in c["status"]}
     )
     for section, metric, k in fields:
-        values = {}
+        values: dict[str, Any] = {}
         for model, c in comparable.items():
             v = (
                 c[section].get(metric, {}).get(k, "(not scored)")
@@ -211,9 +210,9 @@ class Scores:
     answers: pd.DataFrame = field(default_factory=_no_frame)
     groups: pd.DataFrame = field(default_factory=_no_frame)
     summary: pd.DataFrame = field(default_factory=_no_frame)
-    signatures: Mapping[str, Signature] = field(default_factory=dict)
-    designs: Mapping[str, dict[str, Any]] = field(default_factory=dict)
-    references: Mapping[str, str] = field(default_factory=dict)
+    signatures: dict[str, Signature] = field(default_factory=dict)
+    designs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    references: dict[str, str] = field(default_factory=dict)
     mixed_scoring: tuple[str, ...] = ()
     incomplete: tuple[str, ...] = ()
     instance_differences: tuple[str, ...] = ()
@@ -244,7 +243,7 @@ def load_scores(
     root = Path(scores_root or outputs().scores).resolve()
     dirs = _score_dirs(root, models, scores_root)
     sets = {p.name: read_score_set(p, tables) for p in dirs}  # each checked against its signature
-    signatures = {m: replace(sig, config=None) for m, (sig, _) in sets.items()}
+    signatures = {m: sig.replace(config=None) for m, (sig, _) in sets.items()}
     differences = scoring_differences(signatures)
     if differences and not allow_mixed:
         raise OcgInputError(str(root), _scored_differently(differences))

@@ -118,6 +118,8 @@ def _model_metrics(model: str, tables: _Tables, signature) -> dict:
             row["metric"],
             metric(row["metric"]),
         )  # None: declared where this process never looked
+        n: int | None
+        n_of: str | None
         n, n_of = _count(s, name) if len(s) and m else (None, "")
         if pd.isna(
             row["value"]

@@ -221,7 +221,7 @@ def forced(report_dir: Path) -> Forced | None:
             else:
                 shown = forced_wide(long, forced_medians(outcome))
                 shown.columns = pd.MultiIndex.from_tuples(
-                    [(metric(m).label if metric(m) else m, sub) for m, sub in shown.columns]
+                    [(known.label if (known := metric(m)) else m, sub) for m, sub in shown.columns]
                 )
                 parts.append(ForcedPart(kind, shown, csv, legend(long["metric"].unique())))
         except (KeyError, ValueError, pd.errors.ParserError) as exc:

@@ -2,7 +2,6 @@
 missing value, which model gave perplexity, the paper's other tables with their notebook and
 method, and docs/METHODS.md rendered into the report."""
 
-import dataclasses
 import re
 
 import pandas as pd
@@ -85,8 +84,7 @@ def test_a_missing_value_has_its_reason_beside_the_table(report):
 
 
 def test_perplexity_from_a_fallback_is_said():
-    sig = dataclasses.replace(
-        Signature(),
+    sig = Signature().replace(
         families={"perplexity": {"requested": "gpt2-xl", "used": "embedded:smollm2-135m-instruct"}},
     )
     note = fragment(

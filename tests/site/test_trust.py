@@ -65,7 +65,7 @@ def test_the_trust_line_names_a_metric_that_fell_back(run):
         **sig.families,
         "perplexity": {"requested": "gpt2-xl", "used": "embedded:smollm2-135m-instruct"},
     }
-    line = trust_line(replace(scores, signatures={"a": replace(sig, families=fell_back)}))
+    line = trust_line(replace(scores, signatures={"a": sig.replace(families=fell_back)}))
     assert line.fallbacks == ["perplexity of a from embedded:smollm2-135m-instruct (not gpt2-xl)"]
 
 
