@@ -80,7 +80,10 @@ def building(final: str | Path) -> Iterator[Path]:
             old.rename(final)
         shutil.rmtree(old, ignore_errors=True)
         stamp = ReportStamp(
-            ReportStatus.BUILDING, pid=os.getpid(), host=socket.gethostname(), started_utc=_now()
+            state=ReportStatus.BUILDING,
+            pid=os.getpid(),
+            host=socket.gethostname(),
+            started_utc=_now(),
         )
         stamp.write(ReportFolder(staging).state)
         write_status_page(

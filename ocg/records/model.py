@@ -77,11 +77,6 @@ class RecordModel(BaseModel):
     FORMAT_VERSION: ClassVar[int | None] = None  # written first; None: not versioned
     WRITTEN_WHEN_SET: ClassVar[tuple[str, ...]] = ()  # keys left out of the JSON while None
 
-    def __init__(self, *args: Any, other: dict[str, Any] | None = None, **values: Any) -> None:
-        """Fields by keyword (or, in field order, by position); `other`: keys kept as read."""
-        named = dict(zip(type(self).model_fields, args))
-        super().__init__(**{**(other or {}), **named, **values})
-
     @property
     def other(self) -> dict[str, Any]:
         """The keys this version does not know, as read."""
