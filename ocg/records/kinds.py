@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated, Any, ClassVar
 
 from pydantic import Field, Strict, model_validator
-from typing_extensions import Self
 
 from .model import VERSION_KEY, RecordModel, Vocabulary
 
@@ -62,7 +61,7 @@ class RunCard(RecordModel):
     constrained: dict[str, Any] | None = None
 
     @classmethod
-    def from_json(cls, data: Any, where: str | None = None) -> Self:
+    def from_json(cls, data: Any, where: str | None = None) -> RunCard:
         card = super().from_json(data, where)
         runs = [
             {**r, "status": RunStatus.read(r["status"], f"{where or cls.WHAT}: runs[{i}].status")}

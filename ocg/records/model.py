@@ -7,15 +7,16 @@ from __future__ import annotations
 import types
 from enum import Enum
 from pathlib import Path
-from typing import Any, ClassVar, Union, get_args, get_origin
+from typing import Any, ClassVar, TypeVar, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_serializer, model_validator
-from typing_extensions import Self
 
 from ..core.errors import OcgInputError
 from ..core.files import read_json, write_json
 
 VERSION_KEY = "format_version"
+V = TypeVar("V", bound="Vocabulary")
+R = TypeVar("R", bound="RecordModel")
 _JSON_WORDS = {
     dict: "an object",
     list: "a list",
@@ -43,7 +44,7 @@ class Vocabulary(str, Enum):
         return ", ".join(repr(m.value) for m in cls)
 
     @classmethod
-    def read(cls, value: Any, where: str) -> Self:
+    def read(cls: type[V], value: Any, where: str) -> V:
         """`value` as a member, else an error naming `where` (file: field) and the words allowed."""
         try:
             return cls(value)
@@ -136,7 +137,7 @@ class RecordModel(BaseModel):
         )
 
     @classmethod
-    def from_json(cls, data: Any, where: str | None = None) -> Self:
+    def from_json(cls: type[R], data: Any, where: str | None = None) -> R:
         where = where or cls.WHAT
         cls.check_version(data, where)
         try:
@@ -167,14 +168,14 @@ class RecordModel(BaseModel):
             **self.other,
         }
 
-    def replace(self, **changes: Any) -> Self:
+    def replace(self: R, **changes: Any) -> R:
         """A copy with `changes`, checked as a new record is."""
         return type(self)(
             **{**self.other, **{k: getattr(self, k) for k in type(self).model_fields}, **changes}
         )
 
     @classmethod
-    def read(cls, path: str | Path) -> Self:
+    def read(cls: type[R], path: str | Path) -> R:
         return cls.from_json(read_json(path), str(path))
 
     def write(self, path: str | Path) -> Path:
