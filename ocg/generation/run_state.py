@@ -4,7 +4,7 @@ and the run card, which changes only through `save` and is written once per chan
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -38,7 +38,7 @@ class RunState:
 
     def save(self, when_full: bool = False, **changes) -> None:
         """The card with `changes`, written (`when_full`: even on a full disk, for a failed run)."""
-        self.card = replace(self.card, **changes)
+        self.card = self.card.replace(**changes)
         if when_full:
             write_json_when_full(self.card_path, self.card.to_json())
         else:

@@ -16,7 +16,6 @@ import socket
 import stat
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 
 from ..core.clock import utc_stamp
@@ -80,7 +79,10 @@ def building(final: str | Path) -> Iterator[Path]:
             old.rename(final)
         shutil.rmtree(old, ignore_errors=True)
         stamp = ReportStamp(
-            ReportStatus.BUILDING, pid=os.getpid(), host=socket.gethostname(), started_utc=_now()
+            state=ReportStatus.BUILDING,
+            pid=os.getpid(),
+            host=socket.gethostname(),
+            started_utc=_now(),
         )
         stamp.write(ReportFolder(staging).state)
         write_status_page(
@@ -110,7 +112,7 @@ def finish(staging: Path, final: Path, state: ReportStatus, **how: str | list[st
     put the staging folder where the report was."""
     _refuse_links(final, staging, ReportFolder(final).previous)  # none appeared while it was built
     started = ReportStamp.read(ReportFolder(staging).state)
-    replace(started, state=state, **how, ended_utc=_now()).write(ReportFolder(staging).state)
+    started.replace(state=state, **how, ended_utc=_now()).write(ReportFolder(staging).state)
     old = ReportFolder(final).previous
     if final.exists():
         final.rename(old)

@@ -722,8 +722,8 @@ def test_load_scores_takes_a_list_of_names(tmp_path, monkeypatch):
     for model in ("a", "b"):
         write_generations(tmp_path / "gen", model, rows)
     assert main(["score", "--generations", str(tmp_path / "gen"), "--metrics", "distinct"]) == 0
-    assert set(load_scores(["a"])["summary"].model) == {"a"}
-    assert set(load_scores(models=["a", "b"])["summary"].model) == {"a", "b"}
+    assert set(load_scores(["a"]).summary.model) == {"a"}
+    assert set(load_scores(models=["a", "b"]).summary.model) == {"a", "b"}
     with pytest.raises(OcgInputError, match="expected a folder, or one list of model names"):
         load_scores(["a"], models=["b"])
 
