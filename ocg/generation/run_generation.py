@@ -229,8 +229,10 @@ def _generate_locked(spec, instances, model_dir: Path, ask: GenerateOptions) -> 
     card_path = ModelGenerations(model_dir).run_card
     # a number before any backend exists (`auto`: estimated, or the card's on resume)
     batch = resolve_batch_size(spec, prompts, rendered, card_path, asked=ask.batch_size)
-    backend = make_backend(spec, batch, instances, ask.sampling, prompts)  # weights load later
-    backend.grammars = {i: g for per in grammars.values() for i, g in per.items()}
+    forced = {i: g for per in grammars.values() for i, g in per.items()}
+    backend = make_backend(  # complete, its weights loaded later
+        spec, batch, instances, ask.sampling, prompts, grammars=forced
+    )
     settings = card_settings(spec, backend, system_prompt)
     old = check_compatible(card_path, settings, ids_sha)
     for cond, store in stores.items():

@@ -19,6 +19,7 @@ refused (ocg/config/model_registry.py): they would replace the Bearer key and be
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -31,7 +32,7 @@ from ...config.models_file import ModelEntry
 from ...core.errors import OcgInputError
 from ...weights.embedded import served
 from ..sampling import sample_seed
-from .batch_auto import planned_size
+from .batch_auto import BatchSize, given_batch
 from .chat import MessagePrompts
 from .http_client import BodyTooLong, DeadlineExceeded, broken_answer, fetch, session
 from .openai_answer import (
@@ -67,12 +68,6 @@ class OpenAIBackend(MessagePrompts):
     applies_grammars = (
         True  # sent as a regex to a server that takes one (vLLM's structured outputs)
     )
-    grammars: dict[
-        str, str
-    ] = {}  # instance id: the expression its answer is forced to (run.py fills it)
-    sampling: dict | None = (
-        None  # the run's temperature and top_p (make_backend); None: the api block's
-    )
     sample = 0  # the sample the current batch draws (its seed: sampling.sample_seed)
 
     prompts_for = MessagePrompts  # the prompt side, built first (make_prompts)
@@ -80,18 +75,23 @@ class OpenAIBackend(MessagePrompts):
     def __init__(
         self,
         spec: ModelEntry,
-        batch_size: int | None = None,
+        batch: BatchSize | int | None = None,
         *,
-        batch_auto: dict | None = None,
+        sampling: dict | None = None,
+        grammars: Mapping[str, str] | None = None,
         prompts: MessagePrompts | None = None,
-        instances=None,
+        instances: object = None,
     ):
-        """`batch_size`, `batch_auto`: as TransformersBackend's; `prompts` and `instances` are
-        not needed (its prompt side is its own, and it answers prompts, not instances)."""
+        """`batch`, `grammars`: as TransformersBackend's; `sampling`: the run's temperature and
+        top_p (None: the api block's); `prompts` and `instances` are not needed (its prompt side
+        is its own, and it answers prompts, not instances)."""
         self.spec = spec = served(spec)  # embedded:NAME served: its converted folder
         super().__init__(spec)
         self.api = spec.api
-        self.batch_size = planned_size(spec, batch_size)
+        self.sampling = sampling
+        self.grammars = dict(grammars or {})  # instance id: the expression its answer is forced to
+        given = given_batch(spec, batch)
+        self.batch_size, self.batch_size_auto = given.size, given.auto
         env = self.api.key_env
         where = f"models.{spec.name}.api.key_env"
         key = os.environ.get(env) if env else ""
