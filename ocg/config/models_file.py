@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
+from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import PydanticCustomError
 
@@ -209,7 +209,10 @@ def _refuse(at: str, problem: str) -> PydanticCustomError:
 
 def _no_block(entry: _Entry, block: str, backend: str) -> None:
     if getattr(entry, block) is not None:
-        raise _refuse(f".{block}", f"only the {backend} backend takes an {block} block".replace("an replay", "a replay"))
+        raise _refuse(
+            f".{block}",
+            f"only the {backend} backend takes an {block} block".replace("an replay", "a replay"),
+        )
 
 
 class TransformersEntry(_Entry):

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from ocg.config.model_registry import parse_models
+from ocg.core.layout import ModelGenerations
 from ocg.generation import generate
 from ocg.generation.backends import batch_auto
-from ocg.core.layout import ModelGenerations
 from ocg.records import RunCard
 
 ENTRY = {"backend": "replay", "id": "x", "replay": {"rates": {"drop": 0.1}}}

@@ -58,6 +58,7 @@ def make_backend(
     instances: pd.DataFrame | None = None,
     sampling: dict | None = None,
     prompts: Any = None,
+    *,
     grammars: Mapping[str, str] | None = None,
 ) -> Backend:
     """The entry's backend, complete, at the run's batch size (resolved once before:

@@ -19,10 +19,11 @@ refused (ocg/config/model_registry.py): they would replace the Bearer key and be
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 import threading
 import time
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
+from typing import ClassVar
 
 import requests
 import urllib3
@@ -64,8 +65,8 @@ def check_key(key: str, env: str, where: str) -> str:
 
 
 class OpenAIBackend(MessagePrompts):
-    kind = "openai"
-    applies_grammars = (
+    kind: ClassVar[str] = "openai"
+    applies_grammars: ClassVar[bool] = (
         True  # sent as a regex to a server that takes one (vLLM's structured outputs)
     )
     sample = 0  # the sample the current batch draws (its seed: sampling.sample_seed)

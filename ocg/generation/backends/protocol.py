@@ -18,11 +18,21 @@ class Backend(Protocol):
     kind: ClassVar[str]
     applies_grammars: ClassVar[bool]
 
-    spec: ModelEntry
-    batch_size: int
-    sampling: dict | None
-    grammars: Mapping[str, str]
-    system_mode: str
+    # read-only to its users (properties here: the classes hold them as plain attributes)
+    @property
+    def spec(self) -> ModelEntry: ...
+
+    @property
+    def batch_size(self) -> int: ...
+
+    @property
+    def sampling(self) -> dict | None: ...
+
+    @property
+    def grammars(self) -> Mapping[str, str]: ...
+
+    @property
+    def system_mode(self) -> str: ...
 
     def render(self, messages: list[dict]) -> Any: ...
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from ...config.models_file import ModelEntry
 from ...core.errors import OcgInputError
@@ -122,8 +122,8 @@ def read_set_answers(
 
 
 class ReplayBackend(MessagePrompts):
-    kind = "replay"
-    applies_grammars = False  # answers are replayed, not decoded
+    kind: ClassVar[str] = "replay"
+    applies_grammars: ClassVar[bool] = False  # answers are replayed, not decoded
 
     prompts_for = MessagePrompts  # the prompt side, built first (make_prompts)
 

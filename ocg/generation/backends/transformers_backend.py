@@ -12,9 +12,8 @@ from __future__ import annotations
 import copy
 import os
 import time
-
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from ...config.models_file import ModelEntry
 from ...weights import hub
@@ -99,8 +98,10 @@ class TransformersBackend:
     """Its prompts' tokenizer, the model on first use; `generate` takes rendered prompts of one
     planned batch, at a batch size already resolved (batch_auto.py: `auto` never reaches here)."""
 
-    kind = "transformers"
-    applies_grammars = True  # constrained conditions: their grammars are given to the constructor
+    kind: ClassVar[str] = "transformers"
+    applies_grammars: ClassVar[bool] = (
+        True  # constrained conditions: their grammars are given to the constructor
+    )
     prompts_for = TransformersPrompts  # the prompt side, built first (make_prompts)
 
     def __init__(
