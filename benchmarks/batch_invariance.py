@@ -43,7 +43,7 @@ def main() -> None:
         "max_new_tokens": base.max_new_tokens,
     }
     for dtype in ("bfloat16", "float32"):
-        backend = TransformersBackend(base.model_copy(update=dict(dtype=dtype)), batch_size=batch)
+        backend = TransformersBackend(base.model_copy(update=dict(dtype=dtype)), batch)
         rendered = [backend.render(json.loads(m)) for m in rows["messages"]]
         batched, tok_b, _ = answers(backend, rendered, batch)
         single, tok_1, _ = answers(backend, rendered, 1)

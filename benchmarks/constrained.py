@@ -40,16 +40,15 @@ def main() -> None:
     args = parser.parse_args()
 
     spec = get_model(args.model)
-    backend = TransformersBackend(spec)
-    batch = backend.batch_size
     rows = select_instances(conditions=["ordered"], subset_k=2).sample(
         n=args.prompts, random_state=0
     )
-    rendered = [backend.render(json.loads(m)) for m in rows["messages"]]
     regexes = [ordered_regex(list(c), p) for c, p in zip(rows["concepts"], rows["pos_pattern"])]
-    free_ids = [f"free-{i}" for i in range(len(rendered))]
-    forced_ids = [f"forced-{i}" for i in range(len(rendered))]
-    backend.grammars = dict(zip(forced_ids, regexes))
+    free_ids = [f"free-{i}" for i in range(len(rows))]
+    forced_ids = [f"forced-{i}" for i in range(len(rows))]
+    backend = TransformersBackend(spec, grammars=dict(zip(forced_ids, regexes)))
+    batch = backend.batch_size
+    rendered = [backend.render(json.loads(m)) for m in rows["messages"]]
     backend.generate(rendered[:2], instance_ids=free_ids[:2])  # warm-up (loads the model)
     backend.generate(rendered[:1], instance_ids=forced_ids[:1])  # and the grammar compiler
     t0 = time.perf_counter()

@@ -47,7 +47,7 @@ def main() -> None:
     spec = get_model("smollm2-135m-instruct").model_copy(
         update=dict(id=model_id(args), max_new_tokens=tokens, dtype="bfloat16")
     )
-    backend = TransformersBackend(spec, batch_size=16, device=dev)
+    backend = TransformersBackend(spec, 16, device=dev)
     rendered = [backend.render(m) for m in sample_messages(6 * n, seed=0)]
     backend.generate(rendered[:1])
     got, blocks = {}, []

@@ -111,7 +111,7 @@ def settings(args) -> list[tuple[str, str, str]]:
 
 def measure(spec, args, messages: list[list[dict]]) -> list:
     t0 = time.perf_counter()
-    backend = TransformersBackend(spec, batch_size=args.batch_size, device=args.device)
+    backend = TransformersBackend(spec, args.batch_size, device=args.device)
     rendered = [backend.render(m) for m in messages]
     backend.generate(
         rendered[:1]

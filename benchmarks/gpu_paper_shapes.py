@@ -90,11 +90,11 @@ def ocg_pass(
     folder: Path, name: str, args, quantization: str, out: Path
 ) -> tuple[dict, list[dict]]:
     """One `ocg generate` run; its figures and records (in plan order)."""
-    from ocg.config.models_file import ModelEntry
+    from ocg.config.models_file import TransformersEntry
     from ocg.core.layout import ModelGenerations
     from ocg.generation import GenerationStore, generate
 
-    spec = ModelEntry(
+    spec = TransformersEntry(
         name=name,
         id=str(folder),
         quantization=quantization,
@@ -132,7 +132,7 @@ def ocg_pass(
 
 
 def measure(shape: str, folder: Path, quantization: str, args, work: Path) -> dict:
-    from ocg.config.models_file import ModelEntry
+    from ocg.config.models_file import TransformersEntry
     from ocg.generation.backends.transformers_backend import TransformersBackend
 
     row, records = ocg_pass(
@@ -144,7 +144,7 @@ def measure(shape: str, folder: Path, quantization: str, args, work: Path) -> di
         batches.setdefault(r["batch_index"], []).append(r["prompt"])
     ocg_raw = [r["raw"] for r in records]
     backend = TransformersBackend(
-        ModelEntry(
+        TransformersEntry(
             name="bare",
             id=str(folder),
             quantization=quantization,
@@ -218,9 +218,7 @@ def smollm2_batch_32_vs_auto(args) -> dict:
         batch = resolve_batch_size(
             spec, prompts, dict(enumerate(rendered)), Path(tmp) / "card", device=args.device
         )
-    backend = TransformersBackend(
-        spec, batch.size, batch_auto=batch.auto, prompts=prompts, device=args.device
-    )
+    backend = TransformersBackend(spec, batch, prompts=prompts, device=args.device)
     auto = backend.batch_size
     fixed, _, fixed_s = answers(backend, rendered, 32)
     chosen, tokens, auto_s = answers(backend, rendered, auto)

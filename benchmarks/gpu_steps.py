@@ -53,7 +53,7 @@ def main() -> None:
     spec = get_model("smollm2-135m-instruct").model_copy(
         update=dict(id=model_id(args), max_new_tokens=tokens, dtype="bfloat16")
     )
-    backend = TransformersBackend(spec, batch_size=max(sizes), device=dev)
+    backend = TransformersBackend(spec, max(sizes), device=dev)
     rendered = [backend.render(m) for m in sample_messages(max(sizes), seed=0)]
     backend.generate(rendered[:1])
     model, tok = backend.model, backend.tokenizer
@@ -70,7 +70,7 @@ def main() -> None:
     steps = []
     for b in sizes:
         texts = rendered[:b]
-        backend.max_working = b
+        backend.work_at(b)
         lo, hi = timed(lambda texts=texts: backend.generate(texts), sync)
         enc = tok(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(
             model.device
@@ -116,7 +116,7 @@ def main() -> None:
     )
 
     b = 16 if 16 in sizes else sizes[-1]
-    backend.max_working = b
+    backend.work_at(b)
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if dev == "cuda" else [])
     with profile(activities=activities) as prof:
         backend.generate(rendered[:b])

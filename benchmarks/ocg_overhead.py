@@ -177,12 +177,12 @@ def main() -> dict:
 
     import torch
 
-    from ocg.config.models_file import ModelEntry
+    from ocg.config.models_file import TransformersEntry
     from ocg.generation.backends.transformers_backend import TransformersBackend
 
     with tempfile.TemporaryDirectory(prefix="ocg-overhead-") as tmp:
         folder = paper_shapes.build("tiny", Path(tmp) / "model", dtype="float32")
-        spec = ModelEntry(
+        spec = TransformersEntry(
             name="tiny",
             id=str(folder),
             quantization="none",

@@ -17,7 +17,9 @@ from .models_file import (
     DECODINGS,
     DEFAULT_PROMPT_DATE,
     DTYPES,
+    ENTRY_CLASSES,
     EXTRACTIONS,
+    FIXED_BY_BACKEND,
     MAX_SECONDS,
     QUANTIZATIONS,
     SEED_MAX,
@@ -25,7 +27,8 @@ from .models_file import (
     SYSTEM_PROMPTS,
     ModelDefaults,
     ModelEntry,
-    ReplayBlock,
+    ReplayEntry,
+    TransformersEntry,
 )
 
 __all__ = [  # the entries' vocabulary, written in ocg/config/models_file.py
@@ -54,32 +57,6 @@ MODELS_FILE = PARAMS_DIR / "models.yaml"
 MAX_EXTENDS = 50  # models files in one `extends` chain: a longer one is a mistake, not a layout
 
 
-def _check_api(where: str, entry: ModelEntry) -> None:
-    """Only openai entries take an api block, and they need one (its base_url). A key is the
-    server's business: without `key_env` none is sent (a local server that takes none, started
-    by ocg or not); a server that wants one answers 401, and the error names `api.key_env`."""
-    api = entry.api
-    if entry.backend != "openai":
-        if api is not None:
-            raise OcgInputError(f"{where}.api", "only the openai backend takes an api block")
-        return
-    if api is None:
-        raise OcgInputError(
-            f"{where}.api",
-            "missing: the openai backend needs api.base_url (and api.key_env for a key)",
-        )
-    if api.server is not None:
-        if "{key}" in api.server.command and not api.key_env:
-            raise OcgInputError(
-                f"{where}.api.server.command",
-                "uses {key}, but api.key_env names no variable to fill it from",
-            )
-    elif "{port}" in api.base_url:
-        raise OcgInputError(
-            f"{where}.api.base_url", "{port} is only filled in when api.server starts a server"
-        )
-
-
 def _check_quantization_said(where: str, entry: dict, defaults: dict, merged: dict) -> None:
     """A transformers entry that sets dtype says its quantization: left to the default (the
     paper's 4bit), `dtype: float32` meant as full weights would silently be a 4-bit model."""
@@ -89,7 +66,7 @@ def _check_quantization_said(where: str, entry: dict, defaults: dict, merged: di
         and "quantization" not in entry
         and "quantization" not in defaults
     ):
-        default = ModelEntry.model_fields["quantization"].default
+        default = TransformersEntry.model_fields["quantization"].default
         raise OcgInputError(
             f"{where}.quantization",
             "missing: an entry that sets dtype must say its "
@@ -98,81 +75,57 @@ def _check_quantization_said(where: str, entry: dict, defaults: dict, merged: di
         )
 
 
-def _api_entry(where: str, entry: dict) -> dict:
-    """An openai entry: weights, dtype, attention and decoding are the provider's business (the
-    fields it takes instead of the file's defaults)."""
-    fixed = {
-        "quantization": entry.get("quantization", "none"),
-        "dtype": entry.get("dtype", "auto"),
-        "batch_check": entry.get("batch_check", 0),  # a server's batching is its own
-        "attention": entry.get("attention", "auto"),
-    }
-    if fixed["quantization"] != "none":
-        raise OcgInputError(f"{where}.quantization", "an API model cannot be quantized here")
-    if fixed["attention"] != "auto":
-        raise OcgInputError(
-            f"{where}.attention",
-            "an API model's attention is the server's; this field is for transformers",
-        )
-    if entry.get("generation_overrides") or entry.get("decoding", "greedy") != "greedy":
+def _check_own_keys(where: str, entry: dict, backend: str) -> None:
+    """What an openai or replay entry itself may not say (a file's `defaults:` may: they are for
+    its transformers entries, and reach these two fields of the others unchecked)."""
+    if backend == "openai" and (
+        entry.get("generation_overrides") or entry.get("decoding", "greedy") != "greedy"
+    ):
         raise OcgInputError(
             f"{where}.generation_overrides",
             "API models decode as the "
             "api block says (temperature); these fields are for transformers",
         )
-    return fixed
+    if backend == "replay" and entry.get("decoding", "greedy") != "greedy":
+        raise OcgInputError(
+            f"{where}.decoding", "a replay entry replays answers; decoding does not apply"
+        )
 
 
-def _replay_entry(where: str, entry: dict, loaded: ModelEntry, source: str) -> dict:
-    """A replay entry: nothing runs (no weights, no decoding, no batching); its file is read
-    beside the models file, as `extends` is."""
-    for key, fixed in (
-        ("quantization", "none"),
-        ("dtype", "auto"),
-        ("decoding", "greedy"),
-        ("attention", "auto"),
-    ):
-        if entry.get(key, fixed) != fixed:
-            raise OcgInputError(
-                f"{where}.{key}", f"a replay entry replays answers; {key} does not apply"
-            )
-    fixed = {"quantization": "none", "dtype": "auto", "attention": "auto", "batch_check": 0}
-    replay = loaded.replay or ReplayBlock()
-    file = replay.file
-    if replay.key != "instance_id" and not file:
-        raise OcgInputError(f"{where}.replay.key", "answers per concept set need replay.file")
-    shipped = file and file.startswith(SHIPPED_DATA)  # ocg-data:NAME: ocg/data/NAME
+def _beside(entry: ModelEntry, source: str) -> ModelEntry:
+    """A replay entry's relative file, read beside the models file, as `extends` is."""
+    if not isinstance(entry, ReplayEntry):
+        return entry
+    file = entry.replay.file
     if (
-        file
-        and not shipped
-        and not Path(file).expanduser().is_absolute()
-        and Path(source).is_file()
+        not file
+        or file.startswith(SHIPPED_DATA)  # ocg-data:NAME: ocg/data/NAME
+        or Path(file).expanduser().is_absolute()
+        or not Path(source).is_file()
     ):
-        replay = replay.model_copy(update={"file": str(Path(source).resolve().parent / file)})
-    return {**fixed, "replay": replay}
+        return entry
+    replay = entry.replay.model_copy(update={"file": str(Path(source).resolve().parent / file)})
+    return entry.model_copy(update={"replay": replay})
 
 
 def _parse_entry(name: str, where: str, entry: object, defaults: dict, source: str) -> ModelEntry:
-    """One entry, `defaults` under its fields, checked (ocg/config/models_file.py, ModelEntry),
-    with what its backend fixes and paper_id filled in."""
+    """One entry, `defaults` under its fields (less those its backend fixes), checked as its
+    backend's class (ocg/config/models_file.py: TransformersEntry, OpenAIEntry, ReplayEntry)."""
     if not isinstance(entry, dict):
-        validate(ModelEntry, entry, where)  # the error: expected a mapping
+        return validate(TransformersEntry, entry, where)  # the error: expected a mapping
     if "name" in entry:  # the key above the entry names it
         raise OcgInputError(
-            f"{where}.name", f"unknown key; known: {sorted(file_fields(ModelEntry))}"
+            f"{where}.name", f"unknown key; known: {sorted(file_fields(TransformersEntry))}"
         )
-    merged = {**defaults, **entry}
-    loaded = validate(ModelEntry, {**merged, "name": name}, where)
+    backend = {**defaults, **entry}.get("backend", "transformers")
+    if backend not in ENTRY_CLASSES:
+        validate(ModelDefaults, {"backend": backend}, where)  # the error: expected one of ...
+    fixed = FIXED_BY_BACKEND.get(backend, set())
+    merged = {**{k: v for k, v in defaults.items() if k not in fixed}, **entry}
+    loaded = validate(ENTRY_CLASSES[backend], {**merged, "name": name}, where)
     _check_quantization_said(where, entry, defaults, merged)
-    fixed = {}
-    if loaded.backend == "openai":
-        fixed = _api_entry(where, entry)
-    if loaded.backend == "replay":
-        fixed = _replay_entry(where, entry, loaded, source)
-    elif loaded.replay is not None:
-        raise OcgInputError(f"{where}.replay", "only the replay backend takes a replay block")
-    _check_api(where, loaded)
-    return loaded.model_copy(update={**fixed, "paper_id": loaded.paper_id or loaded.id})
+    _check_own_keys(where, entry, backend)
+    return _beside(loaded, source)
 
 
 def _file_defaults(raw: dict, source: str) -> dict:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 from pydantic.json_schema import SkipJsonSchema
+from pydantic_core import PydanticCustomError
 
 from .field_types import NAMES_AS_KEYS, Date, EnvName, Label, Name
 from .file_model import AutoOrPositive, ConfigModel, checked, number
@@ -174,18 +175,23 @@ class ModelDefaults(ConfigModel):
     docs/METHODS.md, "Reference rows")."""
 
 
-class ModelEntry(ModelDefaults):
-    """One model ocg can run: an entry of a models file, as loaded (its name, the file's
-    `defaults:` under it, an api or replay entry's own defaults, paper_id filled in)."""
+class _Entry(ModelDefaults):
+    """What every entry holds beyond the defaultable fields: its id and name, and how a run card
+    records it."""
 
     id: Annotated[Label, checked(check_id)]
     """Hub id, local directory, or embedded:NAME (a model shipped in a Python package)."""
     name: SkipJsonSchema[str]
     """The entry's name in its file (the key above it, never written inside an entry)."""
 
+    @model_validator(mode="after")
+    def _paper_id(self) -> Any:
+        """paper_id: the id where the entry says none."""
+        return self if self.paper_id else self.model_copy(update={"paper_id": self.id})
+
     def recorded(self) -> dict:
-        """The entry as a run card's `spec` records it (every field; api and replay as {} where
-        the entry has none)."""
+        """The entry as a run card's `spec` records it (every field, in the same order for every
+        backend; api and replay as {} where the entry has none)."""
         rest = self.model_dump(exclude={"name", "id", "api", "replay"})
         return {
             "name": self.name,
@@ -196,6 +202,136 @@ class ModelEntry(ModelDefaults):
         }
 
 
+def _refuse(at: str, problem: str) -> PydanticCustomError:
+    """A rule's refusal, addressed `at` below the entry (file_model.validate words it)."""
+    return PydanticCustomError("ocg", "{problem}", {"problem": problem, "at": at})
+
+
+def _no_block(entry: _Entry, block: str, backend: str) -> None:
+    if getattr(entry, block) is not None:
+        raise _refuse(
+            f".{block}",
+            f"only the {backend} backend takes an {block} block".replace("an replay", "a replay"),
+        )
+
+
+class TransformersEntry(_Entry):
+    """A causal LM run in process (the default backend): every defaultable field applies."""
+
+    backend: Literal["transformers"] = "transformers"
+
+    @model_validator(mode="after")
+    def _blocks(self) -> TransformersEntry:
+        _no_block(self, "replay", "replay")
+        _no_block(self, "api", "openai")
+        return self
+
+
+class OpenAIEntry(_Entry):
+    """An OpenAI-compatible chat API: weights, dtype, attention and batching are the provider's
+    business (a file's `defaults:` do not reach these fields: the loader leaves them out)."""
+
+    backend: Literal["openai"]
+    quantization: Literal[QUANTIZATIONS] = "none"
+    dtype: Literal[DTYPES] = "auto"
+    attention: Literal[ATTENTIONS] = "auto"
+    batch_check: int = Field(0, ge=0)  # a server's batching is its own
+
+    @model_validator(mode="after")
+    def _rules(self) -> OpenAIEntry:
+        if self.quantization != "none":
+            raise _refuse(".quantization", "an API model cannot be quantized here")
+        if self.attention != "auto":
+            raise _refuse(
+                ".attention",
+                "an API model's attention is the server's; this field is for transformers",
+            )
+        _no_block(self, "replay", "replay")
+        api = self.api
+        if api is None:
+            raise _refuse(
+                ".api", "missing: the openai backend needs api.base_url (and api.key_env for a key)"
+            )
+        if api.server is not None:
+            if "{key}" in api.server.command and not api.key_env:
+                raise _refuse(
+                    ".api.server.command",
+                    "uses {key}, but api.key_env names no variable to fill it from",
+                )
+        elif "{port}" in api.base_url:
+            raise _refuse(
+                ".api.base_url", "{port} is only filled in when api.server starts a server"
+            )
+        return self
+
+
+class ReplayEntry(_Entry):
+    """Answers replayed from a file, or written by the synthetic writer: nothing runs (no weights,
+    no decoding, no batching; a file's `defaults:` do not reach these fields)."""
+
+    backend: Literal["replay"]
+    quantization: Literal[QUANTIZATIONS] = "none"
+    dtype: Literal[DTYPES] = "auto"
+    attention: Literal[ATTENTIONS] = "auto"
+    batch_check: int = Field(0, ge=0)
+    replay: ReplayBlock = ReplayBlock()
+
+    @field_validator("batch_check")
+    @classmethod
+    def _no_check(cls, value: int) -> int:
+        """Nothing is batched: there is no batch-1 check to run (whatever the entry says)."""
+        return 0
+
+    @model_validator(mode="after")
+    def _rules(self) -> ReplayEntry:
+        for key, fixed in (("quantization", "none"), ("dtype", "auto"), ("attention", "auto")):
+            if getattr(self, key) != fixed:
+                raise _refuse(f".{key}", f"a replay entry replays answers; {key} does not apply")
+        if self.replay.key != "instance_id" and not self.replay.file:
+            raise _refuse(".replay.key", "answers per concept set need replay.file")
+        _no_block(self, "api", "openai")
+        return self
+
+
+ENTRY_CLASSES: dict[str, type[TransformersEntry | OpenAIEntry | ReplayEntry]] = {
+    "transformers": TransformersEntry,
+    "openai": OpenAIEntry,
+    "replay": ReplayEntry,
+}
+"""Each backend's entry class (ocg/generation/backends/__init__.py pairs each with its backend)."""
+FIXED_BY_BACKEND = {
+    backend: {"quantization", "dtype", "attention", "batch_check"}
+    for backend in ("openai", "replay")
+}
+"""The fields a file's `defaults:` leave alone in each backend's entries (their own defaults)."""
+
+
+class ModelEntry(_Entry):  # noqa: D101 - the schema's class; the name is the union's below
+    """One model ocg can run: an entry of a models file, as loaded (its name, the file's
+    `defaults:` under it, an api or replay entry's own defaults, paper_id filled in)."""
+
+
+# An entry as a file writes it: the JSON Schema's view (a file's `defaults:` may name the backend,
+# so an entry alone does not say which class it is); never loaded as such.
+EntryFields = ModelEntry
+
+
+def _backend_of(value: Any) -> str:
+    return value.get("backend", "transformers") if isinstance(value, dict) else value.backend
+
+
+ModelEntry = Annotated[  # type: ignore[misc]
+    Annotated[TransformersEntry, Tag("transformers")]
+    | Annotated[OpenAIEntry, Tag("openai")]
+    | Annotated[ReplayEntry, Tag("replay")],
+    Discriminator(_backend_of),
+]
+"""One model ocg can run: an entry of a models file, as loaded (its name, the file's `defaults:`
+under it, its backend's own defaults, paper_id filled in), one class per backend."""
+ENTRY_TYPES = tuple(ENTRY_CLASSES.values())
+"""For isinstance: every entry class."""
+
+
 class ModelsFile(ConfigModel):
     """A models file: entries, optionally over those of the file it extends."""
 
@@ -203,5 +339,5 @@ class ModelsFile(ConfigModel):
     """Another models file (relative to this one) whose entries this file adds to."""
     defaults: ModelDefaults = None
     """Field values for this file's entries where they are silent."""
-    models: Annotated[dict[str, ModelEntry], Field(json_schema_extra=NAMES_AS_KEYS)]
+    models: Annotated[dict[str, EntryFields], Field(json_schema_extra=NAMES_AS_KEYS)]
     """The entries, by name (the name a run or sweep file lists)."""

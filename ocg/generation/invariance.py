@@ -24,7 +24,7 @@ def plan_batches(instance_ids: list[str], lengths: list[int], batch_size: int) -
 def answers(backend, rendered: list[str], batch_size: int) -> tuple[list[str], int, float]:
     """Greedy answers to rendered prompts at one batch size, in prompt order; generated tokens and
     seconds spent generating."""
-    backend.max_working = batch_size
+    backend.work_at(batch_size)
     ids = [f"{i:04d}" for i in range(len(rendered))]
     out: dict[int, dict] = {}
     t0 = time.perf_counter()

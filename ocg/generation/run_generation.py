@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..config.model_registry import MODELS_FILE, get_model
-from ..config.models_file import ModelEntry
+from ..config.models_file import ENTRY_TYPES, ModelEntry
 from ..core.arguments import positive_int
 from ..core.errors import OcgInputError
 from ..core.files import refuse_link
@@ -120,7 +120,7 @@ def generate(
         sampling=sampling,
         batch_check=batch_check,
     )
-    spec = model if isinstance(model, ModelEntry) else get_model(model, ask.models_file)
+    spec = model if isinstance(model, ENTRY_TYPES) else get_model(model, ask.models_file)
     if ask.batch_check is not None:
         if not isinstance(ask.batch_check, int) or ask.batch_check < 0:
             raise OcgInputError("batch_check", f"got {ask.batch_check!r}; expected 0 or more")
@@ -229,8 +229,10 @@ def _generate_locked(spec, instances, model_dir: Path, ask: GenerateOptions) -> 
     card_path = ModelGenerations(model_dir).run_card
     # a number before any backend exists (`auto`: estimated, or the card's on resume)
     batch = resolve_batch_size(spec, prompts, rendered, card_path, asked=ask.batch_size)
-    backend = make_backend(spec, batch, instances, ask.sampling, prompts)  # weights load later
-    backend.grammars = {i: g for per in grammars.values() for i, g in per.items()}
+    forced = {i: g for per in grammars.values() for i, g in per.items()}
+    backend = make_backend(  # complete, its weights loaded later
+        spec, batch, instances, ask.sampling, prompts, grammars=forced
+    )
     settings = card_settings(spec, backend, system_prompt)
     old = check_compatible(card_path, settings, ids_sha)
     for cond, store in stores.items():

@@ -11,7 +11,7 @@ import yaml
 
 from ocg.config.file_model import validate
 from ocg.config.model_registry import parse_models
-from ocg.config.models_file import ModelDefaults, ModelEntry
+from ocg.config.models_file import ModelDefaults, TransformersEntry
 from ocg.config.run_file import RunFile
 from ocg.core.errors import OcgInputError
 from ocg.core.paths import PARAMS_DIR
@@ -108,7 +108,7 @@ def _types(annotation) -> list:
 def test_an_entry_silent_on_a_field_gets_the_schemas_default():
     """One class, its defaults written once: the loaded entry is the schema's model."""
     spec = parse_models({"models": {"m": {"id": "a/b"}}}, "f")["m"]
-    assert type(spec) is ModelEntry and spec.name == "m"
+    assert type(spec) is TransformersEntry and spec.name == "m"
     for name, info in ModelDefaults.model_fields.items():
         want = "a/b" if name == "paper_id" else info.default  # paper_id: the id, where unsaid
         assert getattr(spec, name) == want, name

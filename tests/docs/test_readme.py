@@ -143,6 +143,7 @@ def test_the_add_a_model_recipe_is_three_steps_that_check_out(tmp_path, capsys):
     from ocg.cli import build_parser, main
     from ocg.config.model_registry import load_models
     from ocg.generation.backends import make_backend
+    from ocg.generation.backends.batch_auto import BatchSize
     from ocg.generation.run_card import card_settings
     from ocg.jobs.run_checks import check_run
 
@@ -156,9 +157,13 @@ def test_the_add_a_model_recipe_is_three_steps_that_check_out(tmp_path, capsys):
     shipped = load_models()
     assert set(specs) == set(shipped) | {"smollm2-bf16"}
     assert specs["smollm2-135m-instruct"] == shipped["smollm2-135m-instruct"]
-    card = card_settings(specs["smollm2-bf16"], make_backend(specs["smollm2-bf16"]), None)
+    card = card_settings(
+        specs["smollm2-bf16"], make_backend(specs["smollm2-bf16"], BatchSize(32)), None
+    )
     demo_card = card_settings(
-        shipped["smollm2-135m-instruct"], make_backend(shipped["smollm2-135m-instruct"]), None
+        shipped["smollm2-135m-instruct"],
+        make_backend(shipped["smollm2-135m-instruct"], BatchSize(32)),
+        None,
     )
     assert (card["quantization"], card["dtype"]) == ("none", "bfloat16")
     assert {k: v for k, v in card.items() if k != "dtype"} == {

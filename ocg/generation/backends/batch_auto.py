@@ -127,16 +127,19 @@ class BatchSize:
     auto: dict | None = None
 
 
-def planned_size(spec, asked: int | None) -> int:
-    """The number a backend is built with: the caller's, else the entry's, which must be a number
-    by then (`auto` is resolved first: resolve_batch_size)."""
-    size = asked or spec.batch_size
+def given_batch(spec, batch: BatchSize | int | None) -> BatchSize:
+    """The batch a backend is built with: a run's, resolved once (resolve_batch_size) and passed
+    in; a caller's number; or, for a backend built on an entry alone (the judge,
+    ocg/scoring/judging.py), the entry's number (`auto` must be resolved before: refused)."""
+    if isinstance(batch, BatchSize):
+        return batch
+    size = batch if batch is not None else spec.batch_size
     if size == "auto":
         raise ValueError(
             f"{spec.name}: batch_size auto reaches a backend unresolved; "
             "resolve it first (ocg/generation/backends/batch_auto.py, resolve_batch_size)"
         )
-    return size
+    return BatchSize(size)
 
 
 def resolve_batch_size(

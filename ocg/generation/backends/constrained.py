@@ -95,18 +95,16 @@ class Compiler:
         return LogitsProcessor([self.compile(r) for r in regexes])
 
 
-def processors_for(backend, regexes: list[str | None]) -> list | None:
-    """The logits processors of one batch: none when no row is constrained; every row must be,
-    or none (a batch holds one condition)."""
+def processors_for(compiler: Compiler | None, regexes: list[str | None]) -> list | None:
+    """The logits processors of one batch (`compiler`: the backend's, built once): none when no
+    row is constrained; every row must be, or none (a batch holds one condition)."""
     if not any(regexes):
         return None
     if not all(regexes):
         raise ValueError("a batch mixes constrained and free instances; batches hold one condition")
-    if getattr(backend, "_grammar_compiler", None) is None:
-        backend._grammar_compiler = Compiler(
-            backend.tokenizer, backend.model.config.vocab_size, sorted(backend.eos_ids)
-        )
-    return [backend._grammar_compiler.logits_processor(regexes)]
+    if compiler is None:
+        raise ValueError("a constrained batch needs the backend's grammar compiler")
+    return [compiler.logits_processor([r for r in regexes if r])]
 
 
 class NotForced(OcgFault):

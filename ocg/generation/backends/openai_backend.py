@@ -21,7 +21,9 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
+from typing import ClassVar
 
 import requests
 import urllib3
@@ -31,7 +33,7 @@ from ...config.models_file import ModelEntry
 from ...core.errors import OcgInputError
 from ...weights.embedded import served
 from ..sampling import sample_seed
-from .batch_auto import planned_size
+from .batch_auto import BatchSize, given_batch
 from .chat import MessagePrompts
 from .http_client import BodyTooLong, DeadlineExceeded, broken_answer, fetch, session
 from .openai_answer import (
@@ -63,15 +65,9 @@ def check_key(key: str, env: str, where: str) -> str:
 
 
 class OpenAIBackend(MessagePrompts):
-    kind = "openai"
-    applies_grammars = (
+    kind: ClassVar[str] = "openai"
+    applies_grammars: ClassVar[bool] = (
         True  # sent as a regex to a server that takes one (vLLM's structured outputs)
-    )
-    grammars: dict[
-        str, str
-    ] = {}  # instance id: the expression its answer is forced to (run.py fills it)
-    sampling: dict | None = (
-        None  # the run's temperature and top_p (make_backend); None: the api block's
     )
     sample = 0  # the sample the current batch draws (its seed: sampling.sample_seed)
 
@@ -80,18 +76,23 @@ class OpenAIBackend(MessagePrompts):
     def __init__(
         self,
         spec: ModelEntry,
-        batch_size: int | None = None,
+        batch: BatchSize | int | None = None,
         *,
-        batch_auto: dict | None = None,
+        sampling: dict | None = None,
+        grammars: Mapping[str, str] | None = None,
         prompts: MessagePrompts | None = None,
-        instances=None,
+        instances: object = None,
     ):
-        """`batch_size`, `batch_auto`: as TransformersBackend's; `prompts` and `instances` are
-        not needed (its prompt side is its own, and it answers prompts, not instances)."""
+        """`batch`, `grammars`: as TransformersBackend's; `sampling`: the run's temperature and
+        top_p (None: the api block's); `prompts` and `instances` are not needed (its prompt side
+        is its own, and it answers prompts, not instances)."""
         self.spec = spec = served(spec)  # embedded:NAME served: its converted folder
         super().__init__(spec)
         self.api = spec.api
-        self.batch_size = planned_size(spec, batch_size)
+        self.sampling = sampling
+        self.grammars = dict(grammars or {})  # instance id: the expression its answer is forced to
+        given = given_batch(spec, batch)
+        self.batch_size, self.batch_size_auto = given.size, given.auto
         env = self.api.key_env
         where = f"models.{spec.name}.api.key_env"
         key = os.environ.get(env) if env else ""

@@ -12,7 +12,9 @@ file or other rates stops instead of mixing two sources.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
 
 from ...config.models_file import ModelEntry
 from ...core.errors import OcgInputError
@@ -20,9 +22,12 @@ from ...core.files import loads_json
 from ...core.frames import checked_sample
 from ...core.paths import PACKAGE_DATA, PROJECT_ROOT, SHIPPED_DATA
 from ..answer_store.record_format import read_record
-from .batch_auto import planned_size
+from .batch_auto import BatchSize, given_batch
 from .chat import MessagePrompts
 from .synthetic import WRITER_VERSION, model_rates, write_answer
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def replay_file(spec: ModelEntry) -> Path | None:
@@ -117,27 +122,31 @@ def read_set_answers(
 
 
 class ReplayBackend(MessagePrompts):
-    kind = "replay"
-    sampling: dict | None = (
-        None  # the run's (make_backend): replayed answers take only its sample index
-    )
+    kind: ClassVar[str] = "replay"
+    applies_grammars: ClassVar[bool] = False  # answers are replayed, not decoded
 
     prompts_for = MessagePrompts  # the prompt side, built first (make_prompts)
 
     def __init__(
         self,
         spec: ModelEntry,
-        batch_size: int | None = None,
+        batch: BatchSize | int | None = None,
         *,
-        batch_auto: dict | None = None,
+        sampling: dict | None = None,
+        grammars: Mapping[str, str] | None = None,
         prompts: MessagePrompts | None = None,
-        instances=None,
+        instances: pd.DataFrame | None = None,
     ):
-        """`batch_size`, `batch_auto`: as TransformersBackend's; `instances`: those it is asked
-        (it answers by instance); `prompts` is not needed (its prompt side is its own)."""
+        """`batch`: as TransformersBackend's; `sampling`: the run's (replayed answers take only
+        its sample index); `grammars`: none apply (answers are replayed; make_backend refuses
+        them earlier); `instances`: those it is asked (it answers by instance); `prompts` is not
+        needed (its prompt side is its own)."""
         super().__init__(spec)
         self.spec = spec
-        self.batch_size = planned_size(spec, batch_size)
+        self.sampling = sampling
+        self.grammars = dict(grammars or {})
+        given = given_batch(spec, batch)
+        self.batch_size, self.batch_size_auto = given.size, given.auto
         self.path = replay_file(spec)
         self.rows = (
             {} if instances is None else {r["instance_id"]: r for r in instances.to_dict("records")}

@@ -12,11 +12,13 @@ from __future__ import annotations
 import copy
 import os
 import time
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from ...config.models_file import ModelEntry
 from ...weights import hub
 from ..sampling import batch_seed, sample_seed
-from .batch_auto import planned_size
+from .batch_auto import BatchSize, given_batch
 from .chat import (
     bos_placement,
     chat_template_sha256,
@@ -96,36 +98,37 @@ class TransformersBackend:
     """Its prompts' tokenizer, the model on first use; `generate` takes rendered prompts of one
     planned batch, at a batch size already resolved (batch_auto.py: `auto` never reaches here)."""
 
-    kind = "transformers"
-    sampling: dict | None = (
-        None  # the run's temperature and top_p (make_backend); None: the entry's decoding
+    kind: ClassVar[str] = "transformers"
+    applies_grammars: ClassVar[bool] = (
+        True  # constrained conditions: their grammars are given to the constructor
     )
-    applies_grammars = True  # constrained conditions: run.py fills `grammars`
-    grammars: dict[
-        str, str
-    ] = {}  # instance id: the expression its answer is forced to (constrained.py)
     prompts_for = TransformersPrompts  # the prompt side, built first (make_prompts)
 
     def __init__(
         self,
         spec: ModelEntry,
-        batch_size: int | None = None,
+        batch: BatchSize | int | None = None,
         *,
-        batch_auto: dict | None = None,
+        sampling: dict | None = None,
+        grammars: Mapping[str, str] | None = None,
         prompts: TransformersPrompts | None = None,
-        instances=None,
+        instances: object = None,
         device: str | None = None,
-        grammars: dict[str, str] | None = None,
     ):
-        """`batch_size`: None takes the entry's (a number: `auto` is resolved before a backend is
-        built); `batch_auto`: how `auto` was resolved, for the run card; `prompts`: the entry's
-        prompt side if built already; `instances`: unused (it answers prompts, not instances);
-        `grammars`: instance id -> the expression its answer is forced to (constrained.py)."""
+        """`batch`: the run's batch size, resolved once before (batch_auto.py: `auto` never
+        reaches here; an int: a caller's number; None: the entry's number, for a backend built on
+        an entry alone); `sampling`: the run's temperature and top_p (None: the entry's
+        decoding); `grammars`: instance id -> the expression its answer is forced to
+        (constrained.py); `prompts`: the entry's prompt side if built already; `instances`:
+        unused (it answers prompts, not instances)."""
         self.spec = spec
+        self.sampling = sampling
         self.grammars = dict(grammars or {})
-        self.batch_size = planned_size(spec, batch_size)
-        self.batch_size_auto = batch_auto
+        given = given_batch(spec, batch)
+        self.batch_size = given.size
+        self.batch_size_auto = given.auto
         self.max_working = self.batch_size  # lowered on CUDA out-of-memory, never raised again
+        self._grammar_compiler: Any = None  # built on the first constrained batch
         self.device = device or default_device()
         # prompts padded to a multiple, so padded shapes repeat across batches (CUDA pays a first-call
         # cost per new shape); 1 (none) off CUDA, where more padding is only more arithmetic
@@ -184,13 +187,9 @@ class TransformersBackend:
         import torch
         from transformers import set_seed
 
-        from .constrained import processors_for
-
         if self.model is None:
             self._load_model()
-        processors = processors_for(
-            self, grammars or []
-        )  # None unless the instances are constrained
+        processors = self._processors(grammars or [])  # None unless the instances are constrained
         set_seed(seed)
         enc = self.tokenizer(
             texts,
@@ -222,6 +221,21 @@ class TransformersBackend:
                 }
             )
         return results
+
+    def work_at(self, size: int) -> None:
+        """Generate in chunks of `size` from now on (a benchmark measuring one batch size; a run
+        only lowers it itself, on CUDA out-of-memory)."""
+        self.max_working = size
+
+    def _processors(self, regexes: list[str | None]) -> list | None:
+        """The batch's logits processors (constrained.py), its grammar compiler built once."""
+        from .constrained import Compiler, processors_for
+
+        if any(regexes) and self._grammar_compiler is None:
+            self._grammar_compiler = Compiler(
+                self.tokenizer, self.model.config.vocab_size, sorted(self.eos_ids)
+            )
+        return processors_for(self._grammar_compiler, regexes)
 
     def _seed(self, instance_ids: list[str] | None, start: int, sample: int) -> int:
         """The entry's seed (greedy); sampled: from the sample's seed and the chunk's first id."""
