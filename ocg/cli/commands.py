@@ -105,23 +105,25 @@ def score_command(args) -> int:
 
     if args.device == "cpu":  # before anything initialises CUDA
         os.environ["CUDA_VISIBLE_DEVICES"] = ""
+    from ..config.requests import ScoringRequest
     from ..core.layout import ModelScores
     from ..generation.answer_store.completeness import describe
     from ..records import Signature
-    from ..scoring import score_all
+    from ..scoring import SCORING_FILE, check_metrics, load_scoring_config, score_all
 
-    overrides = (
-        {"perplexity_fallback": args.perplexity_fallback} if args.perplexity_fallback else {}
+    scoring = load_scoring_config(
+        args.scoring_file or SCORING_FILE,
+        {"perplexity_fallback": args.perplexity_fallback} if args.perplexity_fallback else None,
     )
-    for path in score_all(
-        args.generations,
+    request = ScoringRequest(
+        scoring=scoring,
+        metrics=check_metrics(list(args.metrics or scoring.metrics), "--metrics"),
+        generations_dir=None if args.generations is None else str(args.generations),
         models=args.models,
-        metrics=args.metrics,
+        scores_dir=None if args.out is None else str(args.out),
         redo=args.redo,
-        out_dir=args.out,
-        **overrides,
-        **({"config_file": args.scoring_file} if args.scoring_file else {}),
-    ):
+    )
+    for path in score_all(request):
         print(f"{path}: {describe(Signature.read(ModelScores(path).signature).completeness)}")
     return 0
 
