@@ -11,8 +11,10 @@ _EXPORTS = {
     "GenerationStore": "answer_store.store",
     "extract_answer": "extraction",
     "generate": "run_generation",
+    "generate_request": "run_generation",
     "plan_batches": "invariance",
     "read_generations": "answer_store.store",
+    "run_generation": "run_generation",
     "select_instances": "selection",
 }
 __all__ = sorted(_EXPORTS)
