@@ -67,7 +67,7 @@ def run_notebook_command(args) -> int:
 def generate_command(args) -> int:
     from ..core.layout import ModelGenerations
     from ..data import GENERATE_CONDITIONS
-    from ..generation import generate
+    from ..generation import generate_request, run_generation
     from ..generation.answer_store.completeness import card_samples, describe_tally
     from ..records import RunCard
 
@@ -78,7 +78,7 @@ def generate_command(args) -> int:
             "sampled decoding: add --temperature T, or leave --top-p out",
         )
     conditions = args.conditions or GENERATE_CONDITIONS
-    model_dir = generate(
+    request = generate_request(
         args.model,
         conditions=conditions,
         subset_k=args.subset_k,
@@ -93,6 +93,7 @@ def generate_command(args) -> int:
         if args.temperature is None
         else {"temperature": args.temperature, "top_p": 1.0 if args.top_p is None else args.top_p},
     )
+    model_dir = run_generation(request)
     card = RunCard.read(ModelGenerations(model_dir).run_card)
     print(
         f"{model_dir}: {describe_tally({c: card.records[c] for c in conditions}, card_samples(card), args.samples)}"

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from ..config.checked_run import CheckedRun
+from ..config.requests import StepRequest
 from ..core.errors import OcgFault, OcgInputError
 from ..core.files import read_yaml
 from ..core.layout import ExecutedNotebook, ReportFolder, outputs
@@ -37,7 +38,7 @@ def load_run(path: str | Path = DEMO_RUN) -> CheckedRun:
     return check_run(read_yaml(path), path)
 
 
-def steps(run: CheckedRun, report_dir: Path) -> list[tuple[str, dict, str]]:
+def steps(run: CheckedRun, report_dir: Path) -> list[tuple[str, dict | StepRequest, str]]:
     """(notebook, parameters, name of the executed copy) in order, from ocg/jobs/plan.py; the analyses
     read the report's own score sets (linked after scoring: ocg/scoring/pinned.py)."""
     out = outputs()
@@ -59,7 +60,11 @@ class StepFailed(OcgFault):
 
 
 def run_step(
-    notebook: str, params: dict, report_dir: Path, name: str, shown_dir: Path | None = None
+    notebook: str,
+    params: dict | StepRequest,
+    report_dir: Path,
+    name: str,
+    shown_dir: Path | None = None,
 ) -> Path:
     """Execute one notebook into `report_dir`; a failure's message names the copy as it will lie
     in `shown_dir` (the report, once the staging folder is moved into place)."""
@@ -129,7 +134,7 @@ def _failed(staging: Path, final: Path, run: CheckedRun, exc: BaseException) -> 
 
 
 def run_steps(
-    plan: list[tuple[str, dict, str]],
+    plan: list[tuple[str, dict | StepRequest, str]],
     staging: Path,
     final: Path,
     *,

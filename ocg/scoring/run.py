@@ -250,6 +250,13 @@ def _stale(
     return stale_metrics(old, keys)
 
 
+def scoring_request() -> ScoringRequest:
+    """The request of notebook 02 run alone: params/scoring.yaml's settings and metrics over
+    every model under outputs/generations."""
+    scoring = load_scoring_config()
+    return ScoringRequest(scoring=scoring, metrics=list(scoring.metrics))
+
+
 def score_all(request: ScoringRequest) -> list[Path]:
     """Score every model directory under the request's generations root (or the models it
     lists) with its checked scoring settings and metrics."""
