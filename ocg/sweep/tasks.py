@@ -17,7 +17,7 @@ from ..core.layout import ExecutedNotebook, SweepFolder
 from ..core.lock import LockHeld, exclusive
 from ..core.paths import PROJECT_ROOT
 from ..jobs.plan import analysis_steps, model_steps
-from ..records import ReportStatus
+from ..records import ReportStamp, ReportStatus
 from .config import Sweep
 from .markers import AnalysisMarker, AnalysisStatus, DoneMarker, FailureMarker, InterruptedMarker
 from .state import (
@@ -175,19 +175,26 @@ def run_analysis(sweep: Sweep) -> int:
     final = sweep_dirs(sweep).reports
     with building(final) as staging:
         outcome = _analyse(sweep, done, staging, final)
-        finish(staging, final, **outcome)
-    AnalysisMarker(**outcome, models=done, time_utc=_now()).write(marker)
+        finish(staging, final, outcome)
+    AnalysisMarker(
+        outcome.state,
+        report=outcome.report,
+        reason=outcome.reason,
+        models=done,
+        time_utc=_now(),
+    ).write(marker)
     print(
-        f"[analysis] report: {outcome['report']}"
-        if outcome["state"] == ReportStatus.DONE
-        else f"[analysis] {outcome['reason']}",
+        f"[analysis] report: {outcome.report}"
+        if outcome.state == ReportStatus.DONE
+        else f"[analysis] {outcome.reason}",
         flush=True,
     )
-    return 0 if outcome["state"] == ReportStatus.DONE else 1
+    return 0 if outcome.state == ReportStatus.DONE else 1
 
 
-def _analyse(sweep: Sweep, done: list[str], staging, final) -> dict:
-    """The analyses into `staging`: how they ended (fields of ReportStamp and AnalysisMarker)."""
+def _analyse(sweep: Sweep, done: list[str], staging, final) -> ReportStamp:
+    """The analyses into `staging`: how they ended (the report's stamp; the analysis marker's
+    state, report and reason)."""
     from ..core.layout import ReportFolder
     from ..jobs.pipeline import run_steps
     from ..scoring.pinned import pin_scores
@@ -205,7 +212,7 @@ def _analyse(sweep: Sweep, done: list[str], staging, final) -> dict:
         ),
     )
     if failure is not None:
-        return {"state": ReportStatus.FAILED, "reason": str(failure)}
+        return ReportStamp(state=ReportStatus.FAILED, reason=str(failure))
     if not dirs.analysis_scores.exists():  # no analysis ran: the sets as they are now
         pin_scores(dirs.scores, done, dirs.analysis_scores, sweep.scoring, sweep.file.metrics)
     folder = sweep.folder
@@ -223,7 +230,7 @@ def _analyse(sweep: Sweep, done: list[str], staging, final) -> dict:
         generations_root=dirs.generations,
         failures=failures,
     )
-    return {"state": ReportStatus.DONE, "report": str(folder.report.index)}
+    return ReportStamp(state=ReportStatus.DONE, report=str(folder.report.index))
 
 
 def _call(command: list[str], log) -> int:
