@@ -87,7 +87,8 @@ def make_generations(
     )
     model_dir = ModelGenerations.of("bench-model", root).folder
     for cond, rows in instances.groupby("condition"):
-        records, group_answers = [], {}
+        records: list[dict] = []
+        group_answers: dict[tuple, list] = {}
         for row in rows.itertuples():
             key = (row.template_id, row.set_id)
             seen = group_answers.setdefault(key, [])

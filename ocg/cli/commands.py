@@ -67,8 +67,8 @@ def run_notebook_command(args) -> int:
 def generate_command(args) -> int:
     from ..core.layout import ModelGenerations
     from ..data import GENERATE_CONDITIONS
-    from ..generation import generate_request, run_generation
     from ..generation.answer_store.completeness import card_samples, describe_tally
+    from ..generation.run_generation import generate_request, run_generation
     from ..records import RunCard
 
     if args.top_p is not None and args.temperature is None:  # greedy decoding has no nucleus

@@ -14,7 +14,6 @@ _EXPORTS = {
     "generate_request": "run_generation",
     "plan_batches": "invariance",
     "read_generations": "answer_store.store",
-    "run_generation": "run_generation",
     "select_instances": "selection",
 }
 __all__ = sorted(_EXPORTS)

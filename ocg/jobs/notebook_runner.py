@@ -132,9 +132,10 @@ def _execute_stoppably(execute) -> None:
 
     class Tracked(AsyncKernelManager):
         async def _async_post_start_kernel(self, **kw):
-            group = (
-                self.provisioner.pgid or self.provisioner.pid
-            )  # its own session (jupyter_client's launcher)
+            # its own session (jupyter_client's launcher: a LocalProvisioner's pgid or pid)
+            group = getattr(self.provisioner, "pgid", None) or getattr(
+                self.provisioner, "pid", None
+            )
             if group != os.getpgrp():  # never this process's own group
                 groups.append(group)
             await super()._async_post_start_kernel(**kw)

@@ -149,7 +149,7 @@ def run_steps(
     `announce(i, n, name)` prints the step's progress line; `before_analyses()` runs once before
     the first analysis (it pins the score sets they read); an OcgInputError from it stops the loop.
     """
-    pages = []
+    pages: list[tuple[str, str]] = []
     for i, (notebook, params, name) in enumerate(plan, start=1):
         if before_analyses is not None and notebook in ANALYSES:
             try:

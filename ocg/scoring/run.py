@@ -17,6 +17,7 @@ import time
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -68,7 +69,11 @@ def stale_metrics(old: Signature | None, keys: dict[str, dict]) -> list[str]:
 
 def _resolve(config: ScoringFile, metrics: list[str]) -> dict:
     """The models actually used: spaCy pipeline, perplexity model (or why none)."""
-    out = {"spacy_model": None, "perplexity_used": None, "perplexity": (None, None, None)}
+    out: dict[str, Any] = {
+        "spacy_model": None,
+        "perplexity_used": None,
+        "perplexity": (None, None, None),
+    }
     if "coverage" in metrics:
         nlp = coverage.load_nlp(config.spacy_model, config.spacy_pipeline)
         out["nlp"] = nlp
@@ -176,7 +181,7 @@ def _score_model(
     keys = {m: FAMILIES[m].key(config, resolved, inputs_hash) for m in metrics}
     stale = _stale(old, metrics, keys, completeness)
     reflag = (
-        bool(old) and old.flags_version != degenerate.FLAGS_VERSION
+        old is not None and old.flags_version != degenerate.FLAGS_VERSION
     )  # flags defined otherwise now
     if not stale and not reflag:
         return out

@@ -177,7 +177,7 @@ def run_analysis(sweep: Sweep) -> int:
         outcome = _analyse(sweep, done, staging, final)
         finish(staging, final, outcome)
     AnalysisMarker(
-        outcome.state,
+        AnalysisStatus(outcome.state.value),
         report=outcome.report,
         reason=outcome.reason,
         models=done,
@@ -200,7 +200,8 @@ def _analyse(sweep: Sweep, done: list[str], staging, final) -> ReportStamp:
     from ..scoring.pinned import pin_scores
     from ..site.landing import write_index
 
-    dirs = replace(sweep_dirs(sweep), reports=staging, analysis_scores=ReportFolder(staging).scores)
+    pinned = ReportFolder(staging).scores
+    dirs = replace(sweep_dirs(sweep), reports=staging, analysis_scores=pinned)
     pages, failure = run_steps(
         analysis_steps(sweep, dirs, done),
         staging,
@@ -208,13 +209,13 @@ def _analyse(sweep: Sweep, done: list[str], staging, final) -> ReportStamp:
         failed_title=f"ocg sweep: {sweep.file.name} (analyses failed)",
         announce=lambda i, n, name: print(f"[analysis] {name} over {done}", flush=True),
         before_analyses=lambda: pin_scores(
-            dirs.scores, done, dirs.analysis_scores, sweep.scoring, sweep.file.metrics
+            dirs.scores, done, pinned, sweep.scoring, sweep.file.metrics
         ),
     )
     if failure is not None:
         return ReportStamp(state=ReportStatus.FAILED, reason=str(failure))
-    if not dirs.analysis_scores.exists():  # no analysis ran: the sets as they are now
-        pin_scores(dirs.scores, done, dirs.analysis_scores, sweep.scoring, sweep.file.metrics)
+    if not pinned.exists():  # no analysis ran: the sets as they are now
+        pin_scores(dirs.scores, done, pinned, sweep.scoring, sweep.file.metrics)
     folder = sweep.folder
     failures = {
         m: FailureMarker.read(folder.failure(m)).to_json()
