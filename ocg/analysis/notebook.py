@@ -7,7 +7,7 @@ import re
 
 import pandas as pd
 
-from ..results.scores import load_scores
+from ..results.scores import Scores, load_scores
 from . import paper
 
 PAPER_PERMUTATIONS = 24  # the paper's design: four concepts, all 4! orders of each set
@@ -37,7 +37,7 @@ def _note(text: str) -> None:
     _show(Markdown(text))
 
 
-def references_left_out(scores: dict, what: str = "the mean over models") -> None:
+def references_left_out(scores: Scores, what: str = "the mean over models") -> None:
     """Under a table or figure over models: the line saying the reference entries were left
     out of it (analysis/references.py), shown only when the run holds one."""
     from .references import left_out
@@ -48,7 +48,7 @@ def references_left_out(scores: dict, what: str = "the mean over models") -> Non
 
 def setup(
     results_dir=None, models=None, allow_mixed: bool = False, allow_incomplete: bool = False
-) -> dict:
+) -> Scores:
     """Scores of the models (errors name what is missing), display options, and a banner when
     models were scored differently (only with allow_mixed=True; otherwise that is an error), when
     their generations are incomplete (only with allow_incomplete=True) or when they answered
@@ -58,24 +58,24 @@ def setup(
     scores = load_scores(
         results_dir, models, allow_mixed=allow_mixed, allow_incomplete=allow_incomplete
     )
-    print("models:", sorted(scores["summary"]["model"].unique()))
-    if scores["mixed_scoring"]:
+    print("models:", sorted(scores.summary["model"].unique()))
+    if scores.mixed_scoring:
         _note(
             "**Warning: these models were scored differently; numbers in one table are not "
             "comparable.** Each row's `scoring_signature` says which scoring it had.\n\n- "
-            + "\n- ".join(plain(d) for d in scores["mixed_scoring"])
+            + "\n- ".join(plain(d) for d in scores.mixed_scoring)
         )
-    if scores["incomplete"]:
+    if scores.incomplete:
         _note(
             "**Warning: generations that do not match what was asked** (docs/METHODS.md, "
-            '"Completeness"):\n\n- ' + "\n- ".join(map(plain, scores["incomplete"]))
+            '"Completeness"):\n\n- ' + "\n- ".join(map(plain, scores.incomplete))
         )
-    if scores["instance_differences"]:
+    if scores.instance_differences:
         _note(
             '**Warning: models run on different instances** (docs/METHODS.md, "The instances '
-            'models share").\n\n- ' + "\n- ".join(map(plain, scores["instance_differences"]))
+            'models share").\n\n- ' + "\n- ".join(map(plain, scores.instance_differences))
         )
-    designs = [d for d in scores["designs"].values() if d.get("of_permutations")]
+    designs = [d for d in scores.designs.values() if d.get("of_permutations")]
     if any(
         d["of_permutations"] != PAPER_PERMUTATIONS or d["permutations"] != PAPER_PERMUTATIONS
         for d in designs

@@ -9,7 +9,12 @@ its per-answer means are over repeated sentences: `n_distinct` says how many the
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pandas as pd
+
+if TYPE_CHECKING:
+    from ..results.scores import Scores
 
 REFERENCE_CONDITION = "original"  # the one condition a reference answers
 
@@ -94,17 +99,17 @@ ROW_COLUMNS = (
 )
 
 
-def without_references(frame: pd.DataFrame, scores: dict) -> pd.DataFrame:
+def without_references(frame: pd.DataFrame, scores: Scores) -> pd.DataFrame:
     """`frame`'s rows of the run's models, without the reference entries' (`scores` from
     load_scores, whose `references` names them): what a mean or count over models is taken on."""
-    refs = set(scores.get("references") or ())
+    refs = set(scores.references)
     return frame[~frame["model"].isin(refs)] if refs and "model" in frame else frame
 
 
-def left_out(scores: dict, what: str = "the mean over models") -> str:
+def left_out(scores: Scores, what: str = "the mean over models") -> str:
     """The line shown under a table or figure over models when reference entries were left out
     of it ("" without any)."""
-    n = len(scores.get("references") or ())
+    n = len(scores.references)
     if not n:
         return ""
     entries = "the reference entry is" if n == 1 else f"the {n} reference entries are"

@@ -13,12 +13,13 @@ import pandas as pd
 from ..core.files import atomic_path, write_json
 from ..core.layout import ReportFolder
 from ..core.provenance import provenance
+from ..results.scores import Scores
 
 
-def sources(scores: dict) -> dict:
+def sources(scores: Scores) -> dict:
     """What a table was computed from: each model's scoring signature (inputs hash, metric
     settings, package versions, git commit of the scoring run)."""
-    return {"scored_models": {m: sig.to_json() for m, sig in scores.get("signatures", {}).items()}}
+    return {"scored_models": {m: sig.to_json() for m, sig in scores.signatures.items()}}
 
 
 def save_table(

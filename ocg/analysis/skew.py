@@ -11,8 +11,13 @@ median Δ of opposite signs) the row is `mean_median_disagree` and the LaTeX tab
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from ..results.scores import Scores
 
 MEDIAN_METRICS = ("perplexity", "slor")  # per-answer metrics shown with their median
 DAGGER_METRICS = ("perplexity",)  # ‡ applies (SLOR is a difference of logs: no ratio to read)
@@ -123,8 +128,8 @@ def compared_ids(models, models_file=None) -> dict[str, str]:
     return {m: (specs[m].id if m in specs else m) for m in models}
 
 
-def self_scored_in(scores: dict, models_file=None) -> dict[str, str]:
+def self_scored_in(scores: Scores, models_file=None) -> dict[str, str]:
     """self_scored for the models of loaded scores (analysis/notebook.py `setup`)."""
-    summary = scores.get("summary", pd.DataFrame())
+    summary = scores.summary
     models = sorted(summary["model"].unique()) if "model" in summary else []
-    return self_scored(scores.get("signatures", {}), compared_ids(models, models_file))
+    return self_scored(scores.signatures, compared_ids(models, models_file))

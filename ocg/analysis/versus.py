@@ -24,7 +24,8 @@ import pandas as pd
 from ..core.errors import OcgInputError
 from ..core.frames import INSTANCE_KEY, SAMPLE, SET_KEY
 from ..core.layout import ReportFolder
-from ..metrics.registry import FAMILIES, metric
+from ..metrics.registry import FAMILIES, require
+from ..records import Signature
 from ..results.designs import describe_design, design
 from ..results.scores import load_scores, scoring_differences
 from ..scoring.judge_agreement import cell_counts, judged_beside_checks
@@ -80,9 +81,9 @@ def pick_model(folder: Path, model: str | None, flag: str) -> str:
     return model
 
 
-def _load(folder: Path, model: str) -> tuple[Side, pd.DataFrame, object]:
+def _load(folder: Path, model: str) -> tuple[Side, pd.DataFrame, Signature]:
     scores = load_scores(ReportFolder(folder).scores, [model], tables=("answers",))
-    answers = scores["answers"]
+    answers = scores.answers
     keys = answers[[*INSTANCE_KEY, "pos_pattern"]].drop_duplicates()
     side = Side(
         name=folder.name,
@@ -92,7 +93,7 @@ def _load(folder: Path, model: str) -> tuple[Side, pd.DataFrame, object]:
         design=design(keys),
         n=len(answers),
     )
-    return side, answers, scores["signatures"][model]
+    return side, answers, scores.signatures[model]
 
 
 def _key(a: pd.DataFrame, b: pd.DataFrame) -> list[str]:
@@ -108,7 +109,7 @@ def _with_sample(df: pd.DataFrame, key: list[str]) -> pd.DataFrame:
 
 def _per_answer(tests: pd.DataFrame) -> pd.DataFrame:
     """Rows of metrics measured per answer (not over a group's permutations)."""
-    level = {m: FAMILIES[metric(m).family].level for m in tests["metric"]} if len(tests) else {}
+    level = {m: FAMILIES[require(m).family].level for m in tests["metric"]} if len(tests) else {}
     return tests[tests["metric"].map(level) == "answers"] if len(tests) else tests
 
 
@@ -136,7 +137,7 @@ def _judge_agreements(tests: pd.DataFrame, a: pd.DataFrame, b: pd.DataFrame):
     (analysis/agreement.py) over the shared answers it judged, every condition pooled (as the
     landing page pools a model's); None where no judge metric is compared. A side without ocg's
     checks beside its judge has none."""
-    if tests.empty or not tests["metric"].map(lambda m: metric(m).family).eq("judge").any():
+    if tests.empty or not tests["metric"].map(lambda m: require(m).family).eq("judge").any():
         return None
     return {
         side: from_counts(cell_counts(answers)) if judged_beside_checks(answers) else []

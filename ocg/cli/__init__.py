@@ -23,7 +23,7 @@ _OS_HINTS = {
 
 def _os_error(exc: OSError) -> tuple[str, int]:
     """The message and exit status for a failed file operation: the path and what it means."""
-    problem = _OS_HINTS.get(exc.errno) or exc.strerror or str(exc)
+    problem = (exc.errno is not None and _OS_HINTS.get(exc.errno)) or exc.strerror or str(exc)
     message = problem if exc.filename is None else f"{exc.filename}: {problem}"
     return message, 2 if exc.errno in (errno.ENOTDIR, errno.EEXIST) else 1
 
@@ -55,10 +55,10 @@ def _no_repeats(args) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run a command. Every error ocg raises is an OcgError whose kind gives the exit status (bad
-    input 2, a fault 1, stopped by SIGTERM 143); a file operation that fails exits 1 (2 for a
-    file where a folder belongs), Ctrl-C 130: each with one `ocg: error:` line, never a
-    traceback (docs/METHODS.md, "What ocg refuses")."""
+    """Run a command. Every error ocg raises is an OcgError or an OcgInterrupted whose kind gives
+    the exit status (bad input 2, a fault 1, stopped by SIGTERM 143); a file operation that fails
+    exits 1 (2 for a file where a folder belongs), Ctrl-C 130: each with one `ocg: error:` line,
+    never a traceback (docs/METHODS.md, "What ocg refuses")."""
     try:  # start-up (the parser's imports: pydantic, the models file's module) can take a second
         args = build_parser().parse_args(argv)
         from ..core.interrupts import raise_on_sigterm, stopped_line
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         return code
     except BrokenPipeError:
         return _reader_gone()
-    except OcgError as exc:
+    except (OcgError, OcgInterrupted) as exc:
         stopped = isinstance(exc, OcgInterrupted)
         print(stopped_line(exc, args.command) if stopped else f"ocg: error: {exc}", file=sys.stderr)
         return exc.exit_status
@@ -84,6 +84,6 @@ def main(argv: list[str] | None = None) -> int:
         message, code = _os_error(exc)
         print(f"ocg: error: {message}", file=sys.stderr)
         return code
-    except KeyboardInterrupt as exc:  # Ctrl-C: Python's own, not an OcgError
+    except KeyboardInterrupt as exc:  # Ctrl-C: Python's own, not an OcgInterrupted
         print(stopped_line(exc, args.command), file=sys.stderr)
         return OcgInterrupted.exit_status

@@ -11,12 +11,14 @@ from ..core.errors import OcgInputError, shown
 
 def build_data_command(args) -> int:
     from ..data import DEFAULT_CONDITIONS, build_dataset, load_dataset
+    from ..data.build import DataInputs
 
     path = build_dataset(
         n_concepts=args.n,
         subset_k=args.subset_k,
         conditions=args.conditions or DEFAULT_CONDITIONS,
         out_dir=args.out,
+        inputs=DataInputs(concept_sets=args.concept_sets, templates=args.templates),
     )
     _, manifest = load_dataset(path)
     counts = ", ".join(f"{c}={n:,}" for c, n in manifest["counts_per_condition"].items())

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from ..core.frames import DEFAULT_N_CONCEPTS, N_CONCEPTS_TEXT
+from ..core.paths import CONCEPT_SETS_FILE, TEMPLATES_FILE
 from . import commands
 
 DESCRIPTION = "The `ocg` command line: the same functions the notebooks call."
@@ -32,6 +33,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--conditions", nargs="+", default=None, help="default: ocg.data.DEFAULT_CONDITIONS"
     )
     p.add_argument("--out", type=Path, default=None, help="output directory")
+    p.add_argument(
+        "--concept-sets",
+        metavar="FILE",
+        default=CONCEPT_SETS_FILE,
+        help="the concept sets to build from (JSON lines; default: the paper's, %(default)s)",
+    )
+    p.add_argument(
+        "--templates",
+        metavar="FILE",
+        default=TEMPLATES_FILE,
+        help="the prompt templates to build from (default: %(default)s)",
+    )
     p.set_defaults(func=commands.build_data_command)
 
     from ..config.model_registry import MODELS_FILE

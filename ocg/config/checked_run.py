@@ -10,8 +10,9 @@ from typing import Generic, TypeVar
 
 from ..core.layout import SweepFolder
 from .models_file import ModelEntry
-from .run_file import RunFile, SweepFile
+from .run_file import RunFile
 from .scoring_file import ScoringFile
+from .sweep_file import SweepFile
 
 File = TypeVar("File", bound=RunFile)  # RunFile, or SweepFile for a sweep
 
@@ -39,4 +40,6 @@ class CheckedRun(Generic[File]):
         """A sweep's outputs folder (its `outputs` and `name`; a sweep names its outputs)."""
         if not isinstance(self.file, SweepFile):
             raise TypeError(f"{self.path} was checked as a run file; only a sweep has a folder")
+        if self.file.outputs is None:  # refused when the sweep file is read (ocg/sweep/config.py)
+            raise TypeError(f"{self.path} names no outputs folder")
         return SweepFolder(Path(self.file.outputs), self.file.name)

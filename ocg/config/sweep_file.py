@@ -1,15 +1,21 @@
-"""The hand-written checks of a sweep file's Slurm settings that no type says: time limits,
-memory, the jobs' environment, sbatch's extra arguments and setup lines."""
+"""Sweep files (params/sweeps/): a run file, plus where its outputs go and the resources and Slurm
+settings of each model's task; with the hand-written checks of those Slurm settings that no type
+says: time limits, memory, the jobs' environment, sbatch's extra arguments and setup lines."""
 
 from __future__ import annotations
 
 import re
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from ..core.errors import OcgInputError
 from ..core.interrupts import STOP_FILE
 from ..core.names import any_case
 from ..core.paths import FOLDER_VARIABLES
-from .field_types import ENV_NAME_PATTERN
+from .field_types import ENV_NAME_PATTERN, NAMES_AS_KEYS, Label
+from .file_model import ConfigModel, Says, checked
+from .run_file import Folder, RunFile
 
 # Slurm's time formats (sbatch --time): MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS; "0",
 # UNLIMITED or INFINITE for no limit (a total of 0 is no limit to Slurm too).
@@ -34,6 +40,8 @@ def time_limit_s(value: str) -> int | None:
     if value.upper() in NO_LIMIT:
         return None
     m = TIME_RE.match(value)
+    if m is None:  # TIME_PATTERN matched, so TIME_RE does too
+        raise ValueError(value)
     days, dh, dm, ds, a, b, c = (int(g) if g else 0 for g in m.groups())
     if m.group(1) is not None:  # D-HH[:MM[:SS]]
         if dh > 23 or dm > 59 or ds > 59:
@@ -150,3 +158,97 @@ def check_setup(where: str, lines: list) -> None:
     )
     if proc.returncode != 0:
         raise OcgInputError(where, f"not valid bash: {proc.stderr.strip()[:300]}")
+
+
+class Site(ConfigModel):
+    """Where a group's jobs queue; unset, the sweep's `slurm:` values hold."""
+
+    partition: Label | None = None
+    """The Slurm partition."""
+    account: Label | None = None
+    """The Slurm account."""
+    extra_args: Annotated[
+        list[str], checked(check_extra_args), Field(json_schema_extra=EXTRA_ARGS_SCHEMA)
+    ] = []
+    """More sbatch options (after the sweep's: the last wins); never those ocg sets itself."""
+
+
+class Resources(Site):
+    """What one task asks Slurm for."""
+
+    gpus: int = Field(0, ge=0)
+    """GPUs per task."""
+    cpus: int = Field(1, ge=1)
+    """CPU cores per task."""
+    mem: Annotated[str, checked(check_mem), Field(json_schema_extra={"pattern": MEM_PATTERN})] = (
+        "4G"
+    )
+    """Memory, e.g. 16G or 500M."""
+    time: Annotated[
+        str, checked(check_time), Field(json_schema_extra={"pattern": TIME_PATTERN})
+    ] = "01:00:00"
+    """Slurm's time limit: MM, MM:SS, HH:MM:SS or D-HH[:MM[:SS]]; 0 or UNLIMITED for none."""
+
+    def recorded(self) -> dict:
+        """As a sweep's manifest.json records a task's request: gpus, cpus, mem and time, then
+        where it queues, where the file says."""
+        data = self.model_dump()
+        asked = ("gpus", "cpus", "mem", "time")
+        said = [k for k in data if k in self.model_fields_set and k not in asked]
+        return {k: data[k] for k in (*asked, *said)}
+
+    def queue(self, key: str, slurm: Site) -> object:
+        """Where the task queues (partition, account): its own where it says, else the sweep's."""
+        return getattr(self, key) if key in self.model_fields_set else getattr(slurm, key)
+
+
+class ResourcesBlock(ConfigModel):
+    """Each model's task's resources: a default, and per-model changes."""
+
+    default: Resources = Resources()
+    """Every task's resources."""
+    models: Annotated[
+        dict[str, Resources] | None,
+        Says("a mapping of model: resources"),
+        Field(json_schema_extra=NAMES_AS_KEYS),
+    ] = None
+    """Per model, what differs from the default."""
+
+
+class Slurm(Site):
+    """How the sweep's jobs are submitted with `--executor slurm`."""
+
+    throttle: int = Field(8, ge=1)
+    """Tasks of the array that run at once."""
+    analysis: Resources = Resources(cpus=2, mem="8G", time="02:00:00", gpus=0)
+    """The analysis job's resources."""
+    setup: Annotated[list[str], checked(check_setup), Field(json_schema_extra=SETUP_SCHEMA)] = []
+    """Shell lines each job runs first (module load ...)."""
+    env: Annotated[dict[Any, Any], checked(check_env), Field(json_schema_extra=ENV_SCHEMA)] = {}
+    """Environment variables of each job (never ocg's own folders)."""
+    warn_before_limit_s: int = Field(600, ge=10)
+    """Seconds before the time limit that a task is told to stop (it resumes on the next start)."""
+
+
+def _file_schema(schema: dict) -> None:
+    """A file that `extends` another needs only a name of its own (the base supplies the rest);
+    any other names its models, conditions and the folder it writes (ocg/sweep/config.py)."""
+    required = schema.pop("required", [])
+    schema["anyOf"] = [{"required": ["extends", "name"]}, {"required": [*required, "outputs"]}]
+
+
+class SweepFile(RunFile, json_schema_extra=_file_schema):
+    """A sweep file: a run file, plus where outputs go and each model's task's resources."""
+
+    extends: Label = None
+    """Another sweep file (relative to this one): its keys hold unless this file sets them
+    (resources and slurm: key by key)."""
+    outputs: Annotated[Folder | None, Says("a folder, or null")] = None
+    """The folder this sweep writes (required; relative: under OCG_OUTPUTS when set, else the
+    project root)."""
+    resources: Annotated[ResourcesBlock, Says("a mapping with default and models")] = (
+        ResourcesBlock()
+    )
+    """Each model's task's resources."""
+    slurm: Slurm = Slurm()
+    """Slurm settings (partition, account, throttle, setup, env, ...)."""

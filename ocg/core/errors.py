@@ -1,12 +1,13 @@
-"""ocg's errors: one root, `OcgError`, whose kinds carry the exit status a command ends with.
+"""ocg's errors: two roots. `OcgError` (an Exception) for every failure, whose kinds carry the exit
+status a command ends with, and `OcgInterrupted` (a BaseException) for work stopped from outside.
 
-Every exception ocg defines derives from `OcgError` through one of three kinds: `OcgInputError`
-(bad input, exit 2: the message names the file, line or key and what was expected), `OcgFault`
-(the machine, a server, the network, a process beside this one: exit 1) and `OcgInterrupted`
-(work stopped from outside; ocg/core/interrupts.py). The command line catches `OcgError` alone
-and exits with its `exit_status` (ocg/cli/). The root is a BaseException so that interruptions,
-which nothing may catch as a failure, can be kinds of it; the failure kinds are also
-ValueError or RuntimeError, so `except Exception` catches them as before.
+Every failure ocg defines derives from `OcgError` through one of two kinds: `OcgInputError` (bad
+input, exit 2: the message names the file, line or key and what was expected) and `OcgFault` (the
+machine, a server, the network, a process beside this one: exit 1). `except Exception` in a
+user's code catches them. An interruption (ocg/core/interrupts.py: the stop file, SIGTERM) is an
+`OcgInterrupted`, a root of its own that is not an Exception, as Ctrl-C is not: nothing catches it
+as a failure. The command line catches the two roots alone and exits with their `exit_status`
+(ocg/cli/).
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from __future__ import annotations
 from typing import ClassVar
 
 
-class OcgError(BaseException):
-    """The root of every error ocg raises; never raised itself, only its kinds."""
+class OcgError(Exception):
+    """The root of every failure ocg raises; never raised itself, only its kinds."""
 
     exit_status: ClassVar[int] = 1
 
@@ -46,9 +47,10 @@ class OcgFault(OcgError, RuntimeError):
     exit_status: ClassVar[int] = 1
 
 
-class OcgInterrupted(OcgError):
-    """Work stopped from outside before it finished; what was finished is kept. Exit 130, as a
-    shell reports Ctrl-C (a kind may say otherwise: SIGTERM 143)."""
+class OcgInterrupted(BaseException):
+    """Work stopped from outside before it finished; what was finished is kept. The second root:
+    not an Exception and not an OcgError, so no `except Exception` takes it for a failure. Exit
+    130, as a shell reports Ctrl-C (a kind may say otherwise: SIGTERM 143)."""
 
     exit_status: ClassVar[int] = 130
 

@@ -22,7 +22,7 @@ def dataset_name(n_concepts: int = DEFAULT_N_CONCEPTS, subset_k: int | None = No
     return f"n{n_concepts}" + (f"-k{subset_k}" if subset_k else "")
 
 
-def _file_sha256(path: Path) -> str:
+def _file_sha256(path: str | Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 

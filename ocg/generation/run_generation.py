@@ -15,7 +15,7 @@ ocg/generation/run_state.py); answering.py generates what is missing.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..config.file_model import validate
@@ -319,15 +319,14 @@ def _generate_locked(spec, instances, model_dir: Path, ask: _Asked) -> Path:
     state.card = _first_card(state, old, ask, grammars, ids_sha)
     todo = answers_to_do(stores, rows, samples)
     if todo == 0:  # everything asked for is on disk, asked with these prompts and settings
-        done = replace(
-            state.card,
+        done = state.card.replace(
             status=RunStatus.COMPLETE,
             checked_utc=now_utc(),
             records=tally_stores(stores, rows, samples),
         )
         if old.model is not None:  # the card of the run that generated them
-            done = replace(
-                done, backend=old.backend or state.card.backend, provenance=old.provenance
+            done = done.replace(
+                backend=old.backend or state.card.backend, provenance=old.provenance
             )
         state.save(done)
         return model_dir

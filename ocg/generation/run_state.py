@@ -4,7 +4,7 @@ and the run card, which changes only through `save` and is written once per chan
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -37,7 +37,7 @@ class RunState:
         return self.card_path.parent
 
     def save(self, card: RunCard, when_full: bool = False) -> None:
-        """`card` (a changed copy of `card`: dataclasses.replace) as the run's card, written
+        """`card` (a changed copy of `card`: its `replace`) as the run's card, written
         (`when_full`: even on a full disk, for a failed run)."""
         self.card = card
         if when_full:
@@ -48,14 +48,14 @@ class RunState:
     def with_run(self, entry: dict) -> RunCard:
         """The card with this run's entry (the last of `runs`) as `entry` stands now: a copy, so
         the entry the caller keeps filling in never changes a card already written."""
-        return replace(self.card, runs=[*self.card.runs[:-1], dict(entry)])
+        return self.card.replace(runs=[*self.card.runs[:-1], dict(entry)])
 
     def resolved(self, revision) -> None:
         """The revision the loaded weights resolved to, in the card's settings (written now, not
         left for the run's last write)."""
         if revision != self.settings.get("resolved_revision"):
             self.settings = {**self.settings, "resolved_revision": revision}
-            self.save(replace(self.card, settings=self.settings))
+            self.save(self.card.replace(settings=self.settings))
 
 
 def answers_to_do(

@@ -2,8 +2,10 @@
 
 A notebook's first code cell (tagged `parameters`) declares each parameter as a plain assignment,
 `name: type = default` (the annotation where the default alone does not say the type, e.g.
-`subset_k: int | None = None`). papermill only warns about an undeclared name and writes any
-name into the code it runs, so every name and value is checked here first.
+`subset_k: Optional[int] = None`). The names, annotations and defaults are read by papermill's own
+parameter inspection (the one `papermill --help-notebook` and `papermill.inspect_notebook` use),
+so ocg reads the cell as papermill does. papermill only warns about an undeclared name and writes
+any name into the code it runs, so every name and value is checked here first.
 """
 
 from __future__ import annotations
@@ -26,18 +28,19 @@ _KINDS = {
 }
 
 
-def _type_of(default: ast.expr) -> str:
+def _type_of(default: str) -> str:
     """The type a default says: that of a literal; anything plain for an expression."""
     try:
         value = ast.literal_eval(default)
-    except (ValueError, TypeError, SyntaxError):
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return "any"
     return next((k for k, t in _KINDS.items() if type(value) is t), "any")
 
 
-def _annotation(node: ast.expr) -> str:
+def _annotation(text: str) -> str:
     """An annotation as ocg checks it: `Optional[X]` (which papermill can read, unlike `X | None`)
     is `X | None`."""
+    node = ast.parse(text, mode="eval").body
     if isinstance(node, ast.Subscript) and ast.unparse(node.value) in (
         "Optional",
         "typing.Optional",
@@ -46,8 +49,23 @@ def _annotation(node: ast.expr) -> str:
     return ast.unparse(node)
 
 
+def _assigned(body: list[ast.stmt]) -> list[str]:
+    """The names the cell assigns at its top level, as Python reads it."""
+    names = []
+    for node in body:
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.append(node.target.id)
+        elif isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets):
+            names.extend(t.id for t in node.targets if isinstance(t, ast.Name))
+    return names
+
+
 def declared(notebook: str | Path) -> dict[str, str]:
-    """name -> declared type ("int", "list[str] | None", ...) from the notebook's parameters cell."""
+    """name -> declared type ("int", "list[str] | None", ...) from the notebook's parameters cell,
+    read by papermill's parameter inspection; a parameter papermill cannot read (`x: int | None`,
+    `a = b = 1`) is an error naming it, not a name left out."""
+    from papermill.translators import PythonTranslator
+
     nb = read_json(notebook)  # not JSON, or nested past the parser: an error naming the file
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
         raise OcgInputError(
@@ -70,16 +88,20 @@ def declared(notebook: str | Path) -> dict[str, str]:
         raise OcgInputError(
             f"{notebook}: parameters cell", f"not Python ({exc.msg}, line {exc.lineno})"
         ) from None
-    params = {}
-    for node in body:
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            params[node.target.id] = _annotation(node.annotation)
-        elif (
-            isinstance(node, ast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], ast.Name)
-        ):
-            params[node.targets[0].id] = _type_of(node.value)
+    found = PythonTranslator.inspect({"source": source})
+    params = {
+        p.name: _annotation(p.inferred_type_name)
+        if p.inferred_type_name != "None"
+        else _type_of(p.default)
+        for p in found
+    }
+    unread = [name for name in _assigned(body) if name not in params]
+    if unread:
+        raise OcgInputError(
+            f"{notebook}: parameters cell: {unread[0]}",
+            "papermill cannot read this line as a parameter: write one `name: type = value` a "
+            "line, `Optional[X]` for `X | None`",
+        )
     return params
 
 
@@ -110,7 +132,7 @@ def _matches(value: object, spec: str) -> bool:
             ok = isinstance(value, int) and not isinstance(value, bool)
         else:
             ok = isinstance(value, kind)
-        if ok and inner and kind is list:
+        if ok and inner and isinstance(value, list):
             ok = all(_matches(v, inner[:-1]) for v in value)
         if ok:
             return True

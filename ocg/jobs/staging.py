@@ -10,14 +10,12 @@ places is refused before anything is touched (docs/METHODS.md, "What ocg refuses
 
 from __future__ import annotations
 
-import html
 import os
 import shutil
 import socket
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 
 from ..core.clock import utc_stamp
@@ -81,7 +79,10 @@ def building(final: str | Path) -> Iterator[Path]:
             old.rename(final)
         shutil.rmtree(old, ignore_errors=True)
         stamp = ReportStamp(
-            ReportStatus.BUILDING, pid=os.getpid(), host=socket.gethostname(), started_utc=_now()
+            state=ReportStatus.BUILDING,
+            pid=os.getpid(),
+            host=socket.gethostname(),
+            started_utc=_now(),
         )
         stamp.write(ReportFolder(staging).state)
         write_status_page(
@@ -111,8 +112,7 @@ def finish(staging: Path, final: Path, stamp: ReportStamp) -> None:
     set) on the stamp the run started with, then put the staging folder where the report was."""
     _refuse_links(final, staging, ReportFolder(final).previous)  # none appeared while it was built
     started = ReportStamp.read(ReportFolder(staging).state)
-    ended = replace(
-        started,
+    ended = started.replace(
         state=stamp.state,
         reason=stamp.reason if stamp.reason is not None else started.reason,
         report=stamp.report if stamp.report is not None else started.report,
@@ -129,16 +129,14 @@ def finish(staging: Path, final: Path, stamp: ReportStamp) -> None:
 
 
 def write_status_page(
-    folder: Path, title: str, text: str, pages: list[tuple[str, str]] = ()
+    folder: Path, title: str, text: str, pages: Sequence[tuple[str, str]] = ()
 ) -> Path:
-    """A plain index.html for a report that is not (or not yet) complete."""
-    links = "".join(f"<li><a href='{html.escape(h)}'>{html.escape(n)}</a></li>" for n, h in pages)
-    page = (
-        f"<!doctype html>\n<html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-        f"</head><body>\n<h1>{html.escape(title)}</h1>\n<p>{html.escape(text)}</p>\n"
-        + (f"<h2>Notebooks</h2><ol>{links}</ol>\n" if links else "")
-        + "</body></html>\n"
-    )
+    """A plain index.html for a report that is not (or not yet) complete: `title`, `text` and
+    the notebooks' links (`pages`: name, href), each shown as text (ocg/site/templates/status.html,
+    autoescaped)."""
+    from ..site.render import render
+
+    page = render("status.html", title=title, text=text, pages=list(pages))
     path = ReportFolder(folder).index
     with atomic_path(path) as tmp:
         tmp.write_text(page, encoding="utf-8")

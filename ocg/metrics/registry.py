@@ -84,6 +84,13 @@ def metric(name: str) -> Metric | None:
     return next((m for m in metrics() if m.name == name), None)
 
 
+def require(name: str) -> Metric:
+    """The metric named `name`; a name no metric has is a bug here (KeyError)."""
+    if (found := metric(name)) is None:
+        raise KeyError(name)
+    return found
+
+
 def names() -> list[str]:
     return [m.name for m in metrics()]
 
@@ -101,7 +108,7 @@ def label(name: str) -> str:
 
 def lower_is_better(name: str) -> bool:
     m = metric(name)
-    return bool(m) and not m.higher_is_better
+    return m is not None and not m.higher_is_better
 
 
 for _family in (

@@ -2,53 +2,74 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import Annotated, Any, ClassVar
 
-from .base import VERSION_KEY, Record, ReportStatus, RunStatus
+from pydantic import Field, Strict, model_validator
+
+from .model import VERSION_KEY, RecordModel, Vocabulary
 
 
-@dataclass(frozen=True)
-class RunCard(Record):
+class RunStatus(Vocabulary):
+    """How a model's generation went: the run card's `status`, and each of its `runs`."""
+
+    RUNNING = "running"
+    COMPLETE = "complete"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"  # killed, or a run still marked running whose process is gone
+    UNKNOWN = "unknown"  # a card from before the status was recorded
+
+
+class ReportStatus(Vocabulary):
+    """How a report's last run stands (report.json's `state`)."""
+
+    BUILDING = "building"
+    DONE = "done"
+    FAILED = "failed"
+
+
+Number = int | float  # a JSON number, kept as written (3 stays 3)
+
+
+class RunCard(RecordModel):
     """What a model's generations folder was asked (instances per condition, how they were
     selected), with which settings, and how each run that filled it went."""
 
-    WHAT, FORMAT_VERSION = "a run card", 1
-    WRITTEN_WHEN_SET = ("checked_utc", "records", "sampling", "constrained")
+    WHAT: ClassVar[str] = "a run card"
+    FORMAT_VERSION: ClassVar[int | None] = 1
+    WRITTEN_WHEN_SET: ClassVar[tuple[str, ...]] = (
+        "checked_utc",
+        "records",
+        "sampling",
+        "constrained",
+    )
 
     model: str | None = None
-    status: RunStatus = RunStatus.UNKNOWN
-    spec: dict = field(default_factory=dict)
-    settings: dict = field(default_factory=dict)
-    instances: dict[str, str] = field(default_factory=dict)  # condition: ids sha256
+    status: Annotated[RunStatus, Strict(False)] = RunStatus.UNKNOWN
+    spec: dict[str, Any] = Field(default_factory=dict)
+    settings: dict[str, Any] = Field(default_factory=dict)
+    instances: dict[str, Any] = Field(default_factory=dict)  # condition: ids sha256
     # condition: subset_k, dataset, template_ids (+ permutations, permutation_seed, permutation_rule when sampled)
-    selection: dict[str, dict] = field(default_factory=dict)
-    backend: dict = field(default_factory=dict)
-    provenance: dict | None = None
-    runs: list[dict] = field(default_factory=list)  # each with its `status` (a RunStatus)
+    selection: dict[str, Any] = Field(default_factory=dict)
+    backend: dict[str, Any] = Field(default_factory=dict)
+    provenance: dict[str, Any] | None = None
+    runs: list[Any] = Field(default_factory=list)  # each with its `status` (a RunStatus)
     checked_utc: str | None = None  # when a run found everything asked already on disk
-    records: dict[str, dict] | None = None  # condition: asked / present / missing / foreign
+    records: dict[str, Any] | None = None  # condition: asked / present / missing / foreign
     # repeated samples (absent for greedy runs): samples, temperature, top_p, seeds, seeding rule
-    sampling: dict | None = None
+    sampling: dict[str, Any] | None = None
     # constrained conditions (absent without one): condition: library, lexicon, rule, grammar sha256s
-    constrained: dict | None = None
-    other: dict = field(default_factory=dict)
+    constrained: dict[str, Any] | None = None
 
     @classmethod
     def from_json(cls, data: Any, where: str | None = None) -> RunCard:
         card = super().from_json(data, where)
-        return replace(
-            card,
-            runs=[
-                {
-                    **r,
-                    "status": RunStatus.read(r["status"], f"{where or cls.WHAT}: runs[{i}].status"),
-                }
-                if isinstance(r, dict) and r.get("status") is not None
-                else r
-                for i, r in enumerate(card.runs)
-            ],
-        )
+        runs = [
+            {**r, "status": RunStatus.read(r["status"], f"{where or cls.WHAT}: runs[{i}].status")}
+            if isinstance(r, dict) and r.get("status") is not None
+            else r
+            for i, r in enumerate(card.runs)
+        ]
+        return card.model_copy(update={"runs": runs})
 
     @property
     def model_id(self) -> str | None:
@@ -86,8 +107,7 @@ class RunCard(Record):
         return None
 
 
-@dataclass(frozen=True)
-class Signature(Record):
+class Signature(RecordModel):
     """How a score set was computed: per family, its key (what its values depend on) and its
     block (how they were computed, or why they are missing); the generations' completeness;
     and the checksums of the tables written with it (which make it the set's completeness marker).
@@ -95,45 +115,52 @@ class Signature(Record):
     signature.json holds the fields before `families`, then one block per family scored (named
     by `metrics`), then the fields after it."""
 
-    WHAT, FORMAT_VERSION = "a scoring signature", 1
-    DERIVED = ("families",)
+    WHAT: ClassVar[str] = "a scoring signature"
+    FORMAT_VERSION: ClassVar[int | None] = 1
 
-    metrics: list[str] = field(default_factory=list)
+    metrics: list[Any] = Field(default_factory=list)
     inputs_sha256: str | None = None
     generations: str | None = None  # the generations folder scored
     failed_answers: str | None = None
-    metric_keys: dict[str, dict] = field(default_factory=dict)
-    completeness: dict | None = None  # ocg/generation/answer_store/completeness.py's block
-    code_sha256: dict[str, str] = field(default_factory=dict)
+    metric_keys: dict[str, Any] = Field(default_factory=dict)
+    completeness: dict[str, Any] | None = (
+        None  # ocg/generation/answer_store/completeness.py's block
+    )
+    code_sha256: dict[str, Any] = Field(default_factory=dict)
     flags_version: int | None = None  # the answer flags' definitions (ocg/metrics/degenerate.py)
-    families: dict[str, dict] = field(
+    families: dict[str, Any] = Field(
         default_factory=dict
     )  # stored as top-level keys, one per metric
-    recomputed: list[str] | None = None
-    reused: list[str] | None = None
-    timings_s: dict[str, float] | None = None
-    seconds: float | None = None
-    config: dict | None = None
-    provenance: dict | None = None
-    files: dict[str, dict] | None = None  # table file name: bytes, sha256
-    other: dict = field(default_factory=dict)
+    recomputed: list[Any] | None = None
+    reused: list[Any] | None = None
+    timings_s: dict[str, Any] | None = None
+    seconds: Number | None = None
+    config: dict[str, Any] | None = None
+    provenance: dict[str, Any] | None = None
+    files: dict[str, Any] | None = None  # table file name: bytes, sha256
 
+    @model_validator(mode="before")
     @classmethod
-    def from_json(cls, data: Any, where: str | None = None) -> Signature:
-        data = cls.checked(data, where or cls.WHAT)
-        families = {m: data[m] for m in data.get("metrics") or [] if isinstance(data.get(m), dict)}
-        sig = super().from_json({k: v for k, v in data.items() if k not in families}, where)
-        return replace(sig, families=families)
+    def _families_lifted(cls, data: Any) -> Any:
+        """The blocks stored as top-level keys (one per metric named) as `families`."""
+        if not isinstance(data, dict) or "families" in data:
+            return data
+        metrics = data.get("metrics")
+        named = metrics if isinstance(metrics, list) else []
+        families = {
+            m: data[m] for m in named if isinstance(m, str) and isinstance(data.get(m), dict)
+        }
+        return {**{k: v for k, v in data.items() if k not in families}, "families": families}
 
-    def to_json(self) -> dict:
-        keys = list(self.json_types())  # in field order: those before `families`, then those after
-        cut = [f.name for f in fields(self)].index("families")
+    def to_json(self) -> dict[str, Any]:
+        names = list(type(self).model_fields)  # in field order: those before `families`, then after
+        cut = names.index("families")
         written = lambda part: {k: getattr(self, k) for k in part if getattr(self, k) is not None}  # noqa: E731
         return {
             VERSION_KEY: self.FORMAT_VERSION,
-            **written(keys[:cut]),
+            **written(names[:cut]),
             **self.families,
-            **written(keys[cut:]),
+            **written(names[cut + 1 :]),
             **self.other,
         }
 
@@ -146,20 +173,27 @@ class Signature(Record):
         return self.family(name).get("status", "ok")
 
 
-@dataclass(frozen=True)
-class ReportStamp(Record):
+class ReportStamp(RecordModel):
     """How a report's last run stands (report.json, ocg/jobs/staging.py): who builds it and
     since when; how it ended (the notebooks finished, or why it failed)."""
 
-    WHAT, FORMAT_VERSION = "a report's state", 1
-    WRITTEN_WHEN_SET = ("pid", "host", "started_utc", "reason", "report", "notebooks", "ended_utc")
+    WHAT: ClassVar[str] = "a report's state"
+    FORMAT_VERSION: ClassVar[int | None] = 1
+    WRITTEN_WHEN_SET: ClassVar[tuple[str, ...]] = (
+        "pid",
+        "host",
+        "started_utc",
+        "reason",
+        "report",
+        "notebooks",
+        "ended_utc",
+    )
 
-    state: ReportStatus
+    state: Annotated[ReportStatus, Strict(False)]
     pid: int | None = None
     host: str | None = None
     started_utc: str | None = None
     reason: str | None = None  # why the run failed
     report: str | None = None  # a sweep's landing page
-    notebooks: list[str] | None = None  # those finished (ocg report)
+    notebooks: list[Any] | None = None  # those finished (ocg report)
     ended_utc: str | None = None
-    other: dict = field(default_factory=dict)

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import replace
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -65,7 +66,7 @@ def scoring_differences(signatures: dict[str, Signature]) -> list[str]:
         | {("status", m, "status") for c in comparable.values() for m in c["status"]}
     )
     for section, metric, k in fields:
-        values = {}
+        values: dict[str, Any] = {}
         for model, c in comparable.items():
             v = (
                 c[section].get(metric, {}).get(k, "(not scored)")
@@ -191,13 +192,45 @@ def _scored_differently(differences: list[str]) -> str:
     )
 
 
+def _no_frame() -> pd.DataFrame:
+    return pd.DataFrame()
+
+
+@dataclass(frozen=True)
+class Scores:
+    """What `load_scores` returns: the scored models' tables, as pandas frames for any ad hoc
+    work (`scores.answers.groupby(...)`), and what the pages say about them.
+
+    answers, groups, summary: the tables read (`tables`), concatenated over the models; a table
+    not asked for is an empty frame. signatures: model: its signature (ocg/records/, without the
+    scoring settings). designs: model: what it answered (results/designs.py's `design`).
+    references: the reference entries among the models (model: source, from their run cards).
+    mixed_scoring, incomplete, instance_differences: the lines a page must show."""
+
+    answers: pd.DataFrame = field(default_factory=_no_frame)
+    groups: pd.DataFrame = field(default_factory=_no_frame)
+    summary: pd.DataFrame = field(default_factory=_no_frame)
+    signatures: dict[str, Signature] = field(default_factory=dict)
+    designs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    references: dict[str, str] = field(default_factory=dict)
+    mixed_scoring: tuple[str, ...] = ()
+    incomplete: tuple[str, ...] = ()
+    instance_differences: tuple[str, ...] = ()
+    tables: tuple[str, ...] = TABLES  # the tables read
+
+    @classmethod
+    def empty(cls) -> Scores:
+        """No model scored: empty tables, no signatures, no designs."""
+        return cls(tables=())
+
+
 def load_scores(
     scores_root: str | Path | None = None,
     models: list[str] | None = None,
     allow_mixed: bool = False,
     tables: tuple[str, ...] = TABLES,
     allow_incomplete: bool = False,
-) -> dict:
+) -> Scores:
     """answers, groups and summary of the scored models (or only the `tables` named),
     concatenated, on the instances the models share (designs.py; all with allow_mixed);
     their signatures (ocg/records/, without the scoring settings), designs, the reference entries
@@ -210,14 +243,14 @@ def load_scores(
     root = Path(scores_root or outputs().scores).resolve()
     dirs = _score_dirs(root, models, scores_root)
     sets = {p.name: read_score_set(p, tables) for p in dirs}  # each checked against its signature
-    signatures = {m: replace(sig, config=None) for m, (sig, _) in sets.items()}
+    signatures = {m: sig.replace(config=None) for m, (sig, _) in sets.items()}
     differences = scoring_differences(signatures)
     if differences and not allow_mixed:
         raise OcgInputError(str(root), _scored_differently(differences))
     incomplete = incomplete_models(signatures, allow_incomplete, str(root))
     keys = instance_keys(dirs)
     shared, instance_differences = compare(keys, allow_mixed, str(root))
-    out = {table: [] for table in tables}
+    parts: dict[str, list[pd.DataFrame]] = {table: [] for table in tables}
     for p in dirs:
         frames = sets[p.name][1]
         if shared is not None:  # restricting needs every table of the set
@@ -225,17 +258,22 @@ def load_scores(
         for table in tables:
             if differences:
                 frames[table]["scoring_signature"] = signature_hash(signatures[p.name])
-            out[table].append(frames[table])
-    out = {table: pd.concat(frames, ignore_index=True) for table, frames in out.items()}
-    if "answers" in out:
-        out["answers"] = readable(out["answers"])
-    out["signatures"] = signatures
-    out["mixed_scoring"] = differences
-    out["incomplete"] = incomplete
-    out["designs"] = {m: design(k) for m, k in keys.items()}
-    out["instance_differences"] = instance_differences
-    out["references"] = references(signatures)
-    return out
+            parts[table].append(frames[table])
+    read = {table: pd.concat(frames, ignore_index=True) for table, frames in parts.items()}
+    if "answers" in read:
+        read["answers"] = readable(read["answers"])
+    return Scores(
+        answers=read.get("answers", pd.DataFrame()),
+        groups=read.get("groups", pd.DataFrame()),
+        summary=read.get("summary", pd.DataFrame()),
+        signatures=signatures,
+        mixed_scoring=tuple(differences),
+        incomplete=tuple(incomplete),
+        designs={m: design(k) for m, k in keys.items()},
+        instance_differences=tuple(instance_differences),
+        references=references(signatures),
+        tables=tuple(tables),
+    )
 
 
 def readable(answers: pd.DataFrame) -> pd.DataFrame:

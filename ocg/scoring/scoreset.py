@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -36,7 +35,7 @@ def write_score_set(folder: Path, tables: dict[str, pd.DataFrame], signature: Si
     for name in SCORE_TABLES:
         path = write_parquet(where.table(name), tables[name])
         files[path.name] = _digest(path.read_bytes())
-    replace(signature, files=files).write(where.signature)
+    signature.replace(files=files).write(where.signature)
 
 
 def holds_scores(folder: Path) -> bool:
@@ -91,6 +90,7 @@ def read_score_set(
             f"unfinished score set: {problem}; run `ocg score` (or notebook "
             "02_score) again to recompute it",
         )
+    assert signature is not None  # a set without a problem has its signature
     families = {m for m in signature.metrics if signature.status(m) == "ok"}
     for (
         name,

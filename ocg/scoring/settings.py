@@ -13,6 +13,8 @@ from ..core.arguments import distinct
 from ..core.errors import OcgInputError
 from ..core.files import read_yaml
 from ..core.paths import PARAMS_DIR
+from ..metrics.coverage import SPACY_PIPELINES
+from ..metrics.matching import MATCHING_RULES
 from .families import FAMILIES
 
 SCORING_FILE = PARAMS_DIR / "scoring.yaml"
@@ -30,8 +32,20 @@ def load_scoring_config(
         {k: v for k, v in (overrides or {}).items() if v is not None or k == "perplexity_fallback"}
     )
     settings = validate(ScoringFile, config, f"{path}:")
+    check_choices(settings, str(path))
     check_metrics(settings.metrics, f"{path}: metrics")
     return settings
+
+
+def check_choices(settings: ScoringFile, where: str) -> None:
+    """spacy_pipeline and matching_rule: one of ocg/metrics' own (the lists are theirs alone: the
+    config floor cannot import them; the JSON Schemas get them from ocg/jobs/schema_export.py)."""
+    for key, known in (("spacy_pipeline", SPACY_PIPELINES), ("matching_rule", MATCHING_RULES)):
+        value = getattr(settings, key)
+        if value not in known:
+            raise OcgInputError(
+                f"{where}: {key}", f"got {value!r}; expected one of {', '.join(known)}"
+            )
 
 
 def check_metrics(metrics, where: str) -> list[str]:

@@ -16,8 +16,6 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-import pandas as pd
-
 from ..analysis.paper_tables import summary_medians
 from ..analysis.references import left_out
 from ..analysis.skew import self_scored, self_scored_note
@@ -31,7 +29,7 @@ from ..core.provenance import git_state
 from ..data.instances import PERMUTATION_SEED
 from ..metrics.degenerate import FLAG_COLUMNS, FLAG_HELP
 from ..results.designs import tables_note
-from ..results.scores import instance_keys, load_scores
+from ..results.scores import Scores, instance_keys, load_scores
 from ..scoring.scoreset import holds_scores, unfinished_reason
 from . import (
     caveats,
@@ -73,8 +71,8 @@ class Warnings:
     method: Link
 
 
-def _warnings(scores: dict, scores_root, scored: list[str], report_dir: Path) -> Warnings | None:
-    lines = scores.get("incomplete", []) + (
+def _warnings(scores: Scores, scores_root, scored: list[str], report_dir: Path) -> Warnings | None:
+    lines = list(scores.incomplete) + (
         tables_note(instance_keys([ModelScores.of(m, scores_root).folder for m in scored]))
         if len(scored) > 1
         else []
@@ -206,7 +204,7 @@ def write_index(
             scores_root, scored, allow_mixed=True, tables=("summary",), allow_incomplete=True
         )
         if scored
-        else {"summary": pd.DataFrame(), "signatures": {}, "designs": {}}
+        else Scores.empty()
     )
     if scored:  # one model at a time: at paper size all answers would not fit in memory
         write_case_browser_from(report_dir, scored, scores_root, generations_root, progress=True)
@@ -223,7 +221,7 @@ def write_index(
         if p.is_file()
     )
     # perplexity and SLOR scored by a compared model: not bolded across models (analysis/skew.py)
-    scorers = self_scored(scores["signatures"], {m: e.id for m, e in run.entries.items()})
+    scorers = self_scored(scores.signatures, {m: e.id for m, e in run.entries.items()})
     page = render(
         "landing.html",
         title=title,
@@ -238,8 +236,8 @@ def write_index(
         other_tables=explain.other_tables(
             report_dir,
             {"table7": file.table7_note or ""},
-            {"table4": summary_medians(scores["summary"], "ordered_one_shot")},
-            {"table4": summary_medians(scores["summary"], "ordered_one_shot", "slor")},
+            {"table4": summary_medians(scores.summary, "ordered_one_shot")},
+            {"table4": summary_medians(scores.summary, "ordered_one_shot", "slor")},
             self_scored=self_scored_note(scorers),
             left_out=left_out(scores),
         ),
@@ -253,13 +251,13 @@ def write_index(
                     report_dir,
                     "figure3",
                     "Figure 3: ordered concept lists by number of models that composed them"
-                    + _lists_counted(scores["designs"]),
+                    + _lists_counted(scores.designs),
                     left_out(scores, "the counts of models"),
                 ),
                 _figure(
                     report_dir,
                     "figure4",
-                    f"Figure 4: permutations composed{_lists_counted(scores['designs'], True)} "
+                    f"Figure 4: permutations composed{_lists_counted(scores.designs, True)} "
                     "per concept set, by model threshold",
                     left_out(scores, "the counts of models"),
                 ),
@@ -273,7 +271,7 @@ def write_index(
             for s in ("Answer flags", "Answers that copy the list")
         ],
         batch=caveats.batch_line(report_dir, models, generations_root),
-        signatures=model_table.signatures(scores["signatures"]),
+        signatures=model_table.signatures(scores.signatures),
         notebooks=[_notebook_page(report_dir, n, h) for n, h in pages],
         files=files,
     )

@@ -15,7 +15,7 @@ from ..metrics.degenerate import FLAG_COLUMNS
 from ..metrics.listcopy import LIST_FLAGS
 from ..records import RunCard, Signature
 from ..results.designs import describe_design
-from ..results.scores import comparable_signature, scoring_differences
+from ..results.scores import Scores, comparable_signature, scoring_differences
 from . import caveats
 
 _RUN_SETTINGS = (
@@ -52,7 +52,7 @@ class ModelRow:
     reference: str = ""  # a reference row's source (its run card's `reference`), else ""
 
 
-def _status(model, card_problem, scores, failures, unfinished) -> Status:
+def _status(model, card_problem, scores: Scores, failures, unfinished) -> Status:
     if model in failures:
         f = failures[model]
         return Status(
@@ -63,9 +63,9 @@ def _status(model, card_problem, scores, failures, unfinished) -> Status:
         return Status("unreadable run card", detail=card_problem)
     if unfinished.get(model):
         return Status("unfinished score set", detail=str(unfinished[model]))
-    if blocking := problems(scores["signatures"].get(model, Signature()).completeness)[0]:
+    if blocking := problems(scores.signatures.get(model, Signature()).completeness)[0]:
         return Status("incomplete", detail="; ".join(blocking))
-    if model in set(scores["summary"].get("model", [])):
+    if model in set(scores.summary.get("model", [])):
         return Status("done", ok=True)
     return Status("not scored")
 
@@ -84,8 +84,8 @@ def _flag_counts(s: pd.DataFrame) -> str:
     )
 
 
-def model_rows(models, generations_root, scores, failures, unfinished) -> list[ModelRow]:
-    summary, rows = scores["summary"], []
+def model_rows(models, generations_root, scores: Scores, failures, unfinished) -> list[ModelRow]:
+    summary, rows = scores.summary, []
     for model in models:
         card_path = ModelGenerations.of(model, generations_root).run_card
         try:
@@ -125,11 +125,7 @@ def model_rows(models, generations_root, scores, failures, unfinished) -> list[M
             ),
             *settings.values(),
         ]
-        design = (
-            describe_design(scores["designs"][model], n=False)
-            if model in scores["designs"]
-            else "–"
-        )
+        design = describe_design(scores.designs[model], n=False) if model in scores.designs else "–"
         rows.append(
             ModelRow(
                 model=str(model),

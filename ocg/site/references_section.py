@@ -13,7 +13,7 @@ import pandas as pd
 from ..analysis.references import COLUMNS, REFERENCE_CONDITION, reference_rows
 from ..analysis.report import save_table, sources
 from ..analysis.uncertainty import MIN_SETS
-from ..results.scores import load_scores
+from ..results.scores import Scores, load_scores
 from . import methods_page
 from .explain import MissingReasons, missing_reasons
 from .render import Link
@@ -82,7 +82,7 @@ _REASONS = ("judge", "perplexity", "slor", "nonword_rate", "pos_coverage_wo_orde
 
 
 def references(
-    report_dir: Path, run, scores: dict, scored: list[str], scores_root
+    report_dir: Path, run, scores: Scores, scored: list[str], scores_root
 ) -> ReferencesSection | None:
     """The section, or None when the run names no reference entry (or none was scored)."""
     refs = {
@@ -97,14 +97,14 @@ def references(
         [
             load_scores(
                 scores_root, [m], allow_mixed=True, tables=("answers",), allow_incomplete=True
-            )["answers"].reindex(columns=COLUMNS)
+            ).answers.reindex(columns=COLUMNS)
             for m in order
         ],
         ignore_index=True,
     )
     frame = reference_rows(answers, order, refs)
     paths = save_table(frame, "references", report_dir, meta=sources(scores))
-    summary = scores["summary"]
+    summary = scores.summary
     if "condition" in summary:
         summary = summary[summary["condition"] == REFERENCE_CONDITION]
     summary = summary.drop(
@@ -128,7 +128,7 @@ def references(
             )
             for r in frame.to_dict("records")
         ],
-        missing=missing_reasons(summary, scores.get("signatures", {})),
+        missing=missing_reasons(summary, scores.signatures),
         small_sample=bool(len(frame)) and int(frame["n_sets"].min()) < MIN_SETS,
         min_sets=MIN_SETS,
         method=methods_page.methods_link(report_dir, "Reference rows"),

@@ -22,7 +22,7 @@ from ..core.files import write_json
 from ..core.layout import ReportFolder
 from ..core.provenance import provenance
 from ..metrics.registry import metric
-from ..results.scores import signature_hash
+from ..results.scores import Scores, signature_hash
 from .judge_note import judge_counts, results_block
 from .results_comparisons import comparisons
 from .results_parts import _by_key, _count, _delta_test, _interval, _median, _settings, _table
@@ -118,6 +118,8 @@ def _model_metrics(model: str, tables: _Tables, signature) -> dict:
             row["metric"],
             metric(row["metric"]),
         )  # None: declared where this process never looked
+        n: int | None
+        n_of: str | None
         n, n_of = _count(s, name) if len(s) and m else (None, "")
         if pd.isna(
             row["value"]
@@ -182,16 +184,16 @@ def _run_block(run: CheckedRun) -> dict:
     }
 
 
-def results(report_dir: str | Path, run: CheckedRun, scores: dict, generations_root=None) -> dict:
+def results(report_dir: str | Path, run: CheckedRun, scores: Scores, generations_root=None) -> dict:
     """The results document of a report folder whose notebooks have run (its tables/); the run
     cards under `generations_root` give each model's id, revision, quantization and dtype."""
     report = ReportFolder(Path(report_dir))
-    t1, summary = _table(report, "table1"), scores.get("summary", pd.DataFrame())
+    t1, summary = _table(report, "table1"), scores.summary
     cis, paired = (
         _by_key(_table(report, "table1_bootstrap_ci")),
         _by_key(_table(report, "table1_paired_test")),
     )
-    signatures, designs = scores.get("signatures", {}), scores.get("designs", {})
+    signatures, designs = scores.signatures, scores.designs
     methods = {
         "bootstrap": _settings(report, "table1_bootstrap_ci"),
         "paired_test": _settings(report, "table1_paired_test"),
@@ -226,7 +228,7 @@ def results(report_dir: str | Path, run: CheckedRun, scores: dict, generations_r
 
 
 def write_results(
-    report_dir: str | Path, run: CheckedRun, scores: dict, generations_root=None
+    report_dir: str | Path, run: CheckedRun, scores: Scores, generations_root=None
 ) -> Path:
     """results.json in `report_dir` (a staging folder while the report is built), written atomically."""
     return write_json(

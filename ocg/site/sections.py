@@ -16,6 +16,7 @@ from ..core.files import read_table
 from ..core.layout import ReportFolder
 from ..core.notebook_names import MAIN_RESULTS
 from ..metrics.registry import label
+from ..results.scores import Scores
 from . import caveats
 from . import medians as site_medians
 from .explain import (
@@ -72,7 +73,7 @@ def _labelled(table: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-def headline(report_dir: Path, scores: dict, scorers: dict | None = None) -> Headline | None:
+def headline(report_dir: Path, scores: Scores, scorers: dict | None = None) -> Headline | None:
     """Table 1, ours beside the paper's, with its caveats: the perplexity and SLOR medians (pooled,
     from table1.csv; a report saved before them: per template, then over templates), the median Δ
     beside a mean Δ it contradicts, the copy marks and share, what each row stands on, which
@@ -81,7 +82,7 @@ def headline(report_dir: Path, scores: dict, scorers: dict | None = None) -> Hea
     path = ReportFolder(report_dir).table("table1")
     if not path.exists():
         return None
-    t1, summary = read_table(path), scores["summary"]
+    t1, summary = read_table(path), scores.summary
     ours = _labelled(wide(t1, "model", "value", "delta_vs_original_commongen"))
     medians = {m: v[1] for m, v in caveats.ppl_medians(report_dir).items()} or summary_medians(
         summary, "ordered"
@@ -121,10 +122,10 @@ def headline(report_dir: Path, scores: dict, scorers: dict | None = None) -> Hea
         ],
         paper=paper,
         notebook=notebook_link(report_dir, MAIN_RESULTS),
-        missing=missing_reasons(summary, scores["signatures"])
+        missing=missing_reasons(summary, scores.signatures)
         if len(summary)
         else MissingReasons([], []),
-        judges=judge_counts(summary, scores["signatures"]) if len(summary) else [],
+        judges=judge_counts(summary, scores.signatures) if len(summary) else [],
         legend=legend(t1["metric"].unique()),
         method=methods_link(report_dir, "Metrics"),
     )
@@ -220,7 +221,7 @@ def forced(report_dir: Path) -> Forced | None:
             else:
                 shown = forced_wide(long, forced_medians(outcome))
                 shown.columns = pd.MultiIndex.from_tuples(
-                    [(metric(m).label if metric(m) else m, sub) for m, sub in shown.columns]
+                    [(known.label if (known := metric(m)) else m, sub) for m, sub in shown.columns]
                 )
                 parts.append(ForcedPart(kind, shown, csv, legend(long["metric"].unique())))
         except (KeyError, ValueError, pd.errors.ParserError) as exc:

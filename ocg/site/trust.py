@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ..analysis.uncertainty import MIN_SETS
+from ..results.scores import Scores
 from .explain import missing_reasons
 
 # The conditions Table 1 reads: each value under `ordered`, its Δ from `original`.
@@ -38,16 +39,16 @@ def _fallbacks(summary: pd.DataFrame, signatures: dict) -> list[str]:
     ] + [f"{m.label} missing for {', '.join(m.models)}" for m in reasons.missing]
 
 
-def trust_line(scores: dict) -> TrustLine | None:
+def trust_line(scores: Scores) -> TrustLine | None:
     """The figures from what the landing page loaded (`load_scores`: summary, designs,
     signatures); None when no model was scored in Table 1's conditions."""
-    summary = scores["summary"]
+    summary = scores.summary
     if summary.empty or "condition" not in summary:
         return None
     shown = summary[summary["condition"].isin(TABLE1_CONDITIONS)]
     if shown.empty:
         return None
-    counts = sorted({d["sets"] for d in scores["designs"].values()})
+    counts = sorted({d["sets"] for d in scores.designs.values()})
     answers = int(shown["n_answers"].sum())
     truncated = int(shown["n_truncated"].sum()) if "n_truncated" in shown else 0
     return TrustLine(
@@ -58,5 +59,5 @@ def trust_line(scores: dict) -> TrustLine | None:
         conditions=[c for c in TABLE1_CONDITIONS if c in set(shown["condition"])],
         truncated=truncated,
         truncated_pct=100 * truncated / answers if answers else 0.0,
-        fallbacks=_fallbacks(summary, scores["signatures"]),
+        fallbacks=_fallbacks(summary, scores.signatures),
     )

@@ -1,7 +1,7 @@
 """A sweep file: models, conditions, where outputs go and the resources of each model's task.
 
 Loaded as a CheckedRun (ocg/config/checked_run.py) whose `file` is a SweepFile
-(ocg/config/run_file.py): its resources and Slurm settings are models, their defaults in the
+(ocg/config/sweep_file.py): its resources and Slurm settings are models, their defaults in the
 model, read by attribute (`sweep.file.slurm.throttle`, `resources_for(sweep, model)`).
 """
 
@@ -10,8 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..config.checked_run import CheckedRun
-from ..config.run_file import Resources, SweepFile
-from ..config.sweep_file import time_limit_s
+from ..config.sweep_file import Resources, SweepFile, time_limit_s
 from ..core.errors import OcgInputError
 from ..core.files import read_extends_chain
 from ..jobs.run_checks import check_run

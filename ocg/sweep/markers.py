@@ -5,9 +5,11 @@ A task's environment keys (SLURM_JOB_ID, ...) are kept verbatim beside the field
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import Annotated, Any, ClassVar
 
-from ..records import Record, Vocabulary
+from pydantic import Strict
+
+from ..records import RecordModel, Vocabulary
 
 
 class AnalysisStatus(Vocabulary):
@@ -17,28 +19,25 @@ class AnalysisStatus(Vocabulary):
     FAILED = "failed"
 
 
-@dataclass(frozen=True)
-class DoneMarker(Record):
+class DoneMarker(RecordModel):
     """`<notebook>.done`: the model's notebook finished (only its presence is read)."""
 
-    WHAT = "a notebook's completion marker"
+    WHAT: ClassVar[str] = "a notebook's completion marker"
 
     model: str
     notebook: str
     executed_notebook: str | None = None
-    seconds: float | None = None
+    seconds: int | float | None = None
     time_utc: str | None = None
     host: str | None = None
-    other: dict = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class FailureMarker(Record):
+class FailureMarker(RecordModel):
     """failed.json: where the model's task failed and why (a failure before any notebook ran
     names "(before 01_generate)" and no cell)."""
 
-    WHAT = "a model's failure marker"
-    WRITTEN_WHEN_SET = ("executed_notebook",)
+    WHAT: ClassVar[str] = "a model's failure marker"
+    WRITTEN_WHEN_SET: ClassVar[tuple[str, ...]] = ("executed_notebook",)
 
     model: str
     notebook: str
@@ -48,33 +47,28 @@ class FailureMarker(Record):
     log: str | None = None
     time_utc: str | None = None
     host: str | None = None
-    other: dict = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class InterruptedMarker(Record):
+class InterruptedMarker(RecordModel):
     """interrupted.json: the task stopped at Slurm's time-limit warning, in this notebook."""
 
-    WHAT = "a model's interruption marker"
+    WHAT: ClassVar[str] = "a model's interruption marker"
 
     model: str
     notebook: str
     reason: str | None = None
     time_utc: str | None = None
     host: str | None = None
-    other: dict = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class AnalysisMarker(Record):
+class AnalysisMarker(RecordModel):
     """analysis.json: how the sweep's last analyses ended and over which models."""
 
-    WHAT = "the sweep's analysis marker"
-    WRITTEN_WHEN_SET = ("report", "reason", "models")
+    WHAT: ClassVar[str] = "the sweep's analysis marker"
+    WRITTEN_WHEN_SET: ClassVar[tuple[str, ...]] = ("report", "reason", "models")
 
-    state: AnalysisStatus
+    state: Annotated[AnalysisStatus, Strict(False)]
     report: str | None = None  # the landing page, when done
     reason: str | None = None  # why they failed
-    models: list[str] | None = None
+    models: list[Any] | None = None
     time_utc: str | None = None
-    other: dict = field(default_factory=dict)

@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..config.run_file import Resources, Slurm
+from ..config.sweep_file import Resources, Slurm
 from ..core.errors import OcgFault
 from ..core.files import read_json, write_json
 from ..core.layout import SweepFolder

@@ -72,8 +72,8 @@ def _hub_files_here(sweep: Sweep, model: str) -> int:
         return 0
     folder = sweep.folder
     FailureMarker(
-        model,
-        "(before 01_generate)",
+        model=model,
+        notebook="(before 01_generate)",
         reason=problem[:2000],
         log=str(folder.log(model)),
         time_utc=_now(),
@@ -123,28 +123,28 @@ def _run_notebooks(sweep: Sweep, model: str) -> int:
             reason = f"{getattr(exc, 'ename', type(exc).__name__)}: {getattr(exc, 'evalue', exc)}"
             cell = getattr(exc, "exec_count", None)
             FailureMarker(
-                model,
-                notebook,
+                model=model,
+                notebook=notebook,
                 cell=cell,
                 reason=reason.strip()[:2000],
                 executed_notebook=str(ExecutedNotebook(folder.notebooks(model), notebook).copy),
                 log=str(folder.log(model)),
                 time_utc=_now(),
                 host=socket.gethostname(),
-                other=job,
+                **job,
             ).write(folder.failure(model))
             print(f"[{model}] {notebook}: FAILED in cell {cell}: {reason}", flush=True)
             traceback.print_exc()
             return 1
         ran = True
         DoneMarker(
-            model,
-            notebook,
+            model=model,
+            notebook=notebook,
             executed_notebook=str(executed),
             seconds=round(time.time() - t0, 1),
             time_utc=_now(),
             host=socket.gethostname(),
-            other=job,
+            **job,
         ).write(marker)
     print(f"[{model}] done", flush=True)
     return 0
@@ -153,7 +153,12 @@ def _run_notebooks(sweep: Sweep, model: str) -> int:
 def _interrupted(folder: SweepFolder, model: str, notebook: str, why: str, job: dict) -> int:
     """The time limit is near: say where the task stopped (what it wrote is kept and resumed)."""
     InterruptedMarker(
-        model, notebook, reason=why[:500], time_utc=_now(), host=socket.gethostname(), other=job
+        model=model,
+        notebook=notebook,
+        reason=why[:500],
+        time_utc=_now(),
+        host=socket.gethostname(),
+        **job,
     ).write(interrupted_marker(folder, model))
     print(f"[{model}] {notebook}: {why}", flush=True)
     return INTERRUPTED
@@ -168,16 +173,16 @@ def run_analysis(sweep: Sweep) -> int:
     marker = sweep.folder.analysis_marker
     if not done:
         print("no finished model to analyse", flush=True)
-        AnalysisMarker(AnalysisStatus.FAILED, reason="no finished model", time_utc=_now()).write(
-            marker
-        )
+        AnalysisMarker(
+            state=AnalysisStatus.FAILED, reason="no finished model", time_utc=_now()
+        ).write(marker)
         return 1
     final = sweep_dirs(sweep).reports
     with building(final) as staging:
         outcome = _analyse(sweep, done, staging, final)
         finish(staging, final, outcome)
     AnalysisMarker(
-        AnalysisStatus(outcome.state.value),
+        state=AnalysisStatus(outcome.state.value),
         report=outcome.report,
         reason=outcome.reason,
         models=done,

@@ -52,11 +52,11 @@ def made(scored_run):
         conditions=("original", "ordered"),
     )
     scores = load_scores(root / "scores")
-    answers = scores["answers"].assign(
+    answers = scores.answers.assign(
         perplexity=lambda d: 10.0 + d["answer"].str.len() ** 1.5 * (1 + d["template_id"])
     )
     out = root / "report"
-    save_table(tables.table1(scores["summary"]), "table1", out)
+    save_table(tables.table1(scores.summary), "table1", out)
     save_table(sensitivity.table1_sensitivity(answers), "table1_sensitivity", out)
     doc = results(out, checked_run(["a", "b"], ["original", "ordered"], name="r"), scores)
     return (

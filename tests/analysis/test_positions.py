@@ -210,7 +210,7 @@ def scored(scored_run):
         ],
         ["coverage"],
     )
-    return load_scores(root / "scores")["answers"].sort_values("perm_index").reset_index(drop=True)
+    return load_scores(root / "scores").answers.sort_values("perm_index").reset_index(drop=True)
 
 
 def test_scored_answers_count_the_mention_the_order_check_used(scored):

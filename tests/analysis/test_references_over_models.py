@@ -53,8 +53,8 @@ def root(scored_run):
 
 def test_load_scores_names_the_reference(root):
     scores = load_scores(root / "scores")
-    assert scores["references"] == {"ref-x": "CommonGen-Eval: X"}
-    assert set(without_references(scores["summary"], scores)["model"]) == {"m"}
+    assert scores.references == {"ref-x": "CommonGen-Eval: X"}
+    assert set(without_references(scores.summary, scores)["model"]) == {"m"}
     assert left_out(scores) == (
         "the reference entry is left out of the mean over models: docs/METHODS.md, Reference rows"
     )
@@ -69,14 +69,14 @@ def test_an_unreadable_card_is_no_reference(root, tmp_path):
         sig = copy / "scores" / model / "signature.json"
         sig.write_text(sig.read_text().replace(str(root / "gen"), str(copy / "gen")))
     scores = load_scores(copy / "scores")
-    assert scores["references"] == {}
+    assert scores.references == {}
     assert left_out(scores) == ""
-    assert without_references(scores["summary"], scores).equals(scores["summary"])
+    assert without_references(scores.summary, scores).equals(scores.summary)
 
 
 def test_table3_is_the_models_values_alone(root):
     scores = load_scores(root / "scores")
-    summary = scores["summary"]
+    summary = scores.summary
     t = paper_tables.table3(without_references(summary, scores))
     t = t[t["mean_over_llms"].notna()]  # the metrics scored (coverage)
     assert set(t["n_models"]) == {1}
@@ -101,7 +101,7 @@ def test_table3_is_the_models_values_alone(root):
 
 def test_table2_is_the_models_values_alone(root):
     scores = load_scores(root / "scores")
-    answers = scores["answers"]
+    answers = scores.answers
     t = paper_tables.table2(without_references(answers, scores), "ordered").set_index("metric")
     ordered = answers[(answers["model"] == "m") & (answers["condition"] == "ordered")]
     assert t.loc["coverage_wo_order", "n_models"] == 1
@@ -123,12 +123,8 @@ def test_the_page_says_so_under_tables_2_and_3(root, tmp_path):
     from ocg.site.render import fragment
 
     scores = load_scores(root / "scores")
-    save_table(
-        paper_tables.table2(without_references(scores["answers"], scores)), "table2", tmp_path
-    )
-    save_table(
-        paper_tables.table3(without_references(scores["summary"], scores)), "table3", tmp_path
-    )
+    save_table(paper_tables.table2(without_references(scores.answers, scores)), "table2", tmp_path)
+    save_table(paper_tables.table3(without_references(scores.summary, scores)), "table3", tmp_path)
     line = left_out(scores)
     tables = explain.other_tables(tmp_path, left_out=line)
     assert [t.left_out for t in tables] == [line, line]

@@ -233,7 +233,7 @@ def test_10_positions(scored):
         "in_place_4_pct",
     } <= set(patterns)
     t2 = tables.table2(
-        load_scores(scored / "scores", MODELS)["answers"], "ordered"
+        load_scores(scored / "scores", MODELS).answers, "ordered"
     )  # beside Table 2, unchanged
     w = t2[t2.metric == "coverage_w_order"].set_index("pos_pattern").mean_over_llms
     assert patterns.set_index("pos_pattern").table2_coverage_w_order.to_dict() == pytest.approx(

@@ -2,14 +2,13 @@
 shipped judge run's latest record judging at least 90% of its answers (docs/gpus.md shows it)."""
 
 import json
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
+from tests.helpers import benchmark
 
-import run_timing  # noqa: E402
-from recording import runs_of  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
+run_timing = benchmark("run_timing")
+runs_of = benchmark("recording").runs_of
 
 
 def _signature(folder: Path, judge: dict | None) -> None:

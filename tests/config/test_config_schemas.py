@@ -9,14 +9,13 @@ import jsonschema
 import pytest
 import yaml
 
-from ocg.config import export
 from ocg.config.file_model import validate
 from ocg.config.model_registry import parse_models
 from ocg.config.models_file import ModelDefaults, ModelEntry
 from ocg.config.run_file import RunFile
-from ocg.config.scoring_file import MATCHING_RULES, SPACY_PIPELINES
 from ocg.core.errors import OcgInputError
 from ocg.core.paths import PARAMS_DIR
+from ocg.jobs import schema_export as export
 from ocg.metrics import coverage
 from tests.config.bad_params import BAD_RUN_FIELDS
 
@@ -38,7 +37,7 @@ def validator(kind: str) -> jsonschema.Draft202012Validator:
 
 
 def test_the_exported_schemas_are_current(tmp_path):
-    """`python -m ocg.config` was run after the models last changed (else: run it)."""
+    """`python -m ocg.jobs.schema_export` was run after the models last changed (else: run it)."""
     written = export.write_schemas(tmp_path)
     assert {p.name for p in written} == {p.name for p in export.SCHEMA_DIR.glob("*.json")}
     for path in written:
@@ -48,7 +47,7 @@ def test_the_exported_schemas_are_current(tmp_path):
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: str(p.relative_to(PARAMS_DIR)))
 def test_each_shipped_yaml_names_its_schema_and_validates_against_it(path):
     """As an editor checks it: the file on its own (a sweep that `extends` another needs only a
-    name of its own in the schema; ocg/config/run_file.py, _file_schema), not the merged chain."""
+    name of its own in the schema; ocg/config/sweep_file.py, _file_schema), not the merged chain."""
     first = path.read_text().splitlines()[0]
     schema = export.schema_path(kind_of(path))
     relative = Path(*[".."] * (len(path.relative_to(PARAMS_DIR).parts) - 1), "schema", schema.name)
@@ -143,16 +142,31 @@ def test_the_run_card_records_an_entry_as_it_always_did():
     assert card["replay"] == {} and card["quantization"] == "none" and card["batch_check"] == 0
 
 
-def test_the_scoring_choices_are_the_metrics_own():
-    assert SPACY_PIPELINES == tuple(coverage.SPACY_PIPELINES)
-    assert MATCHING_RULES == tuple(coverage.MATCHING_RULES)
-
-
-def test_the_schemas_metric_names_are_the_families():
-    from ocg.config.scoring_file import METRIC_NAMES
+def test_the_schemas_choices_are_the_metrics_and_families_own():
+    """One list each (ocg/metrics, ocg/scoring), which the schemas are filled from: a run file's
+    metrics and its scoring block's choices too."""
     from ocg.scoring.families import FAMILIES
 
-    assert METRIC_NAMES == tuple(FAMILIES)
+    scoring = export.schema_of("scoring")["properties"]
+    assert scoring["spacy_pipeline"]["enum"] == list(coverage.SPACY_PIPELINES)
+    assert scoring["matching_rule"]["enum"] == list(coverage.MATCHING_RULES)
+    assert scoring["metrics"]["items"]["enum"] == list(FAMILIES)
+    run = export.schema_of("run")["properties"]
+    assert run["metrics"]["anyOf"][0]["items"]["enum"] == list(FAMILIES)
+    assert "ocg choices" not in json.dumps([export.schema_of(k) for k in export.KINDS])
+
+
+def test_the_loader_refuses_a_choice_the_metrics_do_not_know():
+    from ocg.scoring.settings import load_scoring_config
+
+    for key, known in [
+        ("spacy_pipeline", "as_shipped, no_parser"),
+        ("matching_rule", ", ".join(coverage.MATCHING_RULES)),
+    ]:
+        with pytest.raises(OcgInputError) as info:
+            load_scoring_config(overrides={key: "full"})
+        assert info.value.where.endswith(f"scoring.yaml: {key}")
+        assert info.value.problem == f"got 'full'; expected one of {known}"
 
 
 @pytest.mark.parametrize("change, where, what", BAD_RUN_FIELDS)

@@ -10,13 +10,13 @@ import jsonschema
 import pytest
 import yaml
 
-from ocg.config import export
 from ocg.config.model_registry import load_models, parse_models
 from ocg.core.errors import OcgInputError
 from ocg.core.names import NAME_PATTERN, check_name
 from ocg.core.paths import PARAMS_DIR, TEMPLATES_FILE
 from ocg.core.yaml_files import parse_yaml
 from ocg.data import load_templates
+from ocg.jobs import schema_export as export
 from ocg.jobs.pipeline import load_run
 from ocg.scoring.settings import load_scoring_config
 from ocg.sweep import load_sweep

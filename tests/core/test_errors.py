@@ -1,5 +1,6 @@
-"""One error root: every exception ocg defines is an OcgError whose kind gives the command's exit
-status, and the command line turns each into one `ocg: error:` line."""
+"""Two error roots: every failure ocg defines is an OcgError (an Exception), every interruption an
+OcgInterrupted (not an Exception, as Ctrl-C is not); each kind gives the command's exit status, and
+the command line turns each into one `ocg: error:` line."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 
 import ocg
 from ocg.cli import main
-from ocg.core.errors import Located, OcgError, OcgFault, OcgInputError, OcgInterrupted
+from ocg.core.errors import OcgError, OcgFault, OcgInputError, OcgInterrupted
 from ocg.core.interrupts import StopRequested, Terminated
 from ocg.core.lock import LockHeld, exclusive
 from ocg.generation.backends.openai_answer import ApiError
@@ -43,20 +44,35 @@ def exception_classes() -> dict[str, type]:
     return found
 
 
-def test_every_exception_of_ocg_derives_from_the_one_root():
+def test_every_exception_of_ocg_derives_from_one_of_the_two_roots():
     classes = exception_classes()
     assert {"ocg.core.lock.LockHeld", "ocg.generation.backends.openai_answer.ApiError"} <= set(
         classes
     )
     assert len(classes) >= 15
-    outside = sorted(name for name, cls in classes.items() if not issubclass(cls, OcgError))
+    roots = (OcgError, OcgInterrupted)
+    outside = sorted(name for name, cls in classes.items() if not issubclass(cls, roots))
     assert outside == []
     for name, cls in classes.items():
-        if cls in (OcgError, Located):  # the root and the `where: problem` base: no kinds
-            continue
-        # a failure is still an Exception (so `except Exception` catches it as before); an
-        # interruption never is, as Ctrl-C is not
-        assert issubclass(cls, Exception) != issubclass(cls, OcgInterrupted), name
+        # a failure is an Exception (so `except Exception` catches it); an interruption never
+        # is, as Ctrl-C is not
+        assert issubclass(cls, Exception) == issubclass(cls, OcgError), name
+        assert issubclass(cls, OcgError) != issubclass(cls, OcgInterrupted), name
+
+
+def test_a_users_except_exception_catches_an_ocg_error_but_not_an_interruption():
+    from ocg.core.interrupts import StopRequested
+
+    for error in (OcgInputError("runs/a.yaml: seed", "expected an integer"), LockHeld("m", "x")):
+        try:
+            raise error
+        except Exception as caught:  # what a user's code around a call of ocg writes
+            assert caught is error
+    with pytest.raises(StopRequested):
+        try:
+            raise StopRequested("m: stopped")
+        except Exception:  # pragma: no cover - an interruption is not a failure
+            pytest.fail("an interruption was caught as an Exception")
 
 
 def test_no_class_anywhere_derives_from_a_builtin_exception_outside_the_kinds():

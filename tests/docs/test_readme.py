@@ -121,7 +121,7 @@ def test_load_scores_names_the_folder_it_searched(tmp_path, monkeypatch):
     message = str(err.value)
     assert str(tmp_path / "elsewhere" / "outputs" / "scores") in message
     assert f"{tmp_path / 'outputs' / 'scores'}: load_scores() reads them" in message
-    assert list(load_scores()["summary"].model.unique()) == ["a"]
+    assert list(load_scores().summary.model.unique()) == ["a"]
 
 
 def recipe_blocks() -> list[tuple[str, str]]:

@@ -116,7 +116,7 @@ def test_foreign_records_are_left_out_of_the_scores_and_counted(models_file, tmp
     summary = pd.read_parquet(tmp_path / "s" / "synth" / "summary.parquet")
     assert sorted(summary.template_id.unique()) == [0, 1] and summary.n_answers.sum() == 192
     scores = load_scores(tmp_path / "s")  # only a note: the numbers hold what was asked
-    assert any("2 foreign records" in line for line in scores["incomplete"])
+    assert any("2 foreign records" in line for line in scores.incomplete)
 
 
 def crashed(models_file, tmp_path):
@@ -162,7 +162,7 @@ def test_an_unfinished_run_is_scored_with_its_counts_and_tables_refuse_it(
     shown = []
     monkeypatch.setattr(notebook, "_note", shown.append)
     scores = notebook.setup(tmp_path / "s", None, allow_incomplete=True)
-    assert len(scores["answers"]) == 66 and any("126 of 192" in text for text in shown)
+    assert len(scores.answers) == 66 and any("126 of 192" in text for text in shown)
     run = checked_run(**{"models": ["synth"], "conditions": ASK["conditions"], "file": "r.yaml"})
     html = write_index(
         tmp_path / "report",
@@ -231,21 +231,19 @@ def two_designs(scored_run):
 
 def test_models_on_different_instances_are_compared_on_those_they_share(two_designs):
     scores = load_scores(two_designs / "scores")
-    assert scores["designs"]["wide"]["n"] == 288 and scores["designs"]["narrow"]["n"] == 48
-    assert scores["answers"].groupby("model").size().to_dict() == {"narrow": 48, "wide": 48}
-    s = scores["summary"]
+    assert scores.designs["wide"]["n"] == 288 and scores.designs["narrow"]["n"] == 48
+    assert scores.answers.groupby("model").size().to_dict() == {"narrow": 48, "wide": 48}
+    s = scores.summary
     assert set(s.template_id) == {0} and (s.n_answers == 24).all()
     t1 = table1(s).set_index(["model", "metric"])["value"]
     assert t1["wide", "pbleu"] == pytest.approx(
         t1["narrow", "pbleu"]
     )  # same answers on the same instances
-    (line,) = scores["instance_differences"]
+    (line,) = scores.instance_differences
     assert "wide: 288 answers: ordered, original; templates 0, 1, 2; 2 concept sets" in line
     assert "narrow: 48 answers" in line and "wide 240" in line
     mixed = load_scores(two_designs / "scores", allow_mixed=True)
-    assert (
-        len(mixed["answers"]) == 288 + 48 and "not comparable" in mixed["instance_differences"][0]
-    )
+    assert len(mixed.answers) == 288 + 48 and "not comparable" in mixed.instance_differences[0]
 
 
 def test_models_sharing_no_instance_are_refused_with_their_designs(tmp_path):
@@ -258,7 +256,7 @@ def test_models_sharing_no_instance_are_refused_with_their_designs(tmp_path):
         OcgInputError, match=r"share no instance of condition\(s\) \['ordered'\].*a: 24 answers"
     ):
         load_scores(tmp_path / "s")
-    assert len(load_scores(tmp_path / "s", allow_mixed=True)["answers"]) == 48
+    assert len(load_scores(tmp_path / "s", allow_mixed=True).answers) == 48
 
 
 def test_the_landing_page_shows_each_design_and_the_difference(two_designs, tmp_path):

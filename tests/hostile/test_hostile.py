@@ -11,7 +11,6 @@ import pytest
 import yaml
 
 import ocg.core.files
-import ocg.data.build
 from ocg.cli import main
 from ocg.core.paths import CONCEPT_SETS_FILE, TEMPLATES_FILE
 from ocg.data import read_concept_sets
@@ -33,19 +32,16 @@ def test_model_entries_that_would_fail_mid_run_are_refused(tmp_path, capsys, ent
 
 
 @pytest.mark.parametrize("change, where, what", BAD_TEMPLATES)
-def test_templates_hold_only_plain_placeholders(tmp_path, capsys, monkeypatch, change, where, what):
+def test_templates_hold_only_plain_placeholders(tmp_path, capsys, change, where, what):
     text = TEMPLATES.replace(*change)
     if "old_templates" in text:  # the template texts moved under another key, templates left empty
         text = text.replace("old_templates:\n", "").split("templates: {}\n")[0] + "templates: {}\n"
     assert text != TEMPLATES
     path = tmp_path / "templates.yaml"
     path.write_text(text)
-    defaults = ocg.data.build.build_dataset.__kwdefaults__
-    inputs = ocg.data.build.DataInputs(templates=path)
-    monkeypatch.setattr(
-        ocg.data.build.build_dataset, "__kwdefaults__", {**defaults, "inputs": inputs}
+    code, err = cli(
+        capsys, "build-data", "--subset-k", 1, "--templates", path, "--out", tmp_path / "d"
     )
-    code, err = cli(capsys, "build-data", "--subset-k", 1, "--out", tmp_path / "d")
     assert code == 2 and err.startswith(f"ocg: error: {path}: {where}") and what in err, err
     assert not (tmp_path / "d").exists()
 
@@ -74,19 +70,15 @@ BAD_SETS = [  # (a line added to the concept sets, what is said)
 
 @pytest.mark.parametrize("line, what", BAD_SETS)
 def test_concept_sets_are_lower_case_words_with_distinct_ids_and_concepts(
-    tmp_path, capsys, monkeypatch, line, what
+    tmp_path, capsys, line, what
 ):
     path = tmp_path / "sets.jsonl"
     path.write_text("\n".join(SETS + [line]) + "\n")
     with pytest.raises(ValueError, match=what):  # the Python API
         read_concept_sets(path)
-    defaults = ocg.data.build.build_dataset.__kwdefaults__
-    monkeypatch.setattr(
-        ocg.data.build.build_dataset,
-        "__kwdefaults__",
-        {**defaults, "inputs": ocg.data.build.DataInputs(concept_sets=path)},
+    code, err = cli(
+        capsys, "build-data", "--subset-k", 1, "--concept-sets", path, "--out", tmp_path / "d"
     )
-    code, err = cli(capsys, "build-data", "--subset-k", 1, "--out", tmp_path / "d")
     assert code == 2 and err.startswith(f"ocg: error: {path}:{len(SETS) + 1}: ") and what in err, (
         err
     )
@@ -626,16 +618,12 @@ def test_a_notebook_parameter_is_read_with_the_same_limits(capsys, value, what):
     ), err
 
 
-def test_nested_brackets_in_a_concept_set_file(tmp_path, capsys, monkeypatch):
+def test_nested_brackets_in_a_concept_set_file(tmp_path, capsys):
     path = tmp_path / "sets.jsonl"
     path.write_text("\n".join(SETS + [DEEP]) + "\n")
-    defaults = ocg.data.build.build_dataset.__kwdefaults__
-    monkeypatch.setattr(
-        ocg.data.build.build_dataset,
-        "__kwdefaults__",
-        {**defaults, "inputs": ocg.data.build.DataInputs(concept_sets=path)},
+    code, err = cli(
+        capsys, "build-data", "--subset-k", 1, "--concept-sets", path, "--out", tmp_path / "d"
     )
-    code, err = cli(capsys, "build-data", "--subset-k", 1, "--out", tmp_path / "d")
     assert code == 2 and f"{path}:{len(SETS) + 1}: malformed JSON (nested too deeply" in err, err
 
 
@@ -734,8 +722,8 @@ def test_load_scores_takes_a_list_of_names(tmp_path, monkeypatch):
     for model in ("a", "b"):
         write_generations(tmp_path / "gen", model, rows)
     assert main(["score", "--generations", str(tmp_path / "gen"), "--metrics", "distinct"]) == 0
-    assert set(load_scores(["a"])["summary"].model) == {"a"}
-    assert set(load_scores(models=["a", "b"])["summary"].model) == {"a", "b"}
+    assert set(load_scores(["a"]).summary.model) == {"a"}
+    assert set(load_scores(models=["a", "b"]).summary.model) == {"a", "b"}
     with pytest.raises(OcgInputError, match="expected a folder, or one list of model names"):
         load_scores(["a"], models=["b"])
 

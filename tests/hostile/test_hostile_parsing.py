@@ -107,7 +107,7 @@ def test_a_score_set_lacking_a_documented_column_says_how_to_recompute_it(tmp_pa
         )
         == 0
     )
-    assert "n_no_letters" in load_scores(tmp_path / "scores")["summary"]
+    assert "n_no_letters" in load_scores(tmp_path / "scores").summary
     assert path.exists()  # recomputed in place
 
 

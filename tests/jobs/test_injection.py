@@ -70,7 +70,7 @@ def test_declared_types_of_a_notebook_of_ones_own(tmp_path):
     nb = nbformat.v4.new_notebook()
     nb.cells = [
         nbformat.v4.new_code_cell(
-            "k: int | None = None  # help\nrate = 0.5\nroot = str(1)\n"
+            "k: Optional[int] = None  # help\nrate = 0.5\nroot = str(1)\n"
             "ids: list[int] = []\np: Path = None\nd: Optional[str] = None",
             metadata={"tags": ["parameters"]},
         )
@@ -94,6 +94,10 @@ def test_declared_types_of_a_notebook_of_ones_own(tmp_path):
     ]:
         with pytest.raises(OcgInputError, match=error):
             check_parameters(path, values)
+    nb.cells[0].source = "rate = 0.5\nk: int | None = None"  # a line papermill cannot read
+    nbformat.write(nb, path)
+    with pytest.raises(OcgInputError, match=r"parameters cell: k: papermill cannot read this line"):
+        declared(path)
     nb.cells[0].metadata["tags"] = []
     nbformat.write(nb, path)
     with pytest.raises(

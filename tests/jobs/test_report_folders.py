@@ -362,3 +362,17 @@ def test_a_full_disk_while_the_case_browser_is_written_leaves_the_report_failed(
     state = json.loads((outputs / "reports" / "demo" / "report.json").read_text())
     assert state["state"] == "failed" and "No space left on device" in state["reason"], state
     assert "failed" in (outputs / "reports" / "demo" / "index.html").read_text()
+
+
+def test_a_status_page_shows_a_hostile_name_as_text(tmp_path):
+    """The page of a report not (yet) complete comes from a template with autoescape: a run or
+    notebook name holding HTML is shown as text, never run."""
+    from ocg.jobs.staging import write_status_page
+
+    hostile = "<script>alert('x')</script>"
+    page = write_status_page(
+        tmp_path, f"ocg report: {hostile} (failed)", f"{hostile} & more", [(hostile, "a'.html")]
+    ).read_text()
+    assert "<script>" not in page and "&lt;script&gt;" in page
+    assert "<h2>Notebooks</h2>" in page and "&amp; more" in page
+    assert page.startswith("<!doctype html>") and page.count("<li>") == 1

@@ -124,7 +124,7 @@ def test_a_run_of_the_run_card_with_an_unknown_status_is_refused_naming_it(tmp_p
     with pytest.raises(
         ValueError
     ):  # a word outside the vocabulary is a bug in the code that writes it too
-        ReportStamp("finished")
+        ReportStamp(state="finished")
     with pytest.raises(
         OcgInputError, match=r"report.json: state: missing \(a report's state always has it\)"
     ):

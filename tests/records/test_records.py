@@ -56,7 +56,7 @@ def test_what_generation_and_scoring_wrote_reads_back_to_the_same_bytes(scored):
     )
     assert sig.completeness["run_status"] == "complete" and sig.family("coverage") == {}
     assert set(sig.files) == {scores.answers.name, scores.groups.name, scores.summary.name}
-    assert load_scores(scores.folder.parent)["signatures"]["synth"] == Signature.from_json(
+    assert load_scores(scores.folder.parent).signatures["synth"] == Signature.from_json(
         {k: v for k, v in json.loads(scores.signature.read_text()).items() if k != "config"}
     )
 

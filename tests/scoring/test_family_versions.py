@@ -108,7 +108,7 @@ def test_a_version_bump_makes_scores_stale_and_tables_refuse_to_mix(tmp_path, mo
     )
     signature = json.loads((out / "signature.json").read_text())
     assert signature["recomputed"] == ["pbleu"] and signature["reused"] == ["diverse"]
-    assert load_scores(tmp_path / "s")["mixed_scoring"] == []
+    assert load_scores(tmp_path / "s").mixed_scoring == ()
 
 
 def test_numerical_packages_are_in_the_keys():

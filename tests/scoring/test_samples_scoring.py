@@ -58,11 +58,11 @@ def of(frame, model):
 
 
 def test_a_samples_groups_score_as_that_sample_alone(scored):
-    g = of(scored["groups"], "both")
+    g = of(scored.groups, "both")
     assert len(g) == 2 * 2 and set(g["n"]) == {24}  # (template, sample) groups of 24, never 48
     for s, alone in ((0, "only0"), (1, "only1")):
         mine = g[g["sample"] == s].reset_index(drop=True)
-        ref = of(scored["groups"], alone)
+        ref = of(scored.groups, alone)
         for col in ("pbleu", "diverse_rate"):
             assert mine[col].tolist() == pytest.approx(ref[col].tolist()), (s, col)
     assert (
@@ -72,7 +72,7 @@ def test_a_samples_groups_score_as_that_sample_alone(scored):
 
 
 def test_the_summary_is_the_mean_over_samples_with_its_spread(scored):
-    both, a, b = (of(scored["summary"], m) for m in ("both", "only0", "only1"))
+    both, a, b = (of(scored.summary, m) for m in ("both", "only0", "only1"))
     for col in ("pbleu", "diverse_rate", "coverage_w_order", "ordered_rate", "distinct_2"):
         if col != "ordered_rate":  # pooled: below
             assert both[col].tolist() == pytest.approx(((a[col] + b[col]) / 2).tolist()), col
@@ -136,7 +136,7 @@ def test_a_sampled_runs_ordered_rate_is_one_number_in_tables_1_3_and_7(scored_ru
         "sampled_and_greedy", lambda model, _: by_model[model], METRICS, models=("s", "g")
     )
     for models in (["s"], ["s", "g"]):
-        summary = load_scores(root / "scores", models)["summary"]
+        summary = load_scores(root / "scores", models).summary
         mine = summary[summary["model"] == "s"]
         assert mine["n_samples"].tolist() == [3] and mine["ordered_rate_sample_sd"].notna().all()
         t1 = tables.table1(mine)
@@ -155,8 +155,8 @@ def test_a_sampled_runs_ordered_rate_is_one_number_in_tables_1_3_and_7(scored_ru
 
 def test_one_sample_scores_exactly_as_a_greedy_run(scored):
     k1, greedy = (
-        of(scored["summary"], "k1"),
-        of(scored["summary"], "only0").dropna(axis=1, how="all"),
+        of(scored.summary, "k1"),
+        of(scored.summary, "only0").dropna(axis=1, how="all"),
     )
     assert len(greedy.columns) > 20 and set(k1["n_samples"]) == {1}
     for col in greedy.columns.drop("model"):
@@ -165,11 +165,11 @@ def test_one_sample_scores_exactly_as_a_greedy_run(scored):
             if greedy[col].dtype.kind == "f"
             else k1[col].tolist() == greedy[col].tolist()
         ), col
-    assert "sample" not in of(scored["answers"], "only0").dropna(axis=1, how="all")
+    assert "sample" not in of(scored.answers, "only0").dropna(axis=1, how="all")
 
 
 def test_pass_at_k_counts_samples_composed_in_order(scored):
-    a = scored["answers"]
+    a = scored.answers
     table = pass_at_k_table(a[a["model"] == "both"])
     assert table["k"].tolist() == [1, 2, 1, 2] and set(table["n_samples"]) == {2}
     per = (
@@ -189,9 +189,9 @@ def test_pass_at_k_counts_samples_composed_in_order(scored):
 
 
 def test_the_spread_is_across_samples_and_figures_3_4_count_any_sample(scored):
-    a, g = scored["answers"], scored["groups"]
+    a, g = scored.answers, scored.groups
     spread = sample_spread(a[a["model"] == "both"], g[g["model"] == "both"]).set_index("metric")
-    s = scored["summary"]
+    s = scored.summary
     per_sample = [of(s, m)["pbleu"].mean() for m in ("only0", "only1")]
     assert spread.loc["pbleu", "mean_over_samples"] == pytest.approx(np.mean(per_sample))
     assert spread.loc["pbleu", "sd_over_samples"] == pytest.approx(np.std(per_sample, ddof=1))

@@ -128,7 +128,7 @@ def test_a_rescoring_killed_after_each_file_leaves_nothing_read_as_complete(
     # the next `ocg score`, with the rule the old signature names, recomputes whatever is unfinished
     assert main(_score_args(tmp_path, RULES["a"])) == 0
     assert _check_consistent(folder, RULES["a"]).all_present.tolist() == a_verdicts
-    assert load_scores(tmp_path / "scores")["summary"].shape[0] == 2
+    assert load_scores(tmp_path / "scores").summary.shape[0] == 2
 
 
 @pytest.mark.slow
@@ -243,7 +243,7 @@ def test_an_old_signature_without_checksums_is_unfinished(tmp_path):
         load_scores(tmp_path / "scores")
     score_model(model_dir, metrics=["pbleu"], out_dir=tmp_path / "scores", progress=False)
     assert json.loads((out / "signature.json").read_text())["recomputed"] == ["pbleu"]
-    assert load_scores(tmp_path / "scores")["summary"].shape[0] == 1
+    assert load_scores(tmp_path / "scores").summary.shape[0] == 1
 
 
 def test_the_landing_page_names_an_unfinished_score_set_and_shows_the_rest(

@@ -240,8 +240,8 @@ def test_rerun_skips_and_redo_recomputes(scored, tiny_bleurt, tiny_embedder, tmp
         "instance_differences",
         "references",
     }
-    assert tables["references"] == {}  # no run card of this model names a reference
-    assert len(tables["summary"]) == 2 and tables["signatures"]["synthetic"].metrics == ["pbleu"]
+    assert tables.references == {}  # no run card of this model names a reference
+    assert len(tables.summary) == 2 and tables.signatures["synthetic"].metrics == ["pbleu"]
 
 
 def test_a_matching_rule_change_recomputes_coverage_only(tmp_path):
@@ -390,8 +390,8 @@ def test_tables_refuse_models_scored_differently(tmp_path):
     ):
         load_scores(tmp_path / "s")
     mixed = load_scores(tmp_path / "s", allow_mixed=True)
-    assert mixed["mixed_scoring"] and mixed["summary"].scoring_signature.nunique() == 2
-    assert load_scores(tmp_path / "s", ["a"])["mixed_scoring"] == []
+    assert mixed.mixed_scoring and mixed.summary.scoring_signature.nunique() == 2
+    assert load_scores(tmp_path / "s", ["a"]).mixed_scoring == ()
 
 
 @pytest.mark.slow

@@ -160,13 +160,13 @@ def judged_report(scored_run, tmp_path_factory):
         )
         scores = load_scores(root / "scores")
         out = root / "report"
-        save_table(paper_tables.table1(scores["summary"]), "table1", out, meta=sources(scores))
+        save_table(paper_tables.table1(scores.summary), "table1", out, meta=sources(scores))
         run = checked_run(models=["m"], conditions=["original", "ordered"])
         page = write_index(
             out, "t", [], run=run, scores_root=root / "scores", generations_root=root / "gen"
         ).read_text()
     doc = json.loads((out / "results.json").read_text())
-    return page, doc, scores["answers"]
+    return page, doc, scores.answers
 
 
 def _line(check, g):

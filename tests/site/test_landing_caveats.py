@@ -64,14 +64,14 @@ def report(scored_run):
             runs=[{"batch_invariance": check}],
         ).write(ModelGenerations.of(model, root / "gen").run_card)
     scores = load_scores(root / "scores")
-    answers = scores["answers"]
+    answers = scores.answers
     # perplexity as scoring would give it: one answer per model of extreme perplexity makes the mean
     answers["perplexity"] = [
         5000.0 if a == "Street, bike, boy." and m == "b" else 20.0
         for a, m in zip(answers["answer"], answers["model"])
     ]
     sens = sensitivity.table1_sensitivity(answers)
-    t1 = tables.table1(scores["summary"])
+    t1 = tables.table1(scores.summary)
     ppl = sens[(sens.metric == "perplexity") & (sens.variant == "median over every answer")]
     t1 = pd.concat(
         [
@@ -91,7 +91,7 @@ def report(scored_run):
     cis = pd.concat(
         [
             uncertainty.bootstrap_ci(
-                answers, scores["groups"], m, "ordered", uncertainty.Resampling(n_boot=50)
+                answers, scores.groups, m, "ordered", uncertainty.Resampling(n_boot=50)
             )
             for m in ("a", "b")
         ]
@@ -99,7 +99,7 @@ def report(scored_run):
     save_table(t1, "table1", out)
     save_table(cis, "table1_bootstrap_ci", out)
     save_table(sens, "table1_sensitivity", out)
-    save_table(tables.table7(scores["summary"], {"b": "a"}), "table7", out)
+    save_table(tables.table7(scores.summary, {"b": "a"}), "table7", out)
     save_table(positions.by_position(answers), "positions_by_place", out)
     save_table(positions.swapped_pairs(answers), "positions_out_of_order", out)
     run = checked_run(
@@ -125,7 +125,7 @@ def section(page, heading):
 def test_table1_says_what_it_stands_on_and_the_share_that_copies_the_list(report):
     _, page, scores = report
     t1 = section(page, "Table 1")
-    summary = scores["summary"]
+    summary = scores.summary
     for model in ("a", "b"):
         n = int(
             summary[(summary.model == model) & (summary.condition == "ordered")]["n_answers"].sum()
@@ -173,7 +173,7 @@ def test_the_sensitivity_view_names_the_excluded_copies(report):
 def test_table1_marks_the_cells_that_rest_on_copies(report):
     _, page, scores = report
     t1 = section(page, "Table 1")
-    marks = caveats.copy_marks(scores["summary"])
+    marks = caveats.copy_marks(scores.summary)
     assert marks and f"† Over {caveats.COPY_MARK_SHARE}% of the answers" in t1
     assert re.search(r"<td>[\d.]+ †</td>", t1)
 
@@ -278,7 +278,7 @@ def test_table1_shows_pooled_medians_and_a_contradicted_mean_delta(report, tmp_p
     out, _, scores = report
     copy = tmp_path / "report"
     shutil.copytree(out, copy)
-    answers = scores["answers"].copy()
+    answers = scores.answers.copy()
     # b: one extreme `ordered` answer makes its mean; its median Δ against `original` is positive
     answers["perplexity"] = [
         5000.0

@@ -2,7 +2,6 @@
 missing value, which model gave perplexity, the paper's other tables with their notebook and
 method, and docs/METHODS.md rendered into the report."""
 
-import dataclasses
 import re
 
 import pandas as pd
@@ -32,11 +31,11 @@ def report(scored_run):
     )
     scores = load_scores(root / "scores")
     out = root / "report"
-    save_table(tables.table1(scores["summary"]), "table1", out)
-    save_table(tables.table2(scores["answers"]), "table2", out)
-    save_table(tables.table3(scores["summary"]), "table3", out)
-    save_table(tables.table4(scores["summary"]), "table4", out)
-    save_table(tables.table7(scores["summary"], {"b": "a"}), "table7", out)
+    save_table(tables.table1(scores.summary), "table1", out)
+    save_table(tables.table2(scores.answers), "table2", out)
+    save_table(tables.table3(scores.summary), "table3", out)
+    save_table(tables.table4(scores.summary), "table4", out)
+    save_table(tables.table7(scores.summary, {"b": "a"}), "table7", out)
     page = write_index(
         out,
         "t",
@@ -85,8 +84,7 @@ def test_a_missing_value_has_its_reason_beside_the_table(report):
 
 
 def test_perplexity_from_a_fallback_is_said():
-    sig = dataclasses.replace(
-        Signature(),
+    sig = Signature().replace(
         families={"perplexity": {"requested": "gpt2-xl", "used": "embedded:smollm2-135m-instruct"}},
     )
     note = fragment(
@@ -198,7 +196,7 @@ def test_groups_of_one_answer_have_no_pairwise_metric_and_the_page_says_why(scor
         conditions=("original", "ordered"),
     )
     scores = load_scores(root / "scores")
-    summary = scores["summary"]
+    summary = scores.summary
     assert summary["diverse_rate"].isna().all() and summary["pbleu"].isna().all()
     assert summary["distinct_2"].notna().all()  # a per-answer metric keeps its value
     out = root / "report"

@@ -66,7 +66,7 @@ def report(scored_run):
         conditions=tuple(CONDITIONS),
     )
     scores = load_scores(root / "scores")
-    summary, answers, groups = scores["summary"], scores["answers"], scores["groups"]
+    summary, answers, groups = scores.summary, scores.answers, scores.groups
     out, meta = root / "report", {**sources(scores), **RESAMPLING.settings(n_perm=200)}
     save_table(tables.table1(summary), "table1", out, meta=sources(scores))
     # notebook 06's tables, as it computes them
@@ -229,7 +229,7 @@ def test_the_forced_order_equals_its_csvs_and_says_it_has_no_interval_of_its_own
     test = vs_original.loc[("a", "coverage_w_order")]
     assert cov["delta_vs_original_test"]["p_method"] == test.p_method
     assert cov["delta_vs_original_test"]["n"] == test.n
-    summary = report[2]["summary"]
+    summary = report[2].summary
     forced = summary[(summary.model == "a") & (summary.condition == "ordered_constrained")]
     assert (cov["n"], cov["n_of"]) == (int(forced.n_answers.sum()), "answers") == (24, "answers")
 

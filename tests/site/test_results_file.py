@@ -5,6 +5,7 @@ registry, the signature key and the design; every key documented."""
 import json
 import math
 import shutil
+from dataclasses import replace
 
 import pandas as pd
 import pytest
@@ -60,12 +61,12 @@ def report(scored_run):
     )
     scores = load_scores(root / "scores")
     out = root / "report"
-    save_table(tables.table1(scores["summary"]), "table1", out, meta=sources(scores))
+    save_table(tables.table1(scores.summary), "table1", out, meta=sources(scores))
     cis = pd.concat(
         [
             uncertainty.bootstrap_ci(
-                scores["answers"],
-                scores["groups"],
+                scores.answers,
+                scores.groups,
                 m,
                 resampling=uncertainty.Resampling("clusters", 200, 7),
             )
@@ -81,8 +82,8 @@ def report(scored_run):
     paired = pd.concat(
         [
             uncertainty.paired_test(
-                scores["answers"],
-                scores["groups"],
+                scores.answers,
+                scores.groups,
                 m,
                 uncertainty.Resampling("clusters", 200, 7),
                 n_perm=200,
@@ -136,8 +137,8 @@ def test_every_value_equals_table1s_csv_with_its_interval_unit_and_n(report):
     ]
     assert sorted(got, key=str) == sorted(want, key=str) and len(got) == 2 * 9
     for model, entry in doc["models"].items():
-        summary = scores["summary"][
-            (scores["summary"].model == model) & (scores["summary"].condition == "ordered")
+        summary = scores.summary[
+            (scores.summary.model == model) & (scores.summary.condition == "ordered")
         ]
         shown = dict(entry["metrics"])
         missing = shown.pop("pbleurt")  # no checkpoint here: no value, its reason beside it
@@ -155,7 +156,7 @@ def test_every_value_equals_table1s_csv_with_its_interval_unit_and_n(report):
                 reg.unit,
                 reg.label,
             )
-            assert m["signature_key"] == scores["signatures"][model].metric_keys[reg.family]
+            assert m["signature_key"] == scores.signatures[model].metric_keys[reg.family]
             # 4 clusters: a small sample, so no bounds, as the page gives none (one rule for both)
             assert (m["interval"]["low"], m["interval"]["high"]) == (None, None) and ci.loc[
                 (model, name)
@@ -180,7 +181,7 @@ def test_every_value_equals_table1s_csv_with_its_interval_unit_and_n(report):
             orate["n"] == int(summary.n_all_present.sum())
             and entry["metrics"]["pbleu"]["n_of"] == "groups"
         )
-        assert entry["design"] == scores["designs"][model] and entry["design"]["templates"] == [
+        assert entry["design"] == scores.designs[model] and entry["design"]["templates"] == [
             0,
             1,
         ]
@@ -234,7 +235,7 @@ def test_each_model_names_its_weights_and_counts_its_list_copies(report):
     for model, entry in doc["models"].items():
         assert (entry["model_id"], entry["dtype"]) == (f"org/{model}", "bfloat16")
         assert entry["quantization"] == "none" and entry["revision"] == "abc123"
-        summary = scores["summary"][scores["summary"].model == model]
+        summary = scores.summary[scores.summary.model == model]
         for condition, counts in entry["list_copies"].items():
             rows = summary[summary.condition == condition]
             assert counts == {
@@ -247,8 +248,8 @@ def test_each_model_names_its_weights_and_counts_its_list_copies(report):
 
 def test_the_perplexity_median_stands_beside_its_mean(report, tmp_path):
     out, _, _, scores = report
-    summary = scores["summary"].assign(
-        perplexity=50.0, perplexity_median=[10.0 + i for i in range(len(scores["summary"]))]
+    summary = scores.summary.assign(
+        perplexity=50.0, perplexity_median=[10.0 + i for i in range(len(scores.summary))]
     )
     t1 = pd.concat(
         [
@@ -266,7 +267,7 @@ def test_the_perplexity_median_stands_beside_its_mean(report, tmp_path):
     copy = tmp_path / "report"
     shutil.copytree(out, copy)
     save_table(t1, "table1", copy)
-    doc = results(copy, RUN, {**scores, "summary": summary})
+    doc = results(copy, RUN, replace(scores, summary=summary))
     ppl = doc["models"]["a"]["metrics"]["perplexity"]
     a = summary[summary.model == "a"]
     want = a[a.condition == "ordered"].perplexity_median.mean()

@@ -60,19 +60,19 @@ def test_the_trust_line_counts_sets_answers_and_truncated_answers(run):
 
 def test_the_trust_line_names_a_metric_that_fell_back(run):
     _, scores = run
-    sig = scores["signatures"]["a"]
+    sig = scores.signatures["a"]
     fell_back = {
         **sig.families,
         "perplexity": {"requested": "gpt2-xl", "used": "embedded:smollm2-135m-instruct"},
     }
-    line = trust_line({**scores, "signatures": {"a": replace(sig, families=fell_back)}})
+    line = trust_line(replace(scores, signatures={"a": sig.replace(families=fell_back)}))
     assert line.fallbacks == ["perplexity of a from embedded:smollm2-135m-instruct (not gpt2-xl)"]
 
 
 def test_the_page_shows_it_above_table1_and_folds_the_notes(run):
     root, scores = run
     out = root / "report"
-    save_table(tables.table1(scores["summary"]), "table1", out)
+    save_table(tables.table1(scores.summary), "table1", out)
     run_file = checked_run(
         models=["a", "b"], conditions=["original", "ordered"], subset_k=3, n_concepts=4
     )
