@@ -236,7 +236,7 @@ def score_workload(root: Path, label: str, target: str, pipeline: str, **workloa
     )
     total = time.perf_counter() - t0
     answers = pd.read_parquet(ModelScores(out).answers)
-    timings = Signature.read(ModelScores(out).signature).timings_s
+    timings = Signature.read(ModelScores(out).signature).timings_s or {}
     sizes = answers.groupby(["condition", "template_id", "set_id"]).size()
     pairs = int((sizes * (sizes - 1)).sum())
     print(

@@ -49,7 +49,7 @@ def run_notebook_command(args) -> int:
             params[name] = parse_yaml(text)
         except yaml.YAMLError as exc:
             raise OcgInputError(
-                f"-p {name}", f"value {shown(text)} is not YAML ({exc.problem})"
+                f"-p {name}", f"value {shown(text)} is not YAML ({getattr(exc, 'problem', exc)})"
             ) from None
     check_parameters(source, params, "-p ")
     out_dir = args.out or outputs().notebooks
@@ -97,8 +97,9 @@ def generate_command(args) -> int:
     )
     model_dir = run_generation(request)
     card = RunCard.read(ModelGenerations(model_dir).run_card)
+    records = card.records or {}
     print(
-        f"{model_dir}: {describe_tally({c: card.records[c] for c in conditions}, card_samples(card), args.samples)}"
+        f"{model_dir}: {describe_tally({c: records[c] for c in conditions}, card_samples(card), args.samples)}"
     )
     return 0
 

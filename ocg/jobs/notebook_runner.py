@@ -128,7 +128,8 @@ def _execute_stoppably(execute) -> None:
 
     from jupyter_client import AsyncKernelManager
 
-    groups, stopping, failure = [], threading.Event(), []
+    groups: list[int] = []
+    stopping, failure = threading.Event(), []
 
     class Tracked(AsyncKernelManager):
         async def _async_post_start_kernel(self, **kw):
@@ -136,7 +137,7 @@ def _execute_stoppably(execute) -> None:
             group = getattr(self.provisioner, "pgid", None) or getattr(
                 self.provisioner, "pid", None
             )
-            if group != os.getpgrp():  # never this process's own group
+            if isinstance(group, int) and group != os.getpgrp():  # never this process's own
                 groups.append(group)
             await super()._async_post_start_kernel(**kw)
             if stopping.is_set():

@@ -232,7 +232,7 @@ def _analyse(sweep: Sweep, done: list[str], staging, final) -> ReportStamp:
         f"ocg sweep: {sweep.file.name}",
         pages,
         run=sweep,
-        scores_root=dirs.analysis_scores,
+        scores_root=pinned,
         generations_root=dirs.generations,
         failures=failures,
     )
