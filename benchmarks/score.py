@@ -87,7 +87,8 @@ def make_generations(
     )
     model_dir = ModelGenerations.of("bench-model", root).folder
     for cond, rows in instances.groupby("condition"):
-        records, group_answers = [], {}
+        records: list[dict] = []
+        group_answers: dict[tuple, list] = {}
         for row in rows.itertuples():
             key = (row.template_id, row.set_id)
             seen = group_answers.setdefault(key, [])
@@ -133,7 +134,7 @@ def main() -> None:
         "--previous", default="c20dad0", help="git revision whose scoring line 1 compares with"
     )
     args = parser.parse_args()
-    pipeline = args.pipeline or load_scoring_config()["spacy_pipeline"]
+    pipeline = args.pipeline or load_scoring_config().spacy_pipeline
     print(
         f"spaCy pipeline: {pipeline} ({', '.join(coverage.load_nlp('auto', pipeline).pipe_names)})"
     )
@@ -231,11 +232,11 @@ def score_workload(root: Path, label: str, target: str, pipeline: str, **workloa
         metrics=cpu_families(),
         out_dir=Outputs(root).scores,
         progress=False,
-        spacy_pipeline=pipeline,
+        scoring=load_scoring_config(overrides={"spacy_pipeline": pipeline}),
     )
     total = time.perf_counter() - t0
     answers = pd.read_parquet(ModelScores(out).answers)
-    timings = Signature.read(ModelScores(out).signature).timings_s
+    timings = Signature.read(ModelScores(out).signature).timings_s or {}
     sizes = answers.groupby(["condition", "template_id", "set_id"]).size()
     pairs = int((sizes * (sizes - 1)).sum())
     print(
@@ -264,8 +265,15 @@ try:
     metrics = cpu_families()
 except ImportError:  # code from before cpu_families: the four of the paper
     metrics = ["coverage", "pbleu", "distinct", "diverse"]
+import inspect
+asked = dict(metrics=metrics, out_dir=sys.argv[2], progress=False)
+if "scoring" in inspect.signature(score_model).parameters:  # the checked settings, whole
+    from ocg.scoring import load_scoring_config
+    asked["scoring"] = load_scoring_config(overrides={"spacy_pipeline": sys.argv[3]})
+else:  # code from before (the --previous revision): keyword overrides, which took any key
+    asked["spacy_pipeline"] = sys.argv[3]
 t = time.perf_counter()
-score_model(sys.argv[1], metrics=metrics, out_dir=sys.argv[2], progress=False, spacy_pipeline=sys.argv[3])
+score_model(sys.argv[1], **asked)
 print(ocg.__file__, ",".join(metrics), time.perf_counter() - t)
 """
 

@@ -37,7 +37,7 @@ def scored_run(tmp_path_factory):
     a fresh folder per call. Session-scoped so that module-scoped fixtures build once per module;
     a test that changes a build copies it first (shutil.copytree), as others may read it."""
     from ocg.scoring import score_model
-    from tests.helpers import write_generations
+    from tests.helpers import scoring_with, write_generations
 
     def build(name, rows, metrics, models=("m",), conditions=("ordered",), **settings):
         root = tmp_path_factory.mktemp(name)
@@ -54,7 +54,7 @@ def scored_run(tmp_path_factory):
                 metrics=metrics,
                 out_dir=root / "scores",
                 progress=False,
-                **settings,
+                scoring=scoring_with(**settings),
             )
         return root
 

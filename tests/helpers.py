@@ -302,3 +302,11 @@ def replay_judge(folder, replies, name="replayed-judge") -> Path:
     path = folder / "models.yaml"
     path.write_text(yaml.safe_dump({"extends": str(MODELS_FILE), "models": {name: entry}}))
     return path
+
+
+def scoring_with(**changes):
+    """params/scoring.yaml's settings with `changes` on top, checked (ScoringFile): what a test
+    passes as score_model's `scoring`."""
+    from ocg.scoring import load_scoring_config
+
+    return load_scoring_config(overrides=changes)

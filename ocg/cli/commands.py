@@ -49,7 +49,7 @@ def run_notebook_command(args) -> int:
             params[name] = parse_yaml(text)
         except yaml.YAMLError as exc:
             raise OcgInputError(
-                f"-p {name}", f"value {shown(text)} is not YAML ({exc.problem})"
+                f"-p {name}", f"value {shown(text)} is not YAML ({getattr(exc, 'problem', exc)})"
             ) from None
     check_parameters(source, params, "-p ")
     out_dir = args.out or outputs().notebooks
@@ -69,8 +69,8 @@ def run_notebook_command(args) -> int:
 def generate_command(args) -> int:
     from ..core.layout import ModelGenerations
     from ..data import GENERATE_CONDITIONS
-    from ..generation import generate
     from ..generation.answer_store.completeness import card_samples, describe_tally
+    from ..generation.run_generation import generate_request, run_generation
     from ..records import RunCard
 
     if args.top_p is not None and args.temperature is None:  # greedy decoding has no nucleus
@@ -80,7 +80,7 @@ def generate_command(args) -> int:
             "sampled decoding: add --temperature T, or leave --top-p out",
         )
     conditions = args.conditions or GENERATE_CONDITIONS
-    model_dir = generate(
+    request = generate_request(
         args.model,
         conditions=conditions,
         subset_k=args.subset_k,
@@ -95,9 +95,11 @@ def generate_command(args) -> int:
         if args.temperature is None
         else {"temperature": args.temperature, "top_p": 1.0 if args.top_p is None else args.top_p},
     )
+    model_dir = run_generation(request)
     card = RunCard.read(ModelGenerations(model_dir).run_card)
+    records = card.records or {}
     print(
-        f"{model_dir}: {describe_tally({c: card.records[c] for c in conditions}, card_samples(card), args.samples)}"
+        f"{model_dir}: {describe_tally({c: records[c] for c in conditions}, card_samples(card), args.samples)}"
     )
     return 0
 
@@ -107,23 +109,25 @@ def score_command(args) -> int:
 
     if args.device == "cpu":  # before anything initialises CUDA
         os.environ["CUDA_VISIBLE_DEVICES"] = ""
+    from ..config.requests import ScoringRequest
     from ..core.layout import ModelScores
     from ..generation.answer_store.completeness import describe
     from ..records import Signature
-    from ..scoring import score_all
+    from ..scoring import SCORING_FILE, check_metrics, load_scoring_config, score_all
 
-    overrides = (
-        {"perplexity_fallback": args.perplexity_fallback} if args.perplexity_fallback else {}
+    scoring = load_scoring_config(
+        args.scoring_file or SCORING_FILE,
+        {"perplexity_fallback": args.perplexity_fallback} if args.perplexity_fallback else None,
     )
-    for path in score_all(
-        args.generations,
+    request = ScoringRequest(
+        scoring=scoring,
+        metrics=check_metrics(list(args.metrics or scoring.metrics), "--metrics"),
+        generations_dir=None if args.generations is None else str(args.generations),
         models=args.models,
-        metrics=args.metrics,
+        scores_dir=None if args.out is None else str(args.out),
         redo=args.redo,
-        out_dir=args.out,
-        **overrides,
-        **({"config_file": args.scoring_file} if args.scoring_file else {}),
-    ):
+    )
+    for path in score_all(request):
         print(f"{path}: {describe(Signature.read(ModelScores(path).signature).completeness)}")
     return 0
 

@@ -178,6 +178,10 @@ class ExecutedNotebook:
     def results_page(self) -> Path:  # the same without its code, for readers
         return self.folder / f"{self.name}.results.html"
 
+    @property
+    def request(self) -> Path:  # the request it was given (ocg/config/requests.py), as JSON
+        return self.folder / "requests" / f"{self.name}.json"
+
 
 @dataclass(frozen=True)
 class Outputs:

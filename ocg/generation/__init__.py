@@ -11,6 +11,7 @@ _EXPORTS = {
     "GenerationStore": "answer_store.store",
     "extract_answer": "extraction",
     "generate": "run_generation",
+    "generate_request": "run_generation",
     "plan_batches": "invariance",
     "read_generations": "answer_store.store",
     "select_instances": "selection",

@@ -79,7 +79,7 @@ def answer_todo(state: RunState, asked: dict) -> Path:
         "status": RunStatus.RUNNING,
         "repaired_torn_bytes": repaired,
     }
-    state.save(runs=[*state.card.runs, dict(run)])
+    state.save(state.card.replace(runs=[*state.card.runs, dict(run)]))
     try:
         for cond, store in state.stores.items():  # every prompt this run may ask, before any record
             store.add_prompts(state.rendered[i] for i in state.rows[cond]["instance_id"])
@@ -100,14 +100,16 @@ def answer_todo(state: RunState, asked: dict) -> Path:
             error=f"{type(exc).__name__}: {str(exc)[:500]}",
         )
         # a full disk still leaves the card `failed`
-        state.save_run(run, when_full=True, status=run["status"], backend=state.backend.card())
+        failed = state.with_run(run).replace(status=run["status"], backend=state.backend.card())
+        state.save(failed, when_full=True)
         raise
     run.update(status=RunStatus.COMPLETE, finished_utc=now_utc())
-    state.save_run(
-        run,
-        status=RunStatus.COMPLETE,
-        backend=state.backend.card(),
-        records=tally_stores(state.stores, state.rows, state.samples),
+    state.save(
+        state.with_run(run).replace(
+            status=RunStatus.COMPLETE,
+            backend=state.backend.card(),
+            records=tally_stores(state.stores, state.rows, state.samples),
+        )
     )
     return state.model_dir
 

@@ -15,11 +15,13 @@ ocg/generation/run_state.py); answering.py generates what is missing.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
+from ..config.file_model import validate
 from ..config.model_registry import MODELS_FILE, get_model
 from ..config.models_file import ENTRY_TYPES, ModelEntry
+from ..config.requests import GenerateRequest
 from ..core.arguments import positive_int
 from ..core.errors import OcgInputError
 from ..core.files import refuse_link
@@ -50,42 +52,81 @@ from .sampling import card_block, check_sampling
 from .selection import select_instances
 from .servers.server import server_for_run
 
-__all__ = ["GenerateOptions", "check_batch_invariance", "generate"]
+__all__ = [
+    "check_batch_invariance",
+    "generate",
+    "generate_request",
+    "run_generation",
+    "selection",
+]
 
 
-@dataclass(frozen=True)
-class GenerateOptions:
-    """What `generate` is asked besides the model: which instances (`permutations`: a seeded
+def selection(request: GenerateRequest) -> dict:
+    """How the instances were selected, as the run card's `selection` records it."""
+    asked = {
+        "subset_k": request.subset_k,
+        "dataset": str(Path(request.dataset).resolve()) if request.dataset else None,
+        "template_ids": None if request.template_ids is None else list(request.template_ids),
+    }
+    if request.permutations is not None:  # recorded only when sampled: a full run's card as it was
+        asked.update(
+            permutations=request.permutations,
+            permutation_seed=PERMUTATION_SEED,
+            permutation_rule=PERMUTATION_RULE,
+        )
+    return asked
+
+
+def _listed(value: object) -> object:
+    """A tuple or range given for a list field, as the list it stands for (other values as given:
+    validation names them)."""
+    return list(value) if isinstance(value, (tuple, range)) else value
+
+
+def _text(value: object) -> object:
+    return str(value) if isinstance(value, Path) else value
+
+
+def generate_request(
+    model: str | ModelEntry,
+    *,
+    conditions: tuple | list = GENERATE_CONDITIONS,
+    subset_k: int | None = None,
+    template_ids: object = None,
+    dataset: str | Path | None = None,
+    out_dir: str | Path | None = None,
+    batch_size: int | None = None,
+    models_file: str | Path = MODELS_FILE,
+    progress: bool = True,
+    permutations: int | None = None,
+    samples: int = 1,
+    sampling: dict | None = None,
+    batch_check: int | None = None,
+) -> GenerateRequest:
+    """The GenerateRequest these keywords ask, checked (`model`: an entry, or its name in
+    `models_file`; `out_dir`: the generations folder): which instances (`permutations`: a seeded
     sample of that many per concept set, None: all), where the answers go, the batch size, and
     `samples` per instance (more than one needs `sampling`: {temperature, top_p})."""
-
-    conditions: tuple | list = GENERATE_CONDITIONS
-    subset_k: int | None = None
-    template_ids: object = None
-    dataset: str | Path | None = None
-    out_dir: str | Path | None = None
-    batch_size: int | None = None
-    models_file: str | Path = MODELS_FILE
-    progress: bool = True
-    permutations: int | None = None
-    samples: int = 1
-    sampling: dict | None = None
-    batch_check: int | None = None  # the batch-1 check's size; None: the entry's
-
-    def selection(self) -> dict:
-        """How the instances were selected, as the run card's `selection` records it."""
-        asked = {
-            "subset_k": self.subset_k,
-            "dataset": str(Path(self.dataset).resolve()) if self.dataset else None,
-            "template_ids": None if self.template_ids is None else list(self.template_ids),
-        }
-        if self.permutations is not None:  # recorded only when sampled: a full run's card as it was
-            asked.update(
-                permutations=self.permutations,
-                permutation_seed=PERMUTATION_SEED,
-                permutation_rule=PERMUTATION_RULE,
-            )
-        return asked
+    spec = model if isinstance(model, ENTRY_TYPES) else get_model(model, models_file)
+    if batch_check is not None and (not isinstance(batch_check, int) or batch_check < 0):
+        raise OcgInputError("batch_check", f"got {batch_check!r}; expected 0 or more")
+    positive_int("batch_size", batch_size, nullable=True)
+    samples, checked_sampling = check_sampling("", samples, sampling)
+    asked = {
+        "model": spec,
+        "conditions": list(conditions),
+        "subset_k": subset_k,
+        "permutations": permutations,
+        "template_ids": _listed(template_ids),
+        "dataset": _text(dataset),
+        "generations_dir": _text(out_dir),
+        "batch_size": batch_size,
+        "samples": samples,
+        "sampling": checked_sampling,
+        "batch_check": batch_check,
+        "progress": progress,
+    }
+    return validate(GenerateRequest, asked, "generate:")
 
 
 def generate(
@@ -105,8 +146,9 @@ def generate(
     batch_check: int | None = None,
 ) -> Path:
     """Generate (or resume) one model's answers; returns its output directory. The keywords are
-    GenerateOptions' fields (its docstring says what each selects)."""
-    ask = GenerateOptions(
+    generate_request's (its docstring says what each selects)."""
+    request = generate_request(
+        model,
         conditions=conditions,
         subset_k=subset_k,
         template_ids=template_ids,
@@ -120,21 +162,32 @@ def generate(
         sampling=sampling,
         batch_check=batch_check,
     )
-    spec = model if isinstance(model, ENTRY_TYPES) else get_model(model, ask.models_file)
-    if ask.batch_check is not None:
-        if not isinstance(ask.batch_check, int) or ask.batch_check < 0:
-            raise OcgInputError("batch_check", f"got {ask.batch_check!r}; expected 0 or more")
+    return run_generation(request)
+
+
+def run_generation(request: GenerateRequest) -> Path:
+    """Generate (or resume) the request's answers; returns the model's output directory."""
+    spec = request.model
+    if request.batch_check is not None:
+        if request.batch_check < 0:
+            raise OcgInputError("batch_check", f"got {request.batch_check!r}; expected 0 or more")
         if spec.batch_check:  # a run resizes the check of an entry that has one, adds none
-            spec = spec.model_copy(update={"batch_check": ask.batch_check})
-    positive_int("batch_size", ask.batch_size, nullable=True)
-    samples, sampling = check_sampling("", ask.samples, ask.sampling)
-    conditions = list(ask.conditions)
+            spec = spec.model_copy(update={"batch_check": request.batch_check})
+    positive_int("batch_size", request.batch_size, nullable=True)
+    samples, sampling = check_sampling(
+        "", request.samples, request.sampling.model_dump() if request.sampling else None
+    )
+    conditions = list(request.conditions)
     instances = select_instances(
-        ask.dataset, conditions, ask.subset_k, ask.template_ids, permutations=ask.permutations
+        request.dataset,
+        conditions,
+        request.subset_k,
+        request.template_ids,
+        permutations=request.permutations,
     )
     if instances.empty:
         raise OcgInputError("instances", "the selection holds no instance")
-    folder = ModelGenerations.of(spec.name, ask.out_dir)
+    folder = ModelGenerations.of(spec.name, request.generations_dir)
     # ocg's own folder and stores, never a link's target (docs/METHODS.md, "What ocg refuses")
     refuse_link(
         folder.folder,
@@ -142,9 +195,20 @@ def generate(
         *(folder.store(c) for c in conditions),
         *(folder.store(c, prompts=True) for c in conditions),
     )
-    ask = replace(ask, conditions=conditions, samples=samples, sampling=sampling)
     with exclusive(folder.folder):
-        return _generate_locked(spec, instances, folder.folder, ask)
+        return _generate_locked(
+            spec, instances, folder.folder, _Asked(request, conditions, samples, sampling)
+        )
+
+
+@dataclass(frozen=True)
+class _Asked:
+    """The request, with its conditions, samples and sampling as checked for this run."""
+
+    request: GenerateRequest
+    conditions: list[str]
+    samples: int
+    sampling: dict | None
 
 
 def _readd_prompts(store: GenerationStore, rows, rendered: dict, hashes: dict) -> None:
@@ -189,7 +253,7 @@ def _grammars(spec: ModelEntry, templates, rows: dict) -> dict:
 
 
 def _first_card(
-    state: RunState, old: RunCard, ask: GenerateOptions, grammars: dict, ids_sha: dict
+    state: RunState, old: RunCard, ask: _Asked, grammars: dict, ids_sha: dict
 ) -> RunCard:
     """This run's card before it writes anything: the old card's instances, selections, runs
     (a stale `running` one closed) and constrained conditions, with this run's added."""
@@ -201,7 +265,7 @@ def _first_card(
         spec=spec.recorded(),
         settings=state.settings,
         instances={**old.instances, **ids_sha},
-        selection={**old.selection, **{c: ask.selection() for c in state.rows}},
+        selection={**old.selection, **{c: selection(ask.request) for c in state.rows}},
         backend=backend.card(),
         provenance=provenance(),
         runs=close_stale_runs(old.runs),
@@ -214,7 +278,7 @@ def _first_card(
     )
 
 
-def _generate_locked(spec, instances, model_dir: Path, ask: GenerateOptions) -> Path:
+def _generate_locked(spec, instances, model_dir: Path, ask: _Asked) -> Path:
     """Prepare the run (prompts rendered, the folder's card and stores checked), then generate what
     is missing; with nothing missing, only the card is written, saying so."""
     conditions = ask.conditions
@@ -228,7 +292,7 @@ def _generate_locked(spec, instances, model_dir: Path, ask: GenerateOptions) -> 
     rendered, hashes = _render(prompts, rows, system_prompt)
     card_path = ModelGenerations(model_dir).run_card
     # a number before any backend exists (`auto`: estimated, or the card's on resume)
-    batch = resolve_batch_size(spec, prompts, rendered, card_path, asked=ask.batch_size)
+    batch = resolve_batch_size(spec, prompts, rendered, card_path, asked=ask.request.batch_size)
     forced = {i: g for per in grammars.values() for i, g in per.items()}
     backend = make_backend(  # complete, its weights loaded later
         spec, batch, instances, ask.sampling, prompts, grammars=forced
@@ -243,16 +307,36 @@ def _generate_locked(spec, instances, model_dir: Path, ask: GenerateOptions) -> 
     # a directory's samples grow: those asked before stay asked
     samples = max(ask.samples, card_samples(old)) if ask.sampling else ask.samples
     state = RunState(
-        spec, backend, stores, rows, rendered, hashes, settings, card_path, samples, ask.progress
+        spec,
+        backend,
+        stores,
+        rows,
+        rendered,
+        hashes,
+        settings,
+        card_path,
+        samples,
+        ask.request.progress,
     )
     state.card = _first_card(state, old, ask, grammars, ids_sha)
     todo = answers_to_do(stores, rows, samples)
     if todo == 0:  # everything asked for is on disk, asked with these prompts and settings
-        done = {"checked_utc": now_utc(), "records": tally_stores(stores, rows, samples)}
+        done = state.card.replace(
+            status=RunStatus.COMPLETE,
+            checked_utc=now_utc(),
+            records=tally_stores(stores, rows, samples),
+        )
         if old.model is not None:  # the card of the run that generated them
-            done.update(backend=old.backend or state.card.backend, provenance=old.provenance)
-        state.save(status=RunStatus.COMPLETE, **done)
+            done = done.replace(
+                backend=old.backend or state.card.backend, provenance=old.provenance
+            )
+        state.save(done)
         return model_dir
-    run = {"conditions": conditions, **ask.selection(), "n_instances": len(instances), "todo": todo}
+    run = {
+        "conditions": conditions,
+        **selection(ask.request),
+        "n_instances": len(instances),
+        "todo": todo,
+    }
     with server_for_run(spec, backend, ModelGenerations(model_dir).server_log):
         return answer_todo(state, run)

@@ -36,25 +36,26 @@ class RunState:
     def model_dir(self) -> Path:
         return self.card_path.parent
 
-    def save(self, when_full: bool = False, **changes) -> None:
-        """The card with `changes`, written (`when_full`: even on a full disk, for a failed run)."""
-        self.card = self.card.replace(**changes)
+    def save(self, card: RunCard, when_full: bool = False) -> None:
+        """`card` (a changed copy of `card`: its `replace`) as the run's card, written
+        (`when_full`: even on a full disk, for a failed run)."""
+        self.card = card
         if when_full:
             write_json_when_full(self.card_path, self.card.to_json())
         else:
             self.card.write(self.card_path)
 
-    def save_run(self, entry: dict, when_full: bool = False, **changes) -> None:
+    def with_run(self, entry: dict) -> RunCard:
         """The card with this run's entry (the last of `runs`) as `entry` stands now: a copy, so
         the entry the caller keeps filling in never changes a card already written."""
-        self.save(when_full, runs=[*self.card.runs[:-1], dict(entry)], **changes)
+        return self.card.replace(runs=[*self.card.runs[:-1], dict(entry)])
 
     def resolved(self, revision) -> None:
         """The revision the loaded weights resolved to, in the card's settings (written now, not
         left for the run's last write)."""
         if revision != self.settings.get("resolved_revision"):
             self.settings = {**self.settings, "resolved_revision": revision}
-            self.save(settings=self.settings)
+            self.save(self.card.replace(settings=self.settings))
 
 
 def answers_to_do(

@@ -11,6 +11,7 @@ import time
 import uuid
 from pathlib import Path
 
+from ..config.requests import GenerateRequest, ScoringRequest, StepRequest, write_request
 from ..core.errors import OcgInputError
 from ..core.files import atomic_path, naming, refuse_link
 from ..core.layout import ExecutedNotebook, outputs
@@ -127,14 +128,16 @@ def _execute_stoppably(execute) -> None:
 
     from jupyter_client import AsyncKernelManager
 
-    groups, stopping, failure = [], threading.Event(), []
+    groups: list[int] = []
+    stopping, failure = threading.Event(), []
 
     class Tracked(AsyncKernelManager):
         async def _async_post_start_kernel(self, **kw):
-            group = (
-                self.provisioner.pgid or self.provisioner.pid
-            )  # its own session (jupyter_client's launcher)
-            if group != os.getpgrp():  # never this process's own group
+            # its own session (jupyter_client's launcher: a LocalProvisioner's pgid or pid)
+            group = getattr(self.provisioner, "pgid", None) or getattr(
+                self.provisioner, "pid", None
+            )
+            if isinstance(group, int) and group != os.getpgrp():  # never this process's own
                 groups.append(group)
             await super()._async_post_start_kernel(**kw)
             if stopping.is_set():
@@ -190,9 +193,18 @@ def _alive(group: int) -> bool:
     return True
 
 
+def door(parameters: dict | StepRequest | None, executed: ExecutedNotebook) -> dict:
+    """What papermill writes into the notebook's parameters: a step's request as the path of its
+    JSON file (`request_file`, written now under the executed copy's folder, requests/), from
+    which the notebook rebuilds the very object; other parameters as they are."""
+    if isinstance(parameters, (GenerateRequest, ScoringRequest)):
+        return {"request_file": str(write_request(parameters, executed.request).resolve())}
+    return dict(parameters or {})
+
+
 def run_notebook(
     name: str,
-    parameters: dict | None = None,
+    parameters: dict | StepRequest | None = None,
     *,
     out_dir: str | Path | None = None,
     html: bool = True,
@@ -202,7 +214,8 @@ def run_notebook(
     """Execute one notebook to `out_dir` (default outputs/notebooks); returns the executed copy.
 
     Every parameter must be declared by the notebook, with a value of its type (checked before a
-    kernel starts). A failing cell raises papermill's PapermillExecutionError naming the cell and
+    kernel starts); a step's request (GenerateRequest, ScoringRequest) crosses as its JSON file
+    (`door`). A failing cell raises papermill's PapermillExecutionError naming the cell and
     error; the executed copy keeps everything up to the failure, with the error shown. The
     progress lines the notebook's code says (ocg/core/progress.py: generation's batches and
     projections, scoring's families) are copied to this process's output as they come.
@@ -210,10 +223,15 @@ def run_notebook(
     import papermill as pm
 
     source = find_notebook(name)
-    check_parameters(source, parameters or {}, f"{source.stem}: parameter ")
     out_dir = Path(out_dir) if out_dir else outputs().notebooks
+    if not isinstance(parameters, (GenerateRequest, ScoringRequest)):
+        check_parameters(source, parameters or {}, f"{source.stem}: parameter ")
     out_dir.mkdir(parents=True, exist_ok=True)
-    executed = ExecutedNotebook(out_dir, out_name or source.stem).copy
+    copy = ExecutedNotebook(out_dir, out_name or source.stem)
+    executed = copy.copy
+    refuse_link(copy.request)
+    passed = door(parameters, copy)
+    check_parameters(source, passed, f"{source.stem}: parameter ")
     refuse_link(executed)  # papermill writes the copy by its name, after every cell
     logger = logging.getLogger("papermill")
     logger.addFilter(_not_unknown_parameter)
@@ -223,7 +241,7 @@ def run_notebook(
                 lambda kernel_class: pm.execute_notebook(
                     str(source),
                     str(executed),
-                    parameters=parameters or {},
+                    parameters=passed,
                     kernel_name=kernel_for_papermill(),
                     cwd=str(source.parent),
                     progress_bar=progress,

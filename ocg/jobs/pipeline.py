@@ -16,13 +16,14 @@ import sys
 from pathlib import Path
 
 from ..config.checked_run import CheckedRun
+from ..config.requests import StepRequest
 from ..core.errors import OcgFault, OcgInputError
 from ..core.files import read_yaml
 from ..core.layout import ExecutedNotebook, ReportFolder, outputs
 from ..core.notebook_names import ANALYSES
 from ..core.paths import PARAMS_DIR
 from ..data import dataset_name
-from ..records import ReportStatus
+from ..records import ReportStamp, ReportStatus
 from .notebook_runner import run_notebook
 from .plan import Dirs, report_steps
 from .run_checks import check_run
@@ -37,7 +38,7 @@ def load_run(path: str | Path = DEMO_RUN) -> CheckedRun:
     return check_run(read_yaml(path), path)
 
 
-def steps(run: CheckedRun, report_dir: Path) -> list[tuple[str, dict, str]]:
+def steps(run: CheckedRun, report_dir: Path) -> list[tuple[str, dict | StepRequest, str]]:
     """(notebook, parameters, name of the executed copy) in order, from ocg/jobs/plan.py; the analyses
     read the report's own score sets (linked after scoring: ocg/scoring/pinned.py)."""
     out = outputs()
@@ -59,7 +60,11 @@ class StepFailed(OcgFault):
 
 
 def run_step(
-    notebook: str, params: dict, report_dir: Path, name: str, shown_dir: Path | None = None
+    notebook: str,
+    params: dict | StepRequest,
+    report_dir: Path,
+    name: str,
+    shown_dir: Path | None = None,
 ) -> Path:
     """Execute one notebook into `report_dir`; a failure's message names the copy as it will lie
     in `shown_dir` (the report, once the staging folder is moved into place)."""
@@ -104,13 +109,13 @@ def _staged_report(run: CheckedRun) -> int:
     final = report.folder
     with building(final) as staging:
         try:
-            code, state = _write_report(run, staging, final)
+            code, stamp = _write_report(run, staging, final)
         except (
             BaseException
         ) as exc:  # a fault (full disk), SIGTERM or Ctrl-C: the report says failed
             _failed(staging, final, run, exc)
             raise
-        finish(staging, final, **state)
+        finish(staging, final, stamp)
     print(f"\nreport: {report.index}" if code == 0 else f"\nunfinished report: {report.index}")
     return code
 
@@ -125,11 +130,11 @@ def _failed(staging: Path, final: Path, run: CheckedRun, exc: BaseException) -> 
     with contextlib.suppress(Exception):
         write_status_page(staging, f"ocg report: {run.file.name} (failed)", reason)
     with contextlib.suppress(Exception):
-        finish(staging, final, state=ReportStatus.FAILED, reason=reason)
+        finish(staging, final, ReportStamp(state=ReportStatus.FAILED, reason=reason))
 
 
 def run_steps(
-    plan: list[tuple[str, dict, str]],
+    plan: list[tuple[str, dict | StepRequest, str]],
     staging: Path,
     final: Path,
     *,
@@ -144,7 +149,7 @@ def run_steps(
     `announce(i, n, name)` prints the step's progress line; `before_analyses()` runs once before
     the first analysis (it pins the score sets they read); an OcgInputError from it stops the loop.
     """
-    pages = []
+    pages: list[tuple[str, str]] = []
     for i, (notebook, params, name) in enumerate(plan, start=1):
         if before_analyses is not None and notebook in ANALYSES:
             try:
@@ -169,7 +174,7 @@ def run_steps(
     return pages, None
 
 
-def _write_report(run: CheckedRun, staging: Path, final: Path) -> tuple[int, dict]:
+def _write_report(run: CheckedRun, staging: Path, final: Path) -> tuple[int, ReportStamp]:
     """Every notebook into `staging`, then the landing page: (exit code, how the run ended: its
     ReportStamp fields)."""
     from ..scoring.pinned import pin_scores
@@ -188,14 +193,12 @@ def _write_report(run: CheckedRun, staging: Path, final: Path) -> tuple[int, dic
     )
     if failure is not None:
         print(f"\nocg: {failure}", file=sys.stderr)
-        return 1, {
-            "state": ReportStatus.FAILED,
-            "reason": str(failure),
-            "notebooks": [n for n, _ in pages],
-        }
+        return 1, ReportStamp(
+            state=ReportStatus.FAILED, reason=str(failure), notebooks=[n for n, _ in pages]
+        )
     if not pinned.exists():  # no analysis ran: the landing page reads the sets as they are now
         pin_scores(outputs().scores, run.file.models, pinned, run.scoring, run.file.metrics)
     write_index(
         staging, title, pages, run=run, scores_root=pinned, generations_root=outputs().generations
     )
-    return 0, {"state": ReportStatus.DONE, "notebooks": [n for n, _ in pages]}
+    return 0, ReportStamp(state=ReportStatus.DONE, notebooks=[n for n, _ in pages])

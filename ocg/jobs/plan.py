@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..config.checked_run import CheckedRun
 from ..config.models_file import REFERENCE_CONDITION
+from ..config.requests import GenerateRequest, ScoringRequest, StepRequest
 from ..core.notebook_names import ANALYSES, BUILD_DATA, GENERATE, SCORE
 from ..data.templates import DEFAULT_CONDITIONS
 from .notebook_parameters import declared
@@ -47,9 +48,13 @@ def _analysis_values(run: CheckedRun, dirs: Dirs, models: list[str]) -> dict:
     return values
 
 
-def notebook_params(notebook: str, run: CheckedRun, dirs: Dirs, models: list[str]) -> dict:
-    """The parameters `notebook` gets for these models under this run or sweep (plain values:
-    papermill writes them into the notebook as literals)."""
+def notebook_params(
+    notebook: str, run: CheckedRun, dirs: Dirs, models: list[str]
+) -> dict | StepRequest:
+    """What `notebook` gets for these models under this run or sweep: generation and scoring a
+    request (GenerateRequest, ScoringRequest: the checked entry and scoring settings, passed to
+    the notebook as a JSON file by ocg/jobs/notebook_runner.py), the others plain values
+    (papermill writes them into the notebook as literals)."""
     file = run.file
     if (
         notebook == BUILD_DATA
@@ -61,51 +66,47 @@ def notebook_params(notebook: str, run: CheckedRun, dirs: Dirs, models: list[str
         }
     if notebook == GENERATE:
         (model,) = models
-        sampled = {"permutations": file.permutations} if file.permutations else {}
-        reference = model in run.entries and run.entries[model].reference
-        return {
-            "model": model,
+        entry = run.entries[model]
+        return GenerateRequest(
+            model=entry,
             # a reference answers only the condition without an order (docs/METHODS.md)
-            "conditions": [REFERENCE_CONDITION] if reference else list(file.conditions),
-            "subset_k": file.subset_k,
-            **sampled,
-            "template_ids": None if file.template_ids is None else list(file.template_ids),
-            "generations_dir": str(dirs.generations),
-            "models_file": file.models_file,
-            "dataset": str(dirs.dataset) if dirs.dataset else None,
-            # only when asked: a greedy run's parameters stay what they always were
-            **(
-                {"samples": file.samples, "sampling": file.sampling.model_dump()}
-                if file.sampling
-                else {}
-            ),
-            **({"batch_check": file.batch_check} if file.batch_check is not None else {}),
-        }
+            conditions=[REFERENCE_CONDITION] if entry.reference else list(file.conditions),
+            subset_k=file.subset_k,
+            permutations=file.permutations or None,
+            template_ids=None if file.template_ids is None else list(file.template_ids),
+            generations_dir=str(dirs.generations),
+            dataset=str(dirs.dataset) if dirs.dataset else None,
+            samples=file.samples,
+            sampling=file.sampling,
+            batch_check=file.batch_check,
+        )
     if notebook == SCORE:
-        return {
-            "generations_dir": str(dirs.generations),
-            "models": list(models),
-            "metrics": None if file.metrics is None else list(file.metrics),
-            "scoring": dict(file.scoring),
-            "scores_dir": str(dirs.scores),
-        }
+        return ScoringRequest(
+            scoring=run.scoring,
+            metrics=list(run.scoring.metrics if file.metrics is None else file.metrics),
+            generations_dir=str(dirs.generations),
+            models=list(models),
+            scores_dir=str(dirs.scores),
+        )
     if notebook not in ANALYSES:
         raise ValueError(f"no plan for notebook {notebook!r}")
     wanted = declared(find_notebook(notebook))
     return {k: v for k, v in _analysis_values(run, dirs, models).items() if k in wanted}
 
 
-def model_steps(run: CheckedRun, dirs: Dirs, model: str) -> list[tuple[str, dict]]:
+def model_steps(run: CheckedRun, dirs: Dirs, model: str) -> list[tuple[str, dict | StepRequest]]:
     """(notebook, parameters) of one model's sweep task, in order."""
     return [(nb, notebook_params(nb, run, dirs, [model])) for nb in run.file.notebooks]
 
 
-def analysis_steps(run: CheckedRun, dirs: Dirs, models: list[str]) -> list[tuple[str, dict, str]]:
+def analysis_steps(
+    run: CheckedRun, dirs: Dirs, models: list[str]
+) -> list[tuple[str, dict | StepRequest, str]]:
     """(notebook, parameters, name of the executed copy) of the analyses over `models`."""
     return [(nb, notebook_params(nb, run, dirs, models), nb) for nb in run.file.analysis]
 
 
-def report_steps(run: CheckedRun, dirs: Dirs) -> list[tuple[str, dict, str]]:
+def report_steps(run: CheckedRun, dirs: Dirs) -> list[tuple[str, dict | StepRequest, str]]:
     """`ocg report`'s steps in order: 00, 01 per model, 02 over all models, the analyses."""
     models = list(run.file.models)
     plan = [(BUILD_DATA, notebook_params(BUILD_DATA, run, dirs, []), BUILD_DATA)]

@@ -84,7 +84,7 @@ def _scoring(file: RunFile, src: str, models_file: Path | None) -> tuple[dict, S
     if file.metrics is not None:
         check_metrics(file.metrics, f"{src}: metrics")
     try:
-        load_scoring_config(**file.scoring)
+        load_scoring_config(overrides=file.scoring)
     except OcgInputError as exc:
         # the key the error is about (`<scoring file>: perplexity_fallbak`), when the run set it
         key = exc.where.partition(": ")[2]
@@ -92,10 +92,10 @@ def _scoring(file: RunFile, src: str, models_file: Path | None) -> tuple[dict, S
             raise  # the scoring file's own mistake: its address stays
         raise OcgInputError(at(f"{src}: scoring", key), exc.problem) from None
     overrides = _judge_from(file, src, models_file)
-    return overrides, load_scoring_config(**overrides)
+    return overrides, load_scoring_config(overrides=overrides)
 
 
-def _check_programs(entries: dict[str, ModelEntry], scoring: dict, src: str) -> None:
+def _check_programs(entries: dict[str, ModelEntry], scoring: ScoringFile, src: str) -> None:
     """Every server command's programs found (the venv's own bin first, then PATH) before any
     work: a missing one would otherwise fail after the generation it follows."""
     from ..generation.servers.server import check_programs
@@ -103,9 +103,9 @@ def _check_programs(entries: dict[str, ModelEntry], scoring: dict, src: str) -> 
 
     for name, spec in entries.items():
         check_programs(spec, f"{src}: models.{name}")
-    if scoring.get("judge"):
-        spec = judge_spec(scoring["judge"], scoring.get("judge_models_file"))
-        check_programs(spec, f"{src}: scoring.judge ({scoring['judge']})")
+    if scoring.judge:
+        spec = judge_spec(scoring.judge, scoring.judge_models_file)
+        check_programs(spec, f"{src}: scoring.judge ({scoring.judge})")
 
 
 def _check_pairs(file: RunFile, src: str) -> None:
@@ -151,7 +151,7 @@ def check_run(raw: object, path: Path, model: type[RunFile] = RunFile) -> Checke
     _check_templates(file, src, entries)
     overrides, scoring = _scoring(file, src, named)
     if model is RunFile:  # a sweep's servers run on its compute nodes, whose programs are theirs
-        _check_programs(entries, overrides, src)
+        _check_programs(entries, scoring, src)
     _check_pairs(file, src)
     resolved = file.model_copy(
         update={

@@ -107,12 +107,19 @@ def _now() -> str:
     return utc_stamp()
 
 
-def finish(staging: Path, final: Path, state: ReportStatus, **how: str | list[str]) -> None:
-    """Record how the run ended (`state`; `how`: ReportStamp's reason, report or notebooks), then
-    put the staging folder where the report was."""
+def finish(staging: Path, final: Path, stamp: ReportStamp) -> None:
+    """Record how the run ended (`stamp`: its state, and its reason, report or notebooks where
+    set) on the stamp the run started with, then put the staging folder where the report was."""
     _refuse_links(final, staging, ReportFolder(final).previous)  # none appeared while it was built
     started = ReportStamp.read(ReportFolder(staging).state)
-    started.replace(state=state, **how, ended_utc=_now()).write(ReportFolder(staging).state)
+    ended = started.replace(
+        state=stamp.state,
+        reason=stamp.reason if stamp.reason is not None else started.reason,
+        report=stamp.report if stamp.report is not None else started.report,
+        notebooks=stamp.notebooks if stamp.notebooks is not None else started.notebooks,
+        ended_utc=_now(),
+    )
+    ended.write(ReportFolder(staging).state)
     old = ReportFolder(final).previous
     if final.exists():
         final.rename(old)

@@ -14,7 +14,7 @@ pinned.py    a report's own score sets, linked when its scoring ends and checked
 """
 
 from .families import FAMILIES, cpu_families
-from .run import score_all, score_model, stale_metrics
+from .run import score_all, score_model, scoring_request, stale_metrics
 from .settings import CONFIG_KEYS, SCORING_FILE, check_metrics, load_scoring_config
 from .summary import summarise
 
@@ -27,6 +27,7 @@ __all__ = [
     "load_scoring_config",
     "score_all",
     "score_model",
+    "scoring_request",
     "stale_metrics",
     "summarise",
 ]

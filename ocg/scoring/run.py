@@ -15,11 +15,13 @@ from __future__ import annotations
 import hashlib
 import time
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
+from ..config.requests import ScoringRequest
 from ..config.scoring_file import ScoringFile
 from ..core.errors import OcgInputError
 from ..core.files import refuse_link, remove_temps
@@ -38,7 +40,7 @@ from . import judging
 from .families import FAMILIES
 from .family import Context, code_digest
 from .scoreset import holds_scores, unfinished_reason, write_score_set
-from .settings import SCORING_FILE, check_metrics, load_scoring_config
+from .settings import check_metrics, load_scoring_config
 from .summary import summarise as summarise  # re-exported: ocg.scoring.run.summarise
 from .summary import summarised
 from .tables import answer_rows, compute
@@ -67,7 +69,11 @@ def stale_metrics(old: Signature | None, keys: dict[str, dict]) -> list[str]:
 
 def _resolve(config: ScoringFile, metrics: list[str]) -> dict:
     """The models actually used: spaCy pipeline, perplexity model (or why none)."""
-    out = {"spacy_model": None, "perplexity_used": None, "perplexity": (None, None, None)}
+    out: dict[str, Any] = {
+        "spacy_model": None,
+        "perplexity_used": None,
+        "perplexity": (None, None, None),
+    }
     if "coverage" in metrics:
         nlp = coverage.load_nlp(config.spacy_model, config.spacy_pipeline)
         out["nlp"] = nlp
@@ -102,33 +108,28 @@ def _scores_folder(model_dir: Path, out_dir) -> Path:
 
 
 @dataclass(frozen=True)
-class ScoreRequest:
-    """What a scoring call asks beyond the generations: the metrics (None: the scoring file's),
-    where to write, whether to recompute everything, the scoring file and its overrides, and
-    whether to log progress."""
+class _Writing:
+    """Where a scoring call writes, whether it recomputes everything, whether it logs."""
 
-    metrics: list[str] | None = None
     out_dir: str | Path | None = None
     redo: bool = False
-    config_file: str | Path = SCORING_FILE
     progress: bool = True
-    overrides: dict = field(default_factory=dict)
 
 
 def _checked(
-    model_dir: Path, request: ScoreRequest
-) -> tuple[ScoringFile, list[str], pd.DataFrame, dict]:
-    """The settings, the metrics, the asked records and their completeness, every one checked
-    (the records against the run card too): bad input stops here, before anything is written."""
-    config = load_scoring_config(request.config_file, **request.overrides)
-    metrics = check_metrics(list(request.metrics or config.metrics), "metrics")
+    model_dir: Path, scoring: ScoringFile, metrics: list[str] | None
+) -> tuple[list[str], pd.DataFrame, dict]:
+    """The metrics (None: the scoring settings'), the asked records and their completeness,
+    every one checked (the records against the run card too): bad input stops here, before
+    anything is written."""
+    metrics = check_metrics(list(metrics or scoring.metrics), "metrics")
     if "judge" in metrics:  # the judge's entry and its local folder (judging.check_loadable)
-        judging.check_loadable(config.judge, config.judge_models_file)
+        judging.check_loadable(scoring.judge, scoring.judge_models_file)
     records = read_generations(model_dir, prompts=False)  # scoring reads no prompt
     if records.empty:
         raise OcgInputError(str(model_dir), "no generations (*.jsonl) to score")
     records, completeness = asked_records(model_dir, records)
-    return config, metrics, records, completeness
+    return metrics, records, completeness
 
 
 def score_model(
@@ -137,18 +138,23 @@ def score_model(
     metrics: list[str] | None = None,
     out_dir: str | Path | None = None,
     redo: bool = False,
-    config_file: str | Path = SCORING_FILE,
     progress: bool = True,
-    **overrides: object,
+    scoring: ScoringFile | None = None,
 ) -> Path:
     """Score one model directory of generations; returns the directory of its scores.
-    `overrides`: keys of the scoring file (ScoringFile's fields), checked as the file is."""
+    `scoring`: the checked scoring settings (load_scoring_config; None: params/scoring.yaml's);
+    `metrics`: None scores the settings' metrics."""
     model_dir = Path(model_dir)
-    request = ScoreRequest(metrics, out_dir, redo, config_file, progress, overrides)
-    config, metrics, records, completeness = _checked(model_dir, request)
+    config = scoring if scoring is not None else load_scoring_config()
+    metrics, records, completeness = _checked(model_dir, config, metrics)
     with exclusive(_scores_folder(model_dir, out_dir)):
         return _score_model(
-            model_dir, records, completeness, config=config, metrics=metrics, request=request
+            model_dir,
+            records,
+            completeness,
+            config=config,
+            metrics=metrics,
+            request=_Writing(out_dir, redo, progress),
         )
 
 
@@ -159,7 +165,7 @@ def _score_model(
     *,
     config: ScoringFile,
     metrics: list[str],
-    request: ScoreRequest,
+    request: _Writing,
 ) -> Path:
     """score_model, under the scores folder's lock: what is stale, the tables, the signature."""
     out, redo = _scores_folder(model_dir, request.out_dir), request.redo
@@ -175,7 +181,7 @@ def _score_model(
     keys = {m: FAMILIES[m].key(config, resolved, inputs_hash) for m in metrics}
     stale = _stale(old, metrics, keys, completeness)
     reflag = (
-        bool(old) and old.flags_version != degenerate.FLAGS_VERSION
+        old is not None and old.flags_version != degenerate.FLAGS_VERSION
     )  # flags defined otherwise now
     if not stale and not reflag:
         return out
@@ -249,21 +255,19 @@ def _stale(
     return stale_metrics(old, keys)
 
 
-def score_all(
-    gen_dir: str | Path | None = None,
-    models: list[str] | None = None,
-    *,
-    metrics: list[str] | None = None,
-    out_dir: str | Path | None = None,
-    redo: bool = False,
-    config_file: str | Path = SCORING_FILE,
-    progress: bool = True,
-    **overrides: object,
-) -> list[Path]:
-    """Score every model directory under a generations root (or the listed ones); the keywords
-    are score_model's."""
-    request = ScoreRequest(metrics, out_dir, redo, config_file, progress, overrides)
-    gen_dir = Path(gen_dir or outputs().generations)
+def scoring_request() -> ScoringRequest:
+    """The request of notebook 02 run alone: params/scoring.yaml's settings and metrics over
+    every model under outputs/generations."""
+    scoring = load_scoring_config()
+    return ScoringRequest(scoring=scoring, metrics=list(scoring.metrics))
+
+
+def score_all(request: ScoringRequest) -> list[Path]:
+    """Score every model directory under the request's generations root (or the models it
+    lists) with its checked scoring settings and metrics."""
+    writing = _Writing(request.scores_dir, request.redo, request.progress)
+    gen_dir = Path(request.generations_dir or outputs().generations)
+    models = request.models
     if not gen_dir.is_dir():
         raise OcgInputError(str(gen_dir), "no such generations directory")
     dirs = sorted(p for p in gen_dir.iterdir() if p.is_dir() and ModelGenerations(p).stores())
@@ -275,10 +279,10 @@ def score_all(
     for p in dirs:  # the folder's name is the model's name in every table written from here
         check_name(str(p), p.name)
     # every file checked before any metric runs (the records are read again per model: memory)
-    checked = {p: _checked(p, request)[:2] for p in dirs}
+    checked = {p: _checked(p, request.scoring, request.metrics)[0] for p in dirs}
     with ExitStack() as locks:  # every scores folder ours before any is written
         for p in dirs:
-            locks.enter_context(exclusive(_scores_folder(p, request.out_dir)))
+            locks.enter_context(exclusive(_scores_folder(p, writing.out_dir)))
         done, failed = [], []
         for p in dirs:
             try:
@@ -286,13 +290,13 @@ def score_all(
                     _score_model(
                         p,
                         *asked_records(p, read_generations(p, prompts=False)),
-                        config=checked[p][0],
-                        metrics=checked[p][1],
-                        request=request,
+                        config=request.scoring,
+                        metrics=checked[p],
+                        request=writing,
                     )
                 )
             except judging.JudgeFailed as exc:  # written all the same: the next model is scored
-                done.append(_scores_folder(p, request.out_dir))
+                done.append(_scores_folder(p, writing.out_dir))
                 failed.append(f"{p.name}: {exc}")
         if failed:
             raise judging.JudgeFailed("; ".join(failed))

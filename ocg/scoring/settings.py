@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from ..config.file_model import validate
 from ..config.scoring_file import ScoringFile
@@ -18,14 +20,16 @@ from .families import FAMILIES
 SCORING_FILE = PARAMS_DIR / "scoring.yaml"
 
 
-def load_scoring_config(path: str | Path = SCORING_FILE, **overrides) -> ScoringFile:
+def load_scoring_config(
+    path: str | Path = SCORING_FILE, overrides: Mapping[str, Any] | None = None
+) -> ScoringFile:
     """The scoring file's settings with `overrides` (a run's `scoring:` block) on top, checked."""
     path = Path(path)
     config = read_yaml(path) or {}
     if not isinstance(config, dict):
         raise OcgInputError(str(path), "expected a mapping of scoring settings")
     config.update(
-        {k: v for k, v in overrides.items() if v is not None or k == "perplexity_fallback"}
+        {k: v for k, v in (overrides or {}).items() if v is not None or k == "perplexity_fallback"}
     )
     settings = validate(ScoringFile, config, f"{path}:")
     check_choices(settings, str(path))

@@ -17,7 +17,7 @@ from ..core.layout import ExecutedNotebook, SweepFolder
 from ..core.lock import LockHeld, exclusive
 from ..core.paths import PROJECT_ROOT
 from ..jobs.plan import analysis_steps, model_steps
-from ..records import ReportStatus
+from ..records import ReportStamp, ReportStatus
 from .config import Sweep
 from .markers import AnalysisMarker, AnalysisStatus, DoneMarker, FailureMarker, InterruptedMarker
 from .state import (
@@ -180,25 +180,33 @@ def run_analysis(sweep: Sweep) -> int:
     final = sweep_dirs(sweep).reports
     with building(final) as staging:
         outcome = _analyse(sweep, done, staging, final)
-        finish(staging, final, **outcome)
-    AnalysisMarker(**outcome, models=done, time_utc=_now()).write(marker)
+        finish(staging, final, outcome)
+    AnalysisMarker(
+        state=AnalysisStatus(outcome.state.value),
+        report=outcome.report,
+        reason=outcome.reason,
+        models=done,
+        time_utc=_now(),
+    ).write(marker)
     print(
-        f"[analysis] report: {outcome['report']}"
-        if outcome["state"] == ReportStatus.DONE
-        else f"[analysis] {outcome['reason']}",
+        f"[analysis] report: {outcome.report}"
+        if outcome.state == ReportStatus.DONE
+        else f"[analysis] {outcome.reason}",
         flush=True,
     )
-    return 0 if outcome["state"] == ReportStatus.DONE else 1
+    return 0 if outcome.state == ReportStatus.DONE else 1
 
 
-def _analyse(sweep: Sweep, done: list[str], staging, final) -> dict:
-    """The analyses into `staging`: how they ended (fields of ReportStamp and AnalysisMarker)."""
+def _analyse(sweep: Sweep, done: list[str], staging, final) -> ReportStamp:
+    """The analyses into `staging`: how they ended (the report's stamp; the analysis marker's
+    state, report and reason)."""
     from ..core.layout import ReportFolder
     from ..jobs.pipeline import run_steps
     from ..scoring.pinned import pin_scores
     from ..site.landing import write_index
 
-    dirs = replace(sweep_dirs(sweep), reports=staging, analysis_scores=ReportFolder(staging).scores)
+    pinned = ReportFolder(staging).scores
+    dirs = replace(sweep_dirs(sweep), reports=staging, analysis_scores=pinned)
     pages, failure = run_steps(
         analysis_steps(sweep, dirs, done),
         staging,
@@ -206,13 +214,13 @@ def _analyse(sweep: Sweep, done: list[str], staging, final) -> dict:
         failed_title=f"ocg sweep: {sweep.file.name} (analyses failed)",
         announce=lambda i, n, name: print(f"[analysis] {name} over {done}", flush=True),
         before_analyses=lambda: pin_scores(
-            dirs.scores, done, dirs.analysis_scores, sweep.scoring, sweep.file.metrics
+            dirs.scores, done, pinned, sweep.scoring, sweep.file.metrics
         ),
     )
     if failure is not None:
-        return {"state": ReportStatus.FAILED, "reason": str(failure)}
-    if not dirs.analysis_scores.exists():  # no analysis ran: the sets as they are now
-        pin_scores(dirs.scores, done, dirs.analysis_scores, sweep.scoring, sweep.file.metrics)
+        return ReportStamp(state=ReportStatus.FAILED, reason=str(failure))
+    if not pinned.exists():  # no analysis ran: the sets as they are now
+        pin_scores(dirs.scores, done, pinned, sweep.scoring, sweep.file.metrics)
     folder = sweep.folder
     failures = {
         m: FailureMarker.read(folder.failure(m)).to_json()
@@ -224,11 +232,11 @@ def _analyse(sweep: Sweep, done: list[str], staging, final) -> dict:
         f"ocg sweep: {sweep.file.name}",
         pages,
         run=sweep,
-        scores_root=dirs.analysis_scores,
+        scores_root=pinned,
         generations_root=dirs.generations,
         failures=failures,
     )
-    return {"state": ReportStatus.DONE, "report": str(folder.report.index)}
+    return ReportStamp(state=ReportStatus.DONE, report=str(folder.report.index))
 
 
 def _call(command: list[str], log) -> int:

@@ -164,7 +164,7 @@ def test_the_loader_refuses_a_choice_the_metrics_do_not_know():
         ("matching_rule", ", ".join(coverage.MATCHING_RULES)),
     ]:
         with pytest.raises(OcgInputError) as info:
-            load_scoring_config(**{key: "full"})
+            load_scoring_config(overrides={key: "full"})
         assert info.value.where.endswith(f"scoring.yaml: {key}")
         assert info.value.problem == f"got 'full'; expected one of {known}"
 

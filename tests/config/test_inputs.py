@@ -218,11 +218,10 @@ def test_a_run_file_says_where_its_outputs_go(tmp_path, monkeypatch):
 def test_score_takes_the_perplexity_fallback(tmp_path, monkeypatch, capsys):
     import ocg.scoring
 
-    asked = {}
-    monkeypatch.setattr(ocg.scoring, "score_all", lambda *a, **k: asked.update(k) or [])
+    asked = []
+    monkeypatch.setattr(ocg.scoring, "score_all", lambda request: asked.append(request) or [])
     assert main(["score", "--perplexity-fallback", "embedded:smollm2-135m-instruct"]) == 0
-    assert asked["perplexity_fallback"] == "embedded:smollm2-135m-instruct"
-    asked.clear()
+    assert asked[0].scoring.perplexity_fallback == "embedded:smollm2-135m-instruct"
     assert (
-        main(["score"]) == 0 and "perplexity_fallback" not in asked
+        main(["score"]) == 0 and asked[1].scoring == ocg.scoring.load_scoring_config()
     )  # params/scoring.yaml decides

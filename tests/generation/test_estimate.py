@@ -92,4 +92,4 @@ def test_a_run_resizes_the_batch_1_check_and_its_result_says_over_how_many(tmp_p
     demo = load_run(PARAMS_DIR / "runs" / "demo.yaml")
     dirs = Dirs(tmp_path / "g", tmp_path / "s", tmp_path / "r")
     asked = notebook_params("01_generate", demo, dirs, ["smollm2-135m-instruct"])
-    assert asked["batch_check"] == demo.file.batch_check < 8  # the entries' own is 8
+    assert asked.batch_check == demo.file.batch_check < 8  # the entries' own is 8

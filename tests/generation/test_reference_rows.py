@@ -90,10 +90,8 @@ def test_the_five_concept_run_has_twelve_shipped_references_in_original_only(tmp
         "CommonGen-Eval" in e.reference and "Apache-2.0" in e.reference for e in references.values()
     )
     dirs = Dirs(tmp_path / "g", tmp_path / "s", tmp_path / "r")
-    assert notebook_params("01_generate", run, dirs, ["ref-gpt-4-0613"])["conditions"] == [
-        "original"
-    ]
-    assert notebook_params("01_generate", run, dirs, ["smollm2-135m-instruct"])["conditions"] == [
+    assert notebook_params("01_generate", run, dirs, ["ref-gpt-4-0613"]).conditions == ["original"]
+    assert notebook_params("01_generate", run, dirs, ["smollm2-135m-instruct"]).conditions == [
         "original",
         "ordered",
     ]

@@ -179,23 +179,33 @@ def test_a_batch_seed_is_the_same_in_another_process_and_depends_on_the_sample_a
     assert len({batch_seed(42, "a"), batch_seed(43, "a"), batch_seed(42, "b")}) == 3
 
 
-def test_the_run_plan_gives_notebook_01_samples_only_when_sampling():
-    from ocg.jobs.notebook_parameters import check_parameters
-    from ocg.jobs.notebook_runner import find_notebook
+def test_the_run_plan_gives_notebook_01_samples_only_when_sampling(tmp_path):
+    from dataclasses import replace
+
+    from ocg.config.model_registry import get_model
+    from ocg.config.requests import GenerateRequest, read_request, write_request
     from ocg.jobs.plan import GENERATE, Dirs, notebook_params
 
     base = {"models": ["m"], "conditions": ["ordered"], "subset_k": 1}
     dirs = Dirs(Path("g"), Path("s"), Path("r"))
-    greedy = notebook_params(GENERATE, checked_run(**base), dirs, ["m"])
-    assert "samples" not in greedy and "sampling" not in greedy
+    entries = {"m": get_model("smollm2-135m-instruct")}
+    greedy = notebook_params(GENERATE, replace(checked_run(**base), entries=entries), dirs, ["m"])
+    assert greedy.samples == 1 and greedy.sampling is None
     sampled = notebook_params(
         GENERATE,
-        checked_run(**base, samples=4, sampling={"temperature": 0.7, "top_p": 1.0}),
+        replace(
+            checked_run(**base, samples=4, sampling={"temperature": 0.7, "top_p": 1.0}),
+            entries=entries,
+        ),
         dirs,
         ["m"],
     )
-    assert sampled["samples"] == 4 and sampled["sampling"] == {"temperature": 0.7, "top_p": 1.0}
-    check_parameters(find_notebook(GENERATE), sampled)  # notebook 01 declares them, typed
+    assert sampled.samples == 4 and sampled.sampling.model_dump() == {
+        "temperature": 0.7,
+        "top_p": 1.0,
+    }
+    # notebook 01 rebuilds the very request from its file
+    assert read_request(GenerateRequest, write_request(sampled, tmp_path / "r.json")) == sampled
 
 
 def test_a_run_file_with_samples_and_no_sampling_is_refused(tmp_path):

@@ -116,7 +116,7 @@ def test_a_set_scored_otherwise_than_the_run_asks_is_refused_naming_the_setting(
             root / "scores",
             ["a"],
             tmp_path / "rule",
-            load_scoring_config(matching_rule="commongen_lemma"),
+            load_scoring_config(overrides=dict(matching_rule="commongen_lemma")),
             ["distinct"],
         )
     with pytest.raises(
@@ -133,6 +133,6 @@ def test_a_set_scored_otherwise_than_the_run_asks_is_refused_naming_the_setting(
         root / "scores",
         ["a"],
         tmp_path / "speed",
-        load_scoring_config(spacy_batch_size=3),
+        load_scoring_config(overrides=dict(spacy_batch_size=3)),
         ["distinct"],
     )  # speed only

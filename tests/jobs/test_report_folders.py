@@ -38,6 +38,8 @@ def write_run(folder: Path, run: dict) -> Path:
 def fake_step(notebook, params, report_dir, name, shown_dir=None, fail=None, during=None):
     """What a notebook leaves in the report: its executed copy and HTML, and its tables (Table 7
     only when there are two models to pair)."""
+    if not isinstance(params, dict):  # generation's or scoring's request
+        params = {"models": getattr(params, "models", None) or [params.model.name]}
     (report_dir / f"{name}.ipynb").write_text(json.dumps({"models": params.get("models")}))
     (report_dir / f"{name}.html").write_text(f"<p>{name}</p>")
     tables = Path(params.get("reports_dir", report_dir)) / "tables"

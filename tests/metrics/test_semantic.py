@@ -11,7 +11,7 @@ import pytest
 
 from ocg.metrics import semantic
 from ocg.scoring import load_scoring_config, neural, score_model
-from tests.helpers import build_tiny_embedder, write_generations
+from tests.helpers import build_tiny_embedder, scoring_with, write_generations
 
 GROUP = [
     "The dog catches a frisbee.",
@@ -47,7 +47,9 @@ def tiny_embedder(tmp_path_factory):
 
 def test_the_family_embeds_each_text_once_and_scores_groups(tiny_embedder, tmp_path, monkeypatch):
     config, key = (
-        load_scoring_config(embedding_model=str(tiny_embedder), embedding_batch_size=2),
+        load_scoring_config(
+            overrides=dict(embedding_model=str(tiny_embedder), embedding_batch_size=2)
+        ),
         {"version": 1, "model": str(tiny_embedder)},
     )
     vectors, sig = neural.embeddings(
@@ -80,7 +82,7 @@ def test_semantic_diversity_is_missing_with_the_reason_not_zero(tmp_path):
         out_dir=tmp_path / "scores",
         progress=False,
         metrics=["diverse", "semantic"],
-        embedding_model=str(tmp_path / "no-such-model"),
+        scoring=scoring_with(embedding_model=str(tmp_path / "no-such-model")),
     )
     summary = pd.read_parquet(out / "summary.parquet")
     assert summary.vendi.isna().all() and summary.pairwise_cosine.isna().all()

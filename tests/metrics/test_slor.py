@@ -18,7 +18,7 @@ SENTENCES = [
     "Children throw snowballs at each other after school.",
     "The chef pours sauce over the pasta.",
 ]
-CONFIG = load_scoring_config(perplexity_model="tiny", perplexity_batch_size=3)
+CONFIG = load_scoring_config(overrides=dict(perplexity_model="tiny", perplexity_batch_size=3))
 
 
 def direct_slor(text: str, path) -> float:

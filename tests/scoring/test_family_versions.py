@@ -117,7 +117,9 @@ def test_numerical_packages_are_in_the_keys():
     keys = {
         name: f.settings(
             load_scoring_config(
-                bleurt_checkpoint="none/such", perplexity_model="x", embedding_model="none/such"
+                overrides=dict(
+                    bleurt_checkpoint="none/such", perplexity_model="x", embedding_model="none/such"
+                )
             ),
             {"spacy_model": "s", "perplexity_used": None, "perplexity": (None, None, None)},
         )

@@ -14,7 +14,7 @@ import yaml
 from ocg.metrics import judge
 from ocg.scoring import score_model
 from tests.generation.scripted_server import KEY, ScriptedServer
-from tests.helpers import write_generations
+from tests.helpers import scoring_with, write_generations
 from tests.scoring import fake_judges
 
 CONCEPTS = ["dog", "catch", "frisbee"]
@@ -128,7 +128,7 @@ def test_each_answer_is_asked_once_and_the_judges_order_sits_beside_ours(judged_
         metrics=["coverage", "judge"],
         out_dir=scores,
         progress=False,
-        judge="local-judge",
+        scoring=scoring_with(judge="local-judge"),
     )
     assert len(server.bodies) == 3  # three distinct non-empty answers
     answers = pd.read_parquet(out / "answers.parquet").set_index("perm_index")
@@ -152,8 +152,8 @@ def test_each_answer_is_asked_once_and_the_judges_order_sits_beside_ours(judged_
         metrics=["coverage", "judge"],
         out_dir=scores,
         progress=False,
-        judge="local-judge",
         redo=False,
+        scoring=scoring_with(judge="local-judge"),
     )
     (
         out / "signature.json"
@@ -163,7 +163,7 @@ def test_each_answer_is_asked_once_and_the_judges_order_sits_beside_ours(judged_
         metrics=["coverage", "judge"],
         out_dir=scores,
         progress=False,
-        judge="local-judge",
+        scoring=scoring_with(judge="local-judge"),
     )
     assert len(server.bodies) == 3
 
@@ -210,7 +210,11 @@ def test_a_judge_that_is_no_entry_is_refused_before_scoring(tmp_path, name, why)
     model_dir = write_generations(tmp_path / "gen", "m", rows)
     with pytest.raises(OcgInputError, match=f"scoring.judge.*{why}"):
         score_model(
-            model_dir, metrics=["judge"], out_dir=tmp_path / "s", progress=False, judge=name
+            model_dir,
+            metrics=["judge"],
+            out_dir=tmp_path / "s",
+            progress=False,
+            scoring=scoring_with(judge=name),
         )
     assert not (tmp_path / "s" / "m" / "signature.json").exists()
 
@@ -233,7 +237,7 @@ def test_a_judges_replies_replayed_offline_give_the_same_verdicts(judged_run, tm
         metrics=["coverage", "judge"],
         out_dir=scores,
         progress=False,
-        judge="local-judge",
+        scoring=scoring_with(judge="local-judge"),
     )
     cache = pd.read_parquet(
         asked / "judge_cache.parquet"
@@ -252,7 +256,7 @@ def test_a_judges_replies_replayed_offline_give_the_same_verdicts(judged_run, tm
         metrics=["coverage", "judge"],
         out_dir=tmp_path / "replayed",
         progress=False,
-        judge="replay-judge",
+        scoring=scoring_with(judge="replay-judge"),
     )
     columns = ["judge_score", "judge_in_order", "judge_order"]
     pd.testing.assert_frame_equal(
@@ -285,7 +289,7 @@ def test_a_replay_judge_without_a_reply_for_an_answer_is_refused(judged_run, tmp
             metrics=["judge"],
             out_dir=tmp_path / "s",
             progress=False,
-            judge="replay-judge",
+            scoring=scoring_with(judge="replay-judge"),
         )
     assert not server.bodies and not (tmp_path / "s" / "m" / "signature.json").exists()
     data = yaml.safe_load((tmp_path / "models.yaml").read_text())
@@ -301,7 +305,7 @@ def test_a_replay_judge_without_a_reply_for_an_answer_is_refused(judged_run, tmp
             metrics=["judge"],
             out_dir=tmp_path / "s",
             progress=False,
-            judge="replay-judge",
+            scoring=scoring_with(judge="replay-judge"),
         )
 
 
@@ -355,7 +359,11 @@ def test_a_run_file_reads_its_judge_from_its_own_models_file(tmp_path):
     assert scoring == {"judge": "my-judge", "judge_models_file": str(tmp_path / "mine.yaml")}
     assert checked.scoring.judge_models_file == str(tmp_path / "mine.yaml")
     out = score_model(
-        model_dir, metrics=["judge"], out_dir=tmp_path / "s", progress=False, **scoring
+        model_dir,
+        metrics=["judge"],
+        out_dir=tmp_path / "s",
+        progress=False,
+        scoring=checked.scoring,
     )
     assert pd.read_parquet(out / "answers.parquet")["judge_score"].tolist() == [4.0]
 
@@ -417,8 +425,7 @@ def test_an_embedded_model_served_as_judge_is_served_and_asked_as_its_converted_
         metrics=["coverage", "judge"],
         out_dir=tmp_path / "s",
         progress=False,
-        judge="served-judge",
-        judge_models_file=str(models),
+        scoring=scoring_with(judge="served-judge", judge_models_file=str(models)),
     )
     log = (out / "judge_server.log").read_text().splitlines()
     assert log[0] == f"serving {converted}", log
@@ -478,7 +485,7 @@ def test_nothing_in_an_answer_becomes_a_verdict(tmp_path, monkeypatch, behaviour
             metrics=["coverage", "judge"],
             out_dir=tmp_path / "scores",
             progress=False,
-            judge="local-judge",
+            scoring=scoring_with(judge="local-judge"),
         )
     finally:
         server.close()

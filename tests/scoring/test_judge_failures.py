@@ -17,7 +17,7 @@ from ocg.metrics import judge
 from ocg.scoring import score_model
 from ocg.scoring.judging import JudgeFailed
 from tests.generation.scripted_server import KEY, ScriptedServer
-from tests.helpers import write_generations
+from tests.helpers import scoring_with, write_generations
 from tests.scoring import fake_judges
 
 CONCEPTS = ["dog", "catch", "frisbee"]
@@ -141,7 +141,7 @@ def _score(model_dir, scores):
         metrics=["coverage", "distinct", "judge"],
         out_dir=scores,
         progress=False,
-        judge="local-judge",
+        scoring=scoring_with(judge="local-judge"),
     )
 
 

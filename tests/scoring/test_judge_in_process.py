@@ -10,7 +10,7 @@ import pytest
 
 from ocg.core.paths import PARAMS_DIR
 from ocg.scoring import score_model
-from tests.helpers import write_generations
+from tests.helpers import scoring_with, write_generations
 
 pytestmark = [pytest.mark.slow]
 CONCEPTS = ["dog", "catch", "frisbee", "park"]
@@ -34,8 +34,9 @@ def test_the_shipped_judge_judges_every_answer_in_process(tmp_path, monkeypatch)
         metrics=["coverage", "judge"],
         out_dir=tmp_path / "scores",
         progress=False,
-        judge="smollm2-135m-judge",
-        judge_models_file=str(PARAMS_DIR / "judge-models.yaml"),
+        scoring=scoring_with(
+            judge="smollm2-135m-judge", judge_models_file=str(PARAMS_DIR / "judge-models.yaml")
+        ),
     )
     out = score_model(model_dir, **options)
     answers = pd.read_parquet(out / "answers.parquet").set_index("perm_index")

@@ -27,7 +27,7 @@ from ocg.generation.backends.transformers_loading import resolve_source
 from ocg.jobs.run_checks import check_run
 from ocg.scoring import score_model
 from ocg.scoring.judging import JudgeFailed
-from tests.helpers import write_generations
+from tests.helpers import scoring_with, write_generations
 
 CONCEPTS = ["dog", "catch", "frisbee", "park"]
 ANSWERS = [
@@ -277,8 +277,7 @@ def _score(tmp_path, models_file):
         metrics=["coverage", "judge"],
         out_dir=tmp_path / "scores",
         progress=False,
-        judge="the-judge",
-        judge_models_file=models_file,
+        scoring=scoring_with(judge="the-judge", judge_models_file=models_file),
     )
 
 

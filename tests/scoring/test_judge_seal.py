@@ -18,7 +18,7 @@ from ocg.metrics import judge
 from ocg.scoring import score_model
 from ocg.scoring.judging import secret
 from tests.generation.scripted_server import KEY, ScriptedServer
-from tests.helpers import write_generations
+from tests.helpers import scoring_with, write_generations
 from tests.scoring import fake_judges
 
 CONCEPTS = ["dog", "catch", "frisbee"]
@@ -79,8 +79,7 @@ def sealed_run(tmp_path, monkeypatch, capfd):
             metrics=["judge"],
             out_dir=tmp_path / "scores",
             progress=True,
-            judge="local-judge",
-            judge_models_file=str(models),
+            scoring=scoring_with(judge="local-judge", judge_models_file=str(models)),
         )
         logged[:] = "\n".join(capfd.readouterr()).splitlines()
         return out

@@ -13,7 +13,7 @@ import yaml
 
 from ocg.scoring import score_model
 from tests.generation.transformers_serve import no_server_left, server_entry
-from tests.helpers import write_generations
+from tests.helpers import scoring_with, write_generations
 
 pytestmark = [pytest.mark.slow, pytest.mark.tf4]
 CONCEPTS = ["dog", "catch", "frisbee"]
@@ -65,7 +65,7 @@ def test_the_embedded_model_served_as_judge(tmp_path, monkeypatch):
         metrics=["coverage", "judge"],
         out_dir=scores,
         progress=False,
-        judge="served-judge",
+        scoring=scoring_with(judge="served-judge"),
     )
     assert no_server_left()  # stopped when the scoring ended
     log = out / "judge_server.log"
@@ -103,7 +103,7 @@ def test_the_embedded_model_served_as_judge(tmp_path, monkeypatch):
         metrics=["coverage", "judge"],
         out_dir=scores,
         progress=False,
-        judge="served-judge",
+        scoring=scoring_with(judge="served-judge"),
     )
     assert (
         log.stat().st_size == size

@@ -11,7 +11,7 @@ import pytest
 from ocg.metrics import bleurt, perplexity
 from ocg.scoring import FAMILIES, score_model
 from ocg.weights import hub
-from tests.helpers import write_generations
+from tests.helpers import scoring_with, write_generations
 
 pytestmark = pytest.mark.tf4  # run on the second stack too (make test-tf4)
 
@@ -74,9 +74,9 @@ def test_a_changed_key_does_not_serve_old_values(tmp_path, monkeypatch, weights,
             metrics=[metric],
             out_dir=tmp_path / "s",
             progress=False,
-            perplexity_model=str(checkpoint),
-            bleurt_checkpoint=str(checkpoint),
-            **kwargs,
+            scoring=scoring_with(
+                perplexity_model=str(checkpoint), bleurt_checkpoint=str(checkpoint), **kwargs
+            ),
         )
         return pd.read_parquet(out / "summary.parquet")[metric].tolist()
 
@@ -131,7 +131,7 @@ def test_lmppl_and_ocg_perplexities_key_apart(tmp_path, monkeypatch, weights):
             metrics=["perplexity"],
             out_dir=tmp_path / "s",
             progress=False,
-            perplexity_model=str(checkpoint),
+            scoring=scoring_with(perplexity_model=str(checkpoint)),
         )
         sig = json.loads((out / "signature.json").read_text())["perplexity"]
         return pd.read_parquet(out / "summary.parquet")["perplexity"].tolist(), sig

@@ -13,7 +13,7 @@ from ocg.core.errors import OcgInputError
 from ocg.metrics import bleurt, perplexity
 from ocg.results.scores import load_scores
 from ocg.scoring import score_model
-from tests.helpers import build_tiny_bleurt, build_tiny_embedder, write_generations
+from tests.helpers import build_tiny_bleurt, build_tiny_embedder, scoring_with, write_generations
 
 pytestmark = pytest.mark.tf4  # run on the second stack too (make test-tf4)
 
@@ -152,7 +152,7 @@ def test_missing_bleurt_is_reported_not_zero(scored_on_cpu, tmp_path):
         out_dir=tmp_path,
         progress=False,
         metrics=["pbleu", "pbleurt"],
-        bleurt_checkpoint=str(tmp_path / "no-such-checkpoint"),
+        scoring=scoring_with(bleurt_checkpoint=str(tmp_path / "no-such-checkpoint")),
     )
     summary = pd.read_parquet(out / "summary.parquet")
     assert summary.pbleurt.isna().all()
@@ -223,7 +223,7 @@ def test_rerun_skips_and_redo_recomputes(scored, tiny_bleurt, tiny_embedder, tmp
     shutil.copytree(shared, out)
     stamp = (out / "summary.parquet").stat().st_mtime_ns
     same = dict(bleurt_checkpoint=str(tiny_bleurt), embedding_model=str(tiny_embedder), **NEURAL)
-    score_model(model_dir, out_dir=out.parent, progress=False, **same)
+    score_model(model_dir, out_dir=out.parent, progress=False, scoring=scoring_with(**same))
     assert (out / "summary.parquet").stat().st_mtime_ns == stamp
     score_model(model_dir, out_dir=out.parent, progress=False, metrics=["pbleu"], redo=True)
     assert (out / "summary.parquet").stat().st_mtime_ns != stamp
@@ -272,7 +272,7 @@ def test_a_matching_rule_change_recomputes_coverage_only(tmp_path):
         metrics=metrics,
         out_dir=tmp_path / "s",
         progress=False,
-        matching_rule="commongen_lemma",
+        scoring=scoring_with(matching_rule="commongen_lemma"),
     )
     sig = json.loads((out / "signature.json").read_text())
     assert sig["recomputed"] == ["coverage"] and sorted(sig["reused"]) == ["diverse", "pbleu"]
@@ -318,7 +318,7 @@ def test_a_spacy_pipeline_change_recomputes_coverage_only(tmp_path):
         metrics=metrics,
         out_dir=tmp_path / "s",
         progress=False,
-        spacy_pipeline="as_shipped",
+        scoring=scoring_with(spacy_pipeline="as_shipped"),
     )
     sig = json.loads((out / "signature.json").read_text())
     assert sig["recomputed"] == ["coverage"] and sig["reused"] == ["pbleu"]
@@ -339,7 +339,7 @@ def test_perplexity_missing_without_a_fallback_then_rescored_when_one_is_chosen(
         metrics=["perplexity"],
         out_dir=tmp_path / "s",
         progress=False,
-        perplexity_batch_size=8,
+        scoring=scoring_with(perplexity_batch_size=8),
     )
     summary = pd.read_parquet(out / "summary.parquet")
     assert (
@@ -352,8 +352,9 @@ def test_perplexity_missing_without_a_fallback_then_rescored_when_one_is_chosen(
         metrics=["perplexity"],
         out_dir=tmp_path / "s",
         progress=False,
-        perplexity_batch_size=8,
-        perplexity_fallback="embedded:smollm2-135m-instruct",
+        scoring=scoring_with(
+            perplexity_batch_size=8, perplexity_fallback="embedded:smollm2-135m-instruct"
+        ),
     )
     sig = json.loads((out / "signature.json").read_text())
     assert (
@@ -380,7 +381,7 @@ def test_tables_refuse_models_scored_differently(tmp_path):
             metrics=["coverage", "pbleu"],
             out_dir=tmp_path / "s",
             progress=False,
-            matching_rule=rule,
+            scoring=scoring_with(matching_rule=rule),
         )
     with pytest.raises(
         OcgInputError,
@@ -452,7 +453,7 @@ def test_a_fallback_that_cannot_be_loaded_either_is_named_not_a_crash(tmp_path, 
         metrics=["perplexity"],
         out_dir=tmp_path / "s",
         progress=False,
-        perplexity_fallback="no-such/model",
+        scoring=scoring_with(perplexity_fallback="no-such/model"),
     )
     reason = pd.read_parquet(out / "summary.parquet").perplexity_missing_reason
     assert reason.str.contains("perplexity_fallback 'no-such/model' cannot be loaded either").all()
