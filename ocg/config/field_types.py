@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BeforeValidator, Field
 
@@ -41,11 +41,6 @@ def matching(pattern: str, expected: str, *rest: Any, **schema: Any) -> Any:
     return Annotated[args]
 
 
-# An id, a revision, a model's or a pipeline's name: not blank, no control characters.
-Label = matching(LABEL_PATTERN, "a non-blank text without control characters", minLength=1)
-EnvName = matching(
-    ENV_NAME_PATTERN, "an environment variable's name (letters, digits and _; not first a digit)"
-)
 # A name that becomes a folder or file name (core/names.py): check_name's own messages.
 Name = Annotated[
     str, checked(check_name), Field(json_schema_extra={"pattern": NAME_PATTERN, "minLength": 1})
@@ -65,8 +60,21 @@ def check_date(where: str, value: str) -> None:
         raise OcgInputError(where, f"got {shown(value)}; expected an ISO date YYYY-MM-DD") from None
 
 
-# A calendar date YYYY-MM-DD (quoted or not): the pattern, then the calendar (no 2025-02-30).
-Date = Annotated[
-    matching(DATE_PATTERN, "an ISO date YYYY-MM-DD", checked(check_date), format="date"),
-    BeforeValidator(_date_text),
-]
+if (
+    TYPE_CHECKING
+):  # each an Annotated[str, ...] built by matching(), a call type checkers cannot read
+    Label = str
+    EnvName = str
+    Date = str
+else:
+    # An id, a revision, a model's or a pipeline's name: not blank, no control characters.
+    Label = matching(LABEL_PATTERN, "a non-blank text without control characters", minLength=1)
+    EnvName = matching(
+        ENV_NAME_PATTERN,
+        "an environment variable's name (letters, digits and _; not first a digit)",
+    )
+    # A calendar date YYYY-MM-DD (quoted or not): the pattern, then the calendar (no 2025-02-30).
+    Date = Annotated[
+        matching(DATE_PATTERN, "an ISO date YYYY-MM-DD", checked(check_date), format="date"),
+        BeforeValidator(_date_text),
+    ]

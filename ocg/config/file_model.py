@@ -12,20 +12,19 @@ import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import annotated_types
 from pydantic import (
     AfterValidator,
     BaseModel,
     ConfigDict,
-    Field,
     ValidationError,
     WithJsonSchema,
     WrapValidator,
 )
 from pydantic.json_schema import SkipJsonSchema
-from pydantic_core import PydanticCustomError
+from pydantic_core import ErrorDetails, PydanticCustomError
 
 from ..core.errors import OcgInputError, shown
 
@@ -56,9 +55,9 @@ def _keep_int(value: Any, handler: Callable) -> Any:
     return value if type(value) is int else checked  # 120 stays 120 in run cards, not 120.0
 
 
-def number(**bounds: float) -> Any:
-    """A finite number (an int stays an int), within pydantic's ge/gt/le `bounds`."""
-    return Annotated[float, Field(**bounds), WrapValidator(_keep_int)]
+KeepInt = WrapValidator(_keep_int)
+"""A number field's marker: a finite number, an int kept an int (`Annotated[float, Field(ge=..),
+KeepInt]`)."""
 
 
 def checked(check: Callable[[str, Any], Any]) -> AfterValidator:
@@ -180,7 +179,8 @@ def file_fields(model: type[BaseModel]) -> list[str]:
     return [
         name
         for name, info in model.model_fields.items()
-        if not any(isinstance(m, SkipJsonSchema) for m in info.metadata)
+        # SkipJsonSchema is a class at run time, an alias of Annotated to type checkers
+        if not any(isinstance(m, SkipJsonSchema) for m in info.metadata)  # type: ignore[misc]
     ]
 
 
@@ -194,7 +194,10 @@ def _walk(model: type[BaseModel], loc: tuple) -> tuple[_Field | None, tuple, Any
     """The deepest model field on an error's location, the part of `loc` that names it (list
     indices and a plain mapping's keys below it belong to its value), the type at `loc`, and
     that part as it is written (`templates.0`, `models[1]`)."""
-    field, path, current, names = None, (), model, ()
+    field: _Field | None = None
+    path: tuple = ()
+    current: Any = model
+    names: tuple[str, ...] = ()
     for i, key in enumerate(loc):
         owner = _model_in(current)
         containers = [t for t in _leaves(current) if typing.get_origin(t) in (dict, list)]
@@ -228,18 +231,30 @@ def _address(where: str, names: tuple) -> str:
     return where
 
 
-def _problem(error: dict, field: _Field | None, value: Any) -> str:
+T = TypeVar("T")
+
+
+def _named(found: T | None, what: str) -> T:
+    """The field or model a pydantic error is about (None: an error no field or model holds
+    fails as reading an attribute of None would)."""
+    if found is None:
+        raise AttributeError(f"pydantic's error names no {what}")
+    return found
+
+
+def _problem(error: ErrorDetails, field: _Field | None, value: Any) -> str:
     kind, shown_value = error["type"], shown(value)
     says = field.says if field else None
     if kind == "missing":
         return "missing"
     if kind == "literal_error":
-        choices = ", ".join(str(c) for leaf in field.kinds for c in typing.get_args(leaf))
+        leaves = _named(field, "field").kinds
+        choices = ", ".join(str(c) for leaf in leaves for c in typing.get_args(leaf))
         return f"got {shown_value}; expected {says or 'one of ' + choices}"
     if kind in ("greater_than", "greater_than_equal"):
-        return f"got {shown_value}; expected {says or field.minimum_text()}"
+        return f"got {shown_value}; expected {says or _named(field, 'field').minimum_text()}"
     if kind == "less_than_equal":
-        return f"got {shown_value}; expected at most {field.bounds['le']!r}"
+        return f"got {shown_value}; expected at most {_named(field, 'field').bounds['le']!r}"
     if kind == "finite_number":
         return f"got {shown_value}; expected a finite number"
     if field is not None and field.kinds and field.items() not in (None, Any):
@@ -250,7 +265,7 @@ def _problem(error: dict, field: _Field | None, value: Any) -> str:
     return f"expected {kinds}{field.or_null if field else ''}, got {shown_value}"
 
 
-def _first(errors: list[dict]) -> dict:
+def _first(errors: list[ErrorDetails]) -> ErrorDetails:
     """The error the hand-written checks met first: an unknown key before any value."""
     return next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
 
@@ -273,7 +288,7 @@ def validate(model: type[BaseModel], raw: Any, where: str) -> Any:
         raise OcgInputError(_address(where, (*names, str(loc[-1]))), f"unknown key; known: {known}")
     field, path, current, names = _walk(model, loc)
     if error["type"] == "model_type" and path != loc:  # a mapping's value that is no mapping
-        fields = ", ".join(file_fields(_model_in(current)))
+        fields = ", ".join(file_fields(_named(_model_in(current), "model")))
         raise OcgInputError(_address(where, names), f"expected a mapping of {fields}")
     names = names[: len(path)]  # the field's own address: list items belong to its value
     if error["type"] == "ocg":

@@ -174,7 +174,7 @@ def load_models(path: str | Path = MODELS_FILE) -> dict[str, ModelEntry]:
     the shipped params/models.yaml): add a model without copying anyone's entries (a loop: a deep
     chain is an error naming the file, not Python's recursion limit)."""
     chain = read_extends_chain(path, "models", MAX_EXTENDS)
-    specs = None  # the base first: each file's entries may name those of the files it extends
+    specs: dict[str, ModelEntry] = {}  # the base first: its entries may be named by the others'
     for file, raw in reversed(chain):
         specs = parse_models(raw, str(file), specs)
     return specs

@@ -7,14 +7,14 @@ sweeps, analyses) reads it by attribute. Each field's default is written here on
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import PydanticCustomError
 
 from .field_types import NAMES_AS_KEYS, Date, EnvName, Label, Name
-from .file_model import AutoOrPositive, ConfigModel, checked, number
+from .file_model import AutoOrPositive, ConfigModel, KeepInt, checked
 from .model_checks import (
     RATES_SCHEMA,
     URL_PATTERN,
@@ -25,15 +25,25 @@ from .model_checks import (
     check_url,
 )
 
-BACKENDS = ("transformers", "openai", "replay")  # replay: answers from a file or a synthetic writer
-QUANTIZATIONS = ("none", "4bit", "8bit")
-DTYPES = ("auto", "float32", "bfloat16", "float16")
+# Each choice once, as the Literal its fields are typed with; the tuple of its values from it.
+BackendName = Literal["transformers", "openai", "replay"]  # replay: answers from a file or a writer
+BACKENDS = get_args(BackendName)
+Quantization = Literal["none", "4bit", "8bit"]
+QUANTIZATIONS = get_args(Quantization)
+Dtype = Literal["auto", "float32", "bfloat16", "float16"]
+DTYPES = get_args(Dtype)
 # auto: transformers' choice (sdpa where the model supports it); docs/METHODS.md, "Decoding"
-ATTENTIONS = ("auto", "sdpa", "eager")
-EXTRACTIONS = ("plain", "think", "marco_o1")
-SYSTEM_MODES = ("auto", "system", "folded")  # auto: probe the chat template (API models: system)
-DECODINGS = ("greedy", "model_defaults")  # see docs/METHODS.md, "Decoding"
-SYSTEM_PROMPTS = ("paper", "template_default")
+Attention = Literal["auto", "sdpa", "eager"]
+ATTENTIONS = get_args(Attention)
+Extraction = Literal["plain", "think", "marco_o1"]
+EXTRACTIONS = get_args(Extraction)
+# auto: probe the chat template (API models: system)
+SystemMode = Literal["auto", "system", "folded"]
+SYSTEM_MODES = get_args(SystemMode)
+Decoding = Literal["greedy", "model_defaults"]  # see docs/METHODS.md, "Decoding"
+DECODINGS = get_args(Decoding)
+SystemPrompt = Literal["paper", "template_default"]
+SYSTEM_PROMPTS = get_args(SystemPrompt)
 # The calendar date every chat template sees (Llama 3.x writes "Today Date: ..." into the system
 # turn). The Llama 3.1 template's own fallback date; pinned so a rerun asks the same prompt.
 DEFAULT_PROMPT_DATE = "2024-07-26"
@@ -41,20 +51,22 @@ DEFAULT_PROMPT_DATE = "2024-07-26"
 REFERENCE_CONDITION = "original"
 SEED_MAX = 2**32 - 1  # transformers' set_seed seeds numpy, which takes no more
 MAX_SECONDS = 7 * 24 * 3600  # a wait longer than a week is a typo (sockets overflow near 1e12 s)
-Seconds = number(ge=0, le=MAX_SECONDS)
+Seconds = Annotated[float, Field(ge=0, le=MAX_SECONDS), KeepInt]
+PositiveSeconds = Annotated[float, Field(gt=0, le=MAX_SECONDS), KeepInt]
+NonNegative = Annotated[float, Field(ge=0), KeepInt]
 MAX_NEW_TOKENS = 65_536  # longer than any chat model here writes; a larger budget is a typo
 
 
 class ServerBlock(ConfigModel):
     """A server started for the run (vLLM, llama.cpp), stopped when it ends."""
 
-    startup_timeout_s: number(gt=0, le=MAX_SECONDS) = 600
+    startup_timeout_s: PositiveSeconds = 600
     """Seconds to wait for it to answer before the run fails."""
     command: Annotated[str, checked(check_command)]
     """The command that starts it; {id}, {port}, {model_dir} and {key} are filled in."""
-    port: int = Field(None, ge=1, le=65535)
+    port: int = Field(None, ge=1, le=65535)  # type: ignore[assignment]  # None: unset, never null
     """Its port (default: a free one); base_url's {port} is filled in with it."""
-    model_dir: Label = None
+    model_dir: Label = None  # type: ignore[assignment]  # None: unset, never null
     """A local folder of weights, for {model_dir}."""
 
     def recorded(self) -> dict:
@@ -70,11 +82,11 @@ class ApiBlock(ConfigModel):
     no key is sent: a local server that takes none, started by ocg or not."""
     concurrency: int = Field(8, ge=1)
     """Requests in flight at once."""
-    timeout_s: number(gt=0, le=MAX_SECONDS) = 120
+    timeout_s: PositiveSeconds = 120
     """Seconds one request may take."""
     max_retries: int = Field(6, ge=0)
     """Retries of a failed request."""
-    temperature: number(ge=0) | None = 0
+    temperature: NonNegative | None = 0
     """Sampling temperature (0: greedy; null omits it, for models that reject it)."""
     backoff_s: Seconds = 1.0
     """The first retry's wait, doubled each time."""
@@ -84,7 +96,7 @@ class ApiBlock(ConfigModel):
     """The longest wait between retries."""
     base_url: Annotated[str, checked(check_url), Field(json_schema_extra={"pattern": URL_PATTERN})]
     """The API's URL (http or https; no user:password@ in it)."""
-    server: ServerBlock = None
+    server: ServerBlock = None  # type: ignore[assignment]  # None: unset, never null
     """A server started for the run (then no key is needed)."""
     takes_seed: bool = True
     """false: the API rejects `seed`; none is sent, and a sampled run's card says so."""
@@ -103,18 +115,18 @@ class ApiBlock(ConfigModel):
 class ReplayBlock(ConfigModel):
     """The replay backend: answers from a file, else from the synthetic writer."""
 
-    file: Label = None
+    file: Label = None  # type: ignore[assignment]  # None: unset, never null
     """JSONL, one {"instance_id", "answer"} (and "sample") per line; relative to the models file;
     `ocg-data:NAME` is a file ocg ships (ocg/data/NAME), wherever ocg is installed."""
     key: Literal["instance_id", "set_id"] = "instance_id"
     """instance_id: an answer per instance (and sample); set_id: an answer per concept set (the
     line's `set_id` or `id`), given to every instance and sample of the set: sentences written
     for another prompt, e.g. a reference's (ocg/data/README.md)."""
-    model: Label = None
+    model: Label = None  # type: ignore[assignment]  # None: unset, never null
     """Only the file's lines whose `model` is this (a file of several models' answers)."""
     rates: Annotated[
         dict[str, Any], checked(check_rates), Field(json_schema_extra=RATES_SCHEMA)
-    ] = None
+    ] = None  # type: ignore[assignment]  # None: unset, never null
     """The synthetic writer's rates {reorder, drop, inflect, repeat, degenerate}, each 0-1."""
 
     def recorded(self) -> dict:
@@ -125,15 +137,15 @@ class ReplayBlock(ConfigModel):
 class ModelDefaults(ConfigModel):
     """Every field of an entry but its id: a models file's `defaults:` changes them for its entries."""
 
-    backend: Literal[BACKENDS] = "transformers"
+    backend: BackendName = "transformers"
     """transformers, openai (an OpenAI-compatible chat API) or replay (no model runs)."""
     revision: Label = "main"
     """Hub revision (branch, tag or commit); only a full commit hash pins the weights."""
-    quantization: Literal[QUANTIZATIONS] = "4bit"
+    quantization: Quantization = "4bit"
     """none, 4bit (bitsandbytes NF4, as QLoRA) or 8bit; an entry that sets dtype says it too."""
-    dtype: Literal[DTYPES] = "bfloat16"
+    dtype: Dtype = "bfloat16"
     """The compute dtype (with 4bit too)."""
-    attention: Literal[ATTENTIONS] = "auto"
+    attention: Attention = "auto"
     """auto (transformers' choice), sdpa or eager; changes answers in bf16."""
     trust_remote_code: bool = False
     """Run the model repository's own code."""
@@ -145,15 +157,15 @@ class ModelDefaults(ConfigModel):
     """Prompts padded to a multiple of it; auto: 8 on CUDA, 1 elsewhere."""
     seed: int = Field(42, ge=0, le=SEED_MAX)
     """The fixed seed (sent to APIs that take one)."""
-    answer_extraction: Literal[EXTRACTIONS] = "plain"
+    answer_extraction: Extraction = "plain"
     """plain (the raw text), think (<think>...</think> answer) or marco_o1 (<Output>...)."""
-    system_mode: Literal[SYSTEM_MODES] = "auto"
+    system_mode: SystemMode = "auto"
     """auto (probe the chat template), system, or folded (system text before the first turn)."""
-    system_prompt: Literal[SYSTEM_PROMPTS] = "paper"
+    system_prompt: SystemPrompt = "paper"
     """paper (params/templates.yaml's) or template_default (no system turn)."""
     prompt_date: Date = DEFAULT_PROMPT_DATE
     """The date every chat template sees (YYYY-MM-DD; quoted or not)."""
-    decoding: Literal[DECODINGS] = "greedy"
+    decoding: Decoding = "greedy"
     """greedy, or model_defaults (the model's generation_config.json acts too)."""
     generation_overrides: Annotated[dict[str, Any], checked(check_generation_overrides)] = {}
     """transformers GenerationConfig settings applied on top, e.g. {repetition_penalty: 1.1}."""
@@ -165,9 +177,9 @@ class ModelDefaults(ConfigModel):
     """The id the paper's Table 5 prints (default: id)."""
     base_model: Name | None = None
     """For reasoning models: the entry of the model it was built on (Table 7)."""
-    api: ApiBlock = None
+    api: ApiBlock = None  # type: ignore[assignment]  # None: unset, never null
     """openai backend only: how the API is asked."""
-    replay: ReplayBlock = None
+    replay: ReplayBlock = None  # type: ignore[assignment]  # None: unset, never null
     """replay backend only: the file or the synthetic writer's rates."""
     reference: Label | None = None
     """A reference, not a model under study: where its answers come from, shown beside its
@@ -232,9 +244,9 @@ class OpenAIEntry(_Entry):
     business (a file's `defaults:` do not reach these fields: the loader leaves them out)."""
 
     backend: Literal["openai"]
-    quantization: Literal[QUANTIZATIONS] = "none"
-    dtype: Literal[DTYPES] = "auto"
-    attention: Literal[ATTENTIONS] = "auto"
+    quantization: Quantization = "none"
+    dtype: Dtype = "auto"
+    attention: Attention = "auto"
     batch_check: int = Field(0, ge=0)  # a server's batching is its own
 
     @model_validator(mode="after")
@@ -270,9 +282,9 @@ class ReplayEntry(_Entry):
     no decoding, no batching; a file's `defaults:` do not reach these fields)."""
 
     backend: Literal["replay"]
-    quantization: Literal[QUANTIZATIONS] = "none"
-    dtype: Literal[DTYPES] = "auto"
-    attention: Literal[ATTENTIONS] = "auto"
+    quantization: Quantization = "none"
+    dtype: Dtype = "auto"
+    attention: Attention = "auto"
     batch_check: int = Field(0, ge=0)
     replay: ReplayBlock = ReplayBlock()
 
@@ -320,7 +332,8 @@ def _backend_of(value: Any) -> str:
     return value.get("backend", "transformers") if isinstance(value, dict) else value.backend
 
 
-ModelEntry = Annotated[  # type: ignore[misc]
+# The name ModelEntry: the class's in the schema, this union's in code (type checkers: the class's)
+ModelEntry = Annotated[  # type: ignore[misc,assignment]
     Annotated[TransformersEntry, Tag("transformers")]
     | Annotated[OpenAIEntry, Tag("openai")]
     | Annotated[ReplayEntry, Tag("replay")],
@@ -335,9 +348,9 @@ ENTRY_TYPES = tuple(ENTRY_CLASSES.values())
 class ModelsFile(ConfigModel):
     """A models file: entries, optionally over those of the file it extends."""
 
-    extends: Label = None
+    extends: Label = None  # type: ignore[assignment]  # None: unset, never null
     """Another models file (relative to this one) whose entries this file adds to."""
-    defaults: ModelDefaults = None
+    defaults: ModelDefaults = None  # type: ignore[assignment]  # None: unset, never null
     """Field values for this file's entries where they are silent."""
     models: Annotated[dict[str, EntryFields], Field(json_schema_extra=NAMES_AS_KEYS)]
     """The entries, by name (the name a run or sweep file lists)."""

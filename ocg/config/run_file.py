@@ -9,11 +9,11 @@ from pydantic import Field
 
 from ..core.arguments import distinct
 from ..core.errors import OcgInputError
-from ..core.frames import DEFAULT_N_CONCEPTS, N_CONCEPTS, N_CONCEPTS_TEXT
+from ..core.frames import DEFAULT_N_CONCEPTS, N_CONCEPTS_TEXT
 from ..core.names import NAME_PATTERN, check_name
 from ..core.notebook_names import ANALYSES, MODEL_NOTEBOOKS
 from .field_types import NAMES_AS_KEYS, Label, Name
-from .file_model import ConfigModel, Says, checked, number
+from .file_model import ConfigModel, KeepInt, Says, checked
 from .scoring_file import METRICS_SCHEMA, ScoringFile
 
 
@@ -35,6 +35,8 @@ def _notebooks(allowed: tuple[str, ...]):
 
 
 NonEmpty = Field(min_length=1)
+# ocg/core/frames.py's N_CONCEPTS as a Literal type checkers read (a test holds the two equal)
+NConcepts = Literal[4, 5]
 
 
 def _one_of(allowed: tuple[str, ...]) -> dict:
@@ -71,12 +73,16 @@ def _overrides(schema: dict) -> None:
     )
 
 
+Temperature = Annotated[float, Field(gt=0), KeepInt, Says("a temperature > 0")]
+TopP = Annotated[float, Field(gt=0, le=1.0), KeepInt, Says("a number with 0 < top_p <= 1")]
+
+
 class Sampling(ConfigModel):
     """Sampled decoding for repeated samples (docs/METHODS.md, "Repeated samples and pass@k")."""
 
-    temperature: Annotated[number(gt=0), Says("a temperature > 0")]
+    temperature: Temperature
     """The sampling temperature."""
-    top_p: Annotated[number(gt=0, le=1.0), Says("a number with 0 < top_p <= 1")] = 1.0
+    top_p: TopP = 1.0
     """Nucleus sampling's share of probability mass."""
 
 
@@ -95,7 +101,8 @@ class RunFile(ConfigModel):
     """Conditions of params/templates.yaml (original, ordered, ordered_one_shot, ...)."""
     models_file: Annotated[Label | None, Says("a path or null")] = None
     """The models file its models come from (relative: to this file); null: params/models.yaml."""
-    n_concepts: Annotated[Literal[N_CONCEPTS], Says(N_CONCEPTS_TEXT)] = DEFAULT_N_CONCEPTS
+    # the ignore: core's DEFAULT_N_CONCEPTS is typed int
+    n_concepts: Annotated[NConcepts, Says(N_CONCEPTS_TEXT)] = DEFAULT_N_CONCEPTS  # type: ignore[assignment]
     """Concepts per set: the paper's 4, or 5 for the extension."""
     subset_k: Annotated[
         int | None, Field(ge=1), Says("a positive number of concept sets, or null for all")

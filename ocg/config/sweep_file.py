@@ -240,7 +240,7 @@ def _file_schema(schema: dict) -> None:
 class SweepFile(RunFile, json_schema_extra=_file_schema):
     """A sweep file: a run file, plus where outputs go and each model's task's resources."""
 
-    extends: Label = None
+    extends: Label = None  # type: ignore[assignment]  # None: unset, never null
     """Another sweep file (relative to this one): its keys hold unless this file sets them
     (resources and slurm: key by key)."""
     outputs: Annotated[Folder | None, Says("a folder, or null")] = None

@@ -12,7 +12,7 @@ from .field_types import NAMES_AS_KEYS
 from .file_model import ConfigModel, Says, checked
 
 PLACEHOLDERS = ("concepts",)
-CONSTRAINTS = ("ordered_regex",)
+Constraint = Literal["ordered_regex"]
 # _nonempty and _template_ids, as the JSON Schema says them (its keys are text: 0, 1, ...)
 TEMPLATE_IDS_SCHEMA = {
     "propertyNames": {"pattern": r"^(?:0|[1-9][0-9]*)$(?!\n)"},
@@ -20,7 +20,7 @@ TEMPLATE_IDS_SCHEMA = {
 }  # the grammars ocg/generation/ordered_grammar.py builds
 
 
-def _placeholders(where: str, text: str) -> list[tuple[str, str, str]]:
+def _placeholders(where: str, text: str) -> list[tuple[str, str | None, str | None]]:
     try:
         return [
             (f, spec, conv) for _, f, spec, conv in string.Formatter().parse(text) if f is not None
@@ -95,7 +95,7 @@ class ConditionSpec(ConfigModel):
     """The template text: original or ordered."""
     shot: Annotated[bool, Says("true or false")]
     """The one-shot turns precede the instance."""
-    constraint: Literal[CONSTRAINTS] = None
+    constraint: Constraint = None  # type: ignore[assignment]  # None: unset, never null
     """The decoding is forced to a grammar (ordered_regex: the concepts in the asked order)."""
 
 

@@ -175,3 +175,11 @@ def test_pydantic_errors_read_as_ocg_errors(change, where, what):
     with pytest.raises(OcgInputError) as info:
         validate(RunFile, raw, "f:")
     assert info.value.where == where and info.value.problem.startswith(what), info.value
+
+
+def test_n_concepts_literal_spells_the_tuple():
+    """run_file.NConcepts writes core's N_CONCEPTS out (a Literal type checkers read): the same."""
+    from ocg.config.run_file import NConcepts
+    from ocg.core.frames import N_CONCEPTS
+
+    assert typing.get_args(NConcepts) == N_CONCEPTS
