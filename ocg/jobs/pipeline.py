@@ -116,7 +116,14 @@ def _staged_report(run: CheckedRun) -> int:
             _failed(staging, final, run, exc)
             raise
         finish(staging, final, stamp)
-    print(f"\nreport: {report.index}" if code == 0 else f"\nunfinished report: {report.index}")
+    done = stamp.state == ReportStatus.DONE
+    print(
+        f"\nreport: {report.index}"
+        if code == 0
+        else f"\nreport (unverified: {report.verify.name} names what broke): {report.index}"
+        if done
+        else f"\nunfinished report: {report.index}"
+    )
     return code
 
 
@@ -177,6 +184,7 @@ def run_steps(
 def _write_report(run: CheckedRun, staging: Path, final: Path) -> tuple[int, ReportStamp]:
     """Every notebook into `staging`, then the landing page: (exit code, how the run ended: its
     ReportStamp fields)."""
+    from ..results.verify import verify_report
     from ..scoring.pinned import pin_scores
     from ..site.landing import write_index
 
@@ -201,4 +209,8 @@ def _write_report(run: CheckedRun, staging: Path, final: Path) -> tuple[int, Rep
     write_index(
         staging, title, pages, run=run, scores_root=pinned, generations_root=outputs().generations
     )
-    return 0, ReportStamp(state=ReportStatus.DONE, notebooks=[n for n, _ in pages])
+    # last: the report checked against itself; a broken invariant leaves it done but unverified
+    verdict = verify_report(staging)
+    return int(not verdict.ok), ReportStamp(
+        state=ReportStatus.DONE, notebooks=[n for n, _ in pages]
+    )

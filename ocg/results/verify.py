@@ -209,7 +209,9 @@ def _check_json(report: ReportFolder, doc: dict, block: Block, c: _Check) -> Non
     entries = _json_entries(doc, block)
     if table is None or entries is None:
         return
-    cis = _rows(_read(report, block.intervals), condition=block.condition) if block.intervals else {}
+    cis = (
+        _rows(_read(report, block.intervals), condition=block.condition) if block.intervals else {}
+    )
     tests = {
         base: _rows(_read(report, block.tests), condition=block.condition, base=base)
         for base in (block.base, *block.also)
@@ -226,9 +228,19 @@ def _check_json(report: ReportFolder, doc: dict, block: Block, c: _Check) -> Non
             c.fail(inv, where, "a row of the CSV with no entry in results.json")
             continue
         c.same(inv, f"{where}.value", r["value"], entry.get("value"))
-        c.same(inv, f"{where}.delta_vs_{block.base}", r.get(block.delta), entry.get(f"delta_vs_{block.base}"))
+        c.same(
+            inv,
+            f"{where}.delta_vs_{block.base}",
+            r.get(block.delta),
+            entry.get(f"delta_vs_{block.base}"),
+        )
         for base in block.also:
-            c.same(inv, f"{where}.delta_vs_{base}", r.get(f"delta_vs_{base}"), entry.get(f"delta_vs_{base}"))
+            c.same(
+                inv,
+                f"{where}.delta_vs_{base}",
+                r.get(f"delta_vs_{base}"),
+                entry.get(f"delta_vs_{base}"),
+            )
         if "median" in r and "median" in entry:
             c.same(inv, f"{where}.median", r["median"], entry["median"])
             c.same(
@@ -237,11 +249,25 @@ def _check_json(report: ReportFolder, doc: dict, block: Block, c: _Check) -> Non
                 r.get("median_delta"),
                 entry.get(f"median_delta_vs_{block.base}"),
             )
-            if not _missing(r.get("mean_median_disagree")) or entry.get("mean_median_disagree") is not None:
-                c.same(inv, f"{where}.mean_median_disagree", r.get("mean_median_disagree"), entry.get("mean_median_disagree"))
+            if (
+                not _missing(r.get("mean_median_disagree"))
+                or entry.get("mean_median_disagree") is not None
+            ):
+                c.same(
+                    inv,
+                    f"{where}.mean_median_disagree",
+                    r.get("mean_median_disagree"),
+                    entry.get("mean_median_disagree"),
+                )
         ci = cis.get((model, name))
         if ci is not None and entry.get("interval") is not None:
-            _interval(ci, entry["interval"], f"{where}.interval", f"I1.{block.intervals}.csv≠results.json", c)
+            _interval(
+                ci,
+                entry["interval"],
+                f"{where}.interval",
+                f"I1.{block.intervals}.csv≠results.json",
+                c,
+            )
         for base in (block.base, *block.also):
             test = tests[base].get((model, name))
             key = "delta_test" if base == block.base else f"delta_vs_{base}_test"
@@ -250,7 +276,12 @@ def _check_json(report: ReportFolder, doc: dict, block: Block, c: _Check) -> Non
                 _interval(test, entry[key], f"{where}.{key}", inv_t, c)
                 small = bool(test.get("small_sample", False))
                 for p in ("p_value", "p_holm"):
-                    c.same(inv_t, f"{where}.{key}.{p}", None if small else test.get(p), entry[key].get(p))
+                    c.same(
+                        inv_t,
+                        f"{where}.{key}.{p}",
+                        None if small else test.get(p),
+                        entry[key].get(p),
+                    )
                 for k in ("holm_family", "p_method"):
                     c.same(inv_t, f"{where}.{key}.{k}", test.get(k), entry[key].get(k))
 
@@ -324,7 +355,9 @@ _CELL = re.compile(
 )
 
 
-def _grid(rows: list[list[tuple[str, str, int]]]) -> tuple[list[tuple[str, ...]], dict[str, list[str]]]:
+def _grid(
+    rows: list[list[tuple[str, str, int]]],
+) -> tuple[list[tuple[str, ...]], dict[str, list[str]]]:
     """A pandas table's column labels (one tuple per column, its header rows) and body rows by key."""
     header = [r for r in rows if r and all(t == "th" for t, _, _ in r)]
     body = [r for r in rows if r and any(t == "td" for t, _, _ in r)]
@@ -384,18 +417,28 @@ def _check_page_table(
                 if not _missing(dagger) and "median" in row and not _missing(row.get("median")):
                     c.checked += 1
                     if bool(shown["dagger"]) != bool(dagger):
-                        c.fail(inv, where, f"‡ {'shown' if shown['dagger'] else 'absent'} on the page, dagger={dagger} in the CSV")
+                        c.fail(
+                            inv,
+                            where,
+                            f"‡ {'shown' if shown['dagger'] else 'absent'} on the page, dagger={dagger} in the CSV",
+                        )
             elif deltas[sub] == next(iter(deltas.values())):
                 disagree = row.get("mean_median_disagree")
                 if not _missing(disagree) and "median_delta" in row:
                     c.checked += 1
                     if bool(shown["mdelta"]) != bool(disagree):
-                        c.fail(inv, where, f"median Δ {'shown' if shown['mdelta'] else 'absent'} on the page, mean_median_disagree={disagree} in the CSV")
+                        c.fail(
+                            inv,
+                            where,
+                            f"median Δ {'shown' if shown['mdelta'] else 'absent'} on the page, mean_median_disagree={disagree} in the CSV",
+                        )
                     elif shown["mdelta"]:
                         _median_shown(shown, row, "mdelta", "median_delta", where, inv, c)
 
 
-def _median_shown(shown: dict, row: dict, part: str, column: str, where: str, inv: str, c: _Check) -> None:
+def _median_shown(
+    shown: dict, row: dict, part: str, column: str, where: str, inv: str, c: _Check
+) -> None:
     if shown.get(part) is None or column not in row:
         return
     c.checked += 1
@@ -480,12 +523,18 @@ def _check_tests(report: ReportFolder, name: str, c: _Check) -> None:
         )
         if not _missing(r["p_value"]) and isinstance(r.get("p_method"), str):
             c.checked += 1
-            if (why := _attainable(float(r["p_value"]), r["p_method"], r.get("n", r.get("n_sets")))) is not None:
+            if (
+                why := _attainable(float(r["p_value"]), r["p_method"], r.get("n", r.get("n_sets")))
+            ) is not None:
                 c.fail("I2.exact-p-attainable", where, why)
         if "holm_family" in r and not _missing(r.get("holm_family")):
             c.checked += 1
             if r["holm_family"] != holm_family(r["metric"]):
-                c.fail("I3.holm-family", where, f"family {r['holm_family']!r}, the metric's is {holm_family(r['metric'])!r}")
+                c.fail(
+                    "I3.holm-family",
+                    where,
+                    f"family {r['holm_family']!r}, the metric's is {holm_family(r['metric'])!r}",
+                )
     if "p_holm" not in table or "holm_family" not in table:
         return
     keys = [k for k in ("model", "condition", "base", "holm_family") if k in table]
@@ -523,7 +572,9 @@ def _check_references(report: ReportFolder, page: _Tables | None, c: _Check) -> 
     scores = _scores(report)
     if scores is None:
         c.checked += 1
-        c.fail("I7.scores", str(report.scores), "no readable pinned score sets: I5 cannot be checked")
+        c.fail(
+            "I7.scores", str(report.scores), "no readable pinned score sets: I5 cannot be checked"
+        )
         return
     refs = set(scores.references)
     models = [m for m in scores.signatures if m not in refs]
@@ -534,7 +585,9 @@ def _check_references(report: ReportFolder, page: _Tables | None, c: _Check) -> 
         if "model" in t:
             c.checked += 1
             if found := sorted(refs & set(t["model"])):
-                c.fail("I5.no-reference-in-means", f"{name}.csv", f"rows of reference entries {found}")
+                c.fail(
+                    "I5.no-reference-in-means", f"{name}.csv", f"rows of reference entries {found}"
+                )
         if "n_models" in t:
             c.checked += 1
             most = int(t["n_models"].max()) if len(t) else 0
@@ -560,9 +613,11 @@ def _check_references(report: ReportFolder, page: _Tables | None, c: _Check) -> 
     if page is None or page.trust is None or "answers" not in page.trust:
         return
     summary = scores.summary
-    shown = summary[
-        summary["condition"].isin(("ordered", "original")) & ~summary["model"].isin(refs)
-    ] if len(summary) else summary
+    shown = (
+        summary[summary["condition"].isin(("ordered", "original")) & ~summary["model"].isin(refs)]
+        if len(summary)
+        else summary
+    )
     for key, column in (("answers", "n_answers"), ("truncated", "n_truncated")):
         if key not in page.trust or (len(shown) and column not in shown):
             continue
@@ -642,7 +697,13 @@ def verify(report_dir: str | Path, *, comparisons: Path | None = None) -> Verdic
         if not report.table_provenance(csv.stem).exists():
             c.fail("I7.provenance", f"tables/{csv.name}", "no provenance.json beside it")
     if doc is not None:
-        c.same("I7.schema", "results.json schema_version", doc.get("schema_version"), SCHEMA_VERSION, ("file", "ocg"))
+        c.same(
+            "I7.schema",
+            "results.json schema_version",
+            doc.get("schema_version"),
+            SCHEMA_VERSION,
+            ("file", "ocg"),
+        )
         for block in BLOCKS:
             _check_json(report, doc, block, c)
         _check_nulls(doc, "results.json", c)
@@ -651,9 +712,11 @@ def verify(report_dir: str | Path, *, comparisons: Path | None = None) -> Verdic
         long = _read(report, block.table)
         if long is None:
             continue
-        subs = {"Δ": block.delta} if not block.also else {
-            f"delta_vs_{b}": f"delta_vs_{b}" for b in (block.base, *block.also)
-        }
+        subs = (
+            {"Δ": block.delta}
+            if not block.also
+            else {f"delta_vs_{b}": f"delta_vs_{b}" for b in (block.base, *block.also)}
+        )
         _check_page_table(page, block.table.replace("_", "-"), long, subs, c)
         _check_tex(report, block.table, long, block.delta, c)
     for block in BLOCKS:  # I2, I3
@@ -678,13 +741,21 @@ def _check_comparison_tests(rows: list, where: str, c: _Check) -> None:
         if not _missing(r.get("p_value")) and isinstance(r.get("p_method"), str):
             c.checked += 1
             if (why := _attainable(float(r["p_value"]), r["p_method"], r.get("n"))) is not None:
-                c.fail("I2.exact-p-attainable", f"{where} {r.get('condition')} / {r.get('metric')}", why)
+                c.fail(
+                    "I2.exact-p-attainable",
+                    f"{where} {r.get('condition')} / {r.get('metric')}",
+                    why,
+                )
     if {"p_holm", "holm_family", "condition"} <= set(frame) and frame["p_value"].notna().all():
         for _, rows_ in frame.groupby(["condition", "holm_family"], sort=False):
             for (_, r), want in zip(rows_.iterrows(), holm(rows_["p_value"].to_numpy(dtype=float))):
                 c.checked += 1
                 if not abs(float(r["p_holm"]) - want) <= HOLM_TOLERANCE:
-                    c.fail("I3.holm-within-family", f"{where} {r['condition']} / {r['metric']}", f"p_holm {r['p_holm']!r}, Holm gives {want!r}")
+                    c.fail(
+                        "I3.holm-within-family",
+                        f"{where} {r['condition']} / {r['metric']}",
+                        f"p_holm {r['p_holm']!r}, Holm gives {want!r}",
+                    )
 
 
 def write_verdict(report_dir: str | Path, verdict: Verdict) -> Path:
@@ -692,3 +763,27 @@ def write_verdict(report_dir: str | Path, verdict: Verdict) -> Path:
     from ..core.files import write_json
 
     return write_json(ReportFolder(Path(report_dir)).verify, verdict.to_json())
+
+
+def verify_report(report_dir: str | Path) -> Verdict:
+    """What `ocg report` (and a sweep's analyses) run last, once index.html is written: verify,
+    verify.json beside results.json, and the trust box's verify line filled in (passed: how many
+    checks; failed: the broken invariants); the broken lines printed."""
+    import sys
+
+    from ..core.files import atomic_path
+    from ..site.render import fragment
+
+    report = ReportFolder(Path(report_dir))
+    verdict = verify(report.folder)
+    write_verdict(report.folder, verdict)
+    slot = f"<span id='{VERIFY_ID}' data-verify='pending'></span>"
+    page = report.index.read_text(encoding="utf-8")
+    if slot in page:
+        with atomic_path(report.index) as tmp:
+            tmp.write_text(
+                page.replace(slot, fragment("sections.html", "verify", verdict)), encoding="utf-8"
+            )
+    for line in verdict.lines():
+        print(line, file=sys.stdout if verdict.ok else sys.stderr)
+    return verdict
