@@ -227,66 +227,60 @@ def _check_json(report: ReportFolder, doc: dict, block: Block, c: _Check) -> Non
             c.checked += 1
             c.fail(inv, where, "a row of the CSV with no entry in results.json")
             continue
-        c.same(inv, f"{where}.value", r["value"], entry.get("value"))
-        c.same(
-            inv,
-            f"{where}.delta_vs_{block.base}",
-            r.get(block.delta),
-            entry.get(f"delta_vs_{block.base}"),
-        )
-        for base in block.also:
-            c.same(
-                inv,
-                f"{where}.delta_vs_{base}",
-                r.get(f"delta_vs_{base}"),
-                entry.get(f"delta_vs_{base}"),
-            )
-        if "median" in r and "median" in entry:
-            c.same(inv, f"{where}.median", r["median"], entry["median"])
-            c.same(
-                inv,
-                f"{where}.median_delta_vs_{block.base}",
-                r.get("median_delta"),
-                entry.get(f"median_delta_vs_{block.base}"),
-            )
-            if (
-                not _missing(r.get("mean_median_disagree"))
-                or entry.get("mean_median_disagree") is not None
-            ):
-                c.same(
-                    inv,
-                    f"{where}.mean_median_disagree",
-                    r.get("mean_median_disagree"),
-                    entry.get("mean_median_disagree"),
-                )
+        _json_values(r, entry, block, (inv, where), c)
         ci = cis.get((model, name))
         if ci is not None and entry.get("interval") is not None:
-            _interval(
-                ci,
-                entry["interval"],
-                f"{where}.interval",
-                f"I1.{block.intervals}.csv≠results.json",
-                c,
-            )
+            at = (f"I1.{block.intervals}.csv≠results.json", f"{where}.interval")
+            _interval(ci, entry["interval"], at, c)
         for base in (block.base, *block.also):
-            test = tests[base].get((model, name))
             key = "delta_test" if base == block.base else f"delta_vs_{base}_test"
+            test = tests[base].get((model, name))
             if test is not None and isinstance(entry.get(key), dict):
-                inv_t = f"I1.{block.tests}.csv≠results.json"
-                _interval(test, entry[key], f"{where}.{key}", inv_t, c)
-                small = bool(test.get("small_sample", False))
-                for p in ("p_value", "p_holm"):
-                    c.same(
-                        inv_t,
-                        f"{where}.{key}.{p}",
-                        None if small else test.get(p),
-                        entry[key].get(p),
-                    )
-                for k in ("holm_family", "p_method"):
-                    c.same(inv_t, f"{where}.{key}.{k}", test.get(k), entry[key].get(k))
+                _json_test(
+                    test, entry[key], (f"I1.{block.tests}.csv≠results.json", f"{where}.{key}"), c
+                )
 
 
-def _interval(row: dict, given: dict, where: str, inv: str, c: _Check) -> None:
+def _json_values(r: dict, entry: dict, block: Block, at: tuple[str, str], c: _Check) -> None:
+    """A row's value, Δs and medians against its results.json entry."""
+    inv, where = at
+    c.same(inv, f"{where}.value", r["value"], entry.get("value"))
+    c.same(
+        inv,
+        f"{where}.delta_vs_{block.base}",
+        r.get(block.delta),
+        entry.get(f"delta_vs_{block.base}"),
+    )
+    for base in block.also:
+        c.same(
+            inv,
+            f"{where}.delta_vs_{base}",
+            r.get(f"delta_vs_{base}"),
+            entry.get(f"delta_vs_{base}"),
+        )
+    if "median" not in r or "median" not in entry:
+        return
+    c.same(inv, f"{where}.median", r["median"], entry["median"])
+    key = f"median_delta_vs_{block.base}"
+    c.same(inv, f"{where}.{key}", r.get("median_delta"), entry.get(key))
+    disagree = r.get("mean_median_disagree")
+    if not _missing(disagree) or entry.get("mean_median_disagree") is not None:
+        c.same(inv, f"{where}.mean_median_disagree", disagree, entry.get("mean_median_disagree"))
+
+
+def _json_test(test: dict, given: dict, at: tuple[str, str], c: _Check) -> None:
+    """A paired test's row against its results.json object (p's null on a small sample)."""
+    inv, where = at
+    _interval(test, given, at, c)
+    small = bool(test.get("small_sample", False))
+    for p in ("p_value", "p_holm"):
+        c.same(inv, f"{where}.{p}", None if small else test.get(p), given.get(p))
+    for k in ("holm_family", "p_method"):
+        c.same(inv, f"{where}.{k}", test.get(k), given.get(k))
+
+
+def _interval(row: dict, given: dict, at: tuple[str, str], c: _Check) -> None:
+    inv, where = at
     small = bool(row.get("small_sample", False))
     c.same(inv, f"{where}.low", None if small else row.get("ci_low"), given.get("low"))
     c.same(inv, f"{where}.high", None if small else row.get("ci_high"), given.get("high"))
@@ -380,71 +374,86 @@ def _shown(text: str) -> dict | None:
 def _check_page_table(
     page: _Tables, table_id: str, long: pd.DataFrame, deltas: dict[str, str], c: _Check
 ) -> None:
-    """I1: a wide table of the page (columns (label, sub): sub "" the value, a Δ's sub from
-    `deltas`: sub -> the CSV's column) against its long CSV, each number at two decimals."""
+    """I1: a wide table of the page (columns (label, sub): sub "" or "value" the value, a Δ's sub
+    from `deltas`: sub -> the CSV's column) against its long CSV, each number at two decimals."""
     rows = page.tables.get(table_id)
     if rows is None:
         return
     columns, body = _grid(rows)
     inv = f"I1.{table_id}.csv≠index.html"
-    by_label = {}
-    for r in long.to_dict("records"):
-        by_label[(r["model"], label(r["metric"]))] = {k: _clean(v) for k, v in r.items()}
+    by_label = {
+        (r["model"], label(r["metric"])): {k: _clean(v) for k, v in r.items()}
+        for r in long.to_dict("records")
+    }
+    first = next(iter(deltas.values()))
     for model, cells in body.items():
         for column, text in zip(columns, cells):
             name, sub = column[0], column[-1] if len(column) > 1 else ""
             sub = "" if sub == "value" else sub
             row = by_label.get((model, name))
-            where = f"#{table_id} {model} / {name}{' ' + sub if sub else ''}"
             if row is None or (sub and sub not in deltas):
                 continue
-            value = row.get("value") if not sub else row.get(deltas[sub])
-            shown = _shown(text)
-            c.checked += 1
-            if shown is None:
-                c.fail(inv, where, f"{text!r} is no number the page prints")
-                continue
+            at = (inv, f"#{table_id} {model} / {name}{' ' + sub if sub else ''}")
+            shown = _cell(text, row.get("value") if not sub else row.get(deltas[sub]), at, c)
             if not shown:
-                if not _missing(value):
-                    c.fail(inv, where, f"'–' on the page, {value!r} in the CSV")
-                continue
-            if _missing(value) or float(shown["v"]) != float(f"{value:.2f}"):
-                c.fail(inv, where, f"{shown['v']} (page) vs {value!r} (csv)")
                 continue
             if not sub:
-                _median_shown(shown, row, "median", "median", where, inv, c)
-                dagger = row.get("dagger")
-                if not _missing(dagger) and "median" in row and not _missing(row.get("median")):
-                    c.checked += 1
-                    if bool(shown["dagger"]) != bool(dagger):
-                        c.fail(
-                            inv,
-                            where,
-                            f"‡ {'shown' if shown['dagger'] else 'absent'} on the page, dagger={dagger} in the CSV",
-                        )
-            elif deltas[sub] == next(iter(deltas.values())):
-                disagree = row.get("mean_median_disagree")
-                if not _missing(disagree) and "median_delta" in row:
-                    c.checked += 1
-                    if bool(shown["mdelta"]) != bool(disagree):
-                        c.fail(
-                            inv,
-                            where,
-                            f"median Δ {'shown' if shown['mdelta'] else 'absent'} on the page, mean_median_disagree={disagree} in the CSV",
-                        )
-                    elif shown["mdelta"]:
-                        _median_shown(shown, row, "mdelta", "median_delta", where, inv, c)
+                _value_marks(shown, row, at, c)
+            elif deltas[sub] == first:
+                _delta_marks(shown, row, at, c)
+
+
+def _cell(text: str, value, at: tuple[str, str], c: _Check) -> dict | None:
+    """The cell's parts where its number is the CSV's at two decimals (else broken: None)."""
+    inv, where = at
+    shown = _shown(text)
+    c.checked += 1
+    if shown is None:
+        c.fail(inv, where, f"{text!r} is no number the page prints")
+    elif not shown:
+        if not _missing(value):
+            c.fail(inv, where, f"'–' on the page, {value!r} in the CSV")
+    elif _missing(value) or float(shown["v"]) != float(f"{value:.2f}"):
+        c.fail(inv, where, f"{shown['v']} (page) vs {value!r} (csv)")
+        return None
+    return shown
+
+
+def _value_marks(shown: dict, row: dict, at: tuple[str, str], c: _Check) -> None:
+    """A value cell's median and ‡ against the CSV's `median` and `dagger`."""
+    _median_shown(shown, row, ("median", "median"), at, c)
+    dagger = row.get("dagger")
+    if _missing(dagger) or _missing(row.get("median")):
+        return
+    c.checked += 1
+    if bool(shown["dagger"]) != bool(dagger):
+        state = "shown" if shown["dagger"] else "absent"
+        c.fail(*at, f"‡ {state} on the page, dagger={dagger} in the CSV")
+
+
+def _delta_marks(shown: dict, row: dict, at: tuple[str, str], c: _Check) -> None:
+    """A Δ cell's median Δ: shown exactly where the CSV says the mean and median disagree."""
+    disagree = row.get("mean_median_disagree")
+    if _missing(disagree) or "median_delta" not in row:
+        return
+    c.checked += 1
+    if bool(shown["mdelta"]) != bool(disagree):
+        state = "shown" if shown["mdelta"] else "absent"
+        c.fail(*at, f"median Δ {state} on the page, mean_median_disagree={disagree} in the CSV")
+    elif shown["mdelta"]:
+        _median_shown(shown, row, ("mdelta", "median_delta"), at, c)
 
 
 def _median_shown(
-    shown: dict, row: dict, part: str, column: str, where: str, inv: str, c: _Check
+    shown: dict, row: dict, parts: tuple[str, str], at: tuple[str, str], c: _Check
 ) -> None:
+    part, column = parts
     if shown.get(part) is None or column not in row:
         return
     c.checked += 1
     v = row.get(column)
     if _missing(v) or float(shown[part]) != float(f"{v:.2f}"):
-        c.fail(inv, where, f"{column} {shown[part]} (page) vs {v!r} (csv)")
+        c.fail(*at, f"{column} {shown[part]} (page) vs {v!r} (csv)")
 
 
 # ---------------------------------------------------------------- the LaTeX tables
@@ -458,7 +467,6 @@ def _check_tex(report: ReportFolder, name: str, long: pd.DataFrame, delta: str, 
     path = report.table(name, "tex")
     if not path.exists():
         return
-    inv = f"I1.{name}.csv≠{name}.tex"
     rows = {(r["model"], label(r["metric"])): r for r in long.to_dict("records")}
     header: list[str] | None = None
     for line in path.read_text(encoding="utf-8").splitlines():
@@ -470,24 +478,25 @@ def _check_tex(report: ReportFolder, name: str, long: pd.DataFrame, delta: str, 
             continue
         model = cells[0].replace("\\_", "_").replace("\\&", "&")
         for column, cell in zip(header[1:], cells[1:]):
-            row = rows.get((model, column))
-            if row is None:
-                continue
-            c.checked += 1
-            where = f"{name}.tex {model} / {column}"
-            if cell == "--":
-                if not _missing(_clean(row["value"])):
-                    c.fail(inv, where, f"'--' in the LaTeX, {row['value']!r} in the CSV")
-                continue
-            m = _TEX_CELL.match(_TEX_MARKS.sub(r"\1", cell))
-            if m is None:
-                c.fail(inv, where, f"{cell!r} is no cell the LaTeX table prints")
-                continue
-            value, d = _clean(row["value"]), _clean(row.get(delta))
-            if _missing(value) or float(m["v"]) != float(f"{value:.2f}"):
-                c.fail(inv, where, f"{m['v']} (tex) vs {value!r} (csv)")
-            if _missing(d) or float(m["d"]) != float(f"{d:+.2f}"):
-                c.fail(inv, where, f"Δ {m['d']} (tex) vs {d!r} (csv)")
+            if (row := rows.get((model, column))) is not None:
+                at = (f"I1.{name}.csv≠{name}.tex", f"{name}.tex {model} / {column}")
+                _tex_cell(cell, _clean(row["value"]), _clean(row.get(delta)), at, c)
+
+
+def _tex_cell(cell: str, value, d, at: tuple[str, str], c: _Check) -> None:
+    c.checked += 1
+    if cell == "--":
+        if not _missing(value):
+            c.fail(*at, f"'--' in the LaTeX, {value!r} in the CSV")
+        return
+    m = _TEX_CELL.match(_TEX_MARKS.sub(r"\1", cell))
+    if m is None:
+        c.fail(*at, f"{cell!r} is no cell the LaTeX table prints")
+        return
+    if _missing(value) or float(m["v"]) != float(f"{value:.2f}"):
+        c.fail(*at, f"{m['v']} (tex) vs {value!r} (csv)")
+    if _missing(d) or float(m["d"]) != float(f"{d:+.2f}"):
+        c.fail(*at, f"Δ {m['d']} (tex) vs {d!r} (csv)")
 
 
 # ---------------------------------------------------------------- I2, I3: the paired tests
@@ -513,6 +522,7 @@ def _attainable(p: float, method: str, n) -> str | None:
 
 
 def _check_tests(report: ReportFolder, name: str, c: _Check) -> None:
+    """I2 and I3 on a table of paired tests."""
     table = _read(report, name)
     if table is None or "p_value" not in table:
         return
@@ -521,35 +531,41 @@ def _check_tests(report: ReportFolder, name: str, c: _Check) -> None:
         where = f"{name}.csv {r['model']} / {r['metric']}" + (
             f" ({r['condition']} - {r['base']})" if "condition" in r else ""
         )
-        if not _missing(r["p_value"]) and isinstance(r.get("p_method"), str):
-            c.checked += 1
-            if (
-                why := _attainable(float(r["p_value"]), r["p_method"], r.get("n", r.get("n_sets")))
-            ) is not None:
-                c.fail("I2.exact-p-attainable", where, why)
+        _p_attainable(r, where, c)
         if "holm_family" in r and not _missing(r.get("holm_family")):
             c.checked += 1
             if r["holm_family"] != holm_family(r["metric"]):
-                c.fail(
-                    "I3.holm-family",
-                    where,
-                    f"family {r['holm_family']!r}, the metric's is {holm_family(r['metric'])!r}",
-                )
-    if "p_holm" not in table or "holm_family" not in table:
+                why = f"family {r['holm_family']!r}, the metric's is {holm_family(r['metric'])!r}"
+                c.fail("I3.holm-family", where, why)
+    if {"p_holm", "holm_family"} <= set(table):
+        keys = [k for k in ("model", "condition", "base", "holm_family") if k in table]
+        _holm(table, keys, name, c)
+
+
+def _p_attainable(r: dict, where: str, c: _Check) -> None:
+    if _missing(r.get("p_value")) or not isinstance(r.get("p_method"), str):
         return
-    keys = [k for k in ("model", "condition", "base", "holm_family") if k in table]
+    c.checked += 1
+    why = _attainable(float(r["p_value"]), r["p_method"], r.get("n", r.get("n_sets")))
+    if why is not None:
+        c.fail("I2.exact-p-attainable", where, why)
+
+
+def _holm(table: pd.DataFrame, keys: list[str], name: str, c: _Check) -> None:
+    """I3: each p_holm is Holm's adjustment of the raw p's of its group (`keys`, the family last)."""
     for group, rows in table.groupby(keys, dropna=False, sort=False):
         adjusted = holm(rows["p_value"].to_numpy(dtype=float))
         for (_, r), want in zip(rows.iterrows(), adjusted):
             c.checked += 1
             got = float(r["p_holm"]) if not _missing(r["p_holm"]) else math.nan
-            if not (math.isnan(got) and math.isnan(want)) and not abs(got - want) <= HOLM_TOLERANCE:
-                family = dict(zip(keys, group if isinstance(group, tuple) else (group,)))
-                c.fail(
-                    "I3.holm-within-family",
-                    f"{name}.csv {r['model']} / {r['metric']}",
-                    f"p_holm {got!r}, Holm over its family {family} gives {want!r}",
-                )
+            if (math.isnan(got) and math.isnan(want)) or abs(got - want) <= HOLM_TOLERANCE:
+                continue
+            family = dict(zip(keys, group if isinstance(group, tuple) else (group,)))
+            c.fail(
+                "I3.holm-within-family",
+                f"{name} {r.get('model', '')} / {r['metric']}",
+                f"p_holm {got!r}, Holm over its family {family} gives {want!r}",
+            )
 
 
 # ---------------------------------------------------------------- I5: reference entries
@@ -569,65 +585,62 @@ def _scores(report: ReportFolder):
 
 
 def _check_references(report: ReportFolder, page: _Tables | None, c: _Check) -> None:
+    """I5, from the pinned score sets' reference entries (their run cards)."""
     scores = _scores(report)
     if scores is None:
         c.checked += 1
-        c.fail(
-            "I7.scores", str(report.scores), "no readable pinned score sets: I5 cannot be checked"
-        )
+        c.fail("I7.scores", str(report.scores), "no readable pinned score sets: I5 not checked")
         return
     refs = set(scores.references)
     models = [m for m in scores.signatures if m not in refs]
     for name in ("table2", "table3"):
-        t = _read(report, name)
-        if t is None:
-            continue
-        if "model" in t:
-            c.checked += 1
-            if found := sorted(refs & set(t["model"])):
-                c.fail(
-                    "I5.no-reference-in-means", f"{name}.csv", f"rows of reference entries {found}"
-                )
-        if "n_models" in t:
-            c.checked += 1
-            most = int(t["n_models"].max()) if len(t) else 0
-            if most > len(models):
-                c.fail(
-                    "I5.no-reference-in-means",
-                    f"{name}.csv n_models",
-                    f"a mean over {most} models; the report compares {len(models)} ({len(refs)} reference entries left out)",
-                )
+        _means_over_models(_read(report, name), name, refs, len(models), c)
     for name in ("figure4_data", "composed_by"):
         t = _read(report, name)
-        if t is None:
-            continue
         for column in ("k", "threshold", "n_models"):
-            if column in t and pd.api.types.is_numeric_dtype(t[column]) and len(t):
+            if t is None or column not in t or not len(t):
+                continue
+            if pd.api.types.is_numeric_dtype(t[column]):
                 c.checked += 1
-                if int(t[column].max()) > len(models):
-                    c.fail(
-                        "I5.no-reference-in-counts",
-                        f"{name}.csv {column}",
-                        f"up to {int(t[column].max())} models counted; the report compares {len(models)}",
-                    )
-    if page is None or page.trust is None or "answers" not in page.trust:
+                if (most := int(t[column].max())) > len(models):
+                    why = f"up to {most} models counted; the report compares {len(models)}"
+                    c.fail("I5.no-reference-in-counts", f"{name}.csv {column}", why)
+    if page is not None and page.trust is not None:
+        _trust_counts(page.trust, scores.summary, refs, c)
+
+
+def _means_over_models(t, name: str, refs: set, n: int, c: _Check) -> None:
+    if t is None:
         return
-    summary = scores.summary
-    shown = (
-        summary[summary["condition"].isin(("ordered", "original")) & ~summary["model"].isin(refs)]
-        if len(summary)
-        else summary
-    )
-    for key, column in (("answers", "n_answers"), ("truncated", "n_truncated")):
-        if key not in page.trust or (len(shown) and column not in shown):
-            continue
-        want = int(shown[column].sum()) if len(shown) else 0
+    if "model" in t:
         c.checked += 1
-        if str(want) != page.trust[key]:
+        if found := sorted(refs & set(t["model"])):
+            c.fail("I5.no-reference-in-means", f"{name}.csv", f"rows of reference entries {found}")
+    if "n_models" in t and len(t):
+        c.checked += 1
+        if (most := int(t["n_models"].max())) > n:
+            why = f"a mean over {most} models; the report compares {n} ({len(refs)} references)"
+            c.fail("I5.no-reference-in-means", f"{name}.csv n_models", why)
+
+
+def _trust_counts(trust: dict, summary: pd.DataFrame, refs: set, c: _Check) -> None:
+    """The trust box's answers and truncated answers: the compared models' only."""
+    if not len(summary):
+        return
+    shown = summary[
+        summary["condition"].isin(("ordered", "original")) & ~summary["model"].isin(refs)
+    ]
+    for key, column in (("answers", "n_answers"), ("truncated", "n_truncated")):
+        if key not in trust or column not in shown:
+            continue
+        want = int(shown[column].sum())
+        c.checked += 1
+        if str(want) != trust[key]:
+            why = f"{trust[key]} on the page; the compared models' {column} in ordered and "
             c.fail(
                 "I5.no-reference-in-counts",
                 f"index.html #trust data-{key}",
-                f"{page.trust[key]} on the page; the compared models' {column} in ordered and original sum to {want}",
+                why + f"original sum to {want}",
             )
 
 
@@ -691,71 +704,52 @@ def verify(report_dir: str | Path, *, comparisons: Path | None = None) -> Verdic
     c = _Check()
     doc = _load_json(report.results, c)
     page = read_page(report.index)
-    # I7: the folder is whole
-    for csv in sorted(report.tables.glob("*.csv")):
+    for csv in sorted(report.tables.glob("*.csv")):  # I7: the folder is whole
         c.checked += 1
         if not report.table_provenance(csv.stem).exists():
             c.fail("I7.provenance", f"tables/{csv.name}", "no provenance.json beside it")
     if doc is not None:
-        c.same(
-            "I7.schema",
-            "results.json schema_version",
-            doc.get("schema_version"),
-            SCHEMA_VERSION,
-            ("file", "ocg"),
-        )
+        schema = doc.get("schema_version")
+        c.same("I7.schema", "results.json schema_version", schema, SCHEMA_VERSION, ("file", "ocg"))
         for block in BLOCKS:
             _check_json(report, doc, block, c)
         _check_nulls(doc, "results.json", c)
-    # I1: the page and the LaTeX against the CSVs
     for block in BLOCKS:
-        long = _read(report, block.table)
-        if long is None:
-            continue
-        subs = (
-            {"Δ": block.delta}
-            if not block.also
-            else {f"delta_vs_{b}": f"delta_vs_{b}" for b in (block.base, *block.also)}
-        )
-        _check_page_table(page, block.table.replace("_", "-"), long, subs, c)
-        _check_tex(report, block.table, long, block.delta, c)
-    for block in BLOCKS:  # I2, I3
+        _check_views(report, page, block, c)
         _check_tests(report, block.tests, c)
     _check_references(report, page, c)
     for path in _comparisons(report, comparisons):
         if (comp := _load_json(path, c)) is not None:
             _check_nulls(comp, str(path), c)
-            for name in ("tests",):
-                rows = comp.get(name)
-                if isinstance(rows, list):
-                    _check_comparison_tests(rows, str(path), c)
+            if isinstance(comp.get("tests"), list):
+                _check_comparison_tests(comp["tests"], str(path), c)
     return Verdict(c.checked, c.broken)
 
 
+def _check_views(report: ReportFolder, page: _Tables, block: Block, c: _Check) -> None:
+    """I1: the page's table of the block and its LaTeX against the CSV."""
+    long = _read(report, block.table)
+    if long is None:
+        return
+    subs = (
+        {f"delta_vs_{b}": f"delta_vs_{b}" for b in (block.base, *block.also)}
+        if block.also
+        else {"Δ": block.delta}
+    )
+    _check_page_table(page, block.table.replace("_", "-"), long, subs, c)
+    _check_tex(report, block.table, long, block.delta, c)
+
+
 def _check_comparison_tests(rows: list, where: str, c: _Check) -> None:
-    """I2 and I3 on a comparison.json's tests, where their p's are given (a small sample nulls them)."""
+    """I2 and I3 on a comparison.json's tests where their p's are given (a small sample nulls
+    them): Holm per condition within each family."""
     frame = pd.DataFrame([r for r in rows if isinstance(r, dict)])
     if frame.empty or "p_value" not in frame:
         return
     for r in frame.to_dict("records"):
-        if not _missing(r.get("p_value")) and isinstance(r.get("p_method"), str):
-            c.checked += 1
-            if (why := _attainable(float(r["p_value"]), r["p_method"], r.get("n"))) is not None:
-                c.fail(
-                    "I2.exact-p-attainable",
-                    f"{where} {r.get('condition')} / {r.get('metric')}",
-                    why,
-                )
+        _p_attainable(r, f"{where} {r.get('condition')} / {r.get('metric')}", c)
     if {"p_holm", "holm_family", "condition"} <= set(frame) and frame["p_value"].notna().all():
-        for _, rows_ in frame.groupby(["condition", "holm_family"], sort=False):
-            for (_, r), want in zip(rows_.iterrows(), holm(rows_["p_value"].to_numpy(dtype=float))):
-                c.checked += 1
-                if not abs(float(r["p_holm"]) - want) <= HOLM_TOLERANCE:
-                    c.fail(
-                        "I3.holm-within-family",
-                        f"{where} {r['condition']} / {r['metric']}",
-                        f"p_holm {r['p_holm']!r}, Holm gives {want!r}",
-                    )
+        _holm(frame, ["condition", "holm_family"], where, c)
 
 
 def write_verdict(report_dir: str | Path, verdict: Verdict) -> Path:
