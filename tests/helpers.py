@@ -266,7 +266,7 @@ RESULTS_COPIED = ("signature_key", "design")  # results.json keys copied from el
 def nulls_without_reason(obj, path="") -> list[str]:
     """Every null of the models' entries whose object gives no `missing_reason` for its key (the
     package's walk, `ocg verify`'s I6, without entering the keys copied whole)."""
-    from ocg.results.verify import nulls_without_reason as walk
+    from ocg.site.verify import nulls_without_reason as walk
 
     return walk(obj, path, RESULTS_COPIED)
 

@@ -220,7 +220,7 @@ def compare_command(args) -> int:
 def verify_command(args) -> int:
     """`ocg verify`: one summary line and 0, one line per broken invariant and 1, or 2 (with one
     line) for a folder that is no finished report."""
-    from ..results.verify import NotAReport, verify
+    from ..site.verify import NotAReport, verify
 
     try:
         verdict = verify(_report_of(args.report), comparisons=args.comparisons)

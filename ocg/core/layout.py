@@ -133,7 +133,7 @@ class ReportFolder:
         "scores", doc="The score sets its numbers come from, <model>/ each (ocg/scoring/pinned.py)."
     )
     verify = _inside(
-        "verify.json", doc="What `ocg verify` found when the report was built (results/verify.py)."
+        "verify.json", doc="What `ocg verify` found when the report was built (site/verify.py)."
     )
 
     @classmethod

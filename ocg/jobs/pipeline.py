@@ -184,9 +184,9 @@ def run_steps(
 def _write_report(run: CheckedRun, staging: Path, final: Path) -> tuple[int, ReportStamp]:
     """Every notebook into `staging`, then the landing page: (exit code, how the run ended: its
     ReportStamp fields)."""
-    from ..results.verify import verify_report
     from ..scoring.pinned import pin_scores
     from ..site.landing import write_index
+    from ..site.verify import verify_report
 
     title, pinned = f"ocg report: {run.file.name}", ReportFolder(staging).scores
     pages, failure = run_steps(

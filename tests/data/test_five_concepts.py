@@ -1,6 +1,7 @@
 """Five concepts end to end, and `permutations: m` (a seeded sample of m orders per concept set)."""
 
 import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -201,7 +202,7 @@ def test_five_concepts_report(tmp_path):
     verdict = json.loads((report / "verify.json").read_text())
     assert verdict["ok"] and verdict["checked"] > 100, verdict["broken"][:5]
     assert "checks passed" in (report / "index.html").read_text()
-    from ocg.results.verify import verify
+    from ocg.site.verify import verify
 
     assert verify(report).ok
     assert status["notebooks"] == [

@@ -19,8 +19,8 @@ from ocg.analysis.paper_tables import wide
 from ocg.analysis.permutation import holm
 from ocg.cli import main
 from ocg.metrics.registry import holm_family, label
-from ocg.results import verify as v
 from ocg.site import medians as site_medians
+from ocg.site import verify as v
 from ocg.site.render import frame
 
 MODELS = ("m-a", "m-b")

@@ -572,7 +572,7 @@ def _holm(table: pd.DataFrame, keys: list[str], name: str, c: _Check) -> None:
 
 
 def _scores(report: ReportFolder):
-    from .scores import load_scores
+    from ..results.scores import load_scores
 
     if not report.scores.exists():
         return None
@@ -695,7 +695,7 @@ def _load_json(path: Path, c: _Check) -> dict | None:
 def verify(report_dir: str | Path, *, comparisons: Path | None = None) -> Verdict:
     """The report at `report_dir` checked against itself (module docstring); NotAReport where it
     is no finished report (no index.html, results.json or tables/)."""
-    from ..site.results_file import SCHEMA_VERSION
+    from .results_file import SCHEMA_VERSION
 
     report = ReportFolder(Path(report_dir))
     absent = [p.name for p in (report.index, report.results, report.tables) if not p.exists()]
@@ -766,12 +766,12 @@ def verify_report(report_dir: str | Path) -> Verdict:
     import sys
 
     from ..core.files import atomic_path
-    from ..site.render import fragment
+    from .render import fragment
 
     report = ReportFolder(Path(report_dir))
     verdict = verify(report.folder)
     write_verdict(report.folder, verdict)
-    slot = f"<span id='{VERIFY_ID}' data-verify='pending'></span>"
+    slot = fragment("sections.html", "verify_slot").strip()  # the placeholder the page holds
     page = report.index.read_text(encoding="utf-8")
     if slot in page:
         with atomic_path(report.index) as tmp:
