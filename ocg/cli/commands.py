@@ -217,6 +217,21 @@ def compare_command(args) -> int:
     return 0
 
 
+def verify_command(args) -> int:
+    """`ocg verify`: one summary line and 0, one line per broken invariant and 1, or 2 (with one
+    line) for a folder that is no finished report."""
+    from ..site.verify import NotAReport, verify
+
+    try:
+        verdict = verify(_report_of(args.report), comparisons=args.comparisons)
+    except NotAReport as exc:
+        print(f"ocg verify: {exc}", file=sys.stderr)
+        return 2
+    for line in verdict.lines():
+        print(line)
+    return 0 if verdict.ok else 1
+
+
 def models_command(args) -> int:
     from ..config.model_registry import load_models
 

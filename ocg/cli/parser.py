@@ -184,6 +184,24 @@ def build_parser() -> argparse.ArgumentParser:
         )
     p.set_defaults(func=commands.compare_command)
 
+    p = sub.add_parser(
+        "verify",
+        help="check a finished report against itself: page, CSVs, LaTeX and results.json agree, "
+        "exact p attainable, Holm within families, no reference entry in a model count, every "
+        "null explained (exit 0, 1: broken, 2: no finished report)",
+    )
+    p.add_argument(
+        "report", type=Path, help="a report folder (outputs/reports/<name>) or its run file"
+    )
+    p.add_argument(
+        "--comparisons",
+        type=Path,
+        default=None,
+        help="a comparison.json, or a folder of <A>-vs-<B>/comparison.json (ocg compare), to "
+        "check too",
+    )
+    p.set_defaults(func=commands.verify_command)
+
     p = sub.add_parser("models", help="list the entries of params/models.yaml")
     p.add_argument("--models-file", type=Path, default=MODELS_FILE, help=MODELS_FILE_HELP)
     p.set_defaults(func=commands.models_command)

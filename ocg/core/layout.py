@@ -132,6 +132,9 @@ class ReportFolder:
     scores = _inside(
         "scores", doc="The score sets its numbers come from, <model>/ each (ocg/scoring/pinned.py)."
     )
+    verify = _inside(
+        "verify.json", doc="What `ocg verify` found when the report was built (site/verify.py)."
+    )
 
     @classmethod
     def at(cls, folder: str | Path | None = None) -> ReportFolder:

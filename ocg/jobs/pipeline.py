@@ -116,7 +116,14 @@ def _staged_report(run: CheckedRun) -> int:
             _failed(staging, final, run, exc)
             raise
         finish(staging, final, stamp)
-    print(f"\nreport: {report.index}" if code == 0 else f"\nunfinished report: {report.index}")
+    done = stamp.state == ReportStatus.DONE
+    print(
+        f"\nreport: {report.index}"
+        if code == 0
+        else f"\nreport (unverified: {report.verify.name} names what broke): {report.index}"
+        if done
+        else f"\nunfinished report: {report.index}"
+    )
     return code
 
 
@@ -179,6 +186,7 @@ def _write_report(run: CheckedRun, staging: Path, final: Path) -> tuple[int, Rep
     ReportStamp fields)."""
     from ..scoring.pinned import pin_scores
     from ..site.landing import write_index
+    from ..site.verify import verify_report
 
     title, pinned = f"ocg report: {run.file.name}", ReportFolder(staging).scores
     pages, failure = run_steps(
@@ -201,4 +209,8 @@ def _write_report(run: CheckedRun, staging: Path, final: Path) -> tuple[int, Rep
     write_index(
         staging, title, pages, run=run, scores_root=pinned, generations_root=outputs().generations
     )
-    return 0, ReportStamp(state=ReportStatus.DONE, notebooks=[n for n, _ in pages])
+    # last: the report checked against itself; a broken invariant leaves it done but unverified
+    verdict = verify_report(staging)
+    return int(not verdict.ok), ReportStamp(
+        state=ReportStatus.DONE, notebooks=[n for n, _ in pages]
+    )

@@ -179,6 +179,11 @@ class OtherTable:
     missing: list[tuple[str, str]] = field(default_factory=list)  # (a metric's label, why no value)
     legend: list[LegendItem] = field(default_factory=list)
 
+    @property
+    def table_id(self) -> str:
+        """Its <table id> on the page: the CSV's name (tables/table4.csv: table4)."""
+        return Path(self.csv).stem
+
 
 def other_tables(
     report_dir: Path,

@@ -23,14 +23,18 @@ class Link:
     text: str
 
 
-def frame(df: pd.DataFrame, floats: bool = True) -> Markup:
+def frame(df: pd.DataFrame, floats: bool = True, table_id: str | None = None) -> Markup:
     """A table as pandas writes it (cells escaped by pandas): two decimals and '–' for a missing
     value (`floats`; False: pandas' own number format), every row's first cell its key (no
-    rowspan), which the page's .scroll keeps in view."""
+    rowspan), which the page's .scroll keeps in view; `table_id` its <table id> (what `ocg
+    verify` reads it by: site/verify.py)."""
     if not floats:
-        return Markup(df.to_html(border=0, escape=True, na_rep="–"))  # pandas escaped every cell
+        return Markup(  # pandas escaped every cell
+            df.to_html(border=0, escape=True, na_rep="–", table_id=table_id)
+        )
     return Markup(  # pandas escaped every cell
         df.to_html(
+            table_id=table_id,
             float_format=lambda v: f"{v:.2f}",
             na_rep="–",
             border=0,

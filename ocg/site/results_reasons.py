@@ -17,6 +17,19 @@ _TOP = {
     "bootstrap": "notebook 03 computed no bootstrap interval in this report",
     "paired_test": "notebook 03 computed no paired test in this report",
 }
+_RUN = {  # the run file's settings that are null by design
+    "permutations": "every permutation asked",
+    "template_ids": "all the templates",
+    "samples": "one sample per prompt (greedy)",
+    "sampling": "greedy decoding",
+    "metrics": "params/scoring.yaml's default metrics",
+    "subset_k": "every concept set of the size asked",
+    "n_concepts": "the run file names no concept count",
+}
+_SIGNATURE = {  # a scoring family's signature key (copied from the score set's signature)
+    "revision": "embedded model: no hub revision",
+    "judge": "no judge named",
+}
 _BLOCK = {  # a block beside Table 1's: its own reasons come first (results_comparisons.py)
     "bootstrap": "its notebook computed no bootstrap interval in this report",
     "paired_test": "its notebook computed no paired test in this report",
@@ -99,6 +112,8 @@ def _metrics(metrics: dict, known: dict) -> None:
         for key in ("interval", "delta_test", "delta_vs_original_test"):
             if isinstance(m.get(key), dict):
                 _mark(m[key], _TEST)
+        if isinstance(m.get("signature_key"), dict):
+            _mark(m["signature_key"], _SIGNATURE)
         if isinstance(m.get("paper"), dict):
             _mark(m["paper"], {}, {k: "the paper gives none" for k in m["paper"]})
         _mark(m, known)
@@ -107,6 +122,8 @@ def _metrics(metrics: dict, known: dict) -> None:
 def with_reasons(doc: dict) -> dict:
     """The results document with every null explained (in place; returned)."""
     _mark(doc, _TOP)
+    if isinstance(doc.get("run"), dict):
+        _mark(doc["run"], _RUN)
     for entry in doc.get("models", {}).values():
         _mark(entry, _MODEL)
         _metrics(entry.get("metrics", {}), _METRIC)

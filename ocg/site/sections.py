@@ -176,6 +176,11 @@ class ForcedPart:
     legend: list[LegendItem] = field(default_factory=list)
     unreadable: Unreadable | None = None
 
+    @property
+    def table_id(self) -> str:
+        """Its <table id> on the page: the CSV's name, '-' for '_' (forced-order)."""
+        return Path(self.csv).stem.replace("_", "-")
+
 
 @dataclass(frozen=True)
 class Forced:

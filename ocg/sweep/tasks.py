@@ -204,6 +204,7 @@ def _analyse(sweep: Sweep, done: list[str], staging, final) -> ReportStamp:
     from ..jobs.pipeline import run_steps
     from ..scoring.pinned import pin_scores
     from ..site.landing import write_index
+    from ..site.verify import verify_report
 
     pinned = ReportFolder(staging).scores
     dirs = replace(sweep_dirs(sweep), reports=staging, analysis_scores=pinned)
@@ -236,6 +237,7 @@ def _analyse(sweep: Sweep, done: list[str], staging, final) -> ReportStamp:
         generations_root=dirs.generations,
         failures=failures,
     )
+    verify_report(staging)  # last: verify.json and the trust box's verify line (site/verify.py)
     return ReportStamp(state=ReportStatus.DONE, report=str(folder.report.index))
 
 

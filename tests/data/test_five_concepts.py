@@ -1,5 +1,7 @@
 """Five concepts end to end, and `permutations: m` (a seeded sample of m orders per concept set)."""
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -196,6 +198,13 @@ def test_five_concepts_report(tmp_path):
     report = tmp_path / "outputs" / "reports" / "five-concepts"
     status = yaml.safe_load((report / "report.json").read_text())
     assert status["state"] == "done"
+    # `ocg report` verified it last (exit 0 above): verify.json and the trust box say so
+    verdict = json.loads((report / "verify.json").read_text())
+    assert verdict["ok"] and verdict["checked"] > 100, verdict["broken"][:5]
+    assert "checks passed" in (report / "index.html").read_text()
+    from ocg.site.verify import verify
+
+    assert verify(report).ok
     assert status["notebooks"] == [
         BUILD_DATA,
         f"{GENERATE}-smollm2-135m-instruct",

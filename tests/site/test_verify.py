@@ -1,0 +1,313 @@
+"""`ocg verify` on a small report folder built here from the pieces a report is made of (its
+tables, results.json, a page rendered by render.frame with the table ids), and on tampered
+copies of it: each tampering must break the invariant it names, and only a tampering does."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from fractions import Fraction
+from pathlib import Path
+from types import SimpleNamespace
+
+import hypothesis.strategies as st
+import pandas as pd
+import pytest
+from hypothesis import given
+
+from ocg.analysis.paper_tables import wide
+from ocg.analysis.permutation import holm
+from ocg.cli import main
+from ocg.metrics.registry import holm_family, label
+from ocg.site import medians as site_medians
+from ocg.site import verify as v
+from ocg.site.render import frame
+
+MODELS = ("m-a", "m-b")
+REF = "ref-1"
+METRICS = ("coverage_w_order", "perplexity", "pairwise_cosine")
+N = 4  # concept sets: exact p's are multiples of 2/16
+
+
+def _tables() -> dict[str, pd.DataFrame]:
+    rows, tests, cis = [], [], []
+    for i, model in enumerate(MODELS):
+        for j, name in enumerate(METRICS):
+            value, delta = 10.0 + i + j / 3, (j - 1) * 1.2345 + i
+            row = {
+                "model": model,
+                "metric": name,
+                "value": value,
+                "delta_vs_original_commongen": delta,
+            }
+            if name == "perplexity":
+                row |= {
+                    "median": value / 20,
+                    "median_base": value / 25,
+                    "median_delta": value / 20 - value / 25,
+                    "dagger": True,
+                    "mean_median_disagree": False,
+                }
+            rows.append(row)
+            p = [0.125, 0.375, 1.0][j]
+            tests.append(
+                {
+                    "model": model,
+                    "metric": name,
+                    "difference": delta,
+                    "ci_low": delta - 1,
+                    "ci_high": delta + 1,
+                    "p_value": p,
+                    "holm_family": holm_family(name),
+                    "p_method": f"exact: all {2**N} sign vectors",
+                    "unit": "sets",
+                    "n": N,
+                    "n_sets": N,
+                    "small_sample": False,
+                }
+            )
+            cis.append(
+                {
+                    "model": model,
+                    "condition": "ordered",
+                    "metric": name,
+                    "value": value,
+                    "ci_low": value - 2,
+                    "ci_high": value + 2,
+                    "unit": "sets",
+                    "n": N,
+                    "n_sets": N,
+                    "small_sample": False,
+                }
+            )
+    t1, pt = pd.DataFrame(rows), pd.DataFrame(tests)
+    pt["p_holm"] = 0.0
+    for _, g in pt.groupby(["model", "holm_family"]):
+        pt.loc[g.index, "p_holm"] = holm(g["p_value"])
+    return {
+        "table1": t1,
+        "table1_paired_test": pt,
+        "table1_bootstrap_ci": pd.DataFrame(cis),
+        "table2": pd.DataFrame(
+            {
+                "pos_pattern": ["NV"],
+                "metric": ["coverage_w_order"],
+                "mean_over_llms": [10.5],
+                "n_models": [2],
+            }
+        ),
+    }
+
+
+def _results(tables) -> dict:
+    t1, pt, ci = tables["table1"], tables["table1_paired_test"], tables["table1_bootstrap_ci"]
+    models = {}
+    for r in t1.to_dict("records"):
+        t = pt[(pt.model == r["model"]) & (pt.metric == r["metric"])].iloc[0]
+        c = ci[(ci.model == r["model"]) & (ci.metric == r["metric"])].iloc[0]
+        interval = {
+            "low": c.ci_low,
+            "high": c.ci_high,
+            "level": 0.95,
+            "unit": "sets",
+            "n": N,
+            "n_sets": N,
+            "small_sample": False,
+        }
+        entry = {
+            "value": r["value"],
+            "delta_vs_original": r["delta_vs_original_commongen"],
+            "interval": interval,
+            "delta_test": {
+                "low": t.ci_low,
+                "high": t.ci_high,
+                "level": 0.95,
+                "unit": "sets",
+                "n": N,
+                "n_sets": N,
+                "small_sample": False,
+                "p_value": t.p_value,
+                "p_holm": t.p_holm,
+                "holm_family": t.holm_family,
+                "p_method": t.p_method,
+            },
+            "paper": None,
+            "missing_reason": {"paper": "the paper does not have this model"},
+        }
+        if "median" in r and pd.notna(r["median"]):
+            entry |= {
+                "median": r["median"],
+                "median_delta_vs_original": r["median_delta"],
+                "median_pooled": True,
+                "mean_median_disagree": r["mean_median_disagree"],
+            }
+        models.setdefault(r["model"], {"metrics": {}})["metrics"][r["metric"]] = entry
+    from ocg.site.results_file import SCHEMA_VERSION
+
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "models": models,
+        "table4": None,
+        "forced_order": None,
+        "missing_reason": {
+            "table4": "no one-shot condition",
+            "forced_order": "no forced condition",
+        },
+    }
+
+
+def _page(tables) -> str:
+    """Table 1 as the landing page shows it (site/sections.py: paper_tables.wide, labels, the
+    medians marked by site/medians.py), with the trust box's counts."""
+    t1, delta = tables["table1"], "delta_vs_original_commongen"
+    shown = wide(t1, "model", "value", delta)
+    shown.columns = pd.MultiIndex.from_tuples(
+        [(label(m), "" if k == "value" else "Δ") for m, k in shown.columns]
+    )
+    shown.index.name = None
+    shown = site_medians.mark(shown, t1, delta)
+    answers = 2 * 100
+    return (
+        f"<html><body><p class='trust' id='trust' data-answers='{answers}' data-truncated='6'>"
+        f"trust <span id='ocg-verify' data-verify='pending'></span></p>"
+        f"{frame(shown, table_id='table1')}</body></html>"
+    )
+
+
+def _write(folder: Path) -> Path:
+    tables = _tables()
+    (folder / "tables").mkdir(parents=True)
+    for name, t in tables.items():
+        t.to_csv(folder / "tables" / f"{name}.csv", index=False)
+        (folder / "tables" / f"{name}.provenance.json").write_text("{}")
+    (folder / "results.json").write_text(json.dumps(_results(tables)))
+    (folder / "index.html").write_text(_page(tables), encoding="utf-8")
+    return folder
+
+
+def _scores():
+    summary = pd.DataFrame(
+        [
+            {"model": m, "condition": c, "n_answers": 50, "n_truncated": 2 if c == "ordered" else 1}
+            for m in (*MODELS, REF)
+            for c in ("ordered", "original")
+        ]
+    )
+    summary.loc[summary.model == MODELS[0], "n_truncated"] = [3, 0]  # 6 in all, the models'
+    return SimpleNamespace(
+        references={REF: "commongen"}, signatures=dict.fromkeys((*MODELS, REF)), summary=summary
+    )
+
+
+@pytest.fixture
+def report(tmp_path, monkeypatch):
+    monkeypatch.setattr(v, "_scores", lambda report: _scores())
+    return _write(tmp_path / "report")
+
+
+def _invariants(folder) -> set[str]:
+    return {b.invariant for b in v.verify(folder).broken}
+
+
+def _edit_csv(folder, name, cells):
+    path = folder / "tables" / f"{name}.csv"
+    t = pd.read_csv(path)
+    for (row, column), value in cells.items():
+        t.loc[row, column] = value
+    t.to_csv(path, index=False)
+
+
+def test_a_whole_report_verifies(report):
+    verdict = v.verify(report)
+    assert verdict.ok, verdict.lines()
+    assert verdict.checked > 50 and verdict.lines() == [verdict.summary()]
+
+
+def test_a_csv_value_changed_breaks_every_view_of_it(report):
+    _edit_csv(report, "table1", {(0, "value"): 99.0})
+    assert {"I1.table1.csv≠results.json", "I1.table1.csv≠index.html"} <= _invariants(report)
+
+
+def test_a_page_cell_edited(report):
+    page = report / "index.html"
+    page.write_text(page.read_text().replace(">10.00<", ">10.01<", 1))
+    assert _invariants(report) == {"I1.table1.csv≠index.html"}
+
+
+def test_a_p_swapped_for_an_unattainable_one(report):
+    _edit_csv(report, "table1_paired_test", {(0, "p_value"): 0.75 / 7})
+    found = _invariants(report)
+    assert {"I2.exact-p-attainable", "I3.holm-within-family"} <= found
+
+
+def test_two_p_swapped_within_a_family_breaks_holm(report):
+    t = pd.read_csv(report / "tables" / "table1_paired_test.csv")
+    a, b = t.index[t.holm_family == "extra"][:2]
+    _edit_csv(
+        report,
+        "table1_paired_test",
+        {(a, "p_value"): t.loc[b, "p_value"], (b, "p_value"): t.loc[a, "p_value"]},
+    )
+    assert (
+        "I3.holm-within-family" in _invariants(report) or t.loc[a, "p_value"] == t.loc[b, "p_value"]
+    )
+
+
+def test_a_holm_p_edited(report):
+    _edit_csv(report, "table1_paired_test", {(1, "p_holm"): 0.5})
+    assert "I3.holm-within-family" in _invariants(report)
+
+
+def test_a_reference_entry_in_a_mean_over_models(report):
+    _edit_csv(report, "table2", {(0, "n_models"): 3})
+    assert _invariants(report) == {"I5.no-reference-in-means"}
+
+
+def test_a_reference_entry_in_the_trust_box_count(report):
+    page = report / "index.html"
+    page.write_text(page.read_text().replace("data-answers='200'", "data-answers='300'"))
+    assert _invariants(report) == {"I5.no-reference-in-counts"}
+
+
+def test_a_null_without_reason(report):
+    doc = json.loads((report / "results.json").read_text())
+    del doc["models"][MODELS[0]]["metrics"][METRICS[0]]["missing_reason"]
+    (report / "results.json").write_text(json.dumps(doc))
+    assert _invariants(report) == {"I6.null-without-reason"}
+
+
+def test_the_cli_exit_codes(report, tmp_path, capsys):
+    assert main(["verify", str(report)]) == 0
+    assert capsys.readouterr().out.startswith("verified: ")
+    _edit_csv(report, "table1", {(0, "value"): 99.0})
+    assert main(["verify", str(report)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines and all(line.startswith("I1.") for line in lines)
+    assert main(["verify", str(tmp_path / "nothing")]) == 2
+
+
+def test_verify_report_fills_the_trust_box_and_writes_verify_json(report):
+    verdict = v.verify_report(report)
+    page = (report / "index.html").read_text()
+    assert verdict.ok and "data-verify='passed'" in page and "checks passed" in page
+    assert json.loads((report / "verify.json").read_text())["ok"] is True
+    assert v.verify(report).ok  # the filled-in line is no table: verify reads the same page
+
+
+@given(st.integers(1, 12), st.data())
+def test_attainable_exact_p_are_exactly_the_multiples_of_2_over_2n(n, data):
+    total = 2**n
+    hits = data.draw(st.integers(1, total // 2))
+    method = f"exact: all {total} sign vectors"
+    assert v._attainable(float(Fraction(2 * hits, total)), method, n) is None
+    off = data.draw(
+        st.floats(0.0, 1.0).filter(lambda p: abs(p * total / 2 - round(p * total / 2)) > 1e-6)
+    )
+    assert v._attainable(off, method, n) is not None
+
+
+def test_a_copy_of_the_report_tampered_with_outside_tables_is_caught(report, tmp_path):
+    copy = tmp_path / "copy"
+    shutil.copytree(report, copy)
+    (copy / "tables" / "table1.provenance.json").unlink()
+    assert _invariants(copy) == {"I7.provenance"}
