@@ -109,7 +109,7 @@ def _staged_report(run: CheckedRun) -> int:
     final = report.folder
     with building(final) as staging:
         try:
-            code, stamp = _write_report(run, staging, final)
+            code, stamp, verified = _write_report(run, staging, final)
         except (
             BaseException
         ) as exc:  # a fault (full disk), SIGTERM or Ctrl-C: the report says failed
@@ -118,11 +118,11 @@ def _staged_report(run: CheckedRun) -> int:
         finish(staging, final, stamp)
     done = stamp.state == ReportStatus.DONE
     print(
-        f"\nreport: {report.index}"
-        if code == 0
+        f"\nunfinished report: {report.index}"
+        if not done
+        else f"\nreport: {report.index}"
+        if verified
         else f"\nreport (unverified: {report.verify.name} names what broke): {report.index}"
-        if done
-        else f"\nunfinished report: {report.index}"
     )
     return code
 
@@ -181,9 +181,9 @@ def run_steps(
     return pages, None
 
 
-def _write_report(run: CheckedRun, staging: Path, final: Path) -> tuple[int, ReportStamp]:
+def _write_report(run: CheckedRun, staging: Path, final: Path) -> tuple[int, ReportStamp, bool]:
     """Every notebook into `staging`, then the landing page: (exit code, how the run ended: its
-    ReportStamp fields)."""
+    ReportStamp fields, whether `ocg verify`'s invariants held)."""
     from ..scoring.pinned import pin_scores
     from ..site.landing import write_index
     from ..site.verify import verify_report
@@ -201,16 +201,20 @@ def _write_report(run: CheckedRun, staging: Path, final: Path) -> tuple[int, Rep
     )
     if failure is not None:
         print(f"\nocg: {failure}", file=sys.stderr)
-        return 1, ReportStamp(
+        stamp = ReportStamp(
             state=ReportStatus.FAILED, reason=str(failure), notebooks=[n for n, _ in pages]
         )
+        return 1, stamp, False
     if not pinned.exists():  # no analysis ran: the landing page reads the sets as they are now
         pin_scores(outputs().scores, run.file.models, pinned, run.scoring, run.file.metrics)
     write_index(
         staging, title, pages, run=run, scores_root=pinned, generations_root=outputs().generations
     )
-    # last: the report checked against itself; a broken invariant leaves it done but unverified
+    # last: the report checked against itself; a broken invariant leaves it done but unverified,
+    # which its trust box and the last line say (exit 0: every step ran; `ocg verify` exits 1)
     verdict = verify_report(staging)
-    return int(not verdict.ok), ReportStamp(
-        state=ReportStatus.DONE, notebooks=[n for n, _ in pages]
+    return (
+        0,
+        ReportStamp(state=ReportStatus.DONE, notebooks=[n for n, _ in pages]),
+        verdict.ok,
     )
