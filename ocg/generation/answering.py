@@ -18,6 +18,7 @@ from ..records import RunStatus
 from .answer_store.completeness import tally_stores
 from .answer_store.store import GenerationStore
 from .backends import constrained
+from .backends.protocol import Backend
 from .estimate import after_a_batch, batch_check_pace, batch_check_result, so_far
 from .extraction import answer_source, extract_answer, prompt_opens_think
 from .invariance import plan_batches
@@ -27,7 +28,7 @@ from .run_state import RunState, answers_to_do
 
 
 def check_batch_invariance(
-    backend,
+    backend: Backend,
     rendered: dict[str, object],
     raw: dict[str, str],
     *,
@@ -115,7 +116,7 @@ def answer_todo(state: RunState, asked: dict) -> Path:
 
 
 def _by_status_and_source(stores: dict[str, GenerationStore]) -> dict[str, int]:
-    counts = {}
+    counts: dict[str, int] = {}
     for store in stores.values():
         for r in store.records():
             key = f"{r['answer_status']}/{r.get('answer_source', 'raw')}"
@@ -184,7 +185,9 @@ class _Progress:
             smoothing=0.1,
         )
         self.t_start, self.new_tokens, self.written = time.perf_counter(), 0, 0
-        self.paced = None  # (time, written) after the first batch: the pace leaves out loading
+        self.paced: tuple[float, int] | None = (
+            None  # (time, written) after the first batch: the pace leaves out loading
+        )
         self.projected, self.said_at = False, 0.0
 
     def count(self, n: int, new_tokens: int) -> None:
@@ -214,11 +217,11 @@ class _Progress:
             )
             self.projected, self.said_at = True, now
         elif self.written >= total or now - self.said_at >= UPDATE_EVERY_S:
-            say(so_far(spec.name, self.written, total, elapsed, self._left_s(now)))
+            say(so_far(spec.name, self.written, total, elapsed, self._left_s(now, self.paced)))
             self.said_at = now
 
-    def _left_s(self, now: float) -> float:
-        since, before = self.paced
+    def _left_s(self, now: float, paced: tuple[float, int]) -> float:
+        since, before = paced
         return (now - since) / max(self.written - before, 1) * (self.bar.total - self.written)
 
 

@@ -123,23 +123,23 @@ def check_compatible(card_path: Path, settings: dict, instances: dict[str, str])
                 "forced and free answers; restore the setting or use another output directory",
             )
     for key in SETTINGS_KEYS:
-        was = old.settings.get(key, ABSENT_MEANS.get(key, "(not recorded)"))
-        now = settings.get(key)
-        if key == "resolved_revision" and (was is None or now is None):
+        was_set = old.settings.get(key, ABSENT_MEANS.get(key, "(not recorded)"))
+        now_set = settings.get(key)
+        if key == "resolved_revision" and (was_set is None or now_set is None):
             continue  # known only once weights load; checked again then
-        if was != now:
+        if was_set != now_set:
             raise OcgInputError(
                 str(card_path),
-                f"setting {key!r} was {_shown(key, was, old.spec)}, now {_shown(key, now)}: these "
+                f"setting {key!r} was {_shown(key, was_set, old.spec)}, now {_shown(key, now_set)}: these "
                 f"generations would mix two settings; {ANOTHER_FOLDER} (or another model name)",
             )
     for cond, ids_sha in instances.items():
-        was = old.instances.get(cond)
-        if was is not None and was != ids_sha:
+        was_sha = old.instances.get(cond)
+        if was_sha is not None and was_sha != ids_sha:
             raise OcgInputError(
                 str(card_path),
                 f"condition {cond!r} holds another instance set "
-                f"(ids sha256 {was[:12]}..., now {ids_sha[:12]}...): runs asking other "
+                f"(ids sha256 {was_sha[:12]}..., now {ids_sha[:12]}...): runs asking other "
                 "concept sets, templates or permutations cannot share a directory; "
                 f"{ANOTHER_FOLDER}",
             )

@@ -15,8 +15,10 @@ ocg/generation/run_state.py); answering.py generates what is missing.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from ..config.file_model import validate
 from ..config.model_registry import MODELS_FILE, get_model
@@ -34,7 +36,7 @@ from ..records import RunCard, RunStatus
 from .answer_store.completeness import card_samples, tally_stores
 from .answer_store.store import GenerationStore, missing_prompts
 from .answering import answer_todo, check_batch_invariance
-from .backends import backend_class, make_backend, make_prompts
+from .backends import Backend, backend_class, make_backend, make_prompts
 from .backends.batch_auto import resolve_batch_size
 from .backends.chat import prompt_sha256
 from .backends.constrained import card_block as constrained_card
@@ -107,7 +109,8 @@ def generate_request(
     `models_file`; `out_dir`: the generations folder): which instances (`permutations`: a seeded
     sample of that many per concept set, None: all), where the answers go, the batch size, and
     `samples` per instance (more than one needs `sampling`: {temperature, top_p})."""
-    spec = model if isinstance(model, ENTRY_TYPES) else get_model(model, models_file)
+    # not an entry: its name (anything else is get_model's to refuse, as ever)
+    spec = model if isinstance(model, ENTRY_TYPES) else get_model(cast(str, model), models_file)
     if batch_check is not None and (not isinstance(batch_check, int) or batch_check < 0):
         raise OcgInputError("batch_check", f"got {batch_check!r}; expected 0 or more")
     positive_int("batch_size", batch_size, nullable=True)
@@ -253,23 +256,32 @@ def _grammars(spec: ModelEntry, templates, rows: dict) -> dict:
 
 
 def _first_card(
-    state: RunState, old: RunCard, ask: _Asked, grammars: dict, ids_sha: dict
+    spec: ModelEntry,
+    backend: Backend,
+    old: RunCard,
+    ask: _Asked,
+    *,
+    settings: dict,
+    conditions: Iterable[str],
+    samples: int,
+    grammars: dict,
+    ids_sha: dict,
 ) -> RunCard:
     """This run's card before it writes anything: the old card's instances, selections, runs
     (a stale `running` one closed) and constrained conditions, with this run's added."""
-    spec, backend, sampling = state.spec, state.backend, ask.sampling
+    sampling = ask.sampling
     honoured = backend.kind != "openai" or spec.api.takes_seed
     return RunCard(
         model=spec.name,
         status=RunStatus.RUNNING,
         spec=spec.recorded(),
-        settings=state.settings,
+        settings=settings,
         instances={**old.instances, **ids_sha},
-        selection={**old.selection, **{c: selection(ask.request) for c in state.rows}},
+        selection={**old.selection, **{c: selection(ask.request) for c in conditions}},
         backend=backend.card(),
         provenance=provenance(),
         runs=close_stale_runs(old.runs),
-        sampling=card_block(spec.seed, state.samples, sampling, honoured) if sampling else None,
+        sampling=card_block(spec.seed, samples, sampling, honoured) if sampling else None,
         constrained={
             **(old.constrained or {}),
             **{c: constrained_card(g) for c, g in grammars.items()},
@@ -315,10 +327,20 @@ def _generate_locked(spec, instances, model_dir: Path, ask: _Asked) -> Path:
         hashes,
         settings,
         card_path,
+        _first_card(
+            spec,
+            backend,
+            old,
+            ask,
+            settings=settings,
+            conditions=rows,
+            samples=samples,
+            grammars=grammars,
+            ids_sha=ids_sha,
+        ),
         samples,
         ask.request.progress,
     )
-    state.card = _first_card(state, old, ask, grammars, ids_sha)
     todo = answers_to_do(stores, rows, samples)
     if todo == 0:  # everything asked for is on disk, asked with these prompts and settings
         done = state.card.replace(

@@ -13,6 +13,7 @@ from ..config.models_file import ModelEntry
 from ..core.files import write_json_when_full
 from ..records import RunCard
 from .answer_store.store import GenerationStore
+from .backends.protocol import Backend
 
 
 @dataclass
@@ -21,16 +22,16 @@ class RunState:
     written), never in place: a card once written stays as it was written."""
 
     spec: ModelEntry
-    backend: object
+    backend: Backend
     stores: dict[str, GenerationStore]
     rows: dict[str, pd.DataFrame]  # the instances asked, per condition
     rendered: dict[str, object]  # instance id: its prompt as the backend takes it
     hashes: dict[str, str]  # instance id: the sha256 of its rendered prompt
     settings: dict  # the card's settings (resolved_revision filled in once weights load)
     card_path: Path
+    card: RunCard  # built once the checks pass (run_generation.py); then changed only by `save`
     samples: int = 1
     progress: bool = True
-    card: RunCard | None = None  # built once the checks pass (run.py); then changed only by `save`
 
     @property
     def model_dir(self) -> Path:
@@ -50,7 +51,7 @@ class RunState:
         the entry the caller keeps filling in never changes a card already written."""
         return self.card.replace(runs=[*self.card.runs[:-1], dict(entry)])
 
-    def resolved(self, revision) -> None:
+    def resolved(self, revision: str | None) -> None:
         """The revision the loaded weights resolved to, in the card's settings (written now, not
         left for the run's last write)."""
         if revision != self.settings.get("resolved_revision"):

@@ -28,17 +28,23 @@ SEEDING_RULE = (
 def check_sampling(where: str, samples: object, sampling: object) -> tuple[int, dict | None]:
     """(samples, sampling with top_p filled in), or an error naming the field: k > 1 identical
     greedy answers are pointless, so samples > 1 needs a sampling block."""
-    samples = positive_int(f"{where}samples", samples, "a positive number of samples per instance")
+    count: int = positive_int(
+        f"{where}samples", samples, "a positive number of samples per instance"
+    )
+    checked_sampling: dict[str, float] | None = None
     if sampling is not None:
         checked = validate(Sampling, sampling, f"{where}sampling")
-        sampling = {"temperature": float(checked.temperature), "top_p": float(checked.top_p)}
-    elif samples > 1:
+        checked_sampling = {
+            "temperature": float(checked.temperature),
+            "top_p": float(checked.top_p),
+        }
+    elif count > 1:
         raise OcgInputError(
             f"{where}samples",
-            f"{samples} samples need sampled decoding: add "
+            f"{count} samples need sampled decoding: add "
             "`sampling: {temperature: T}` (greedy decoding gives the same answer each time)",
         )
-    return samples, sampling
+    return count, checked_sampling
 
 
 def sample_seed(seed: int, sample: int) -> int:

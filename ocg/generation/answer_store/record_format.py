@@ -145,7 +145,7 @@ def _from_sets(set_id, perm_index, sets) -> tuple | None:
 
 def _derived(record: dict, sets) -> dict:
     """The left-out fields' values this record's own fields give (those that can be derived)."""
-    out = {}
+    out: dict = {}
     iid = record.get("instance_id")
     spelled = _from_id(iid) if isinstance(iid, str) else None
     if spelled:
@@ -179,7 +179,7 @@ def _short(key: str) -> str:
 
 def _line(record: dict, leave_out: bool) -> str:
     derived = _derived(record, _pinned_sets()) if leave_out else {}
-    out = {MARKER: FORMAT}
+    out: dict[str, object] = {MARKER: FORMAT}
     absent = [LONG_TO_SHORT[k] for k in DERIVABLE if k not in record]
     if absent:
         out[ABSENT] = absent
@@ -268,16 +268,17 @@ def _put_back(record: dict, missing: list[str], where: str) -> dict:
             "and append new sets at its end",
         )
     values = _derived(record, sets)
-    for key in missing:
-        if key not in values:
+    for field in missing:
+        if field not in values:
             raise OcgInputError(
                 where,
-                f"field {key!r} is not written and cannot be derived (instance_id "
+                f"field {field!r} is not written and cannot be derived (instance_id "
                 f"{str(record.get('instance_id'))[:80]!r}, set {str(record.get('set_id'))[:40]!r}, "
                 f"permutation {str(record.get('perm_index'))[:10]}): the file was edited",
             )
     follows = _followers(tuple(k in record for k in CANONICAL), tuple(missing))
-    out, key = {}, None
+    out: dict = {}
+    key: str | None = None
     while (key := follows.get(key)) is not None:
         out[key] = values[key]
     for written, value in record.items():

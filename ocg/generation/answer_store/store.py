@@ -107,7 +107,9 @@ class GenerationStore:
         prompt (`prompts=False`: format 2 records without it, as on disk)."""
         path = Path(path)
         data, lines = _read_lines(path)
-        out, seen, offset = [], {}, 0
+        out: list[dict] = []
+        seen: dict[tuple, int] = {}
+        offset = 0
         for lineno, line in enumerate(lines, start=1):
             where = f"{path}:{lineno}"
             try:
@@ -195,6 +197,8 @@ def repair_duplicates(path: str | Path) -> dict:
             (record.get("instance_id"), record_sample(record)) if isinstance(record, dict) else None
         )
         if key in seen:
+            if key is None:  # a second line that is not an object: a TypeError, as ever (key[0])
+                raise TypeError(f"{path}:{lineno}: a second line that is not a JSON object")
             dropped.append(
                 {
                     "line": lineno,

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 CAP = 512
 CPU_DEFAULT = 32  # ModelEntry's default batch size: what a CPU or an API entry with auto gets
@@ -158,6 +159,7 @@ def resolve_batch_size(
     if named != "auto":
         return BatchSize(named)
     resumed = recorded_batch_size(card_path)
+    how: dict[str, Any]
     if resumed is not None:
         how = {
             "batch_size": resumed,

@@ -95,7 +95,7 @@ class OpenAIBackend(MessagePrompts):
         self.batch_size, self.batch_size_auto = given.size, given.auto
         env = self.api.key_env
         where = f"models.{spec.name}.api.key_env"
-        key = os.environ.get(env) if env else ""
+        key = (os.environ.get(env) or "") if env else ""
         if env and not key:
             raise OcgInputError(
                 where, f"environment variable {env} is not set (it must hold the API key)"
@@ -173,7 +173,8 @@ class OpenAIBackend(MessagePrompts):
     def _post(self, body: dict) -> tuple:
         """The response, its decoded body and the decoding's notes; a failure to get them raised
         as Retryable (timeouts, dropped connections) or ApiError (the rest, without the key)."""
-        limit, decoding = float(self.api.timeout_s), []
+        limit = float(self.api.timeout_s)
+        decoding: list[str] = []
         try:
             resp, raw = fetch(
                 self._session,

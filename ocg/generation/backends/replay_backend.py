@@ -12,6 +12,7 @@ file or other rates stops instead of mixing two sources.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
@@ -55,7 +56,7 @@ def read_answers(path: Path, field: str = "replay.file") -> dict[tuple[str, int]
                 continue
             try:
                 record = loads_json(line)
-            except ValueError as exc:
+            except json.JSONDecodeError as exc:
                 raise OcgInputError(
                     where, f"not JSON ({exc.msg}); expected one object per line"
                 ) from None
@@ -88,7 +89,7 @@ def _objects(path: Path, field: str):
                 continue
             try:
                 record = loads_json(line)
-            except ValueError as exc:
+            except json.JSONDecodeError as exc:
                 raise OcgInputError(
                     where, f"not JSON ({exc.msg}); expected one object per line"
                 ) from None

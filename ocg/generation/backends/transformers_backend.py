@@ -13,7 +13,7 @@ import copy
 import os
 import time
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ...config.models_file import ModelEntry
 from ...weights import hub
@@ -37,6 +37,9 @@ from .transformers_loading import (
     resolve_source,
     warm_up,
 )
+
+if TYPE_CHECKING:
+    from transformers import GenerationConfig
 
 
 def _is_oom(exc: BaseException) -> bool:
@@ -142,32 +145,43 @@ class TransformersBackend:
         self.source, self.revision = self.prompts.source, self.prompts.revision
         self.embedded_source = self.prompts.embedded_source
         self.system_mode = self.prompts.system_mode
-        self.model = None
-        self.load_seconds = None
-        self.generation_config = None
+        # loaded on the first batch; Any: transformers' own annotations reject generate() on an
+        # AutoModelForCausalLM model (its `self` type), and differ between the two stacks
+        self.model: Any | None = None
+        self.load_seconds: float | None = None
+        self.generation_config: GenerationConfig | None = None
         self.eos_ids: set[int] = set()
+
+    @property
+    def loaded_model(self) -> Any:
+        """The model, once loaded (on the first batch: `_generate_raw`)."""
+        if self.model is None:
+            raise RuntimeError(
+                f"{self.spec.name}: its weights are not loaded yet (they load on the first batch)"
+            )
+        return self.model
 
     def _load_model(self) -> None:
         t0 = time.perf_counter()
-        self.model = load_weights(self.spec, self.source, self.revision, self.device)
-        self.generation_config = self._generation_config()
+        model = self.model = load_weights(self.spec, self.source, self.revision, self.device)
+        gc = self.generation_config = self._generation_config()
         if (
             merges_model_defaults()
         ):  # transformers 5: nothing of the model's own is left to merge in
-            self.model.generation_config = copy.deepcopy(self.generation_config)
-        eos = self.generation_config.eos_token_id
+            model.generation_config = copy.deepcopy(gc)
+        eos = gc.eos_token_id
         self.eos_ids = set(eos if isinstance(eos, list) else [eos])
         if (
             self.device == "cuda"
         ):  # CUDA context, cuBLAS handles and kernels paid for here, not in batch 1
-            warm_up(self.model, self.tokenizer, self.generation_config)
+            warm_up(model, self.tokenizer, gc)
         self.load_seconds = round(
             time.perf_counter() - t0, 2
         )  # inside the run's `seconds` (its first batch)
 
-    def _generation_config(self):
+    def _generation_config(self) -> GenerationConfig:
         return generation_config_for(
-            self.spec, self.model.generation_config, self.tokenizer, self.sampling
+            self.spec, self.loaded_model.generation_config, self.tokenizer, self.sampling
         )
 
     # -- prompts ---------------------------------------------------------------------------
@@ -189,6 +203,7 @@ class TransformersBackend:
 
         if self.model is None:
             self._load_model()
+        model = self.loaded_model
         processors = self._processors(grammars or [])  # None unless the instances are constrained
         set_seed(seed)
         enc = self.tokenizer(
@@ -198,9 +213,9 @@ class TransformersBackend:
             add_special_tokens=False,
             pad_to_multiple_of=self.pad_multiple if self.pad_multiple > 1 else None,
         )
-        enc = {k: v.to(self.model.device) for k, v in enc.items()}
+        enc = {k: v.to(model.device) for k, v in enc.items()}
         with torch.inference_mode():
-            out = self.model.generate(
+            out = model.generate(
                 **enc,
                 generation_config=self.generation_config,
                 **({"logits_processor": processors} if processors else {}),
@@ -233,7 +248,7 @@ class TransformersBackend:
 
         if any(regexes) and self._grammar_compiler is None:
             self._grammar_compiler = Compiler(
-                self.tokenizer, self.model.config.vocab_size, sorted(self.eos_ids)
+                self.tokenizer, self.loaded_model.config.vocab_size, sorted(self.eos_ids)
             )
         return processors_for(self._grammar_compiler, regexes)
 
@@ -307,13 +322,14 @@ class TransformersBackend:
         if (
             self.load_seconds is not None
         ):  # set last: a load cut short (a signal) leaves no half-state here
+            model = self.loaded_model
             card.update(
                 {
-                    "model_dtype": str(self.model.dtype).replace("torch.", ""),
-                    "attention": self.model.config._attn_implementation,  # what `auto` resolved to
-                    "loaded_in_4bit": bool(getattr(self.model, "is_loaded_in_4bit", False)),
-                    "loaded_in_8bit": bool(getattr(self.model, "is_loaded_in_8bit", False)),
-                    "device": str(self.model.device),
+                    "model_dtype": str(model.dtype).replace("torch.", ""),
+                    "attention": model.config._attn_implementation,  # what `auto` resolved to
+                    "loaded_in_4bit": bool(getattr(model, "is_loaded_in_4bit", False)),
+                    "loaded_in_8bit": bool(getattr(model, "is_loaded_in_8bit", False)),
+                    "device": str(model.device),
                     "load_seconds": self.load_seconds,
                     "eos_token_ids": sorted(self.eos_ids),
                     "generation_config": effective_generation_config(self.generation_config),

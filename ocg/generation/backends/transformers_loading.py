@@ -9,12 +9,16 @@ import fnmatch
 import functools
 import json
 import os
+from typing import TYPE_CHECKING, Any
 
 from ...config.model_checks import generation_defaults
 from ...config.models_file import ModelEntry
 from ...core.errors import OcgInputError
 from ...core.layout import ConvertedModel
 from ...weights.embedded import EMBEDDED_PREFIX, ensure_converted
+
+if TYPE_CHECKING:
+    from transformers import GenerationConfig
 
 
 @functools.cache  # asked twice per batch; inspect.signature is not free
@@ -82,6 +86,7 @@ def check_model_folder(where: str, shown: str, folder: str) -> str:
         raise OcgInputError(
             where, f"local model directory {shown} cannot be read ({exc.strerror})"
         ) from None
+    why: str | None
     if not names:
         why = "it is empty"
     elif "config.json" not in names or not os.path.isfile(os.path.join(folder, "config.json")):
@@ -135,7 +140,9 @@ def resolve_source(spec: ModelEntry) -> tuple[str, str | None, dict | None]:
     return check_model_folder(f"models.{spec.name}.id", spec.id, source), None, None
 
 
-def load_weights(spec: ModelEntry, source: str, revision: str | None, device: str):
+def load_weights(
+    spec: ModelEntry, source: str, revision: str | None, device: str
+) -> Any:  # a transformers model (transformers_backend.py: why Any)
     """The model, as the entry asks (dtype, quantization, attention), on `device`, in eval mode."""
     import torch
     from transformers import AutoModelForCausalLM, BitsAndBytesConfig
@@ -162,7 +169,7 @@ def load_weights(spec: ModelEntry, source: str, revision: str | None, device: st
         kwargs["device_map"] = "auto"
     model = AutoModelForCausalLM.from_pretrained(source, **kwargs)
     if device != "cuda" and spec.quantization == "none":
-        model.to(device)
+        model.to(device)  # type: ignore[arg-type]  # @wraps(Module.to) in transformers: mypy binds `device` as self
     model.eval()
     return model
 
@@ -182,7 +189,9 @@ def warm_up(model, tokenizer, generation_config) -> None:
         )
 
 
-def generation_config_for(spec: ModelEntry, own_config, tokenizer, sampling: dict | None):
+def generation_config_for(
+    spec: ModelEntry, own_config, tokenizer, sampling: dict | None
+) -> GenerationConfig:
     """Plain greedy (nothing else changes the scores), or the model's own defaults on opt-in;
     then the entry's overrides. Nothing of the model's is merged in by generate() (4.x:
     use_model_defaults=False; 5.x: this config replaces the model's, see merges_model_defaults)."""

@@ -27,7 +27,7 @@ def _auth(key: str) -> dict:
     return {"Authorization": f"Bearer {key}"} if key else {}
 
 
-def get_bounded(url: str, key: str, seconds: float) -> tuple[object, str]:
+def get_bounded(url: str, key: str, seconds: float) -> tuple[requests.Response, str]:
     """GET `url` within `seconds` of wall clock: (the answer, its body as text); a body past
     POLL_BYTES or one that cannot be decoded is an ApiError, a late one DeadlineExceeded."""
     with session() as s:
@@ -69,7 +69,7 @@ def listed_models(text: str, key: str) -> list:
 
 def poll(
     base_url: str, key: str, where: str, key_env: str | None, seconds: float
-) -> tuple[object, str | None]:
+) -> tuple[tuple[requests.Response, str] | None, str | None]:
     """((the answer, its text), if 200; what else was answered), within `seconds`: 401/403 stops,
     with what to fix."""
     try:

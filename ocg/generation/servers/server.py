@@ -33,11 +33,15 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...core.errors import OcgInputError
 from ...core.files import refuse_link
 from ..backends.openai_answer import ApiError, scrub, secret
 from .probe import POLL_S, ServerError, listed_models, poll, startup_hint, version
+
+if TYPE_CHECKING:
+    import requests
 
 _PLACEHOLDER = re.compile(r"\{(id|port|model_dir|key)\}")
 
@@ -213,7 +217,8 @@ def running_server(spec, log_path: Path, key: str = "") -> Iterator[dict]:
     )  # a cancelled job still stops its server
     try:
         deadline = time.monotonic() + float(server.startup_timeout_s)
-        listed, other = None, None
+        listed: tuple[requests.Response, str] | None = None
+        other: str | None = None
         while listed is None:
             if proc.poll() is not None:
                 if key:
