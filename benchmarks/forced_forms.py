@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 RESULTS = Path(__file__).resolve().parent / "results" / "forced_forms.json"
 CONTEXTS = {
@@ -93,7 +94,7 @@ def gap() -> dict:
     )
     rows["accepted"] = [m[i] != -1 for m, i in zip(scored["match_positions"], rows["position"])]
     rows["pos"] = [p[i] for p, i in zip(rows["pos_pattern"], rows["position"])]
-    out = {
+    out: dict[str, Any] = {
         "admitted_sentences": len(rows),
         "rejected": int((~rows.accepted).sum()),
         "by_context": {},

@@ -33,6 +33,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from recording import record
 
@@ -98,8 +99,11 @@ def make_backend(base, name: str) -> TransformersBackend:
         from transformers import CompileConfig
 
         config = CompileConfig()
-        config._compile_all_devices = True  # transformers compiles on CUDA only unless asked
-        backend.generation_config.compile_config = config
+        config._compile_all_devices = True  # type: ignore[assignment]  # transformers compiles on CUDA only unless asked (a private switch, typed None)
+        generation_config = backend.generation_config
+        if generation_config is None:  # set when the weights loaded
+            raise AttributeError("the backend's generation config is not set")
+        generation_config.compile_config = config
     return backend
 
 
@@ -204,7 +208,7 @@ def main() -> None:
             )
         )
         return
-    batch_of = {name: backends[name].batch_size for name in names}
+    batch_of: dict[str, int | None] = {name: backends[name].batch_size for name in names}
     runs: dict[str, list] = {name: [] for name in names}
     baseline = "today"
     for r in range(args.rounds):
@@ -231,7 +235,12 @@ def main() -> None:
     )
     base_answers, base_tokens = runs[baseline][0][:2]
     ref = [statistics.median(run[k] for run in runs[baseline]) for k in (2, 3)]
-    figures = {"model": base.name, "prompts": len(prompts), "baseline": baseline, "variants": {}}
+    figures: dict[str, Any] = {
+        "model": base.name,
+        "prompts": len(prompts),
+        "baseline": baseline,
+        "variants": {},
+    }
     for name in runs:
         answers, tokens = runs[name][0][:2]
         seconds, cpu = (statistics.median(run[k] for run in runs[name]) for k in (2, 3))

@@ -116,6 +116,9 @@ def measure(spec, args, messages: list[list[dict]]) -> list:
     backend.generate(
         rendered[:1]
     )  # loads the weights and warms the kernels up, outside the timings
+    model = backend.model
+    if model is None:  # loaded by the first generate
+        raise AttributeError("the backend's model is not loaded")
     batched, _, seconds_batched = answers(backend, rendered, args.batch_size)
     again, _, seconds_again = answers(
         backend, rendered, args.batch_size
@@ -123,14 +126,14 @@ def measure(spec, args, messages: list[list[dict]]) -> list:
     single, _, seconds_single = answers(backend, rendered, 1)
     t1 = time.perf_counter()
     ppl, status = compute_perplexity(
-        batched, backend.model, backend.tokenizer, args.batch_size, backend.model.device
+        batched, model, backend.tokenizer, args.batch_size, model.device
     )
     seconds_ppl = time.perf_counter() - t1
     scored = [v for t, v in ppl.items() if status[t] in ("ok", "truncated")]
     n, differ = len(rendered), differing(batched, single)
     twice = differing(batched, again)
     return [
-        str(backend.model.device),
+        str(model.device),
         n,
         args.batch_size,
         f"{n / seconds_batched:.1f}",

@@ -224,6 +224,9 @@ def smollm2_batch_32_vs_auto(args) -> dict:
     chosen, tokens, auto_s = answers(backend, rendered, auto)
     n, differ = len(rendered), differing(fixed, chosen)
     free_device()
+    model = backend.model
+    if model is None:  # loaded by the first batch
+        raise AttributeError("the backend's model is not loaded")
     return {
         "shape": "smollm2-135m-instruct (real weights)",
         "measure": "batch 32 vs auto",
@@ -235,7 +238,7 @@ def smollm2_batch_32_vs_auto(args) -> dict:
         "batch_32_answers_per_s": round(n / fixed_s, 2),
         "auto_answers_per_s": round(n / auto_s, 2),
         "auto_tokens": tokens,
-        "device": str(backend.model.device),
+        "device": str(model.device),
     }
 
 

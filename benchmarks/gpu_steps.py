@@ -57,6 +57,8 @@ def main() -> None:
     rendered = [backend.render(m) for m in sample_messages(max(sizes), seed=0)]
     backend.generate(rendered[:1])
     model, tok = backend.model, backend.tokenizer
+    if model is None:  # loaded by the first generate
+        raise AttributeError("the backend's model is not loaded")
     print(
         "attn:",
         model.config._attn_implementation,

@@ -19,7 +19,6 @@ writes benchmarks/results/ocg_overhead.json.
 
 from __future__ import annotations
 
-import collections
 import functools
 import json
 import sys
@@ -77,7 +76,7 @@ def spans_of_a_run(spec, out: Path) -> dict:
     from ocg.core.layout import ModelGenerations
     from ocg.generation import generate
 
-    spent = collections.Counter()
+    spent: dict[str, float] = {"generate": 0.0, "calls": 0}
     original = transformers.GenerationMixin.generate
 
     @functools.wraps(original)
@@ -89,11 +88,11 @@ def spans_of_a_run(spec, out: Path) -> dict:
             spent["generate"] += time.perf_counter() - t0
             spent["calls"] += 1
 
-    transformers.GenerationMixin.generate = timed
+    transformers.GenerationMixin.generate = timed  # type: ignore[method-assign]  # timed for one run
     try:
         model_dir = generate(spec, conditions=["ordered"], subset_k=1, out_dir=out, progress=False)
     finally:
-        transformers.GenerationMixin.generate = original
+        transformers.GenerationMixin.generate = original  # type: ignore[method-assign]  # restored
     card = json.loads(ModelGenerations(model_dir).run_card.read_text())
     run, load = card["runs"][-1], card["backend"]["load_seconds"]
     outside = run["seconds"] - load - spent["generate"]
@@ -162,7 +161,7 @@ def padded_shapes(backend) -> dict:
     texts = [backend.render(_json.loads(m)) for m in rows["messages"]]
     lengths = backend.prompt_lengths(texts)
     plan = plan_batches(list(rows["instance_id"]), lengths, 32)
-    out = {"prompts": len(texts), "batches": len(plan)}
+    out: dict[str, int | dict] = {"prompts": len(texts), "batches": len(plan)}
     for multiple in (1, 8, 16, 32, 64):
         padded = [-(-max(lengths[p] for p in batch) // multiple) * multiple for batch in plan]
         pad = sum(w * len(b) - sum(lengths[p] for p in b) for w, b in zip(padded, plan))

@@ -112,11 +112,11 @@ def stage_score(out: Path, models: list[str]) -> dict:
 
 def stage_analyses(out: Path, models: list[str]) -> dict:
     from ocg.core.layout import ExecutedNotebook
-    from ocg.jobs.pipeline import run_step
+    from ocg.jobs.pipeline import load_run, run_step
     from ocg.jobs.plan import ANALYSES, analysis_steps
     from ocg.site.landing import write_index
 
-    cfg = {
+    raw = {
         "name": "paper_scale",
         "models": models,
         "models_file": str(out / "models.yaml"),
@@ -125,6 +125,8 @@ def stage_analyses(out: Path, models: list[str]) -> dict:
         "subset_k": None,
         "template_ids": None,
     }
+    (out / "run.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
+    cfg = load_run(out / "run.yaml")  # checked, as `ocg sweep` checks its run
     d = dirs(out)
     per_notebook, pages = {}, []
     for notebook, params, _ in analysis_steps(cfg, d, models):
@@ -382,7 +384,10 @@ def main() -> None:
                 s: {"wall_s": round(r["wall_s"], 1), "peak_rss_gb": r["peak_rss_gb"]}
                 for s, r in results.items()
             },
-            "disk_gb": {what: round(now / 1e9, 3) for what, (now, _) in sizes.items()},
+            "disk_gb": {
+                what: round(sizes[what][0] / 1e9, 3)
+                for what in ("generations", "report", "report cases/")
+            },
         },
         {k: v for k, v in vars(args).items() if k != "stage"},
     )

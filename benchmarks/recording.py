@@ -18,6 +18,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -204,9 +205,10 @@ def flat(figures: dict, prefix: str = "") -> dict:
 
 
 def _field(run: dict, dotted: str):
+    value: Any = run
     for key in dotted.split("."):
-        run = run.get(key) if isinstance(run, dict) else None
-    return run
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
 
 
 def figures_block(name: str, folder: Path | None = None, where: dict | None = None) -> str:

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from recording import record
@@ -70,7 +71,7 @@ def main() -> None:
         ]
     (v_default, default), (v_other, other) = stacks
     print(f"\nanswers on transformers {v_default} (default) vs {v_other} (second stack)")
-    figures = {"default_stack": v_default, "second_stack": v_other}
+    figures: dict[str, Any] = {"default_stack": v_default, "second_stack": v_other}
     for variant in default:
         ids = list(default[variant])
         differ = [i for i in ids if default[variant][i] != other[variant][i]]

@@ -146,7 +146,7 @@ def bootstrap_ci(
     if not ((answers["model"] == model) & (answers["condition"] == condition)).any():
         return pd.DataFrame()  # e.g. a reference row: it answers only `original`
     lo, hi = 100 * (1 - resampling.level) / 2, 100 * (1 + resampling.level) / 2
-    rows = {}
+    rows: dict[str, dict] = {}
     for u, stats in _unit_statistics(answers, groups, model, condition, resampling.unit):
         point = _metrics_from_weights(stats, np.ones((1, len(stats))))
         weights = _resample_weights(len(stats), resampling.n_boot, resampling.seed)

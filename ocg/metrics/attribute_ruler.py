@@ -57,7 +57,7 @@ class IndexedAttributeRuler:
     def __init__(self, ruler):
         self.ruler = ruler
         strings = ruler.vocab.strings
-        self.single, self.double = [], []  # (attr_id, match_id, tests per token)
+        self.single, self.double = [], []  # type: ignore[var-annotated]  # hashed file: no annotation; (attr_id, match_id, tests per token)
         for i in range(len(ruler.attrs)):
             match_id = strings[str(i)]
             for pattern in ruler.matcher.get(str(i))[1]:

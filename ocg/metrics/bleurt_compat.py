@@ -61,7 +61,7 @@ def _wordpiece_tokenizer():
 
     class BertTokenizerFast(BertTokenizer):
         @classmethod
-        def from_pretrained(cls, path, *args, **kwargs):
+        def from_pretrained(cls, path, *args, **kwargs):  # type: ignore[override]  # same call, looser signature: it forwards everything
             if not any(
                 cached_file(
                     path,
@@ -83,7 +83,7 @@ def _add_missing_before_import() -> None:
     import transformers.pytorch_utils as pytorch_utils
 
     if not hasattr(pytorch_utils, "find_pruneable_heads_and_indices"):
-        pytorch_utils.find_pruneable_heads_and_indices = _no_pruning
+        pytorch_utils.find_pruneable_heads_and_indices = _no_pruning  # type: ignore[attr-defined]  # added here only when transformers lacks it
     try:
         import sentencepiece.sentencepiece_model_pb2  # noqa: F401
     except ImportError:
@@ -97,7 +97,7 @@ def _add_missing_before_import() -> None:
         alias = types.ModuleType(
             name, "ocg.metrics.bleurt_compat: transformers 5's BertTokenizer under its 4.x name"
         )
-        alias.BertTokenizerFast = _wordpiece_tokenizer()
+        alias.BertTokenizerFast = _wordpiece_tokenizer()  # type: ignore[attr-defined]  # a module built here as the 4.x alias
         sys.modules[name] = alias
 
 

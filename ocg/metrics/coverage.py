@@ -83,7 +83,7 @@ def remember_lemmas(nlp) -> None:
     lemmatizer = nlp.get_pipe("lemmatizer") if "lemmatizer" in nlp.pipe_names else None
     if lemmatizer is None or getattr(lemmatizer, "mode", None) != "rule":
         return
-    derive, memo = lemmatizer.lemmatize, {}
+    derive, memo = lemmatizer.lemmatize, {}  # type: ignore[var-annotated]  # dict[str, list[str]]; hashed file: no annotation
 
     def lemmatize(token) -> list[str]:
         key = (token.orth, token.pos, token.morph.key)
@@ -164,7 +164,7 @@ def _match_chunk(state: tuple, chunk: list[tuple[str, list]]) -> list[list[dict]
     forms = _analyse_chunk(state, [text for text, _ in chunk])
     with _collector_paused():
         return [
-            [match_all_rules(f, rule, list(c), p) for c, p in requests]
+            [match_all_rules(f, rule, list(c), p) for c, p in requests]  # type: ignore[arg-type]  # hashed file: _analyse_chunk says list[Tokens], each is a dict of forms by rule
             for f, (_, requests) in zip(forms, chunk)
         ]
 

@@ -32,7 +32,7 @@ class OcgLM:
 
     @property
     def config(self):
-        return self.model.config
+        return self.model.config  # type: ignore[attr-defined]  # model is a transformers model; hashed file: field stays `object`
 
 
 def context_limit(model, tokenizer) -> int:
@@ -40,7 +40,7 @@ def context_limit(model, tokenizer) -> int:
     limit = getattr(model.config, "max_position_embeddings", None) or getattr(
         model.config, "n_positions", 1024
     )
-    return min(int(limit), tokenizer.model_max_length or int(limit))
+    return min(int(limit), tokenizer.model_max_length or int(limit))  # type: ignore[arg-type]  # a causal LM's config has one of the two
 
 
 def load_ocg_lm(path: str, device: str, local_files_only: bool = False, dtype=None) -> OcgLM:
@@ -52,7 +52,7 @@ def load_ocg_lm(path: str, device: str, local_files_only: bool = False, dtype=No
     model = AutoModelForCausalLM.from_pretrained(
         path, local_files_only=local_files_only, dtype=dtype or torch.float32
     )
-    return OcgLM(model.to(device).eval(), tokenizer, device)
+    return OcgLM(model.to(device).eval(), tokenizer, device)  # type: ignore[arg-type]  # transformers' stubs for .to() on from_pretrained's result are wrong
 
 
 def plan_batches(lengths: list[int], batch_size: int, budget: int | None = None) -> list[range]:

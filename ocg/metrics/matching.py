@@ -188,7 +188,7 @@ def match_all_rules(
     """`match` under `rule`, plus every rule's verdicts under both order readings (VARIANT_COLUMNS).
     Rules that find the same matches (most answers) share one verdict."""
     pos_pattern = pos_pattern or "N" * len(concepts)
-    out, seen = {}, {}
+    out, seen = {}, {}  # type: ignore[var-annotated]  # dict[tuple, dict]; hashed file: no annotation
     for other, tokens in forms.items():
         hits = [matches(tokens, c, p) for c, p in zip(concepts, pos_pattern)]
         key = tuple(map(tuple, hits))

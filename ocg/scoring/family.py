@@ -12,7 +12,7 @@ import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
@@ -101,7 +101,7 @@ def _syntax(obj) -> str:
             and isinstance(body[0].value, ast.Constant)
             and isinstance(body[0].value.value, str)
         ):
-            node.body = body[1:] or [ast.Pass()]
+            cast(Any, node).body = body[1:] or [ast.Pass()]  # a node with a body list
         if isinstance(node, ast.ImportFrom) and (
             node.level or (node.module or "").split(".")[0] == "ocg"
         ):

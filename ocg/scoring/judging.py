@@ -124,13 +124,13 @@ def settings(name: str | None, models_file: str | None = None) -> dict:
         from ..generation.backends.replay_backend import read_answers, replay_file
 
         path = replay_file(spec)
-        read_answers(path, f"models.{name}.replay.file")  # checked before anything is scored
+        read_answers(path, f"models.{name}.replay.file")  # type: ignore[arg-type]  # checked before anything is scored; a replay entry names its file
         return {
             "judge": name,
             "backend": "replay",
             "id": spec.id,
             "prompt_sha256": judge.prompt_sha256(),
-            "replay_file_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+            "replay_file_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),  # type: ignore[union-attr]  # a replay entry names its file
         }
     if spec.backend == "transformers":
         from ..generation.backends.constrained import LIBRARY, library_version
@@ -273,7 +273,7 @@ def verdicts(
     cache = TextCache(cache_path, key, ["text", "reply", "digest"], redo)
     known, rejected = _sealed(cache, key_secret)
     if rejected:
-        sig["cache_rejected"] = rejected
+        sig["cache_rejected"] = rejected  # type: ignore[assignment]  # sig holds strings and counts alike
         log(f"judge: {rejected:,} cached replies did not match their digest: asked again")
     keys = [_text_key(a, c) for a, c in zip(answers["answer"], answers["concepts"])]
     why_not = {k: _not_asked(k) for k in dict.fromkeys(keys)}
@@ -294,17 +294,18 @@ def verdicts(
                         errors[k] = error
                 if answered:  # what failed is not cached: a later scoring asks it again
                     sealed = [
-                        (k, r, judge.entry_digest(key_secret, cache.key, k, r)) for k, r in answered
+                        (k, r, judge.entry_digest(key_secret, cache.key, k, r))  # type: ignore[arg-type]  # a reply without an error is a string
+                        for k, r in answered
                     ]
                     cache.add(pd.DataFrame(sealed, columns=["text", "reply", "digest"]))
-                    known.update(answered)
+                    known.update(answered)  # type: ignore[arg-type]  # a reply without an error is a string
     checked = None if spec.backend == "replay" else nonces  # a record answers no request
     read = [
         (math.nan, None, why_not[k])
         if why_not[k]
         else (math.nan, None, f"{judge.ERROR}: {errors[k]}")
         if k in errors
-        else judge.read(known.get(k), c, json.loads(k)[0], checked and checked[k])
+        else judge.read(known.get(k), c, json.loads(k)[0], checked and checked[k])  # type: ignore[arg-type]  # a key read here has a nonce, so this is one or None
         for k, c in zip(keys, answers["concepts"])
     ]
     out = pd.DataFrame(
@@ -328,7 +329,7 @@ def verdicts(
     )
     if errors:  # asked again by the next scoring (scoring/run.py: stale_metrics)
         shown = list(dict.fromkeys(errors.values()))[:SHOWN_ERRORS]
-        block.update(retry=True, n_errors=len(errors), errors=shown)
+        block.update(retry=True, n_errors=len(errors), errors=shown)  # type: ignore[arg-type]  # sig holds strings, counts and lists alike
         log(f"judge: {len(errors):,} requests failed, their answers unjudged (first: {shown[0]})")
         if len(errors) == len(wanted) and not any(k in known for k in why_not):
             block.update(
@@ -352,7 +353,7 @@ def _examples(keys: list[str], read: list, known: dict) -> list[dict]:
             "reply": None if reply is None else reply[:EXAMPLE_CHARS],
             "reason": why[:EXAMPLE_CHARS],
         }
-    first = {}
+    first = {}  # type: ignore[var-annotated]  # dict[str, dict]; hashed file: no annotation
     for example in seen.values():
         first.setdefault(judge.reason_kind(example["reason"]), example)
     rest = [e for e in seen.values() if e not in first.values()]
@@ -445,8 +446,8 @@ def _in_process(spec, sig: dict, requests: list[Request]) -> Ask:
         except Exception as exc:  # the chunk's answers unjudged with the error, asked again later
             return [(None, f"{ASK_FAILED}: {_one_line(exc)}")] * len(keys)
         sig["decoded"].update(
-            device=str(backend.model.device),
-            dtype=str(backend.model.dtype).replace("torch.", ""),
+            device=str(backend.model.device),  # type: ignore[attr-defined]  # the model is loaded above (_load_model)
+            dtype=str(backend.model.dtype).replace("torch.", ""),  # type: ignore[attr-defined]  # the model is loaded above (_load_model)
             resolved_revision=backend.resolved_revision(),
             batch_size=backend.batch_size,
         )

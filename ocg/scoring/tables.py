@@ -59,8 +59,9 @@ def compute(
     rest is computed here; reused ones are copied from the old tables."""
     started = {}
     try:
-        for metric in [m for m in metrics if m not in reused and FAMILIES[m].start is not None]:
-            started[metric] = (FAMILIES[metric].start(ctx), time.perf_counter())
+        for metric, start in [(m, FAMILIES[m].start) for m in metrics if m not in reused]:
+            if start is not None:
+                started[metric] = (start(ctx), time.perf_counter())
         group_keys = keys_with_sample(GROUP_KEYS, ctx.answers)
         answers, groups, ctx.group_texts = _flagged(ctx.answers, ctx.texts, group_keys)
         ctx.answers = answers
@@ -72,6 +73,8 @@ def compute(
         for level in ("answers", "groups"):
             for metric in [m for m in metrics if FAMILIES[m].level == level]:
                 if metric in reused:  # the same rows, in the same order: copy the columns across
+                    if old is None:  # a family is reused only from an old signature
+                        raise AttributeError(f"{metric}: reused without an old signature")
                     columns, record = (
                         _kept(old_tables[level], tables[level], index[level], FAMILIES[metric]),
                         old.families[metric],

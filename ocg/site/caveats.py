@@ -188,7 +188,7 @@ _COUNTED = {
 }
 
 
-def copy_marks(summary: pd.DataFrame) -> dict[tuple[str, str], float]:
+def copy_marks(summary: pd.DataFrame) -> dict[tuple[str, str, str], float]:
     """{(model, condition, metric): % of the answers it counts that copy the list}, for the
     coverage metrics where that share is over COPY_MARK_SHARE."""
     if not {"n_copies_list", "n_in_order", "n_all_present"} <= set(summary):
@@ -196,7 +196,7 @@ def copy_marks(summary: pd.DataFrame) -> dict[tuple[str, str], float]:
     sums = summary.groupby(["model", "condition"])[
         ["n_copies_list", "n_in_order", "n_all_present"]
     ].sum()
-    out = {}
+    out: dict[tuple[str, str, str], float] = {}
     for (model, condition), r in sums.iterrows():
         for name, counted in _COUNTED.items():
             share = 100 * r.n_copies_list / r[counted] if r[counted] else 0.0

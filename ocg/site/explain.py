@@ -130,14 +130,14 @@ def missing_reasons(summary: pd.DataFrame, signatures: dict) -> MissingReasons:
         for reason, models in reasons.items():
             family = FAMILIES.get(name)  # a family of several metrics (semantic: Vendi and Cosine)
             label = (
-                metric(name).label
-                if metric(name)
+                found.label
+                if (found := metric(name))
                 else " and ".join(m.label for m in family.metrics)
                 if family and family.metrics
                 else name
             )
             missing.append(MissingValue(label, sorted(models), str(reason)))
-    used = {}
+    used: dict[tuple[str, str], list[str]] = {}
     for model, sig in signatures.items():
         block = sig.family("perplexity")
         if block.get("used") and block.get("used") != block.get("requested"):
@@ -214,7 +214,7 @@ def other_tables(
             shown_tables.append(OtherTable(title, Unreadable.of(path, exc)))
             continue
         shown.columns = pd.MultiIndex.from_tuples(
-            [(metric(m).label if metric(m) else m, sub) for m, sub in shown.columns]
+            [(found.label if (found := metric(m)) else m, sub) for m, sub in shown.columns]
         )
         shown = (
             site_medians.mark(shown, long, beside)
@@ -240,7 +240,7 @@ def other_tables(
                 left_out=left_out if table in ("table2", "table3") else "",
                 self_scored=self_scored if {"perplexity", "slor"} & set(long["metric"]) else "",
                 missing=[
-                    (metric(m).label if metric(m) else str(m), str(r))
+                    (found.label if (found := metric(m)) else str(m), str(r))
                     for m, r in dict(reasons).items()
                 ],
                 legend=legend(long["metric"].unique()),

@@ -47,7 +47,7 @@ def frame(df: pd.DataFrame, floats: bool = True, table_id: str | None = None) ->
 @cache
 def static_text(name: str) -> str:
     """A style sheet or script of ocg/site/static/, as shipped in the package."""
-    return files("ocg.site").joinpath("static", name).read_text(encoding="utf-8")
+    return files("ocg.site").joinpath("static").joinpath(name).read_text(encoding="utf-8")
 
 
 def static(name: str) -> Markup:

@@ -109,6 +109,7 @@ def _entry(row: dict, spec: Comparison, read: _Read) -> dict:
         if len(summary)
         else summary
     )
+    n_of: str | None
     n, n_of = _count(s, name) if len(s) and m else (None, "")
     if pd.isna(row["value"]):
         n, n_of = 0, None

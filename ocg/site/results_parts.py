@@ -10,7 +10,7 @@ import pandas as pd
 
 from ..core.files import read_json, read_table
 from ..core.layout import ReportFolder
-from ..metrics.registry import FAMILIES, metric
+from ..metrics.registry import FAMILIES, require
 
 
 def _table(report: ReportFolder, name: str) -> pd.DataFrame | None:
@@ -29,7 +29,7 @@ def _settings(report: ReportFolder, name: str) -> dict | None:
 def _count(summary: pd.DataFrame, name: str) -> tuple[int | None, str]:
     """What a metric's value averages over in `summary` (the rows of one model's condition):
     answers, groups, or a pooled metric's denominator (answers with every concept)."""
-    m = metric(name)
+    m = require(name)  # the callers' rows are a metric's
     if m.pooled and f"n_{m.denominator}" in summary:
         return int(summary[f"n_{m.denominator}"].sum()), f"answers where {m.denominator}"
     if FAMILIES[m.family].level == "groups":
@@ -49,8 +49,10 @@ def _by_key(table: pd.DataFrame | None) -> dict[tuple[str, str], dict]:
 def _interval(row: dict | None, method: dict | None) -> dict | None:
     """An interval with what it resampled (a report from before units: concept sets); on a small
     sample (under uncertainty.MIN_SETS units) no bounds, as the page gives none."""
-    if row is None:
-        return None
+    return None if row is None else _interval_of(row, method)
+
+
+def _interval_of(row: dict, method: dict | None) -> dict:
     small = bool(row.get("small_sample", False))
     return {
         "low": None if small else row["ci_low"],
@@ -73,7 +75,7 @@ def _delta_test(test: dict | None, method: dict | None) -> dict | None:
     if test is None:
         return None
     return {
-        **_interval(test, method),
+        **_interval_of(test, method),
         "p_value": _p(test, "p_value"),
         "p_holm": _p(test, "p_holm"),
         "holm_family": test.get("holm_family"),

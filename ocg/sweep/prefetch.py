@@ -158,7 +158,8 @@ def prefetch(path: str | Path, list_only: bool = False) -> int:
     if not repos:
         print(f"{path}: no hub files needed (embedded, local or API models only)")
         return 0
-    plans, unlisted = [], []
+    plans = []
+    unlisted: list[str] = []
     reachable = (
         hub.hub_reachable()
     )  # once: offline, each listing would fail alike (a DNS error each)
@@ -207,7 +208,10 @@ def _plan(repo: str, rev: str, why: str, reachable: bool, unlisted: list[str]):
     listed it, else None (cached and offline: nothing to do; or unlisted, added to `unlisted`)."""
     pin = f" [{rev}: {pin_note(rev)}]" if not hub.is_pinned(rev) else ""
     if offline() and not missing_files(repo, rev):  # e.g. on a compute node: is it ready?
-        files = [f for f in snapshot(repo, rev).rglob("*") if f.is_file()]
+        folder = snapshot(repo, rev)
+        if folder is None:  # nothing missing: the snapshot is there (missing_files)
+            raise AttributeError(f"{repo}@{rev}: no snapshot in the cache")
+        files = [f for f in folder.rglob("*") if f.is_file()]
         print(
             f"{repo}@{rev} ({why}): cached, {len(files)} file(s), {_size(sum(f.stat().st_size for f in files))} "
             f"(HF_HUB_OFFLINE: not checked against the hub){pin}",

@@ -123,7 +123,7 @@ def submit_slurm(sweep: Sweep, dry_run: bool = False) -> dict:
     pending = to_run(sweep, with_slurm=True)
     script = write_array_script(sweep)
     real = read_json(folder.manifest) if folder.manifest.exists() else None
-    manifest = (
+    manifest: dict = (
         real
         if real and not dry_run
         else {

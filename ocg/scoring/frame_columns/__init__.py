@@ -38,6 +38,8 @@ def _table_span(text: str, table: str) -> tuple[int, int]:
     section = text.index(f"## {table}\n")
     start = text.index(HEADER, section)
     match = re.compile(r"(?:\|[^\n]*\n)+").match(text, start)
+    if match is None:  # HEADER is a table row, so the table matches from it
+        raise AttributeError(f"## {table}: no table rows after its header")
     return start, match.end()
 
 
