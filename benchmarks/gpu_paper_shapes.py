@@ -42,6 +42,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the script runs where ocg may not import at its start
+    from ocg.config.models_file import Quantization
 
 sys.path.insert(
     0, str(Path(__file__).resolve().parent)
@@ -87,7 +91,7 @@ def paper_prompts() -> int:
 
 
 def ocg_pass(
-    folder: Path, name: str, args, quantization: str, out: Path
+    folder: Path, name: str, args, quantization: Quantization, out: Path
 ) -> tuple[dict, list[dict]]:
     """One `ocg generate` run; its figures and records (in plan order)."""
     from ocg.config.models_file import TransformersEntry
@@ -131,7 +135,7 @@ def ocg_pass(
     }, records
 
 
-def measure(shape: str, folder: Path, quantization: str, args, work: Path) -> dict:
+def measure(shape: str, folder: Path, quantization: Quantization, args, work: Path) -> dict:
     from ocg.config.models_file import TransformersEntry
     from ocg.generation.backends.transformers_backend import TransformersBackend
 
@@ -144,7 +148,7 @@ def measure(shape: str, folder: Path, quantization: str, args, work: Path) -> di
         batches.setdefault(r["batch_index"], []).append(r["prompt"])
     ocg_raw = [r["raw"] for r in records]
     backend = TransformersBackend(
-        TransformersEntry(
+        TransformersEntry(  # type: ignore[arg-type]  # an entry of the union ModelEntry names
             name="bare",
             id=str(folder),
             quantization=quantization,
@@ -323,11 +327,10 @@ def main(argv: list[str] | None = None) -> list[dict]:
     if args.smollm2_dir:
         runs.append({**smollm2_batch_32_vs_auto(args), **machine()})
         print(json.dumps(runs[-1]), flush=True)
-    quants = ["none"] + (
-        ["4bit"]
-        if args.device == "cuda" and not args.no_4bit and importlib.util.find_spec("bitsandbytes")
-        else []
+    four_bit = (
+        args.device == "cuda" and not args.no_4bit and importlib.util.find_spec("bitsandbytes")
     )
+    quants: list[Quantization] = ["none", "4bit"] if four_bit else ["none"]
     for shape in args.shapes:
         if time.perf_counter() - t0 > args.budget_s:
             runs.append({"shape": shape, "skipped": "past --budget-s", **machine()})

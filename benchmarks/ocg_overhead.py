@@ -191,7 +191,7 @@ def main() -> dict:
             batch_check=0,
             generation_overrides={"min_new_tokens": TOKENS},
         )
-        backend = TransformersBackend(spec, device="cpu")
+        backend = TransformersBackend(spec, device="cpu")  # type: ignore[arg-type]  # a variant of ModelEntry
         texts = [
             backend.render([{"role": "user", "content": f"Write a sentence with dog, ball {i}."}])
             for i in range(8)

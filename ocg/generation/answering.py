@@ -8,6 +8,7 @@ import random
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tqdm import tqdm
 
@@ -49,7 +50,7 @@ def check_batch_invariance(
             say(batch_check_pace(backend.spec.name, time.perf_counter() - t0, len(sample)))
     if progress and sample:
         say(batch_check_result(backend.spec.name, len(differ), len(sample), backend.batch_size))
-    out = {
+    out: dict[str, Any] = {
         "checked": len(sample),
         "differ": len(differ),
         "share_differ": round(len(differ) / len(sample), 4) if sample else None,

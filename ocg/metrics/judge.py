@@ -124,7 +124,7 @@ def decoded_objects(text: str) -> list[tuple[int, int, object]]:
 def _spelled_out(text: str) -> str:
     for _ in range(_MAX_PASSES):
         before = text
-        text = _unescape_json(html.unescape(text))
+        text = _unescape_json(html.unescape(text).casefold())  # casefold first: \U0073 is \u0073
         text = unicodedata.normalize("NFKC", text)
         text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
         if text == before:

@@ -446,8 +446,8 @@ def _in_process(spec, sig: dict, requests: list[Request]) -> Ask:
         except Exception as exc:  # the chunk's answers unjudged with the error, asked again later
             return [(None, f"{ASK_FAILED}: {_one_line(exc)}")] * len(keys)
         sig["decoded"].update(
-            device=str(backend.model.device),  # type: ignore[attr-defined]  # the model is loaded above (_load_model)
-            dtype=str(backend.model.dtype).replace("torch.", ""),  # type: ignore[attr-defined]  # the model is loaded above (_load_model)
+            device=str(backend.model.device),  # type: ignore[union-attr]  # the model is loaded above (_load_model)
+            dtype=str(backend.model.dtype).replace("torch.", ""),  # type: ignore[union-attr]  # the model is loaded above (_load_model)
             resolved_revision=backend.resolved_revision(),
             batch_size=backend.batch_size,
         )

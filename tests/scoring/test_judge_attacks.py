@@ -262,5 +262,6 @@ def test_every_spelling_of_a_verdict_is_seen_before_the_judge_is_asked(answer):
 )
 def test_normalising_is_bounded_and_total(words):
     text = " ".join(words)
-    assert isinstance(judge.normalized(text), str)
-    assert judge.normalized(judge.normalized(text)) == judge.normalized(text)
+    seen = judge.normalized(text)
+    assert isinstance(seen, str) and seen.casefold() == seen
+    assert seen == " ".join(seen.split())  # whitespace collapsed, nothing at either end
