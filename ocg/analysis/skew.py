@@ -11,6 +11,8 @@ median Δ of opposite signs) the row is `mean_median_disagree` and the LaTeX tab
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -92,23 +94,61 @@ def disagreeing(long: pd.DataFrame, index: str = "model") -> frozenset[tuple[str
     return frozenset(zip(rows[index], rows["metric"]))
 
 
-def self_scored(signatures: dict, model_ids: dict[str, str]) -> dict[str, str]:
-    """{metric: the compared model that scored it} for SCORER_METRICS scored, for some compared
-    model, by a model among those compared (`model_ids`: name -> hub id or `embedded:` id; the
-    signature's perplexity block names the scorer it `used`)."""
-    names = {str(v): k for k, v in model_ids.items()} | {k: k for k in model_ids}
-    out: dict[str, str] = {}
+@dataclass(frozen=True)
+class ScorerMatch:
+    """The compared entries one scorer is: `exact` load the scorer's weights as it does (its id,
+    unquantized: metrics/perplexity.py loads the full weights), `same_weights` share the id but
+    quantize it (another model numerically, the same weights)."""
+
+    used: str
+    exact: tuple[str, ...] = ()
+    same_weights: tuple[tuple[str, str], ...] = ()  # (entry, its quantization)
+
+    def __str__(self) -> str:
+        quantized = ", ".join(f"{q} in {name}" for name, q in self.same_weights)
+        if self.exact:
+            head = " and ".join(self.exact)
+            return f"{head} (its weights also compared {quantized})" if quantized else head
+        return f"{self.used}, unquantized (the weights of {quantized})"
+
+
+def _id_and_quantization(entry) -> tuple[str, str]:
+    if isinstance(entry, tuple):
+        return str(entry[0]), str(entry[1] or "none")
+    if isinstance(entry, str):
+        return entry, "none"
+    return str(entry.id), str(getattr(entry, "quantization", None) or "none")
+
+
+def self_scored(signatures: dict, entries: dict) -> dict[str, ScorerMatch]:
+    """{metric: the compared entries its scorer is} for SCORER_METRICS scored, for some compared
+    model, by a model among those compared. `entries`: name -> a models-file entry, an
+    (id, quantization) pair, or an id (unquantized). The signature's perplexity block names the
+    scorer it `used` (an id, loaded unquantized); every entry with that id is found, none kept
+    over another by the order of the models file: an unquantized one is the scorer, a quantized
+    one shares its weights."""
+    specs = {name: _id_and_quantization(e) for name, e in entries.items()}
+    out: dict[str, ScorerMatch] = {}
     for sig in signatures.values():
         families = getattr(sig, "families", None) or {}
         for metric in SCORER_METRICS:
             block = families.get(metric) or {}
             used = block.get("used") or block.get("perplexity_model")
-            if used is not None and str(used) in names:
-                out.setdefault(metric, names[str(used)])
+            if used is None or metric in out:
+                continue
+            used = str(used)
+            exact = tuple(
+                sorted(n for n, (i, q) in specs.items() if q == "none" and used in (i, n))
+            )
+            shared = tuple(
+                sorted((n, q) for n, (i, q) in specs.items() if q != "none" and used in (i, n))
+            )
+            if exact or shared:
+                out[metric] = ScorerMatch(used, exact, shared)
     return out
 
 
-def self_scored_note(scorers: dict[str, str]) -> str:
+def self_scored_note(scorers: dict) -> str:
     """What is said under a table: which metrics one of the compared models scored itself."""
     if not scorers:
         return ""
@@ -119,16 +159,16 @@ def self_scored_note(scorers: dict[str, str]) -> str:
     )
 
 
-def compared_ids(models, models_file=None) -> dict[str, str]:
-    """{model: its id} from the models file (the run's, else params/models.yaml), for self_scored;
-    a model the file does not know keeps its name only."""
+def compared_ids(models, models_file=None) -> dict[str, tuple[str, str]]:
+    """{model: (its id, its quantization)} from the models file (the run's, else
+    params/models.yaml), for self_scored; a model the file does not know keeps its name only."""
     from ..config.model_registry import MODELS_FILE, load_models
 
     specs = load_models(models_file or MODELS_FILE)
-    return {m: (specs[m].id if m in specs else m) for m in models}
+    return {m: (_id_and_quantization(specs[m]) if m in specs else (m, "none")) for m in models}
 
 
-def self_scored_in(scores: Scores, models_file=None) -> dict[str, str]:
+def self_scored_in(scores: Scores, models_file=None) -> dict[str, ScorerMatch]:
     """self_scored for the models of loaded scores (analysis/notebook.py `setup`)."""
     summary = scores.summary
     models = sorted(summary["model"].unique()) if "model" in summary else []

@@ -101,11 +101,11 @@ def test_self_scored_names_the_compared_model_that_scored_perplexity_and_slor():
         }
     )
     ids = {
-        "small": "embedded:smollm2-135m-instruct",
-        "small-4bit": "embedded:smollm2-135m-instruct",
+        "small": ("embedded:smollm2-135m-instruct", "none"),
+        "small-4bit": ("embedded:smollm2-135m-instruct", "4bit"),
     }
     scorers = skew.self_scored({"small": sig}, ids)
-    assert set(scorers) == {"perplexity", "slor"} and scorers["perplexity"] in ids
+    assert set(scorers) == {"perplexity", "slor"} and scorers["perplexity"].exact == ("small",)
     assert skew.self_scored({"small": sig}, {"other": "org/other"}) == {}
     assert "bolds these columns across no models" in skew.self_scored_note(scorers)
     tex = latex.latex_from_long(
@@ -121,3 +121,29 @@ def test_self_scored_names_the_compared_model_that_scored_perplexity_and_slor():
     for line in [x for x in tex.splitlines() if x.startswith(("a &", "b &"))]:
         assert r"\textbf" not in line.split(" & ")[2]
     assert "bolds these columns across no models" in tex
+
+
+@pytest.mark.parametrize("order", [1, -1])
+def test_the_scorer_note_names_the_unquantized_entry_whichever_comes_last(order):
+    # issue 62 (b): two entries share one id; inverting name -> id kept the last, the 4-bit one
+    sig = Signature(
+        families={"perplexity": {"used": "embedded:x"}, "slor": {"perplexity_model": "embedded:x"}}
+    )
+    entries = [
+        ("x-4bit", ("embedded:x", "4bit")),
+        ("x", ("embedded:x", "none")),
+        ("y", ("org/y", "none")),
+    ]
+    scorers = skew.self_scored({"x": sig}, dict(entries[::order]))
+    for metric in ("perplexity", "slor"):
+        assert scorers[metric].exact == ("x",)
+        assert scorers[metric].same_weights == (("x-4bit", "4bit"),)
+    note = skew.self_scored_note(scorers)
+    assert "perplexity by x (its weights also compared 4bit in x-4bit)" in note
+    assert "by x-4bit" not in note
+
+
+def test_a_quantized_entry_alone_is_named_as_sharing_the_scorer_s_weights():
+    sig = Signature(families={"perplexity": {"used": "embedded:x"}})
+    scorers = skew.self_scored({"q": sig}, {"q": ("embedded:x", "8bit")})
+    assert str(scorers["perplexity"]) == "embedded:x, unquantized (the weights of 8bit in q)"
