@@ -95,8 +95,10 @@ def _cell(
 
 
 def _median_sub(row) -> str:
-    """The median Δ beside a mean Δ its median contradicts (analysis/skew.py), ‡ where it is."""
-    mark = r"\ddagger" if bool(row.get("dagger", False)) else ""
+    """The median Δ beside a mean Δ its median contradicts (analysis/skew.py), ‡ where either
+    side's mean is over PPL_MEAN_OVER_MEDIAN x its median."""
+    either = bool(row.get("dagger", False)) or bool(row.get("dagger_base", False))
+    mark = r"\ddagger" if either else ""
     delta = row.get("median_delta", math.nan)
     median = "" if pd.isna(delta) else rf"\,\mathrm{{median}}\,{delta:+.2f}"
     return (rf"^{{{mark}}}" if mark else "") + median
