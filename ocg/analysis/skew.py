@@ -14,7 +14,6 @@ its median on either side of the Δ, or mean Δ and median Δ of different signs
 from __future__ import annotations
 
 from dataclasses import dataclass
-
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -76,7 +75,11 @@ MEDIAN_CONVENTION = (
     "median Δ: the median of the paired per-answer differences over the answers both sides "
     "scored; each side's median pooled over its scored answers, every template together"
 )
-PROMPT = ["template_id", "set_id", "perm_index"]  # within a model: a prompt, asked in each condition
+PROMPT = [
+    "template_id",
+    "set_id",
+    "perm_index",
+]  # within a model: a prompt, asked in each condition
 
 
 def paired_differences(a: pd.DataFrame, b: pd.DataFrame, key: list[str], metric: str) -> pd.Series:
@@ -100,7 +103,7 @@ class MedianDelta:
 
 
 def paired_median_delta(
-    a: pd.DataFrame, b: pd.DataFrame, key: list[str], metric: str, mean: float, mean_base: float
+    a: pd.DataFrame, b: pd.DataFrame, key: list[str], metric: str, *, mean: float, mean_base: float
 ) -> MedianDelta:
     """MedianDelta of `a` minus `b` (each one side's answers, with `key` and `metric`), given each
     side's mean (the table's value)."""
@@ -177,7 +180,7 @@ def with_medians(
             for b, column in bases.items():
                 theirs = answers[(answers["model"] == model) & (answers["condition"] == b)]
                 d = out.at[i, column]
-                r = paired_median_delta(mine, theirs, key, metric, mean, mean - d)
+                r = paired_median_delta(mine, theirs, key, metric, mean=mean, mean_base=mean - d)
                 n = names(b)
                 out.at[i, "median"], out.at[i, "dagger"] = r.median, r.dagger
                 out.at[i, n["median_base"]] = r.median_base

@@ -46,7 +46,7 @@ def with_medians(
             continue
         for i in rows:
             r = skew.paired_median_delta(
-                a, b, key, metric, out.at[i, "value_a"], out.at[i, "value_b"]
+                a, b, key, metric, mean=out.at[i, "value_a"], mean_base=out.at[i, "value_b"]
             )
             out.loc[i, ["median_a", "median_b", "median_difference", "median_pairs"]] = [
                 r.median,

@@ -219,7 +219,7 @@ def forced(report_dir: Path) -> Forced | None:
             elif kind == "examples":
                 parts.append(ForcedPart(kind, long.set_index("model"), csv))
             else:
-                shown = forced_wide(long, forced_medians(outcome))
+                shown = forced_wide(long, None if "median" in long else forced_medians(outcome))
                 shown.columns = pd.MultiIndex.from_tuples(
                     [(known.label if (known := metric(m)) else m, sub) for m, sub in shown.columns]
                 )

@@ -206,3 +206,16 @@ def test_the_median_delta_is_the_median_of_paired_per_prompt_differences(seed):
     ).iloc[0]
     assert two["median_delta_vs_original"] == row["median_delta"]
     assert np.isnan(two["median_delta_vs_x"]) and two["n_pairs_vs_x"] == 0
+
+
+def test_ppl_mean_over_median_is_defined_once():
+    import re
+    from pathlib import Path
+
+    root = Path(skew.__file__).resolve().parents[1]
+    defined = [
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*.py")
+        if re.search(r"^PPL_MEAN_OVER_MEDIAN\s*=", p.read_text(), re.M)
+    ]
+    assert defined == ["analysis/skew.py"]
