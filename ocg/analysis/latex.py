@@ -56,9 +56,12 @@ def _better_within(column: pd.Series, level: str, lower_is_better: bool) -> dict
 
 
 def _ranks(column: pd.Series, lower_is_better: bool) -> dict:
-    """Row label -> 'best' / 'second' (ties share the rank)."""
+    """Row label -> 'best' / 'second' (ties share the rank); nothing where every row shows one
+    value (all tied at the printed precision: no row is better)."""
     values = sorted({round(v, 2) for v in column.dropna()}, reverse=not lower_is_better)
-    marks = {}
+    marks: dict = {}
+    if len(values) < 2:
+        return marks
     for label, v in column.items():
         if pd.isna(v):
             continue

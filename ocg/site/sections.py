@@ -39,6 +39,7 @@ class UntaggedConcept:
     concept: str
     pos: str
     matched: int
+    model: str = ""  # whose answers matched it `matched` times and never tagged it so
 
 
 @dataclass(frozen=True)
@@ -117,7 +118,7 @@ def headline(report_dir: Path, scores: Scores, scorers: dict | None = None) -> H
         copy_share=caveats.copy_share(summary),
         basis=caveats.table1_basis(report_dir, summary),
         pos_untagged=[
-            UntaggedConcept(r.concept, r.pos, int(r.matched))
+            UntaggedConcept(r.concept, r.pos, int(r.matched), r.model)
             for r in never_tagged(summary).itertuples()
         ],
         paper=paper,
