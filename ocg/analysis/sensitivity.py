@@ -216,7 +216,23 @@ def _copies_how(long: pd.DataFrame, r) -> str:
         "coverage_w_order": "in order and not a copy",
         "coverage_wo_order": "complete and not a copy",
     }
-    text = f"{what.get(r.metric, 'copies as failures')}, over all {r.n_answers:.0f} ordered answers"
+    if r.metric == "ordered_rate":  # w/ order over w/o order: its denominator loses the copies too
+        complete = long[
+            (long["choice"] == copies.CHOICE)
+            & (long["model"] == r.model)
+            & (long["metric"] == "coverage_wo_order")
+            & (long["variant"] == copies.FAILED)
+        ]
+        over = (
+            f"over the {complete['value'].iloc[0] * r.n_answers / 100:.0f} complete answers that"
+            f" are not copies (of {r.n_answers:.0f} ordered answers; Table 1's Ordered Rate is"
+            " over every complete answer)"
+            if len(complete)
+            else "over the complete answers that are not copies"
+        )
+        text = f"in order and not a copy, {over}"
+    else:
+        text = f"{what.get(r.metric, 'copies as failures')}, over all {r.n_answers:.0f} ordered answers"
     text += f"; Δ vs original {r.default_delta:+.2f} in Table 1, {r.delta:+.2f} counting copies as failures"
     if copies.PAIRED in mine.index:
         p = mine.loc[copies.PAIRED]
@@ -228,7 +244,8 @@ def largest_shifts(long: pd.DataFrame, n: int = 3) -> list[str]:
     """The `n` largest shifts from the default for each choice (matching rule, CommonGen's own
     always among them; order reading; both; PoS-correct coverage, a metric of its own; copies
     counted as failures, which keeps Table 1's denominator, with the paired Δ beside it;
-    perplexity average; percentage points and perplexity are not compared), as sentences. The
+    perplexity average; percentage points and perplexity are not compared), as sentences; shifts
+    tied (at two decimals) with the n-th are counted in a closing sentence, not dropped. The
     excluding-copies rows stand on other denominators and are not ranked."""
     if long.empty:
         return []
@@ -244,7 +261,11 @@ def largest_shifts(long: pd.DataFrame, n: int = 3) -> list[str]:
         "copies as failures",
         "perplexity average",
     ):
-        chosen = rows[kinds == kind].head(n)
+        of_kind = rows[kinds == kind]
+        chosen = of_kind.head(n)
+        # shifts tied (at the printed precision) with the n-th named: counted, not dropped
+        cut = round(chosen["size"].iloc[-1], 2) if len(chosen) else None
+        tied = int((of_kind["size"].iloc[n:].round(2) == cut).sum()) if cut is not None else 0
         if kind == "matching rule":  # CommonGen's own rule always among those named
             own = rows[(kinds == kind) & (rows["choice"] == COMMONGEN_CHOICE)].head(1)
             chosen = pd.concat([chosen, own[~own.index.isin(chosen.index)]])
@@ -259,5 +280,9 @@ def largest_shifts(long: pd.DataFrame, n: int = 3) -> list[str]:
             )
             out.append(
                 f"{kind}: {metric} of {r.model} {r.default:.2f} → {r.value:.2f} ({r.shift:+.2f}), {how}"
+            )
+        if tied:
+            out.append(
+                f"{kind}: and {tied} more shift{'s' if tied > 1 else ''} of the same size ({cut:.2f})"
             )
     return out

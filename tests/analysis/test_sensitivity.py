@@ -103,7 +103,7 @@ def test_view_recomputed_independently(scored):
 
 def test_largest_shifts_are_named_and_the_tables_put_the_default_first(scored):
     long = table1_sensitivity(scored)
-    shifts = largest_shifts(long, n=1)
+    shifts = [s for s in largest_shifts(long, n=1) if "more shift" not in s]
     assert [s.split(":")[0] for s in shifts] == [
         "matching rule",
         "order reading",
