@@ -50,7 +50,7 @@ COLUMNS = [
     "delta",
     "default_delta",
     "n_original",
-]  # the last three: list-copy rows only (analysis/copies.py)
+]  # the last three: list-copy rows (analysis/copies.py); `delta`, `default_delta` SLOR's too
 
 
 def _geometric_mean(values: pd.Series) -> float:
@@ -103,10 +103,13 @@ SLOR_VARIANTS = {
 
 def _slor_rows(answers: pd.DataFrame) -> list[dict]:
     """Per model: `ordered` SLOR under each variant (SLOR_VARIANTS), per template, then over
-    templates, as Table 1 averages."""
-    a = answers[answers["condition"] == "ordered"]
+    templates, as Table 1 averages; with its Δ vs `original` under the same variant, averaged
+    alike (`delta`), beside Table 1's Δ (`default_delta`)."""
 
-    def averaged(column: str) -> pd.Series:
+    def averaged(column: str, condition: str = "ordered") -> pd.Series:
+        a = answers[answers["condition"] == condition]
+        if a.empty or column not in a:
+            return pd.Series(dtype=float)
         return (
             a.groupby(["model", "template_id"], sort=True)[column]
             .mean()
@@ -115,12 +118,19 @@ def _slor_rows(answers: pd.DataFrame) -> list[dict]:
         )
 
     default = averaged("slor")
+    default_delta = default - averaged("slor", "original").reindex(default.index)
     n = ordered_counts(answers[answers["slor"].notna()])
-    return [
-        long_row(model, "slor", ("SLOR", label), value, default[model], n=int(n.get(model, 0)))
-        for label, column in SLOR_VARIANTS.items()
-        for model, value in averaged(column).items()
-    ]
+    rows = []
+    for name, column in SLOR_VARIANTS.items():
+        base = averaged(column, "original")
+        for model, value in averaged(column).items():
+            row = long_row(
+                model, "slor", ("SLOR", name), value, default[model], n=int(n.get(model, 0))
+            )
+            row["delta"] = value - base.get(model, float("nan"))
+            row["default_delta"] = default_delta.get(model, float("nan"))
+            rows.append(row)
+    return rows
 
 
 SINGLE_METRIC_PARTS = ("perplexity", "slor")
@@ -175,7 +185,19 @@ def wide(long: pd.DataFrame, part: str = "coverage") -> pd.DataFrame:
         default = default.to_frame(("default (Table 1)", ""))
     else:
         default = default.rename("default (Table 1)")
-    return pd.concat([default, values], axis=1)
+    out = pd.concat([default, values], axis=1)
+    if part == "slor" and "delta" in long and long["delta"].notna().any():
+        # each value with its Δ vs original under the same variant, Table 1's first
+        deltas = long.pivot_table(index=index, columns=columns, values="delta", sort=False)
+        shown = {"default (Table 1)": out["default (Table 1)"]}
+        shown["default (Table 1): Δ vs original"] = long.groupby(index, sort=False)[
+            "default_delta"
+        ].first()
+        for variant in values.columns:
+            shown[variant] = values[variant]
+            shown[f"{variant}: Δ vs original"] = deltas[variant]
+        out = pd.DataFrame(shown)
+    return out
 
 
 def _kind(row) -> str:
