@@ -2,9 +2,12 @@
 
 Both resample a unit (docs/METHODS.md, "Uncertainty: the resampling unit"): concept sets by
 default (the unit the benchmark samples), (set, template) clusters, or prompts (a set's
-permutation under a template, its repeated samples with it). From per-unit sufficient statistics, so each metric is
-recomputed exactly as in Table 1 (Ordered Rate as a ratio of sums; pairwise and diversity
-metrics as means over groups; every template weighted equally, as in a complete run). A group
+permutation under a template, its repeated samples with it). From per-unit sufficient statistics: each metric is
+one ratio pooled over the units (sum of numerators over sum of denominators, every template
+together; pairwise and diversity metrics as means over groups). Table 1 averages per-template
+values instead (Ordered Rate excepted): the two agree where every template has as many scored
+answers, as in a complete run, and differ where a template lost some (docs/METHODS.md,
+"Uncertainty"). A group
 metric (pBLEU, pBLEURT, Diverse Rate) has no value per prompt: under `prompts` it is resampled
 by its (set, template) cluster, and its row says so in `unit`.
 """
