@@ -190,3 +190,11 @@ def test_methods_copies_no_figure_from_a_past_run():
         "20.8% of the demo",
     ):
         assert stale not in text, stale
+
+
+def test_methods_gives_the_flags_version_the_code_has():
+    from ocg.metrics.degenerate import FLAGS_VERSION
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "METHODS.md").read_text()
+    said = re.search(r"`FLAGS_VERSION`, (\d+)", text)
+    assert said and int(said.group(1)) == FLAGS_VERSION

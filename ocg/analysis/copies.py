@@ -7,8 +7,9 @@
 - paired, on the prompts where neither condition's answer copies: the same prompts on both sides
   (`n_answers` = `n_original`, the pairs kept);
 - counting copies as failures: a copy counts as neither complete nor in order, over all answers
-  (the same denominator as Table 1: w/ order is then "in order and not a copy, share of all
-  answers").
+  (the same denominator as Table 1 for w/o and w/ order: w/ order is then "in order and not a
+  copy, share of all answers"; Ordered Rate, w/ order over w/o order, is then over the complete
+  answers that are not copies, not Table 1's every complete answer).
 Both pooled over the model's templates (ratios of sums), so Ordered Rate = w/ order / w/o order
 holds in every row; in a complete run every template has as many answers, and pooling equals
 Table 1's mean over templates. Also the share of in-order answers that copy the list (Table 1's

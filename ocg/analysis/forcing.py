@@ -8,7 +8,9 @@ from __future__ import annotations
 import pandas as pd
 
 from ..metrics.registry import label
+from . import skew
 from .paper_tables import ASKED, FORCED, UNORDERED, wide
+from .skew import PPL_MEAN_OVER_MEDIAN  # noqa: F401  (read here by site/sections.py)
 
 CONDITIONS = (UNORDERED, ASKED, FORCED)
 WHY = {
@@ -50,7 +52,6 @@ LEAD = [
     "list copies",
     "cut by budget",
 ]
-PPL_MEAN_OVER_MEDIAN = 10  # as Table 1's ‡ (site/caveats.py)
 
 
 def _perplexity(g: pd.DataFrame, how: str) -> float:
@@ -122,8 +123,7 @@ def cost_view(outcome: pd.DataFrame) -> pd.DataFrame:
         shown["perplexity mean"] = [
             "–"
             if pd.isna(mean)
-            else f"{mean:.2f}"
-            + (" ‡" if pd.notna(med) and mean > PPL_MEAN_OVER_MEDIAN * med else "")
+            else f"{mean:.2f}" + (" ‡" if skew.dagger("perplexity", mean, med) else "")
             for mean, med in zip(shown["perplexity mean"], shown["perplexity median"])
         ]
     return shown[[c for c in LEAD if c in shown] + [c for c in shown.columns if c not in LEAD]]
@@ -212,15 +212,20 @@ FORCED_LEAD = [
 
 def forced_wide(long: pd.DataFrame, medians: dict | None = None) -> pd.DataFrame:
     """tables.forced_order for display: per model and metric, the forced value, Δ vs ordered, Δ vs
-    original; w/ order, Ordered Rate and perplexity first. `medians` ({model: the forced answers'
-    perplexity median}) puts each median beside its mean, ‡ where the mean is over
-    PPL_MEAN_OVER_MEDIAN times it."""
+    original; w/ order, Ordered Rate and perplexity first. A table with skew.with_medians' columns
+    (one per base: notebook 12 saves them) shows each skewed metric's pooled median beside its
+    mean (‡ where the mean is over PPL_MEAN_OVER_MEDIAN times it) and, beside either Δ its median Δ
+    contradicts, that median Δ (the median of the paired per-prompt differences), as Tables 1 and
+    4 do. An older table without them: `medians` ({model: the forced answers' perplexity median},
+    forced_medians) beside the perplexity mean only."""
     both = wide(long, "model", "value", "delta_vs_ordered")
     other = wide(long, "model", "value", "delta_vs_original")
     present = list(both.columns.get_level_values(0).unique())
     order = [m for m in FORCED_LEAD if m in present] + [m for m in present if m not in FORCED_LEAD]
     parts = {m: pd.concat([both[m], other[m].iloc[:, 1:]], axis=1) for m in order}
     out = pd.concat(parts, axis=1)
+    if "median" in long:
+        return _marked(out, long)
     if medians and ("perplexity", "value") in out:
         out[("perplexity", "value")] = [
             "–"
@@ -229,7 +234,7 @@ def forced_wide(long: pd.DataFrame, medians: dict | None = None) -> pd.DataFrame
             + (
                 ""
                 if model not in medians
-                else (" ‡" if v > PPL_MEAN_OVER_MEDIAN * medians[model] else "")
+                else (" ‡" if skew.dagger("perplexity", v, medians[model]) else "")
                 + f" (median {medians[model]:.2f})"
             )
             for model, v in zip(out.index, out[("perplexity", "value")])
@@ -237,8 +242,32 @@ def forced_wide(long: pd.DataFrame, medians: dict | None = None) -> pd.DataFrame
     return out
 
 
+def _marked(out: pd.DataFrame, long: pd.DataFrame) -> pd.DataFrame:
+    """forced_wide's cells of the skewed metrics as text, from the table's own median columns."""
+    out = out.copy()
+    for metric in skew.MEDIAN_METRICS:
+        rows = long[(long["metric"] == metric) & long["median"].notna()].set_index("model")
+        for column in [c for c in out.columns if c[0] == metric]:
+            base = None if column[1] == "value" else column[1].removeprefix("Δ vs ")
+            cells = []
+            for model, v in zip(out.index, out[column]):
+                if pd.isna(v):
+                    cells.append("–")
+                elif model not in rows.index:
+                    cells.append(f"{v:.2f}" if base is None else f"{v:+.2f}")
+                elif base is None:
+                    r = rows.loc[model]
+                    mark = " ‡" if bool(r["dagger"]) else ""
+                    cells.append(f"{v:.2f}{mark} (median {r['median']:.2f})")
+                else:
+                    cells.append(f"{v:+.2f}" + skew.median_text(rows.loc[model], base))
+            out[column] = cells
+    return out
+
+
 def forced_medians(outcome: pd.DataFrame) -> dict:
-    """{model: the forced answers' perplexity median} from outcomes (for forced_wide)."""
+    """{model: the forced answers' perplexity median} from outcomes (for forced_wide on a table
+    saved without its median columns)."""
     if outcome.empty or "perplexity median" not in outcome:
         return {}
     rows = outcome[(outcome["condition"] == FORCED) & outcome["perplexity median"].notna()]

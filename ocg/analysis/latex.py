@@ -56,9 +56,12 @@ def _better_within(column: pd.Series, level: str, lower_is_better: bool) -> dict
 
 
 def _ranks(column: pd.Series, lower_is_better: bool) -> dict:
-    """Row label -> 'best' / 'second' (ties share the rank)."""
+    """Row label -> 'best' / 'second' (ties share the rank); nothing where every row shows one
+    value (all tied at the printed precision: no row is better)."""
     values = sorted({round(v, 2) for v in column.dropna()}, reverse=not lower_is_better)
-    marks = {}
+    marks: dict = {}
+    if len(values) < 2:
+        return marks
     for label, v in column.items():
         if pd.isna(v):
             continue
@@ -95,8 +98,10 @@ def _cell(
 
 
 def _median_sub(row) -> str:
-    """The median Δ beside a mean Δ its median contradicts (analysis/skew.py), ‡ where it is."""
-    mark = r"\ddagger" if bool(row.get("dagger", False)) else ""
+    """The median Δ beside a mean Δ its median contradicts (analysis/skew.py), ‡ where either
+    side's mean is over PPL_MEAN_OVER_MEDIAN x its median."""
+    either = bool(row.get("dagger", False)) or bool(row.get("dagger_base", False))
+    mark = r"\ddagger" if either else ""
     delta = row.get("median_delta", math.nan)
     median = "" if pd.isna(delta) else rf"\,\mathrm{{median}}\,{delta:+.2f}"
     return (rf"^{{{mark}}}" if mark else "") + median

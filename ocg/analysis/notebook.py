@@ -134,7 +134,7 @@ def medians(long: pd.DataFrame, delta: str, *, scorers: dict | None = None) -> N
         rows = long[long["median"].notna()]
         lines = [
             f"{plain(r.metric)} of {plain(r.model)}: mean {r.value:.2f}, median {r.median:.2f}; "
-            f"mean Δ {getattr(r, delta):+.2f}, median Δ {r.median_delta:+.2f}"
+            f"mean Δ {getattr(r, delta):+.2f}, median Δ {r.median_delta:+.2f} (paired)"
             + (" ‡" if r.dagger else "")
             + (
                 " **(the mean contradicts the median: not bolded)**"

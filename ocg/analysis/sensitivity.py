@@ -50,7 +50,7 @@ COLUMNS = [
     "delta",
     "default_delta",
     "n_original",
-]  # the last three: list-copy rows only (analysis/copies.py)
+]  # the last three: list-copy rows (analysis/copies.py); `delta`, `default_delta` SLOR's too
 
 
 def _geometric_mean(values: pd.Series) -> float:
@@ -103,10 +103,13 @@ SLOR_VARIANTS = {
 
 def _slor_rows(answers: pd.DataFrame) -> list[dict]:
     """Per model: `ordered` SLOR under each variant (SLOR_VARIANTS), per template, then over
-    templates, as Table 1 averages."""
-    a = answers[answers["condition"] == "ordered"]
+    templates, as Table 1 averages; with its Δ vs `original` under the same variant, averaged
+    alike (`delta`), beside Table 1's Δ (`default_delta`)."""
 
-    def averaged(column: str) -> pd.Series:
+    def averaged(column: str, condition: str = "ordered") -> pd.Series:
+        a = answers[answers["condition"] == condition]
+        if a.empty or column not in a:
+            return pd.Series(dtype=float)
         return (
             a.groupby(["model", "template_id"], sort=True)[column]
             .mean()
@@ -115,12 +118,19 @@ def _slor_rows(answers: pd.DataFrame) -> list[dict]:
         )
 
     default = averaged("slor")
+    default_delta = default - averaged("slor", "original").reindex(default.index)
     n = ordered_counts(answers[answers["slor"].notna()])
-    return [
-        long_row(model, "slor", ("SLOR", label), value, default[model], n=int(n.get(model, 0)))
-        for label, column in SLOR_VARIANTS.items()
-        for model, value in averaged(column).items()
-    ]
+    rows = []
+    for name, column in SLOR_VARIANTS.items():
+        base = averaged(column, "original")
+        for model, value in averaged(column).items():
+            row = long_row(
+                model, "slor", ("SLOR", name), value, default[model], n=int(n.get(model, 0))
+            )
+            row["delta"] = value - base.get(model, float("nan"))
+            row["default_delta"] = default_delta.get(model, float("nan"))
+            rows.append(row)
+    return rows
 
 
 SINGLE_METRIC_PARTS = ("perplexity", "slor")
@@ -175,7 +185,19 @@ def wide(long: pd.DataFrame, part: str = "coverage") -> pd.DataFrame:
         default = default.to_frame(("default (Table 1)", ""))
     else:
         default = default.rename("default (Table 1)")
-    return pd.concat([default, values], axis=1)
+    out = pd.concat([default, values], axis=1)
+    if part == "slor" and "delta" in long and long["delta"].notna().any():
+        # each value with its Δ vs original under the same variant, Table 1's first
+        deltas = long.pivot_table(index=index, columns=columns, values="delta", sort=False)
+        shown = {"default (Table 1)": out["default (Table 1)"]}
+        shown["default (Table 1): Δ vs original"] = long.groupby(index, sort=False)[
+            "default_delta"
+        ].first()
+        for variant in values.columns:
+            shown[variant] = values[variant]
+            shown[f"{variant}: Δ vs original"] = deltas[variant]
+        out = pd.DataFrame(shown)
+    return out
 
 
 def _kind(row) -> str:
@@ -216,7 +238,23 @@ def _copies_how(long: pd.DataFrame, r) -> str:
         "coverage_w_order": "in order and not a copy",
         "coverage_wo_order": "complete and not a copy",
     }
-    text = f"{what.get(r.metric, 'copies as failures')}, over all {r.n_answers:.0f} ordered answers"
+    if r.metric == "ordered_rate":  # w/ order over w/o order: its denominator loses the copies too
+        complete = long[
+            (long["choice"] == copies.CHOICE)
+            & (long["model"] == r.model)
+            & (long["metric"] == "coverage_wo_order")
+            & (long["variant"] == copies.FAILED)
+        ]
+        over = (
+            f"over the {complete['value'].iloc[0] * r.n_answers / 100:.0f} complete answers that"
+            f" are not copies (of {r.n_answers:.0f} ordered answers; Table 1's Ordered Rate is"
+            " over every complete answer)"
+            if len(complete)
+            else "over the complete answers that are not copies"
+        )
+        text = f"in order and not a copy, {over}"
+    else:
+        text = f"{what.get(r.metric, 'copies as failures')}, over all {r.n_answers:.0f} ordered answers"
     text += f"; Δ vs original {r.default_delta:+.2f} in Table 1, {r.delta:+.2f} counting copies as failures"
     if copies.PAIRED in mine.index:
         p = mine.loc[copies.PAIRED]
@@ -228,7 +266,8 @@ def largest_shifts(long: pd.DataFrame, n: int = 3) -> list[str]:
     """The `n` largest shifts from the default for each choice (matching rule, CommonGen's own
     always among them; order reading; both; PoS-correct coverage, a metric of its own; copies
     counted as failures, which keeps Table 1's denominator, with the paired Δ beside it;
-    perplexity average; percentage points and perplexity are not compared), as sentences. The
+    perplexity average; percentage points and perplexity are not compared), as sentences; shifts
+    tied (at two decimals) with the n-th are counted in a closing sentence, not dropped. The
     excluding-copies rows stand on other denominators and are not ranked."""
     if long.empty:
         return []
@@ -244,7 +283,11 @@ def largest_shifts(long: pd.DataFrame, n: int = 3) -> list[str]:
         "copies as failures",
         "perplexity average",
     ):
-        chosen = rows[kinds == kind].head(n)
+        of_kind = rows[kinds == kind]
+        chosen = of_kind.head(n)
+        # shifts tied (at the printed precision) with the n-th named: counted, not dropped
+        cut = round(chosen["size"].iloc[-1], 2) if len(chosen) else None
+        tied = int((of_kind["size"].iloc[n:].round(2) == cut).sum()) if cut is not None else 0
         if kind == "matching rule":  # CommonGen's own rule always among those named
             own = rows[(kinds == kind) & (rows["choice"] == COMMONGEN_CHOICE)].head(1)
             chosen = pd.concat([chosen, own[~own.index.isin(chosen.index)]])
@@ -259,5 +302,9 @@ def largest_shifts(long: pd.DataFrame, n: int = 3) -> list[str]:
             )
             out.append(
                 f"{kind}: {metric} of {r.model} {r.default:.2f} → {r.value:.2f} ({r.shift:+.2f}), {how}"
+            )
+        if tied:
+            out.append(
+                f"{kind}: and {tied} more shift{'s' if tied > 1 else ''} of the same size ({cut:.2f})"
             )
     return out

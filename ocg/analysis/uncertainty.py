@@ -2,9 +2,12 @@
 
 Both resample a unit (docs/METHODS.md, "Uncertainty: the resampling unit"): concept sets by
 default (the unit the benchmark samples), (set, template) clusters, or prompts (a set's
-permutation under a template, its repeated samples with it). From per-unit sufficient statistics, so each metric is
-recomputed exactly as in Table 1 (Ordered Rate as a ratio of sums; pairwise and diversity
-metrics as means over groups; every template weighted equally, as in a complete run). A group
+permutation under a template, its repeated samples with it). From per-unit sufficient statistics: each metric is
+one ratio pooled over the units (sum of numerators over sum of denominators, every template
+together; pairwise and diversity metrics as means over groups). Table 1 averages per-template
+values instead (Ordered Rate excepted): the two agree where every template has as many scored
+answers, as in a complete run, and differ where a template lost some (docs/METHODS.md,
+"Uncertainty"). A group
 metric (pBLEU, pBLEURT, Diverse Rate) has no value per prompt: under `prompts` it is resampled
 by its (set, template) cluster, and its row says so in `unit`.
 """
@@ -19,9 +22,8 @@ import pandas as pd
 from ..core.errors import OcgInputError
 from ..metrics.registry import holm_family, metrics, names
 from ..metrics.sufficient_statistics import sufficient_statistics
-from .permutation import (  # EXACT_MAX_UNITS, RELATIVE_TIE, sign_vectors: read here too
+from .permutation import (  # EXACT_MAX_UNITS, sign_vectors: read here too
     EXACT_MAX_UNITS,  # noqa: F401
-    RELATIVE_TIE,  # noqa: F401
     holm,
     sign_flip_p,
     sign_vectors,  # noqa: F401
@@ -181,7 +183,8 @@ def paired_test(
     """`a` minus `b` (`conditions`) per metric, paired by `resampling.unit` (a concept set by
     default): bootstrap 95% CI of the difference and a two-sided sign-flip
     permutation p-value (swapping a unit's conditions), exact up to EXACT_MAX_UNITS units
-    (`p_method` says which), else `n_perm` sign vectors drawn, with Holm's adjustment over this
+    (`p_method` says which; `p_hits` of `p_vectors` the integer counts: exact p = p_hits /
+    p_vectors, sampled (p_hits + 1) / (p_vectors + 1)), else `n_perm` sign vectors drawn, with Holm's adjustment over this
     model's tests of one pre-specified family (`p_holm`; `holm_family`: "paper" for the paper's
     metrics, "extra" for the rest, registry.holm_family), so adding a metric moves no paper p."""
     a, b = conditions
@@ -201,8 +204,9 @@ def paired_test(
                 _metrics_from_weights(sa, ones)[metric][0]
                 - _metrics_from_weights(sb, ones)[metric][0]
             )
-        p_values, method = sign_flip_p(sa, sb, observed, n_perm, seed)
+        flips, method = sign_flip_p(sa, sb, observed, n_perm, seed)
         for metric, difference in observed.items():
+            test = flips[metric]
             with np.errstate(divide="ignore", invalid="ignore"):
                 diffs = (
                     _metrics_from_weights(sa, boot)[metric]
@@ -214,8 +218,10 @@ def paired_test(
                 "difference": difference,
                 "ci_low": float(np.nanpercentile(diffs, 2.5)),
                 "ci_high": float(np.nanpercentile(diffs, 97.5)),
-                "p_value": float(p_values[metric]),
+                "p_value": float(test.p),
                 "p_method": method,
+                "p_hits": test.hits,
+                "p_vectors": test.vectors,
                 "unit": u,
                 "n": n,
                 "n_sets": _n_sets(sa),

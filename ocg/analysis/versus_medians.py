@@ -29,11 +29,7 @@ COLUMNS = [
 FLAGS = ("dagger_a", "dagger_b", "mean_median_disagree")
 
 
-def paired_differences(a: pd.DataFrame, b: pd.DataFrame, key: list[str], metric: str) -> pd.Series:
-    """A's `metric` minus B's, answer by answer, over the instances (`key`) both scored."""
-    pairs = a[[*key, metric]].merge(b[[*key, metric]], on=key, suffixes=("_a", "_b"))
-    pairs = pairs.dropna(subset=[f"{metric}_a", f"{metric}_b"])
-    return pairs[f"{metric}_a"].astype(float) - pairs[f"{metric}_b"].astype(float)
+paired_differences = skew.paired_differences  # one helper: analysis/skew.py
 
 
 def with_medians(
@@ -44,26 +40,22 @@ def with_medians(
     out = tests.copy()
     for column in COLUMNS:
         out[column] = False if column in FLAGS else np.nan
-    both = pd.concat([a.assign(model="a"), b.assign(model="b")], ignore_index=True)
     for metric in skew.MEDIAN_METRICS:
         rows = out.index[out["metric"] == metric]
         if rows.empty or metric not in a or metric not in b:
             continue
-        medians = skew.pooled_medians(both, condition, metric)
-        med_a, med_b = medians.get("a", np.nan), medians.get("b", np.nan)
-        diffs = paired_differences(a, b, key, metric)
-        med_d = float(diffs.median()) if len(diffs) else np.nan
         for i in rows:
-            dag_a = skew.dagger(metric, out.at[i, "value_a"], med_a)
-            dag_b = skew.dagger(metric, out.at[i, "value_b"], med_b)
+            r = skew.paired_median_delta(
+                a, b, key, metric, mean=out.at[i, "value_a"], mean_base=out.at[i, "value_b"]
+            )
             out.loc[i, ["median_a", "median_b", "median_difference", "median_pairs"]] = [
-                med_a,
-                med_b,
-                med_d,
-                len(diffs),
+                r.median,
+                r.median_base,
+                r.median_delta,
+                r.n_pairs,
             ]
-            out.at[i, "dagger_a"], out.at[i, "dagger_b"] = dag_a, dag_b
+            out.at[i, "dagger_a"], out.at[i, "dagger_b"] = r.dagger, r.dagger_base
             out.at[i, "mean_median_disagree"] = skew.disagree(
-                out.at[i, "difference"], med_d, dag_a or dag_b
+                out.at[i, "difference"], r.median_delta, r.dagger or r.dagger_base
             )
     return out

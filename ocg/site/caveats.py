@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..analysis.copies import COPY_SHARE_LEAD, copy_shares
+from ..analysis.skew import PPL_MEAN_OVER_MEDIAN  # noqa: F401  one definition, read here
 from ..core.errors import OcgInputError
 from ..core.files import read_table
 from ..core.layout import ModelGenerations, ReportFolder
@@ -18,8 +19,6 @@ from ..metrics.registry import label
 from ..records import RunCard
 from .methods_page import methods_link
 from .render import Link
-
-PPL_MEAN_OVER_MEDIAN = 10  # a mean above this many medians: a few extreme answers make it
 
 
 def _read(report_dir, name: str) -> pd.DataFrame:

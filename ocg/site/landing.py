@@ -221,7 +221,7 @@ def write_index(
         if p.is_file()
     )
     # perplexity and SLOR scored by a compared model: not bolded across models (analysis/skew.py)
-    scorers = self_scored(scores.signatures, {m: e.id for m, e in run.entries.items()})
+    scorers = self_scored(scores.signatures, dict(run.entries))
     page = render(
         "landing.html",
         title=title,

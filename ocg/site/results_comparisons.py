@@ -131,10 +131,13 @@ def _entry(row: dict, spec: Comparison, read: _Read) -> dict:
     if pd.isna(row["value"]) and reason in s and s[reason].notna().any():
         out["missing_reason"] = {"value": str(s[reason].dropna().iloc[0])}
     if name in skew.MEDIAN_METRICS:  # the median beside the mean, which a few answers can make
+        # a forced-order table saved before its median columns: the outcomes' pooled medians
         pooled = _outcome_median(row, read.outcomes, spec) if "median" not in row else None
         mine = summary[summary["model"] == model] if len(summary) else summary
         if pooled is None and ("median" in row or f"{name}_median" in summary):
-            pooled = _median(row, mine, name, condition=spec.condition, base=spec.base)
+            pooled = _median(
+                row, mine, name, condition=spec.condition, base=spec.base, also=spec.also
+            )
         out.update(pooled or {})
     if pd.notna(row.get("paper_value", float("nan"))):
         out["paper"] = {

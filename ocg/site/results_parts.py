@@ -84,13 +84,28 @@ def _delta_test(test: dict | None, method: dict | None) -> dict | None:
 
 
 def _median(
-    row: dict, rows: pd.DataFrame, name: str, *, condition: str = "ordered", base: str = "original"
+    row: dict,
+    rows: pd.DataFrame,
+    name: str,
+    *,
+    condition: str = "ordered",
+    base: str = "original",
+    also: tuple[str, ...] = (),
 ) -> dict:
-    """A per-answer metric's median (perplexity, SLOR) of `condition` and its Δ vs `base`: pooled
-    over every answer, from the table's own columns (analysis/skew.py), with whether it contradicts
-    the mean; a table saved before those columns: per template, then over templates (`rows`: the
-    model's summary)."""
+    """A per-answer metric's median (perplexity, SLOR) of `condition` and its median Δ vs `base`
+    (and each of `also`), from the table's own columns (analysis/skew.py, MEDIAN_CONVENTION: the
+    median pooled over every answer, the median Δ the median of the paired per-prompt
+    differences), with whether it contradicts the mean; a table saved before those columns: per
+    template, then over templates (`rows`: the model's summary)."""
     if "median" in row:
+        if f"median_delta_vs_{base}" in row:  # a table of several bases (the forced order)
+            out = {"median": row["median"], "median_pooled": True}
+            for b in (base, *also):
+                out[f"median_delta_vs_{b}"] = row.get(f"median_delta_vs_{b}")
+            out["mean_median_disagree"] = row.get(f"mean_median_disagree_vs_{base}")
+            for b in also:
+                out[f"mean_median_disagree_vs_{b}"] = row.get(f"mean_median_disagree_vs_{b}")
+            return out
         return {
             "median": row["median"],
             f"median_delta_vs_{base}": row.get("median_delta"),

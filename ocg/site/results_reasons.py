@@ -104,6 +104,10 @@ def _compared(block: dict) -> dict:
         "delta_test": whole.get("paired_test") or test.format(c, b),
         "delta_vs_original_test": whole.get("paired_test") or test.format(c, "original"),
         f"median_delta_vs_{b}": f"no median of this metric in `{c}` or in `{b}`",
+        "median_delta_vs_original": f"no answer of this metric scored in both `{c}` and "
+        "`original` for one prompt",
+        "mean_median_disagree_vs_original": "no median Δ of this metric vs `original` to compare "
+        "its mean Δ with",
     }
 
 

@@ -39,6 +39,7 @@ class UntaggedConcept:
     concept: str
     pos: str
     matched: int
+    model: str = ""  # whose answers matched it `matched` times and never tagged it so
 
 
 @dataclass(frozen=True)
@@ -117,7 +118,7 @@ def headline(report_dir: Path, scores: Scores, scorers: dict | None = None) -> H
         copy_share=caveats.copy_share(summary),
         basis=caveats.table1_basis(report_dir, summary),
         pos_untagged=[
-            UntaggedConcept(r.concept, r.pos, int(r.matched))
+            UntaggedConcept(r.concept, r.pos, int(r.matched), r.model)
             for r in never_tagged(summary).itertuples()
         ],
         paper=paper,
@@ -224,7 +225,7 @@ def forced(report_dir: Path) -> Forced | None:
             elif kind == "examples":
                 parts.append(ForcedPart(kind, long.set_index("model"), csv))
             else:
-                shown = forced_wide(long, forced_medians(outcome))
+                shown = forced_wide(long, None if "median" in long else forced_medians(outcome))
                 shown.columns = pd.MultiIndex.from_tuples(
                     [(known.label if (known := metric(m)) else m, sub) for m, sub in shown.columns]
                 )

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from ..analysis.references import without_references
 from ..analysis.uncertainty import MIN_SETS
 from ..results.scores import Scores
 from .explain import missing_reasons
@@ -24,11 +25,12 @@ class TrustLine:
     sets: str  # '2' or '2-6' (models ran different numbers of concept sets)
     small_sample: bool  # under MIN_SETS concept sets for some model
     min_sets: int
-    answers: int  # scored answers of Table 1's conditions, every model
+    answers: int  # scored answers of Table 1's conditions, every compared model
     conditions: list[str]
     truncated: int  # of `answers`, cut at max_new_tokens
     truncated_pct: float
     fallbacks: list[str]  # what fell back or is missing, one phrase each
+    replayed: int = 0  # reference entries' replayed sentences in those conditions, not counted
 
 
 def _fallbacks(summary: pd.DataFrame, signatures: dict) -> list[str]:
@@ -41,14 +43,19 @@ def _fallbacks(summary: pd.DataFrame, signatures: dict) -> list[str]:
 
 def trust_line(scores: Scores) -> TrustLine | None:
     """The figures from what the landing page loaded (`load_scores`: summary, designs,
-    signatures); None when no model was scored in Table 1's conditions."""
+    signatures); None when no model was scored in Table 1's conditions. A reference entry's rows
+    (its replayed sentences: never cut at max_new_tokens) are no model's answers: left out of the
+    counts and counted apart (`replayed`)."""
     summary = scores.summary
     if summary.empty or "condition" not in summary:
         return None
-    shown = summary[summary["condition"].isin(TABLE1_CONDITIONS)]
+    every = summary[summary["condition"].isin(TABLE1_CONDITIONS)]
+    shown = without_references(every, scores)
     if shown.empty:
         return None
-    counts = sorted({d["sets"] for d in scores.designs.values()})
+    replayed = int(every["n_answers"].sum()) - int(shown["n_answers"].sum())
+    compared = set(shown["model"]) if "model" in shown else set(scores.designs)
+    counts = sorted({d["sets"] for m, d in scores.designs.items() if m in compared})
     answers = int(shown["n_answers"].sum())
     truncated = int(shown["n_truncated"].sum()) if "n_truncated" in shown else 0
     return TrustLine(
@@ -60,4 +67,5 @@ def trust_line(scores: Scores) -> TrustLine | None:
         truncated=truncated,
         truncated_pct=100 * truncated / answers if answers else 0.0,
         fallbacks=_fallbacks(summary, scores.signatures),
+        replayed=replayed,
     )

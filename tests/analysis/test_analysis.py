@@ -699,3 +699,19 @@ def test_case_browser_chunks_are_gzipped_and_read_back_whole(tmp_path):
     assert payload["fields"] == BASE_FIELDS and len(payload["rows"]) == 960
     assert payload["rows"][5][FIELDS.index("prompt")] == generations.prompt[5]
     assert path.stat().st_size < len(json.dumps(payload, ensure_ascii=False)) / 5
+
+
+def test_latex_bolds_nothing_where_every_row_ties():
+    # issue 62: table1.tex bolded ties at 0.00 (PoS-correct coverage no model reached)
+    import re
+
+    from ocg.analysis import latex
+
+    values = pd.DataFrame(
+        {"coverage_w_order": [0.0, 0.001, 0.0], "ordered_rate": [50.0, 40.0, 40.0]},
+        index=pd.Index(["a", "b", "c"], name="model"),
+    )
+    tex = latex.latex_table(values)
+    rows = [line.split(" & ") for line in tex.splitlines() if re.match(r"^[abc] &", line)]
+    assert not any(r"\textbf" in r[1] or r"\underline" in r[1] for r in rows)  # all 0.00
+    assert r"\textbf{50.00}" in rows[0][2] and rows[1][2].count(r"\underline") == 1

@@ -181,3 +181,39 @@ def test_commongen_s_rule_is_always_named_and_pos_correct_coverage_is_no_matchin
     assert len(matching) == 4 and "CommonGen's" in matching[-1]  # the smallest shift, still named
     assert any(s.startswith("PoS-correct coverage: w/ order of m 50.00 → 80.00") for s in shifts)
     assert not any("PoS-correct" in s for s in matching)
+
+
+def test_a_copies_as_failures_ordered_rate_names_its_own_denominator(answers):
+    # issue 62: "over all 98 ordered answers" stood beside an Ordered Rate over 37 complete ones
+    long = table1_sensitivity(answers)
+    sentence = next(
+        s for s in largest_shifts(long, n=9) if s.startswith("copies as failures: Ordered Rate")
+    )
+    a = answers[answers["condition"] == "ordered"]
+    complete = int((a["all_present"].astype(bool) & ~a["copies_list"].astype(bool)).sum())
+    assert f"over the {complete} complete answers that are not copies (of {len(a)}" in sentence
+    assert "over all" not in sentence
+
+
+def test_shifts_tied_with_the_last_one_named_are_all_named():
+    # issue 62: head(n) dropped one of four tied shifts silently
+    from ocg.analysis.sensitivity import READING_LABELS, RULE_LABELS
+
+    long = pd.DataFrame(
+        [
+            {
+                "model": m,
+                "metric": "coverage_w_order",
+                "choice": f"matching: {RULE_LABELS['lemma_or_surface']}",
+                "variant": f"order: {READING_LABELS['in_order']}",
+                "value": 50.0 + shift,
+                "default": 50.0,
+                "shift": shift,
+            }
+            for m, shift in (("a", 9.0), ("b", 4.0), ("c", 4.0), ("d", 4.001), ("e", 1.0))
+        ]
+    )
+    named = [s for s in largest_shifts(long, n=2) if s.startswith("matching rule")]
+    assert [s.split(" of ")[1].split(" ")[0] for s in named[:2]] == ["a", "d"]
+    assert named[2:] == ["matching rule: and 2 more shifts of the same size (4.00)"]
+    assert len([s for s in largest_shifts(long, n=3) if s.startswith("matching rule")]) == 4

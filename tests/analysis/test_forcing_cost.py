@@ -193,3 +193,39 @@ def test_slor_is_shown_beside_its_median_as_perplexity_is():
     shown = caveats.mark_slor(table, medians)
     assert list(shown[(label("slor"), "")]) == ["1.25 (median 1.50)", "–"]
     assert list(shown[(label("slor"), "Δ")]) == [0.1, 0.2]  # the Δ column is left as it is
+
+
+def test_the_forced_order_marks_each_delta_its_median_contradicts():
+    # issue 62: a Δ vs original of -2957.39 against a median Δ the other way showed no mark
+    long = pd.DataFrame(
+        [
+            {
+                "model": "m",
+                "metric": "perplexity",
+                "value": 3000.0,
+                "delta_vs_ordered": 10.0,
+                "delta_vs_original": -2957.39,
+                "median": 250.0,
+                "dagger": True,
+                "median_delta_vs_ordered": 5.0,
+                "dagger_ordered": False,
+                "mean_median_disagree_vs_ordered": True,  # ‡ on the forced side
+                "median_delta_vs_original": 127.0,
+                "dagger_original": True,
+                "mean_median_disagree_vs_original": True,
+            },
+            {
+                "model": "m",
+                "metric": "coverage_w_order",
+                "value": 90.0,
+                "delta_vs_ordered": 1.0,
+                "delta_vs_original": 2.0,
+            },
+        ]
+    )
+    wide = forcing.forced_wide(long)
+    assert wide.loc["m", ("perplexity", "value")] == "3000.00 ‡ (median 250.00)"
+    assert wide.loc["m", ("perplexity", "Δ vs ordered")] == "+10.00 ‡ (median Δ +5.00)"
+    assert wide.loc["m", ("perplexity", "Δ vs original")] == "-2957.39 ‡ (median Δ +127.00)"
+    calm = long.assign(dagger=False, mean_median_disagree_vs_ordered=False)
+    assert forcing.forced_wide(calm).loc["m", ("perplexity", "Δ vs ordered")] == "+10.00"

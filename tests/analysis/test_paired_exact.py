@@ -2,10 +2,13 @@
 Holm's adjustment."""
 
 import itertools
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ocg.analysis import uncertainty
 
@@ -185,10 +188,10 @@ def test_sign_flip_p_equals_scipys_paired_permutation_test(seed):
     )
     sa = pd.DataFrame({"perplexity": num["a"], "n_perplexity": den["a"]})
     sb = pd.DataFrame({"perplexity": num["b"], "n_perplexity": den["b"]})
-    p, method = uncertainty.sign_flip_p(sa, sb, {"perplexity": ref.statistic}, 100, 0)
+    p, method = uncertainty.sign_flip_p(sa, sb, ["perplexity"], 100, 0)
     assert method == f"exact: all {2**n} sign vectors"
-    assert p["perplexity"] == pytest.approx(ref.pvalue, rel=1e-12)
-    assert 2 / 2**n <= p["perplexity"] <= 1
+    assert p["perplexity"].p == pytest.approx(ref.pvalue, rel=1e-12)
+    assert 2 / 2**n <= p["perplexity"].p <= 1
 
 
 def test_table4_deltas_are_tested_on_its_metrics_with_holm_redone_over_them():
@@ -228,3 +231,125 @@ def test_the_shown_tests_read_as_words():
     text = deltas.shown(rows).to_string()
     assert "w/ order" in text and "coverage_w_order" not in text and "NaN" not in text
     assert "p (Holm)" in text and "paper" in text
+
+
+# The class behind "p = 0.75 with 2 units" (issue 62): a float tie tolerance both loses real ties
+# (a small difference over large sums) and admits false ones (a null truly smaller by an ulp). The
+# properties below hold on generated statistics at any scale, against an enumeration in rationals
+# that shares no code with ocg.
+
+
+def _rational_p(na, da, nb, db) -> tuple[int, int]:
+    """(hits, 2^n) by brute force in fractions: every sign vector, a flipped unit's statistics
+    counted for the other side; a vector with a zero denominator is not as extreme."""
+    n = len(na)
+    fa = [(Fraction(x), Fraction(y)) for x, y in zip(na, da)]
+    fb = [(Fraction(x), Fraction(y)) for x, y in zip(nb, db)]
+
+    def t(s):
+        a = [fb[i] if s[i] else fa[i] for i in range(n)]
+        b = [fa[i] if s[i] else fb[i] for i in range(n)]
+        den_a, den_b = sum(d for _, d in a), sum(d for _, d in b)
+        if den_a == 0 or den_b == 0:
+            return None
+        return sum(x for x, _ in a) / den_a - sum(x for x, _ in b) / den_b
+
+    observed = t((False,) * n)
+    hits = 0
+    for s in itertools.product((False, True), repeat=n):
+        v = t(s)
+        hits += v is not None and abs(v) >= abs(observed)
+    return hits, 2**n
+
+
+def _frames(na, da, nb, db):
+    return (
+        pd.DataFrame({"perplexity": na, "n_perplexity": da}),
+        pd.DataFrame({"perplexity": nb, "n_perplexity": db}),
+    )
+
+
+@st.composite
+def _unit_statistics(draw, max_units=7, near_ties=True):
+    n = draw(st.integers(1, max_units))
+    mag = draw(st.sampled_from([1e-3, 1.0, 1e3, 1e4]))
+    value = st.floats(0, 1, allow_nan=False).map(lambda x: x * mag)
+    na = [draw(value) for _ in range(n)]
+    how = draw(st.sampled_from(["free", "permuted", "copied", "ulp"] if near_ties else ["free"]))
+    if how == "permuted":  # the same units in another order: the difference is an exact 0
+        nb = [na[i] for i in draw(st.permutations(range(n)))]
+    elif how == "copied":  # some units equal in both conditions
+        nb = [x if draw(st.booleans()) else draw(value) for x in na]
+    elif how == "ulp":  # a null an ulp away from the observed one
+        nb = [float(np.nextafter(x, draw(st.sampled_from([0.0, 2 * mag])))) for x in na]
+        nb[0] = draw(value)
+    else:
+        nb = [draw(value) for _ in range(n)]
+    count = st.integers(0, 5).map(float)
+    da = [draw(count) for _ in range(n)]
+    db = list(da) if draw(st.booleans()) else [draw(count) for _ in range(n)]
+    return na, da, nb, db
+
+
+@settings(max_examples=200, deadline=None)
+@given(_unit_statistics())
+def test_sign_flip_p_equals_a_rational_enumeration_and_is_attainable(stats):
+    na, da, nb, db = stats
+    n = len(na)
+    result = uncertainty.sign_flip_p(*_frames(na, da, nb, db), ["perplexity"], 100, 0)[0]
+    test = result["perplexity"]
+    if sum(da) == 0 or sum(db) == 0:  # the observed difference is undefined
+        assert np.isnan(test.p) and test.observed is None
+        return
+    hits, total = _rational_p(na, da, nb, db)
+    assert (test.hits, test.vectors) == (hits, total)
+    assert test.hits % 2 == 0 and 2 <= test.hits <= 2**n  # a multiple of 2/2^n, at least 2/2^n
+    assert Fraction(test.p) == Fraction(test.hits, test.vectors)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.data())
+def test_sign_flip_p_equals_scipy_where_its_sums_are_exact(data):
+    """Integer-valued statistics: floats add them exactly, so scipy's own test is right too."""
+    from scipy.stats import permutation_test
+
+    n = data.draw(st.integers(2, 7))
+    big = data.draw(st.sampled_from([10, 10**4, 10**7]))
+    na, nb = (np.array([float(data.draw(st.integers(0, big))) for _ in range(n)]) for _ in "ab")
+    da, db = (np.array([float(data.draw(st.integers(1, 5))) for _ in range(n)]) for _ in "ab")
+    num, den = np.concatenate([na, nb]), np.concatenate([da, db])
+    ref = permutation_test(
+        (np.arange(n), np.arange(n, 2 * n)),
+        lambda x, y: num[x].sum() / den[x].sum() - num[y].sum() / den[y].sum(),
+        permutation_type="samples",
+        alternative="two-sided",
+        n_resamples=np.inf,
+        vectorized=False,
+    )
+    test = uncertainty.sign_flip_p(*_frames(na, da, nb, db), ["perplexity"], 100, 0)[0]
+    assert Fraction(test["perplexity"].hits, 2**n) == Fraction(ref.pvalue).limit_denominator(2**n)
+
+
+def test_a_null_smaller_by_an_ulp_is_no_tie():
+    # the old 100-ulp tolerance of the difference counted it as one and gave p = 1.0
+    na, da, nb, db = [1.0, 1.0], [1.0, 1.0], [0.5, 0.9999999999999999], [1.0, 1.0]
+    test = uncertainty.sign_flip_p(*_frames(na, da, nb, db), ["perplexity"], 100, 0)[0]
+    assert (test["perplexity"].hits, test["perplexity"].vectors) == (2, 4)
+
+
+def test_a_tie_lost_to_rounding_of_large_sums_is_counted():
+    # the issue's kind: two units whose statistics the conditions swap, so every sign vector ties
+    # in exact arithmetic, while their float sums round apart
+    na, nb, d = [0.1 * 7 + 0.2, 0.3 + 0.6, 1e4 / 3], [0.3 + 0.6, 0.1 * 7 + 0.2, 1e4 / 3], [9.0] * 3
+    test = uncertainty.sign_flip_p(*_frames(na, d, nb, d), ["perplexity"], 100, 0)[0]
+    assert (test["perplexity"].hits, test["perplexity"].vectors) == _rational_p(na, d, nb, d)
+    assert test["perplexity"].p == 1.0
+
+
+def test_paired_test_rows_carry_the_integer_counts():
+    answers, groups = _answers(
+        {"s0": ([1, 1, 1, 1], [0, 0, 0, 0]), "s1": ([1, 1, 1, 0], [0, 0, 0, 1])}
+    )
+    test = uncertainty.paired_test(answers, groups, "m", uncertainty.Resampling(n_boot=5))
+    assert (test["p_vectors"] == 4).all() and (test["p_hits"] % 2 == 0).all()
+    assert (test["p_value"] == test["p_hits"] / test["p_vectors"]).all()

@@ -56,13 +56,26 @@ def test_a_concept_never_tagged_so_is_named_and_unbolds_the_pos_columns():
     tagging = pos_tagging.concept_tagging(summary).set_index("concept")
     assert tagging.loc["sew_V", "share"] == pytest.approx(62.5)  # 5 of 8, both conditions
     untagged = pos_tagging.never_tagged(summary)
-    assert list(untagged["concept"]) == ["bobsle_V"] and untagged["matched"].iloc[0] == 5
-    assert untagged["pos"].iloc[0] == "VERB"  # snow_N, never matched, is not named
+    assert list(zip(untagged["model"], untagged["concept"], untagged["matched"])) == [
+        ("m0", "bobsle_V", 2),
+        ("m1", "bobsle_V", 3),
+    ]
+    assert set(untagged["pos"]) == {"VERB"}  # snow_N, never matched, is not named
     assert pos_tagging.unbolded(summary) == set(pos_tagging.POS_METRICS)
     assert pos_tagging.unbolded(_summary({"sew_V": [1, 1]})) == frozenset()
     assert (
         pos_tagging.unbolded(pd.DataFrame({"condition": ["ordered"]})) == frozenset()
     )  # old scores
+
+
+def test_a_concept_one_model_never_tags_is_named_for_that_model():
+    # issue 62: bobsle_V was never a verb in one model's 117 matches; pooled with another model's
+    # tagged ones, no caveat was printed and the PoS columns were bolded
+    summary = _summary({"bobsle_V": [117, 0]}, {"bobsle_V": [40, 12]})
+    assert pos_tagging.concept_tagging(summary).set_index("concept").loc["bobsle_V", "tagged"] == 12
+    untagged = pos_tagging.never_tagged(summary)
+    assert untagged[["model", "concept", "matched"]].values.tolist() == [["m0", "bobsle_V", 117]]
+    assert pos_tagging.unbolded(summary) == set(pos_tagging.POS_METRICS)
 
 
 def test_the_latex_table_leaves_an_unmarked_metric_unbolded():

@@ -132,3 +132,22 @@ def test_the_page_says_so_under_tables_2_and_3(root, tmp_path):
     assert page.count("the reference entry is left out of the mean over models") == 2
     plain = fragment("sections.html", "other_tables", explain.other_tables(tmp_path))
     assert "left out of the mean over models" not in plain
+
+
+def test_no_notebook_counts_models_with_the_reference_entries():
+    # issue 62: notebook 11 took summary.model.nunique() and composed_by(answers) over every
+    # entry, so its Figure 4 ran k = 1..13 with 12 reference entries among 1 model
+    import json
+    import re
+    from pathlib import Path
+
+    counting = re.compile(r"model\.nunique\(\)|composed_by\(")
+    found = []
+    for path in sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("*.ipynb")):
+        for cell in json.loads(path.read_text())["cells"]:
+            if cell["cell_type"] != "code":
+                continue
+            for line in "".join(cell["source"]).splitlines():
+                if counting.search(line) and "without_references" not in line:
+                    found.append(f"{path.name}: {line.strip()}")
+    assert found == []

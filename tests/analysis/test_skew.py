@@ -19,8 +19,17 @@ def _answers() -> pd.DataFrame:
         ("b", "ordered_one_shot", [50, 55, 60, 65, 70, 75]),
         ("b", "ordered", [60, 65, 70, 75, 80, 85]),
     ):
-        for i, v in enumerate(values):
-            rows.append({"model": model, "condition": cond, "template_id": i % 2, "perplexity": v})
+        for i, v in enumerate(values):  # answer i of one condition pairs with answer i of the other
+            rows.append(
+                {
+                    "model": model,
+                    "condition": cond,
+                    "template_id": i % 2,
+                    "set_id": f"s{i}",
+                    "perm_index": 0,
+                    "perplexity": v,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -62,14 +71,16 @@ def test_a_mean_delta_its_median_contradicts_is_flagged_with_the_median_delta():
     a, b = rows.loc[("a", "perplexity")], rows.loc[("b", "perplexity")]
     assert a["delta"] < 0 < a["median_delta"]
     assert a["median_delta"] == pytest.approx(150 - 40)
-    assert bool(a["mean_median_disagree"]) and bool(a["dagger"])
-    assert not bool(b["mean_median_disagree"]) and not bool(b["dagger"])
+    assert bool(a["mean_median_disagree"]) and bool(a["dagger_base"]) and not bool(a["dagger"])
+    assert not bool(b["mean_median_disagree"]) and not bool(b["dagger"] or b["dagger_base"])
     assert np.isnan(rows.loc[("a", "coverage_w_order"), "median_delta"])
     assert "median Δ" in skew.median_text(a) and skew.median_text(b) == ""
 
 
 def test_opposite_signs_alone_disagree():
     assert skew.disagree(-3.0, 2.0, False) and not skew.disagree(-3.0, -2.0, False)
+    # a median Δ of exactly 0 beside a mean Δ of +80.32 (issue 62) disagrees; two zeros agree
+    assert skew.disagree(80.32, 0.0, False) and not skew.disagree(0.0, 0.0, False)
     assert skew.disagree(1.0, 1.0, True)
     assert not skew.disagree(np.nan, 2.0, False)
 
@@ -101,11 +112,11 @@ def test_self_scored_names_the_compared_model_that_scored_perplexity_and_slor():
         }
     )
     ids = {
-        "small": "embedded:smollm2-135m-instruct",
-        "small-4bit": "embedded:smollm2-135m-instruct",
+        "small": ("embedded:smollm2-135m-instruct", "none"),
+        "small-4bit": ("embedded:smollm2-135m-instruct", "4bit"),
     }
     scorers = skew.self_scored({"small": sig}, ids)
-    assert set(scorers) == {"perplexity", "slor"} and scorers["perplexity"] in ids
+    assert set(scorers) == {"perplexity", "slor"} and scorers["perplexity"].exact == ("small",)
     assert skew.self_scored({"small": sig}, {"other": "org/other"}) == {}
     assert "bolds these columns across no models" in skew.self_scored_note(scorers)
     tex = latex.latex_from_long(
@@ -121,3 +132,90 @@ def test_self_scored_names_the_compared_model_that_scored_perplexity_and_slor():
     for line in [x for x in tex.splitlines() if x.startswith(("a &", "b &"))]:
         assert r"\textbf" not in line.split(" & ")[2]
     assert "bolds these columns across no models" in tex
+
+
+@pytest.mark.parametrize("order", [1, -1])
+def test_the_scorer_note_names_the_unquantized_entry_whichever_comes_last(order):
+    # issue 62 (b): two entries share one id; inverting name -> id kept the last, the 4-bit one
+    sig = Signature(
+        families={"perplexity": {"used": "embedded:x"}, "slor": {"perplexity_model": "embedded:x"}}
+    )
+    entries = [
+        ("x-4bit", ("embedded:x", "4bit")),
+        ("x", ("embedded:x", "none")),
+        ("y", ("org/y", "none")),
+    ]
+    scorers = skew.self_scored({"x": sig}, dict(entries[::order]))
+    for metric in ("perplexity", "slor"):
+        assert scorers[metric].exact == ("x",)
+        assert scorers[metric].same_weights == (("x-4bit", "4bit"),)
+    note = skew.self_scored_note(scorers)
+    assert "perplexity by x (its weights also compared 4bit in x-4bit)" in note
+    assert "by x-4bit" not in note
+
+
+def test_a_quantized_entry_alone_is_named_as_sharing_the_scorer_s_weights():
+    sig = Signature(families={"perplexity": {"used": "embedded:x"}})
+    scorers = skew.self_scored({"q": sig}, {"q": ("embedded:x", "8bit")})
+    assert str(scorers["perplexity"]) == "embedded:x, unquantized (the weights of 8bit in q)"
+
+
+def _paired_answers(seed: int, n: int = 40):
+    """One model, two conditions of n prompts each, heavy-tailed perplexity, a few answers
+    unscored on each side: the pooled medians' difference and the paired median differ."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for cond, scale in (("ordered", 1.0), ("original", 1.3)):
+        values = scale * np.exp(rng.normal(4, 1.5, n))
+        values[rng.choice(n, 3, replace=False)] = np.nan
+        for i, v in enumerate(values):
+            rows.append(
+                {
+                    "model": "m",
+                    "condition": cond,
+                    "template_id": i % 3,
+                    "set_id": f"s{i // 3}",
+                    "perm_index": i % 2,
+                    "perplexity": v,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_median_delta_is_the_median_of_paired_per_prompt_differences(seed):
+    answers = _paired_answers(seed)
+    o = answers[answers.condition == "ordered"]["perplexity"].to_numpy()
+    r = answers[answers.condition == "original"]["perplexity"].to_numpy()
+    mean, mean_base = np.nanmean(o), np.nanmean(r)
+    long = pd.DataFrame(
+        [{"model": "m", "metric": "perplexity", "value": mean, "delta": mean - mean_base}]
+    )
+    row = skew.with_medians(long, answers, "ordered", "original", "delta").iloc[0]
+    both = ~np.isnan(o) & ~np.isnan(r)  # rows are in the same prompt order in both conditions
+    assert row["median_delta"] == pytest.approx(np.median(o[both] - r[both]), rel=1e-12)
+    assert row["n_pairs"] == both.sum()
+    assert row["median"] == pytest.approx(np.nanmedian(o)) and row["median_base"] == pytest.approx(
+        np.nanmedian(r)
+    )
+    assert bool(row["dagger"]) == bool(mean > 10 * np.nanmedian(o))
+    assert bool(row["dagger_base"]) == bool(mean_base > 10 * np.nanmedian(r))
+    # the same helper, two bases: the forced order's columns per base equal the single-base ones
+    two = skew.with_medians(
+        long.assign(other=long["delta"]), answers, "ordered", {"original": "delta", "x": "other"}
+    ).iloc[0]
+    assert two["median_delta_vs_original"] == row["median_delta"]
+    assert np.isnan(two["median_delta_vs_x"]) and two["n_pairs_vs_x"] == 0
+
+
+def test_ppl_mean_over_median_is_defined_once():
+    import re
+    from pathlib import Path
+
+    root = Path(skew.__file__).resolve().parents[1]
+    defined = [
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*.py")
+        if re.search(r"^PPL_MEAN_OVER_MEDIAN\s*=", p.read_text(), re.M)
+    ]
+    assert defined == ["analysis/skew.py"]

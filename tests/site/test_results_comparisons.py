@@ -291,6 +291,38 @@ def test_the_pooled_perplexity_median_stands_beside_its_mean(report, tmp_path):
     assert forced["mean_median_disagree"] is False  # both Δs up, no mean far above its median
 
 
+def test_the_forced_order_s_medians_come_from_its_own_columns_for_both_bases(report, tmp_path):
+    # issue 62: the forced order's Δ vs original showed no mark; its medians are now its table's
+    out, _, scores = report
+    copied = _with_perplexity(out, tmp_path, mean=25.0, median=20.0, base_median=15.0)
+    t = _csv(copied, "forced_order")
+    ppl = t["metric"] == "perplexity"
+    columns = {
+        "median": 20.0,
+        "dagger": False,
+        "median_ordered": 18.0,
+        "median_delta_vs_ordered": 1.5,
+        "n_pairs_vs_ordered": 12,
+        "dagger_ordered": False,
+        "mean_median_disagree_vs_ordered": False,
+        "median_original": 30.0,
+        "median_delta_vs_original": -4.0,
+        "n_pairs_vs_original": 12,
+        "dagger_original": False,
+        "mean_median_disagree_vs_original": True,  # Δ vs original +7.0, its median Δ -4.0
+    }
+    for column, value in columns.items():
+        t[column] = t["metric"].map(lambda m, v=value: v if m == "perplexity" else None)
+    save_table(t, "forced_order", copied)
+    forced = results(copied, RUN, scores)["forced_order"]["models"]["a"]["perplexity"]
+    row = t[ppl].iloc[0]
+    assert forced["median"] == row["median"] == 20.0
+    assert forced["median_delta_vs_ordered"] == row["median_delta_vs_ordered"] == 1.5
+    assert forced["median_delta_vs_original"] == row["median_delta_vs_original"] == -4.0
+    assert forced["mean_median_disagree"] is False
+    assert forced["mean_median_disagree_vs_original"] is True
+
+
 def test_a_report_without_the_conditions_gets_null_blocks_that_say_why(report, tmp_path):
     out, _, scores = report
     copied = tmp_path / "report"

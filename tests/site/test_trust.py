@@ -58,6 +58,21 @@ def test_the_trust_line_counts_sets_answers_and_truncated_answers(run):
     assert line.conditions == ["ordered", "original"] and line.fallbacks == []
 
 
+def test_a_reference_entry_s_replayed_sentences_are_no_model_s_answers(run):
+    # issue 62 (c): 576 replayed sentences were counted among 96 answers, diluting 29 cut ones
+    _, scores = run
+    summary = scores.summary
+    line = trust_line(replace(scores, references={"b": "a reference source"}))
+    a = summary[(summary["model"] == "a") & summary["condition"].isin(["ordered", "original"])]
+    b = summary[(summary["model"] == "b") & summary["condition"].isin(["ordered", "original"])]
+    assert (
+        (line.answers, line.truncated) == (a["n_answers"].sum(), a["n_truncated"].sum()) == (72, 6)
+    )
+    assert line.replayed == b["n_answers"].sum() == 72
+    assert line.truncated_pct == pytest.approx(100 * 6 / 72)
+    assert trust_line(replace(scores, references={"a": "x", "b": "y"})) is None
+
+
 def test_the_trust_line_names_a_metric_that_fell_back(run):
     _, scores = run
     sig = scores.signatures["a"]
@@ -84,7 +99,9 @@ def test_the_page_shows_it_above_table1_and_folds_the_notes(run):
     assert (
         "How far to trust this page:</b> Table 1 stands on 3 concept sets (“small sample”" in trust
     )
-    assert "144 answers (ordered and original, every model); 42 of them (29.2%) cut at" in trust
+    assert (
+        "144 answers (ordered and original, the run's models); 42 of them (29.2%) cut at" in trust
+    )
     assert "no fallback used" in trust
     assert re.search(r"<div class='scroll table1'>\s*<table", t1)
     assert ".scroll tr>:first-child{position:sticky;left:0" in page  # its key column stays
