@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..config.checked_run import CheckedRun
 from ..config.file_model import at, validate
+from ..config.local_paths import LOCAL_MODEL_SETTINGS, checked_path, local_model_field
 from ..config.model_registry import MODELS_FILE, load_models
 from ..config.models_file import REFERENCE_CONDITION, ModelEntry
 from ..config.run_file import RunFile, Sampling
@@ -132,6 +133,22 @@ def _outputs(file: RunFile, src: str) -> str | None:
     return str(folder)
 
 
+def _local_scoring(file: RunFile, src: str, base: Path) -> RunFile:
+    """The run's `scoring:` block with its local paths resolved against the run file's folder
+    and checked to exist (ocg/config/local_paths.py): a model named by a local folder, and
+    `judge_models_file`."""
+    scoring = dict(file.scoring)
+    for key in LOCAL_MODEL_SETTINGS:
+        if isinstance(scoring.get(key), str):
+            scoring[key] = local_model_field(f"{src}: scoring.{key}", scoring[key], base)
+    if isinstance(scoring.get("judge_models_file"), str):
+        where = f"{src}: scoring.judge_models_file"
+        scoring["judge_models_file"] = checked_path(
+            where, scoring["judge_models_file"], base, folder=False
+        )
+    return file.model_copy(update={"scoring": scoring}) if scoring != file.scoring else file
+
+
 def check_run(raw: object, path: Path, model: type[RunFile] = RunFile) -> CheckedRun:
     """The file validated as `model` (its defaults are the model's), models_file resolved; then
     what needs the other files (models, templates, scoring settings) and the other fields."""
@@ -142,9 +159,13 @@ def check_run(raw: object, path: Path, model: type[RunFile] = RunFile) -> Checke
     samples, sampling = check_sampling(
         f"{src}: ", file.samples, file.sampling.model_dump() if file.sampling else None
     )
-    models_file = Path(file.models_file) if file.models_file else MODELS_FILE
-    if not models_file.is_absolute():
-        models_file = (path.parent / models_file).resolve()
+    base = path.resolve().parent
+    models_file = MODELS_FILE
+    if file.models_file:
+        models_file = Path(
+            checked_path(f"{src}: models_file", file.models_file, base, folder=False)
+        )
+    file = _local_scoring(file, src, base)
     named = models_file if file.models_file else None  # None: the notebooks' own default
     entries = _entries(file, path, models_file)
     check_permutations(f"{src}: permutations", file.permutations, file.n_concepts)
