@@ -10,7 +10,7 @@ from ..core.files import read_extends_chain
 from ..core.names import check_name
 from ..core.paths import PARAMS_DIR, SHIPPED_DATA
 from .file_model import file_fields, validate
-from .local_paths import base_of, checked_path, looks_local
+from .local_paths import base_of, checked_path, looks_local, resolved
 from .model_checks import RATE_KEYS, generation_defaults
 from .models_file import (
     ATTENTIONS,
@@ -95,9 +95,9 @@ def _check_own_keys(where: str, entry: dict, backend: str) -> None:
 
 def _beside(entry: ModelEntry, source: str, where: str) -> ModelEntry:
     """The entry's local paths resolved against the models file's folder, as `extends` is, and
-    checked to exist before any work (ocg/config/local_paths.py): a transformers entry's `id`
-    when it names a folder, a served entry's `id` and `api.server.model_dir`, a replay entry's
-    `replay.file`. A hub id, an embedded model and `ocg-data:NAME` stay as written."""
+    checked to exist (ocg/config/local_paths.py): a transformers entry's `id` when it names a
+    folder, a served entry's `id` and `api.server.model_dir`; a replay entry's `replay.file` is
+    resolved here and checked by a run that asks the entry. A hub id, an embedded model and `ocg-data:NAME` stay as written."""
     base = base_of(source)
     if base is None:
         return entry
@@ -105,7 +105,9 @@ def _beside(entry: ModelEntry, source: str, where: str) -> ModelEntry:
     if isinstance(entry, ReplayEntry) and entry.replay and entry.replay.file:
         file = entry.replay.file
         if not file.startswith(SHIPPED_DATA):  # ocg-data:NAME: ocg/data/NAME
-            path = checked_path(f"{where}.replay.file", file, base, folder=False)
+            # resolved, not checked here: a file of answers may be written after the models file
+            # names it; a run checks its own entries' files before any work (run_checks.py)
+            path = resolved(file, base)
             update["replay"] = entry.replay.model_copy(update={"file": path})
     server = entry.api.server if entry.api is not None else None
     if entry.backend == "transformers" or server is not None:

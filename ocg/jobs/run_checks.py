@@ -21,6 +21,7 @@ from ..config.run_file import RunFile, Sampling
 from ..config.scoring_file import ScoringFile
 from ..core.errors import OcgInputError
 from ..core.frames import check_permutations, unknown_template
+from ..core.paths import SHIPPED_DATA
 from ..generation.backends.constrained import check_backends
 from ..generation.sampling import check_sampling
 
@@ -58,7 +59,16 @@ def _entries(file: RunFile, path: Path, models_file: Path) -> dict[str, ModelEnt
                 f"{model!r} is a reference, which answers only the {REFERENCE_CONDITION!r} "
                 "condition; this run does not ask it (conditions)",
             )
+        _check_replay_file(specs[model], models_file)
     return {model: specs[model] for model in file.models}
+
+
+def _check_replay_file(spec: ModelEntry, models_file: Path) -> None:
+    """A replay entry's file of answers there before any work (made absolute beside its models
+    file when that was read); `ocg-data:NAME` is ocg's own."""
+    file = spec.replay.file if spec.backend == "replay" and spec.replay else None
+    if file and not file.startswith(SHIPPED_DATA):
+        checked_path(f"{models_file}: models.{spec.name}.replay.file", file, None, folder=False)
 
 
 def _check_templates(file: RunFile, src: str, entries: dict[str, ModelEntry]) -> None:

@@ -122,3 +122,25 @@ def test_a_hub_id_an_embedded_model_and_shipped_data_are_not_local_paths(value):
 @given(st.sampled_from(["/abs", "./x", "../x", "~/x", "a/b/c", "."]))
 def test_what_is_written_as_a_path_is_a_local_path(value):
     assert looks_local(value, None)
+
+
+def test_a_replay_file_is_the_models_files_and_a_run_asking_a_missing_one_stops_first(
+    tmp_path, capsys
+):
+    """A file of answers may be written after the models file names it: the file loads, and a
+    run that asks the entry is refused before any work, naming the models file and key."""
+    (tmp_path / "m m").mkdir()
+    models_file = tmp_path / "m m" / "models.yaml"
+    models_file.write_text(
+        "models:\n  r: {backend: replay, id: x/r, replay: {file: ../answers/a b.jsonl}}\n"
+    )
+    expected = tmp_path / "answers" / "a b.jsonl"
+    assert load_models(models_file)["r"].replay.file == str(expected)
+    run_file = tmp_path / "run.yaml"
+    run_file.write_text(
+        'name: r\nmodels_file: "m m/models.yaml"\nmodels: [r]\nconditions: [ordered]\n'
+    )
+    with contextlib.chdir(tmp_path / "m m"):
+        assert main(["report", str(run_file)]) == 2
+    _one_error_line(capsys.readouterr().err, str(models_file), "models.r.replay.file")
+    assert not (tmp_path / "outputs").exists()
