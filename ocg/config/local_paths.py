@@ -62,10 +62,9 @@ def checked_path(where: str, value: str, base: Path | None, *, folder: bool) -> 
     path = resolved(value, base)
     exists = Path(path).is_dir() if folder else Path(path).exists()
     if not exists:
-        kind = "folder" if folder else "path"
-        why = "is not a folder" if Path(path).exists() else "does not exist"
+        why = "is not a directory" if Path(path).exists() else "does not exist"
         shown = f"{value!r}" if path == value else f"{value!r} ({path})"
-        raise OcgInputError(where, f"local {kind} {shown} {why}; {PATH_RULE}")
+        raise OcgInputError(where, f"local path {shown} {why}; {PATH_RULE}")
     return path
 
 
