@@ -25,7 +25,7 @@ TF4_DESELECT := not test_kill_and_resume_equals_uninterrupted and not test_a_sec
 	and not test_a_server_killed_mid_run_then_a_resume and not test_server_backed_sweep_runs_locally \
 	and not test_two_runs_give_identical_records
 
-.PHONY: demo test test-tf4 install install-tf4 kernel clean-outputs
+.PHONY: smoke demo test test-tf4 install install-tf4 kernel clean-outputs
 
 # `make test` and `make test-tf4` run in two tiers: the tests not marked slow in PYTEST_WORKERS
 # processes (pytest-xdist; single-threaded Python mostly: 1 min 54 s instead of 3 min 33 s on 2 cores),
@@ -41,6 +41,10 @@ define two_tiers
 	[ $$slow -eq 0 ] || { [ $$slow -eq 5 ] && [ $$fast -eq 0 ]; } || exit $$slow; \
 	[ $$fast -eq 0 ] || [ $$slow -eq 0 ]
 endef
+
+# The first thing to try: every notebook and the pages on 4 answers (params/runs/smoke.yaml)
+smoke: $(STAMP)
+	$(VENV)/bin/ocg report params/runs/smoke.yaml
 
 demo: $(STAMP)
 	$(VENV)/bin/ocg demo

@@ -10,6 +10,7 @@ from ..core.files import read_extends_chain
 from ..core.names import check_name
 from ..core.paths import PARAMS_DIR, SHIPPED_DATA
 from .file_model import file_fields, validate
+from .local_paths import base_of, checked_path, looks_local, resolved
 from .model_checks import RATE_KEYS, generation_defaults
 from .models_file import (
     ATTENTIONS,
@@ -92,20 +93,35 @@ def _check_own_keys(where: str, entry: dict, backend: str) -> None:
         )
 
 
-def _beside(entry: ModelEntry, source: str) -> ModelEntry:
-    """A replay entry's relative file, read beside the models file, as `extends` is."""
-    if not isinstance(entry, ReplayEntry):
+def _beside(entry: ModelEntry, source: str, where: str) -> ModelEntry:
+    """The entry's local paths resolved against the models file's folder, as `extends` is, and
+    checked to exist (ocg/config/local_paths.py): a transformers entry's `id` when it names a
+    folder, a served entry's `id` and `api.server.model_dir`; a replay entry's `replay.file` is
+    resolved here and checked by a run that asks the entry. A hub id, an embedded model and `ocg-data:NAME` stay as written."""
+    base = base_of(source)
+    if base is None:
         return entry
-    file = entry.replay.file
-    if (
-        not file
-        or file.startswith(SHIPPED_DATA)  # ocg-data:NAME: ocg/data/NAME
-        or Path(file).expanduser().is_absolute()
-        or not Path(source).is_file()
-    ):
-        return entry
-    replay = entry.replay.model_copy(update={"file": str(Path(source).resolve().parent / file)})
-    return entry.model_copy(update={"replay": replay})
+    update: dict = {}
+    if isinstance(entry, ReplayEntry) and entry.replay and entry.replay.file:
+        file = entry.replay.file
+        if not file.startswith(SHIPPED_DATA):  # ocg-data:NAME: ocg/data/NAME
+            # resolved, not checked here: a file of answers may be written after the models file
+            # names it; a run checks its own entries' files before any work (run_checks.py)
+            path = resolved(file, base)
+            update["replay"] = entry.replay.model_copy(update={"file": path})
+    server = entry.api.server if entry.api is not None else None
+    if entry.backend == "transformers" or server is not None:
+        if looks_local(entry.id, base):
+            # a served entry's id may be one file (a GGUF): the server's business
+            path = checked_path(f"{where}.id", entry.id, base, folder=server is None)
+            update["id"] = path
+            if entry.paper_id == entry.id:  # filled in from the id
+                update["paper_id"] = path
+    if server is not None and server.model_dir:
+        path = checked_path(f"{where}.api.server.model_dir", server.model_dir, base, folder=False)
+        api = entry.api.model_copy(update={"server": server.model_copy(update={"model_dir": path})})
+        update["api"] = api
+    return entry.model_copy(update=update) if update else entry
 
 
 def _parse_entry(name: str, where: str, entry: object, defaults: dict, source: str) -> ModelEntry:
@@ -125,7 +141,7 @@ def _parse_entry(name: str, where: str, entry: object, defaults: dict, source: s
     loaded = validate(ENTRY_CLASSES[backend], {**merged, "name": name}, where)
     _check_quantization_said(where, entry, defaults, merged)
     _check_own_keys(where, entry, backend)
-    return _beside(loaded, source)
+    return _beside(loaded, source, where)
 
 
 def _file_defaults(raw: dict, source: str) -> dict:

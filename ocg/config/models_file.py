@@ -67,7 +67,7 @@ class ServerBlock(ConfigModel):
     port: int = Field(None, ge=1, le=65535)  # type: ignore[assignment]  # None: unset, never null
     """Its port (default: a free one); base_url's {port} is filled in with it."""
     model_dir: Label = None  # type: ignore[assignment]  # None: unset, never null
-    """A local folder of weights, for {model_dir}."""
+    """A local folder of weights, for {model_dir} (relative to this models file)."""
 
     def recorded(self) -> dict:
         """The block as a run card records it: the start-up wait, then what the file set."""
@@ -192,7 +192,8 @@ class _Entry(ModelDefaults):
     records it."""
 
     id: Annotated[Label, checked(check_id)]
-    """Hub id, local directory, or embedded:NAME (a model shipped in a Python package)."""
+    """Hub id, local folder (absolute, ./, ../, ~, or a folder beside the file: relative to this
+    models file, checked when it is read), or embedded:NAME (a model shipped in a Python package)."""
     name: SkipJsonSchema[str]
     """The entry's name in its file (the key above it, never written inside an entry)."""
 

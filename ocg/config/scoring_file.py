@@ -64,17 +64,20 @@ class ScoringFile(ConfigModel):
     matching_rule: Annotated[str, Field(json_schema_extra={"enum": choices("matching rules")})]
     """How a token matches a concept (docs/METHODS.md, "Concept matching")."""
     bleurt_checkpoint: Label
-    """A hub id or a local directory."""
+    """A hub id or a local folder (relative to the file that names it)."""
     bleurt_batch_size: Annotated[int, Positive]
     """Answers per BLEURT batch."""
     perplexity_model: Label
-    """The perplexity model (gpt2-xl, as in the paper)."""
+    """The perplexity model (gpt2-xl, as in the paper); a local folder is relative to the file
+    that names it."""
     perplexity_fallback: Label | None
-    """A model used when perplexity_model cannot be had, recorded with the reason; null: none."""
+    """A model used when perplexity_model cannot be had, recorded with the reason (a local
+    folder: relative to the file that names it); null: none."""
     perplexity_batch_size: Annotated[int, Positive]
     """Answers per perplexity batch."""
     embedding_model: Label
-    """The sentence-transformers model of semantic diversity (local only, never downloaded)."""
+    """The sentence-transformers model of semantic diversity (local only, never downloaded; a
+    local folder is relative to the file that names it)."""
     embedding_batch_size: Annotated[int, Positive]
     """Answers per embedding batch."""
     judge: Name | None = None
@@ -82,7 +85,8 @@ class ScoringFile(ConfigModel):
     metrics: Annotated[list[Any], Field(json_schema_extra=METRICS_SCHEMA)]
     """The metric families to score (ocg/scoring/families.py)."""
     judge_models_file: Label | None = None
-    """The models file the judge is read from (set by ocg from the run's models_file)."""
+    """The models file the judge is read from (relative to the file that names it; set by ocg
+    from the run's models_file)."""
 
     def recorded(self) -> dict:
         """The settings as a score set's signature.json records them: those the scoring file and

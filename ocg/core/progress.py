@@ -14,6 +14,7 @@ import contextlib
 import os
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -36,6 +37,17 @@ def say(line: str) -> None:
         # a line lost to a full disk or a removed file costs only the terminal its copy
         with contextlib.suppress(OSError), open(path, "a", encoding="utf-8") as fh:
             fh.write(" ".join(line.splitlines()) + "\n")
+
+
+@contextlib.contextmanager
+def stage(what: str) -> Iterator[None]:
+    """A step that can take minutes under load (a model's load, an embedded model's conversion,
+    a warm-up): a line when it starts and one with its seconds when it ends, so the terminal is
+    never silent for long (a failure ends it with its own error instead)."""
+    say(f"{what} ...")
+    t0 = time.perf_counter()
+    yield
+    say(f"{what}: done in {time.perf_counter() - t0:.1f} s")
 
 
 class _Tail(threading.Thread):

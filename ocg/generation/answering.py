@@ -214,6 +214,8 @@ class _Progress:
                     left=total - self.written,
                     batch_check=min(spec.batch_check, total),
                     batch_size=self.state.backend.batch_size,
+                    written=self.written,
+                    total=total,
                 )
             )
             self.projected, self.said_at = True, now

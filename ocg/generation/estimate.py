@@ -12,13 +12,24 @@ __all__ = ["after_a_batch", "batch_check_pace", "batch_check_result", "duration"
 
 
 def after_a_batch(
-    model: str, *, answers: int, seconds: float, left: int, batch_check: int, batch_size: int
+    model: str,
+    *,
+    answers: int,
+    seconds: float,
+    left: int,
+    batch_check: int,
+    batch_size: int,
+    written: int,
+    total: int,
 ) -> str:
-    """The projection printed once, after the second batch: `answers` took `seconds`."""
+    """The projection printed once, after the second batch: `written` of `total` answers done
+    (this run's), of which the last `answers` took `seconds` (the pace: the first batch, which
+    may include loading, left out)."""
     pace = seconds / max(answers, 1)
     line = (
-        f"{model}: {answers} answers in {duration(seconds)}; the {left} left, at this pace: about "
-        f"{duration(pace * left)} (prompts run longest first: the later ones go faster)"
+        f"{model}: {written} of {total} answers done, {answers} in the last {duration(seconds)}; "
+        f"the {left} left, at this pace: about {duration(pace * left)} (prompts run longest "
+        "first: the later ones go faster)"
     )
     if batch_check and batch_size > 1:
         per_batch = pace * batch_size

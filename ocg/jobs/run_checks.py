@@ -14,12 +14,14 @@ from pathlib import Path
 
 from ..config.checked_run import CheckedRun
 from ..config.file_model import at, validate
+from ..config.local_paths import LOCAL_MODEL_SETTINGS, checked_path, local_model_field
 from ..config.model_registry import MODELS_FILE, load_models
 from ..config.models_file import REFERENCE_CONDITION, ModelEntry
 from ..config.run_file import RunFile, Sampling
 from ..config.scoring_file import ScoringFile
 from ..core.errors import OcgInputError
 from ..core.frames import check_permutations, unknown_template
+from ..core.paths import SHIPPED_DATA
 from ..generation.backends.constrained import check_backends
 from ..generation.sampling import check_sampling
 
@@ -57,7 +59,16 @@ def _entries(file: RunFile, path: Path, models_file: Path) -> dict[str, ModelEnt
                 f"{model!r} is a reference, which answers only the {REFERENCE_CONDITION!r} "
                 "condition; this run does not ask it (conditions)",
             )
+        _check_replay_file(specs[model], models_file)
     return {model: specs[model] for model in file.models}
+
+
+def _check_replay_file(spec: ModelEntry, models_file: Path) -> None:
+    """A replay entry's file of answers there before any work (made absolute beside its models
+    file when that was read); `ocg-data:NAME` is ocg's own."""
+    file = spec.replay.file if spec.backend == "replay" and spec.replay else None
+    if file and not file.startswith(SHIPPED_DATA):
+        checked_path(f"{models_file}: models.{spec.name}.replay.file", file, None, folder=False)
 
 
 def _check_templates(file: RunFile, src: str, entries: dict[str, ModelEntry]) -> None:
@@ -132,6 +143,22 @@ def _outputs(file: RunFile, src: str) -> str | None:
     return str(folder)
 
 
+def _local_scoring(file: RunFile, src: str, base: Path) -> RunFile:
+    """The run's `scoring:` block with its local paths resolved against the run file's folder
+    and checked to exist (ocg/config/local_paths.py): a model named by a local folder, and
+    `judge_models_file`."""
+    scoring = dict(file.scoring)
+    for key in LOCAL_MODEL_SETTINGS:
+        if isinstance(scoring.get(key), str):
+            scoring[key] = local_model_field(f"{src}: scoring.{key}", scoring[key], base)
+    if isinstance(scoring.get("judge_models_file"), str):
+        where = f"{src}: scoring.judge_models_file"
+        scoring["judge_models_file"] = checked_path(
+            where, scoring["judge_models_file"], base, folder=False
+        )
+    return file.model_copy(update={"scoring": scoring}) if scoring != file.scoring else file
+
+
 def check_run(raw: object, path: Path, model: type[RunFile] = RunFile) -> CheckedRun:
     """The file validated as `model` (its defaults are the model's), models_file resolved; then
     what needs the other files (models, templates, scoring settings) and the other fields."""
@@ -142,9 +169,13 @@ def check_run(raw: object, path: Path, model: type[RunFile] = RunFile) -> Checke
     samples, sampling = check_sampling(
         f"{src}: ", file.samples, file.sampling.model_dump() if file.sampling else None
     )
-    models_file = Path(file.models_file) if file.models_file else MODELS_FILE
-    if not models_file.is_absolute():
-        models_file = (path.parent / models_file).resolve()
+    base = path.resolve().parent
+    models_file = MODELS_FILE
+    if file.models_file:
+        models_file = Path(
+            checked_path(f"{src}: models_file", file.models_file, base, folder=False)
+        )
+    file = _local_scoring(file, src, base)
     named = models_file if file.models_file else None  # None: the notebooks' own default
     entries = _entries(file, path, models_file)
     check_permutations(f"{src}: permutations", file.permutations, file.n_concepts)

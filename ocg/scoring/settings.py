@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config.file_model import validate
+from ..config.local_paths import LOCAL_MODEL_SETTINGS, base_of, local_model_field
 from ..config.scoring_file import ScoringFile
 from ..core.arguments import distinct
 from ..core.errors import OcgInputError
@@ -28,6 +29,10 @@ def load_scoring_config(
     config = read_yaml(path) or {}
     if not isinstance(config, dict):
         raise OcgInputError(str(path), "expected a mapping of scoring settings")
+    base = base_of(path)  # a local model folder of the file's own: relative to it
+    for key in LOCAL_MODEL_SETTINGS:
+        if isinstance(config.get(key), str):
+            config[key] = local_model_field(f"{path}: {key}", config[key], base)
     config.update(
         {k: v for k, v in (overrides or {}).items() if v is not None or k == "perplexity_fallback"}
     )

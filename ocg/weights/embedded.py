@@ -19,6 +19,7 @@ from pathlib import Path
 from ..core.errors import OcgInputError
 from ..core.files import follow_umask, make_temp, refuse_link
 from ..core.layout import ConvertedModel
+from ..core.progress import stage
 
 EMBEDDED_PREFIX = "embedded:"
 EMBEDDED_MODELS = {
@@ -129,6 +130,16 @@ def ensure_converted(name: str) -> Path:
     refuse_link(
         target
     )  # a conversion is renamed into place: never onto a link (checked before the work)
+    with stage(
+        f"embedded model {name}: converting its GGUF to a transformers folder (once per "
+        f"transformers major version, kept in {target.parent})"
+    ):
+        return _convert(name, converted, running)
+
+
+def _convert(name: str, converted: ConvertedModel, running: str) -> Path:
+    """The conversion itself (ensure_converted): the GGUF read, written as a transformers folder."""
+    target = converted.folder
     from importlib import metadata
 
     import torch

@@ -29,7 +29,7 @@ def test_the_projection_is_printed_before_the_rest_runs(tmp_path, capsys):
     captured = capsys.readouterr()
     out = captured.out + captured.err
     said = re.search(
-        r"r: 4 answers in \d+ s; the 16 left, at this pace: about \d+ s .*; then the batch-1 check "
+        r"r: 8 of 24 answers done, 4 in the last \d+ s; the 16 left, at this pace: about \d+ s .*; then the batch-1 check "
         r"regenerates 4 answers one at a time: at most about \d+ s .*`batch_check: 0`",
         out,
     )
@@ -42,11 +42,11 @@ def test_the_projection_is_printed_before_the_rest_runs(tmp_path, capsys):
 
 def test_the_figures():
     assert [duration(s) for s in (40, 130, 720, 3900)] == ["40 s", "2 min", "12 min", "1 h 05 min"]
-    line = after_a_batch("m", answers=48, seconds=60, left=480, batch_check=16, batch_size=48)
+    figures = dict(answers=48, seconds=60, left=480, batch_size=48, written=96, total=576)
+    line = after_a_batch("m", batch_check=16, **figures)
+    assert line.startswith("m: 96 of 576 answers done, 48 in the last 60 s; the 480 left")
     assert "about 10 min" in line and "at most about 16 min" in line  # 16 checks x one batch's 60 s
-    assert "batch-1" not in after_a_batch(
-        "m", answers=48, seconds=60, left=480, batch_check=0, batch_size=48
-    )
+    assert "batch-1" not in after_a_batch("m", batch_check=0, **figures)
     assert batch_check_pace("m", 30, 16).endswith("16 in all: about 8 min")
     assert (
         so_far("m", 96, 432, 130, 460)

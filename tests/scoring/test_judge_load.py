@@ -109,6 +109,18 @@ def _run_file(tmp_path, judge: dict):
     return path
 
 
+# A judge folder that is not there at all (or a file) is refused where its models file is read,
+# naming that file and the entry's id (ocg/config/local_paths.py); one that is there but holds
+# no model, where the run's checks load it, naming the run's scoring.judge
+AT_LOAD = ("missing", "a file")
+
+
+def _where(kind: str, path, tmp_path) -> str:
+    if kind in AT_LOAD:
+        return f"{tmp_path / 'models.yaml'}: models.the-judge.id"
+    return f"{path}: scoring.judge"
+
+
 def _one_line_naming(message: str, *names) -> None:
     assert "\n" not in message.strip(), message
     for name in names:
@@ -122,8 +134,8 @@ def test_a_judge_folder_that_is_no_model_is_refused_when_the_run_file_is_read(tm
     path = _run_file(tmp_path, _local_judge(folder))
     with pytest.raises(OcgInputError) as caught:
         check_run(yaml.safe_load(path.read_text()), path)
-    assert caught.value.where == f"{path}: scoring.judge"
-    _one_line_naming(str(caught.value), "'the-judge'", "models.the-judge.id", folder, said)
+    assert caught.value.where == _where(kind, path, tmp_path)
+    _one_line_naming(str(caught.value), "the-judge", "models.the-judge.id", folder, said)
 
 
 NAMES = ["tokenizer.json", "generation_config.json", "README.md", "model.safetensors"]
@@ -186,8 +198,8 @@ def test_a_judge_folder_passes_the_run_checks_exactly_when_it_holds_a_model(foun
             return
         with pytest.raises(OcgInputError) as caught:
             check_run(yaml.safe_load(path.read_text()), path)
-    assert caught.value.where == f"{path}: scoring.judge"
-    _one_line_naming(str(caught.value), "'the-judge'", "models.the-judge.id", folder)
+    assert caught.value.where == _where(shape, path, Path(tmp))
+    _one_line_naming(str(caught.value), "the-judge", "models.the-judge.id", folder)
 
 
 @pytest.mark.parametrize("kind", ["missing", "empty", "junk config.json"])
@@ -205,7 +217,7 @@ def test_ocg_report_refuses_it_with_exit_2_one_line_and_nothing_written(tmp_path
         timeout=300,
     )
     assert done.returncode == 2, done.stderr
-    assert done.stderr.startswith(f"ocg: error: {path}: scoring.judge: "), done.stderr
+    assert done.stderr.startswith(f"ocg: error: {_where(kind, path, tmp_path)}: "), done.stderr
     _one_line_naming(done.stderr, "the-judge", folder, said)
     assert not outputs.exists() or not any(outputs.iterdir())
     assert sorted(p.name for p in tmp_path.iterdir() if p.name != "judge-weights") == [
@@ -288,7 +300,8 @@ def test_scoring_refuses_a_judge_folder_that_is_no_model_before_any_work(tmp_pat
     _generations(tmp_path)
     with pytest.raises(OcgInputError) as caught:
         _score(tmp_path, _models_file(tmp_path, _local_judge(folder)))
-    _one_line_naming(str(caught.value), "scoring.judge", "the-judge", folder, said)
+    key = "models.the-judge.id" if kind in AT_LOAD else "scoring.judge"
+    _one_line_naming(str(caught.value), key, "the-judge", folder, said)
     assert not (tmp_path / "scores").exists()
 
 

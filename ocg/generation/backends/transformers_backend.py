@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ...config.models_file import ModelEntry
+from ...core.progress import stage
 from ...weights import hub
 from ..sampling import batch_seed, sample_seed
 from .batch_auto import BatchSize, given_batch
@@ -163,7 +164,11 @@ class TransformersBackend:
 
     def _load_model(self) -> None:
         t0 = time.perf_counter()
-        model = self.model = load_weights(self.spec, self.source, self.revision, self.device)
+        spec = self.spec
+        with stage(
+            f"{spec.name}: loading the model ({spec.quantization}, {spec.dtype}) on {self.device}"
+        ):
+            model = self.model = load_weights(spec, self.source, self.revision, self.device)
         gc = self.generation_config = self._generation_config()
         if (
             merges_model_defaults()
@@ -174,7 +179,8 @@ class TransformersBackend:
         if (
             self.device == "cuda"
         ):  # CUDA context, cuBLAS handles and kernels paid for here, not in batch 1
-            warm_up(model, self.tokenizer, gc)
+            with stage(f"{spec.name}: warming up on CUDA (two tokens, once)"):
+                warm_up(model, self.tokenizer, gc)
         self.load_seconds = round(
             time.perf_counter() - t0, 2
         )  # inside the run's `seconds` (its first batch)
