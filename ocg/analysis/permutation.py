@@ -105,10 +105,11 @@ class _Exact:
             num_a, den_a = ia.sum() + moved_n, ja.sum() + moved_d
             num_b, den_b = ib.sum() - moved_n, jb.sum() - moved_d
             for j in range(len(f)):
-                if out[j] is None or den_a[j] == 0 or den_b[j] == 0:
+                so_far = out[j]
+                if so_far is None or den_a[j] == 0 or den_b[j] == 0:
                     out[j] = None
                     continue
-                out[j] += unit * Fraction(
+                out[j] = so_far + unit * Fraction(
                     num_a[j] * den_b[j] - num_b[j] * den_a[j], den_a[j] * den_b[j]
                 )
         return [None if v is None else self.scale * v / self.k for v in out]

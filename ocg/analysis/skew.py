@@ -177,9 +177,9 @@ def with_medians(
         for i in out.index[out["metric"] == metric]:
             model, mean = out.at[i, "model"], out.at[i, "value"]
             mine = answers[(answers["model"] == model) & (answers["condition"] == condition)]
-            for b, column in bases.items():
+            for b, delta_column in bases.items():
                 theirs = answers[(answers["model"] == model) & (answers["condition"] == b)]
-                d = out.at[i, column]
+                d = out.at[i, delta_column]
                 r = paired_median_delta(mine, theirs, key, metric, mean=mean, mean_base=mean - d)
                 n = names(b)
                 out.at[i, "median"], out.at[i, "dagger"] = r.median, r.dagger
