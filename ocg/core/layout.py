@@ -158,6 +158,12 @@ class ReportFolder:
         """The replaced report, for the instant between the two renames that swap a new one in."""
         return self.folder.with_name(self.folder.name + ".old~")
 
+    @property
+    def failed(self) -> Path:
+        """A stopped or failed rebuild of a finished report, kept beside it (the finished report
+        stays in place; the next finished run removes this)."""
+        return self.folder.with_name(self.folder.name + ".failed~")
+
 
 @dataclass(frozen=True)
 class ExecutedNotebook:

@@ -110,27 +110,38 @@ def _staged_report(run: CheckedRun) -> int:
     with building(final) as staging:
         try:
             code, stamp = _write_report(run, staging, final)
-        except (
-            BaseException
-        ) as exc:  # a fault (full disk), SIGTERM or Ctrl-C: the report says failed
+        except BaseException as exc:  # a fault (full disk), SIGTERM or Ctrl-C: the build says failed
             _failed(staging, final, run, exc)
             raise
-        finish(staging, final, stamp)
-    print(f"\nreport: {report.index}" if code == 0 else f"\nunfinished report: {report.index}")
+        landed = finish(staging, final, stamp)
+    print(f"\nreport: {report.index}" if code == 0 else f"\n{_unfinished(landed, final)}")
     return code
+
+
+def _unfinished(landed: Path, final: Path) -> str:
+    """Where an unfinished build lies, and whether the finished report before it was kept."""
+    line = f"unfinished report: {ReportFolder(landed).index}"
+    return line if landed == final else f"{line}; the previous report {final}/ is kept"
 
 
 def _failed(staging: Path, final: Path, run: CheckedRun, exc: BaseException) -> None:
     """Mark a report that an exception stopped as failed, naming it; as far as the disk allows
-    (a full disk may refuse even this: the report then still says building)."""
+    (a full disk may refuse even this: the report then still says building). A finished report
+    is kept, the stopped build put beside it (ocg/jobs/staging.py); where, is printed before the
+    error line."""
     why = str(exc) or type(exc).__name__
-    if isinstance(exc, OSError) and exc.filename:
+    if isinstance(exc, KeyboardInterrupt) and not str(exc):
+        why = "interrupted (Ctrl-C)"
+    elif isinstance(exc, BrokenPipeError):
+        why = f"the reader of its output went away (broken pipe): {exc}"
+    elif isinstance(exc, OSError) and exc.filename:
         why = f"{exc.filename}: {exc.strerror or exc}"
     reason = f"stopped while the report was built: {why}"
     with contextlib.suppress(Exception):
         write_status_page(staging, f"ocg report: {run.file.name} (failed)", reason)
     with contextlib.suppress(Exception):
-        finish(staging, final, ReportStamp(state=ReportStatus.FAILED, reason=reason))
+        landed = finish(staging, final, ReportStamp(state=ReportStatus.FAILED, reason=reason))
+        print(_unfinished(landed, final), file=sys.stderr, flush=True)
 
 
 def run_steps(
