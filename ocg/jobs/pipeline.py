@@ -110,7 +110,9 @@ def _staged_report(run: CheckedRun) -> int:
     with building(final) as staging:
         try:
             code, stamp = _write_report(run, staging, final)
-        except BaseException as exc:  # a fault (full disk), SIGTERM or Ctrl-C: the build says failed
+        except (
+            BaseException
+        ) as exc:  # a fault (full disk), SIGTERM or Ctrl-C: the build says failed
             _failed(staging, final, run, exc)
             raise
         landed = finish(staging, final, stamp)

@@ -77,7 +77,9 @@ def building(final: str | Path) -> Iterator[Path]:
     """A fresh staging folder for `final`, locked for this run; `finish` moves it into place."""
     final = Path(final)
     staging, old = staging_dir(final), ReportFolder(final).previous
-    _refuse_links(final, staging, old, ReportFolder(final).failed)  # before the lock, which writes into the staging folder
+    _refuse_links(
+        final, staging, old, ReportFolder(final).failed
+    )  # before the lock, which writes into the staging folder
     with exclusive(staging, doing="is building this report"):
         _clear(staging, keep=(".lock",))  # what a killed run left
         if old.exists() and not final.exists():  # killed between finish's two renames

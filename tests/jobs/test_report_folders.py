@@ -221,7 +221,10 @@ def snapshot(folder: Path) -> dict:
 
 @pytest.mark.parametrize(
     "signum, status, why",
-    [(signal.SIGINT, 130, "interrupted (Ctrl-C)"), (signal.SIGTERM, 143, "stopped by signal SIGTERM")],
+    [
+        (signal.SIGINT, 130, "interrupted (Ctrl-C)"),
+        (signal.SIGTERM, 143, "stopped by signal SIGTERM"),
+    ],
 )
 def test_a_stopped_rebuild_keeps_the_report_and_the_build_beside_it(
     outputs, tmp_path, monkeypatch, capsys, signum, status, why
