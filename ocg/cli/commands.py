@@ -3,6 +3,7 @@ returns the exit status."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 
@@ -195,20 +196,28 @@ def _report_of(given: Path) -> Path:
 
 
 def compare_command(args) -> int:
-    from ..analysis.versus import compare_models
-    from ..core.layout import outputs
+    from ..analysis.versus import compare_models, pick_model
+    from ..core.layout import ComparisonFolder, outputs
+    from ..core.lock import exclusive
     from ..site.comparison_page import write_comparison
 
-    c = compare_models(
-        _report_of(args.run_a),
-        _report_of(args.run_b),
-        model_a=args.model_a,
-        model_b=args.model_b,
-    )
-    a, b = c.a.name, c.b.name
-    if a == b:  # two models of one report
-        a, b = f"{a}-{c.a.model}", f"{b}-{c.b.model}"
-    page, _ = write_comparison(c, outputs().comparisons / f"{a}-vs-{b}")
+    folder_a, folder_b = _report_of(args.run_a), _report_of(args.run_b)
+    model_a = pick_model(folder_a, args.model_a, "--model-a")
+    model_b = pick_model(folder_b, args.model_b, "--model-b")
+    folder = ComparisonFolder.of(
+        outputs().comparisons, folder_a.name, model_a, folder_b.name, model_b
+    ).folder
+    try:
+        with exclusive(folder, doing="is writing this comparison"):  # a second one: refused
+            c = compare_models(folder_a, folder_b, model_a=model_a, model_b=model_b)
+            page, _ = write_comparison(c, folder)
+    except BaseException:
+        if {p.name for p in folder.iterdir()} <= {".lock"}:  # refused before writing: no trace
+            (folder / ".lock").unlink(missing_ok=True)
+            folder.rmdir()
+            with contextlib.suppress(OSError):  # the comparisons folder, if this made it
+                folder.parent.rmdir()
+        raise
     print(
         f"{c.a.model} ({c.a.name}, {c.a.n:,} instances) vs {c.b.model} ({c.b.name}, "
         f"{c.b.n:,} instances): {c.shared:,} shared; {len(c.tests)} paired tests, "

@@ -167,7 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "compare",
         help="one model against another on the instances both answered: paired tests, a page "
-        "and JSON in outputs/comparisons/<A>-vs-<B>/",
+        "and JSON in outputs/comparisons/<A>~<model A>~vs~<B>~<model B>/",
     )
     for side in ("a", "b"):
         p.add_argument(

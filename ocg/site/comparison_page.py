@@ -1,5 +1,5 @@
 """`ocg compare`'s page and JSON: two models side by side (ocg/analysis/versus.py), written to
-outputs/comparisons/<A>-vs-<B>/ as index.html (templates/comparison.html) and comparison.json."""
+outputs/comparisons/<A>~<model A>~vs~<B>~<model B>/ as index.html (templates/comparison.html) and comparison.json."""
 
 from __future__ import annotations
 

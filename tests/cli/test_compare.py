@@ -101,7 +101,7 @@ def test_the_paired_differences_are_the_answers_own_and_the_test_is_the_sign_fli
 
 def test_the_json_and_the_page(runs, outputs):
     assert main(["compare", str(runs / "both"), str(runs / "b"), "--model-a", "a"]) == 0
-    folder = outputs / "comparisons" / "both-vs-b"
+    folder = outputs / "comparisons" / "both~a~vs~b~b"
     data = json.loads((folder / "comparison.json").read_text())
     assert data["a"]["model"] == "a" and data["b"]["model"] == "b"
     assert data["a"]["models_in_report"] == ["a", "b"]
@@ -155,7 +155,7 @@ def test_designs_that_share_nothing_are_refused_saying_what_each_has(runs, capsy
 def test_a_pilot_is_compared_on_the_shared_part(runs, outputs, capsys):
     assert main(["compare", str(runs / "pilot"), str(runs / "b")]) == 0
     assert "(pilot, 12 instances) vs b (b, 144 instances): 12 shared" in capsys.readouterr().out
-    folder = outputs / "comparisons" / "pilot-vs-b"
+    folder = outputs / "comparisons" / "pilot~a~vs~b~b"
     data = json.loads((folder / "comparison.json").read_text())
     assert (data["a"]["instances"], data["b"]["instances"], data["shared"]["instances"]) == (
         12,
@@ -174,7 +174,7 @@ def test_a_run_file_names_its_report(runs, outputs, tmp_path, capsys):
         "models: [smollm2-135m-instruct]\n"
     )
     assert main(["compare", str(runs / "both"), str(run_file), "--model-a", "a"]) == 0
-    assert (outputs / "comparisons" / "both-vs-mine" / "comparison.json").exists()
+    assert (outputs / "comparisons" / "both~a~vs~mine~b" / "comparison.json").exists()
 
 
 # answer -> the judge's reply (a replay judge): every cell of both checks' tables met on each side
@@ -240,7 +240,7 @@ def test_where_a_judge_metric_is_compared_each_sides_agreement_is_given(judged, 
     from sklearn.metrics import cohen_kappa_score
 
     assert main(["compare", str(judged), str(judged), "--model-a", "a", "--model-b", "b"]) == 0
-    folder = outputs / "comparisons" / "judged-a-vs-judged-b"
+    folder = outputs / "comparisons" / "judged~a~vs~judged~b"
     data = json.loads((folder / "comparison.json").read_text())
     assert {"judge_score", "judge_in_order"} <= {t["metric"] for t in data["tests"]}
     block = data["judge_agreement"]
@@ -274,8 +274,54 @@ def test_where_a_judge_metric_is_compared_each_sides_agreement_is_given(judged, 
 
 def test_no_judge_metric_compared_no_agreement(runs, outputs):
     assert main(["compare", str(runs / "both"), str(runs / "b"), "--model-a", "a"]) == 0
-    data = json.loads((outputs / "comparisons" / "both-vs-b" / "comparison.json").read_text())
+    data = json.loads((outputs / "comparisons" / "both~a~vs~b~b" / "comparison.json").read_text())
     assert data["judge_agreement"] is None
     assert "no judge metric" in data["missing_reason"]["judge_agreement"]
-    page = (outputs / "comparisons" / "both-vs-b" / "index.html").read_text()
+    page = (outputs / "comparisons" / "both~a~vs~b~b" / "index.html").read_text()
     assert "judge against ocg" not in page
+
+
+def test_another_pair_of_the_same_reports_gets_its_own_folder(runs, outputs, capsys):
+    """Folders are named by both reports and both models: a second pair never replaces the first."""
+    assert main(["compare", str(runs / "both"), str(runs / "b"), "--model-a", "a"]) == 0
+    first = outputs / "comparisons" / "both~a~vs~b~b"
+    before = {p.name: p.read_bytes() for p in first.iterdir()}
+    argv = ["compare", str(runs / "both"), str(runs / "b"), "--model-a", "b", "--model-b", "b"]
+    assert main(argv) == 0
+    second = outputs / "comparisons" / "both~b~vs~b~b"
+    assert {p.name: p.read_bytes() for p in first.iterdir()} == before
+    for folder, model_a in ((first, "a"), (second, "b")):
+        data = json.loads((folder / "comparison.json").read_text())
+        assert (data["a"]["model"], data["b"]["model"]) == (model_a, "b")
+
+
+def test_one_writer_per_comparison_folder(runs, outputs, capsys):
+    import os
+
+    from ocg.core.layout import ComparisonFolder
+    from ocg.core.lock import exclusive
+
+    argv = ["compare", str(runs / "both"), str(runs / "b"), "--model-a", "a"]
+    assert main(argv) == 0
+    folder = ComparisonFolder.of(outputs / "comparisons", "both", "a", "b", "b").folder
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    capsys.readouterr()
+    with exclusive(folder, doing="is writing this comparison"):
+        assert main(argv) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is writing this comparison" in err[0] and str(os.getpid()) in err[0]
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+
+
+def test_comparison_folder_names_never_collide():
+    from pathlib import Path
+
+    from ocg.core.layout import ComparisonFolder
+
+    root = Path("/c")
+    assert ComparisonFolder.of(root, "a.b", "c", "d", "e") != ComparisonFolder.of(
+        root, "a", "b.c", "d", "e"
+    )
+    long = ComparisonFolder.of(root, "r" * 128, "m" * 128, "s" * 128, "n" * 128).folder.name
+    other = ComparisonFolder.of(root, "r" * 128, "m" * 128, "s" * 128, "o" * 128).folder.name
+    assert len(long.encode()) <= 255 and long != other
