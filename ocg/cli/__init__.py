@@ -57,7 +57,11 @@ WORKS = frozenset(
 
 
 def _works(args) -> bool:
-    return args.command in WORKS and not getattr(args, "status", False)
+    return (
+        args.command in WORKS
+        and not getattr(args, "status", False)
+        and not getattr(args, "check", False)
+    )
 
 
 def _quiet_libraries() -> None:

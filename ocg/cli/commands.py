@@ -136,6 +136,10 @@ def score_command(args) -> int:
 def sweep_command(args) -> int:
     from ..sweep import Driving, run_sweep
 
+    if args.check:
+        from ..sweep import check_sweep
+
+        return check_sweep(args.file)
     return run_sweep(
         args.file,
         Driving(args.executor, wait=args.wait, dry_run=args.dry_run),
@@ -250,6 +254,6 @@ def models_command(args) -> int:
 
 def report_command(args) -> int:
     """The main job: every notebook (ocg/jobs/plan.py), as a run file says (default: the demo)."""
-    from ..jobs.pipeline import run_report
+    from ..jobs.pipeline import plan_check, run_report
 
-    return run_report(args.run_file)
+    return plan_check(args.run_file) if args.check else run_report(args.run_file)

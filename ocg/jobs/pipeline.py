@@ -25,7 +25,7 @@ from ..core.paths import PARAMS_DIR
 from ..data import dataset_name
 from ..records import ReportStamp, ReportStatus
 from .notebook_runner import run_notebook
-from .plan import Dirs, report_steps
+from .plan import Dirs, check_plan, report_steps
 from .run_checks import check_run
 from .staging import building, finish, write_status_page
 
@@ -82,6 +82,17 @@ def run_step(
         ) from exc
 
 
+def plan_check(run_file: str | Path | None = None) -> int:
+    """`ocg report RUN --check`: the run file loaded and its plan checked (ocg/jobs/plan.py,
+    `check_plan`) as a report would before any work; the steps printed, nothing written."""
+    run = load_run(run_file or DEMO_RUN)
+    names = check_plan(run, steps(run, outputs().report(run.file.name).folder))
+    print(f"{run.path}: {len(names)} steps, checked")
+    for i, name in enumerate(names, start=1):
+        print(f"[{i}/{len(names)}] {name}")
+    return 0
+
+
 def run_report(run_file: str | Path | None = None) -> int:
     import os
 
@@ -107,6 +118,7 @@ def run_report(run_file: str | Path | None = None) -> int:
 def _staged_report(run: CheckedRun) -> int:
     report = outputs().report(run.file.name)
     final = report.folder
+    check_plan(run, steps(run, final))  # what a notebook would refuse, refused before any work
     with building(final) as staging:
         try:
             code, stamp = _write_report(run, staging, final)
