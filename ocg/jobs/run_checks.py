@@ -146,6 +146,11 @@ def check_run(raw: object, path: Path, model: type[RunFile] = RunFile) -> Checke
     if not models_file.is_absolute():
         models_file = (path.parent / models_file).resolve()
     named = models_file if file.models_file else None  # None: the notebooks' own default
+    if named is not None and not models_file.is_file():  # the run file's key, not a bare path
+        raise OcgInputError(
+            f"{path}: models_file",
+            f"{models_file} is not a file" + ("" if models_file.exists() else " (no such file)"),
+        )
     entries = _entries(file, path, models_file)
     check_permutations(f"{src}: permutations", file.permutations, file.n_concepts)
     _check_templates(file, src, entries)
