@@ -325,3 +325,49 @@ def test_comparison_folder_names_never_collide():
     long = ComparisonFolder.of(root, "r" * 128, "m" * 128, "s" * 128, "n" * 128).folder.name
     other = ComparisonFolder.of(root, "r" * 128, "m" * 128, "s" * 128, "o" * 128).folder.name
     assert len(long.encode()) <= 255 and long != other
+
+
+@pytest.fixture(scope="module")
+def zero_of_zero(scored_run, tmp_path_factory):
+    """Reports `ra` (answers with every concept, in order) and `rb` (never every concept: its
+    Ordered Rate is 0 of 0 answers)."""
+    root = scored_run(
+        "versus-zero",
+        lambda m, _c: [
+            dict(r, answer="The boy rides a bike down the street." if m == "a" else "A boy sat.")
+            for r in _rows(SETS, (0,), m)
+        ],
+        ["coverage"],
+        models=("a", "b"),
+        conditions=("original", "ordered"),
+    )
+    reports = tmp_path_factory.mktemp("zero-reports")
+    for name, m in (("ra", "a"), ("rb", "b")):
+        shutil.copytree(
+            ModelScores.of(m, root / "scores").folder,
+            ModelScores.of(m, ReportFolder(reports / name).scores).folder,
+        )
+    return reports
+
+
+def test_a_side_with_no_complete_answer_compares_without_warnings(zero_of_zero, tmp_path):
+    """The bootstrap of a 0/0 share is NaN in every resample: its interval is null, and numpy's
+    "All-NaN slice" never reaches the user's terminal."""
+    import os
+    import subprocess
+    import sys
+
+    from ocg.core.paths import PROJECT_ROOT
+
+    result = subprocess.run(
+        [sys.executable, "-m", "ocg.cli", "compare", str(zero_of_zero / "ra")]
+        + [str(zero_of_zero / "rb")],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(PROJECT_ROOT), OCG_OUTPUTS=str(tmp_path)),
+        timeout=300,
+    )
+    assert result.returncode == 0 and result.stderr == "", result.stderr[-2000:]
+    data = json.loads((tmp_path / "comparisons" / "ra~a~vs~rb~b" / "comparison.json").read_text())
+    rate = [t for t in data["tests"] if t["metric"] == "ordered_rate"]
+    assert rate and all(t["value_b"] is None and t["ci_low"] is None for t in rate), rate
