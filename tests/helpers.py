@@ -264,12 +264,15 @@ RESULTS_COPIED = ("signature_key", "design")  # results.json keys copied from el
 
 
 def nulls_without_reason(obj, path="") -> list[str]:
-    """Every null of the models' entries whose object gives no `missing_reason` for its key."""
+    """Every null of the models' entries whose object gives no `missing_reason` for its key (the
+    catch-all "not computed" is none)."""
     out = []
     if isinstance(obj, dict):
         reasons = obj.get("missing_reason") or {}
         for key, value in obj.items():
-            if value is None and not (isinstance(reasons, dict) and reasons.get(key)):
+            if value is None and (
+                not isinstance(reasons, dict) or reasons.get(key) in (None, "", "not computed")
+            ):
                 out.append(f"{path}/{key}")
             elif key not in ("missing_reason", *RESULTS_COPIED):
                 out += nulls_without_reason(value, f"{path}/{key}")

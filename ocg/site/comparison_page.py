@@ -49,6 +49,24 @@ def _side(side: Side) -> dict:
     }
 
 
+def _value_reason(key: str, row: dict) -> str:
+    """Why a side's value, or the difference, is null on the shared answers of the condition."""
+    from ..metrics.registry import metric
+
+    c, m = row.get("condition"), metric(row["metric"])
+    if key in ("value_a", "value_b"):
+        side = key[-1].upper()
+        if m is not None and m.pooled:
+            return (
+                f"none of {side}'s shared answers in `{c}` has {m.denominator} (every concept): "
+                f"{m.label} is a share of those, 0/0, so no value (not 0)"
+            )
+        return f"no shared answer of {side} in `{c}` has a value of this metric"
+    if key == "difference":
+        return "A or B has no value of this metric on the shared answers (see value_a, value_b)"
+    return "not computed"
+
+
 def _test(row: dict) -> dict:
     """A test as comparison.json gives it: the median columns on a skewed metric's row only; on a
     small sample no bounds and no p-value; each null with its `missing_reason`."""
@@ -64,7 +82,7 @@ def _test(row: dict) -> dict:
     if small:
         out.update(dict.fromkeys(UNSHOWN))
     reasons = {
-        k: SMALL if small and k in UNSHOWN else _REASONS.get(k, "not computed")
+        k: SMALL if small and k in UNSHOWN else _REASONS.get(k) or _value_reason(k, row)
         for k, v in out.items()
         if v is None
     }

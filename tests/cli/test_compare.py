@@ -371,3 +371,12 @@ def test_a_side_with_no_complete_answer_compares_without_warnings(zero_of_zero, 
     data = json.loads((tmp_path / "comparisons" / "ra~a~vs~rb~b" / "comparison.json").read_text())
     rate = [t for t in data["tests"] if t["metric"] == "ordered_rate"]
     assert rate and all(t["value_b"] is None and t["ci_low"] is None for t in rate), rate
+    for t in rate:  # every null says why, never a catch-all
+        assert t["missing_reason"]["value_b"].startswith("none of B's shared answers in `")
+        assert "see value_a, value_b" in t["missing_reason"]["difference"]
+    reasons = [why for t in data["tests"] for why in t.get("missing_reason", {}).values()]
+    assert reasons and "not computed" not in reasons
+    nulls = [(t["metric"], k) for t in data["tests"] for k, v in t.items() if v is None]
+    assert all(
+        k in t.get("missing_reason", {}) for t in data["tests"] for k, v in t.items() if v is None
+    ), nulls
