@@ -380,3 +380,13 @@ def test_a_side_with_no_complete_answer_compares_without_warnings(zero_of_zero, 
     assert all(
         k in t.get("missing_reason", {}) for t in data["tests"] for k, v in t.items() if v is None
     ), nulls
+
+
+def test_each_test_names_its_metrics_unit_direction_and_what_was_resampled(runs, outputs):
+    assert main(["compare", str(runs / "both"), str(runs / "b"), "--model-a", "a"]) == 0
+    data = json.loads((outputs / "comparisons" / "both~a~vs~b~b" / "comparison.json").read_text())
+    assert data["format_version"] == 2
+    row = next(t for t in data["tests"] if t["metric"] == "ordered_rate")
+    assert row["metric_unit"] == "% of complete answers" and row["higher_is_better"] is True
+    assert row["resampling_unit"] == data["bootstrap"]["unit"] == "sets" and "unit" not in row
+    assert row["label"] == "Ordered Rate"
