@@ -216,3 +216,27 @@ def test_a_missing_models_file_is_named_by_the_run_files_key(place, capsys, monk
     assert code == 2 and err == [
         f"ocg: error: {path}: models_file: {place / 'nowhere.yaml'} is not a file (no such file)"
     ], err
+
+
+@pytest.mark.parametrize(
+    "change, says",
+    [
+        ({"table7_pairs": {"rp-a": "rp-a"}}, "table7_pairs.rp-a: a model paired with itself"),
+        ({"table7_pairs": {"rp\tx": "rp-a"}}, "table7_pairs.'rp\\tx': 'rp\\tx' is not a model"),
+        ({"subset_k": 100000}, "subset_k: got 100000; the 4-concept data hold 192 sets"),
+    ],
+)
+def test_what_a_notebook_would_refuse_is_refused_at_load(place, capsys, monkeypatch, change, says):
+    """Found by the property test's keys: a self-pair for Table 7, a key with a tab, a subset
+    larger than the data (once silently all of it)."""
+    monkeypatch.setenv("OCG_OUTPUTS", str(place / "out"))
+    path = write(place / "refused.yaml", dict(base(place), **change))
+    code, err = outcome(["report", str(path), "--check"], capsys)
+    assert code == 2 and len(err) == 1 and err[0].startswith(f"ocg: error: {path}: {says}"), err
+
+
+def test_build_data_refuses_a_subset_larger_than_the_data(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("OCG_OUTPUTS", str(tmp_path))
+    code, err = outcome(["build-data", "--subset-k", "100000"], capsys)
+    assert code == 2 and len(err) == 1 and err[0].startswith("ocg: error: subset_k: got 100000")
+    assert not (tmp_path / "data").exists()
