@@ -69,7 +69,6 @@ def run_notebook_command(args) -> int:
 
 def generate_command(args) -> int:
     from ..core.layout import ModelGenerations
-    from ..data import GENERATE_CONDITIONS
     from ..generation.answer_store.completeness import card_samples, describe_tally
     from ..generation.run_generation import generate_request, run_generation
     from ..records import RunCard
@@ -80,10 +79,9 @@ def generate_command(args) -> int:
             f"got {args.top_p:g} without --temperature; nucleus sampling needs "
             "sampled decoding: add --temperature T, or leave --top-p out",
         )
-    conditions = args.conditions or GENERATE_CONDITIONS
     request = generate_request(
         args.model,
-        conditions=conditions,
+        conditions=args.conditions,  # None: the entry's default (a reference: original only)
         subset_k=args.subset_k,
         template_ids=args.templates,
         dataset=args.dataset,
@@ -100,7 +98,7 @@ def generate_command(args) -> int:
     card = RunCard.read(ModelGenerations(model_dir).run_card)
     records = card.records or {}
     print(
-        f"{model_dir}: {describe_tally({c: records[c] for c in conditions}, card_samples(card), args.samples)}"
+        f"{model_dir}: {describe_tally({c: records[c] for c in request.conditions}, card_samples(card), args.samples)}"
     )
     return 0
 
