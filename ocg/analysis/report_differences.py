@@ -156,21 +156,21 @@ def code_differences(a: Path, b: Path, repo: Path = PROJECT_ROOT) -> list[str]:
 
 
 def _models(report: Path, side: str) -> tuple[dict, list[str]]:
-    """results.json's `models` block as {model: entry}, keeping only entries that are mappings;
+    """The `models` block of results.json as {model: entry}, keeping only entries that are mappings;
     a block of another shape is said in one line, and nothing of it compared."""
-    block = _results(report).get("models")
+    block, doc = _results(report).get("models"), ReportFolder(report).results.name
     if block is None:
         return {}, []
     if not isinstance(block, dict):
         return {}, [
-            f"{side}'s results.json: `models` is not a mapping of entries; how the answers were "
+            f"{side}'s {doc}: `models` is not a mapping of entries; how the answers were "
             "made is not compared"
         ]
     kept = {m: e for m, e in block.items() if isinstance(e, dict)}
     odd = sorted(str(m) for m in block if m not in kept)
     if odd:
         return kept, [
-            f"{side}'s results.json: `models` entries {odd} are not mappings; how their answers "
+            f"{side}'s {doc}: `models` entries {odd} are not mappings; how their answers "
             "were made is not compared"
         ]
     return kept, []
