@@ -265,7 +265,8 @@ RESULTS_COPIED = ("signature_key", "design")  # results.json keys copied from el
 
 def nulls_without_reason(obj, path="") -> list[str]:
     """Every null of the models' entries whose object gives no `missing_reason` for its key (the
-    package's walk, `ocg verify`'s I6, without entering the keys copied whole)."""
+    package's walk, `ocg verify`'s I6, without entering the keys copied whole; the catch-all
+    "not computed" is no reason)."""
     from ocg.site.verify import nulls_without_reason as walk
 
     return walk(obj, path, RESULTS_COPIED)

@@ -85,14 +85,40 @@ def scoring_differences(a: Path, b: Path) -> list[str]:
     return [f"{line} [{', '.join(models)}]" for line, models in lines.items()]
 
 
-def _commit(report: Path) -> str | None:
-    """The commit results.json says the report was built from (None: unknown or not recorded)."""
+def _git_state(report: Path) -> tuple[str | None, bool | None]:
+    """The commit results.json says the report was built from (None: unknown or not recorded;
+    a hash in either case is the same hash) and whether its checkout had uncommitted changes
+    (None: not recorded)."""
     provenance = _results(report).get("provenance")
     git = provenance.get("git") if isinstance(provenance, dict) else None
-    commit = (
-        git.get("commit") if isinstance(git, dict) else None
-    )  # a hash only: what reaches git can be no option
-    return commit if isinstance(commit, str) and re.fullmatch("[0-9a-f]{7,40}", commit) else None
+    git = git if isinstance(git, dict) else {}
+    commit, dirty = git.get("commit"), git.get("dirty")
+    hashed = isinstance(commit, str) and re.fullmatch("[0-9a-fA-F]{7,40}", commit)
+    # a hash only: what reaches git can be no option
+    known = commit.lower() if isinstance(commit, str) and hashed else None
+    return known, (dirty if isinstance(dirty, bool) else None)
+
+
+def _commit(report: Path) -> str | None:
+    return _git_state(report)[0]
+
+
+def _dirty_line(c: str, da: bool | None, db: bool | None) -> list[str]:
+    """Where the commits are equal, whether the code may still differ: uncommitted changes."""
+    if da is False and db is False:
+        return []
+    if da is None and db is None:
+        return [
+            f"code: both built at {c}; whether either checkout had uncommitted changes is unknown"
+        ]
+    sides = [s for s, d in (("A", da), ("B", db)) if d]
+    unknown = [s for s, d in (("A", da), ("B", db)) if d is None]
+    if not sides:
+        return [
+            f"code: both built at {c}; whether {unknown[0]}'s checkout had uncommitted changes is unknown"
+        ]
+    who = "both checkouts" if len(sides) == 2 else f"{sides[0]}'s checkout"
+    return [f"code: both built at {c}, but {who} had uncommitted changes: the code may differ"]
 
 
 def _git(repo: Path, *args: str) -> str | None:
@@ -106,9 +132,9 @@ def _git(repo: Path, *args: str) -> str | None:
 def code_differences(a: Path, b: Path, repo: Path = PROJECT_ROOT) -> list[str]:
     """The two reports' commits and, where the checkout `repo` knows both, the commits between
     them that touched ocg/, params/ or notebooks/ (newest first), as `git log --oneline` prints them."""
-    ca, cb = _commit(a), _commit(b)
+    (ca, da), (cb, db) = _git_state(a), _git_state(b)
     if ca == cb:
-        return [] if ca else ["code: neither report records its commit"]
+        return _dirty_line(ca, da, db) if ca else ["code: neither report records its commit"]
     lines = [f"code: A built at {ca or 'an unknown commit'}, B at {cb or 'an unknown commit'}"]
     if not (ca and cb):
         return lines
@@ -130,6 +156,27 @@ def code_differences(a: Path, b: Path, repo: Path = PROJECT_ROOT) -> list[str]:
     return lines
 
 
+def _models(report: Path, side: str) -> tuple[dict, list[str]]:
+    """The `models` block of results.json as {model: entry}, keeping only entries that are mappings;
+    a block of another shape is said in one line, and nothing of it compared."""
+    block, doc = _results(report).get("models"), ReportFolder(report).results.name
+    if block is None:
+        return {}, []
+    if not isinstance(block, dict):
+        return {}, [
+            f"{side}'s {doc}: `models` is not a mapping of entries; how the answers were "
+            "made is not compared"
+        ]
+    kept = {m: e for m, e in block.items() if isinstance(e, dict)}
+    odd = sorted(str(m) for m in block if m not in kept)
+    if odd:
+        return kept, [
+            f"{side}'s {doc}: `models` entries {odd} are not mappings; how their answers "
+            "were made is not compared"
+        ]
+    return kept, []
+
+
 def _results(report: Path) -> dict:
     try:
         doc = read_json(ReportFolder(report).results)
@@ -141,8 +188,8 @@ def _results(report: Path) -> dict:
 def generation_differences(a: Path, b: Path) -> list[str]:
     """Per model both reports hold: what results.json records of how its answers were made
     (model id, revision, quantisation, dtype, design, samples) where the two differ."""
-    ma, mb = (_results(r).get("models") or {} for r in (a, b))
-    lines = []
+    (ma, la), (mb, lb) = (_models(r, side) for r, side in ((a, "A"), (b, "B")))
+    lines = la + lb
     for model in sorted(set(ma) & set(mb)):
         for field in MODEL_FIELDS:
             va, vb = ma[model].get(field), mb[model].get(field)

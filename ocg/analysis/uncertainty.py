@@ -43,6 +43,13 @@ UNITS = {
 UNIT_NAMES = {"sets": "concept sets", "clusters": "(set, template) clusters", "prompts": "prompts"}
 
 
+def _percentile(values, q: float) -> float:
+    """The q-th percentile of the values that are numbers; NaN, silently, where none is (Ordered
+    Rate 0/0 in every resample): numpy would warn "All-NaN slice" on the user's terminal."""
+    v = np.asarray(values, dtype=float)
+    return float("nan") if np.isnan(v).all() else float(np.nanpercentile(v, q))
+
+
 def units(n: int, unit: str) -> str:
     """'2 concept sets', '1 concept set': a count and its unit, singular for one."""
     name = UNIT_NAMES.get(unit, unit)
@@ -161,8 +168,8 @@ def bootstrap_ci(
                     "condition": condition,
                     "metric": m,
                     "value": float(point[m][0]),
-                    "ci_low": float(np.nanpercentile(boot[m], lo)),
-                    "ci_high": float(np.nanpercentile(boot[m], hi)),
+                    "ci_low": _percentile(boot[m], lo),
+                    "ci_high": _percentile(boot[m], hi),
                     "unit": u,
                     "n": len(stats),
                     "n_sets": _n_sets(stats),
@@ -216,8 +223,8 @@ def paired_test(
                 "model": model,
                 "metric": metric,
                 "difference": difference,
-                "ci_low": float(np.nanpercentile(diffs, 2.5)),
-                "ci_high": float(np.nanpercentile(diffs, 97.5)),
+                "ci_low": _percentile(diffs, 2.5),
+                "ci_high": _percentile(diffs, 97.5),
                 "p_value": float(test.p),
                 "p_method": method,
                 "p_hits": test.hits,

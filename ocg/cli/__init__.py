@@ -39,8 +39,40 @@ def _reader_gone() -> int:
     import os
 
     devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is no file (captured in a test): nothing to flush later
+        pass
+    finally:
+        os.close(devnull)
     return SIGPIPE_STATUS
+
+
+# Commands that do work: their output is progress, which a reader gone away (`| head`) must not
+# stop; the listing commands (models, compare-reports, sweep --status) end as `yes | head` does.
+WORKS = frozenset(
+    ("report", "score", "generate", "sweep", "build-data", "compare", "prefetch", "repair")
+    + ("run-notebook", "demo", "paper")
+)
+
+
+def _works(args) -> bool:
+    return (
+        args.command in WORKS
+        and not getattr(args, "status", False)
+        and not getattr(args, "check", False)
+    )
+
+
+def _quiet_libraries() -> None:
+    """Outside a terminal, the libraries' own progress bars (Hugging Face downloads, checkpoint
+    shards) stay off: kernels and tasks inherit the variable."""
+    import os
+
+    from ..core.progress import bars_shown
+
+    if not bars_shown():
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 
 # Flags listing things to run or score: one given twice would be generated or scored twice.
@@ -61,11 +93,27 @@ def main(argv: list[str] | None = None) -> int:
     never a traceback (docs/METHODS.md, "What ocg refuses")."""
     try:  # start-up (the parser's imports: pydantic, the models file's module) can take a second
         args = build_parser().parse_args(argv)
-        from ..core.interrupts import raise_on_sigterm, stopped_line
-        from ..core.paths import settle_folder_variables
+        from ..core import interrupts, paths  # noqa: F401  (imported here: Ctrl-C while starting)
     except KeyboardInterrupt:
         print("ocg: error: interrupted (Ctrl-C) while starting; nothing was done", file=sys.stderr)
         return OcgInterrupted.exit_status
+
+    _quiet_libraries()
+    if not _works(args):
+        return _run(args)
+    from ..core.progress import ReaderMayLeave
+
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = ReaderMayLeave(sys.stdout), ReaderMayLeave(sys.stderr)
+    try:  # a closed pipe drops the output, never the work
+        return _run(args)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _run(args) -> int:
+    from ..core.interrupts import raise_on_sigterm, stopped_line
+    from ..core.paths import settle_folder_variables
 
     try:
         raise_on_sigterm()  # each layer marks what it was doing on the way out, as on Ctrl-C

@@ -3,6 +3,7 @@ returns the exit status."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 
@@ -68,7 +69,6 @@ def run_notebook_command(args) -> int:
 
 def generate_command(args) -> int:
     from ..core.layout import ModelGenerations
-    from ..data import GENERATE_CONDITIONS
     from ..generation.answer_store.completeness import card_samples, describe_tally
     from ..generation.run_generation import generate_request, run_generation
     from ..records import RunCard
@@ -79,10 +79,9 @@ def generate_command(args) -> int:
             f"got {args.top_p:g} without --temperature; nucleus sampling needs "
             "sampled decoding: add --temperature T, or leave --top-p out",
         )
-    conditions = args.conditions or GENERATE_CONDITIONS
     request = generate_request(
         args.model,
-        conditions=conditions,
+        conditions=args.conditions,  # None: the entry's default (a reference: original only)
         subset_k=args.subset_k,
         template_ids=args.templates,
         dataset=args.dataset,
@@ -99,7 +98,7 @@ def generate_command(args) -> int:
     card = RunCard.read(ModelGenerations(model_dir).run_card)
     records = card.records or {}
     print(
-        f"{model_dir}: {describe_tally({c: records[c] for c in conditions}, card_samples(card), args.samples)}"
+        f"{model_dir}: {describe_tally({c: records[c] for c in request.conditions}, card_samples(card), args.samples)}"
     )
     return 0
 
@@ -135,6 +134,10 @@ def score_command(args) -> int:
 def sweep_command(args) -> int:
     from ..sweep import Driving, run_sweep
 
+    if args.check:
+        from ..sweep import check_sweep
+
+        return check_sweep(args.file)
     return run_sweep(
         args.file,
         Driving(args.executor, wait=args.wait, dry_run=args.dry_run),
@@ -195,20 +198,28 @@ def _report_of(given: Path) -> Path:
 
 
 def compare_command(args) -> int:
-    from ..analysis.versus import compare_models
-    from ..core.layout import outputs
+    from ..analysis.versus import compare_models, pick_model
+    from ..core.layout import ComparisonFolder, outputs
+    from ..core.lock import exclusive
     from ..site.comparison_page import write_comparison
 
-    c = compare_models(
-        _report_of(args.run_a),
-        _report_of(args.run_b),
-        model_a=args.model_a,
-        model_b=args.model_b,
-    )
-    a, b = c.a.name, c.b.name
-    if a == b:  # two models of one report
-        a, b = f"{a}-{c.a.model}", f"{b}-{c.b.model}"
-    page, _ = write_comparison(c, outputs().comparisons / f"{a}-vs-{b}")
+    folder_a, folder_b = _report_of(args.run_a), _report_of(args.run_b)
+    model_a = pick_model(folder_a, args.model_a, "--model-a")
+    model_b = pick_model(folder_b, args.model_b, "--model-b")
+    folder = ComparisonFolder.of(
+        outputs().comparisons, folder_a.name, model_a, folder_b.name, model_b
+    ).folder
+    try:
+        with exclusive(folder, doing="is writing this comparison"):  # a second one: refused
+            c = compare_models(folder_a, folder_b, model_a=model_a, model_b=model_b)
+            page, _ = write_comparison(c, folder)
+    except BaseException:
+        if {p.name for p in folder.iterdir()} <= {".lock"}:  # refused before writing: no trace
+            (folder / ".lock").unlink(missing_ok=True)
+            folder.rmdir()
+            with contextlib.suppress(OSError):  # the comparisons folder, if this made it
+                folder.parent.rmdir()
+        raise
     print(
         f"{c.a.model} ({c.a.name}, {c.a.n:,} instances) vs {c.b.model} ({c.b.name}, "
         f"{c.b.n:,} instances): {c.shared:,} shared; {len(c.tests)} paired tests, "
@@ -256,6 +267,6 @@ def models_command(args) -> int:
 
 def report_command(args) -> int:
     """The main job: every notebook (ocg/jobs/plan.py), as a run file says (default: the demo)."""
-    from ..jobs.pipeline import run_report
+    from ..jobs.pipeline import plan_check, run_report
 
-    return run_report(args.run_file)
+    return plan_check(args.run_file) if args.check else run_report(args.run_file)

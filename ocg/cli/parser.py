@@ -138,6 +138,12 @@ def build_parser() -> argparse.ArgumentParser:
         "slurm/manifest.dry-run.json, submit nothing",
     )
     p.add_argument(
+        "--check",
+        action="store_true",
+        help="load the sweep file and check the plan of every model's task and of the analyses; "
+        "print the steps, write nothing",
+    )
+    p.add_argument(
         "--task", default=None, help=argparse.SUPPRESS
     )  # one model's task (both executors)
     p.add_argument("--analysis", action="store_true", help=argparse.SUPPRESS)
@@ -167,7 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "compare",
         help="one model against another on the instances both answered: paired tests, a page "
-        "and JSON in outputs/comparisons/<A>-vs-<B>/",
+        "and JSON in outputs/comparisons/<A>~<model A>~vs~<B>~<model B>/",
     )
     for side in ("a", "b"):
         p.add_argument(
@@ -219,6 +225,12 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=text)
         p.add_argument(
             "run_file", nargs="?", type=Path, default=None, help="default params/runs/demo.yaml"
+        )
+        p.add_argument(
+            "--check",
+            action="store_true",
+            help="load the run file and check its plan (every notebook's parameters and requests) "
+            "as a report does before any work; print the steps, write nothing",
         )
         p.set_defaults(func=commands.report_command)
     return parser

@@ -12,7 +12,7 @@ OCG_MODEL_CACHE move them), so a test or a notebook kernel that sets them is fol
                              index.html, cases.html (+ cases/), report.json, results.json,
                              scores/<model>/ (the score sets it read, hard links)
     notebooks/               notebooks executed one by one (`ocg run-notebook`)
-    comparisons/<A>-vs-<B>/  one model against another (`ocg compare`): index.html, comparison.json
+    comparisons/<A>~<model A>~vs~<B>~<model B>/  one model against another (`ocg compare`): index.html, comparison.json
     models/                  converted embedded models (OCG_MODEL_CACHE moves it): ConvertedModel,
                              the packaged embedding model: PackagedModel
   <a sweep's outputs>/       SweepFolder: the same generations/, scores/, reports/<sweep name>/,
@@ -108,6 +108,21 @@ class ComparisonFolder:
     index = _inside("index.html")
     data = _inside("comparison.json")
 
+    @classmethod
+    def of(
+        cls, root: Path, report_a: str, model_a: str, report_b: str, model_b: str
+    ) -> ComparisonFolder:
+        """`<report A>~<model A>~vs~<report B>~<model B>`: named by both reports and both models,
+        so no other pair lands here ('~' is in no run or model name, so the name splits one way);
+        a name too long for the file system keeps a prefix and a digest of the whole."""
+        name = f"{report_a}~{model_a}~vs~{report_b}~{model_b}"
+        if len(name.encode()) > 255:
+            import hashlib
+
+            digest = hashlib.sha256(name.encode()).hexdigest()[:16]
+            name = name.encode()[:200].decode(errors="ignore") + "~" + digest
+        return cls(Path(root) / name)
+
 
 @dataclass(frozen=True)
 class ReportFolder:
@@ -161,6 +176,12 @@ class ReportFolder:
         """The replaced report, for the instant between the two renames that swap a new one in."""
         return self.folder.with_name(self.folder.name + ".old~")
 
+    @property
+    def failed(self) -> Path:
+        """A stopped or failed rebuild of a finished report, kept beside it (the finished report
+        stays in place; the next finished run removes this)."""
+        return self.folder.with_name(self.folder.name + ".failed~")
+
 
 @dataclass(frozen=True)
 class ExecutedNotebook:
@@ -196,7 +217,9 @@ class Outputs:
     scores = _inside("scores")
     reports = _inside("reports")
     notebooks = _inside("notebooks", doc="Executed copies of notebooks run one by one.")
-    comparisons = _inside("comparisons", doc="`ocg compare`'s pages, <A>-vs-<B>/ each.")
+    comparisons = _inside(
+        "comparisons", doc="`ocg compare`'s pages, <A>~<model A>~vs~<B>~<model B>/ each."
+    )
 
     def dataset(self, name: str) -> Dataset:
         return Dataset(self.data / name)

@@ -11,6 +11,7 @@ update, while the kernel's progress bars and warnings stay in the executed noteb
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import tempfile
 import threading
@@ -19,6 +20,70 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 PROGRESS_FILE = "OCG_PROGRESS_FILE"
+
+
+def bars_shown(stream=None) -> bool:
+    """Whether a progress bar may be drawn on `stream` (stderr by default): only on a terminal.
+    Elsewhere (a log file, CI, a pipe) a bar's `\\r` redraws would pile up, so the step lines
+    (`[i/n] name`, generation's `say` lines) are all there is; TQDM_DISABLE turns bars off too."""
+    import sys
+
+    s = stream if stream is not None else sys.stderr
+    try:
+        tty = bool(s.isatty())
+    except (AttributeError, ValueError, OSError):
+        tty = False
+    return tty and not os.environ.get("TQDM_DISABLE")
+
+
+class ReaderMayLeave(io.TextIOBase):
+    """A command's output stream whose reader may go away (`ocg report run.yaml | head -3`): the
+    first write to the closed pipe points the descriptor at devnull and the work goes on, its
+    output dropped (Python's docs, "Note on SIGPIPE"). Its exit status stays the work's own."""
+
+    def __init__(self, stream):
+        super().__init__()
+        self._s, self.gone = stream, False
+
+    def write(self, text: str) -> int:
+        if not self.gone:
+            try:
+                return self._s.write(text)
+            except BrokenPipeError:
+                self._leave()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.gone:
+            try:
+                self._s.flush()
+            except BrokenPipeError:
+                self._leave()
+
+    def _leave(self) -> None:
+        self.gone = True
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(devnull, self._s.fileno())
+            finally:
+                os.close(devnull)
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return not self.gone and self._s.isatty()
+
+    def fileno(self) -> int:
+        return self._s.fileno()
+
+    @property
+    def encoding(self):  # type: ignore[override]
+        return self._s.encoding
+
+    def __getattr__(self, name):
+        return getattr(self._s, name)
 
 
 def duration(seconds: float) -> str:

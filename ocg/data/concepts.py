@@ -173,7 +173,13 @@ def select_covering_subset(sets: list[ConceptSet], k: int) -> list[ConceptSet]:
     """
     if k < 1:
         raise OcgInputError("subset_k", f"got {k}; expected a positive number of concept sets")
-    if k >= len(sets):
+    if k > len(sets):  # silently all of them would be named as k (n4-k100000)
+        raise OcgInputError(
+            "subset_k",
+            f"got {k}; there are {len(sets)} concept sets to choose from: give at most "
+            f"{len(sets)}, or null for all",
+        )
+    if k == len(sets):
         return list(sets)
     by_comp: dict[str, list[ConceptSet]] = {}
     for s in sets:

@@ -14,7 +14,7 @@ from tqdm import tqdm
 
 from ..core.frames import record_sample
 from ..core.interrupts import check_stop
-from ..core.progress import say
+from ..core.progress import bars_shown, say
 from ..records import RunStatus
 from .answer_store.completeness import tally_stores
 from .answer_store.store import GenerationStore
@@ -41,7 +41,9 @@ def check_batch_invariance(
     runs: of sample 0, where a batch of one is also seeded otherwise: see the note)."""
     sample = sorted(random.Random(seed).sample(sorted(raw), min(n, len(raw))))
     differ, t0 = [], time.perf_counter()
-    for k, iid in enumerate(tqdm(sample, desc="batch-1 check", unit="inst", disable=not progress)):
+    for k, iid in enumerate(
+        tqdm(sample, desc="batch-1 check", unit="inst", disable=not (progress and bars_shown()))
+    ):
         if backend.generate([rendered[iid]], instance_ids=[iid])[0]["raw"] != raw[iid]:
             differ.append(iid)
         if (
@@ -182,7 +184,7 @@ class _Progress:
             total=answers_to_do(state.stores, state.rows, state.samples),
             unit="inst",
             desc=state.spec.name,
-            disable=not state.progress,
+            disable=not (state.progress and bars_shown()),  # off a terminal: the say() lines
             smoothing=0.1,
         )
         self.t_start, self.new_tokens, self.written = time.perf_counter(), 0, 0

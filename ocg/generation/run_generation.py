@@ -89,10 +89,26 @@ def _text(value: object) -> object:
     return str(value) if isinstance(value, Path) else value
 
 
+def _conditions_for(spec: ModelEntry, conditions) -> list:
+    """The conditions asked (None: the default): a reference answers only the condition without
+    an order (docs/METHODS.md, "Reference rows"); any other asked of it is refused."""
+    from ..config.models_file import REFERENCE_CONDITION
+
+    if conditions is None:
+        return [REFERENCE_CONDITION] if spec.reference else list(GENERATE_CONDITIONS)
+    other = [c for c in conditions if c != REFERENCE_CONDITION]
+    if spec.reference and other:
+        raise OcgInputError(
+            "conditions",
+            f"{spec.name} is a reference: it answers only {REFERENCE_CONDITION!r}, not {other}",
+        )
+    return list(conditions)
+
+
 def generate_request(
     model: str | ModelEntry,
     *,
-    conditions: tuple | list = GENERATE_CONDITIONS,
+    conditions: tuple | list | None = None,
     subset_k: int | None = None,
     template_ids: object = None,
     dataset: str | Path | None = None,
@@ -111,6 +127,7 @@ def generate_request(
     `samples` per instance (more than one needs `sampling`: {temperature, top_p})."""
     # not an entry: its name (anything else is get_model's to refuse, as ever)
     spec = model if isinstance(model, ENTRY_TYPES) else get_model(cast(str, model), models_file)
+    conditions = _conditions_for(spec, conditions)
     if batch_check is not None and (not isinstance(batch_check, int) or batch_check < 0):
         raise OcgInputError("batch_check", f"got {batch_check!r}; expected 0 or more")
     positive_int("batch_size", batch_size, nullable=True)
@@ -135,7 +152,7 @@ def generate_request(
 def generate(
     model: str | ModelEntry,
     *,
-    conditions: tuple | list = GENERATE_CONDITIONS,
+    conditions: tuple | list | None = None,
     subset_k: int | None = None,
     template_ids: object = None,
     dataset: str | Path | None = None,

@@ -16,7 +16,7 @@ from ..core.errors import OcgInputError
 from ..core.files import atomic_path, naming, refuse_link
 from ..core.layout import ExecutedNotebook, outputs
 from ..core.paths import NOTEBOOKS_DIR
-from ..core.progress import relayed
+from ..core.progress import bars_shown, relayed
 from ..generation.servers.server import STOP_GRACE_S
 from .notebook_parameters import check_parameters
 
@@ -244,7 +244,7 @@ def run_notebook(
                     parameters=passed,
                     kernel_name=kernel_for_papermill(),
                     cwd=str(source.parent),
-                    progress_bar=progress,
+                    progress_bar=progress and bars_shown(),  # never `\r` bars in a log
                     kernel_manager_class=kernel_class,
                     **kernel_transport(),
                 )

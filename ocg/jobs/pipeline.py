@@ -25,7 +25,7 @@ from ..core.paths import PARAMS_DIR
 from ..data import dataset_name
 from ..records import ReportStamp, ReportStatus
 from .notebook_runner import run_notebook
-from .plan import Dirs, report_steps
+from .plan import Dirs, check_plan, report_steps
 from .run_checks import check_run
 from .staging import building, finish, write_status_page
 
@@ -82,6 +82,17 @@ def run_step(
         ) from exc
 
 
+def plan_check(run_file: str | Path | None = None) -> int:
+    """`ocg report RUN --check`: the run file loaded and its plan checked (ocg/jobs/plan.py,
+    `check_plan`) as a report would before any work; the steps printed, nothing written."""
+    run = load_run(run_file or DEMO_RUN)
+    names = check_plan(run, steps(run, outputs().report(run.file.name).folder))
+    print(f"{run.path}: {len(names)} steps, checked")
+    for i, name in enumerate(names, start=1):
+        print(f"[{i}/{len(names)}] {name}")
+    return 0
+
+
 def run_report(run_file: str | Path | None = None) -> int:
     import os
 
@@ -107,19 +118,19 @@ def run_report(run_file: str | Path | None = None) -> int:
 def _staged_report(run: CheckedRun) -> int:
     report = outputs().report(run.file.name)
     final = report.folder
+    check_plan(run, steps(run, final))  # what a notebook would refuse, refused before any work
     with building(final) as staging:
         try:
             code, stamp, verified = _write_report(run, staging, final)
         except (
             BaseException
-        ) as exc:  # a fault (full disk), SIGTERM or Ctrl-C: the report says failed
+        ) as exc:  # a fault (full disk), SIGTERM or Ctrl-C: the build says failed
             _failed(staging, final, run, exc)
             raise
-        finish(staging, final, stamp)
-    done = stamp.state == ReportStatus.DONE
+        landed = finish(staging, final, stamp)
     print(
-        f"\nunfinished report: {report.index}"
-        if not done
+        f"\n{_unfinished(landed, final)}"
+        if code != 0
         else f"\nreport: {report.index}"
         if verified
         else f"\nreport (unverified: {report.verify.name} names what broke): {report.index}"
@@ -127,17 +138,30 @@ def _staged_report(run: CheckedRun) -> int:
     return code
 
 
+def _unfinished(landed: Path, final: Path) -> str:
+    """Where an unfinished build lies, and whether the finished report before it was kept."""
+    line = f"unfinished report: {ReportFolder(landed).index}"
+    return line if landed == final else f"{line}; the previous report {final}/ is kept"
+
+
 def _failed(staging: Path, final: Path, run: CheckedRun, exc: BaseException) -> None:
     """Mark a report that an exception stopped as failed, naming it; as far as the disk allows
-    (a full disk may refuse even this: the report then still says building)."""
+    (a full disk may refuse even this: the report then still says building). A finished report
+    is kept, the stopped build put beside it (ocg/jobs/staging.py); where, is printed before the
+    error line."""
     why = str(exc) or type(exc).__name__
-    if isinstance(exc, OSError) and exc.filename:
+    if isinstance(exc, KeyboardInterrupt) and not str(exc):
+        why = "interrupted (Ctrl-C)"
+    elif isinstance(exc, BrokenPipeError):
+        why = f"the reader of its output went away (broken pipe): {exc}"
+    elif isinstance(exc, OSError) and exc.filename:
         why = f"{exc.filename}: {exc.strerror or exc}"
     reason = f"stopped while the report was built: {why}"
     with contextlib.suppress(Exception):
         write_status_page(staging, f"ocg report: {run.file.name} (failed)", reason)
     with contextlib.suppress(Exception):
-        finish(staging, final, ReportStamp(state=ReportStatus.FAILED, reason=reason))
+        landed = finish(staging, final, ReportStamp(state=ReportStatus.FAILED, reason=reason))
+        print(_unfinished(landed, final), file=sys.stderr, flush=True)
 
 
 def run_steps(

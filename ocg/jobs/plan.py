@@ -17,7 +17,7 @@ from ..config.models_file import REFERENCE_CONDITION
 from ..config.requests import GenerateRequest, ScoringRequest, StepRequest
 from ..core.notebook_names import ANALYSES, BUILD_DATA, GENERATE, SCORE
 from ..data.templates import DEFAULT_CONDITIONS
-from .notebook_parameters import declared
+from .notebook_parameters import check_parameters, declared
 from .notebook_runner import find_notebook
 
 
@@ -117,3 +117,25 @@ def report_steps(run: CheckedRun, dirs: Dirs) -> list[tuple[str, dict | StepRequ
     if SCORE in run.file.notebooks:
         plan.append((SCORE, notebook_params(SCORE, run, dirs, models), SCORE))
     return plan + analysis_steps(run, dirs, models)
+
+
+def check_plan(run: CheckedRun, plan: list[tuple[str, dict | StepRequest, str]]) -> list[str]:
+    """Refuse, before any work, a plan a notebook would refuse after the ones before it had run:
+    every step's parameters declared by its notebook and of their type, every request (01's,
+    02's) as the notebook will read it back from its JSON file. Writes nothing; returns the
+    steps' names. An error names the run file and the step (`ocg report RUN --check`)."""
+    from ..config.requests import request_json
+    from ..core.errors import OcgInputError
+
+    for notebook, params, name in plan:
+        try:
+            if isinstance(params, (GenerateRequest, ScoringRequest)):
+                type(params).model_validate_json(request_json(params))  # what 01/02 read back
+            else:
+                check_parameters(find_notebook(notebook), params, "parameter ")
+        except OcgInputError as exc:
+            raise OcgInputError(str(run.path), f"step {name}: {exc}") from exc
+        except (ValueError, TypeError) as exc:  # pydantic's ValidationError, json's TypeError
+            line = " ".join(str(exc).split())[:300]
+            raise OcgInputError(str(run.path), f"step {name}: its request: {line}") from exc
+    return [name for _, _, name in plan]

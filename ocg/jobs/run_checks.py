@@ -19,7 +19,7 @@ from ..config.model_registry import MODELS_FILE, load_models
 from ..config.models_file import REFERENCE_CONDITION, ModelEntry
 from ..config.run_file import RunFile, Sampling
 from ..config.scoring_file import ScoringFile
-from ..core.errors import OcgInputError
+from ..core.errors import OcgInputError, shown
 from ..core.frames import check_permutations, unknown_template
 from ..core.paths import SHIPPED_DATA
 from ..generation.backends.constrained import check_backends
@@ -121,11 +121,30 @@ def _check_programs(entries: dict[str, ModelEntry], scoring: ScoringFile, src: s
 
 def _check_pairs(file: RunFile, src: str) -> None:
     for reasoning, base in (file.table7_pairs or {}).items():
+        # a key with a tab or line break is shown quoted: the error stays one line
+        where = f"{src}: table7_pairs.{reasoning if reasoning.isprintable() else shown(reasoning)}"
         for model in (reasoning, base):
             if model not in file.models:
-                raise OcgInputError(
-                    f"{src}: table7_pairs.{reasoning}", f"{model!r} is not a model of this file"
-                )
+                raise OcgInputError(where, f"{shown(model)} is not a model of this file")
+        if reasoning == base:
+            raise OcgInputError(
+                where, "a model paired with itself: pair a reasoning model with its base model"
+            )
+
+
+def _check_subset(file: RunFile, src: str) -> None:
+    """subset_k at most the sets there are (one more would be silently all of them)."""
+    if not file.subset_k:
+        return
+    from ..data.concepts import load_concept_sets
+
+    n = len(load_concept_sets(file.n_concepts))
+    if file.subset_k > n:
+        raise OcgInputError(
+            f"{src}: subset_k",
+            f"got {file.subset_k}; the {file.n_concepts}-concept data hold {n} sets: give at "
+            f"most {n}, or null for all",
+        )
 
 
 def _outputs(file: RunFile, src: str) -> str | None:
@@ -177,8 +196,14 @@ def check_run(raw: object, path: Path, model: type[RunFile] = RunFile) -> Checke
         )
     file = _local_scoring(file, src, base)
     named = models_file if file.models_file else None  # None: the notebooks' own default
+    if named is not None and not models_file.is_file():  # the run file's key, not a bare path
+        raise OcgInputError(
+            f"{path}: models_file",
+            f"{models_file} is not a file" + ("" if models_file.exists() else " (no such file)"),
+        )
     entries = _entries(file, path, models_file)
     check_permutations(f"{src}: permutations", file.permutations, file.n_concepts)
+    _check_subset(file, src)
     _check_templates(file, src, entries)
     overrides, scoring = _scoring(file, src, named)
     if model is RunFile:  # a sweep's servers run on its compute nodes, whose programs are theirs

@@ -269,11 +269,17 @@ def write_case_browser_from(
 
     from tqdm import tqdm
 
+    from ..core.progress import bars_shown
     from ..core.provenance import available_cpus
 
     jobs = [(str(out_dir), m, str(scores_root), str(generations_root)) for m in models]
     workers = min(processes or available_cpus(), len(jobs))
-    bar = tqdm(total=len(jobs), desc="case browser", unit="model", disable=not progress)
+    bar = tqdm(
+        total=len(jobs),
+        desc="case browser",
+        unit="model",
+        disable=not (progress and bars_shown()),
+    )
     index = []
     if workers <= 1:
         for job in jobs:

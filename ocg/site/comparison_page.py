@@ -1,5 +1,5 @@
 """`ocg compare`'s page and JSON: two models side by side (ocg/analysis/versus.py), written to
-outputs/comparisons/<A>-vs-<B>/ as index.html (templates/comparison.html) and comparison.json."""
+outputs/comparisons/<A>~<model A>~vs~<B>~<model B>/ as index.html (templates/comparison.html) and comparison.json."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from ..analysis.versus import MAX_LISTED, Comparison, Side
 from ..analysis.versus_medians import COLUMNS as MEDIAN_COLUMNS
 from ..core.files import atomic_path, write_json
 from ..core.layout import ComparisonFolder
-from ..metrics.registry import label
+from ..metrics.registry import label, metric
 from ..results.designs import describe_design
 from .render import render
 from .results_reasons import SMALL
@@ -49,6 +49,26 @@ def _side(side: Side) -> dict:
     }
 
 
+NOT_DECLARED = "the metric is not declared in the process that wrote this file"
+_DECLARED = ("label", "metric_unit", "higher_is_better")
+
+
+def _value_reason(key: str, row: dict) -> str:
+    """Why a side's value, or the difference, is null on the shared answers of the condition."""
+    c, m = row.get("condition"), metric(row["metric"])
+    if key in ("value_a", "value_b"):
+        side = key[-1].upper()
+        if m is not None and m.pooled:
+            return (
+                f"none of {side}'s shared answers in `{c}` has {m.denominator} (every concept): "
+                f"{m.label} is a share of those, 0/0, so no value (not 0)"
+            )
+        return f"no shared answer of {side} in `{c}` has a value of this metric"
+    if key == "difference":
+        return "A or B has no value of this metric on the shared answers (see value_a, value_b)"
+    return "not computed"
+
+
 def _test(row: dict) -> dict:
     """A test as comparison.json gives it: the median columns on a skewed metric's row only; on a
     small sample no bounds and no p-value; each null with its `missing_reason`."""
@@ -60,11 +80,21 @@ def _test(row: dict) -> dict:
     }
     if medians:
         out["median_pairs"] = int(row["median_pairs"])
+    if "unit" in out:  # what was resampled (sets, clusters), not the metric's own unit
+        out["resampling_unit"] = out.pop("unit")
+    m = metric(row["metric"])
+    out.update(
+        label=m.label if m else None,
+        metric_unit=m.unit if m else None,
+        higher_is_better=m.higher_is_better if m else None,
+    )
     small = bool(row.get("small_sample", False))
     if small:
         out.update(dict.fromkeys(UNSHOWN))
     reasons = {
-        k: SMALL if small and k in UNSHOWN else _REASONS.get(k, "not computed")
+        k: SMALL
+        if small and k in UNSHOWN
+        else _REASONS.get(k) or (NOT_DECLARED if k in _DECLARED else _value_reason(k, row))
         for k, v in out.items()
         if v is None
     }
@@ -87,11 +117,17 @@ def _judge_agreement(c: Comparison) -> dict | None:
     }
 
 
+# 2: a test's `unit` is `resampling_unit`; each test gives its metric's label, metric_unit and
+# higher_is_better (as results.json does); every null's reason is its own.
+FORMAT_VERSION = 2
+
+
 def comparison_json(c: Comparison) -> dict:
     """Everything the page shows, machine-readable (docs/DATA.md, "ocg compare")."""
     tests = [_test(row) for row in c.tests.to_dict(orient="records")]
     judge = _judge_agreement(c)
     return {
+        "format_version": FORMAT_VERSION,
         "a": _side(c.a),
         "b": _side(c.b),
         "shared": {

@@ -14,7 +14,16 @@ import pandas as pd
 from ..analysis import skew
 from ..core.layout import ReportFolder
 from ..metrics.registry import metric
-from .results_parts import _by_key, _count, _delta_test, _interval, _median, _settings, _table
+from .results_parts import (
+    _by_key,
+    _delta_test,
+    _interval,
+    _median,
+    _settings,
+    _table,
+    null_count,
+    value_reason,
+)
 
 
 @dataclass(frozen=True)
@@ -109,10 +118,7 @@ def _entry(row: dict, spec: Comparison, read: _Read) -> dict:
         if len(summary)
         else summary
     )
-    n_of: str | None
-    n, n_of = _count(s, name) if len(s) and m else (None, "")
-    if pd.isna(row["value"]):
-        n, n_of = 0, None
+    n, n_of = null_count(name, s, row["value"])
     key, method = (model, name), read.methods["paired_test"]
     out = {
         "label": m.label if m else name,
@@ -127,9 +133,8 @@ def _entry(row: dict, spec: Comparison, read: _Read) -> dict:
     for base in spec.also:
         out[f"delta_vs_{base}"] = row.get(f"delta_vs_{base}")
         out[f"delta_vs_{base}_test"] = _delta_test(read.paired[base].get(key), method)
-    reason = f"{name}_missing_reason"
-    if pd.isna(row["value"]) and reason in s and s[reason].notna().any():
-        out["missing_reason"] = {"value": str(s[reason].dropna().iloc[0])}
+    if pd.isna(row["value"]):  # why, in words: not scored, 0/0, the scorer's reason
+        out["missing_reason"] = {"value": value_reason(name, s, spec.condition)}
     if name in skew.MEDIAN_METRICS:  # the median beside the mean, which a few answers can make
         # a forced-order table saved before its median columns: the outcomes' pooled medians
         pooled = _outcome_median(row, read.outcomes, spec) if "median" not in row else None

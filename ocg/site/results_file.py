@@ -25,7 +25,16 @@ from ..metrics.registry import metric
 from ..results.scores import Scores, signature_hash
 from .judge_note import judge_counts, results_block
 from .results_comparisons import comparisons
-from .results_parts import _by_key, _count, _delta_test, _interval, _median, _settings, _table
+from .results_parts import (
+    _by_key,
+    _delta_test,
+    _interval,
+    _median,
+    _settings,
+    _table,
+    null_count,
+    value_reason,
+)
 from .results_reasons import with_reasons
 
 # 2: missing_reason an object {key: why} for every null; holm_family
@@ -118,13 +127,7 @@ def _model_metrics(model: str, tables: _Tables, signature) -> dict:
             row["metric"],
             metric(row["metric"]),
         )  # None: declared where this process never looked
-        n: int | None
-        n_of: str | None
-        n, n_of = _count(s, name) if len(s) and m else (None, "")
-        if pd.isna(
-            row["value"]
-        ):  # nothing scored (pBLEURT without its checkpoint): it averages over nothing
-            n, n_of = 0, None
+        n, n_of = null_count(name, s, row["value"])
         test = paired.get((model, name))
         out[name] = {
             "label": m.label if m else name,
@@ -139,9 +142,9 @@ def _model_metrics(model: str, tables: _Tables, signature) -> dict:
             "family": m.family if m else None,
             "signature_key": signature.metric_keys.get(m.family) if signature and m else None,
         }
-        reason = f"{name}_missing_reason"
-        if pd.isna(row["value"]) and reason in s and s[reason].notna().any():
-            out[name]["missing_reason"] = {"value": str(s[reason].dropna().iloc[0])}
+        if pd.isna(row["value"]):  # why, in words: not scored, 0/0, the scorer's reason
+            families = set(signature.metric_keys) if signature is not None else None
+            out[name]["missing_reason"] = {"value": value_reason(name, s, "ordered", families)}
         if name in MEDIAN_METRICS and (
             "median" in row or f"{name}_median" in summary
         ):  # the median beside the mean, which a few answers can make

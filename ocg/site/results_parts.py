@@ -10,7 +10,7 @@ import pandas as pd
 
 from ..core.files import read_json, read_table
 from ..core.layout import ReportFolder
-from ..metrics.registry import FAMILIES, require
+from ..metrics.registry import FAMILIES, metric, require
 
 
 def _table(report: ReportFolder, name: str) -> pd.DataFrame | None:
@@ -40,6 +40,47 @@ def _count(summary: pd.DataFrame, name: str) -> tuple[int | None, str]:
         else 0
     )  # SLOR has a value exactly where perplexity has
     return int(summary["n_answers"].sum() - unscored), "answers"
+
+
+def value_reason(
+    name: str, s: pd.DataFrame, condition: str, families: set[str] | None = None
+) -> str:
+    """Why a metric's value is null for a model in `condition` (`s`: the summary's rows of that
+    model and condition; `families`: those its scoring signature holds, None where not known):
+    not declared, not scored, the scorer's own reason, a pooled share of nothing (0/0), or no
+    answer with a value."""
+    m = metric(name)
+    if m is None:
+        return "the metric is not declared in the process that wrote this file"
+    pooled_n = f"n_{m.denominator}" if m.pooled else None
+    if (families is not None and m.family not in families) or (
+        pooled_n is not None and len(s) and pooled_n not in s
+    ):
+        return (
+            f"not scored for this model (its scoring family `{m.family}` is not in the scoring "
+            "signature)"
+        )
+    if not len(s):
+        return f"the scores' summary holds no `{condition}` rows of this model"
+    if f"{name}_missing_reason" in s and s[f"{name}_missing_reason"].notna().any():
+        return str(s[f"{name}_missing_reason"].dropna().iloc[0])
+    answers = int(s["n_answers"].sum()) if "n_answers" in s else 0
+    if pooled_n is not None and int(s[pooled_n].sum()) == 0:
+        return (
+            f"0 of {answers} answers in `{condition}` have {m.denominator} (every concept): "
+            f"{m.label} is a share of those, 0/0, so no value (not 0)"
+        )
+    return f"no answer in `{condition}` has a value of {m.label} (of {answers} answers)"
+
+
+def null_count(name: str, s: pd.DataFrame, value) -> tuple[int | None, str | None]:
+    """What a metric's value averages over (`_count`); for a null value, nothing (0, None),
+    except a pooled share's empty denominator, which is said as it is (0 answers where ...)."""
+    m = metric(name)
+    n, n_of = _count(s, name) if len(s) and m else (None, "")
+    if pd.isna(value) and not (m is not None and m.pooled and n == 0 and n_of):
+        return 0, None
+    return n, n_of
 
 
 def _by_key(table: pd.DataFrame | None) -> dict[tuple[str, str], dict]:

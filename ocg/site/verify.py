@@ -653,13 +653,15 @@ def _trust_counts(trust: dict, summary: pd.DataFrame, refs: set, c: _Check) -> N
 
 
 def nulls_without_reason(obj, path: str = "", skip: tuple[str, ...] = ()) -> list[str]:
-    """Every null whose object gives no `missing_reason` for its key (a null in a list always),
+    """Every null whose object gives no `missing_reason` for its key ("not computed" is none; a
+    null in a list always),
     walking dicts and lists; keys of `skip` are not entered."""
     out = []
     if isinstance(obj, dict):
         reasons = obj.get("missing_reason") or {}
         for key, value in obj.items():
-            if value is None and not (isinstance(reasons, dict) and reasons.get(key)):
+            given = reasons.get(key) if isinstance(reasons, dict) else None
+            if value is None and given in (None, "", "not computed"):
                 out.append(f"{path}/{key}")
             elif key not in ("missing_reason", *skip):
                 out += nulls_without_reason(value, f"{path}/{key}", skip)

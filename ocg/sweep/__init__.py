@@ -26,7 +26,7 @@ from pathlib import Path
 
 from ..core.errors import OcgInputError
 from ..core.lock import exclusive
-from ..jobs.plan import model_steps
+from ..jobs.plan import analysis_steps, check_plan, model_steps
 from .config import Sweep, load_sweep, resources_for
 from .slurm import submit_slurm, wait_slurm
 from .state import ModelState, print_status, status_table, sweep_dirs
@@ -34,6 +34,7 @@ from .tasks import run_analysis, run_local, run_model_task
 
 __all__ = [
     "Driving",
+    "check_sweep",
     "load_sweep",
     "model_steps",
     "resources_for",
@@ -53,6 +54,23 @@ class Driving:
     wait: bool = False
     dry_run: bool = False
     wait_timeout_s: float = 24 * 3600
+
+
+def check_sweep(path: str | Path) -> int:
+    """`ocg sweep FILE --check`: the sweep file loaded and the plan of every model's task and of
+    the analyses checked as the tasks would (ocg/jobs/plan.py, `check_plan`); nothing written."""
+    sweep = load_sweep(path)
+    dirs = sweep_dirs(sweep)
+    plan = [
+        (nb, params, f"{nb}-{model}")
+        for model in sweep.file.models
+        for nb, params in model_steps(sweep, dirs, model)
+    ]
+    names = check_plan(sweep, plan + analysis_steps(sweep, dirs, list(sweep.file.models)))
+    print(f"{sweep.path}: {len(names)} steps, checked")
+    for i, name in enumerate(names, start=1):
+        print(f"[{i}/{len(names)}] {name}")
+    return 0
 
 
 def run_sweep(

@@ -180,7 +180,11 @@ def run_analysis(sweep: Sweep) -> int:
     final = sweep_dirs(sweep).reports
     with building(final) as staging:
         outcome = _analyse(sweep, done, staging, final)
-        finish(staging, final, outcome)
+        landed = finish(staging, final, outcome)
+    if landed != final:  # a finished report of these analyses is kept; the failed build beside it
+        outcome = outcome.replace(
+            reason=f"{outcome.reason} (the build: {landed}; the previous report {final} is kept)"
+        )
     AnalysisMarker(
         state=AnalysisStatus(outcome.state.value),
         report=outcome.report,

@@ -5,6 +5,7 @@ commits between the two reports' own that changed ocg/ (a git checkout made here
 import subprocess
 
 import pandas as pd
+import pytest
 
 from ocg.analysis import report_differences
 from ocg.analysis.report import save_table
@@ -26,7 +27,7 @@ def _report(folder, value, families, commit, flags=6, dtype="float32"):
         ReportFolder(folder).results,
         {
             "models": {"m": {"model_id": "org/m", "dtype": dtype, "metrics": {}}},
-            "provenance": {"git": {"commit": commit}},
+            "provenance": {"git": {"commit": commit, "dirty": False}},
         },
     )
     return folder
@@ -117,3 +118,38 @@ def test_same_signatures_and_commit_say_nothing_differs(tmp_path):
     fam = {"coverage": _key(10)}
     a, b = _report(tmp_path / "a", 1.0, fam, c1), _report(tmp_path / "b", 2.0, fam, c1)
     assert report_differences.explain(a, b) == []
+
+
+def _with_git(folder, **git):
+    doc = __import__("json").loads(ReportFolder(folder).results.read_text())
+    doc["provenance"]["git"].update(git)
+    write_json(ReportFolder(folder).results, doc)
+
+
+def test_an_upper_case_commit_is_the_same_commit_and_a_dirty_tree_is_said(tmp_path, capsys):
+    repo, (c1, _, _) = _repo(tmp_path)
+    a = _report(tmp_path / "a", 50.0, {"coverage": _key(9)}, c1)
+    b = _report(tmp_path / "b", 51.0, {"coverage": _key(9)}, c1.upper())
+    _with_git(a, dirty=False)
+    _with_git(b, dirty=True)
+    assert main(["compare-reports", str(a), str(b)]) == 1
+    out = capsys.readouterr().out
+    assert "unknown commit" not in out, out
+    assert f"code: both built at {c1}, but B's checkout had uncommitted changes" in out, out
+    _with_git(b, dirty=False)
+    assert report_differences.code_differences(a, b, repo) == []
+
+
+@pytest.mark.parametrize("block", [[], "x", {"m": 3}, {"m": []}])
+def test_a_malformed_models_block_is_said_not_a_traceback(tmp_path, capsys, block):
+    repo, (c1, _, _) = _repo(tmp_path)
+    a = _report(tmp_path / "a", 50.0, {"coverage": _key(9)}, c1)
+    b = _report(tmp_path / "b", 51.0, {"coverage": _key(9)}, c1)
+    doc = __import__("json").loads(ReportFolder(b).results.read_text())
+    doc["models"] = block
+    write_json(ReportFolder(b).results, doc)
+    assert main(["compare-reports", str(a), str(b)]) == 1
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err and captured.err == "", captured.err
+    said = [line for line in captured.out.splitlines() if "B's results.json: `models`" in line]
+    assert len(said) == 1, captured.out

@@ -101,7 +101,7 @@ def test_the_paired_differences_are_the_answers_own_and_the_test_is_the_sign_fli
 
 def test_the_json_and_the_page(runs, outputs):
     assert main(["compare", str(runs / "both"), str(runs / "b"), "--model-a", "a"]) == 0
-    folder = outputs / "comparisons" / "both-vs-b"
+    folder = outputs / "comparisons" / "both~a~vs~b~b"
     data = json.loads((folder / "comparison.json").read_text())
     assert data["a"]["model"] == "a" and data["b"]["model"] == "b"
     assert data["a"]["models_in_report"] == ["a", "b"]
@@ -155,7 +155,7 @@ def test_designs_that_share_nothing_are_refused_saying_what_each_has(runs, capsy
 def test_a_pilot_is_compared_on_the_shared_part(runs, outputs, capsys):
     assert main(["compare", str(runs / "pilot"), str(runs / "b")]) == 0
     assert "(pilot, 12 instances) vs b (b, 144 instances): 12 shared" in capsys.readouterr().out
-    folder = outputs / "comparisons" / "pilot-vs-b"
+    folder = outputs / "comparisons" / "pilot~a~vs~b~b"
     data = json.loads((folder / "comparison.json").read_text())
     assert (data["a"]["instances"], data["b"]["instances"], data["shared"]["instances"]) == (
         12,
@@ -174,7 +174,7 @@ def test_a_run_file_names_its_report(runs, outputs, tmp_path, capsys):
         "models: [smollm2-135m-instruct]\n"
     )
     assert main(["compare", str(runs / "both"), str(run_file), "--model-a", "a"]) == 0
-    assert (outputs / "comparisons" / "both-vs-mine" / "comparison.json").exists()
+    assert (outputs / "comparisons" / "both~a~vs~mine~b" / "comparison.json").exists()
 
 
 # answer -> the judge's reply (a replay judge): every cell of both checks' tables met on each side
@@ -240,7 +240,7 @@ def test_where_a_judge_metric_is_compared_each_sides_agreement_is_given(judged, 
     from sklearn.metrics import cohen_kappa_score
 
     assert main(["compare", str(judged), str(judged), "--model-a", "a", "--model-b", "b"]) == 0
-    folder = outputs / "comparisons" / "judged-a-vs-judged-b"
+    folder = outputs / "comparisons" / "judged~a~vs~judged~b"
     data = json.loads((folder / "comparison.json").read_text())
     assert {"judge_score", "judge_in_order"} <= {t["metric"] for t in data["tests"]}
     block = data["judge_agreement"]
@@ -274,8 +274,119 @@ def test_where_a_judge_metric_is_compared_each_sides_agreement_is_given(judged, 
 
 def test_no_judge_metric_compared_no_agreement(runs, outputs):
     assert main(["compare", str(runs / "both"), str(runs / "b"), "--model-a", "a"]) == 0
-    data = json.loads((outputs / "comparisons" / "both-vs-b" / "comparison.json").read_text())
+    data = json.loads((outputs / "comparisons" / "both~a~vs~b~b" / "comparison.json").read_text())
     assert data["judge_agreement"] is None
     assert "no judge metric" in data["missing_reason"]["judge_agreement"]
-    page = (outputs / "comparisons" / "both-vs-b" / "index.html").read_text()
+    page = (outputs / "comparisons" / "both~a~vs~b~b" / "index.html").read_text()
     assert "judge against ocg" not in page
+
+
+def test_another_pair_of_the_same_reports_gets_its_own_folder(runs, outputs, capsys):
+    """Folders are named by both reports and both models: a second pair never replaces the first."""
+    assert main(["compare", str(runs / "both"), str(runs / "b"), "--model-a", "a"]) == 0
+    first = outputs / "comparisons" / "both~a~vs~b~b"
+    before = {p.name: p.read_bytes() for p in first.iterdir()}
+    argv = ["compare", str(runs / "both"), str(runs / "b"), "--model-a", "b", "--model-b", "b"]
+    assert main(argv) == 0
+    second = outputs / "comparisons" / "both~b~vs~b~b"
+    assert {p.name: p.read_bytes() for p in first.iterdir()} == before
+    for folder, model_a in ((first, "a"), (second, "b")):
+        data = json.loads((folder / "comparison.json").read_text())
+        assert (data["a"]["model"], data["b"]["model"]) == (model_a, "b")
+
+
+def test_one_writer_per_comparison_folder(runs, outputs, capsys):
+    import os
+
+    from ocg.core.layout import ComparisonFolder
+    from ocg.core.lock import exclusive
+
+    argv = ["compare", str(runs / "both"), str(runs / "b"), "--model-a", "a"]
+    assert main(argv) == 0
+    folder = ComparisonFolder.of(outputs / "comparisons", "both", "a", "b", "b").folder
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    capsys.readouterr()
+    with exclusive(folder, doing="is writing this comparison"):
+        assert main(argv) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is writing this comparison" in err[0] and str(os.getpid()) in err[0]
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+
+
+def test_comparison_folder_names_never_collide():
+    from pathlib import Path
+
+    from ocg.core.layout import ComparisonFolder
+
+    root = Path("/c")
+    assert ComparisonFolder.of(root, "a.b", "c", "d", "e") != ComparisonFolder.of(
+        root, "a", "b.c", "d", "e"
+    )
+    long = ComparisonFolder.of(root, "r" * 128, "m" * 128, "s" * 128, "n" * 128).folder.name
+    other = ComparisonFolder.of(root, "r" * 128, "m" * 128, "s" * 128, "o" * 128).folder.name
+    assert len(long.encode()) <= 255 and long != other
+
+
+@pytest.fixture(scope="module")
+def zero_of_zero(scored_run, tmp_path_factory):
+    """Reports `ra` (answers with every concept, in order) and `rb` (never every concept: its
+    Ordered Rate is 0 of 0 answers)."""
+    root = scored_run(
+        "versus-zero",
+        lambda m, _c: [
+            dict(r, answer="The boy rides a bike down the street." if m == "a" else "A boy sat.")
+            for r in _rows(SETS, (0,), m)
+        ],
+        ["coverage"],
+        models=("a", "b"),
+        conditions=("original", "ordered"),
+    )
+    reports = tmp_path_factory.mktemp("zero-reports")
+    for name, m in (("ra", "a"), ("rb", "b")):
+        shutil.copytree(
+            ModelScores.of(m, root / "scores").folder,
+            ModelScores.of(m, ReportFolder(reports / name).scores).folder,
+        )
+    return reports
+
+
+def test_a_side_with_no_complete_answer_compares_without_warnings(zero_of_zero, tmp_path):
+    """The bootstrap of a 0/0 share is NaN in every resample: its interval is null, and numpy's
+    "All-NaN slice" never reaches the user's terminal."""
+    import os
+    import subprocess
+    import sys
+
+    from ocg.core.paths import PROJECT_ROOT
+
+    result = subprocess.run(
+        [sys.executable, "-m", "ocg.cli", "compare", str(zero_of_zero / "ra")]
+        + [str(zero_of_zero / "rb")],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(PROJECT_ROOT), OCG_OUTPUTS=str(tmp_path)),
+        timeout=300,
+    )
+    assert result.returncode == 0 and result.stderr == "", result.stderr[-2000:]
+    data = json.loads((tmp_path / "comparisons" / "ra~a~vs~rb~b" / "comparison.json").read_text())
+    rate = [t for t in data["tests"] if t["metric"] == "ordered_rate"]
+    assert rate and all(t["value_b"] is None and t["ci_low"] is None for t in rate), rate
+    for t in rate:  # every null says why, never a catch-all
+        assert t["missing_reason"]["value_b"].startswith("none of B's shared answers in `")
+        assert "see value_a, value_b" in t["missing_reason"]["difference"]
+    reasons = [why for t in data["tests"] for why in t.get("missing_reason", {}).values()]
+    assert reasons and "not computed" not in reasons
+    nulls = [(t["metric"], k) for t in data["tests"] for k, v in t.items() if v is None]
+    assert all(
+        k in t.get("missing_reason", {}) for t in data["tests"] for k, v in t.items() if v is None
+    ), nulls
+
+
+def test_each_test_names_its_metrics_unit_direction_and_what_was_resampled(runs, outputs):
+    assert main(["compare", str(runs / "both"), str(runs / "b"), "--model-a", "a"]) == 0
+    data = json.loads((outputs / "comparisons" / "both~a~vs~b~b" / "comparison.json").read_text())
+    assert data["format_version"] == 2
+    row = next(t for t in data["tests"] if t["metric"] == "ordered_rate")
+    assert row["metric_unit"] == "% of complete answers" and row["higher_is_better"] is True
+    assert row["resampling_unit"] == data["bootstrap"]["unit"] == "sets" and "unit" not in row
+    assert row["label"] == "Ordered Rate"

@@ -99,3 +99,24 @@ def test_the_five_concept_run_has_twelve_shipped_references_in_original_only(tmp
     (tmp_path / "r.yaml").write_text(yaml.safe_dump(raw))
     with pytest.raises(OcgInputError, match=r"models\[1\]: 'ref-gpt-4-0613' is a reference"):
         load_run(tmp_path / "r.yaml")
+
+
+def test_ocg_generate_gives_a_reference_only_original(tmp_path, capsys):
+    """`ocg generate REF` without --conditions answers only `original` (a reference was asked no
+    order); asking it `ordered` is refused in one line naming the conditions."""
+    from ocg.cli import main
+
+    rows = select_instances(conditions=["original"], subset_k=1, template_ids=[0])
+    lines = [{"model": "b", "id": s, "output": f"b wrote for {s}."} for s in rows.set_id.unique()]
+    sets_file = tmp_path / "sets.jsonl"
+    sets_file.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    models = models_file(tmp_path, sets_file, model="b")
+    argv = ["generate", "ref", "--models-file", str(models), "--subset-k", "1", "--templates", "0"]
+    assert main([*argv, "--out", str(tmp_path / "g")]) == 0
+    assert sorted(p.name for p in (tmp_path / "g" / "ref").glob("*.jsonl")) == ["original.jsonl"]
+    capsys.readouterr()
+    assert main([*argv, "--out", str(tmp_path / "h"), "--conditions", "ordered"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        "ocg: error: conditions: ref is a reference: it answers only 'original', not ['ordered']"
+    ], err

@@ -129,10 +129,12 @@ def test_results_json_comes_and_goes_with_the_report_it_describes(outputs, tmp_p
     )
     assert json.loads((folder / "results.json").read_text())["run"]["models"] == ONE["models"]
     assert seen["building"] is False  # written after the notebooks, in the staging folder
+    before = (folder / "results.json").read_bytes()
     assert report(monkeypatch, tmp_path, ONE, fail="03_main_results") == 1
-    assert not (
-        folder / "results.json"
-    ).exists()  # a failed run's report holds no numbers of the one before
+    assert (folder / "results.json").read_bytes() == before  # the finished report is kept
+    failed = folder.with_name("demo.failed~")
+    assert json.loads((failed / "report.json").read_text())["state"] == "failed"
+    assert not (failed / "results.json").exists()  # a failed build holds no numbers of another
 
 
 def test_a_report_being_rebuilt_is_whole_or_visibly_unfinished(
@@ -164,15 +166,15 @@ report_until_killed({run!r}, {ready!r})
 """
 
 
-def report_until_killed(run_file: str, ready: str) -> None:
-    """`ocg report` whose notebook 07 hangs (for the kill -9 test, in a child process)."""
+def report_until_killed(run_file: str, ready: str, run=pipeline.run_report) -> None:
+    """`ocg report` whose notebook 07 hangs (for the kill and signal tests, in a child process)."""
 
     def hang(staging):
         Path(ready).write_text("in notebook 07")
         time.sleep(120)
 
     pipeline.run_step = lambda *a, **k: fake_step(*a, **k, during=("07_reasoning_models", hang))
-    pipeline.run_report(run_file)
+    run(run_file)
 
 
 def test_kill_9_during_a_notebook_leaves_the_previous_report_and_a_visibly_unfinished_one(
@@ -205,6 +207,100 @@ def test_kill_9_during_a_notebook_leaves_the_previous_report_and_a_visibly_unfin
     assert f"ocg: error: {staging}: an unfinished report" in capsys.readouterr().err
     assert report(monkeypatch, tmp_path, ONE) == 0  # the next run clears what the killed one left
     assert not staging.exists() and not (folder / "tables" / "table7.csv").exists()
+
+
+STOPPED_RUN = """
+import sys
+from tests.jobs.test_report_folders import report_until_killed
+from ocg.cli import main
+report_until_killed({run!r}, {ready!r}, run=lambda run: sys.exit(main(["report", run])))
+"""
+
+
+def snapshot(folder: Path) -> dict:
+    return {p.relative_to(folder): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize(
+    "signum, status, why",
+    [
+        (signal.SIGINT, 130, "interrupted (Ctrl-C)"),
+        (signal.SIGTERM, 143, "stopped by signal SIGTERM"),
+    ],
+)
+def test_a_stopped_rebuild_keeps_the_report_and_the_build_beside_it(
+    outputs, tmp_path, monkeypatch, capsys, signum, status, why
+):
+    folder = outputs / "reports" / "demo"
+    assert report(monkeypatch, tmp_path, ONE) == 0
+    before = snapshot(folder)
+    ready = tmp_path / "ready"
+    code = STOPPED_RUN.format(run=str(write_run(tmp_path, TWO)), ready=str(ready))
+    child = subprocess.Popen(
+        [sys.executable, "-c", code],
+        env=dict(os.environ, PYTHONPATH=str(PROJECT_ROOT)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.time() + 60
+        while not ready.exists() and child.poll() is None and time.time() < deadline:
+            time.sleep(0.2)
+        assert ready.exists(), "the child run never reached notebook 07"
+        child.send_signal(signum)
+        out, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    lines = err.strip().splitlines()
+    assert child.returncode == status, err
+    assert lines[-1].startswith(f"ocg: error: {why} during `ocg report`"), err
+    failed = folder.with_name("demo.failed~")
+    assert lines[-2] == (
+        f"unfinished report: {failed / 'index.html'}; the previous report {folder}/ is kept"
+    ), err
+    assert snapshot(folder) == before  # the finished report, byte for byte
+    state = json.loads((failed / "report.json").read_text())
+    assert state["state"] == "failed" and why in state["reason"], state
+    assert (failed / "tables" / "table7.csv").exists() and not staging_dir(folder).exists()
+    capsys.readouterr()
+    assert main(["compare-reports", str(failed), str(folder)]) == 2
+    assert "an unfinished report (failed" in capsys.readouterr().err
+    assert report(monkeypatch, tmp_path, ONE) == 0  # a finished run removes the stopped build
+    assert sorted(p.name for p in folder.parent.iterdir()) == ["demo"]
+
+
+def test_a_broken_pipe_that_stops_a_step_keeps_the_report(outputs, tmp_path, monkeypatch, capsys):
+    """A step's own write to a closed pipe (a notebook's, not ocg's progress: that one is dropped)."""
+    folder = outputs / "reports" / "demo"
+    assert report(monkeypatch, tmp_path, ONE) == 0
+    before = snapshot(folder)
+
+    def pipe_closed(staging):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(
+        pipeline,
+        "run_step",
+        lambda *a, **k: fake_step(*a, **k, during=("03_main_results", pipe_closed)),
+    )
+    capsys.readouterr()
+    main(["report", str(write_run(tmp_path, TWO))])
+    assert snapshot(folder) == before
+    failed = folder.with_name("demo.failed~")
+    state = json.loads((failed / "report.json").read_text())
+    assert state["state"] == "failed" and "broken pipe" in state["reason"], state
+    assert f"the previous report {folder}/ is kept" in capsys.readouterr().err
+
+
+def test_a_failed_rerun_over_a_failed_report_takes_its_place(outputs, tmp_path, monkeypatch):
+    folder = outputs / "reports" / "demo"
+    assert report(monkeypatch, tmp_path, ONE, fail="03_main_results") == 1
+    assert report(monkeypatch, tmp_path, TWO, fail="07_reasoning_models") == 1
+    state = json.loads((folder / "report.json").read_text())
+    assert state["state"] == "failed" and "07_reasoning_models" in state["reason"]
+    assert sorted(p.name for p in folder.parent.iterdir()) == ["demo"]
 
 
 @pytest.mark.parametrize(

@@ -157,7 +157,8 @@ def test_one_instance_side_by_side_across_models(cases):
 
 def test_csv_cells_are_quoted_and_never_formulas():
     """The page's own csvCell, run in Node: commas, quotes and line breaks quoted; a model's text
-    starting with = + - @ is not read as a spreadsheet formula."""
+    starting with = + - @ is not read as a spreadsheet formula; a number stays a number (a
+    negative SLOR is no formula), a missing or non-finite one an empty cell."""
     import json
     import os
     import shutil
@@ -184,9 +185,14 @@ def test_csv_cells_are_quoted_and_never_formulas():
         "-2",
         "@x",
         None,
+        -2,
+        -5.8453,
+        0,
+        True,
     ]
+    script = f"{json.dumps(cells)}.concat([NaN, Infinity]).map(csvCell)"
     out = subprocess.run(
-        [node, "-e", source + f"\nconsole.log(JSON.stringify({json.dumps(cells)}.map(csvCell)))"],
+        [node, "-e", source + f"\nconsole.log(JSON.stringify({script}))"],
         capture_output=True,
         text=True,
         check=True,
@@ -201,6 +207,12 @@ def test_csv_cells_are_quoted_and_never_formulas():
         "'+1",
         "'-2",
         "'@x",
+        "",
+        "-2",
+        "-5.8453",
+        "0",
+        "true",
+        "",
         "",
     ]
 

@@ -359,3 +359,37 @@ def test_every_null_of_every_registered_metric_carries_its_missing_reason(report
     )
     # the check itself finds a null left unexplained
     assert nulls_without_reason({"a": {"m": {"value": None}}}) == ["/a/m/value"]
+
+
+def test_a_share_of_nothing_says_so(scored_run, tmp_path):
+    """Ordered Rate is a share of the answers holding every concept: where none does, its null
+    says 0/0 (with the count), not that the family was never scored."""
+    root = scored_run(
+        "zero_of_zero",
+        lambda model, _: [
+            {
+                "set_id": s,
+                "template_id": 0,
+                "perm_index": p,
+                "concepts": ["boy", "ride", "bike", "street"],
+                "pos_pattern": "NVNN",
+                "answer": ANSWERS[0] if model == "a" else "A boy sat.",
+            }
+            for s in ("s1", "s2")
+            for p in range(6)
+        ],
+        ["coverage"],
+        models=("a", "b"),
+        conditions=("original", "ordered"),
+    )
+    scores = load_scores(root / "scores")
+    out = tmp_path / "report"
+    save_table(tables.table1(scores.summary), "table1", out, meta=sources(scores))
+    doc = results(out, RUN, scores)
+    rate = doc["models"]["b"]["metrics"]["ordered_rate"]
+    assert rate["value"] is None and (rate["n"], rate["n_of"]) == (0, "answers where all_present")
+    assert rate["missing_reason"]["value"].startswith(
+        "0 of 12 answers in `ordered` have all_present (every concept)"
+    ), rate["missing_reason"]
+    assert doc["models"]["a"]["metrics"]["ordered_rate"]["value"] is not None
+    assert nulls_without_reason(doc["models"]) == []

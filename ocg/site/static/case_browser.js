@@ -187,7 +187,10 @@ function sorted(list) {
   });
 }
 function csvCell(v) {
-  let s = String(v == null ? "" : v);
+  if (v == null) return "";
+  if (typeof v === "number") return Number.isFinite(v) ? String(v) : "";  // a number stays one (SLOR -5.8)
+  if (typeof v === "boolean") return String(v);
+  let s = String(v);
   if (/^[=+\-@\t\r]/.test(s)) s = "'" + s;  // a model's text is never read as a spreadsheet formula
   return /[",\r\n]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s;
 }
