@@ -197,7 +197,7 @@ def test_a_run_file_says_where_its_outputs_go(tmp_path, monkeypatch):
 
     def steps_seen(run, staging, final):
         seen.update(env=os.environ["OCG_OUTPUTS"], cache=os.environ["OCG_MODEL_CACHE"], final=final)
-        return 0, {}
+        return 0, {}, True
 
     monkeypatch.setattr(ocg.jobs.pipeline, "_write_report", steps_seen)
     monkeypatch.setattr(ocg.jobs.pipeline, "finish", lambda *a: None)
