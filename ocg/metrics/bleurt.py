@@ -48,13 +48,11 @@ def score_pairs(
     import torch
     from tqdm import tqdm
 
-    from ..core.progress import bars_shown
-
     unique = sorted(set(pairs), key=lambda p: (len(p[0]) + len(p[1]), p))
     out: dict[tuple[str, str], float] = {}
     device = next(model.parameters()).device
     starts = range(0, len(unique), batch_size)
-    for s in tqdm(starts, desc="pBLEURT", disable=not (progress and bars_shown())):
+    for s in tqdm(starts, desc="pBLEURT", disable=not progress):
         batch = unique[s : s + batch_size]
         refs, cands = [r for r, _ in batch], [c for _, c in batch]
         inputs = tokenizer(

@@ -30,6 +30,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..analysis.permutation import holm
+from ..core.errors import OcgError
 from ..core.files import read_table
 from ..core.layout import ReportFolder
 from ..metrics.registry import holm_family, label
@@ -46,7 +47,10 @@ VERIFY_ID = "ocg-verify"  # the trust box's verify line: ignored when the page i
 HOLM_TOLERANCE = 1e-12
 
 
-class NotAReport(Exception):
+_RESULTS = ReportFolder(Path(".")).results.name  # results.json, as the layout names it
+
+
+class NotAReport(OcgError):
     """The folder is not a finished report (exit 2)."""
 
 
@@ -102,7 +106,7 @@ class _Check:
     def fail(self, invariant: str, where: str, detail: str) -> None:
         self.broken.append(Broken(invariant, where, detail))
 
-    def same(self, invariant: str, where: str, a, b, names=("csv", "results.json")) -> None:
+    def same(self, invariant: str, where: str, a, b, names=("csv", _RESULTS)) -> None:
         """Exact equality of a copied value (NaN and null alike)."""
         self.checked += 1
         if not _equal(a, b):
@@ -720,7 +724,7 @@ def verify(report_dir: str | Path, *, comparisons: Path | None = None) -> Verdic
         c.same("I7.schema", "results.json schema_version", schema, SCHEMA_VERSION, ("file", "ocg"))
         for block in BLOCKS:
             _check_json(report, doc, block, c)
-        _check_nulls(doc, "results.json", c)
+        _check_nulls(doc, _RESULTS, c)
     for block in BLOCKS:
         _check_views(report, page, block, c)
         _check_tests(report, block.tests, c)

@@ -702,7 +702,7 @@ def test_case_browser_chunks_are_gzipped_and_read_back_whole(tmp_path):
 
 
 def test_latex_bolds_nothing_where_every_row_ties():
-    # issue 62: table1.tex bolded ties at 0.00 (PoS-correct coverage no model reached)
+    # the audit: table1.tex bolded ties at 0.00 (PoS-correct coverage no model reached)
     import re
 
     from ocg.analysis import latex

@@ -184,7 +184,7 @@ def test_commongen_s_rule_is_always_named_and_pos_correct_coverage_is_no_matchin
 
 
 def test_a_copies_as_failures_ordered_rate_names_its_own_denominator(answers):
-    # issue 62: "over all 98 ordered answers" stood beside an Ordered Rate over 37 complete ones
+    # the audit: "over all 98 ordered answers" stood beside an Ordered Rate over 37 complete ones
     long = table1_sensitivity(answers)
     sentence = next(
         s for s in largest_shifts(long, n=9) if s.startswith("copies as failures: Ordered Rate")
@@ -196,7 +196,7 @@ def test_a_copies_as_failures_ordered_rate_names_its_own_denominator(answers):
 
 
 def test_shifts_tied_with_the_last_one_named_are_all_named():
-    # issue 62: head(n) dropped one of four tied shifts silently
+    # the audit: head(n) dropped one of four tied shifts silently
     from ocg.analysis.sensitivity import READING_LABELS, RULE_LABELS
 
     long = pd.DataFrame(

@@ -196,7 +196,7 @@ def test_slor_is_shown_beside_its_median_as_perplexity_is():
 
 
 def test_the_forced_order_marks_each_delta_its_median_contradicts():
-    # issue 62: a Δ vs original of -2957.39 against a median Δ the other way showed no mark
+    # the audit: a Δ vs original of -2957.39 against a median Δ the other way showed no mark
     long = pd.DataFrame(
         [
             {

@@ -233,7 +233,7 @@ def test_the_shown_tests_read_as_words():
     assert "p (Holm)" in text and "paper" in text
 
 
-# The class behind "p = 0.75 with 2 units" (issue 62): a float tie tolerance both loses real ties
+# The class behind "p = 0.75 with 2 units": a float tie tolerance both loses real ties
 # (a small difference over large sums) and admits false ones (a null truly smaller by an ulp). The
 # properties below hold on generated statistics at any scale, against an enumeration in rationals
 # that shares no code with ocg.

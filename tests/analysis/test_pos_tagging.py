@@ -69,7 +69,7 @@ def test_a_concept_never_tagged_so_is_named_and_unbolds_the_pos_columns():
 
 
 def test_a_concept_one_model_never_tags_is_named_for_that_model():
-    # issue 62: bobsle_V was never a verb in one model's 117 matches; pooled with another model's
+    # the audit: bobsle_V was never a verb in one model's 117 matches; pooled with another model's
     # tagged ones, no caveat was printed and the PoS columns were bolded
     summary = _summary({"bobsle_V": [117, 0]}, {"bobsle_V": [40, 12]})
     assert pos_tagging.concept_tagging(summary).set_index("concept").loc["bobsle_V", "tagged"] == 12

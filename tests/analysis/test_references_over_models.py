@@ -135,7 +135,7 @@ def test_the_page_says_so_under_tables_2_and_3(root, tmp_path):
 
 
 def test_no_notebook_counts_models_with_the_reference_entries():
-    # issue 62: notebook 11 took summary.model.nunique() and composed_by(answers) over every
+    # the audit: notebook 11 took summary.model.nunique() and composed_by(answers) over every
     # entry, so its Figure 4 ran k = 1..13 with 12 reference entries among 1 model
     import json
     import re

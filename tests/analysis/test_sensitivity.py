@@ -192,7 +192,7 @@ def test_slor_under_each_variant_is_a_template_average_and_a_view_of_its_own():
     assert list(shown.columns)[0] == "default (Table 1)" and shown.loc["m"].iloc[0] == 3.0
     assert wide(table1_sensitivity(answers), "coverage").empty
     assert not any("SLOR" in s for s in largest_shifts(table1_sensitivity(answers)))
-    # issue 62: METHODS says the SLOR rows give the Δ too; `original` (template 0 only) is 9 under
+    # the audit: METHODS says the SLOR rows give the Δ too; `original` (template 0 only) is 9 under
     # every variant, so each Δ is the variant's ordered value minus 9
     assert view["delta"].tolist() == [3.0 - 9.0, 2.0 - 9.0, 4.0 - 9.0]
     assert (view["default_delta"] == 3.0 - 9.0).all()

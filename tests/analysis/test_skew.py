@@ -79,7 +79,7 @@ def test_a_mean_delta_its_median_contradicts_is_flagged_with_the_median_delta():
 
 def test_opposite_signs_alone_disagree():
     assert skew.disagree(-3.0, 2.0, False) and not skew.disagree(-3.0, -2.0, False)
-    # a median Δ of exactly 0 beside a mean Δ of +80.32 (issue 62) disagrees; two zeros agree
+    # a median Δ of exactly 0 beside a mean Δ of +80.32 disagrees; two zeros agree
     assert skew.disagree(80.32, 0.0, False) and not skew.disagree(0.0, 0.0, False)
     assert skew.disagree(1.0, 1.0, True)
     assert not skew.disagree(np.nan, 2.0, False)
@@ -136,7 +136,7 @@ def test_self_scored_names_the_compared_model_that_scored_perplexity_and_slor():
 
 @pytest.mark.parametrize("order", [1, -1])
 def test_the_scorer_note_names_the_unquantized_entry_whichever_comes_last(order):
-    # issue 62 (b): two entries share one id; inverting name -> id kept the last, the 4-bit one
+    # the audit (b): two entries share one id; inverting name -> id kept the last, the 4-bit one
     sig = Signature(
         families={"perplexity": {"used": "embedded:x"}, "slor": {"perplexity_model": "embedded:x"}}
     )

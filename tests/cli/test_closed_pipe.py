@@ -10,7 +10,7 @@ import sys
 from ocg.core.paths import PROJECT_ROOT
 from ocg.core.progress import bars_shown
 from tests.helpers import two_models_rows, write_generations
-from tests.jobs.test_report_folders import ONE, TWO, report, write_run
+from tests.jobs.fake_reports import ONE, TWO, report, write_run
 
 ENV = dict(os.environ, PYTHONPATH=str(PROJECT_ROOT))
 

@@ -213,9 +213,9 @@ def test_a_missing_models_file_is_named_by_the_run_files_key(place, capsys, monk
     monkeypatch.setenv("OCG_OUTPUTS", str(place / "out"))
     path = write(place / "missing.yaml", dict(base(place), models_file="nowhere.yaml"))
     code, err = outcome(["report", str(path), "--check"], capsys)
-    assert code == 2 and err == [
-        f"ocg: error: {path}: models_file: {place / 'nowhere.yaml'} is not a file (no such file)"
-    ], err
+    assert code == 2 and len(err) == 1, err
+    assert err[0].startswith(f"ocg: error: {path}: models_file: ") and "nowhere.yaml" in err[0]
+    assert "does not exist" in err[0], err
 
 
 @pytest.mark.parametrize(

@@ -292,7 +292,7 @@ def test_the_pooled_perplexity_median_stands_beside_its_mean(report, tmp_path):
 
 
 def test_the_forced_order_s_medians_come_from_its_own_columns_for_both_bases(report, tmp_path):
-    # issue 62: the forced order's Δ vs original showed no mark; its medians are now its table's
+    # the audit: the forced order's Δ vs original showed no mark; its medians are now its table's
     out, _, scores = report
     copied = _with_perplexity(out, tmp_path, mean=25.0, median=20.0, base_median=15.0)
     t = _csv(copied, "forced_order")

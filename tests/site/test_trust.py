@@ -59,7 +59,7 @@ def test_the_trust_line_counts_sets_answers_and_truncated_answers(run):
 
 
 def test_a_reference_entry_s_replayed_sentences_are_no_model_s_answers(run):
-    # issue 62 (c): 576 replayed sentences were counted among 96 answers, diluting 29 cut ones
+    # the audit (c): 576 replayed sentences were counted among 96 answers, diluting 29 cut ones
     _, scores = run
     summary = scores.summary
     line = trust_line(replace(scores, references={"b": "a reference source"}))
