@@ -1,5 +1,6 @@
 """Scoring end to end: BLEURT and perplexity code paths offline, degenerate answers, re-runs."""
 
+import dataclasses
 import itertools
 import json
 import math
@@ -229,7 +230,8 @@ def test_rerun_skips_and_redo_recomputes(scored, tiny_bleurt, tiny_embedder, tmp
     assert (out / "summary.parquet").stat().st_mtime_ns != stamp
     assert "coverage_wo_order" not in pd.read_parquet(out / "summary.parquet")
     tables = load_scores(out.parent)
-    assert set(tables) == {
+    assert {f.name for f in dataclasses.fields(tables)} == {
+        "tables",
         "answers",
         "groups",
         "summary",
