@@ -94,7 +94,7 @@ def sampled_frames(scored_run):
 def test_every_column_is_documented_and_every_documented_column_is_there(
     frames, sampled_frames, frame, sampled
 ):
-    docs, got = documented(frame), (sampled_frames if sampled else frames)[frame]
+    docs, got = documented(frame), getattr(sampled_frames if sampled else frames, frame)
     assert set(got.columns) - set(docs) == set(), "columns missing from docs/DATA.md"
     expected = {
         c
@@ -109,7 +109,7 @@ def test_every_column_is_documented_and_every_documented_column_is_there(
 
 @pytest.mark.slow
 def test_the_convenience_columns_read_as_the_prompt(frames):
-    a = frames["answers"].iloc[0]
+    a = frames.answers.iloc[0]
     assert a["concept_words"] == "boy ride bike street"
     assert (
         a["template"]
@@ -119,7 +119,7 @@ def test_the_convenience_columns_read_as_the_prompt(frames):
 
 @pytest.mark.slow
 def test_match_positions_index_tokens_and_minus_one_means_missing(frames):
-    a = frames["answers"]
+    a = frames.answers
     full = a[a.answer == "The boy rides a bike down the street."].iloc[0]
     assert [full["tokens"][i] for i in full["match_positions"]] == [
         "boy",
