@@ -109,7 +109,7 @@ def test_score_and_load_scores_from_an_installed_wheel(tmp_path):
     assert score.returncode == 0, score.stderr[-2000:]
     code = (
         "import ocg; from ocg.results.scores import load_scores; s = load_scores('scores'); "
-        "print(ocg.__file__); print(s['summary'].set_index('condition').coverage_w_order.mean())"
+        "print(ocg.__file__); print(s.summary.set_index('condition').coverage_w_order.mean())"
     )
     load = subprocess.run(
         [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True

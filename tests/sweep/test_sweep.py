@@ -21,7 +21,8 @@ SECRET = "sk-sweep-secret-81bd3"
 
 
 def models_file(tmp_path, broken: bool) -> str:
-    """Three cheap entries of the embedded model; `broken` points one at a missing directory."""
+    """Three cheap entries of the embedded model; `broken` points one at an empty folder: it
+    passes the local-path check when the file is read and fails on the node, at generation."""
     entry = {
         "id": "embedded:smollm2-135m-instruct",
         "quantization": "none",
@@ -31,8 +32,9 @@ def models_file(tmp_path, broken: bool) -> str:
     models = {
         "good-a": entry,
         "good-b": dict(entry, max_new_tokens=10),
-        "flaky": dict(entry, id=str(tmp_path / "no-such-model")) if broken else entry,
+        "flaky": dict(entry, id=str(tmp_path / "empty-model")) if broken else entry,
     }
+    (tmp_path / "empty-model").mkdir(exist_ok=True)
     path = tmp_path / "models.yaml"
     path.write_text(yaml.safe_dump({"models": models}))
     return str(path)
@@ -181,10 +183,10 @@ def test_slurm_array_with_a_broken_model_then_a_rerun_of_only_it(tmp_path, slurm
 
     states = {m: (s, d) for m, s, d in status_table(load_sweep(path))}
     assert states["good-a"][0] == "done" and states["good-b"][0] == "done"
-    assert states["flaky"][0] == "failed" and "no-such-model" in states["flaky"][1]
+    assert states["flaky"][0] == "failed" and "empty-model" in states["flaky"][1]
     failed = json.loads((out / "status" / "t" / "flaky" / "failed.json").read_text())
     assert failed["notebook"] == "01_generate" and failed["SLURM_ARRAY_TASK_ID"] == "1"
-    assert "no-such-model" in (out / "notebooks" / "flaky" / "01_generate.ipynb").read_text()
+    assert "empty-model" in (out / "notebooks" / "flaky" / "01_generate.ipynb").read_text()
     assert (out / f"logs/slurm-{sub['job_id']}_1.out").exists() and (
         out / "logs" / "flaky.log"
     ).exists()
