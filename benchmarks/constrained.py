@@ -68,7 +68,7 @@ def main() -> None:
             totals[name][1] += sum(r["completion_tokens"] for r in out)
             totals[name][2] += sum(r["finish_reason"] == "length" for r in out)
     print(
-        f"model {spec.name} ({spec.quantization}, {spec.dtype}) on {backend.card()['device']}, batch {batch}, "
+        f"model {spec.name} ({spec.quantization}, {spec.dtype}) on {backend.card().device}, batch {batch}, "
         f"max_new_tokens={spec.max_new_tokens}, xgrammar {library_version()}, {len(rendered)} prompts"
     )
     for name, (seconds, tokens, cut) in totals.items():

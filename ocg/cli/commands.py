@@ -96,7 +96,7 @@ def generate_command(args) -> int:
     )
     model_dir = run_generation(request)
     card = RunCard.read(ModelGenerations(model_dir).run_card)
-    records = card.records or {}
+    records = card.records or {}  # condition: its Tally
     print(
         f"{model_dir}: {describe_tally({c: records[c] for c in request.conditions}, card_samples(card), args.samples)}"
     )

@@ -15,7 +15,7 @@ from tqdm import tqdm
 from ..core.frames import record_sample
 from ..core.interrupts import check_stop
 from ..core.progress import bars_shown, say
-from ..records import RunStatus
+from ..records import RunEntry, RunStatus
 from .answer_store.completeness import tally_stores
 from .answer_store.store import GenerationStore
 from .backends import constrained
@@ -83,7 +83,7 @@ def answer_todo(state: RunState, asked: dict) -> Path:
         "status": RunStatus.RUNNING,
         "repaired_torn_bytes": repaired,
     }
-    state.save(state.card.replace(runs=[*state.card.runs, dict(run)]))
+    state.save(state.card.replace(runs=[*state.card.runs, RunEntry.model_validate(run)]))
     try:
         for cond, store in state.stores.items():  # every prompt this run may ask, before any record
             store.add_prompts(state.rendered[i] for i in state.rows[cond]["instance_id"])
@@ -257,7 +257,7 @@ def _answer_missing(state: RunState) -> tuple[int, int, float]:
 
 def _check_revision(state: RunState) -> None:
     revision = state.backend.resolved_revision()
-    check_compatible(state.card_path, dict(state.settings, resolved_revision=revision), {})
+    check_compatible(state.card_path, state.settings.replace(resolved_revision=revision), {})
     state.resolved(revision)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from ..config.models_file import ModelEntry
 from ..core.clock import utc_stamp
 from ..core.errors import OcgInputError
-from ..records import RunCard, RunStatus
+from ..records import RunCard, RunEntry, RunSettings, RunStatus
 from ..weights import hub
 from .answer_store.store import GenerationStore
 from .backends.constrained import not_forced
@@ -49,9 +49,9 @@ ANOTHER_FOLDER = (
 )
 
 
-def card_settings(spec: ModelEntry, backend, system_prompt: str | None) -> dict:
-    """What defines this run's results (the run card's `settings`)."""
-    return {
+def card_settings(spec: ModelEntry, backend, system_prompt: str | None) -> RunSettings:
+    """What defines this run's results (the run card's `settings`), its keys in this order."""
+    settings = {
         "id": spec.id,
         "revision": spec.revision,
         "resolved_revision": backend.resolved_revision(),
@@ -83,6 +83,7 @@ def card_settings(spec: ModelEntry, backend, system_prompt: str | None) -> dict:
             else {}
         ),
     }
+    return RunSettings.model_validate(settings)
 
 
 def _shown(key: str, value: object, entry: dict | None = None) -> str:
@@ -94,7 +95,9 @@ def _shown(key: str, value: object, entry: dict | None = None) -> str:
     return repr(value)
 
 
-def check_compatible(card_path: Path, settings: dict, instances: dict[str, str]) -> RunCard | None:
+def check_compatible(
+    card_path: Path, settings: RunSettings, instances: dict[str, str]
+) -> RunCard | None:
     """The old run card, if the new run may add to its directory; else an error saying why."""
     if not card_path.exists():
         return None
@@ -123,8 +126,8 @@ def check_compatible(card_path: Path, settings: dict, instances: dict[str, str])
                 "forced and free answers; restore the setting or use another output directory",
             )
     for key in SETTINGS_KEYS:
-        was_set = old.settings.get(key, ABSENT_MEANS.get(key, "(not recorded)"))
-        now_set = settings.get(key)
+        was_set = old.settings.recorded(key, ABSENT_MEANS.get(key, "(not recorded)"))
+        now_set = settings.recorded(key)
         if key == "resolved_revision" and (was_set is None or now_set is None):
             continue  # known only once weights load; checked again then
         if was_set != now_set:
@@ -225,16 +228,14 @@ def now_utc() -> str:
     return utc_stamp()
 
 
-def close_stale_runs(runs: list[dict]) -> list[dict]:
+def close_stale_runs(runs: list[RunEntry]) -> list[RunEntry]:
     """A run still marked running was killed (its lock is free now): say so (new entries; the
     card that was read stays as it was)."""
     return [
-        {
-            **r,
-            "status": RunStatus.INTERRUPTED,
-            "note": "the process ended without finishing (killed?)",
-        }
-        if r.get("status") == RunStatus.RUNNING
+        r.replace(
+            status=RunStatus.INTERRUPTED, note="the process ended without finishing (killed?)"
+        )
+        if r.status == RunStatus.RUNNING
         else r
         for r in runs
     ]

@@ -32,7 +32,7 @@ from ..core.lock import exclusive
 from ..core.provenance import provenance
 from ..data import GENERATE_CONDITIONS, ids_hash, load_templates
 from ..data.instances import PERMUTATION_RULE, PERMUTATION_SEED
-from ..records import RunCard, RunStatus
+from ..records import ProvenanceBlock, RunCard, RunSettings, RunStatus, Selection
 from .answer_store.completeness import card_samples, tally_stores
 from .answer_store.store import GenerationStore, missing_prompts
 from .answering import answer_todo, check_batch_invariance
@@ -63,7 +63,7 @@ __all__ = [
 ]
 
 
-def selection(request: GenerateRequest) -> dict:
+def selection(request: GenerateRequest) -> Selection:
     """How the instances were selected, as the run card's `selection` records it."""
     asked = {
         "subset_k": request.subset_k,
@@ -76,7 +76,7 @@ def selection(request: GenerateRequest) -> dict:
             permutation_seed=PERMUTATION_SEED,
             permutation_rule=PERMUTATION_RULE,
         )
-    return asked
+    return Selection.model_validate(asked)
 
 
 def _listed(value: object) -> object:
@@ -278,7 +278,7 @@ def _first_card(
     old: RunCard,
     ask: _Asked,
     *,
-    settings: dict,
+    settings: RunSettings,
     conditions: Iterable[str],
     samples: int,
     grammars: dict,
@@ -296,7 +296,7 @@ def _first_card(
         instances={**old.instances, **ids_sha},
         selection={**old.selection, **{c: selection(ask.request) for c in conditions}},
         backend=backend.card(),
-        provenance=provenance(),
+        provenance=ProvenanceBlock.model_validate(provenance()),
         runs=close_stale_runs(old.runs),
         sampling=card_block(spec.seed, samples, sampling, honoured) if sampling else None,
         constrained={
@@ -373,7 +373,7 @@ def _generate_locked(spec, instances, model_dir: Path, ask: _Asked) -> Path:
         return model_dir
     run = {
         "conditions": conditions,
-        **selection(ask.request),
+        **selection(ask.request).to_json(),
         "n_instances": len(instances),
         "todo": todo,
     }

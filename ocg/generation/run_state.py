@@ -11,7 +11,7 @@ import pandas as pd
 
 from ..config.models_file import ModelEntry
 from ..core.files import write_json_when_full
-from ..records import RunCard
+from ..records import RunCard, RunEntry, RunSettings
 from .answer_store.store import GenerationStore
 from .backends.protocol import Backend
 
@@ -27,7 +27,7 @@ class RunState:
     rows: dict[str, pd.DataFrame]  # the instances asked, per condition
     rendered: dict[str, object]  # instance id: its prompt as the backend takes it
     hashes: dict[str, str]  # instance id: the sha256 of its rendered prompt
-    settings: dict  # the card's settings (resolved_revision filled in once weights load)
+    settings: RunSettings  # the card's settings (resolved_revision filled in once weights load)
     card_path: Path
     card: RunCard  # built once the checks pass (run_generation.py); then changed only by `save`
     samples: int = 1
@@ -49,13 +49,13 @@ class RunState:
     def with_run(self, entry: dict) -> RunCard:
         """The card with this run's entry (the last of `runs`) as `entry` stands now: a copy, so
         the entry the caller keeps filling in never changes a card already written."""
-        return self.card.replace(runs=[*self.card.runs[:-1], dict(entry)])
+        return self.card.replace(runs=[*self.card.runs[:-1], RunEntry.model_validate(entry)])
 
     def resolved(self, revision: str | None) -> None:
         """The revision the loaded weights resolved to, in the card's settings (written now, not
         left for the run's last write)."""
-        if revision != self.settings.get("resolved_revision"):
-            self.settings = {**self.settings, "resolved_revision": revision}
+        if revision != self.settings.resolved_revision:
+            self.settings = self.settings.replace(resolved_revision=revision)
             self.save(self.card.replace(settings=self.settings))
 
 

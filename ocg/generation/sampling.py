@@ -17,6 +17,7 @@ from ..config.model_registry import SEED_MAX
 from ..config.run_file import Sampling
 from ..core.arguments import positive_int
 from ..core.errors import OcgInputError
+from ..records import SamplingBlock
 
 SEEDING_RULE = (
     "sample s: seed_s = seed + s; transformers: each batch seeds torch, numpy and random "
@@ -58,12 +59,16 @@ def batch_seed(seed_s: int, first_instance_id: str) -> int:
     return int.from_bytes(digest[:8], "big") % (SEED_MAX + 1)
 
 
-def card_block(seed: int, samples: int, sampling: dict, seeds_honoured: bool = True) -> dict:
+def card_block(
+    seed: int, samples: int, sampling: dict, seeds_honoured: bool = True
+) -> SamplingBlock:
     """The run card's `sampling`: what was asked, each sample's seed, and the seeding rule."""
-    return {
-        "samples": samples,
-        **sampling,
-        "seeds": [sample_seed(seed, s) for s in range(samples)],
-        "seeding": SEEDING_RULE,
-        "seeds_honoured": seeds_honoured,
-    }
+    return SamplingBlock.model_validate(
+        {
+            "samples": samples,
+            **sampling,
+            "seeds": [sample_seed(seed, s) for s in range(samples)],
+            "seeding": SEEDING_RULE,
+            "seeds_honoured": seeds_honoured,
+        }
+    )

@@ -1,4 +1,5 @@
-"""The three records ocg keeps: a model's run card, a score set's signature, a report's state."""
+"""Two of the records ocg keeps: a score set's signature and a report's state (a model's run card:
+records/card.py)."""
 
 from __future__ import annotations
 
@@ -6,17 +7,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import Field, Strict, model_validator
 
-from .model import VERSION_KEY, RecordModel, Vocabulary
-
-
-class RunStatus(Vocabulary):
-    """How a model's generation went: the run card's `status`, and each of its `runs`."""
-
-    RUNNING = "running"
-    COMPLETE = "complete"
-    FAILED = "failed"
-    INTERRUPTED = "interrupted"  # killed, or a run still marked running whose process is gone
-    UNKNOWN = "unknown"  # a card from before the status was recorded
+from .model import VERSION_KEY, Number, RecordModel, Vocabulary
 
 
 class ReportStatus(Vocabulary):
@@ -25,86 +16,6 @@ class ReportStatus(Vocabulary):
     BUILDING = "building"
     DONE = "done"
     FAILED = "failed"
-
-
-Number = int | float  # a JSON number, kept as written (3 stays 3)
-
-
-class RunCard(RecordModel):
-    """What a model's generations folder was asked (instances per condition, how they were
-    selected), with which settings, and how each run that filled it went."""
-
-    WHAT: ClassVar[str] = "a run card"
-    FORMAT_VERSION: ClassVar[int | None] = 1
-    WRITTEN_WHEN_SET: ClassVar[tuple[str, ...]] = (
-        "checked_utc",
-        "records",
-        "sampling",
-        "constrained",
-    )
-
-    model: str | None = None
-    status: Annotated[RunStatus, Strict(False)] = RunStatus.UNKNOWN
-    spec: dict[str, Any] = Field(default_factory=dict)
-    settings: dict[str, Any] = Field(default_factory=dict)
-    instances: dict[str, Any] = Field(default_factory=dict)  # condition: ids sha256
-    # condition: subset_k, dataset, template_ids (+ permutations, permutation_seed, permutation_rule when sampled)
-    selection: dict[str, Any] = Field(default_factory=dict)
-    backend: dict[str, Any] = Field(default_factory=dict)
-    provenance: dict[str, Any] | None = None
-    runs: list[Any] = Field(default_factory=list)  # each with its `status` (a RunStatus)
-    checked_utc: str | None = None  # when a run found everything asked already on disk
-    records: dict[str, Any] | None = None  # condition: asked / present / missing / foreign
-    # repeated samples (absent for greedy runs): samples, temperature, top_p, seeds, seeding rule
-    sampling: dict[str, Any] | None = None
-    # constrained conditions (absent without one): condition: library, lexicon, rule, grammar sha256s
-    constrained: dict[str, Any] | None = None
-
-    @classmethod
-    def from_json(cls, data: Any, where: str | None = None) -> RunCard:
-        card = super().from_json(data, where)
-        runs = [
-            {**r, "status": RunStatus.read(r["status"], f"{where or cls.WHAT}: runs[{i}].status")}
-            if isinstance(r, dict) and r.get("status") is not None
-            else r
-            for i, r in enumerate(card.runs)
-        ]
-        return card.model_copy(update={"runs": runs})
-
-    @property
-    def model_id(self) -> str | None:
-        return self.settings.get("id")
-
-    @property
-    def revision(self) -> str | None:
-        """The revision the weights were loaded at (None until they were)."""
-        return self.settings.get("resolved_revision")
-
-    @property
-    def batch_size_auto(self) -> dict | None:
-        """How `batch_size: auto` became the planned size (the estimate's figures, or the size
-        resumed from this card), as the backend block records it; None: the entry named one."""
-        return self.backend.get("batch_size_auto")
-
-    @property
-    def batch_invariance(self) -> dict | None:
-        """The latest run's batch-1 check: checked, differ, share_differ, instances_differ..."""
-        return next(
-            (r["batch_invariance"] for r in reversed(self.runs) if r.get("batch_invariance")), None
-        )
-
-    def selection_of(self, condition: str) -> dict | None:
-        """How the instance set of `condition` was chosen: recorded per condition, else the last
-        run that asked for it (cards written before selections were recorded)."""
-        if condition in self.selection:
-            return self.selection[condition]
-        for run in reversed(self.runs):
-            if condition in run.get("conditions", []):
-                return {
-                    **{k: run.get(k) for k in ("subset_k", "dataset", "template_ids")},
-                    **{k: run[k] for k in ("permutations", "permutation_seed") if k in run},
-                }
-        return None
 
 
 class Signature(RecordModel):

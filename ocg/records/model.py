@@ -13,8 +13,10 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_serializer, m
 
 from ..core.errors import OcgInputError
 from ..core.files import read_json, write_json
+from .block import as_json
 
 VERSION_KEY = "format_version"
+Number = int | float  # a JSON number, kept as written (3 stays 3)
 V = TypeVar("V", bound="Vocabulary")
 R = TypeVar("R", bound="RecordModel")
 _JSON_WORDS = {
@@ -65,6 +67,44 @@ def _kind(hint: Any) -> Any:
             return _kind(get_args(hint)[0])
         return origin
     return hint
+
+
+def _model_of(hint: Any) -> type[BaseModel] | None:
+    """The pydantic model a field's annotation holds (`Block | None` -> Block), else None."""
+    kind = _kind(hint)
+    return kind if isinstance(kind, type) and issubclass(kind, BaseModel) else None
+
+
+def _item(hint: Any) -> Any:
+    """What a list or dict annotation holds (`list[RunEntry] | None` -> RunEntry)."""
+    if get_origin(hint) in (Union, types.UnionType):
+        members = [a for a in get_args(hint) if a is not type(None)]
+        hint = members[0] if len(members) == 1 else None
+    args = get_args(hint)
+    return args[-1] if get_origin(hint) in (list, dict) and args else None
+
+
+def _located(model: type[BaseModel], loc: tuple[Any, ...]) -> tuple[str, Any]:
+    """The path of the key an error's `loc` names inside `model` (`runs[0].status`) and its
+    field's annotation (None where the path leaves the fields: a kept key, a union's member)."""
+    name, hint = "", None
+    at: type[BaseModel] | None = model
+    for part in loc:
+        if at is not None:  # in a model: a field's name
+            if not (isinstance(part, str) and part in at.model_fields):
+                break
+            name, hint = f"{name}.{part}" if name else part, at.model_fields[part].annotation
+        else:  # in a list (an index) or a dict (a key)
+            container, item = _kind(hint), _item(hint)
+            if item is not None and container is list and isinstance(part, int):
+                name = f"{name}[{part}]"
+            elif item is not None and container is dict and isinstance(part, str):
+                name = f"{name}.{part}"
+            else:
+                break
+            hint = item
+        at = _model_of(hint)
+    return name or (str(loc[0]) if loc else ""), hint
 
 
 class RecordModel(BaseModel):
@@ -119,18 +159,20 @@ class RecordModel(BaseModel):
 
     @classmethod
     def _input_error(cls, exc: ValidationError, where: str) -> OcgInputError:
-        """The first problem pydantic met, in the words the records always used."""
+        """The first problem pydantic met, in the words the records always used (a key inside a
+        block named by its path: `runs[0].status`)."""
         error = exc.errors()[0]
-        name = str(error["loc"][0]) if error["loc"] else ""
-        field = cls.model_fields.get(name)
+        name, hint = _located(cls, error["loc"])
         value = error.get("input")
         if error["type"] == "missing":
             return OcgInputError(f"{where}: {name}", f"missing ({cls.WHAT} always has it)")
-        kind = _kind(field.annotation) if field else None
+        kind = _kind(hint) if hint is not None else None
         if isinstance(kind, type) and issubclass(kind, Vocabulary):
             return OcgInputError(
                 f"{where}: {name}", f"expected one of {kind.words()}, got {value!r:.80}"
             )
+        if isinstance(kind, type) and issubclass(kind, BaseModel):
+            kind = dict  # a block: a JSON object
         word = _JSON_WORDS.get(kind, str(error["msg"])) if isinstance(kind, type) else error["msg"]
         return OcgInputError(
             f"{where}: {name}" if name else where, f"expected {word}, got {value!r:.80}"
@@ -147,7 +189,7 @@ class RecordModel(BaseModel):
 
     def _fields_json(self, names: list[str]) -> dict[str, Any]:
         return {
-            k: v.value if isinstance(v, Vocabulary) else v
+            k: as_json(v)
             for k in names
             if (v := getattr(self, k)) is not None or k not in self.WRITTEN_WHEN_SET
         }

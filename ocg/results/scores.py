@@ -168,9 +168,7 @@ def references(signatures: dict[str, Signature]) -> dict[str, str]:
     for model, sig in signatures.items():
         card = ModelGenerations(Path(sig.generations)).run_card if sig.generations else None
         try:
-            source = (
-                RunCard.read(card).settings.get("reference") if card and card.is_file() else None
-            )
+            source = RunCard.read(card).settings.reference if card and card.is_file() else None
         except (
             OcgInputError,
             OcgFault,

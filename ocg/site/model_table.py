@@ -97,32 +97,30 @@ def model_rows(models, generations_root, scores: Scores, failures, unfinished) -
             card, card_problem = RunCard(), str(exc)
         s = summary[summary["model"] == model] if "model" in summary else pd.DataFrame()
         check, st = card.batch_invariance, card.settings
-        batch = f"{check['differ']}/{check['checked']} changed by batching" if check else "–"
+        batch = f"{check.differ}/{check.checked} changed by batching" if check else "–"
         sampled = (
-            f"; {card.sampling['samples']} samples, seeds {card.sampling['seeds']}"
+            f"; {card.sampling.samples} samples, seeds {card.sampling.seeds}"
             if card.sampling
             else ""
         )
         if (
             check and card.sampling
         ):  # sample 0 again at batch 1, seeded from its own id: not batching alone
-            batch = f"{check['differ']}/{check['checked']} of sample 0 differ at batch 1 (seeding differs too §)"
+            batch = f"{check.differ}/{check.checked} of sample 0 differ at batch 1 (seeding differs too §)"
         asked, ran = (
-            st.get("attention", "auto"),
-            card.backend.get("attention"),
+            st.recorded("attention", "auto"),
+            card.backend.attention,
         )  # a card older than it: auto
         settings = {
             **{
-                k: st.get(k, "–") for k in _RUN_SETTINGS
+                k: st.recorded(k, "–") for k in _RUN_SETTINGS
             },  # auto shows what it resolved to: auto (sdpa)
             "attention": f"{asked} ({ran})" if asked == "auto" and ran else asked,
         }
         cells = [
             card.model_id or "–",
             str(card.revision or "–")[:24]
-            + (
-                f" ({st.get('revision')}: not pinned)" if st.get("revision_pinned") is False else ""
-            ),
+            + (f" ({st.revision}: not pinned)" if st.revision_pinned is False else ""),
             *settings.values(),
         ]
         design = describe_design(scores.designs[model], n=False) if model in scores.designs else "–"
@@ -136,7 +134,7 @@ def model_rows(models, generations_root, scores: Scores, failures, unfinished) -
                 batch=batch,
                 design=design + sampled,
                 cells=[str(c) for c in cells],
-                reference=str(st.get("reference") or ""),
+                reference=str(st.reference or ""),
             )
         )
     return rows

@@ -87,12 +87,11 @@ def _model_entry(model: str, generations_root) -> dict:
             card = RunCard.read(path) if path.exists() else None
         except OcgInputError:
             card = None
-    settings = card.settings if card else {}
     return {
         "model_id": card.model_id if card else None,
         "revision": card.revision if card else None,
-        "quantization": settings.get("quantization"),
-        "dtype": settings.get("dtype"),
+        "quantization": card.settings.quantization if card else None,
+        "dtype": card.settings.dtype if card else None,
     }
 
 

@@ -92,8 +92,8 @@ def test_a_sampled_run_records_its_rule_and_counts_as_complete(tmp_path):
     card = RunCard.read(model_dir / "run_card.json")
     for cond in ("original", "ordered"):
         sel = card.selection[cond]
-        assert sel["permutations"] == 3 and sel["permutation_seed"] == PERMUTATION_SEED
-        assert "random.Random" in sel["permutation_rule"]
+        assert sel.permutations == 3 and sel.permutation_seed == PERMUTATION_SEED
+        assert "random.Random" in (sel.permutation_rule or "")
     records = read_generations(model_dir)
     assert len(records) == 2 * 2 * 2 * 3 and records.concepts.map(len).eq(4).all()
     block, foreign = check_model_dir(model_dir, records)

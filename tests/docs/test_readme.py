@@ -165,9 +165,9 @@ def test_the_add_a_model_recipe_is_three_steps_that_check_out(tmp_path, capsys):
         make_backend(shipped["smollm2-135m-instruct"], BatchSize(32)),
         None,
     )
-    assert (card["quantization"], card["dtype"]) == ("none", "bfloat16")
-    assert {k: v for k, v in card.items() if k != "dtype"} == {
-        k: v for k, v in demo_card.items() if k != "dtype"
+    assert (card.quantization, card.dtype) == ("none", "bfloat16")
+    assert {k: v for k, v in card.to_json().items() if k != "dtype"} == {
+        k: v for k, v in demo_card.to_json().items() if k != "dtype"
     }
     assert main(["models", "--models-file", str(tmp_path / "my_models.yaml")]) == 0
     listed = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()}

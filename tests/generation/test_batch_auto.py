@@ -327,15 +327,15 @@ def test_a_padded_run_records_its_multiple_and_refuses_to_mix_with_an_unpadded_d
         pad_multiple=1,
     )
     plain = card_settings(spec, backend, None)
-    assert (
-        "pad_multiple" not in plain
+    assert not plain.has(
+        "pad_multiple"
     )  # unpadded (the CPU's auto): the settings before pad_multiple existed
     backend.pad_multiple = 8
     padded = card_settings(spec, backend, None)
-    assert padded["pad_multiple"] == 8
+    assert padded.pad_multiple == 8
     path = tmp_path / "run_card.json"
     RunCard(model="m", settings=plain).write(path)
-    assert check_compatible(path, dict(plain), {}) is not None
+    assert check_compatible(path, plain, {}) is not None
     with pytest.raises(OcgInputError, match=r"setting 'pad_multiple' was auto \(unpadded\), now 8"):
         check_compatible(path, padded, {})
     RunCard(model="m", settings=padded).write(path)  # a padded run, resumed off CUDA

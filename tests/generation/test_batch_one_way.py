@@ -43,4 +43,4 @@ def test_an_entrys_batch_size_reaches_the_backend_resolved_once(
     assert len(seen) == 1 and isinstance(seen[0], batch_auto.BatchSize)  # passed resolved
     assert seen[0].size == want
     card = RunCard.read(ModelGenerations(out / "m").run_card)
-    assert card.settings["batch_size"] == want
+    assert card.settings.batch_size == want

@@ -159,7 +159,7 @@ def test_the_entrys_attention_is_the_one_that_runs():
         backend = TransformersBackend(spec.model_copy(update=dict(attention=attention)))
         out = backend.generate([backend.render([{"role": "user", "content": "Say hi."}])])
         assert out[0]["completion_tokens"] > 0
-        assert backend.card()["attention"] == attention == backend.model.config._attn_implementation
+        assert backend.card().attention == attention == backend.model.config._attn_implementation
 
 
 def test_a_load_cut_short_leaves_a_card_without_model_settings(monkeypatch):
@@ -178,8 +178,8 @@ def test_a_load_cut_short_leaves_a_card_without_model_settings(monkeypatch):
         backend._load_model()
     assert backend.model is not None and backend.generation_config is None
     card = backend.card()
-    assert "generation_config" not in card and "model_dtype" not in card
-    assert card["backend"] == backend.kind
+    assert not card.has("generation_config") and not card.has("model_dtype")
+    assert card.backend == backend.kind
 
 
 def test_a_changed_prompt_is_refused(reference, tmp_path, monkeypatch):

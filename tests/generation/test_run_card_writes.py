@@ -71,7 +71,7 @@ def test_a_failed_run_writes_its_end_and_leaves_the_started_card_as_it_was(
     with pytest.raises(RuntimeError, match="stopped at synth ordered batch 0"):
         run(models_file, tmp_path)
     started = writes[-1][0]
-    assert started.status == "running" and started.runs[-1]["status"] == "running"
+    assert started.status == "running" and started.runs[-1].status == "running"
     card = json.loads((tmp_path / "synth" / "run_card.json").read_text())
     assert card["status"] == "failed" and card["runs"][-1]["status"] == "failed"
     assert card["runs"][-1]["error"] == "RuntimeError: stopped at synth ordered batch 0"

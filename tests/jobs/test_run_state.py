@@ -50,10 +50,10 @@ def test_a_file_written_before_format_versions_reads_as_version_1_and_keeps_ever
 
 def test_the_words_read_are_the_vocabularies_members():
     card = RunCard.read(C20DAD0 / "run_card.json")
-    assert card.status is RunStatus.COMPLETE and [r["status"] for r in card.runs] == [
+    assert card.status is RunStatus.COMPLETE and [r.status for r in card.runs] == [
         RunStatus.COMPLETE
     ]
-    assert type(card.runs[0]["status"]) is RunStatus
+    assert type(card.runs[0].status) is RunStatus
     assert ReportStamp.read(C20DAD0 / "report.json").state is ReportStatus.FAILED
     assert AnalysisMarker.read(C20DAD0 / "analysis.json").state is AnalysisStatus.FAILED
     assert (

@@ -100,9 +100,9 @@ def test_the_run_card_says_whether_the_revision_pins(tmp_path):
 
     sweep_file(tmp_path)
     specs = load_models(tmp_path / "models.yaml")
-    assert card_settings(specs["a"], Backend(), None)["revision_pinned"] is False
-    assert card_settings(specs["c"], Backend(), None)["revision_pinned"] is True
+    assert card_settings(specs["a"], Backend(), None).revision_pinned is False
+    assert card_settings(specs["c"], Backend(), None).revision_pinned is True
     assert (
-        card_settings(load_models()["smollm2-135m-instruct"], Backend(), None)["revision_pinned"]
+        card_settings(load_models()["smollm2-135m-instruct"], Backend(), None).revision_pinned
         is None
     )

@@ -20,7 +20,7 @@ from ...core.frames import INSTANCE_KEY, SAMPLE, record_sample, samples_or_zero
 from ...core.layout import ModelGenerations
 from ...data import ids_hash
 from ...data.instances import PERMUTATION_SEED, instance_id, sample_permutations
-from ...records import RunCard, RunStatus
+from ...records import RunCard, RunStatus, Tally
 
 KEY = ("instance_id", *INSTANCE_KEY)
 _EXAMPLES = 3
@@ -42,7 +42,7 @@ def record_keys(records: pd.DataFrame) -> list[tuple]:
 
 def card_samples(card: RunCard) -> int:
     """How many samples per instance a run card asked (1: greedy)."""
-    return int((card.sampling or {}).get("samples", 1))
+    return card.sampling.samples if card.sampling else 1
 
 
 def foreign_mask(records: pd.DataFrame, asked: dict[str, set[tuple]]) -> pd.Series:
@@ -75,22 +75,24 @@ def tally(asked: set[tuple], records: list[dict]) -> dict:
     }
 
 
-def tally_stores(stores: dict, rows: dict[str, pd.DataFrame], samples: int = 1) -> dict[str, dict]:
+def tally_stores(stores: dict, rows: dict[str, pd.DataFrame], samples: int = 1) -> dict[str, Tally]:
     """A run card's `records`: per condition, its store's records against the asked rows (times samples)."""
     return {
-        c: tally(asked_keys(rows[c], samples), store.read(store.path, prompts=False))
+        c: Tally.model_validate(
+            tally(asked_keys(rows[c], samples), store.read(store.path, prompts=False))
+        )
         for c, store in stores.items()
     }
 
 
 def describe_tally(
-    per_condition: dict[str, dict], samples: int = 1, asked_now: int | None = None
+    per_condition: dict[str, Tally], samples: int = 1, asked_now: int | None = None
 ) -> str:
     """'N of M asked instances' of a run card's `records` (answers, with `samples` per instance),
     what this run asked where the folder holds more samples, and the foreign records not counted."""
     line = (
-        f"{sum(t['present'] for t in per_condition.values()):,} of "
-        f"{sum(t['asked'] for t in per_condition.values()):,} asked "
+        f"{sum(t.present for t in per_condition.values()):,} of "
+        f"{sum(t.asked for t in per_condition.values()):,} asked "
         + (f"answers ({samples} samples of each instance)" if samples > 1 else "instances")
     )
     if asked_now is not None and asked_now < samples:
@@ -98,12 +100,12 @@ def describe_tally(
             f"; this run asked {asked_now} sample(s), but the folder holds {samples}: a folder's "
             "samples only grow, and every one of them is counted"
         )
-    foreign = {c: t for c, t in per_condition.items() if t["foreign"]}
+    foreign = {c: t for c, t in per_condition.items() if t.foreign}
     if foreign:
         line += (
             "; not counted, foreign records (not asked: another set, template or condition): "
             + ", ".join(
-                f"{c} {t['foreign']} (e.g. {', '.join(map(str, t['foreign_examples']))})"
+                f"{c} {t.foreign} (e.g. {', '.join(map(str, t.foreign_examples))})"
                 for c, t in foreign.items()
             )
         )
@@ -144,13 +146,9 @@ def asked_instances(
         if sel is not None:
             try:
                 rows = sample_permutations(
-                    select_instances(
-                        sel.get("dataset"), [cond], sel.get("subset_k"), sel.get("template_ids")
-                    ),
-                    sel.get("permutations"),
-                    PERMUTATION_SEED
-                    if sel.get("permutation_seed") is None
-                    else sel["permutation_seed"],
+                    select_instances(sel.dataset, [cond], sel.subset_k, sel.template_ids),
+                    sel.permutations,
+                    PERMUTATION_SEED if sel.permutation_seed is None else sel.permutation_seed,
                 ).reset_index(drop=True)
             except (OcgInputError, OSError):
                 rows = None

@@ -115,8 +115,7 @@ def recorded_batch_size(card_path: Path) -> int | None:
 
     if not card_path.exists():
         return None
-    size = RunCard.read(card_path).settings.get("batch_size")
-    return size if isinstance(size, int) and not isinstance(size, bool) else None
+    return RunCard.read(card_path).settings.batch_size
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from functools import lru_cache
 
 from ...core.errors import OcgFault
 from ...data.lexicon import lexicon_version
+from ...records import ConstrainedBlock
 from ..ordered_grammar import GRAMMAR_RULE, GRAMMAR_VERSION, grammar_sha256
 
 LIBRARY = "xgrammar"
@@ -55,18 +56,20 @@ def library_version() -> str:
     return metadata.version(LIBRARY)
 
 
-def card_block(grammars: dict[str, str]) -> dict:
+def card_block(grammars: dict[str, str]) -> ConstrainedBlock:
     """What the run card records of a constrained condition: the library, the lexicon, the rule,
     and each instance's grammar sha256 (the text itself is in each record: `grammar`)."""
-    return {
-        "library": LIBRARY,
-        "library_version": library_version(),
-        "lexicon": "lemminflect",
-        "lexicon_version": lexicon_version(),
-        "grammar_version": GRAMMAR_VERSION,
-        "grammar_rule": GRAMMAR_RULE,
-        "grammar_sha256": {i: grammar_sha256(g) for i, g in sorted(grammars.items())},
-    }
+    return ConstrainedBlock.model_validate(
+        {
+            "library": LIBRARY,
+            "library_version": library_version(),
+            "lexicon": "lemminflect",
+            "lexicon_version": lexicon_version(),
+            "grammar_version": GRAMMAR_VERSION,
+            "grammar_rule": GRAMMAR_RULE,
+            "grammar_sha256": {i: grammar_sha256(g) for i, g in sorted(grammars.items())},
+        }
+    )
 
 
 class Compiler:

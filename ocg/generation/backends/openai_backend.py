@@ -31,6 +31,7 @@ from tqdm import tqdm
 
 from ...config.models_file import ModelEntry
 from ...core.errors import OcgInputError
+from ...records import BackendBlock
 from ...weights.embedded import served
 from ..sampling import sample_seed
 from .batch_auto import BatchSize, given_batch
@@ -275,8 +276,9 @@ class OpenAIBackend(MessagePrompts):
                 self.server_models.add(r["response_model"])
         return results
 
-    def card(self) -> dict:
-        return {
+    def card(self) -> BackendBlock:
+        """The run card's `backend`: the API asked, what its server reported, the retries."""
+        card = {
             "backend": self.kind,
             "base_url": self.api.base_url,
             "key_env": self.api.key_env,  # the variable's name, never its value
@@ -291,3 +293,4 @@ class OpenAIBackend(MessagePrompts):
             "api_notes": dict(sorted(self.notes.items())),
             "planned_batch_size": self.batch_size,
         }
+        return BackendBlock.model_validate(card)

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Protocol
 
 from ...config.models_file import ModelEntry
+from ...records import BackendBlock
 
 
 class Backend(Protocol):
@@ -46,4 +47,4 @@ class Backend(Protocol):
 
     def resolved_revision(self) -> str | None: ...
 
-    def card(self) -> dict: ...
+    def card(self) -> BackendBlock: ...

@@ -22,6 +22,7 @@ from ...core.errors import OcgInputError
 from ...core.files import loads_json
 from ...core.frames import checked_sample
 from ...core.paths import PACKAGE_DATA, PROJECT_ROOT, SHIPPED_DATA
+from ...records import BackendBlock
 from ..answer_store.record_format import read_record
 from .batch_auto import BatchSize, given_batch
 from .chat import MessagePrompts
@@ -221,8 +222,9 @@ class ReplayBackend(MessagePrompts):
             )
         return out
 
-    def card(self) -> dict:
-        return {
+    def card(self) -> BackendBlock:
+        """The run card's `backend`: where the answers were replayed from."""
+        card = {
             "backend": self.kind,
             "source": str(self.path) if self.path else WRITER_VERSION,
             "file_sha256": getattr(self, "file_sha256", None),
@@ -232,3 +234,4 @@ class ReplayBackend(MessagePrompts):
             "planned_batch_size": self.batch_size,
             "note": "answers replayed, not generated: no model ran",
         }
+        return BackendBlock.model_validate(card)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ...config.models_file import ModelEntry
 from ...core.progress import stage
+from ...records import BackendBlock
 from ...weights import hub
 from ..sampling import batch_seed, sample_seed
 from .batch_auto import BatchSize, given_batch
@@ -311,7 +312,9 @@ class TransformersBackend:
             return commit
         return hub.revision(self.source, self.revision)  # transformers 5 offline records none
 
-    def card(self) -> dict:
+    def card(self) -> BackendBlock:
+        """The run card's `backend`: the planned and working batch sizes, the device, and once the
+        weights loaded, what they loaded as."""
         import torch
 
         card = {
@@ -341,4 +344,4 @@ class TransformersBackend:
                     "generation_config": effective_generation_config(self.generation_config),
                 }
             )
-        return card
+        return BackendBlock.model_validate(card)
