@@ -213,7 +213,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="read an inspect eval log or lm-eval samples (JSONL) into ocg's answer store; "
         "`ocg report` on the run file it prints builds the report (docs/harnesses.md)",
     )
-    p.add_argument("log", type=Path, help="an inspect log (.eval, .json) or lm-eval samples (.jsonl)")
+    p.add_argument(
+        "log", type=Path, help="an inspect log (.eval, .json) or lm-eval samples (.jsonl)"
+    )
     p.add_argument("--name", required=True, help="the model's name in ocg's stores and report")
     p.set_defaults(func=commands.import_command)
 

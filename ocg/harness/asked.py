@@ -24,11 +24,12 @@ def _listed(name: str, value: object, kind: type) -> tuple | None:
     """A list parameter as a harness passes it: a list, one value, or "a,b" text (`-T x=a,b`)."""
     if value is None or value == "":
         return None
-    items: Iterable = value.split(",") if isinstance(value, str) else value  # type: ignore[assignment]
-    if not isinstance(items, (list, tuple)) and not isinstance(value, str):
-        items = [value]
+    if isinstance(value, str):
+        items: list = value.split(",")
+    else:
+        items = list(value) if isinstance(value, (list, tuple)) else [value]
     try:
-        return tuple(kind(str(v).strip()) if kind is int else str(v).strip() for v in items)
+        return tuple(kind(str(v).strip()) for v in items)
     except ValueError:
         raise OcgInputError(name, f"expected a list of {kind.__name__}, got {value!r}") from None
 

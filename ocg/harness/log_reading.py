@@ -74,12 +74,12 @@ def read_inspect(path: Path) -> HarnessLog:
             raise OcgInputError(where, f"the sample failed in inspect ({s.error.message[:120]})")
         turns = [s.input] if isinstance(s.input, str) else s.input
         messages = [
-            {"role": "user", "content": t} if isinstance(t, str) else {"role": t.role, "content": t.text}
+            {"role": "user", "content": t}
+            if isinstance(t, str)
+            else {"role": t.role, "content": t.text}
             for t in turns
         ]
-        answers.append(
-            HarnessAnswer(str(s.id), s.epoch - 1, messages, s.output.completion, where)
-        )
+        answers.append(HarnessAnswer(str(s.id), s.epoch - 1, messages, s.output.completion, where))
     return HarnessLog(
         path=path,
         harness="inspect_ai",
@@ -87,7 +87,8 @@ def read_inspect(path: Path) -> HarnessLog:
         model=log.eval.model,
         selection=Selection.given(**args),
         answers=answers,
-        generation={
+        generation={  # the task's config, then the command line's over it
+            **log.plan.config.model_dump(exclude_none=True),
             **log.eval.model_generate_config.model_dump(exclude_none=True),
             **(log.eval.model_args or {}),
         },
