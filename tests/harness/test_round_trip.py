@@ -12,7 +12,7 @@ import yaml
 
 from ocg.cli import main
 
-from .conftest import SMALL, run_inspect
+from .conftest import run_inspect
 
 pytestmark = pytest.mark.slow
 
@@ -33,7 +33,11 @@ def test_imported_answers_report_as_the_same_answers_replayed(tmp_path, monkeypa
         yaml.safe_dump(
             {
                 "models": {
-                    "m": {"backend": "replay", "id": "x/y", "replay": {"file": "answers.jsonl"}}
+                    "m": {
+                        "backend": "replay",
+                        "id": "mockllm/model",  # the id the import records (paper_id)
+                        "replay": {"file": "answers.jsonl"},
+                    }
                 }
             }
         )
@@ -53,14 +57,11 @@ def test_inspect_command_line_on_the_embedded_model(tmp_path, capsys):
 
     folder = ensure_converted("smollm2-135m-instruct")
     logs = tmp_path / "logs"
-    args = [
-        f"-T={k}={v}" for k, v in SMALL.as_params().items() if v is not None and k != "conditions"
-    ]
     subprocess.run(
         [str(Path(sys.executable).parent / "inspect"), "eval", "ocg/ordered_commongen",
          "--model", "hf/local", "-M", f"model_path={folder}", "-M", "do_sample=false",
-         "-M", "device=cpu", "-T", "conditions=ordered", *args, "-T", "permutations=1",
-         "--max-tokens", "32", "--log-dir", str(logs), "--display", "none"],
+         "-M", "device=cpu", "-T", "conditions=ordered", "-T", "subset=1", "-T", "templates=0",
+         "-T", "permutations=1", "--max-tokens", "16", "--log-dir", str(logs), "--display", "none"],
         check=True, capture_output=True, text=True, timeout=600,
         env={**os.environ, "HF_HUB_OFFLINE": "1"},
     )  # fmt: skip
