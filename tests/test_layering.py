@@ -25,6 +25,7 @@ FLOORS = [
     ("analysis", ["ocg.analysis"]),
     ("site", ["ocg.site"]),
     ("jobs", ["ocg.jobs", "ocg.sweep"]),
+    ("harnesses", ["ocg.harness"]),
     ("command line", ["ocg.cli"]),
 ]
 

@@ -243,6 +243,25 @@ def verify_command(args) -> int:
     return 0 if verdict.ok else 1
 
 
+def import_command(args) -> int:
+    """`ocg import`: a harness's log into the store (ocg/harness/importing.py)."""
+    from ..core.names import check_name
+    from ..harness.importing import import_log
+
+    check_name("--name", args.name)
+    done = import_log(args.log, args.name)
+    print(f"{done.model_dir}: {done.answers:,} answers imported from {args.log}")
+    print(f"report: ocg report {done.run_file}")
+    return 0
+
+
+def lm_eval_path_command(args) -> int:
+    from ..harness.lm_eval_task import TASK_FOLDER
+
+    print(TASK_FOLDER)
+    return 0
+
+
 def models_command(args) -> int:
     from ..config.model_registry import load_models
 

@@ -208,6 +208,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=commands.verify_command)
 
+    p = sub.add_parser(
+        "import",
+        help="read an inspect eval log or lm-eval samples (JSONL) into ocg's answer store; "
+        "`ocg report` on the run file it prints builds the report (docs/harnesses.md)",
+    )
+    p.add_argument(
+        "log", type=Path, help="an inspect log (.eval, .json) or lm-eval samples (.jsonl)"
+    )
+    p.add_argument("--name", required=True, help="the model's name in ocg's stores and report")
+    p.set_defaults(func=commands.import_command)
+
+    p = sub.add_parser(
+        "lm-eval-path", help="print the folder of ocg's lm-eval task (for lm_eval --include_path)"
+    )
+    p.set_defaults(func=commands.lm_eval_path_command)
+
     p = sub.add_parser("models", help="list the entries of params/models.yaml")
     p.add_argument("--models-file", type=Path, default=MODELS_FILE, help=MODELS_FILE_HELP)
     p.set_defaults(func=commands.models_command)
