@@ -4,12 +4,15 @@ table, tiny models, and the benchmark scripts as modules."""
 import importlib
 import json
 import re
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from ocg.core.paths import PROJECT_ROOT
 from ocg.data.instances import instance_id
 from ocg.generation import GenerationStore
 from ocg.generation.answer_store.record_format import read_record
@@ -303,3 +306,21 @@ def scoring_with(**changes):
     from ocg.scoring import load_scoring_config
 
     return load_scoring_config(overrides=changes)
+
+
+def checkout_copy(dest: Path) -> Path:
+    """The checkout's files as git sees them (tracked, and new ones not ignored), copied into
+    `dest`: a wheel is built from the copy, never in place, where setuptools would leave build/
+    and ocg.egg-info in the checkout (the latter's stale metadata, entry points included, then
+    shadows the installed package's for anything run from the checkout's root)."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=PROJECT_ROOT,
+        check=True,
+        capture_output=True,
+    ).stdout.decode()
+    for name in filter(None, listed.split("\0")):
+        if (PROJECT_ROOT / name).is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(PROJECT_ROOT / name, dest / name)
+    return dest

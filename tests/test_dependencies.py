@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from ocg.core.paths import PROJECT_ROOT
-from tests.helpers import lock_entries
+from tests.helpers import checkout_copy, lock_entries
 from tests.helpers import normalized_name as _norm
 
 tomllib = pytest.importorskip("tomllib")  # the standard library's from Python 3.11
@@ -106,7 +106,7 @@ def test_the_wheel_builds_without_a_warning_and_says_it_is_typed(tmp_path):
     not list; ocg.params and the site's templates are such folders of data."""
     build = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation"]
-        + ["-w", str(tmp_path), str(PROJECT_ROOT)],
+        + ["-w", str(tmp_path), str(checkout_copy(tmp_path / "source"))],
         capture_output=True,
         text=True,
         cwd=tmp_path,

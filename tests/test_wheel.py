@@ -5,7 +5,6 @@ ocg/params, docs/METHODS.md as ocg/docs/METHODS.md, the pages' templates as pack
 
 import html
 import re
-import shutil
 import subprocess
 import sys
 
@@ -14,24 +13,7 @@ import pytest
 from ocg.core.paths import PROJECT_ROOT
 from ocg.site.browser import read_index
 from ocg.site.methods_page import slug
-from tests.helpers import write_generations
-
-
-def _source(dest):
-    """The checkout's files as git sees them (tracked, and new ones not ignored), without the
-    build/ and *.egg-info an in-place build leaves, which would hand a wheel files that
-    pyproject.toml no longer ships."""
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=PROJECT_ROOT,
-        check=True,
-        capture_output=True,
-    ).stdout.decode()
-    for name in filter(None, listed.split("\0")):
-        if (PROJECT_ROOT / name).is_file():
-            (dest / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(PROJECT_ROOT / name, dest / name)
-    return dest
+from tests.helpers import checkout_copy, write_generations
 
 
 @pytest.mark.slow
@@ -48,7 +30,7 @@ def test_score_and_load_scores_from_an_installed_wheel(tmp_path):
             "--no-build-isolation",
             "-w",
             str(wheels),
-            str(_source(tmp_path / "source")),
+            str(checkout_copy(tmp_path / "source")),
         ],
         check=True,
         capture_output=True,
