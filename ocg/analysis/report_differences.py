@@ -185,9 +185,41 @@ def _results(report: Path) -> dict:
     return doc if isinstance(doc, dict) else {}
 
 
+def cpu_shown(cpu: object) -> str:
+    """A run card's CPU block in a few words: its name, its widest vector unit, torch's kernel
+    level and any cap set on the kernels ('not recorded' for a card from before it was)."""
+    if not isinstance(cpu, dict):
+        return "not recorded"
+    vector = cpu.get("vector_extensions") or []
+    widest = next(
+        (
+            w
+            for w, flag in (("AVX-512", "avx512f"), ("AVX2", "avx2"), ("AVX", "avx"))
+            if flag in vector
+        ),
+        "no AVX",
+    )
+    caps = cpu.get("kernel_caps") or {}
+    capped = "".join(f", {k}={v}" for k, v in sorted(caps.items()))
+    return f"{cpu.get('name') or 'unknown CPU'}, {widest}, torch kernels {cpu.get('torch_kernels')}{capped}"
+
+
+def _cpu_key(cpu: object) -> tuple:
+    """What of the CPU decides the arithmetic (its name aside): the vector units and the levels."""
+    if not isinstance(cpu, dict):
+        return (None,)
+    caps = cpu.get("kernel_caps") or {}
+    return (
+        tuple(cpu.get("vector_extensions") or ()),
+        cpu.get("torch_kernels"),
+        tuple(sorted(caps.items())) if isinstance(caps, dict) else caps,
+    )
+
+
 def generation_differences(a: Path, b: Path) -> list[str]:
     """Per model both reports hold: what results.json records of how its answers were made
-    (model id, revision, quantisation, dtype, design, samples) where the two differ."""
+    (model id, revision, quantisation, dtype, design, samples, the CPU's vector units and kernel
+    level) where the two differ."""
     (ma, la), (mb, lb) = (_models(r, side) for r, side in ((a, "A"), (b, "B")))
     lines = la + lb
     for model in sorted(set(ma) & set(mb)):
@@ -195,6 +227,12 @@ def generation_differences(a: Path, b: Path) -> list[str]:
             va, vb = ma[model].get(field), mb[model].get(field)
             if va != vb:
                 lines.append(f"{model}: {field} {_shown(va)} → {_shown(vb)}")
+        ca, cb = ma[model].get("cpu"), mb[model].get("cpu")
+        if _cpu_key(ca) != _cpu_key(cb):
+            lines.append(
+                f"{model}: generated on another CPU's kernels: {cpu_shown(ca)} → {cpu_shown(cb)} "
+                "(floats add in another order: a near-tie between two tokens can flip)"
+            )
     return lines
 
 

@@ -6,6 +6,7 @@ import os
 import platform
 import socket
 import subprocess
+import sys
 from functools import lru_cache
 from importlib import metadata
 
@@ -83,6 +84,56 @@ def gpu_name() -> str | None:
     return None
 
 
+# The CPU flags of vector units: their width decides the order in which a kernel adds floats
+VECTOR_FLAG_PREFIXES = ("avx", "amx", "fma", "f16c", "sse4", "neon", "asimd", "sve")
+# What caps the kernels torch, MKL and oneDNN pick below what the CPU has (unset: the CPU's best)
+KERNEL_VARIABLES = (
+    "ATEN_CPU_CAPABILITY",
+    "MKL_ENABLE_INSTRUCTIONS",
+    "MKL_CBWR",
+    "ONEDNN_MAX_CPU_ISA",
+    "DNNL_MAX_CPU_ISA",
+)
+
+
+@lru_cache(maxsize=1)
+def _cpuinfo() -> tuple[str | None, tuple[str, ...]]:
+    """The CPU's model name and vector flags from /proc/cpuinfo (Linux); elsewhere the
+    processor's name only."""
+    try:
+        text = open("/proc/cpuinfo", encoding="utf-8", errors="replace").read()
+    except OSError:
+        return platform.processor() or None, ()
+    fields = dict(
+        (k.strip(), v.strip())
+        for k, _, v in (line.partition(":") for line in text.split("\n\n")[0].splitlines())
+    )
+    flags = (fields.get("flags") or fields.get("Features") or "").split()
+    vector = sorted({f for f in flags if f.startswith(VECTOR_FLAG_PREFIXES)})
+    return fields.get("model name") or platform.processor() or None, tuple(vector)
+
+
+def cpu_kernels() -> dict[str, object]:
+    """The CPU and what decides which kernels compute on it: a model's float sums add in an order
+    set by the vector width, so another CPU family can flip a near-tie between two tokens. Its
+    name and vector extensions, torch's kernel level where torch is loaded (never imported for
+    this), and the variables that cap torch's, MKL's or oneDNN's level, where set."""
+    name, vector = _cpuinfo()
+    torch = sys.modules.get("torch")
+    level = None
+    if torch is not None:
+        try:
+            level = str(torch.backends.cpu.get_cpu_capability())
+        except Exception:  # noqa: BLE001 - provenance must never fail a run
+            level = None
+    return {
+        "name": name,
+        "vector_extensions": list(vector),
+        "torch_kernels": level,
+        "kernel_caps": {k: os.environ[k] for k in KERNEL_VARIABLES if k in os.environ},
+    }
+
+
 def provenance() -> dict[str, object]:
     """The common block of every result file."""
     return {
@@ -92,4 +143,5 @@ def provenance() -> dict[str, object]:
         "python": platform.python_version(),
         "host": socket.gethostname(),
         "platform": platform.platform(),
+        "cpu": cpu_kernels(),
     }

@@ -218,6 +218,8 @@ class ProvenanceBlock(Block):
     python: str | None = None
     host: str | None = None
     platform: str | None = None
+    # name, vector_extensions, torch_kernels, kernel_caps (core/provenance.py: cpu_kernels)
+    cpu: dict[str, Any] | None = None
 
 
 class RunCard(RecordModel):

@@ -75,7 +75,8 @@ def _list_copies(rows: pd.DataFrame) -> dict | None:
 
 
 def _model_entry(model: str, generations_root) -> dict:
-    """The model's id, revision, quantization and dtype from its run card (null where none is here)."""
+    """The model's id, revision, quantization and dtype from its run card (null where none is
+    here), and the CPU its answers were generated on (null: a card from before it was recorded)."""
     from ..core.errors import OcgInputError
     from ..core.layout import ModelGenerations
     from ..records import RunCard
@@ -92,6 +93,7 @@ def _model_entry(model: str, generations_root) -> dict:
         "revision": card.revision if card else None,
         "quantization": card.settings.quantization if card else None,
         "dtype": card.settings.dtype if card else None,
+        "cpu": card.provenance.cpu if card and card.provenance else None,
     }
 
 

@@ -39,6 +39,7 @@ _MODEL = {
     "revision": NO_CARD,
     "quantization": NO_CARD + ", or it records none",
     "dtype": NO_CARD + ", or it records none",
+    "cpu": NO_CARD + ", or one written before the CPU was recorded",
     "design": "the scores record no design for this model",
     "scoring_signature": "no scoring signature for this model",
     "list_copies": "coverage was not scored for this model",

@@ -10,7 +10,7 @@ import pytest
 from ocg.analysis import report_differences
 from ocg.analysis.report import save_table
 from ocg.cli import main
-from ocg.core.files import write_json
+from ocg.core.files import read_json, write_json
 from ocg.core.layout import ReportFolder
 from ocg.records import Signature
 
@@ -153,3 +153,49 @@ def test_a_malformed_models_block_is_said_not_a_traceback(tmp_path, capsys, bloc
     assert "Traceback" not in captured.err and captured.err == "", captured.err
     said = [line for line in captured.out.splitlines() if "B's results.json: `models`" in line]
     assert len(said) == 1, captured.out
+
+
+def _with_cpu(folder, cpu):
+    path = ReportFolder(folder).results
+    doc = read_json(path)
+    doc["models"]["m"]["cpu"] = cpu
+    write_json(path, doc)
+    return folder
+
+
+AVX512 = {
+    "name": "AMD EPYC",
+    "vector_extensions": ["avx", "avx2", "avx512f"],
+    "torch_kernels": "AVX512",
+    "kernel_caps": {},
+}
+
+
+@pytest.mark.parametrize(
+    "cpu_b, said",
+    [
+        (AVX512, None),
+        (dict(AVX512, name="another name"), None),  # the name alone decides no arithmetic
+        (
+            dict(AVX512, torch_kernels="AVX2", kernel_caps={"ATEN_CPU_CAPABILITY": "avx2"}),
+            "AMD EPYC, AVX-512, torch kernels AVX512 → AMD EPYC, AVX-512, torch kernels AVX2, "
+            "ATEN_CPU_CAPABILITY=avx2",
+        ),
+        (
+            dict(AVX512, name="Xeon", vector_extensions=["avx", "avx2"], torch_kernels="AVX2"),
+            "AMD EPYC, AVX-512, torch kernels AVX512 → Xeon, AVX2, torch kernels AVX2",
+        ),
+        (None, "AMD EPYC, AVX-512, torch kernels AVX512 → not recorded"),
+    ],
+)
+def test_answers_made_on_another_cpus_kernels_are_named(tmp_path, cpu_b, said):
+    a = _with_cpu(_report(tmp_path / "a", 1.0, {}, "a" * 40), AVX512)
+    b = _with_cpu(_report(tmp_path / "b", 1.0, {}, "a" * 40), cpu_b)
+    lines = report_differences.generation_differences(a, b)
+    if said is None:
+        assert lines == []
+    else:
+        assert lines == [
+            f"m: generated on another CPU's kernels: {said} (floats add in another order: a "
+            "near-tie between two tokens can flip)"
+        ]
