@@ -152,8 +152,12 @@ def stage_analyses(out: Path, models: list[str]) -> dict:
 
 
 def tree_rss(proc: psutil.Process) -> int:
+    try:
+        tree = [proc, *proc.children(recursive=True)]
+    except psutil.Error:  # the stage, or a child being listed, just ended
+        tree = [proc]
     total = 0
-    for p in [proc, *proc.children(recursive=True)]:
+    for p in tree:
         try:
             total += p.memory_info().rss
         except psutil.Error:
@@ -297,6 +301,8 @@ def main() -> None:
     parser.add_argument("--fresh", action="store_true", help="delete --out first")
     parser.add_argument("--stage", help=argparse.SUPPRESS)  # internal: run one stage here
     args = parser.parse_args()
+    # absolute: the analyses' run.yaml names models.yaml in it, a path relative to run.yaml
+    args.out = str(Path(args.out).resolve())
     out = Path(args.out)
     if args.stage:
         models = list(yaml.safe_load((out / "models.yaml").read_text())["models"])
