@@ -1,6 +1,8 @@
 """Does batching change greedy answers? bf16 vs float32, side by side in one run.
 
     .venv/bin/python benchmarks/batch_invariance.py [--model smollm2-135m-instruct] [--prompts 32]
+    .venv/bin/python benchmarks/batch_invariance.py --smoke [--results DIR]   # seconds: 2 prompts
+
 
 The same prompts are generated at the entry's batch size and at batch size 1, for each dtype;
 printed: answers that differ, and generated tokens at each batch size (docs/METHODS.md,
@@ -12,7 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from recording import record
+from recording import add_smoke_options, record, use_results
 
 from ocg.config.model_registry import get_model
 from ocg.generation import select_instances
@@ -25,9 +27,13 @@ def main() -> None:
     parser.add_argument("--model", default="smollm2-135m-instruct")
     parser.add_argument("--prompts", type=int, default=32)
     parser.add_argument("--batch-size", type=int, default=None, help="default: the model entry's")
+    add_smoke_options(parser, "2 prompts at batch 2 vs 1, 4 new tokens")
     args = parser.parse_args()
-
+    use_results(args)
     base = get_model(args.model)
+    if args.smoke:
+        args.prompts, args.batch_size = 2, 2
+        base = base.model_copy(update=dict(max_new_tokens=4))
     batch = args.batch_size or base.batch_size
     rows = select_instances(conditions=["ordered"], subset_k=2).sample(
         n=args.prompts, random_state=0

@@ -1,6 +1,7 @@
 """Generation time of `ordered_constrained` relative to `ordered`, side by side in one run.
 
     .venv/bin/python benchmarks/constrained.py [--model smollm2-135m-instruct] [--prompts 32]
+    .venv/bin/python benchmarks/constrained.py --smoke [--results DIR]   # seconds: 2 prompts
 
 The same `ordered` prompts, decoded freely and under each instance's grammar (xgrammar, the
 ordered_constrained condition; docs/METHODS.md, "Forcing the order"), batch by batch in turn (free,
@@ -15,7 +16,7 @@ import argparse
 import json
 import time
 
-from recording import record
+from recording import add_smoke_options, record, use_results
 
 from ocg.config.model_registry import get_model
 from ocg.generation import plan_batches, select_instances
@@ -37,9 +38,13 @@ def main() -> None:
         default=32,
         help="ordered prompts of 2 concept sets, drawn with seed 0",
     )
+    add_smoke_options(parser, "2 prompts, 4 new tokens, free and forced")
     args = parser.parse_args()
-
+    use_results(args)
     spec = get_model(args.model)
+    if args.smoke:
+        args.prompts = 2
+        spec = spec.model_copy(update=dict(max_new_tokens=4))
     rows = select_instances(conditions=["ordered"], subset_k=2).sample(
         n=args.prompts, random_state=0
     )

@@ -1,6 +1,7 @@
 """How long the README's main job takes: `make install` then `make demo` in a fresh clone.
 
     .venv/bin/python benchmarks/demo_timing.py [--clone DIR] [--keep]
+    .venv/bin/python benchmarks/demo_timing.py --smoke [--results DIR]   # a minute or two
 
 Clones this checkout's HEAD into DIR (default: a temporary folder; it must not exist), runs
 `make install` and `make demo` there, and times the install, the whole demo and each of its
@@ -9,19 +10,26 @@ among them. The terminal's lines are kept beside the clone (DIR-install.log, DIR
 with the second it arrived, so the clone itself stays as git made it.
 Appends the figures to `benchmarks/results/demo.json` (docs/gpus.md shows the latest).
 With `--keep` the clone stays (to run `make test` after the demo in the same clone).
+`--smoke` (a test of this script) installs nothing: the clone's `make install` finds this venv
+installed (VENV= it, its inputs taken as old), and its demo is `ocg report` on the clone's
+params/runs/smoke.yaml narrowed by smoke_run() (4 answers of 4 new tokens, coverage, one analysis),
+the clone's code first on the path.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-from recording import record
+import yaml
+from recording import add_smoke_options, record, use_results
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -60,11 +68,49 @@ def steps(lines: list[tuple[float, str]], total: float) -> dict[str, float]:
     return {name: round(end - t, 1) for (t, name), end in zip(marks, ends)}
 
 
+def smoke_run(root: Path, folder: Path) -> Path:
+    """`root`'s params/runs/smoke.yaml narrowed to a minute or two on a CPU, written to `folder`:
+    its 4 answers of 4 new tokens (a models file of its models, max_new_tokens 4), scored for
+    coverage alone, one analysis (03_main_results: a report needs its tables). Its path."""
+    run = yaml.safe_load((root / "params" / "runs" / "smoke.yaml").read_text())
+    models = yaml.safe_load((root / "params" / "models.yaml").read_text())["models"]
+    folder.mkdir(parents=True, exist_ok=True)
+    models_file = folder / "smoke-models.yaml"
+    models_file.write_text(
+        yaml.safe_dump(
+            {"models": {m: {**models[m], "max_new_tokens": 4} for m in run["models"]}},
+            sort_keys=False,
+        )
+    )
+    run.update(models_file=str(models_file), metrics=["coverage"], analysis=["03_main_results"])
+    path = folder / "smoke.yaml"
+    path.write_text(yaml.safe_dump(run, sort_keys=False))
+    return path
+
+
+def smoke_commands(clone: Path) -> tuple[list[str], list[str], dict[str, str]]:
+    """The smoke run's install and demo commands and their environment: this venv, found
+    installed by the clone's Makefile (its stamp there; the inputs taken as old, so nothing is
+    installed), and the clone's code first on the path."""
+    venv = Path(sys.prefix)
+    if not (venv / ".ocg-installed").is_file():
+        raise SystemExit(
+            f"--smoke reuses this venv as `make install` left it: no {venv}/.ocg-installed"
+        )
+    install = ["make", f"VENV={venv}", "-o", "requirements.lock", "-o", "pyproject.toml", "install"]
+    demo = [str(venv / "bin" / "ocg"), "report", str(smoke_run(clone, clone.parent / "smoke-run"))]
+    env = dict(os.environ, PYTHONPATH=str(clone))
+    env.setdefault("OCG_MODEL_CACHE", str(ROOT / "outputs" / "models"))
+    return install, demo, env
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clone", type=Path, default=None)
     parser.add_argument("--keep", action="store_true")
+    add_smoke_options(parser, "no install (this venv), the demo a narrowed params/runs/smoke.yaml")
     args = parser.parse_args()
+    use_results(args)
     clone = args.clone or Path(tempfile.mkdtemp(prefix="ocg-demo-")) / "ocg"
     if clone.exists():
         raise SystemExit(f"{clone}: exists; give a folder that does not")
@@ -73,8 +119,11 @@ def main() -> None:
         ["git", "rev-parse", "HEAD"], cwd=clone, capture_output=True, text=True, check=True
     ).stdout.strip()
     logs = clone.parent / clone.name
-    install_s, _ = timed(["make", "install"], clone, Path(f"{logs}-install.log"))
-    demo_s, lines = timed(["make", "demo"], clone, Path(f"{logs}-demo.log"))
+    install, demo, env = (
+        smoke_commands(clone) if args.smoke else (["make", "install"], ["make", "demo"], None)
+    )
+    install_s, _ = timed(install, clone, Path(f"{logs}-install.log"), env=env)
+    demo_s, lines = timed(demo, clone, Path(f"{logs}-demo.log"), env=env)
     by_step = steps(lines, demo_s)
     progress = [text for _, text in lines if " answers" in text and ":" in text]
     figures = {
@@ -90,7 +139,12 @@ def main() -> None:
         "generation_progress_lines": len(progress),
     }
     print(figures)
-    record("demo", figures, {"clone": str(clone)}, commit=measured)
+    record(
+        "demo",
+        figures,
+        {"clone": str(clone), **({"smoke": True} if args.smoke else {})},
+        commit=measured,
+    )
     if not args.keep:
         shutil.rmtree(clone.parent if args.clone is None else clone)
 

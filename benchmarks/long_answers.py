@@ -1,6 +1,7 @@
 """What one very long answer costs perplexity and SLOR (docs/METHODS.md, "Perplexity").
 
     .venv/bin/python benchmarks/long_answers.py [--words 5000] [--answers 24]
+    .venv/bin/python benchmarks/long_answers.py --smoke [--results DIR]   # seconds: 40 words, 2 answers
 
 Scores 24 answers, 23 one-sentence answers and one of 5,000 words (a word salad of common
 words, as a runaway model writes), with perplexity and SLOR on the embedded model (SmolLM2-135M,
@@ -21,7 +22,7 @@ import random
 import resource
 import time
 
-from recording import record
+from recording import add_smoke_options, record, use_results
 
 from ocg.metrics import perplexity, slor
 from ocg.metrics.lm_nll import TOKEN_BUDGET, context_limit, plan_batches
@@ -57,7 +58,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--words", type=int, default=5000, help="words of the long answer")
     parser.add_argument("--answers", type=int, default=24, help="answers in all")
+    add_smoke_options(parser, "--words 40 --answers 2")
     args = parser.parse_args()
+    use_results(args)
+    if args.smoke:
+        args.words, args.answers = 40, 2
     config = load_scoring_config()
     texts = answers(args.answers, args.words)
     start = time.perf_counter()

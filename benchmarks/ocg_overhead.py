@@ -2,6 +2,7 @@
 writes benchmarks/results/ocg_overhead.json.
 
     python benchmarks/ocg_overhead.py            # about a minute on an idle 2-core machine
+    python benchmarks/ocg_overhead.py --smoke [--out FILE]   # seconds: 2 texts, 6 prompts, 1 set
 
 1. Host syncs per decoding step (torch.profiler: aten::_local_scalar_dense, each a wait for the
    device on a GPU), ocg's backend against bare model.generate on the same batch: equal means ocg's
@@ -19,6 +20,7 @@ writes benchmarks/results/ocg_overhead.json.
 
 from __future__ import annotations
 
+import argparse
 import functools
 import json
 import sys
@@ -31,7 +33,7 @@ sys.path.insert(
 )  # paper_shapes.py beside it (it adds the project's code)
 
 import paper_shapes  # noqa: E402
-from recording import provenance  # noqa: E402
+from recording import add_smoke_options, provenance, smoke_out  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results" / "ocg_overhead.json"
 TOKENS = 8
@@ -69,8 +71,9 @@ def host_syncs(backend, texts: list[str]) -> dict:
     }
 
 
-def spans_of_a_run(spec, out: Path) -> dict:
-    """One `ocg generate` run, seconds inside model.generate and outside it."""
+def spans_of_a_run(spec, out: Path, permutations: int | None = None) -> dict:
+    """One `ocg generate` run (one concept set; `permutations` of its orders, None: all), seconds
+    inside model.generate and outside it."""
     import transformers
 
     from ocg.core.layout import ModelGenerations
@@ -90,7 +93,14 @@ def spans_of_a_run(spec, out: Path) -> dict:
 
     transformers.GenerationMixin.generate = timed  # type: ignore[method-assign]  # timed for one run
     try:
-        model_dir = generate(spec, conditions=["ordered"], subset_k=1, out_dir=out, progress=False)
+        model_dir = generate(
+            spec,
+            conditions=["ordered"],
+            subset_k=1,
+            permutations=permutations,
+            out_dir=out,
+            progress=False,
+        )
     finally:
         transformers.GenerationMixin.generate = original  # type: ignore[method-assign]  # restored
     card = json.loads(ModelGenerations(model_dir).run_card.read_text())
@@ -116,11 +126,11 @@ def best_of(fn, reps: int = 5) -> float:
     return min(times)
 
 
-def side_by_side() -> dict:
+def side_by_side(subset_k: int = 2, reps: int = 5) -> dict:
     from ocg.generation.backends.transformers_loading import merges_model_defaults
     from ocg.generation.selection import select_instances
 
-    rows = select_instances(None, ["ordered"], subset_k=2)
+    rows = select_instances(None, ["ordered"], subset_k=subset_k)
     fields = ("instance_id", "template_id", "set_id", "perm_index", "concepts", "pos_pattern")
 
     def old():
@@ -133,9 +143,11 @@ def side_by_side() -> dict:
         for p in range(len(rows)):
             [getattr(table[p], f) for f in fields]
 
-    o, n = best_of(old), best_of(new)
-    probe_old = best_of(lambda: [merges_model_defaults.__wrapped__() for _ in range(100)]) / 100
-    probe_new = best_of(lambda: [merges_model_defaults() for _ in range(100)]) / 100
+    o, n = best_of(old, reps), best_of(new, reps)
+    probe_old = (
+        best_of(lambda: [merges_model_defaults.__wrapped__() for _ in range(100)], reps) / 100
+    )
+    probe_new = best_of(lambda: [merges_model_defaults() for _ in range(100)], reps) / 100
     return {
         "record_rows": {
             "rows": len(rows),
@@ -151,11 +163,11 @@ def side_by_side() -> dict:
     }
 
 
-def padded_shapes(backend) -> dict:
+def padded_shapes(backend, subset_k: int = 8) -> dict:
     from ocg.generation.invariance import plan_batches
     from ocg.generation.selection import select_instances
 
-    rows = select_instances(None, ["ordered"], subset_k=8)
+    rows = select_instances(None, ["ordered"], subset_k=subset_k)
     import json as _json
 
     texts = [backend.render(_json.loads(m)) for m in rows["messages"]]
@@ -172,7 +184,17 @@ def padded_shapes(backend) -> dict:
     return out
 
 
-def main() -> dict:
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=OUT)
+    smoke = (
+        "2 texts for the syncs, a run of 6 prompts, one concept set side by side (1 repeat) "
+        "and for the padded shapes"
+    )
+    add_smoke_options(parser, smoke, results=False)
+    args = parser.parse_args(argv)
+    out = smoke_out(args, OUT, OUT.name)
+    texts_n, permutations, subset_k, reps = (2, 1, 1, 1) if args.smoke else (8, None, None, 5)
 
     import torch
 
@@ -194,20 +216,21 @@ def main() -> dict:
         backend = TransformersBackend(spec, device="cpu")  # type: ignore[arg-type]  # a variant of ModelEntry
         texts = [
             backend.render([{"role": "user", "content": f"Write a sentence with dog, ball {i}."}])
-            for i in range(8)
+            for i in range(texts_n)
         ]
         backend.generate(texts[:1])
         result = {
             "model": "tiny random Llama (paper_shapes.py), float32, CPU",
             "torch_threads": torch.get_num_threads(),
             "host_syncs": host_syncs(backend, texts),
-            "per_batch": spans_of_a_run(spec.model_copy(), Path(tmp) / "out"),
-            "side_by_side": side_by_side(),
-            "padded_shapes": padded_shapes(backend),
+            "per_batch": spans_of_a_run(spec.model_copy(), Path(tmp) / "out", permutations),
+            "side_by_side": side_by_side(subset_k or 2, reps),
+            "padded_shapes": padded_shapes(backend, subset_k or 8),
+            **({"smoke": smoke} if args.smoke else {}),
             **provenance(),
         }
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(result, indent=1) + "\n")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps(result, indent=1))
     return result
 

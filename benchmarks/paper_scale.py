@@ -1,6 +1,7 @@
 """Paper scale on one machine: everything after generation, at the size of the paper.
 
     .venv/bin/python benchmarks/paper_scale.py [--models 36] [--subset-k K] [--out DIR]
+    .venv/bin/python benchmarks/paper_scale.py --smoke [--out DIR] [--results DIR]   # seconds
 
 36 replay entries (the paper's Table 5 models: their names and ids, answers from the synthetic
 writer) x 3 conditions (original, ordered, ordered_one_shot) x 192 sets x 24 permutations x 6
@@ -36,7 +37,7 @@ from pathlib import Path
 
 import psutil
 import yaml
-from recording import record
+from recording import add_smoke_options, record, smoke_out, use_results
 
 ROOT = Path(__file__).resolve().parents[1]
 CONDITIONS = ["original", "ordered", "ordered_one_shot"]
@@ -152,8 +153,12 @@ def stage_analyses(out: Path, models: list[str]) -> dict:
 
 
 def tree_rss(proc: psutil.Process) -> int:
+    try:
+        tree = [proc, *proc.children(recursive=True)]
+    except psutil.Error:  # the stage, or a child being listed, just ended
+        tree = [proc]
     total = 0
-    for p in [proc, *proc.children(recursive=True)]:
+    for p in tree:
         try:
             total += p.memory_info().rss
         except psutil.Error:
@@ -284,19 +289,41 @@ def per_record(sizes: dict) -> list[str]:
     return lines
 
 
-def main() -> None:
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    """The arguments, a smoke run's set (its --out a temporary folder unless given)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", type=int, default=36, help="how many of the paper's 36 models")
     parser.add_argument(
         "--subset-k", type=int, default=None, help="concept sets (default: all 192)"
     )
-    parser.add_argument("--out", default=str(ROOT / "outputs" / "benchmarks" / "paper_scale"))
+    default_out = ROOT / "outputs" / "benchmarks" / "paper_scale"
+    parser.add_argument("--out", default=str(default_out))
     parser.add_argument(
-        "--stages", default=",".join(STAGES), help="comma-separated, of " + ",".join(STAGES)
+        "--stages",
+        default=None,
+        help=f"comma-separated, of {','.join(STAGES)} (default: all; with --smoke generate,score)",
+    )
+    add_smoke_options(
+        parser,
+        "--models 1 --subset-k 1 (432 answers), the stages generate and score unless --stages "
+        "names them (the analyses run every notebook: a minute)",
     )
     parser.add_argument("--fresh", action="store_true", help="delete --out first")
     parser.add_argument("--stage", help=argparse.SUPPRESS)  # internal: run one stage here
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    if not args.stage:  # a stage's child: its driver's arguments, as given
+        use_results(args)
+    if args.smoke:
+        args.out = smoke_out(args, default_out, "paper_scale")
+        args.models, args.subset_k = 1, 1
+    # absolute: the analyses' run.yaml names models.yaml in it, a path relative to run.yaml
+    args.out = str(Path(args.out).resolve())
+    args.stages = args.stages or ("generate,score" if args.smoke else ",".join(STAGES))
+    return args
+
+
+def main() -> None:
+    args = parse()
     out = Path(args.out)
     if args.stage:
         models = list(yaml.safe_load((out / "models.yaml").read_text())["models"])

@@ -10,6 +10,7 @@ prose. `python benchmarks/recording.py` prints the latest run of every file as m
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import json
 import os
@@ -17,14 +18,16 @@ import platform
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_RESULTS = ROOT / "benchmarks" / "results"
 
 
 def results_dir() -> Path:
-    return Path(os.environ.get("OCG_BENCHMARK_RESULTS") or ROOT / "benchmarks" / "results")
+    return Path(os.environ.get("OCG_BENCHMARK_RESULTS") or DEFAULT_RESULTS)
 
 
 def _cpuinfo(field: str) -> str | None:
@@ -121,6 +124,59 @@ def record(name: str, figures: dict, args: dict | None = None, commit: str | Non
     os.replace(tmp, path)  # a killed benchmark never leaves half a file
     print(f"figures appended to {path}")
     return path
+
+
+def add_smoke_options(parser: argparse.ArgumentParser, what: str, results: bool = True) -> None:
+    """`--smoke` (a tiny real run of the script, `what` it does then) and, for a script whose
+    figures go through record(), `--results DIR` (the folder they are appended to)."""
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help=f"a tiny real run, seconds (a test of this script): {what}; what it writes goes to "
+        "a temporary folder (or the one given), never to benchmarks/results/",
+    )
+    if results:
+        parser.add_argument(
+            "--results",
+            default=None,
+            metavar="DIR",
+            help="append the figures to DIR/<name>.json (default: OCG_BENCHMARK_RESULTS, "
+            "else benchmarks/results/; with --smoke a new temporary folder)",
+        )
+
+
+def smoke_folder() -> Path:
+    """A new temporary folder for a smoke run's files (printed, so the run can be looked at)."""
+    folder = Path(tempfile.mkdtemp(prefix="ocg-benchmark-smoke-"))
+    print(f"smoke run: writing to {folder}", flush=True)
+    return folder
+
+
+def refuse_shipped(path: Path, smoke: bool) -> Path:
+    """`path`, unless a smoke run would write it in benchmarks/results/ (its figures are not
+    figures): then the run stops before any work."""
+    if smoke and path.resolve().is_relative_to(DEFAULT_RESULTS.resolve()):
+        raise SystemExit(f"--smoke writes nothing to benchmarks/results/; got {path}")
+    return path
+
+
+def use_results(args: argparse.Namespace) -> Path:
+    """Point record() at `--results` where given; a smoke run without it (and without
+    OCG_BENCHMARK_RESULTS) at a new temporary folder. Returns the folder record() appends to."""
+    if getattr(args, "results", None):
+        os.environ["OCG_BENCHMARK_RESULTS"] = str(Path(args.results).resolve())
+    elif args.smoke and not os.environ.get("OCG_BENCHMARK_RESULTS"):
+        os.environ["OCG_BENCHMARK_RESULTS"] = str(smoke_folder())
+    return refuse_shipped(results_dir(), args.smoke)
+
+
+def smoke_out(args: argparse.Namespace, default: Path, name: str) -> Path:
+    """The file (or folder) a script writes itself, `args.out`: on a smoke run left at `default`,
+    `name` in a new temporary folder instead; a smoke run's is never in benchmarks/results/."""
+    out = Path(args.out)
+    if args.smoke and out == default:
+        out = smoke_folder() / name
+    return refuse_shipped(out, args.smoke)
 
 
 class ResultsError(ValueError):

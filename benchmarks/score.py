@@ -1,6 +1,7 @@
 """Speed of the non-neural metrics on one model's worth of answers (55,296; and 24,960 of five concepts).
 
     .venv/bin/python benchmarks/score.py [--loop-groups 200] [--previous c20dad0]
+    .venv/bin/python benchmarks/score.py --smoke [--results DIR]   # seconds: one concept set
 
 Answers are realistic: templated sentences over each instance's concepts in varied orders and
 inflections, with duplicates inside groups (about 30%), as models produce. Prints:
@@ -36,7 +37,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from recording import record
+from recording import add_smoke_options, record, use_results
 
 from ocg.core.layout import ModelGenerations, ModelScores, Outputs
 from ocg.data import build_instances, load_concept_sets, load_templates
@@ -80,10 +81,12 @@ def make_generations(
     n_concepts: int = 4,
     conditions=("original", "ordered"),
     template_ids: list[int] | None = None,
+    sets: int | None = None,
 ) -> Path:
+    """Answers to every instance of the first `sets` concept sets (None: all)."""
     rng = random.Random(0)
     instances = build_instances(
-        load_concept_sets(n_concepts), load_templates(), list(conditions), template_ids
+        load_concept_sets(n_concepts)[:sets], load_templates(), list(conditions), template_ids
     )
     model_dir = ModelGenerations.of("bench-model", root).folder
     for cond, rows in instances.groupby("condition"):
@@ -133,7 +136,16 @@ def main() -> None:
     parser.add_argument(
         "--previous", default="c20dad0", help="git revision whose scoring line 1 compares with"
     )
+    add_smoke_options(
+        parser,
+        "every line on the first concept set of each size (288 and 120 answers), "
+        "--loop-groups 2 --coverage-answers 50",
+    )
     args = parser.parse_args()
+    use_results(args)
+    sets = None
+    if args.smoke:
+        sets, args.loop_groups, args.coverage_answers = 1, 2, 50
     pipeline = args.pipeline or load_scoring_config().spacy_pipeline
     print(
         f"spaCy pipeline: {pipeline} ({', '.join(coverage.load_nlp('auto', pipeline).pipe_names)})"
@@ -141,7 +153,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         figures = {"pipeline": pipeline}
         answers, figures["n4"] = score_workload(
-            Path(tmp) / "n4", "n = 4", "(target < 15 s)", pipeline=pipeline
+            Path(tmp) / "n4", "n = 4", "(target < 15 s)", pipeline=pipeline, sets=sets
         )
         figures["vs_previous"] = compare_with_previous(Path(tmp), args.previous, pipeline)
         _, figures["n5"] = score_workload(
@@ -152,6 +164,7 @@ def main() -> None:
             n_concepts=5,
             conditions=["ordered"],
             template_ids=[0],
+            sets=sets,
         )
 
         groups = [

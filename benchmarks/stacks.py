@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/stacks.py [--other .venv-tf4/bin/python] [--conditions ordered]
         [--prompts N] [--variants entry,batch1]
+    .venv/bin/python benchmarks/stacks.py --smoke [--other PYTHON] [--results DIR]   # seconds
 
 Runs benchmarks/generate.py (the demo's prompts, planned as `ocg generate` plans them) once in this
 python (the default stack, transformers 5) and once in `--other` (the second stack, 4.57), each
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from recording import record
+from recording import add_smoke_options, record, use_results
 
 HERE = Path(__file__).resolve().parent
 
@@ -40,6 +41,8 @@ def run_stack(python: str, args: argparse.Namespace, out: Path) -> tuple[str, di
     for flag in ("conditions", "prompts"):
         if getattr(args, flag):
             cmd += [f"--{flag}", str(getattr(args, flag))]
+    if args.smoke:  # and its figures to a temporary folder of its own, not ours
+        cmd += ["--smoke", "--results", str(out.parent / "generate-results")]
     print(f"transformers {version}: {' '.join(cmd)}", flush=True)
     subprocess.run(cmd, check=True)
     return version, json.loads(out.read_text())
@@ -63,7 +66,15 @@ def main() -> None:
     parser.add_argument("--conditions", default="ordered")
     parser.add_argument("--prompts", type=int, default=None)
     parser.add_argument("--variants", default="entry,batch1")
+    add_smoke_options(
+        parser,
+        "generate.py --smoke in each stack (2 ordered prompts, variants today and batch1, 4 new "
+        "tokens); --other the same python gives two equal stacks",
+    )
     args = parser.parse_args()
+    use_results(args)
+    if args.smoke:
+        args.prompts = 2
     with tempfile.TemporaryDirectory() as tmp:
         stacks = [
             run_stack(sys.executable, args, Path(tmp) / "default.json"),
