@@ -261,10 +261,20 @@ def score(tmp: Path, proc) -> None:
     assert f["n4"]["answers"] == 2 * 24 * 6 and f["n5"]["answers"] == 120  # one set each
     assert {"coverage", "pbleu"} <= set(f["n4"]["parts_s"])
     previous = f["vs_previous"]
-    assert previous["revision"] == "c20dad0" and previous["cpu_s"] > 0
+    assert previous["revision"] == "HEAD" and previous["cpu_s"] > 0
     assert previous["previous_cpu_s"] > 0
     assert f["pbleu_loop"]["groups"] == 2 and f["pbleu_loop"]["max_difference"] < 1e-9
     assert f["coverage_vs_spacy"]["answers"] == 50 and f["coverage_vs_spacy"]["identical"] is True
+
+
+def cpu_kernels(tmp: Path, proc) -> None:
+    f = one_run(tmp / "results" / "cpu_kernels.json")["figures"]
+    (entry,) = f["entries"].values()  # the first demo entry only
+    assert entry["answers"] == 2 and entry["differ"] <= 2
+    assert entry["caps"]["native"] == {} and entry["caps"]["avx2"]["ATEN_CPU_CAPABILITY"] == "avx2"
+    assert entry["kernels"]["avx2"] == "AVX2"  # the cap acted in the child
+    assert set(entry["coverage_w_order"]["native"]) == {"original", "ordered"}
+    assert entry["verdict_same_sign"] in (True, False)
 
 
 def stacks(tmp: Path, proc) -> None:
@@ -282,6 +292,7 @@ Check = Callable[[Path, subprocess.CompletedProcess], None]
 SMOKES: dict[str, tuple[list[str], Check]] = {
     "batch_invariance.py": (["--smoke", *RESULTS], batch_invariance),
     "constrained.py": (["--smoke", *RESULTS], constrained),
+    "cpu_kernels.py": (["--smoke", *RESULTS], cpu_kernels),
     "demo_timing.py": (["--smoke", *RESULTS], demo_timing),
     "forced_forms.py": (["--smoke", "--out", "forced_forms.json"], forced_forms),
     "generate.py": (["--smoke", *RESULTS, "--save", "answers.json"], generate),
@@ -294,12 +305,12 @@ SMOKES: dict[str, tuple[list[str], Check]] = {
     "ocg_overhead.py": (["--smoke", "--out", "ocg_overhead.json"], ocg_overhead),
     "paper_scale.py": (["--smoke", "--out", "paper_scale", *RESULTS], paper_scale),
     "run_timing.py": (["--smoke", *RESULTS], run_timing),
-    "score.py": (["--smoke", *RESULTS], score),
+    "score.py": (["--smoke", *RESULTS, "--previous", "HEAD"], score),  # any clone has HEAD
     "stacks.py": (["--smoke", *RESULTS, "--other", sys.executable], stacks),
 }
 # Over half a minute on 2 shared cores: the tests marked slow. demo_timing and run_timing run
-# `ocg report` (a notebook kernel per step); stacks runs generate.py's smoke in two processes.
-SLOW = {"demo_timing.py", "run_timing.py", "stacks.py"}
+# `ocg report` (a notebook kernel per step); stacks and cpu_kernels load the model in two processes.
+SLOW = {"demo_timing.py", "run_timing.py", "stacks.py", "cpu_kernels.py"}
 # A smoke run of its own: the analyses stage of paper_scale.py (every analysis notebook, ~80 s).
 EXTRA = {
     "paper_scale.py+analyses": (
