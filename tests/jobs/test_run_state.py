@@ -5,7 +5,6 @@ reader checks, and what ocg wrote before either (tests/fixtures/c20dad0) reads a
 import json
 import re
 import shutil
-from pathlib import Path
 
 import pytest
 import yaml
@@ -15,22 +14,12 @@ from ocg.core.errors import OcgInputError
 from ocg.core.layout import ModelGenerations, ModelScores
 from ocg.core.paths import PROJECT_ROOT
 from ocg.generation.run_generation import generate
-from ocg.records import ReportStamp, ReportStatus, RunCard, RunStatus, Signature
+from ocg.records import ReportStamp, ReportStatus, RunCard, RunStatus
 from ocg.scoring import score_model
 from ocg.sweep import load_sweep, status_table
-from ocg.sweep.markers import AnalysisMarker, AnalysisStatus, FailureMarker, InterruptedMarker
+from ocg.sweep.markers import AnalysisMarker, AnalysisStatus
 from ocg.sweep.state import ModelState, print_status
-
-C20DAD0 = Path(__file__).parents[1] / "fixtures" / "c20dad0"
-RECORDS = {
-    "run_card.json": RunCard,
-    "signature.json": Signature,
-    "report.json": ReportStamp,
-    "failed.json": FailureMarker,
-    "interrupted.json": InterruptedMarker,
-    "analysis.json": AnalysisMarker,
-}
-VERSIONED = ("run_card.json", "signature.json", "report.json")
+from tests.records.old_records import C20DAD0, RECORDS, VERSIONED
 
 
 @pytest.mark.parametrize("name", RECORDS)
