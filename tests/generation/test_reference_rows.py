@@ -170,3 +170,53 @@ def test_a_ref_name_and_reference_go_together(tmp_path, capsys, name, entry, exp
     )
     assert main(["models", "--models-file", str(path)]) == 0
     assert main(["models", "--models-file", str(PARAMS_DIR / "reference-models.yaml")]) == 0
+
+
+def test_a_lines_concept_set_is_checked_against_its_set(tmp_path, capsys):
+    """A set-answers line whose `concept_set` is another set's (CommonGen-Eval's `_N`/`_V` tags
+    dropped) is refused naming file and line; the right concepts, in any order and tagged, pass."""
+    from ocg.cli import main
+
+    rows = select_instances(conditions=["original"], subset_k=2, template_ids=[0])
+    sets = rows.drop_duplicates("set_id")
+    concepts = {s: list(c) for s, c in zip(sets.set_id, sets.concepts)}
+    (first, a), (second, b) = list(concepts.items())[:2]
+    lines = [
+        {"model": "b", "id": s, "concept_set": [f"{w}_N" for w in reversed(c)], "output": "A."}
+        for s, c in concepts.items()
+    ]
+    sets_file = tmp_path / "sets.jsonl"
+    sets_file.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    models = models_file(tmp_path, sets_file, model="b")
+    argv = [
+        "generate",
+        "ref-x",
+        "--models-file",
+        str(models),
+        "--subset-k",
+        "2",
+        "--templates",
+        "0",
+    ]
+    assert main([*argv, "--out", str(tmp_path / "g")]) == 0
+    lines[1]["concept_set"] = a  # the second line names the first set's concepts
+    sets_file.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    capsys.readouterr()
+    assert main([*argv, "--out", str(tmp_path / "h")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"ocg: error: {sets_file}:2: concept_set "), err
+    assert f"is not the concepts of set {second}" in err[0]
+    assert not (tmp_path / "h" / "ref-x" / "original.jsonl").exists()
+
+
+def test_the_shipped_references_name_their_sets_concepts():
+    """Every line of the shipped CommonGen-Eval file names the concepts of its set."""
+    from ocg.generation.backends.replay_backend import read_set_answers
+
+    rows = select_instances(n_concepts=5, conditions=["original"])
+    sets = {s: sorted(c) for s, c in zip(rows.set_id, rows.concepts)}
+    for model in ("gpt-4-0613", "turnopt"):
+        spec = load_models(PARAMS_DIR / "reference-models.yaml")[f"ref-{model}"]
+        assert (
+            len(read_set_answers(COMMONGEN_EVAL_5CONCEPT, spec.replay.model, concepts=sets)) == 208
+        )
