@@ -177,7 +177,9 @@ class ReplayBackend(MessagePrompts):
         # some are still to generate (generate() says so); resolved_revision() is then the card's
         self.gone = self.path is not None and not self.path.is_file()
         if self.path is not None and self.by_set and not self.gone:
-            sets = {r["set_id"]: sorted(r["concepts"]) for r in self.rows.values() if "concepts" in r}
+            sets = {
+                r["set_id"]: sorted(r["concepts"]) for r in self.rows.values() if "concepts" in r
+            }
             self.set_answers = read_set_answers(
                 self.path, spec.replay.model, f"models.{spec.name}.replay.file", sets
             )
