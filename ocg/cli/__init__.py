@@ -69,7 +69,7 @@ def _reader_gone() -> int:
 # stop; the listing commands (models, compare-reports, sweep --status) end as `yes | head` does.
 WORKS = frozenset(
     ("report", "score", "generate", "sweep", "build-data", "compare", "prefetch", "repair")
-    + ("run-notebook", "demo", "paper")
+    + ("run-notebook", "demo", "paper", "convert")
 )
 
 

@@ -230,6 +230,15 @@ def compare_command(args) -> int:
     return 0
 
 
+def convert_command(args) -> int:
+    """`ocg convert`: every embedded model converted now (make install runs it), each folder named;
+    an error is one line, as any command's."""
+    from ..weights.embedded import convert_all
+
+    convert_all()
+    return 0
+
+
 def verify_command(args) -> int:
     """`ocg verify`: one summary line and 0, one line per broken invariant and 1, or 2 (with one
     line) for a folder that is no finished report."""

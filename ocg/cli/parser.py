@@ -208,6 +208,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=commands.verify_command)
 
+    p = sub.add_parser(
+        "convert",
+        help="convert the embedded models to transformers folders now (make install runs it)",
+    )
+    p.set_defaults(func=commands.convert_command)
+
     p = sub.add_parser("models", help="list the entries of params/models.yaml")
     p.add_argument("--models-file", type=Path, default=MODELS_FILE, help=MODELS_FILE_HELP)
     p.set_defaults(func=commands.models_command)
