@@ -459,3 +459,51 @@ def test_a_reference_side_is_named_on_the_page_the_json_and_the_command_line(
         "reference-note"
         not in (outputs / "comparisons" / "mine~m~vs~mine~m" / "index.html").read_text()
     )
+
+
+@pytest.mark.slow
+def test_two_compares_at_once_one_writes_the_other_names_the_holder(runs, tmp_path):
+    """Two real `ocg compare` processes on one pair: the first is stopped (SIGSTOP) while it holds
+    the folder's lock, the second exits 1 in one line naming it; the first then finishes, and its
+    comparison.json is whole."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    env = dict(os.environ, OCG_OUTPUTS=str(tmp_path / "out"))
+    argv = [sys.executable, "-m", "ocg.cli", "compare", str(runs / "both"), str(runs / "b")]
+    argv += ["--model-a", "a"]
+    folder = tmp_path / "out" / "comparisons" / "both~a~vs~b~b"
+    for _ in range(10):  # until the first is caught holding the lock (it holds it about a second)
+        shutil.rmtree(folder, ignore_errors=True)
+        first = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        caught = False
+        while first.poll() is None:
+            try:
+                stamp = (folder / ".lock").read_text()
+            except OSError:
+                stamp = ""
+            if f'"pid": {first.pid}' in stamp:
+                first.send_signal(signal.SIGSTOP)
+                caught = True
+                break
+            time.sleep(0.002)
+        if caught:
+            break
+        first.communicate()
+    assert caught, "the first compare never seen holding its lock"
+    try:
+        second = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
+    finally:
+        first.send_signal(signal.SIGCONT)
+    out, err = first.communicate(timeout=300)
+    assert first.returncode == 0, err
+    lines = second.stderr.strip().splitlines()
+    assert second.returncode == 1 and len(lines) == 1, second.stderr
+    assert lines[0].startswith("ocg: error: ") and "is writing this comparison" in lines[0]
+    assert f"PID {first.pid}" in lines[0] or str(first.pid) in lines[0], lines[0]
+    data = json.loads((folder / "comparison.json").read_text())
+    assert (data["a"]["model"], data["b"]["model"]) == ("a", "b")
+    assert data["a"]["report"] in (folder / "index.html").read_text()
