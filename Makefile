@@ -85,7 +85,7 @@ $(STAMP): requirements.lock pyproject.toml
 	$(PY) -m pip install --quiet --no-deps -r requirements.lock
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	$(PY) -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python (ocg)" >/dev/null
-	TQDM_DISABLE=1 $(PY) -c "from ocg.weights.embedded import convert_all; convert_all()"
+	TQDM_DISABLE=1 $(PY) -m ocg.cli convert
 	touch $(STAMP)
 
 $(STAMP4): requirements-tf4.lock pyproject.toml
@@ -94,7 +94,7 @@ $(STAMP4): requirements-tf4.lock pyproject.toml
 	$(PY4) -m pip install --quiet --no-deps -r requirements-tf4.lock
 	$(PY4) -m pip install --quiet --no-deps --no-build-isolation -e .
 	$(PY4) -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python (ocg, transformers 4.57)" >/dev/null
-	TQDM_DISABLE=1 $(PY4) -c "from ocg.weights.embedded import convert_all; convert_all()"
+	TQDM_DISABLE=1 $(PY4) -m ocg.cli convert
 	touch $(STAMP4)
 
 # Make the `ocg` kernel visible to a Jupyter outside .venv (writes to ~/.local/share/jupyter).

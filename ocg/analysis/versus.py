@@ -11,7 +11,9 @@ EXACT_MAX_UNITS sets, with Holm's adjustment over one condition's metrics; a ske
 (perplexity, SLOR) has its medians and median difference beside (versus_medians.py). The answers
 whose order verdicts (`in_order`) differ are listed. Where a judge metric is compared, each side's
 judge is set beside ocg's coverage and order checks (share, Cohen's kappa and their intervals,
-agreement.py). Designs that share no instance are refused.
+agreement.py). Designs that share no instance are refused. A side that is a reference entry (its
+run card's `reference`) is named so: its numbers are over one sentence per concept set, asked no
+order (comparison_page.reference_note).
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ class Side:
     models: list[str]  # every model the report scored
     design: dict  # ocg/results/designs.py `design`, of every instance it answered
     n: int  # instances (answers) it holds
+    # its source where the model is a reference entry (docs/METHODS.md, "Reference rows"), else None
+    reference: str | None = None
 
 
 def report_models(folder: Path) -> list[str]:
@@ -92,6 +96,7 @@ def _load(folder: Path, model: str) -> tuple[Side, pd.DataFrame, Signature]:
         models=report_models(folder),
         design=design(keys),
         n=len(answers),
+        reference=scores.references.get(model),
     )
     return side, answers, scores.signatures[model]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import sys
+from pathlib import Path
 
 from ..core.errors import OcgError, OcgInterrupted
 from .parser import build_parser
@@ -21,9 +22,25 @@ _OS_HINTS = {
 }
 
 
+def _variable_of(filename: object) -> str:
+    """The setting that chose where `filename` lies: OCG_MODEL_CACHE for the converted models'
+    folder, else --out and OCG_OUTPUTS (the hints' default)."""
+    from ..core.paths import model_cache_dir
+
+    try:
+        Path(str(filename)).resolve().relative_to(model_cache_dir().resolve())
+    except (ValueError, OSError):
+        return "--out and OCG_OUTPUTS"
+    return "OCG_MODEL_CACHE"
+
+
 def _os_error(exc: OSError) -> tuple[str, int]:
     """The message and exit status for a failed file operation: the path and what it means."""
     problem = (exc.errno is not None and _OS_HINTS.get(exc.errno)) or exc.strerror or str(exc)
+    if exc.filename is not None and problem in _OS_HINTS.values():
+        problem = problem.replace("--out and OCG_OUTPUTS", _variable_of(exc.filename)).replace(
+            "--out or OCG_OUTPUTS", _variable_of(exc.filename).replace(" and ", " or ")
+        )
     message = problem if exc.filename is None else f"{exc.filename}: {problem}"
     return message, 2 if exc.errno in (errno.ENOTDIR, errno.EEXIST) else 1
 
@@ -52,7 +69,7 @@ def _reader_gone() -> int:
 # stop; the listing commands (models, compare-reports, sweep --status) end as `yes | head` does.
 WORKS = frozenset(
     ("report", "score", "generate", "sweep", "build-data", "compare", "prefetch", "repair")
-    + ("run-notebook", "demo", "paper", "import")
+    + ("run-notebook", "demo", "paper", "import", "convert")
 )
 
 

@@ -201,7 +201,7 @@ def compare_command(args) -> int:
     from ..analysis.versus import compare_models, pick_model
     from ..core.layout import ComparisonFolder, outputs
     from ..core.lock import exclusive
-    from ..site.comparison_page import write_comparison
+    from ..site.comparison_page import reference_note, write_comparison
 
     folder_a, folder_b = _report_of(args.run_a), _report_of(args.run_b)
     model_a = pick_model(folder_a, args.model_a, "--model-a")
@@ -225,6 +225,17 @@ def compare_command(args) -> int:
         f"{c.b.n:,} instances): {c.shared:,} shared; {len(c.tests)} paired tests, "
         f"{c.n_differ:,} answers whose order verdicts differ\n{page}"
     )
+    if (note := reference_note(c)) is not None:
+        print(f"note: {note}")
+    return 0
+
+
+def convert_command(args) -> int:
+    """`ocg convert`: every embedded model converted now (make install runs it), each folder named;
+    an error is one line, as any command's."""
+    from ..weights.embedded import convert_all
+
+    convert_all()
     return 0
 
 

@@ -203,7 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--comparisons",
         type=Path,
         default=None,
-        help="a comparison.json, or a folder of <A>-vs-<B>/comparison.json (ocg compare), to "
+        help="a comparison.json, or a folder of comparison folders (ocg compare writes them), to "
         "check too",
     )
     p.set_defaults(func=commands.verify_command)
@@ -223,6 +223,12 @@ def build_parser() -> argparse.ArgumentParser:
         "lm-eval-path", help="print the folder of ocg's lm-eval task (for lm_eval --include_path)"
     )
     p.set_defaults(func=commands.lm_eval_path_command)
+
+    p = sub.add_parser(
+        "convert",
+        help="convert the embedded models to transformers folders now (make install runs it)",
+    )
+    p.set_defaults(func=commands.convert_command)
 
     p = sub.add_parser("models", help="list the entries of params/models.yaml")
     p.add_argument("--models-file", type=Path, default=MODELS_FILE, help=MODELS_FILE_HELP)

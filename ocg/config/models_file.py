@@ -47,6 +47,8 @@ SYSTEM_PROMPTS = get_args(SystemPrompt)
 # The calendar date every chat template sees (Llama 3.x writes "Today Date: ..." into the system
 # turn). The Llama 3.1 template's own fallback date; pinned so a rerun asks the same prompt.
 DEFAULT_PROMPT_DATE = "2024-07-26"
+# A reference entry's name starts with this, and only a reference entry's (_Entry._reference_name).
+REFERENCE_PREFIX = "ref-"
 # The one condition a reference entry answers: its sentences were asked for without an order
 REFERENCE_CONDITION = "original"
 SEED_MAX = 2**32 - 1  # transformers' set_seed seeds numpy, which takes no more
@@ -201,6 +203,24 @@ class _Entry(ModelDefaults):
     def _paper_id(self) -> Any:
         """paper_id: the id where the entry says none."""
         return self if self.paper_id else self.model_copy(update={"paper_id": self.id})
+
+    @model_validator(mode="after")
+    def _reference_name(self) -> Any:
+        """A `ref-` name and `reference:` go together: the pages, tables and tests tell a
+        reference by either, so one without the other would be counted as the wrong kind."""
+        if self.name.startswith(REFERENCE_PREFIX) and not self.reference:
+            raise _refuse(
+                ".reference",
+                f"missing: a name starting {REFERENCE_PREFIX!r} marks a reference entry; "
+                "add reference: SOURCE (where its sentences come from), or rename the entry",
+            )
+        if self.reference and not self.name.startswith(REFERENCE_PREFIX):
+            raise _refuse(
+                "",
+                f"a reference entry's name starts with {REFERENCE_PREFIX!r} (the pages and "
+                f"tables tell references by it): rename it {REFERENCE_PREFIX}{self.name}",
+            )
+        return self
 
     def recorded(self) -> dict:
         """The entry as a run card's `spec` records it (every field, in the same order for every

@@ -62,6 +62,8 @@ def settle_folder_variables() -> None:
     same folders, not resolve a relative value against their own working directory."""
     for name in FOLDER_VARIABLES:
         folder = _folder_from_env(name)
+        if folder and folder.exists() and not folder.is_dir():  # said now, naming the variable
+            raise OcgInputError(name, f"{folder} is a file; expected a folder (or unset {name})")
         if folder:
             os.environ[name] = str(folder)
 

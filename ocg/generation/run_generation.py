@@ -369,6 +369,10 @@ def _generate_locked(spec, instances, model_dir: Path, ask: _Asked) -> Path:
             done = done.replace(
                 backend=old.backend or state.card.backend, provenance=old.provenance
             )
+            if getattr(backend, "gone", False):  # a replayed file moved since: its revision
+                done = done.replace(
+                    settings=settings.replace(resolved_revision=old.settings.resolved_revision)
+                )
         state.save(done)
         return model_dir
     run = {

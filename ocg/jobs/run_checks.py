@@ -59,15 +59,32 @@ def _entries(file: RunFile, path: Path, models_file: Path) -> dict[str, ModelEnt
                 f"{model!r} is a reference, which answers only the {REFERENCE_CONDITION!r} "
                 "condition; this run does not ask it (conditions)",
             )
-        _check_replay_file(specs[model], models_file)
+        _check_replay_file(specs[model], models_file, file)
     return {model: specs[model] for model in file.models}
 
 
-def _check_replay_file(spec: ModelEntry, models_file: Path) -> None:
+def _finished(model: str, file: RunFile) -> bool:
+    """Whether the run's generations folder holds `model`'s finished answers (its run card
+    complete): a replayed file is then not read again."""
+    from ..core.layout import ModelGenerations, Outputs, outputs
+    from ..records import RunCard, RunStatus
+
+    root = Outputs(Path(file.outputs)) if file.outputs else outputs()
+    card = ModelGenerations.of(model, root.generations).run_card
+    try:
+        return card.is_file() and RunCard.read(card).status == RunStatus.COMPLETE
+    except (OcgInputError, OSError, ValueError):  # an unreadable card: the file is needed
+        return False
+
+
+def _check_replay_file(spec: ModelEntry, models_file: Path, run: RunFile) -> None:
     """A replay entry's file of answers there before any work (made absolute beside its models
-    file when that was read); `ocg-data:NAME` is ocg's own."""
+    file when that was read), unless the model's answers are all stored (the file may have
+    moved since; generation reads it only for answers still to make); `ocg-data:NAME` is ocg's own."""
     file = spec.replay.file if spec.backend == "replay" and spec.replay else None
     if file and not file.startswith(SHIPPED_DATA):
+        if not Path(file).exists() and _finished(spec.name, run):
+            return
         checked_path(f"{models_file}: models.{spec.name}.replay.file", file, None, folder=False)
 
 

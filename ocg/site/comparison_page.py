@@ -38,6 +38,10 @@ def _number(value) -> float | None:
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
 
 
+NOT_A_REFERENCE = "a model under study, not a reference entry"
+NO_REFERENCE = "neither side is a reference entry"
+
+
 def _side(side: Side) -> dict:
     return {
         "report": side.name,
@@ -46,7 +50,25 @@ def _side(side: Side) -> dict:
         "models_in_report": side.models,
         "instances": side.n,
         "design": side.design,
+        "reference": side.reference,
+        **({"missing_reason": {"reference": NOT_A_REFERENCE}} if side.reference is None else {}),
     }
+
+
+def reference_note(c: Comparison) -> str | None:
+    """What a reference side's numbers are (docs/METHODS.md, "Reference rows"), or None where
+    both sides are models under study: one replayed sentence per concept set stands for every
+    instance of the set, asked no order, so a difference against it is not one between two
+    models asked the same prompts."""
+    refs = [(k, s) for k, s in (("A", c.a), ("B", c.b)) if s.reference is not None]
+    if not refs:
+        return None
+    who = " and ".join(f"{k} ({s.model}) is a reference entry ({s.reference})" for k, s in refs)
+    return (
+        f"{who}: one sentence per concept set, written elsewhere and asked no order, answers "
+        "every template, permutation and sample of its set; its values are over those repeated "
+        'sentences, not a model\'s answers to these prompts (docs/METHODS.md, "Reference rows")'
+    )
 
 
 NOT_DECLARED = "the metric is not declared in the process that wrote this file"
@@ -119,17 +141,24 @@ def _judge_agreement(c: Comparison) -> dict | None:
 
 # 2: a test's `unit` is `resampling_unit`; each test gives its metric's label, metric_unit and
 # higher_is_better (as results.json does); every null's reason is its own.
-FORMAT_VERSION = 2
+# 3: each side's `reference` (its source, or null), and `note` where a side is one.
+FORMAT_VERSION = 3
 
 
 def comparison_json(c: Comparison) -> dict:
     """Everything the page shows, machine-readable (docs/DATA.md, "ocg compare")."""
     tests = [_test(row) for row in c.tests.to_dict(orient="records")]
     judge = _judge_agreement(c)
+    note = reference_note(c)
+    reasons = {
+        **({"note": NO_REFERENCE} if note is None else {}),
+        **({"judge_agreement": NO_JUDGE_METRIC} if judge is None else {}),
+    }
     return {
         "format_version": FORMAT_VERSION,
         "a": _side(c.a),
         "b": _side(c.b),
+        "note": note,
         "shared": {
             "instances": c.shared,
             "concept_sets": c.shared_sets,
@@ -148,7 +177,7 @@ def comparison_json(c: Comparison) -> dict:
         },
         "scoring_differences": c.scoring,
         "judge_agreement": judge,
-        **({"missing_reason": {"judge_agreement": NO_JUDGE_METRIC}} if judge is None else {}),
+        **({"missing_reason": reasons} if reasons else {}),
     }
 
 
@@ -233,6 +262,7 @@ def write_comparison(c: Comparison, folder: str | Path) -> tuple[Path, Path]:
         ppl_over=skew.PPL_MEAN_OVER_MEDIAN,
         data=where.data.name,
         judge_method=METHOD_NOTE,
+        note=reference_note(c),
     )
     with atomic_path(where.index) as tmp:
         tmp.write_text(page, encoding="utf-8")

@@ -9,17 +9,22 @@ transformers version that wrote it and is keyed by its major version.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import importlib.util
 import json
 import os
+import re
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..core.errors import OcgInputError
 from ..core.files import follow_umask, make_temp, refuse_link
 from ..core.layout import ConvertedModel
 from ..core.progress import stage
+from .whole import safetensors_problem
 
 EMBEDDED_PREFIX = "embedded:"
 EMBEDDED_MODELS = {
@@ -126,15 +131,61 @@ def ensure_converted(name: str) -> Path:
     target = converted.folder
     if converted.source.exists():
         _check_record(converted, running)
+        _check_whole(converted)
         return target
     refuse_link(
         target
     )  # a conversion is renamed into place: never onto a link (checked before the work)
-    with stage(
-        f"embedded model {name}: converting its GGUF to a transformers folder (once per "
-        f"transformers major version, kept in {target.parent})"
-    ):
-        return _convert(name, converted, running)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with _converting(target.parent, name):  # one converter at a time; the others wait
+        if converted.source.exists():  # another process converted it meanwhile
+            _check_record(converted, running)
+            _check_whole(converted)
+            return target
+        _remove_stale(target.parent, name)
+        with stage(
+            f"embedded model {name}: converting its GGUF to a transformers folder (once per "
+            f"transformers major version, kept in {target.parent})"
+        ):
+            return _convert(name, converted, running)
+
+
+def _check_whole(converted: ConvertedModel) -> None:
+    """Each weights file of a converted folder as long as its header says, else one error naming
+    it (a copy or disk cut short) before a loader's traceback."""
+    for path in sorted(converted.folder.glob("*.safetensors")):
+        problem = safetensors_problem(str(path))
+        if problem:
+            raise OcgInputError(
+                str(path), f"{problem}; delete {converted.folder} to convert it again"
+            )
+
+
+# A conversion's temporary folder: make_temp's `.{name}.` and 12 hex digits (_convert).
+_TEMP = re.compile(r"\.(?P<name>.+)\.[0-9a-f]{12}")
+
+
+@contextmanager
+def _converting(folder: Path, name: str) -> Iterator[None]:
+    """Hold `folder/.{name}.lock` (flock, waiting for another converter): while it is held no
+    live conversion of `name` owns a temporary folder, so one left is a killed run's."""
+    lock = folder / f".{name}.lock"
+    refuse_link(lock)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _remove_stale(folder: Path, name: str) -> None:
+    """Remove the temporary folders a killed conversion of `name` left (hundreds of MB each):
+    real folders only; a link of that name is not ocg's and is left alone, its target untouched."""
+    for entry in os.scandir(folder):
+        found = _TEMP.fullmatch(entry.name)
+        if found and found["name"] == name and entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path)  # fd-based on Linux: never follows a link inside
 
 
 def _convert(name: str, converted: ConvertedModel, running: str) -> Path:

@@ -34,7 +34,7 @@ def models_file(tmp_path, sets_file, **replay):
     entry = {"backend": "replay", "id": "x/ref", "reference": "a test's sentences"}
     entry["replay"] = {"file": str(sets_file), "key": "set_id", **replay}
     path.write_text(
-        yaml.safe_dump({"extends": str(PARAMS_DIR / "models.yaml"), "models": {"ref": entry}})
+        yaml.safe_dump({"extends": str(PARAMS_DIR / "models.yaml"), "models": {"ref-x": entry}})
     )
     return path
 
@@ -45,7 +45,7 @@ def test_a_set_answers_every_instance_of_the_set(tmp_path):
     lines = [{"model": m, "id": s, "output": f"{m} wrote for {s}."} for s in sets for m in "ab"]
     sets_file = tmp_path / "sets.jsonl"
     sets_file.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    spec = load_models(models_file(tmp_path, sets_file, model="b"))["ref"]
+    spec = load_models(models_file(tmp_path, sets_file, model="b"))["ref-x"]
     out = generate(
         spec,
         conditions=["original"],
@@ -62,12 +62,12 @@ def test_a_set_answers_every_instance_of_the_set(tmp_path):
 def test_a_set_the_file_lacks_is_named(tmp_path):
     sets_file = tmp_path / "sets.jsonl"
     sets_file.write_text(json.dumps({"model": "b", "id": "not-a-set", "output": "x"}) + "\n")
-    spec = load_models(models_file(tmp_path, sets_file, model="b"))["ref"]
+    spec = load_models(models_file(tmp_path, sets_file, model="b"))["ref-x"]
     with pytest.raises(OcgInputError, match=r"no answer for the concept set of \d+ of the"):
         generate(
             spec, conditions=["original"], subset_k=1, template_ids=[0], out_dir=tmp_path / "g"
         )
-    spec = load_models(models_file(tmp_path, sets_file, model="c"))["ref"]
+    spec = load_models(models_file(tmp_path, sets_file, model="c"))["ref-x"]
     with pytest.raises(OcgInputError, match=r"no line of model 'c'"):
         generate(
             spec, conditions=["original"], subset_k=1, template_ids=[0], out_dir=tmp_path / "g"
@@ -111,12 +111,112 @@ def test_ocg_generate_gives_a_reference_only_original(tmp_path, capsys):
     sets_file = tmp_path / "sets.jsonl"
     sets_file.write_text("".join(json.dumps(line) + "\n" for line in lines))
     models = models_file(tmp_path, sets_file, model="b")
-    argv = ["generate", "ref", "--models-file", str(models), "--subset-k", "1", "--templates", "0"]
+    argv = [
+        "generate",
+        "ref-x",
+        "--models-file",
+        str(models),
+        "--subset-k",
+        "1",
+        "--templates",
+        "0",
+    ]
     assert main([*argv, "--out", str(tmp_path / "g")]) == 0
-    assert sorted(p.name for p in (tmp_path / "g" / "ref").glob("*.jsonl")) == ["original.jsonl"]
+    assert sorted(p.name for p in (tmp_path / "g" / "ref-x").glob("*.jsonl")) == ["original.jsonl"]
     capsys.readouterr()
     assert main([*argv, "--out", str(tmp_path / "h"), "--conditions", "ordered"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [
-        "ocg: error: conditions: ref is a reference: it answers only 'original', not ['ordered']"
+        "ocg: error: conditions: ref-x is a reference: it answers only 'original', not ['ordered']"
     ], err
+
+
+@pytest.mark.parametrize(
+    "name, entry, expected",
+    [
+        (
+            "ref-y",
+            {},
+            "models.ref-y.reference: missing: a name starting 'ref-' marks a reference entry",
+        ),
+        (
+            "mine",
+            {"reference": "CommonGen-Eval"},
+            "models.mine: a reference entry's name starts with 'ref-'",
+        ),
+    ],
+)
+def test_a_ref_name_and_reference_go_together(tmp_path, capsys, name, entry, expected):
+    """`ref-NAME` without `reference:`, or `reference:` under another name, is refused when the
+    models file is read (exit 2, one line naming the entry); with both, it loads."""
+    from ocg.cli import main
+
+    (tmp_path / "sets.jsonl").write_text("{}\n")
+    replay = {"file": "sets.jsonl", "key": "set_id"}
+    path = tmp_path / "m.yaml"
+    path.write_text(
+        yaml.safe_dump(
+            {"models": {name: {"backend": "replay", "id": "x/r", "replay": replay, **entry}}}
+        )
+    )
+    assert main(["models", "--models-file", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"ocg: error: {path}: {expected}"), err
+    fixed = {"ref-y": {**entry, "reference": "CommonGen-Eval"}, "mine": {}}[name]
+    path.write_text(
+        yaml.safe_dump(
+            {"models": {name: {"backend": "replay", "id": "x/r", "replay": replay, **fixed}}}
+        )
+    )
+    assert main(["models", "--models-file", str(path)]) == 0
+    assert main(["models", "--models-file", str(PARAMS_DIR / "reference-models.yaml")]) == 0
+
+
+def test_a_lines_concept_set_is_checked_against_its_set(tmp_path, capsys):
+    """A set-answers line whose `concept_set` is another set's (CommonGen-Eval's `_N`/`_V` tags
+    dropped) is refused naming file and line; the right concepts, in any order and tagged, pass."""
+    from ocg.cli import main
+
+    rows = select_instances(conditions=["original"], subset_k=2, template_ids=[0])
+    sets = rows.drop_duplicates("set_id")
+    concepts = {s: list(c) for s, c in zip(sets.set_id, sets.concepts)}
+    (first, a), (second, b) = list(concepts.items())[:2]
+    lines = [
+        {"model": "b", "id": s, "concept_set": [f"{w}_N" for w in reversed(c)], "output": "A."}
+        for s, c in concepts.items()
+    ]
+    sets_file = tmp_path / "sets.jsonl"
+    sets_file.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    models = models_file(tmp_path, sets_file, model="b")
+    argv = [
+        "generate",
+        "ref-x",
+        "--models-file",
+        str(models),
+        "--subset-k",
+        "2",
+        "--templates",
+        "0",
+    ]
+    assert main([*argv, "--out", str(tmp_path / "g")]) == 0
+    lines[1]["concept_set"] = a  # the second line names the first set's concepts
+    sets_file.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    capsys.readouterr()
+    assert main([*argv, "--out", str(tmp_path / "h")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"ocg: error: {sets_file}:2: concept_set "), err
+    assert f"is not the concepts of set {second}" in err[0]
+    assert not (tmp_path / "h" / "ref-x" / "original.jsonl").exists()
+
+
+def test_the_shipped_references_name_their_sets_concepts():
+    """Every line of the shipped CommonGen-Eval file names the concepts of its set."""
+    from ocg.generation.backends.replay_backend import read_set_answers
+
+    rows = select_instances(n_concepts=5, conditions=["original"])
+    sets = {s: sorted(c) for s, c in zip(rows.set_id, rows.concepts)}
+    for model in ("gpt-4-0613", "turnopt"):
+        spec = load_models(PARAMS_DIR / "reference-models.yaml")[f"ref-{model}"]
+        assert (
+            len(read_set_answers(COMMONGEN_EVAL_5CONCEPT, spec.replay.model, concepts=sets)) == 208
+        )

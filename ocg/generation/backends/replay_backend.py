@@ -99,12 +99,23 @@ def _objects(path: Path, field: str):
             yield where, record
 
 
+def _concepts(where: str, given: object) -> list[str]:
+    """A line's `concept_set` as concepts: CommonGen-Eval's part-of-speech tags (`ride_V`) dropped."""
+    if not isinstance(given, list) or not all(isinstance(c, str) and c for c in given):
+        raise OcgInputError(where, f"concept_set must be a list of concepts, got {given!r}")
+    return sorted(c.rsplit("_", 1)[0] if c[-2:-1] == "_" else c for c in given)
+
+
 def read_set_answers(
-    path: Path, model: str | None, field: str = "replay.file"
+    path: Path,
+    model: str | None,
+    field: str = "replay.file",
+    concepts: dict[str, list[str]] | None = None,
 ) -> dict[str, str | None]:
     """set id -> answer, from a file of answers per concept set (`set_id` or `id`; the text in
     `answer`, `raw` or `output`, as CommonGen-Eval writes it), only the lines of `model` where
-    one is named; every line checked, errors name file and line."""
+    one is named; every line checked, errors name file and line. `concepts` (set id -> its
+    concepts, sorted): a line's `concept_set`, where it has one, must be its set's."""
     answers: dict[str, str | None] = {}
     for where, record in _objects(path, field):
         if model is not None and record.get("model") != model:
@@ -117,6 +128,14 @@ def read_set_answers(
             raise OcgInputError(where, f"the answer must be text or null, got {answer!r}")
         if set_id in answers:
             raise OcgInputError(where, f"set {set_id} appears twice")
+        if concepts is not None and set_id in concepts and "concept_set" in record:
+            said = _concepts(where, record["concept_set"])
+            if said != concepts[set_id]:
+                raise OcgInputError(
+                    where,
+                    f"concept_set {record['concept_set']} is not the concepts of set {set_id} "
+                    f"{concepts[set_id]}: this line answers another set",
+                )
         answers[set_id] = answer
     if not answers:
         raise OcgInputError(str(path), f"no line of model {model!r} (set by {field}.model)")
@@ -154,9 +173,15 @@ class ReplayBackend(MessagePrompts):
             {} if instances is None else {r["instance_id"]: r for r in instances.to_dict("records")}
         )
         self.by_set = spec.replay is not None and spec.replay.key == "set_id"
-        if self.path is not None and self.by_set:
+        # a finished model's file may have moved: its answers are stored, so it is read only if
+        # some are still to generate (generate() says so); resolved_revision() is then the card's
+        self.gone = self.path is not None and not self.path.is_file()
+        if self.path is not None and self.by_set and not self.gone:
+            sets = {
+                r["set_id"]: sorted(r["concepts"]) for r in self.rows.values() if "concepts" in r
+            }
             self.set_answers = read_set_answers(
-                self.path, spec.replay.model, f"models.{spec.name}.replay.file"
+                self.path, spec.replay.model, f"models.{spec.name}.replay.file", sets
             )
             self.file_sha256 = hashlib.sha256(self.path.read_bytes()).hexdigest()
             missing = [i for i, r in self.rows.items() if r["set_id"] not in self.set_answers]
@@ -166,7 +191,7 @@ class ReplayBackend(MessagePrompts):
                     f"no answer for the concept set of {len(missing)} of the {len(self.rows)} "
                     f"instances asked (first: {missing[0]}, set {self.rows[missing[0]]['set_id']})",
                 )
-        elif self.path is not None:
+        elif self.path is not None and not self.gone:
             self.answers = read_answers(self.path, f"models.{spec.name}.replay.file")
             self.file_sha256 = hashlib.sha256(self.path.read_bytes()).hexdigest()
             missing = [iid for iid in self.rows if (iid, 0) not in self.answers]
@@ -177,12 +202,14 @@ class ReplayBackend(MessagePrompts):
                     f"instances asked (first: {missing[0]}); ask only for the instances the "
                     "file holds (conditions, subset_k, template_ids)",
                 )
-        else:
+        elif self.path is None:
             self.rates = model_rates(
                 spec.name, spec.seed, spec.replay.rates if spec.replay else None
             )
 
-    def resolved_revision(self) -> str:
+    def resolved_revision(self) -> str | None:
+        if self.gone:  # unknown here: a run with nothing to generate keeps its card's
+            return None
         if self.path is not None and self.by_set:
             return f"file sha256 {self.file_sha256}, model {self.spec.replay.model}, per set"
         if self.path is not None:
@@ -195,6 +222,12 @@ class ReplayBackend(MessagePrompts):
     ) -> list[dict]:
         if instance_ids is None or len(instance_ids) != len(rendered):
             raise ValueError("the replay backend answers by instance id: pass instance_ids")
+        if self.gone:
+            raise OcgInputError(
+                f"models.{self.spec.name}.replay.file",
+                f"{self.path}: no such file, and answers are still to generate: give the file's "
+                "new place (the answers stored are kept)",
+            )
         out = []
         for iid in instance_ids:
             if self.path is not None and self.by_set:  # the set's one sentence, every sample

@@ -16,6 +16,7 @@ from ...config.models_file import ModelEntry
 from ...core.errors import OcgInputError
 from ...core.layout import ConvertedModel
 from ...weights.embedded import EMBEDDED_PREFIX, ensure_converted
+from ...weights.whole import safetensors_problem
 
 if TYPE_CHECKING:
     from transformers import GenerationConfig
@@ -76,7 +77,8 @@ def check_model_folder(where: str, shown: str, folder: str) -> str:
     """A local model folder that can be loaded (from_pretrained, or a server started on it): there,
     a readable config.json that is a JSON mapping, and weights beside it (*.safetensors, *.bin);
     else one error at `where` naming the folder as the entry wrote it (`shown`). Cheap: a listing
-    and one small file read, no weights opened (a truncated weights file passes)."""
+    and small reads, no weights loaded: a *.safetensors file shorter or longer than its own header
+    says (a download or copy cut short) is refused here, not as a traceback from the loader."""
     if not os.path.isdir(folder):
         kind = "is not a directory" if os.path.exists(folder) else "does not exist"
         raise OcgInputError(where, f"local model directory {shown} {kind}")
@@ -103,6 +105,12 @@ def check_model_folder(where: str, shown: str, folder: str) -> str:
             f"local model directory {shown} holds no model ({why}); expected a transformers "
             "model folder (config.json and its weights)",
         )
+    for name in sorted(n for n in names if n.endswith(".safetensors")):
+        problem = safetensors_problem(os.path.join(folder, name))
+        if problem:
+            raise OcgInputError(
+                where, f"local model directory {shown}: {name} {problem}; download or copy it again"
+            )
     return folder
 
 

@@ -289,7 +289,7 @@ function render() {
     const concepts = field(it, "concepts").map((c, i) => [`${i + 1}. ${c}`, field(it, "match_positions")[i] < 0 ? [" ", el("span", {class: "bad"}, "(missing)")] : []]);
     const key = [field(it, "set_id"), field(it, "perm_index"), it.e.template_id].join("~");
     const link = el("a", {href: "#", class: "cmp"}, "side by side");
-    link.onclick = (ev) => { ev.preventDefault(); compare = key.split("~"); showCompare(); render(); };
+    link.onclick = (ev) => { ev.preventDefault(); compare = compareKey(key); showCompare(); render(); };
     return el("tr", {class: "case"},
       el("td", {}, setLabel(it), el("br"), el("span", {class: "mono"}, `p${field(it, "perm_index")} · ${field(it, "pos_pattern")}`,
         sampleOf(it) === "" ? "" : ` · sample ${sampleOf(it)}`), el("br"), link),
@@ -299,6 +299,13 @@ function render() {
       outcomeCell(it), qualityCell(it), flagsCell(it),
       el("td", {}, el("details", {}, el("summary", {}, "prompt / raw"), el("pre", {}, field(it, "prompt")), el("hr"), el("pre", {}, field(it, "raw")))));
   }));
+}
+// compare=SET~PERM~TEMPLATE: [set, perm, template], or null for anything else (a set id may hold "~")
+function compareKey(text) {
+  const parts = text.split("~");
+  if (parts.length < 3) return null;
+  const [perm, template] = parts.slice(-2), set = parts.slice(0, -2).join("~");
+  return set !== "" && /^\d+$/.test(perm) && /^\d+$/.test(template) ? [set, String(Number(perm)), String(Number(template))] : null;
 }
 async function showCompare() {  // one instance (set, permutation, template) across every model and condition
   const [set, perm, template] = compare;
@@ -311,7 +318,10 @@ async function showCompare() {  // one instance (set, permutation, template) acr
   const all = await itemsOf(entries);
   if (mine !== compares || !compare) return;
   const found = all.filter((it) => field(it, "set_id") === set && field(it, "perm_index") === Number(perm));
-  if (!found.length) { $("compare").replaceChildren(); say(`The address asks to compare ${compare.join(" ")}, which no answer of this report is.`); return; }
+  if (!found.length) {  // not applied: dropped from the view, so "link to this view" never keeps it
+    say(`The address asks to compare ${compare.join(" ")}, which no answer of this report is.`);
+    compare = null; $("compare").replaceChildren(); render(); return;
+  }
   const first = found[0], close = el("a", {href: "#", id: "closecmp"}, "close");
   close.onclick = (ev) => { ev.preventDefault(); compare = null; $("compare").replaceChildren(); render(); };
   $("compare").replaceChildren(
@@ -358,7 +368,10 @@ function applyAddress(hash) {
     else say(`The address asks for perm=${preset.get("perm")}, which is not a permutation number (0, 1, 2, ...); showing all permutations.`);
   }
   if (preset.has("q")) $("q").value = preset.get("q");
-  if (preset.has("compare")) compare = preset.get("compare").split("~");
+  if (preset.has("compare")) {
+    compare = compareKey(preset.get("compare"));
+    if (!compare) say(`The address asks to compare ${preset.get("compare")}, which is not a concept set, permutation and template (compare=SET~PERM~TEMPLATE); showing no comparison.`);
+  }
   $("dir").disabled = !SORTS[$("sort").value];
 }
 applyAddress(location.hash);
