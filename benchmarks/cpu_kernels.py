@@ -81,6 +81,13 @@ def coverage_w_order(rows: list[dict]) -> dict[str, float]:
     return {c: round(100 * float(g.in_order.mean()), 2) for c, g in frame.groupby("condition")}
 
 
+def _same_sign(a: float | None, b: float | None) -> bool | None:
+    """Whether two Δs give the same verdict (helps, hurts, no change); None without both."""
+    if a is None or b is None:
+        return None
+    return (a > 0) - (a < 0) == (b > 0) - (b < 0)
+
+
 def _child(args: argparse.Namespace, kernels: str, out: Path) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in AVX2_CAPS}
     env.update(KERNELS[kernels])
@@ -133,9 +140,7 @@ def main() -> None:
                 "differing_instances": differ[:20],
                 "coverage_w_order": cov,
                 "ordered_minus_original": verdict,
-                "verdict_same_sign": None
-                if None in verdict.values()
-                else (verdict["native"] > 0) == (verdict["avx2"] > 0),
+                "verdict_same_sign": _same_sign(verdict["native"], verdict["avx2"]),
                 "kernels": {k: r["cpu"]["torch_kernels"] for k, r in runs.items()},
                 "caps": {k: r["cpu"]["kernel_caps"] for k, r in runs.items()},
                 "seconds": {k: r["seconds"] for k, r in runs.items()},
