@@ -8,14 +8,26 @@
   multiple of 1/(m+1));
 - I3 Holm applies within its declared family: each p_holm recomputed from the raw p's of its
   (table, model, condition, base, family), and each family the metric's;
+- I4 each number re-derived from the report's own pinned scores (`scores/<model>/`, loaded as
+  the notebooks loaded them) by the notebooks' own functions (site/verify_derive.py): Tables 1
+  and 4 and the forced order (values: means over templates; Δs; pooled medians; median Δs: the
+  medians of the paired per-answer differences; their flags), their bootstrap intervals and
+  paired tests (bounds, exact or sampled p, Holm's p), redrawn with the seed, draws and unit each
+  table's provenance records; a table with no recorded seed, or a report with no pinned scores,
+  is listed in `not_rederived` with why, never passed silently;
 - I5 no reference entry enters a mean over models or a count of model answers (Tables 2 and 3,
   Figure 4's thresholds, the trust box's counts);
 - I6 every null of results.json (and of any comparison.json given) has a reason;
 - I7 the folder is whole: every table has its provenance, results.json its schema version.
 
+A comparison.json given (`--comparisons`) must state its aggregation, its page too, and equal
+results.json wherever the two hold the same statistic of the same answers
+(site/verify_comparisons.py).
+
 What it cannot check: a number the report never saved (a value only a notebook's output shows), a
-table the page does not mark with an id, and whether the scores themselves are right (it reads
-the report's own files; a wrong computation saved consistently everywhere passes)."""
+table I4 does not recompute (Tables 2, 3, 7, the sensitivity views), a table the page does not
+mark with an id, and whether the scores or the functions themselves are right (I4 recomputes with
+the same functions from the same scores: a wrong computation saved consistently passes)."""
 
 from __future__ import annotations
 
