@@ -255,7 +255,7 @@ def test_every_number_i4_re_derives_is_compared(tables, data):
     d.compare(t, saved, saved, c)
     assert not c.broken
     tampered = saved.copy()
-    tampered.loc[row, column] = saved.at[row, column] * (1 + shift) + shift
+    tampered.loc[row, column] = saved.at[row, column] + shift * (1 + abs(saved.at[row, column]))
     c = Check()
     d.compare(t, tampered, saved, c)
     assert [b.where.rsplit(".", 1)[-1] for b in c.broken] == [column]
