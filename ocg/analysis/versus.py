@@ -37,6 +37,22 @@ from .compare import check_finished
 from .uncertainty import Resampling, bootstrap_ci, paired_test
 from .versus_medians import with_medians
 
+# What every value of a comparison is computed on, as comparison.json and its page state it (and
+# `ocg verify --comparisons` checks they do): uncertainty.py's pooled ratios, not Table 1's mean
+# over templates.
+AGGREGATION = {
+    "name": "pooled",
+    "values": "value_a, value_b, the difference, its interval and its p: each metric one ratio "
+    "pooled over the shared answers of the condition, every template together (its numerators "
+    "summed over its denominators)",
+    "medians": "median_a, median_b: each side's median over the shared answers of the condition "
+    "it scored, every template together; median_difference: the median of the paired per-answer "
+    "differences",
+    "report_tables": "a report's Table 1, Table 4 and forced order (results.json's `value`) "
+    "average per-template values over templates instead, a pooled metric (Ordered Rate) "
+    "excepted: the two agree where every template has as many scored answers",
+}
+
 # The answers whose verdicts differ, listed at most this many (in instance order); the count is whole.
 MAX_LISTED = 500
 

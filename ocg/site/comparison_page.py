@@ -11,7 +11,7 @@ import pandas as pd
 from ..analysis import skew
 from ..analysis.agreement import METHOD_NOTE, methods, records
 from ..analysis.uncertainty import MIN_SETS, units
-from ..analysis.versus import MAX_LISTED, Comparison, Side
+from ..analysis.versus import AGGREGATION, MAX_LISTED, Comparison, Side
 from ..analysis.versus_medians import COLUMNS as MEDIAN_COLUMNS
 from ..core.files import atomic_path, write_json
 from ..core.layout import ComparisonFolder
@@ -141,7 +141,8 @@ def _judge_agreement(c: Comparison) -> dict | None:
 
 # 2: a test's `unit` is `resampling_unit`; each test gives its metric's label, metric_unit and
 # higher_is_better (as results.json does); every null's reason is its own.
-# 3: each side's `reference` (its source, or null), and `note` where a side is one.
+# 3: each side's `reference` (its source, or null), and `note` where a side is one; `aggregation`:
+# what the values, intervals, tests and medians are computed on (versus.py).
 FORMAT_VERSION = 3
 
 
@@ -165,6 +166,7 @@ def comparison_json(c: Comparison) -> dict:
             "conditions": c.conditions,
         },
         "difference": "A minus B",
+        "aggregation": dict(AGGREGATION),
         **c.resampling.settings(
             paired_test="two-sided sign flip of concept sets, Holm per condition"
         ),
@@ -263,6 +265,7 @@ def write_comparison(c: Comparison, folder: str | Path) -> tuple[Path, Path]:
         data=where.data.name,
         judge_method=METHOD_NOTE,
         note=reference_note(c),
+        aggregation=AGGREGATION,
     )
     with atomic_path(where.index) as tmp:
         tmp.write_text(page, encoding="utf-8")

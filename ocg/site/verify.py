@@ -8,14 +8,26 @@
   multiple of 1/(m+1));
 - I3 Holm applies within its declared family: each p_holm recomputed from the raw p's of its
   (table, model, condition, base, family), and each family the metric's;
+- I4 each number re-derived from the report's own pinned scores (`scores/<model>/`, loaded as
+  the notebooks loaded them) by the notebooks' own functions (site/verify_derive.py): Tables 1
+  and 4 and the forced order (values: means over templates; Δs; pooled medians; median Δs: the
+  medians of the paired per-answer differences; their flags), their bootstrap intervals and
+  paired tests (bounds, exact or sampled p, Holm's p), redrawn with the seed, draws and unit each
+  table's provenance records; a table with no recorded seed, or a report with no pinned scores,
+  is listed in `not_rederived` with why, never passed silently;
 - I5 no reference entry enters a mean over models or a count of model answers (Tables 2 and 3,
   Figure 4's thresholds, the trust box's counts);
 - I6 every null of results.json (and of any comparison.json given) has a reason;
 - I7 the folder is whole: every table has its provenance, results.json its schema version.
 
+A comparison.json given (`--comparisons`) must state its aggregation, its page too, and equal
+results.json wherever the two hold the same statistic of the same answers
+(site/verify_comparisons.py).
+
 What it cannot check: a number the report never saved (a value only a notebook's output shows), a
-table the page does not mark with an id, and whether the scores themselves are right (it reads
-the report's own files; a wrong computation saved consistently everywhere passes)."""
+table I4 does not recompute (Tables 2, 3, 7, the sensitivity views), a table the page does not
+mark with an id, and whether the scores or the functions themselves are right (I4 recomputes with
+the same functions from the same scores: a wrong computation saved consistently passes)."""
 
 from __future__ import annotations
 
@@ -31,14 +43,22 @@ import pandas as pd
 
 from ..analysis.permutation import holm
 from ..core.errors import OcgError
-from ..core.files import read_table
 from ..core.layout import ReportFolder
 from ..metrics.registry import holm_family, label
+from .verify_checks import RESULTS as _RESULTS
+from .verify_checks import Broken
+from .verify_checks import Check as _Check
+from .verify_checks import clean as _clean
+from .verify_checks import missing as _missing
+from .verify_checks import read as _read
+from .verify_comparisons import check_comparison
+from .verify_derive import load, rederive
 
 INVARIANTS = {
     "I1": "views agree",
     "I2": "exact p attainable",
     "I3": "Holm within its family",
+    "I4": "each value, median, Δ, interval and p re-derived from the report's scores",
     "I5": "no reference entry in a model count",
     "I6": "every null has a reason",
     "I7": "report whole",
@@ -47,23 +67,8 @@ VERIFY_ID = "ocg-verify"  # the trust box's verify line: ignored when the page i
 HOLM_TOLERANCE = 1e-12
 
 
-_RESULTS = ReportFolder(Path(".")).results.name  # results.json, as the layout names it
-
-
 class NotAReport(OcgError):
     """The folder is not a finished report (exit 2)."""
-
-
-@dataclass(frozen=True)
-class Broken:
-    """One broken invariant: one line of output."""
-
-    invariant: str  # "I1.table1.csv≠results.json"
-    where: str  # "models.smollm2-135m-instruct.metrics.perplexity.value"
-    detail: str  # "1779.12 (csv) vs 1779.13 (results.json)"
-
-    def line(self) -> str:
-        return f"{self.invariant}: {self.where}: {self.detail}"
 
 
 @dataclass(frozen=True)
@@ -72,15 +77,21 @@ class Verdict:
 
     checked: int
     broken: list[Broken] = field(default_factory=list)
+    not_rederived: list[str] = field(default_factory=list)  # I4's tables left out, and why
 
     @property
     def ok(self) -> bool:
         return not self.broken
 
     def summary(self) -> str:
+        left = (
+            f"; {len(self.not_rederived)} table(s) not re-derived from scores (verify.json says why)"
+            if self.not_rederived
+            else ""
+        )
         return (
             f"verified: {self.checked:,} values, {len(INVARIANTS)} invariants, "
-            f"{len(self.broken)} broken"
+            f"{len(self.broken)} broken{left}"
         )
 
     def lines(self) -> list[str]:
@@ -93,41 +104,8 @@ class Verdict:
             "invariants": INVARIANTS,
             "summary": self.summary(),
             "broken": [asdict(b) for b in self.broken],
+            "not_rederived": list(self.not_rederived),
         }
-
-
-class _Check:
-    """Collects comparisons and broken invariants."""
-
-    def __init__(self) -> None:
-        self.checked = 0
-        self.broken: list[Broken] = []
-
-    def fail(self, invariant: str, where: str, detail: str) -> None:
-        self.broken.append(Broken(invariant, where, detail))
-
-    def same(self, invariant: str, where: str, a, b, names=("csv", _RESULTS)) -> None:
-        """Exact equality of a copied value (NaN and null alike)."""
-        self.checked += 1
-        if not _equal(a, b):
-            self.fail(invariant, where, f"{a!r} ({names[0]}) vs {b!r} ({names[1]})")
-
-
-def _missing(x) -> bool:
-    return x is None or (isinstance(x, float) and math.isnan(x))
-
-
-def _equal(a, b) -> bool:
-    if _missing(a) or _missing(b):
-        return _missing(a) and _missing(b)
-    if isinstance(a, bool | str) or isinstance(b, bool | str):
-        return str(a) == str(b) if isinstance(a, str) or isinstance(b, str) else bool(a) == bool(b)
-    return float(a) == float(b)
-
-
-def _clean(v):
-    """A CSV cell as Python: NaN stays NaN, numpy scalars become Python's."""
-    return v.item() if hasattr(v, "item") else v
 
 
 # ---------------------------------------------------------------- the report's tables (results.json)
@@ -177,14 +155,6 @@ BLOCKS = (
         also=("original",),
     ),
 )
-
-
-def _read(report: ReportFolder, name: str) -> pd.DataFrame | None:
-    path = report.table(name)
-    if not path.exists():
-        return None
-    table = read_table(path)
-    return None if len(table.columns) == 0 else table
 
 
 def _rows(table: pd.DataFrame | None, **match) -> dict[tuple[str, str], dict]:
@@ -265,11 +235,17 @@ def _json_values(r: dict, entry: dict, block: Block, at: tuple[str, str], c: _Ch
     if "median" not in r or "median" not in entry:
         return
     c.same(inv, f"{where}.median", r["median"], entry["median"])
-    key = f"median_delta_vs_{block.base}"
-    c.same(inv, f"{where}.{key}", r.get("median_delta"), entry.get(key))
-    disagree = r.get("mean_median_disagree")
-    if not _missing(disagree) or entry.get("mean_median_disagree") is not None:
-        c.same(inv, f"{where}.mean_median_disagree", disagree, entry.get("mean_median_disagree"))
+    for base in (block.base, *block.also):
+        # a table of one base names its columns plainly; of several, per base (skew.with_medians)
+        plain = not block.also
+        column = "median_delta" if plain else f"median_delta_vs_{base}"
+        key = f"median_delta_vs_{base}"
+        c.same(inv, f"{where}.{key}", r.get(column), entry.get(key))
+        column = "mean_median_disagree" if plain else f"mean_median_disagree_vs_{base}"
+        key = "mean_median_disagree" if base == block.base else f"mean_median_disagree_vs_{base}"
+        disagree = r.get(column)
+        if not _missing(disagree) or entry.get(key) is not None:
+            c.same(inv, f"{where}.{key}", disagree, entry.get(key))
 
 
 def _json_test(test: dict, given: dict, at: tuple[str, str], c: _Check) -> None:
@@ -729,12 +705,15 @@ def verify(report_dir: str | Path, *, comparisons: Path | None = None) -> Verdic
         _check_views(report, page, block, c)
         _check_tests(report, block.tests, c)
     _check_references(report, page, c)
+    scores = load(report)
+    not_rederived = rederive(report, scores, c)
     for path in _comparisons(report, comparisons):
         if (comp := _load_json(path, c)) is not None:
             _check_nulls(comp, str(path), c)
             if isinstance(comp.get("tests"), list):
                 _check_comparison_tests(comp["tests"], str(path), c)
-    return Verdict(c.checked, c.broken)
+            check_comparison(report, doc, scores, (path, comp), c)
+    return Verdict(c.checked, c.broken, not_rederived)
 
 
 def _check_views(report: ReportFolder, page: _Tables, block: Block, c: _Check) -> None:

@@ -386,6 +386,13 @@ def test_each_test_names_its_metrics_unit_direction_and_what_was_resampled(runs,
     assert main(["compare", str(runs / "both"), str(runs / "b"), "--model-a", "a"]) == 0
     data = json.loads((outputs / "comparisons" / "both~a~vs~b~b" / "comparison.json").read_text())
     assert data["format_version"] == 3
+    # what every value is computed on, in the file and on the page (ocg verify checks both)
+    assert (
+        data["aggregation"]["name"] == "pooled"
+        and "Table 1" in data["aggregation"]["report_tables"]
+    )
+    page = (outputs / "comparisons" / "both~a~vs~b~b" / "index.html").read_text()
+    assert "id='aggregation' data-aggregation=\"pooled\"" in page
     row = next(t for t in data["tests"] if t["metric"] == "ordered_rate")
     assert row["metric_unit"] == "% of complete answers" and row["higher_is_better"] is True
     assert row["resampling_unit"] == data["bootstrap"]["unit"] == "sets" and "unit" not in row

@@ -290,8 +290,11 @@ def test_verify_report_fills_the_trust_box_and_writes_verify_json(report):
     verdict = v.verify_report(report)
     page = (report / "index.html").read_text()
     assert verdict.ok and "data-verify='passed'" in page and "checks passed" in page
-    assert json.loads((report / "verify.json").read_text())["ok"] is True
+    saved = json.loads((report / "verify.json").read_text())
+    assert saved["ok"] is True
     assert v.verify(report).ok  # the filled-in line is no table: verify reads the same page
+    # no pinned scores here: the page says which tables were not re-derived, not that all were
+    assert len(saved["not_rederived"]) == 3 and "each table but 3 (tables/table1.csv" in page
 
 
 @given(st.integers(1, 12), st.data())
@@ -311,3 +314,53 @@ def test_a_copy_of_the_report_tampered_with_outside_tables_is_caught(report, tmp
     shutil.copytree(report, copy)
     (copy / "tables" / "table1.provenance.json").unlink()
     assert _invariants(copy) == {"I7.provenance"}
+
+
+@pytest.mark.slow
+def test_the_smoke_report_verifies_and_a_median_delta_changed_everywhere_does_not(tmp_path):
+    """`ocg report params/runs/smoke.yaml` (its outputs in a temp folder): `ocg report` verified
+    it last, re-deriving every table from the report's own pinned scores (I4); a copy whose
+    perplexity median Δ is changed in its CSV and results.json alike is caught by I4 alone."""
+    import subprocess
+    import sys
+
+    import yaml
+
+    from ocg.core.paths import PARAMS_DIR, PROJECT_ROOT
+
+    run = yaml.safe_load((PARAMS_DIR / "runs" / "smoke.yaml").read_text())
+    run["outputs"] = str(tmp_path / "outputs")
+    run_file = tmp_path / "smoke.yaml"
+    run_file.write_text(yaml.safe_dump(run))
+    done = subprocess.run(
+        [sys.executable, "-m", "ocg.cli", "report", str(run_file)],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=1500,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = tmp_path / "outputs" / "reports" / run["name"]
+    saved = json.loads((report / "verify.json").read_text())
+    assert saved["ok"] and saved["not_rederived"] == [] and "I4" in saved["invariants"]
+    verdict = v.verify(report)
+    assert verdict.ok and verdict.not_rederived == [], verdict.lines()[:5]
+    assert (
+        verdict.checked == saved["checked"]
+        and "checks passed" in (report / "index.html").read_text()
+    )
+
+    copy = tmp_path / "copy"
+    shutil.copytree(report, copy)
+    t1 = pd.read_csv(copy / "tables" / "table1.csv")
+    i = t1.index[t1.metric == "perplexity"][0]
+    t1.loc[i, "median_delta"] += 1.0
+    t1.to_csv(copy / "tables" / "table1.csv", index=False)
+    doc = json.loads((copy / "results.json").read_text())
+    entry = doc["models"][t1.at[i, "model"]]["metrics"]["perplexity"]
+    entry["median_delta_vs_original"] = float(t1.at[i, "median_delta"])
+    (copy / "results.json").write_text(json.dumps(doc))
+    broken = v.verify(copy).broken
+    assert [(b.invariant, b.where.rsplit(".", 1)[-1]) for b in broken] == [
+        ("I4.table1.csv≠scores", "median_delta")
+    ]
