@@ -126,12 +126,20 @@ def cpu_kernels() -> dict[str, object]:
             level = str(torch.backends.cpu.get_cpu_capability())
         except Exception:  # noqa: BLE001 - provenance must never fail a run
             level = None
-    return {
+    block: dict[str, object] = {
         "name": name,
         "vector_extensions": list(vector),
         "torch_kernels": level,
         "kernel_caps": {k: os.environ[k] for k in KERNEL_VARIABLES if k in os.environ},
     }
+    why = {
+        "name": "the system names no CPU model",
+        "torch_kernels": "torch was not loaded by the process that wrote this file"
+        if torch is None
+        else "torch did not say its kernel level",
+    }
+    missing = {k: why[k] for k in why if block[k] is None}
+    return block | ({"missing_reason": missing} if missing else {})
 
 
 def provenance() -> dict[str, object]:

@@ -21,6 +21,7 @@ from inspect_ai.model import (
 from inspect_ai.scorer import Metric, SampleScore, Score, Target, metric, scorer
 from inspect_ai.solver import TaskState, generate
 
+from ..core.frames import DEFAULT_N_CONCEPTS
 from .asked import Selection, messages_of, messages_sha256, select
 from .verdicts import CHECKS, pooled_rates, verdicts
 
@@ -116,7 +117,7 @@ def ocg_checks(extraction: str = "plain"):
 
 @task(name=TASK_NAME)
 def ordered_commongen(
-    n_concepts: int = 4,
+    n_concepts: int = DEFAULT_N_CONCEPTS,
     conditions: str | list[str] = "original,ordered",
     templates: str | list[int] | None = None,
     subset: int | None = None,

@@ -25,7 +25,8 @@ def _in_child(env_caps: dict, import_torch: bool) -> dict:
 
 def test_the_cpu_block_is_in_every_provenance_and_lists_only_vector_flags():
     cpu = provenance()["cpu"]
-    assert set(cpu) == {"name", "vector_extensions", "torch_kernels", "kernel_caps"}
+    assert {"name", "vector_extensions", "torch_kernels", "kernel_caps"} <= set(cpu)
+    assert all(cpu[k] is not None for k in cpu) or cpu["missing_reason"]
     flags = set()
     try:
         text = open("/proc/cpuinfo").read().split("\n\n")[0]
@@ -51,5 +52,7 @@ def test_torchs_kernel_level_is_read_where_torch_is_loaded_and_a_cap_is_named():
     assert capped["vector_extensions"] == native["vector_extensions"]  # the CPU is the same
 
 
-def test_torch_is_never_imported_to_say_it():
-    assert _in_child({}, import_torch=False)["torch_kernels"] is None
+def test_torch_is_never_imported_to_say_it_and_its_null_says_why():
+    cpu = _in_child({}, import_torch=False)
+    assert cpu["torch_kernels"] is None
+    assert "torch was not loaded" in cpu["missing_reason"]["torch_kernels"]
