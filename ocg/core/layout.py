@@ -294,7 +294,14 @@ class ConvertedModel:
     folder: Path
     source = _inside(
         "ocg_source.json",
-        doc="Where it was converted from; written last, it marks a complete conversion.",
+        doc="Where it was converted from, with each file's size and sha256; written last, it "
+        "marks a complete conversion.",
+    )
+    weights_stat = _inside(
+        ".ocg_weights_stat.json",
+        doc="Each weights file's size and mtime at conversion: while both hold, its sha256 is "
+        "not computed again. Hidden, so not in the folder's digest (a conversion's record is "
+        "then the same on every machine).",
     )
 
     @classmethod

@@ -45,9 +45,11 @@ def test_a_killed_conversions_folder_is_removed_by_the_next(tmp_path, monkeypatc
     other = cache / ".other-model.0123456789ab"  # another model's: not this conversion's
     other.mkdir()
 
-    def convert(name, converted, running):  # the conversion itself, stood in for
+    def convert(name, converted, running, replace=False):  # the conversion, stood in for
         converted.folder.mkdir()
-        converted.source.write_text(json.dumps({"name": name, "transformers": running}))
+        converted.source.write_text(
+            json.dumps({"name": name, "transformers": running, "files": {}})
+        )
         return converted.folder
 
     monkeypatch.setattr(embedded, "_convert", convert)
@@ -118,10 +120,12 @@ def test_moving_outputs_finds_the_conversion_already_made(tmp_path, monkeypatch,
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     conversions = []
 
-    def convert(name, converted, running):  # the conversion itself, stood in for
+    def convert(name, converted, running, replace=False):  # the conversion, stood in for
         conversions.append(converted.folder)
         converted.folder.mkdir()
-        converted.source.write_text(json.dumps({"name": name, "transformers": running}))
+        converted.source.write_text(
+            json.dumps({"name": name, "transformers": running, "files": {}})
+        )
         return converted.folder
 
     monkeypatch.setattr(embedded, "_convert", convert)
