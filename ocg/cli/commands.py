@@ -235,7 +235,7 @@ def convert_command(args) -> int:
     an error is one line, as any command's."""
     from ..weights.embedded import convert_all
 
-    convert_all()
+    convert_all(again=args.again)
     return 0
 
 

@@ -228,6 +228,12 @@ def build_parser() -> argparse.ArgumentParser:
         "convert",
         help="convert the embedded models to transformers folders now (make install runs it)",
     )
+    p.add_argument(
+        "--again",
+        action="store_true",
+        help="convert anew and replace a folder already converted (one changed since, or "
+        "one an earlier ocg converted without recording its files)",
+    )
     p.set_defaults(func=commands.convert_command)
 
     p = sub.add_parser("models", help="list the entries of params/models.yaml")

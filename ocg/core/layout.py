@@ -13,8 +13,9 @@ OCG_MODEL_CACHE move them), so a test or a notebook kernel that sets them is fol
                              scores/<model>/ (the score sets it read, hard links)
     notebooks/               notebooks executed one by one (`ocg run-notebook`)
     comparisons/<A>~<model A>~vs~<B>~<model B>/  one model against another (`ocg compare`): index.html, comparison.json
-    models/                  converted embedded models (OCG_MODEL_CACHE moves it): ConvertedModel,
-                             the packaged embedding model: PackagedModel
+    models/                  converted embedded models: ConvertedModel, the packaged embedding
+                             model: PackagedModel (the checkout's outputs/models whatever OCG_OUTPUTS
+                             says; OCG_MODEL_CACHE moves it; a wheel: ~/.cache/ocg/models)
   <a sweep's outputs>/       SweepFolder: the same generations/, scores/, reports/<sweep name>/,
                              plus notebooks/<model>/, status/, logs/, slurm/
 """
@@ -293,7 +294,14 @@ class ConvertedModel:
     folder: Path
     source = _inside(
         "ocg_source.json",
-        doc="Where it was converted from; written last, it marks a complete conversion.",
+        doc="Where it was converted from, with each file's size and sha256; written last, it "
+        "marks a complete conversion.",
+    )
+    weights_stat = _inside(
+        ".ocg_weights_stat.json",
+        doc="Each weights file's size and mtime at conversion: while both hold, its sha256 is "
+        "not computed again. Hidden, so not in the folder's digest (a conversion's record is "
+        "then the same on every machine).",
     )
 
     @classmethod

@@ -1,7 +1,7 @@
 """Every path of the project's inputs in one place, and the two roots of its outputs.
 
 outputs/ (moved by OCG_OUTPUTS, e.g. to scratch on a cluster) and the model cache (moved by
-OCG_MODEL_CACHE) are resolved here, at call time; what lies inside them is ocg/core/layout.py's.
+OCG_MODEL_CACHE only) are resolved here, at call time; what lies inside them is ocg/core/layout.py's.
 """
 
 from __future__ import annotations
@@ -93,5 +93,15 @@ def outputs_field(value: str) -> Path:
 
 
 def model_cache_dir() -> Path:
-    """Where converted models live; `OCG_MODEL_CACHE` moves it (e.g. a shared cluster disk)."""
-    return _folder_from_env("OCG_MODEL_CACHE") or outputs_dir() / "models"
+    """Where converted models live; `OCG_MODEL_CACHE` moves it (e.g. a shared cluster disk).
+    Unset, it does not follow OCG_OUTPUTS (a conversion is 517 MB and ~25 s, and outputs moved to
+    scratch must find the one already made): outputs/models of the checkout, or for an installed
+    wheel, which has no checkout, the user's cache ($XDG_CACHE_HOME, else ~/.cache, /ocg/models)."""
+    found = _folder_from_env("OCG_MODEL_CACHE")
+    if found:
+        return found
+    if SOURCE_CHECKOUT:
+        return PROJECT_ROOT / "outputs" / "models"
+    cache = os.environ.get("XDG_CACHE_HOME", "").strip()
+    base = Path(cache) if cache and Path(cache).is_absolute() else Path.home() / ".cache"
+    return base / "ocg" / "models"

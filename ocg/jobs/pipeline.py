@@ -96,23 +96,17 @@ def plan_check(run_file: str | Path | None = None) -> int:
 def run_report(run_file: str | Path | None = None) -> int:
     import os
 
-    from ..core.paths import model_cache_dir
-
     run = load_run(run_file or DEMO_RUN)
-    saved = {k: os.environ.get(k) for k in ("OCG_OUTPUTS", "OCG_MODEL_CACHE")}
-    if run.file.outputs:  # the run file says where: every notebook's kernel inherits it
-        os.environ["OCG_MODEL_CACHE"] = str(
-            model_cache_dir()
-        )  # converted models stay where they are
-        os.environ["OCG_OUTPUTS"] = run.file.outputs
+    saved = os.environ.get("OCG_OUTPUTS")
+    if run.file.outputs:  # the run file says where: every notebook's kernel inherits it (the
+        os.environ["OCG_OUTPUTS"] = run.file.outputs  # converted models stay where they are)
     try:
         return _staged_report(run)
     finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+        if saved is None:
+            os.environ.pop("OCG_OUTPUTS", None)
+        else:
+            os.environ["OCG_OUTPUTS"] = saved
 
 
 def _staged_report(run: CheckedRun) -> int:

@@ -121,33 +121,122 @@ def served(spec):
     return spec.model_copy(update={"id": str(ensure_converted(spec.id[len(EMBEDDED_PREFIX) :]))})
 
 
-def ensure_converted(name: str) -> Path:
+def ensure_converted(name: str, again: bool = False) -> Path:
     """The transformers directory of an embedded model, converting it on first use (one folder
-    per transformers major version: ConvertedModel.named)."""
+    per transformers major version: ConvertedModel.named), checked on every use (_check_use);
+    `again` (`ocg convert --again`) converts anew and replaces the folder there."""
     if name not in EMBEDDED_MODELS:
         raise KeyError(f"unknown embedded model {name!r}; known: {sorted(EMBEDDED_MODELS)}")
     running = transformers_version()
     converted = ConvertedModel.named(name, _major(running))
     target = converted.folder
-    if converted.source.exists():
-        _check_record(converted, running)
-        _check_whole(converted)
+    if converted.source.exists() and not again:
+        _check_use(converted, running)
         return target
     refuse_link(
         target
     )  # a conversion is renamed into place: never onto a link (checked before the work)
     target.parent.mkdir(parents=True, exist_ok=True)
     with _converting(target.parent, name):  # one converter at a time; the others wait
-        if converted.source.exists():  # another process converted it meanwhile
-            _check_record(converted, running)
-            _check_whole(converted)
+        if converted.source.exists() and not again:  # another process converted it meanwhile
+            _check_use(converted, running)
             return target
         _remove_stale(target.parent, name)
         with stage(
             f"embedded model {name}: converting its GGUF to a transformers folder (once per "
             f"transformers major version, kept in {target.parent})"
         ):
-            return _convert(name, converted, running)
+            return _convert(name, converted, running, replace=again)
+
+
+AGAIN = "run `ocg convert --again` to convert it again (it replaces the folder)"
+
+
+def _check_use(converted: ConvertedModel, running: str) -> None:
+    """What every use checks before a loader reads the folder: the transformers major, whole
+    weights files, and each file as its conversion recorded it (_check_files)."""
+    _check_record(converted, running)
+    _check_whole(converted)
+    _check_files(converted)
+
+
+def _files(folder: Path) -> dict[str, Path]:
+    """The files of a converted folder by relative name: not its record, nothing hidden."""
+    record = ConvertedModel(folder).source
+    found = {}
+    for path in sorted(folder.rglob("*")):
+        name = path.relative_to(folder).as_posix()
+        if path.is_file() and path != record and "/." not in f"/{name}":
+            found[name] = path
+    return found
+
+
+def _digests(folder: Path) -> dict[str, dict]:
+    """Each file a conversion wrote (_files): size and sha256 (no mtime: the record is in the
+    folder's digest, which must not differ between two conversions of the same bytes)."""
+    return {
+        name: {"size": path.stat().st_size, "sha256": _sha256(path)}
+        for name, path in _files(folder).items()
+    }
+
+
+def _weights_stats(folder: Path) -> dict[str, list[int]]:
+    """Each *.safetensors file's [size, mtime_ns] now."""
+    return {
+        name: [path.stat().st_size, path.stat().st_mtime_ns]
+        for name, path in _files(folder).items()
+        if name.endswith(".safetensors")
+    }
+
+
+def _stats_at_conversion(converted: ConvertedModel) -> dict:
+    """ConvertedModel.weights_stat as written at conversion; {} when unreadable (then every
+    weights file is hashed: slower, never wrong)."""
+    try:
+        found = json.loads(converted.weights_stat.read_text())
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def _check_files(converted: ConvertedModel) -> None:
+    """The folder holds what its conversion wrote, byte for byte: an edited config.json (say
+    rope_theta) would otherwise move every perplexity while only the folder's digest in the
+    signature said so. Every small file (config, generation config, tokenizer, chat template) is
+    hashed on every use (milliseconds); a *.safetensors file (hundreds of MB) is hashed only when
+    its size or mtime differs from those at conversion (ConvertedModel.weights_stat: a copy, or
+    an edit), else taken as recorded; an edit that keeps both size and mtime is not seen."""
+    try:
+        recorded = json.loads(converted.source.read_text())["files"]
+        assert isinstance(recorded, dict)
+    except (ValueError, KeyError, TypeError, AssertionError):
+        raise OcgInputError(
+            str(converted.source),
+            "records no file digests (converted by an earlier ocg, which did not record "
+            f"them), so an edit of {converted.folder.name} cannot be told: {AGAIN}",
+        ) from None
+    present = _files(converted.folder)
+    unmoved = _stats_at_conversion(converted)
+    for name in sorted(set(recorded) | set(present)):
+        path = converted.folder / name
+        if name not in present:
+            raise OcgInputError(str(path), f"missing, but written by its conversion: {AGAIN}")
+        if name not in recorded:
+            raise OcgInputError(str(path), f"not written by its conversion (added since): {AGAIN}")
+        entry = recorded[name] if isinstance(recorded[name], dict) else {}
+        stat = path.stat()
+        if (
+            name.endswith(".safetensors")
+            and stat.st_size == entry.get("size")
+            and unmoved.get(name) == [stat.st_size, stat.st_mtime_ns]
+        ):
+            continue
+        if _sha256(path) != entry.get("sha256"):
+            raise OcgInputError(
+                str(path),
+                "changed since its conversion (its sha256 is not the one recorded in "
+                f"{converted.source.name}), which would change what the model computes: {AGAIN}",
+            )
 
 
 def _check_whole(converted: ConvertedModel) -> None:
@@ -188,8 +277,10 @@ def _remove_stale(folder: Path, name: str) -> None:
             shutil.rmtree(entry.path)  # fd-based on Linux: never follows a link inside
 
 
-def _convert(name: str, converted: ConvertedModel, running: str) -> Path:
-    """The conversion itself (ensure_converted): the GGUF read, written as a transformers folder."""
+def _convert(name: str, converted: ConvertedModel, running: str, replace: bool = False) -> Path:
+    """The conversion itself (ensure_converted): the GGUF read, written as a transformers folder;
+    `replace`: a folder already there is swapped out (into a temporary name _remove_stale knows,
+    should this be killed) and removed."""
     target = converted.folder
     from importlib import metadata
 
@@ -216,7 +307,7 @@ def _convert(name: str, converted: ConvertedModel, running: str) -> Path:
     try:
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
-        source = {
+        source: dict[str, object] = {
             "name": name,
             "gguf": gguf.name,  # the name, not the path: the folder's digest (its revision)
             # is then the same in every checkout
@@ -226,9 +317,20 @@ def _convert(name: str, converted: ConvertedModel, running: str) -> Path:
             "transformers": running,
             "rope_theta": _rope_theta(model.config),
         }
-        ConvertedModel(tmp).source.write_text(json.dumps(source, indent=2) + "\n")
         for path in tmp.iterdir():
+            follow_umask(path)  # before the digests: it changes no content and no mtime
+        source["files"] = _digests(tmp)  # what each use checks (_check_files)
+        made = ConvertedModel(tmp)
+        made.weights_stat.write_text(json.dumps(_weights_stats(tmp)) + "\n")
+        made.source.write_text(json.dumps(source, indent=2) + "\n")
+        for path in (made.weights_stat, made.source):
             follow_umask(path)
+        if replace and target.exists():
+            old = make_temp(target.parent, f".{name}.", suffix="", directory=True)
+            os.rename(target, old)  # onto the empty temporary folder: atomic
+            os.rename(tmp, target)
+            shutil.rmtree(old)  # a real folder (refuse_link(target) before): never through a link
+            return target
         try:
             os.rename(tmp, target)  # atomic; another process may have won the race
         except OSError:
@@ -239,8 +341,9 @@ def _convert(name: str, converted: ConvertedModel, running: str) -> Path:
     return target
 
 
-def convert_all() -> None:
+def convert_all(again: bool = False) -> None:
     """Every embedded model converted now (`make install` calls this: a one-time step, so the first
-    run does not spend its first ~20 s converting); a model already converted is only checked."""
+    run does not spend its first ~20 s converting); a model already converted is only checked,
+    unless `again`: then converted anew, replacing its folder (one that changed, or an old one)."""
     for name in EMBEDDED_MODELS:
-        print(f"embedded model {name}: {ensure_converted(name)}")
+        print(f"embedded model {name}: {ensure_converted(name, again=again)}")

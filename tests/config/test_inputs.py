@@ -179,7 +179,7 @@ def test_repair_command_keeps_the_first_record_of_each_id(tmp_path, capsys):
 
 def test_a_run_file_says_where_its_outputs_go(tmp_path, monkeypatch):
     import ocg.jobs.pipeline
-    from ocg.core.paths import PROJECT_ROOT
+    from ocg.core.paths import PROJECT_ROOT, model_cache_dir
 
     assert load_run(write_run(tmp_path)).file.outputs is None  # OCG_OUTPUTS, else outputs/
     # relative: under OCG_OUTPUTS when set (each test's own, tests/conftest.py), else the project root
@@ -196,7 +196,7 @@ def test_a_run_file_says_where_its_outputs_go(tmp_path, monkeypatch):
     seen = {}
 
     def steps_seen(run, staging, final):
-        seen.update(env=os.environ["OCG_OUTPUTS"], cache=os.environ["OCG_MODEL_CACHE"], final=final)
+        seen.update(env=os.environ["OCG_OUTPUTS"], cache=model_cache_dir(), final=final)
         return 0, {}, True
 
     monkeypatch.setattr(ocg.jobs.pipeline, "_write_report", steps_seen)
@@ -206,7 +206,7 @@ def test_a_run_file_says_where_its_outputs_go(tmp_path, monkeypatch):
     ocg.jobs.pipeline.run_report(write_run(tmp_path, outputs=str(tmp_path / "o")))
     assert seen == {
         "env": str(tmp_path / "o"),
-        "cache": str(tmp_path / "elsewhere" / "models"),  # not converted again
+        "cache": PROJECT_ROOT / "outputs" / "models",  # not converted again
         "final": tmp_path / "o" / "reports" / DEMO["name"],
     }
     assert (

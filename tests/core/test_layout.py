@@ -112,7 +112,10 @@ def test_the_roots_follow_the_environment_when_asked_not_at_import(tmp_path, mon
     assert ModelScores.of("m").folder == tmp_path / "one" / "scores" / "m"
     assert ReportFolder.at() == ReportFolder(tmp_path / "one" / "reports")  # a notebook run alone
     assert ReportFolder.at(tmp_path / "r").tables == tmp_path / "r" / "tables"
-    assert ConvertedModel.named("x").source == tmp_path / "one" / "models" / "x" / "ocg_source.json"
+    assert (  # converted models do not follow OCG_OUTPUTS: moving it never converts again
+        ConvertedModel.named("x").source
+        == PROJECT_ROOT / "outputs" / "models" / "x" / "ocg_source.json"
+    )
     monkeypatch.setenv("OCG_OUTPUTS", str(tmp_path / "two"))
     monkeypatch.setenv("OCG_MODEL_CACHE", str(tmp_path / "cache"))
     assert ModelScores.of("m").signature == tmp_path / "two" / "scores" / "m" / "signature.json"

@@ -30,7 +30,7 @@ def test_a_record_of_another_major_version_is_refused(tmp_path, monkeypatch, wri
     monkeypatch.setenv("OCG_MODEL_CACHE", str(tmp_path))
     converted = ConvertedModel.named(NAME, MAJOR)
     converted.folder.mkdir()
-    converted.source.write_text(json.dumps({"name": NAME, "transformers": written}))
+    converted.source.write_text(json.dumps({"name": NAME, "transformers": written, "files": {}}))
     if written.split(".")[0] == str(MAJOR):
         assert ensure_converted(NAME) == converted.folder  # the same major: read as it is
         return
@@ -58,7 +58,7 @@ def test_install_step_names_each_converted_folder_and_stops_on_a_foreign_one(
     monkeypatch.setenv("OCG_MODEL_CACHE", str(tmp_path))
     converted = ConvertedModel.named(NAME, MAJOR)
     converted.folder.mkdir()
-    converted.source.write_text(json.dumps({"name": NAME, "transformers": RUNNING}))
+    converted.source.write_text(json.dumps({"name": NAME, "transformers": RUNNING, "files": {}}))
     convert_all()
     assert capsys.readouterr().out == f"embedded model {NAME}: {converted.folder}\n"
     assert sorted(p.name for p in converted.folder.iterdir()) == [converted.source.name]

@@ -45,9 +45,11 @@ def test_a_killed_conversions_folder_is_removed_by_the_next(tmp_path, monkeypatc
     other = cache / ".other-model.0123456789ab"  # another model's: not this conversion's
     other.mkdir()
 
-    def convert(name, converted, running):  # the conversion itself, stood in for
+    def convert(name, converted, running, replace=False):  # the conversion, stood in for
         converted.folder.mkdir()
-        converted.source.write_text(json.dumps({"name": name, "transformers": running}))
+        converted.source.write_text(
+            json.dumps({"name": name, "transformers": running, "files": {}})
+        )
         return converted.folder
 
     monkeypatch.setattr(embedded, "_convert", convert)
@@ -103,3 +105,44 @@ def test_a_truncated_local_model_is_refused_in_one_line(tmp_path, capsys, cut):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "model.safetensors is truncated" in err[0], err
     assert str(folder) in err[0]
+
+
+@pytest.mark.parametrize("checkout", [True, False])
+def test_moving_outputs_finds_the_conversion_already_made(tmp_path, monkeypatch, capsys, checkout):
+    """OCG_OUTPUTS moved (to scratch, a run file's outputs:) and OCG_MODEL_CACHE unset: `ocg
+    convert` finds the folder converted before, in one cache (a checkout's outputs/models, an
+    installed wheel's user cache), and converts nothing; no models/ appears under either outputs."""
+    import ocg.core.paths as paths
+
+    monkeypatch.delenv("OCG_MODEL_CACHE", raising=False)
+    monkeypatch.setattr(paths, "PROJECT_ROOT", tmp_path / "checkout")
+    monkeypatch.setattr(paths, "SOURCE_CHECKOUT", checkout)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    conversions = []
+
+    def convert(name, converted, running, replace=False):  # the conversion, stood in for
+        conversions.append(converted.folder)
+        converted.folder.mkdir()
+        converted.source.write_text(
+            json.dumps({"name": name, "transformers": running, "files": {}})
+        )
+        return converted.folder
+
+    monkeypatch.setattr(embedded, "_convert", convert)
+    printed = []
+    for where in ("a", "b", "a"):
+        (tmp_path / where).mkdir(exist_ok=True)
+        monkeypatch.setenv("OCG_OUTPUTS", str(tmp_path / where))
+        monkeypatch.chdir(tmp_path / where)  # a wheel's outputs follow the working directory too
+        assert main(["convert"]) == 0
+        printed.append(capsys.readouterr().out)
+    cache = (
+        tmp_path / "checkout" / "outputs" / "models"
+        if checkout
+        else tmp_path / "xdg" / "ocg" / "models"
+    )
+    assert conversions == [ConvertedModel.named(NAME, MAJOR).folder]
+    assert conversions[0].parent == cache
+    assert "converting" in printed[0]  # said once, when it happened
+    assert printed[1:] == [f"embedded model {NAME}: {conversions[0]}\n"] * 2
+    assert not (tmp_path / "a" / "models").exists() and not (tmp_path / "b" / "models").exists()

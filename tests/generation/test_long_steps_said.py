@@ -32,7 +32,9 @@ def test_the_embedded_models_conversion_is_said(tmp_path, monkeypatch, capsys):
     from ocg.weights import embedded
 
     monkeypatch.setenv("OCG_MODEL_CACHE", str(tmp_path))  # nothing converted here yet
-    monkeypatch.setattr(embedded, "_convert", lambda name, converted, running: converted.folder)
+    monkeypatch.setattr(
+        embedded, "_convert", lambda name, converted, running, replace: converted.folder
+    )
     folder = embedded.ensure_converted("smollm2-135m-instruct")
     start, end = _lines(capsys)
     assert start.startswith("embedded model smollm2-135m-instruct: converting") and start.endswith(
