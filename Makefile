@@ -25,7 +25,7 @@ TF4_DESELECT := not test_kill_and_resume_equals_uninterrupted and not test_a_sec
 	and not test_a_server_killed_mid_run_then_a_resume and not test_server_backed_sweep_runs_locally \
 	and not test_two_runs_give_identical_records
 
-.PHONY: smoke demo test test-tf4 install install-tf4 kernel clean-outputs
+.PHONY: smoke demo lab test test-tf4 install install-tf4 kernel clean-outputs
 
 # `make test` and `make test-tf4` run in two tiers: the tests not marked slow in PYTEST_WORKERS
 # processes (pytest-xdist; single-threaded Python mostly: 1 min 54 s instead of 3 min 33 s on 2 cores),
@@ -48,6 +48,11 @@ smoke: $(STAMP)
 
 demo: $(STAMP)
 	$(VENV)/bin/ocg demo
+
+# JupyterLab for the notebooks: 127.0.0.1 only, a token, the `Python (ocg)` kernel, the project as
+# its root (ocg/jobs/lab.py; docs/user-guide.md, "JupyterLab"). OCG_LAB_PORT and OCG_LAB_TOKEN choose.
+lab: $(STAMP)
+	$(PY) -m ocg.jobs.lab
 
 # What mypy checks ([tool.mypy] in pyproject.toml: Python 3.10, pydantic's plugin): all of ocg and
 # the benchmark scripts.

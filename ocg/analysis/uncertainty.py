@@ -138,6 +138,12 @@ def _metrics_from_weights(stats: pd.DataFrame, weights: np.ndarray) -> dict[str,
     return out
 
 
+def per_unit(stats: pd.DataFrame) -> dict[str, np.ndarray]:
+    """Each metric on each unit alone (its own statistics): the per-set values a paired
+    difference is spread over (analysis/sample_size.py)."""
+    return _metrics_from_weights(stats, np.eye(len(stats)))
+
+
 def _resample_weights(n_units: int, n_boot: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     return rng.multinomial(n_units, np.full(n_units, 1.0 / n_units), size=n_boot).astype(float)

@@ -18,7 +18,7 @@ order (comparison_page.reference_note).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
@@ -34,8 +34,10 @@ from ..scoring.judge_agreement import cell_counts, judged_beside_checks
 from ..scoring.scoreset import holds_scores
 from .agreement import Agreement, from_counts
 from .compare import check_finished
-from .uncertainty import Resampling, bootstrap_ci, paired_test
+from .sample_size import SetsNeeded, sets_needed
+from .uncertainty import Resampling, bootstrap_ci, paired_test, per_unit, set_statistics
 from .versus_medians import with_medians
+from .versus_sides import HowMade, how_made
 
 # What every value of a comparison is computed on, as comparison.json and its page state it (and
 # `ocg verify --comparisons` checks they do): uncertainty.py's pooled ratios, not Table 1's mean
@@ -69,6 +71,7 @@ class Side:
     n: int  # instances (answers) it holds
     # its source where the model is a reference entry (docs/METHODS.md, "Reference rows"), else None
     reference: str | None = None
+    made: HowMade = HowMade()  # model id, revision, dtype, quantisation, decoding (versus_sides.py)
 
 
 def report_models(folder: Path) -> list[str]:
@@ -113,6 +116,7 @@ def _load(folder: Path, model: str) -> tuple[Side, pd.DataFrame, Signature]:
         design=design(keys),
         n=len(answers),
         reference=scores.references.get(model),
+        made=how_made(folder, model, scores.signatures.get(model)),
     )
     return side, answers, scores.signatures[model]
 
@@ -150,7 +154,30 @@ def _tests(a: pd.DataFrame, b: pd.DataFrame, condition: str, key, resampling) ->
         values = bootstrap_ci(pair, groups, "pair", side, resampling).set_index("metric")
         tests.insert(at, f"value_{side}", tests["metric"].map(values["value"]))
     tests = with_medians(tests, a, b, key, condition)
+    tests = _with_sets_needed(tests, pair, groups)
     return tests.drop(columns="model").assign(condition=condition)
+
+
+def _with_sets_needed(tests: pd.DataFrame, pair: pd.DataFrame, groups) -> pd.DataFrame:
+    """Per metric, the concept sets an interval of ±|Δ|/2 and 80% power would need, from the
+    spread of the per-set differences A - B (analysis/sample_size.py)."""
+    sa = set_statistics(pair, groups, "pair", "a", "sets")
+    sb = set_statistics(pair, groups, "pair", "b", "sets").reindex(sa.index)
+    va, vb = per_unit(sa), per_unit(sb)
+    plans = [
+        sets_needed(va[m] - vb[m], d)
+        if m in va and m in vb
+        else SetsNeeded(None, None, None, None, 0, "the metric has no per-set value on one side")
+        for m, d in zip(tests["metric"], tests["difference"])
+    ]
+    return tests.assign(
+        per_set_sd=[p.sd for p in plans],
+        sets_with_difference=[p.n_sets for p in plans],
+        interval_half_width=[p.half_width for p in plans],
+        sets_for_interval=[p.for_interval for p in plans],
+        sets_for_power=[p.for_power for p in plans],
+        sets_needed_reason=[p.reason for p in plans],
+    )
 
 
 def _judge_agreements(tests: pd.DataFrame, a: pd.DataFrame, b: pd.DataFrame):
@@ -223,10 +250,19 @@ def compare_models(
     """Model A of one report against model B of another (or the same) on their shared instances."""
     side_a, a, sig_a = _load(folder_a, pick_model(folder_a, model_a, "--model-a"))
     side_b, b, sig_b = _load(folder_b, pick_model(folder_b, model_b, "--model-b"))
-    scoring = scoring_differences({f"A {side_a.model}": sig_a, f"B {side_b.model}": sig_b})
-    return compare_answers(
-        side_a, a, side_b, b, resampling=resampling, scoring=[str(line) for line in scoring]
+    c = compare_answers(side_a, a, side_b, b, resampling=resampling)
+    scoring = scoring_differences(
+        {f"A {side_a.model}": sig_a, f"B {side_b.model}": sig_b}, compared_families(c.tests)
     )
+    return replace(c, scoring=[str(line) for line in scoring])
+
+
+def compared_families(tests: pd.DataFrame) -> set[str]:
+    """The scoring families a comparison reads: those of its tested metrics, and coverage (the
+    order verdicts it lists); a difference in another family's scoring (a judge's settings where
+    no judge metric is compared) touches none of its numbers."""
+    metrics = tests["metric"] if "metric" in tests else []
+    return {"coverage", *(require(m).family for m in metrics)}
 
 
 def compare_answers(

@@ -49,8 +49,11 @@ def signature_hash(signature: Signature) -> str:
     return _short_hash(comparable_signature(signature))
 
 
-def scoring_differences(signatures: dict[str, Signature]) -> list[str]:
-    """Human-readable lines naming models and the fields in which their scoring differs."""
+def scoring_differences(
+    signatures: dict[str, Signature], families: set[str] | None = None
+) -> list[str]:
+    """Human-readable lines naming models and the fields in which their scoring differs; only
+    those of `families` where given (a family none of whose metrics is read warns of nothing)."""
     comparable = {m: comparable_signature(s) for m, s in signatures.items()}
     if len({_short_hash(c) for c in comparable.values()}) <= 1:
         return []
@@ -66,6 +69,8 @@ def scoring_differences(signatures: dict[str, Signature]) -> list[str]:
         | {("status", m, "status") for c in comparable.values() for m in c["status"]}
     )
     for section, metric, k in fields:
+        if families is not None and metric not in families:
+            continue
         values: dict[str, Any] = {}
         for model, c in comparable.items():
             v = (

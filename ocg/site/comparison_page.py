@@ -4,12 +4,14 @@ outputs/comparisons/<A>~<model A>~vs~<B>~<model B>/ as index.html (templates/com
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from ..analysis import skew
 from ..analysis.agreement import METHOD_NOTE, methods, records
+from ..analysis.sample_size import HALF_WIDTH_OF_DELTA, POWER
 from ..analysis.uncertainty import MIN_SETS, units
 from ..analysis.versus import AGGREGATION, MAX_LISTED, Comparison, Side
 from ..analysis.versus_medians import COLUMNS as MEDIAN_COLUMNS
@@ -31,6 +33,7 @@ _REASONS = {  # why a test's value is null, where it is not a small sample's
     "median_b": "B scored none of the shared answers with this metric",
     "median_difference": "no shared answer scored by both with this metric",
 }
+_PLANNING = ("per_set_sd", "interval_half_width", "sets_for_interval", "sets_for_power")
 
 
 def _number(value) -> float | None:
@@ -52,6 +55,7 @@ def _side(side: Side) -> dict:
         "design": side.design,
         "reference": side.reference,
         **({"missing_reason": {"reference": NOT_A_REFERENCE}} if side.reference is None else {}),
+        "generation": side.made.to_json(),
     }
 
 
@@ -113,9 +117,15 @@ def _test(row: dict) -> dict:
     small = bool(row.get("small_sample", False))
     if small:
         out.update(dict.fromkeys(UNSHOWN))
+    planning = out.pop("sets_needed_reason", None) or "not computed"
+    for k in ("sets_for_interval", "sets_for_power", "sets_with_difference"):
+        if isinstance(v := out.get(k), (int, float)):  # counts: a NaN-padded column is float
+            out[k] = int(v)
     reasons = {
         k: SMALL
         if small and k in UNSHOWN
+        else planning
+        if k in _PLANNING
         else _REASONS.get(k) or (NOT_DECLARED if k in _DECLARED else _value_reason(k, row))
         for k, v in out.items()
         if v is None
@@ -141,8 +151,11 @@ def _judge_agreement(c: Comparison) -> dict | None:
 
 # 2: a test's `unit` is `resampling_unit`; each test gives its metric's label, metric_unit and
 # higher_is_better (as results.json does); every null's reason is its own.
-# 3: each side's `reference` (its source, or null), and `note` where a side is one; `aggregation`:
-# what the values, intervals, tests and medians are computed on (versus.py).
+# 3: each side's `reference` (its source, or null) and `generation` (model id, revision,
+# dtype, quantisation, decoding); `note` where a side is a reference; `aggregation`: what the
+# values, intervals, tests and medians are computed on (versus.py); each test the concept sets
+# an interval of ±|Δ|/2 and 80% power would need (analysis/sample_size.py); the scoring
+# differences of the families compared only.
 FORMAT_VERSION = 3
 
 
@@ -230,8 +243,17 @@ def _table(tests: pd.DataFrame) -> pd.DataFrame:
             "p (Holm)": ["–" if s else f"{r['p_holm']:.4g}" for r, s in zip(rows, small)],
             "n": n,
             "test": ["–" if s else r["p_method"] for r, s in zip(rows, small)],
+            "sets needed: ±|Δ|/2 · 80% power": [_needed(r) for r in rows],
         }
     ).set_index("condition")
+
+
+def _needed(row) -> str:
+    """'38 · 56': the concept sets for an interval of ±|Δ|/2 and for 80% power, or '–'."""
+    a, b = row.get("sets_for_interval"), row.get("sets_for_power")
+    if a is None or b is None or pd.isna(a) or pd.isna(b):
+        return "–"
+    return f"{int(a):,} · {int(b):,}"
 
 
 def _disagreements(tests: pd.DataFrame) -> list[tuple[str, str, float, float]]:
@@ -242,6 +264,59 @@ def _disagreements(tests: pd.DataFrame) -> list[tuple[str, str, float, float]]:
     return [
         (r["condition"], label(r["metric"]), float(r["difference"]), float(r["median_difference"]))
         for r in rows.to_dict(orient="records")
+    ]
+
+
+@dataclass(frozen=True)
+class DifferRow:
+    """One shared answer whose order verdicts differ, as the page lays it out: a short set label
+    (the full id in its title), where it was asked, the concepts, and each side's answer."""
+
+    set_label: str  # 'set 3': the set's place among the listed sets, sorted by id
+    set_id: str
+    where: str  # 'ordered, template 2, permutation 5'
+    concepts: str  # in the asked order
+    a_in_order: bool
+    a_answer: str
+    b_in_order: bool
+    b_answer: str
+
+
+def differ_rows(differ: pd.DataFrame) -> list[DifferRow]:
+    """The listed answers, each set named by a short label instead of its 32-character id."""
+    if differ.empty:
+        return []
+    labels = {s: f"set {i}" for i, s in enumerate(sorted(differ["set_id"].unique()), start=1)}
+    rows = []
+    for r in differ.to_dict(orient="records"):
+        where = [str(r["condition"]), f"template {r['template_id']}"]
+        where.append(f"permutation {r['perm_index']}")
+        if "sample" in r and not pd.isna(r["sample"]):
+            where.append(f"sample {int(r['sample'])}")
+        rows.append(
+            DifferRow(
+                set_label=labels[r["set_id"]],
+                set_id=str(r["set_id"]),
+                where=", ".join(where),
+                concepts=" → ".join(str(r["concepts"]).split()),
+                a_in_order=bool(r["in_order_a"]),
+                a_answer=str(r["answer_a"]),
+                b_in_order=bool(r["in_order_b"]),
+                b_answer=str(r["answer_b"]),
+            )
+        )
+    return rows
+
+
+def generation_differs(c: Comparison) -> list[str]:
+    """The generation settings besides the model in which the sides differ (both recorded)."""
+    a, b = c.a.made, c.b.made
+    return [
+        f
+        for f in ("revision", "dtype", "quantization", "decoding")
+        if getattr(a, f) is not None
+        and getattr(b, f) is not None
+        and getattr(a, f) != getattr(b, f)
     ]
 
 
@@ -256,7 +331,10 @@ def write_comparison(c: Comparison, folder: str | Path) -> tuple[Path, Path]:
         design_a=describe_design(c.a.design),
         design_b=describe_design(c.b.design),
         tests=_table(c.tests),
-        differ=c.differ.set_index(c.differ.columns[0]) if len(c.differ) else None,
+        differ=differ_rows(c.differ) if len(c.differ) else None,
+        generation_differs=generation_differs(c),
+        half_width=HALF_WIDTH_OF_DELTA,
+        power=POWER,
         max_listed=MAX_LISTED,
         min_sets=MIN_SETS,
         disagree=_disagreements(c.tests),

@@ -27,8 +27,9 @@ from .explain import (
     missing_reasons,
     notebook_link,
 )
-from .judge_note import JudgeCount, judge_counts
+from .judge_note import judge_counts
 from .methods_page import methods_link
+from .quality import QUALITY_ID, Quality, breakable, split, split_missing
 from .render import Link
 
 
@@ -44,7 +45,8 @@ class UntaggedConcept:
 
 @dataclass(frozen=True)
 class Headline:
-    """Table 1, ours beside the paper's, with its caveats."""
+    """Table 1, ours beside the paper's, with its caveats: the paper's eight columns; the quality
+    columns ocg adds in a panel of their own (`quality`, site/quality.py)."""
 
     ours: pd.DataFrame
     dominated: list[tuple[str, float, float]]  # (model, perplexity mean, its median): marked ‡
@@ -55,15 +57,12 @@ class Headline:
     copy_marks: caveats.CopyMarkNote | None
     copy_share: caveats.CopyShare | None
     basis: caveats.Table1Basis | None
-    pos_untagged: list[
-        UntaggedConcept
-    ]  # concepts never given their part of speech: PoS columns unbolded
     paper: pd.DataFrame | None  # the paper's numbers for the models it has
     notebook: Link
     missing: MissingReasons
-    judges: list[JudgeCount]
     legend: list[LegendItem]
     method: Link
+    quality: Quality | None  # the quality columns, their PoS and judge notes among their caveats
 
 
 def _labelled(table: pd.DataFrame) -> pd.DataFrame:
@@ -105,30 +104,54 @@ def headline(report_dir: Path, scores: Scores, scorers: dict | None = None) -> H
             caveats.mark_perplexity(ours, medians), summary_medians(summary, "ordered", "slor")
         )
     )
+    table, extra = split(caveats.mark_copies(shown, summary))
+    missing, missing_extra = split_missing(
+        missing_reasons(summary, scores.signatures) if len(summary) else MissingReasons([], [])
+    )
+    scorers = scorers or {}
+    metrics = list(t1["metric"].unique())
+    extra_labels = {c[0] for c in extra.columns}
+    untagged = [
+        UntaggedConcept(r.concept, r.pos, int(r.matched), r.model)
+        for r in never_tagged(summary).itertuples()
+    ]
+    judges = judge_counts(summary, scores.signatures) if len(summary) else []
+    quality = (
+        Quality(
+            table=breakable(extra),
+            table_id=QUALITY_ID,
+            pos_untagged=untagged,
+            self_scored=self_scored_note(
+                {m: who for m, who in scorers.items() if label(m) in extra_labels}
+            ),
+            judges=judges,
+            missing=missing_extra,
+            legend=legend([m for m in metrics if label(m) in extra_labels]),
+            method=methods_link(report_dir, "Metrics"),
+        )
+        if len(extra.columns)
+        else None
+    )
     return Headline(
-        ours=caveats.mark_copies(shown, summary),
+        ours=breakable(table),
         dominated=site_medians.dominated(t1)
         if pooled
         else [(m, mean, median) for m, (mean, median) in marks.items()],
         ppl_over=caveats.PPL_MEAN_OVER_MEDIAN,
         pooled=pooled,
         contradicted=site_medians.contradicted(t1, delta) if pooled else [],
-        self_scored=self_scored_note(scorers or {}),
+        self_scored=self_scored_note(
+            {m: who for m, who in scorers.items() if label(m) not in extra_labels}
+        ),
         copy_marks=caveats.copy_mark_note(summary, report_dir),
         copy_share=caveats.copy_share(summary),
         basis=caveats.table1_basis(report_dir, summary),
-        pos_untagged=[
-            UntaggedConcept(r.concept, r.pos, int(r.matched), r.model)
-            for r in never_tagged(summary).itertuples()
-        ],
         paper=paper,
         notebook=notebook_link(report_dir, MAIN_RESULTS),
-        missing=missing_reasons(summary, scores.signatures)
-        if len(summary)
-        else MissingReasons([], []),
-        judges=judge_counts(summary, scores.signatures) if len(summary) else [],
-        legend=legend(t1["metric"].unique()),
+        missing=missing,
+        legend=legend([m for m in metrics if label(m) not in extra_labels]),
         method=methods_link(report_dir, "Metrics"),
+        quality=quality,
     )
 
 

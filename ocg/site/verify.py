@@ -1,9 +1,10 @@
 """`ocg verify REPORT_DIR`: a finished report checked against itself, from its own saved files
 (docs/METHODS.md, "Verifying a report"). Each invariant a reader relies on is recomputed:
 
-- I1 views agree: each number of index.html's Table 1, Table 4 and forced-order tables equals
-  tables/*.csv at the two decimals it is printed with (its median, median Δ and ‡ too), the LaTeX
-  tables' values and Δs do, and results.json holds the CSVs' values exactly;
+- I1 views agree: each number of index.html's Table 1 (its quality panel too), Table 4 and
+  forced-order tables equals tables/*.csv at the two decimals it is printed with (its median,
+  median Δ and ‡ too), the LaTeX tables' values and Δs do, and results.json holds the CSVs'
+  values exactly;
 - I2 every exact sign-flip p is attainable: a multiple of 2/2^n over its n units (a sampled one a
   multiple of 1/(m+1));
 - I3 Holm applies within its declared family: each p_holm recomputed from the raw p's of its
@@ -325,7 +326,7 @@ def read_page(path: Path) -> _Tables:
 _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)"
 _CELL = re.compile(
     rf"^(?P<v>{_NUMBER})(?P<dagger>\s*‡)?(?:\s*†)?"
-    rf"(?:\s*\(median (?P<median>{_NUMBER})\))?(?:\s*\(median Δ (?P<mdelta>{_NUMBER})\))?"
+    rf"(?:\s*\(median\s(?P<median>{_NUMBER})\))?(?:\s*\(median\sΔ\s(?P<mdelta>{_NUMBER})\))?"
 )
 
 
@@ -352,15 +353,22 @@ def _shown(text: str) -> dict | None:
 
 
 def _check_page_table(
-    page: _Tables, table_id: str, long: pd.DataFrame, deltas: dict[str, str], c: _Check
+    page: _Tables,
+    table_id: str,
+    long: pd.DataFrame,
+    deltas: dict[str, str],
+    c: _Check,
+    *,
+    csv: str | None = None,
 ) -> None:
     """I1: a wide table of the page (columns (label, sub): sub "" or "value" the value, a Δ's sub
-    from `deltas`: sub -> the CSV's column) against its long CSV, each number at two decimals."""
+    from `deltas`: sub -> the CSV's column) against its long CSV (`csv`, named as the table id
+    where not given), each number at two decimals."""
     rows = page.tables.get(table_id)
     if rows is None:
         return
     columns, body = _grid(rows)
-    inv = f"I1.{table_id}.csv≠index.html"
+    inv = f"I1.{csv or table_id}.csv≠index.html"
     by_label = {
         (r["model"], label(r["metric"])): {k: _clean(v) for k, v in r.items()}
         for r in long.to_dict("records")
@@ -726,7 +734,9 @@ def _check_views(report: ReportFolder, page: _Tables, block: Block, c: _Check) -
         if block.also
         else {"Δ": block.delta}
     )
-    _check_page_table(page, block.table.replace("_", "-"), long, subs, c)
+    table_id = block.table.replace("_", "-")
+    for shown in (table_id, f"{table_id}-quality"):  # Table 1's quality columns: a table apart
+        _check_page_table(page, shown, long, subs, c, csv=table_id)
     _check_tex(report, block.table, long, block.delta, c)
 
 

@@ -4,6 +4,7 @@ JSON's figures recomputed here from the answers; the page."""
 
 import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -514,3 +515,159 @@ def test_two_compares_at_once_one_writes_the_other_names_the_holder(runs, tmp_pa
     data = json.loads((folder / "comparison.json").read_text())
     assert (data["a"]["model"], data["b"]["model"]) == ("a", "b")
     assert data["a"]["report"] in (folder / "index.html").read_text()
+
+
+def test_a_judge_setting_is_warned_of_only_where_a_judge_metric_is_compared(judged, runs, outputs):
+    """A's model was judged, B's not: the two score sets differ in the judge family, but no judge
+    metric is compared (both must hold one), so neither the page nor the JSON warns of it."""
+    from ocg.analysis.versus import compare_models, compared_families
+    from ocg.results.scores import load_scores, scoring_differences
+
+    sigs = {
+        "A": load_scores(ReportFolder(judged).scores, ["a"]).signatures["a"],
+        "B": load_scores(ReportFolder(runs / "b").scores, ["b"]).signatures["b"],
+    }
+    every = scoring_differences(sigs)
+    assert every and all(line.startswith("judge.") for line in every)  # what was warned before
+    c = compare_models(judged, runs / "b", model_a="a")
+    assert "judge" not in compared_families(c.tests) and c.judge is None and c.scoring == []
+    assert scoring_differences(sigs, compared_families(c.tests) | {"judge"}) == every
+    assert main(["compare", str(judged), str(runs / "b"), "--model-a", "a"]) == 0
+    folder = outputs / "comparisons" / "judged~a~vs~b~b"
+    data = json.loads((folder / "comparison.json").read_text())
+    assert data["scoring_differences"] == [] and data["judge_agreement"] is None
+    page = (folder / "index.html").read_text()
+    assert "scored differently" not in page and "judge" not in page.lower().split("<h2>")[1]
+
+
+def test_each_side_names_how_its_answers_were_made(runs, outputs, tmp_path):
+    """Model id, revision, dtype, quantisation and decoding of each side, from the run card
+    beside the generations its score set names; where they differ besides the model, a warning."""
+    from ocg.core.layout import ModelGenerations
+    from ocg.records import RunCard, Signature
+
+    for m, settings, sampling in (
+        ("a", {"id": "org/a-7b", "dtype": "bfloat16", "quantization": "none"}, None),
+        (
+            "b",
+            {"id": "org/b-7b", "dtype": "float32", "quantization": "4bit", "max_new_tokens": 48},
+            {"samples": 2, "seeds": [0, 1], "temperature": 0.7, "top_p": 0.95},
+        ),
+    ):
+        sig = Signature.read(ModelScores.of(m, ReportFolder(runs / "both").scores).signature)
+        card = ModelGenerations(Path(sig.generations)).run_card
+        RunCard(
+            model=m,
+            settings={**settings, "resolved_revision": f"rev-{m}"},
+            sampling=sampling,
+        ).write(card)
+    try:
+        assert (
+            main(
+                [
+                    "compare",
+                    str(runs / "both"),
+                    str(runs / "both"),
+                    "--model-a",
+                    "a",
+                    "--model-b",
+                    "b",
+                ]
+            )
+            == 0
+        )
+    finally:
+        for m in ("a", "b"):
+            sig = Signature.read(ModelScores.of(m, ReportFolder(runs / "both").scores).signature)
+            ModelGenerations(Path(sig.generations)).run_card.unlink()
+    folder = outputs / "comparisons" / "both~a~vs~both~b"
+    data = json.loads((folder / "comparison.json").read_text())
+    a, b = data["a"]["generation"], data["b"]["generation"]
+    assert (a["model_id"], a["revision"], a["dtype"], a["quantization"]) == (
+        "org/a-7b",
+        "rev-a",
+        "bfloat16",
+        "none",
+    )
+    assert a["decoding"] == "greedy, one answer per prompt" and "missing_reason" not in a
+    assert (b["model_id"], b["revision"], b["dtype"], b["quantization"]) == (
+        "org/b-7b",
+        "rev-b",
+        "float32",
+        "4bit",
+    )
+    assert b["decoding"] == (
+        "2 sampled answers per prompt (temperature 0.7, top_p 0.95), at most 48 new tokens"
+    )
+    page = (folder / "index.html").read_text()
+    sides = page.split("id='sides'>")[1].split("</table>")[0]
+    fields = ("model_id", "revision", "dtype", "quantization", "decoding")
+    for value in (side[f] for side in (a, b) for f in fields):
+        assert f"<td>{value}</td>" in sides
+    assert a["source"].endswith("run_card.json")
+    assert "the sides differ in revision, dtype, quantization, decoding" in page
+
+
+def test_a_side_without_a_run_card_says_why(runs, outputs):
+    assert main(["compare", str(runs / "both"), str(runs / "b"), "--model-a", "a"]) == 0
+    data = json.loads((outputs / "comparisons" / "both~a~vs~b~b" / "comparison.json").read_text())
+    made = data["a"]["generation"]
+    assert made["model_id"] is None and "no run card" in made["missing_reason"]["model_id"]
+
+
+def test_differing_verdicts_are_concepts_and_both_answers_in_one_row(runs, outputs):
+    """Each listed answer is one row: a short set label (its id in the tooltip, never shown as
+    text), where it was asked, the concepts in order, A's and B's answers with their verdicts."""
+    import re
+    from html import unescape
+
+    assert main(["compare", str(runs / "both"), str(runs / "b"), "--model-a", "a"]) == 0
+    folder = outputs / "comparisons" / "both~a~vs~b~b"
+    data = json.loads((folder / "comparison.json").read_text())
+    listed = data["verdicts_differ"]["answers"]
+    table = (
+        (folder / "index.html").read_text().split("id='verdicts-differ'>")[1].split("</table>")[0]
+    )
+    rows = re.findall(r"<tr><td>(.*?)</tr>", table, re.S)
+    assert len(rows) == len(listed)
+    labels = {s: f"set {i}" for i, s in enumerate(sorted({r["set_id"] for r in listed}), 1)}
+    for html, answer in zip(rows, listed):
+        cells = [unescape(re.sub(r"<[^>]+>", " ", c)).split() for c in html.split("<td>")]
+        assert len(cells) == 4
+        assert f"title='{answer['set_id']}'>{labels[answer['set_id']]}<" in html
+        assert " ".join(cells[1]) == " → ".join(answer["concepts"].split())
+        for cell, side in ((cells[2], "a"), (cells[3], "b")):
+            verdict = "in order:" if answer[f"in_order_{side}"] else "not in order:"
+            assert " ".join(cell) == f"{verdict} {answer[f'answer_{side}']}"
+
+
+def test_the_sets_needed_come_from_the_per_set_differences(runs, outputs):
+    """Each test's concept sets for a ±|Δ|/2 interval and 80% power, recomputed here from the
+    answers' per-set differences by the normal formulas (scipy's quantiles)."""
+    assert main(["compare", str(runs / "both"), str(runs / "b"), "--model-a", "a"]) == 0
+    folder = outputs / "comparisons" / "both~a~vs~b~b"
+    data = json.loads((folder / "comparison.json").read_text())
+    answers = {
+        m: pd.read_parquet(ModelScores.of(m, ReportFolder(runs / "both").scores).answers)
+        for m in "ab"
+    }
+    row = next(
+        t for t in data["tests"] if (t["condition"], t["metric"]) == ("ordered", "coverage_w_order")
+    )
+    per_set = {
+        m: a[a.condition == "ordered"].groupby("set_id")["in_order"].mean() * 100
+        for m, a in answers.items()
+    }
+    d = (per_set["a"] - per_set["b"]).to_numpy()
+    sd, delta = np.std(d, ddof=1), row["difference"]
+    z, z80 = stats.norm.ppf(0.975), stats.norm.ppf(0.8)
+    assert row["per_set_sd"] == pytest.approx(sd) and row["sets_with_difference"] == 6
+    assert row["interval_half_width"] == pytest.approx(abs(delta) / 2)
+    assert row["sets_for_interval"] == max(2, int(np.ceil((z * sd / (abs(delta) / 2)) ** 2)))
+    assert row["sets_for_power"] == max(2, int(np.ceil(((z + z80) * sd / abs(delta)) ** 2)))
+    page = (folder / "index.html").read_text()
+    assert f"{row['sets_for_interval']:,} · {row['sets_for_power']:,}" in page
+    assert "How many concept sets" in page and "80% power" in page
+    zero = [t for t in data["tests"] if t["difference"] == 0]
+    for t in zero:  # no number of sets detects a zero difference: null, with the reason
+        assert t["sets_for_power"] is None and "is 0" in t["missing_reason"]["sets_for_power"]

@@ -142,7 +142,7 @@ def test_table1_says_what_it_stands_on_and_the_share_that_copies_the_list(report
             in t1
         )
     assert "In-order answers that copy the concept list" in t1
-    notes = t1.split("<details class='notes'>")[1]  # once in the notes, once in the trust line
+    notes = t1.split("<details class='notes' open>")[1]  # once in the notes, once in the trust line
     assert (
         notes.count("small sample") == 1 == t1.split("<details")[0].count("small sample")
         and "no bootstrap interval for any metric: “small sample” (2 concept sets &lt; 20)" in notes

@@ -60,12 +60,16 @@ def test_every_table1_column_has_a_legend_line_with_its_direction_and_unit(repor
         len(shown) == 9
     )  # every metric of Table 1 but perplexity (not scored here) and those of the families
     # the fixture does not score (SLOR, non-words, semantic): coverage and PoS-correct coverage, pBLEU, pBLEURT...
-    legend = (
-        page.split("<h2>Table 1")[1]
+    legends = [  # Table 1's (the paper's columns) and the quality panel's (the others)
+        page.split(f"<h2>{heading}")[1]
         .split("<h2>")[0]
         .split("<details class='legend'>")[1]
         .split("</details>")[0]
-    )
+        for heading in ("Table 1", "Quality beside order")
+    ]
+    assert "<dt>pBLEU</dt>" in legends[0] and "<dt>pBLEU</dt>" not in legends[1]
+    assert "<dt>PoS w/ order</dt>" in legends[1] and "<dt>PoS w/ order</dt>" not in legends[0]
+    legend = "".join(legends)
     for m in (m for m in in_table("table1") if m.name in shown):
         assert re.search(
             rf"<dt>{re.escape(m.label)}</dt><dd>[^<]+\([^;]+; (↑ higher|↓ lower) is better\)</dd>",

@@ -84,7 +84,7 @@ def test_the_trust_line_names_a_metric_that_fell_back(run):
     assert line.fallbacks == ["perplexity of a from embedded:smollm2-135m-instruct (not gpt2-xl)"]
 
 
-def test_the_page_shows_it_above_table1_and_folds_the_notes(run):
+def test_the_page_shows_it_above_table1_with_the_notes_open(run):
     root, scores = run
     out = root / "report"
     save_table(tables.table1(scores.summary), "table1", out)
@@ -106,9 +106,9 @@ def test_the_page_shows_it_above_table1_and_folds_the_notes(run):
     assert re.search(r"<div class='scroll table1'>\s*<table", t1)
     assert ".scroll tr>:first-child{position:sticky;left:0" in page  # its key column stays
     notes = re.search(
-        r"<details class='notes'><summary>Notes on this table</summary>(.*?)</details>\s*<p class='sub'>From",
+        r"<details class='notes' open><summary>Notes on this table</summary>(.*?)</details>\s*<p class='sub'>From",
         t1,
         re.S,
     )
     assert notes and "What each row stands on" in notes[1] and "What the columns mean" in notes[1]
-    assert "<p class='note'>" not in t1.replace(notes[0], "")  # every note is in the fold
+    assert "<p class='note'>" not in t1.replace(notes[0], "")  # every note is in the notes

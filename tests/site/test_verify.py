@@ -15,11 +15,13 @@ import pandas as pd
 import pytest
 from hypothesis import given
 
+from ocg.analysis import skew
 from ocg.analysis.paper_tables import wide
 from ocg.analysis.permutation import holm
 from ocg.cli import main
 from ocg.metrics.registry import holm_family, label
 from ocg.site import medians as site_medians
+from ocg.site import quality
 from ocg.site import verify as v
 from ocg.site.render import frame
 
@@ -158,19 +160,21 @@ def _results(tables) -> dict:
 
 def _page(tables) -> str:
     """Table 1 as the landing page shows it (site/sections.py: paper_tables.wide, labels, the
-    medians marked by site/medians.py), with the trust box's counts."""
+    medians marked by site/medians.py, "median Δ" kept on one line; the paper's columns in #table1, the
+    quality columns in #table1-quality: site/quality.py), with the trust box's counts."""
     t1, delta = tables["table1"], "delta_vs_original_commongen"
     shown = wide(t1, "model", "value", delta)
     shown.columns = pd.MultiIndex.from_tuples(
         [(label(m), "" if k == "value" else "Δ") for m, k in shown.columns]
     )
     shown.index.name = None
-    shown = site_medians.mark(shown, t1, delta)
+    paper, extra = quality.split(site_medians.mark(shown, t1, delta))
     answers = 2 * 100
     return (
         f"<html><body><p class='trust' id='trust' data-answers='{answers}' data-truncated='6'>"
         f"trust <span id='ocg-verify' data-verify='pending'></span></p>"
-        f"{frame(shown, table_id='table1')}</body></html>"
+        f"{frame(quality.breakable(paper), table_id='table1')}"
+        f"{frame(quality.breakable(extra), table_id=quality.QUALITY_ID)}</body></html>"
     )
 
 
@@ -232,6 +236,53 @@ def test_a_page_cell_edited(report):
     page = report / "index.html"
     page.write_text(page.read_text().replace(">10.00<", ">10.01<", 1))
     assert _invariants(report) == {"I1.table1.csv≠index.html"}
+
+
+def test_the_quality_panel_is_checked_like_table1(report):
+    """A cell of Table 1's quality columns (their own table) is read and checked."""
+    page = report / "index.html"
+    html = page.read_text()
+    cosine = html.split('id="table1-quality"')[1]
+    assert (
+        label("pairwise_cosine") in cosine
+        and label("pairwise_cosine") not in html.split('id="table1-quality"')[0]
+    )
+    before, after = html.split('id="table1-quality"')
+    assert ">10.67<" in after  # m-a's cosine: 10 + 2 / 3
+    page.write_text(before + 'id="table1-quality"' + after.replace(">10.67<", ">10.66<", 1))
+    broken = v.verify(report).broken
+    assert {b.invariant for b in broken} == {"I1.table1.csv≠index.html"}
+    assert [b.where for b in broken] == ["#table1-quality m-a / Cosine"]
+
+
+_FINITE = st.floats(-1e5, 1e5, allow_nan=False)
+
+
+@given(_FINITE, _FINITE, _FINITE, _FINITE, st.booleans(), st.booleans())
+def test_every_cell_the_page_may_wrap_reads_back_to_its_numbers(
+    mean, median, delta, median_delta, dagger, disagree
+):
+    """The cells as Table 1 prints them (site/medians.py's marks, then quality.breakable's
+    no-break space), with their median, ‡ and median Δ, parse to the numbers printed."""
+    row = {
+        "dagger": dagger,
+        "dagger_base": False,
+        "mean_median_disagree": disagree,
+        "median_delta": median_delta,
+    }
+    value = f"{mean:.2f}{' ‡' if dagger else ''} (median {median:.2f})"
+    change = f"{delta:+.2f}" + skew.median_text(row)
+    shown = quality.breakable(pd.DataFrame({("m", ""): [value], ("m", "Δ"): [change]}))
+    v_cell, d_cell = (v._shown(c) for c in shown.iloc[0])
+    assert v_cell is not None and d_cell is not None
+    assert float(v_cell["v"]) == float(f"{mean:.2f}")
+    assert float(v_cell["median"]) == float(f"{median:.2f}")
+    assert bool(v_cell["dagger"]) == dagger
+    assert float(d_cell["v"]) == float(f"{delta:+.2f}")
+    assert (d_cell["mdelta"] is not None) == disagree
+    if disagree:
+        assert "median\u00a0Δ" in shown.iloc[0, 1]
+        assert float(d_cell["mdelta"]) == float(f"{median_delta:+.2f}")
 
 
 def test_a_p_swapped_for_an_unattainable_one(report):
