@@ -22,6 +22,9 @@ from ..core.layout import ComparisonFolder, ReportFolder
 from ..metrics.registry import metric
 from .verify_checks import Check
 
+_COMPARISON = ComparisonFolder(Path(".")).data.name  # comparison.json, as the layout names them
+_RESULTS = ReportFolder(Path(".")).results.name
+
 # results.json's block of each condition's numbers (None: Table 1's `models` at the top)
 BLOCK_OF = {"ordered": None, "ordered_one_shot": "table4", "ordered_constrained": "forced_order"}
 _STATED = re.compile(r"""data-aggregation=["']([^"']*)["']""")
@@ -99,7 +102,7 @@ def _shared_values(doc: dict, model: str, side: str, test: dict, at: tuple[str, 
     if entry is None:
         return
     inv = "I1.comparison.json≠results.json"
-    names = ("comparison.json", "results.json")
+    names = (_COMPARISON, _RESULTS)
     here = f"{where} {condition} / {name} ({side.upper()}: {model})"
     m = metric(str(name))
     if m is not None and m.pooled and f"value_{side}" in test:
