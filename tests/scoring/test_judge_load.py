@@ -9,6 +9,7 @@ written, the judge's is missing with the reason, and scoring ends with JudgeFail
 import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -149,15 +150,21 @@ JSON = st.recursive(
 )
 
 
+# A safetensors file holding no tensor, whole: its header's length, then the header `{}`
+WHOLE_SAFETENSORS = struct.pack("<Q", 2) + b"{}"
+
+
 @st.composite
 def folders(draw):
     """A judge folder as found on disk: missing, a file, or a folder of some of NAMES, its
-    config.json junk bytes, JSON of any shape, or a folder itself."""
+    config.json junk bytes, JSON of any shape, or a folder itself; each .safetensors whole or
+    junk."""
     shape = draw(st.sampled_from(["missing", "a file", "folder"]))
     files = {}
     if shape == "folder":
         for name in draw(st.lists(st.sampled_from(NAMES), unique=True, max_size=len(NAMES))):
-            files[name] = b"\0" * 8
+            whole = name.endswith(".safetensors") and draw(st.booleans())
+            files[name] = WHOLE_SAFETENSORS if whole else b"\0" * 8
         if "config.json" in files:
             files["config.json"] = draw(
                 st.binary(max_size=20)
@@ -169,7 +176,8 @@ def folders(draw):
 
 def _is_a_model(shape: str, files: dict) -> bool:
     """The rule the check holds a folder to: a config.json file that reads as a JSON mapping, and
-    weights (*.safetensors or *.bin) beside it."""
+    weights (*.safetensors or *.bin) beside it, every .safetensors whole (a header and the bytes
+    it names)."""
     if shape != "folder" or files.get("config.json") is None:
         return False
     try:
@@ -177,7 +185,8 @@ def _is_a_model(shape: str, files: dict) -> bool:
     except ValueError:
         return False
     weights = any(n.endswith((".safetensors", ".bin")) for n in files)
-    return isinstance(config, dict) and weights
+    whole = all(d == WHOLE_SAFETENSORS for n, d in files.items() if n.endswith(".safetensors"))
+    return isinstance(config, dict) and weights and whole
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -230,7 +239,7 @@ def test_a_folder_with_a_config_and_weights_passes_as_does_an_embedded_judge(tmp
     folder = tmp_path / "judge-weights"
     folder.mkdir()
     (folder / "config.json").write_text('{"model_type": "llama"}')
-    (folder / "model-00001-of-00002.safetensors").write_bytes(b"\0" * 16)  # not opened here
+    (folder / "model-00001-of-00002.safetensors").write_bytes(WHOLE_SAFETENSORS)  # header read only
     path = _run_file(tmp_path, _local_judge(folder))
     assert check_run(yaml.safe_load(path.read_text()), path).scoring.judge == "the-judge"
     shipped = PARAMS_DIR / "runs" / "judge.yaml"  # embedded: converted on demand, not checked
