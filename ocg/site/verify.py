@@ -376,7 +376,10 @@ def _check_page_table(
     first = next(iter(deltas.values()))
     for model, cells in body.items():
         for column, text in zip(columns, cells):
-            name, sub = column[0], column[-1] if len(column) > 1 else ""
+            # the column's last label below its metric's: an index's name is a header row of its
+            # own (pandas), whose cells are empty over the columns
+            subs = [level for level in column[1:] if level]
+            name, sub = column[0], subs[-1] if subs else ""
             sub = "" if sub == "value" else sub
             row = by_label.get((model, name))
             if row is None or (sub and sub not in deltas):

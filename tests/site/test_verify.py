@@ -415,3 +415,35 @@ def test_the_smoke_report_verifies_and_a_median_delta_changed_everywhere_does_no
     assert [(b.invariant, b.where.rsplit(".", 1)[-1]) for b in broken] == [
         ("I4.table1.csv≠scores", "median_delta")
     ]
+
+
+@pytest.mark.parametrize("index_name", [None, "model"])
+def test_a_page_table_whose_index_is_named_is_read_by_its_column_labels(index_name):
+    """pandas writes a named index (the notebooks' Table 4 and forced order) as a header row of
+    its own, empty over the columns: a Δ column is still a Δ, a value still a value."""
+    long = pd.DataFrame(
+        {
+            "model": ["m-a", "m-a"],
+            "metric": ["coverage_w_order", "ordered_rate"],
+            "value": [50.0, 81.94444],
+            "delta_vs_zero_shot": [-18.06, -4.7912],
+        }
+    )
+    shown = wide(long, "model", "value", "delta_vs_zero_shot")
+    shown.columns = pd.MultiIndex.from_tuples(
+        [(label(m), "value" if k == "value" else "Δ vs zero-shot") for m, k in shown.columns]
+    )
+    shown.index.name = index_name
+
+    def checked(table: pd.DataFrame):
+        page = v._Tables()
+        page.feed(f"<html><body>{frame(table, table_id='table4')}</body></html>")
+        c = v._Check()
+        v._check_page_table(page, "table4", long, {"Δ vs zero-shot": "delta_vs_zero_shot"}, c)
+        return c
+
+    whole = checked(shown)
+    assert whole.broken == [] and whole.checked == 4
+    edited = shown.copy()
+    edited.iloc[0, 1] = -17.0  # w/ order's Δ only
+    assert [b.where for b in checked(edited).broken] == ["#table4 m-a / w/ order Δ vs zero-shot"]
