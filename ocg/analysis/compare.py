@@ -56,13 +56,14 @@ def compare_reports(a: str | Path, b: str | Path, tolerance: float = 1e-9) -> li
     problems += [f"only in {b}: {n}" for n in sorted(names_b - names_a)]
     for name in sorted(names_a & names_b):
         ta, tb = read_table(a / name), read_table(b / name)
-        if list(ta.columns) != list(tb.columns) or len(ta) != len(tb):
-            problems.append(
-                f"{name}: shape or columns differ ({ta.shape} {list(ta.columns)[:6]} vs "
-                f"{tb.shape} {list(tb.columns)[:6]})"
-            )
+        only_a = [c for c in ta.columns if c not in tb.columns]
+        only_b = [c for c in tb.columns if c not in ta.columns]
+        if only_a or only_b:  # the shared columns are still compared below
+            problems.append(f"{name}: columns only in A {only_a}, only in B {only_b}")
+        if len(ta) != len(tb):
+            problems.append(f"{name}: {len(ta)} rows vs {len(tb)} rows")
             continue
-        for col in ta.columns:
+        for col in [c for c in ta.columns if c in tb.columns]:
             x, y = ta[col], tb[col]
             if pd.api.types.is_numeric_dtype(x) and pd.api.types.is_numeric_dtype(y):
                 bad = ~(np.isclose(x, y, rtol=0, atol=tolerance) | (x.isna() & y.isna()))

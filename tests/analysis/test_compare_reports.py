@@ -61,3 +61,19 @@ def test_read_table_keeps_pandas_reading_of_a_real_table(tmp_path):
         "k": [1],
         "pass_at_k": [0.5],
     }
+
+
+def test_a_column_added_hides_no_value_change_in_the_columns_both_hold(tmp_path):
+    """A report that adds a column is still compared on the columns both tables hold: a value that
+    moved beside it is named, as is the column."""
+    old = pd.DataFrame({"model": ["m", "n"], "metric": ["x", "x"], "value": [1.0, 2.0]})
+    new = old.assign(n_pairs=[4, 4])
+    new.loc[1, "value"] = 2.5
+    save_table(old, "table1", tmp_path / "a")
+    save_table(new, "table1", tmp_path / "b")
+    assert compare_reports(tmp_path / "a", tmp_path / "b") == [
+        "table1.csv: columns only in A [], only in B ['n_pairs']",
+        "table1.csv: column 'value' differs in 1 row(s), first row 1: np.float64(2.0) vs np.float64(2.5)",
+    ]
+    save_table(new.head(1), "table1", tmp_path / "c")
+    assert compare_reports(tmp_path / "b", tmp_path / "c") == ["table1.csv: 2 rows vs 1 rows"]
