@@ -68,6 +68,12 @@ def page(scored_run):
     )
     out = root / "report"
     save_table(_widest_table1(), "table1", out)
+    table4 = _widest_table1().rename(
+        columns={"delta_vs_original_commongen": "delta_vs_zero_shot_ordered"}
+    )
+    save_table(
+        table4, "table4", out
+    )  # a notebook's table, every metric in one: wider than 1,300 px
     run = checked_run(
         models=list(MODELS), conditions=["original", "ordered"], file="r", subset_k=2, n_concepts=4
     )
@@ -113,3 +119,15 @@ def test_the_quality_columns_have_a_panel_of_their_own(page):
     assert "spaCy's tagger" in text and "Holm" in text and "embedding model" in text
     page.locator("#quality").scroll_into_view_if_needed()
     page.screenshot(path=str(SHOTS / "quality-1300.png"))
+
+
+def test_the_page_never_scrolls_sideways_a_wide_table_scrolls_in_its_own_box(page):
+    """Table 4 (every metric, as notebook 06 saves it) is wider than the window: it scrolls inside
+    its box, and the page itself has no horizontal scroll bar."""
+    width, window = page.evaluate(
+        "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+    )
+    assert width <= window, f"the page is {width} px wide in a {window} px window"
+    t4 = _overflow(page, "table4")
+    assert t4["table"] > 1300 and t4["scroll"] > t4["client"]  # wide, and scrolled in its box
+    assert page.evaluate("document.getElementById('table4').parentElement.className") == "scroll"
