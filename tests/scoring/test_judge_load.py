@@ -402,26 +402,42 @@ def test_an_in_process_judge_that_raises_costs_only_its_verdicts(
     assert "TORCH_USE_DSA" not in json.dumps(block)  # one line of the error, not its tail
 
 
-def _truncated_judge(tmp_path):
-    """The embedded model's converted folder, its safetensors cut to its first megabyte (the
-    header reads, the tensors do not): it passes the check on reading, and fails to load."""
+def _broken_judge(tmp_path, how: str):
+    """The embedded model's converted folder with its safetensors `truncated` to its first
+    megabyte (refused when the run file is read: the header names more bytes), or `mistyped`: whole,
+    but one tensor's dtype in the header a word safetensors does not know (it passes the check,
+    which reads the header's sizes only, and fails to load)."""
     from ocg.weights.embedded import ensure_converted
 
     source = ensure_converted("smollm2-135m-instruct")
-    folder = tmp_path / "truncated-judge"
+    folder = tmp_path / f"{how}-judge"
     folder.mkdir()
     for path in source.iterdir():
         if path.name != "model.safetensors":
             shutil.copy(path, folder / path.name)
-    with open(source / "model.safetensors", "rb") as f:
-        (folder / "model.safetensors").write_bytes(f.read(2**20))
+    data = (source / "model.safetensors").read_bytes()
+    if how == "truncated":
+        data = data[: 2**20]
+    else:
+        (n,) = struct.unpack("<Q", data[:8])
+        header = data[8 : 8 + n]
+        unknown = {b'"dtype":"F32"': b'"dtype":"X32"', b'"dtype":"BF16"': b'"dtype":"XF16"'}
+        word = next(w for w in unknown if w in header)
+        header = header.replace(word, unknown[word], 1)  # as long: the sizes still hold
+        assert len(header) == n
+        data = data[:8] + header + data[8 + n :]
+    (folder / "model.safetensors").write_bytes(data)
     return source, folder
 
 
 @pytest.mark.slow
-def test_a_judge_with_a_truncated_safetensors_costs_only_its_verdicts(tmp_path, monkeypatch):
+def test_a_judge_whose_weights_cannot_load_costs_only_its_verdicts(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    source, folder = _truncated_judge(tmp_path)
+    _, cut = _broken_judge(tmp_path, "truncated")
+    path = _run_file(tmp_path, _local_judge(cut))
+    with pytest.raises(OcgInputError, match="model.safetensors is truncated"):
+        check_run(yaml.safe_load(path.read_text()), path)  # seen from its header, before any work
+    source, folder = _broken_judge(tmp_path, "mistyped")
     entry = {**_local_judge(folder), "dtype": "float32", "max_new_tokens": 64}
     models = _models_file(tmp_path, entry)
     path = _run_file(tmp_path, entry)
