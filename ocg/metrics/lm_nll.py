@@ -8,8 +8,13 @@ Batches (`plan_batches`, used by lmppl's path too) hold texts sorted by length, 
 `batch_size` of them and at most TOKEN_BUDGET padded tokens (rows x the longest), a longer text
 alone: one long answer costs its own length, not its length times the batch. The loss is taken
 in float32 whatever the model's dtype (bf16 on a GPU), LOSS_ROWS positions at a time (each
-position's loss is its own: the slices give the values of one piece, bit for bit; tested). Imports only torch
-(lazily): benchmarks/gpu_check.py uses it on a machine with torch and transformers alone.
+position's loss is its own: the slices give the values of one piece, bit for bit; tested). For a
+plain causal LM (its logits are its output layer on its base model's last hidden state: checked on
+a probe, `output_layer`) the output layer too runs LOSS_ROWS positions at a time, so no batch holds
+the whole (tokens x vocabulary) logits: a context-length answer cost 1.5 GB of float32 logits
+before. A model that changes its logits after that layer (soft-capping, a logit scale) is run whole.
+Imports only torch (lazily): benchmarks/gpu_check.py uses it on a machine with torch and
+transformers alone.
 """
 
 from __future__ import annotations
@@ -106,6 +111,23 @@ def guarded(
     return ppl, status
 
 
+def output_layer(model, input_ids, mask):
+    """(base model, output layer) when the model's logits are exactly its output layer applied to
+    its base model's last hidden state, checked bit for bit on the batch's first row (at most 8
+    tokens); else None (the logits are then taken whole)."""
+    import torch
+
+    base, head = getattr(model, "base_model", None), model.get_output_embeddings()
+    if base is None or base is model or head is None:
+        return None
+    probe, probe_mask = input_ids[:1, :8], mask[:1, :8]
+    whole = model(input_ids=probe, attention_mask=probe_mask, use_cache=False).logits
+    parts = head(
+        base(input_ids=probe, attention_mask=probe_mask, use_cache=False).last_hidden_state
+    )
+    return (base, head) if torch.equal(whole, parts) else None
+
+
 def batch_nll(texts: list[str], model, tokenizer, device, limit: int) -> list[float]:
     """Mean NLL per text over its tokens after the first, in one right-padded batch."""
     import torch
@@ -120,17 +142,30 @@ def batch_nll(texts: list[str], model, tokenizer, device, limit: int) -> list[fl
     )  # masked: any id will do
     input_ids = torch.tensor([i + [pad] * (width - len(i)) for i in ids], device=device)
     mask = torch.tensor([[1] * len(i) + [0] * (width - len(i)) for i in ids], device=device)
+    labels = input_ids[:, 1:].reshape(-1)
     with torch.inference_mode():
-        logits = model(input_ids=input_ids, attention_mask=mask).logits[:, :-1].float()
+        layer = output_layer(model, input_ids, mask)
+        if layer is None:
+            logits = model(input_ids=input_ids, attention_mask=mask, use_cache=False).logits[:, :-1]
+            rows = logits.reshape(-1, logits.shape[-1])
+        else:
+            base, head = layer
+            hidden = base(
+                input_ids=input_ids, attention_mask=mask, use_cache=False
+            ).last_hidden_state[:, :-1]
+            rows = hidden.reshape(-1, hidden.shape[-1])
         # flat (tokens, vocab): the (batch, vocab, tokens) form is off by ~1e-4 on the CPU (torch
         # 2.x); in slices of LOSS_ROWS rows (each row's loss is its own: slicing changes no value)
-        flat, labels = logits.reshape(-1, logits.shape[-1]), input_ids[:, 1:].reshape(-1)
         nll = torch.cat(
             [
                 torch.nn.functional.cross_entropy(
-                    flat[s : s + LOSS_ROWS], labels[s : s + LOSS_ROWS], reduction="none"
+                    (
+                        rows[s : s + LOSS_ROWS] if layer is None else head(rows[s : s + LOSS_ROWS])
+                    ).float(),
+                    labels[s : s + LOSS_ROWS],
+                    reduction="none",
                 )
-                for s in range(0, flat.shape[0], LOSS_ROWS)
+                for s in range(0, rows.shape[0], LOSS_ROWS)
             ]
         ).view(len(ids), -1)
     counted = mask[:, 1:].to(nll.dtype)

@@ -247,7 +247,7 @@ PAPER_FAMILIES = {
                 **_perplexity_implementation(),
             },
             _perplexity,
-            version=2,
+            version=3,
             neural=True,
             code=(perplexity, lm_nll, neural.TextCache, neural.perplexities, _perplexity),
         ),

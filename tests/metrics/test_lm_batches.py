@@ -87,3 +87,80 @@ def test_no_forward_pass_exceeds_the_budget_and_values_stay(tiny_lm, monkeypatch
     after, _ = perplexity.compute_perplexity(texts, lm.model, lm.tokenizer, batch_size=40)
     assert len(shapes) > 1 and all(rows == 1 or rows * width <= 60 for rows, width in shapes)
     assert max(abs(after[t] - before[t]) / before[t] for t in texts) < 1e-5
+
+
+def whole_logits_nll(texts, model, tokenizer, limit):
+    """The reference: every position's logits at once, as the model's own forward gives them."""
+    import torch
+
+    ids = [tokenizer(t, truncation=True, max_length=limit)["input_ids"] for t in texts]
+    out = []
+    with torch.inference_mode():
+        for i in ids:
+            logits = model(input_ids=torch.tensor([i])).logits[0, :-1].float()
+            out.append(torch.nn.functional.cross_entropy(logits, torch.tensor(i[1:])).item())
+    return out
+
+
+@pytest.mark.slow  # a tiny GPT-2
+def test_the_output_layer_runs_a_slice_at_a_time_and_gives_the_whole_logits_values(tiny_lm):
+    """No call of the output layer sees more than LOSS_ROWS positions (a context-length answer no
+    longer holds its whole tokens x vocabulary logits), and each text's NLL is the one its whole
+    logits give, for any batch of texts and any slice size."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    lm = load_ocg_lm(str(tiny_lm), "cpu")
+    limit = context_limit(lm.model, lm.tokenizer)
+    answers = real_answers(60)
+    head = lm.model.get_output_embeddings()
+    seen: list[int] = []
+    hook = head.register_forward_hook(lambda m, args, out: seen.append(args[0].shape[-2]))
+
+    @settings(max_examples=30, deadline=None)
+    @given(
+        texts=st.lists(st.sampled_from(answers), min_size=1, max_size=6, unique=True),
+        rows=st.integers(1, 70),
+    )
+    def check(texts, rows):
+        seen.clear()
+        original, lm_nll.LOSS_ROWS = lm_nll.LOSS_ROWS, rows
+        try:
+            values = batch_nll(texts, lm.model, lm.tokenizer, "cpu", limit)
+        finally:
+            lm_nll.LOSS_ROWS = original
+        assert len(seen) > 2 and max(seen[2:]) <= rows  # the probe's two calls, then slices
+        reference = whole_logits_nll(texts, lm.model, lm.tokenizer, limit)
+        assert max(abs(a - b) / b for a, b in zip(values, reference)) < 1e-6  # float32 rounding
+
+    try:
+        check()
+    finally:
+        hook.remove()
+
+
+@pytest.mark.slow  # a tiny GPT-2
+def test_a_model_that_changes_its_logits_after_the_output_layer_is_run_whole(tiny_lm, monkeypatch):
+    """Scaled logits (Cohere's `logit_scale`, Granite's `logits_scaling`) are not the output
+    layer's: the probe sees it, and the NLL is the one the model's own logits give."""
+    import torch
+
+    lm = load_ocg_lm(str(tiny_lm), "cpu")
+    limit = context_limit(lm.model, lm.tokenizer)
+    forward = lm.model.forward
+
+    def scaled(*args, **kwargs):
+        out = forward(*args, **kwargs)
+        out.logits = out.logits * 30.0  # the tiny random model's logits are near 0
+        return out
+
+    monkeypatch.setattr(lm.model, "forward", scaled)
+    texts = real_answers(8)
+    probe = torch.tensor([lm.tokenizer(texts[-1])["input_ids"]])
+    assert lm_nll.output_layer(lm.model, probe, torch.ones_like(probe)) is None
+    values = batch_nll(texts, lm.model, lm.tokenizer, "cpu", limit)
+    reference = whole_logits_nll(texts, lm.model, lm.tokenizer, limit)
+    assert max(abs(a - b) / b for a, b in zip(values, reference)) < 1e-6
+    monkeypatch.setattr(lm.model, "forward", forward)
+    plain = batch_nll(texts, lm.model, lm.tokenizer, "cpu", limit)
+    assert max(abs(a - b) / b for a, b in zip(values, plain)) > 1e-2  # the scale did change them
