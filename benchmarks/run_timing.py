@@ -8,6 +8,7 @@ each from an empty outputs folder of its own (OCG_OUTPUTS: a temporary folder; t
 model's conversion is shared through OCG_MODEL_CACHE as `make install` left it), and times it
 whole and step by step (the `[k/N] name` lines). For a run whose scoring names a judge, it also
 counts the answers its judge judged, from the score sets' signatures (`n_judged` of the answers).
+It records what `ocg verify` (run by `ocg report` last) found: values checked, broken, not re-derived.
 Appends the figures to `benchmarks/results/runs.json` (docs/gpus.md shows the latest).
 `--smoke` (a test of this script) times one run file: params/runs/smoke.yaml narrowed as
 demo_timing.py's smoke narrows it (4 answers of 4 new tokens, coverage, one analysis).
@@ -43,6 +44,20 @@ def judged(outputs: Path) -> dict | None:
     return {"answers": answers, "judged": judged_, "judged_share": round(judged_ / answers, 4)}
 
 
+def verified(outputs: Path) -> dict | None:
+    """The report's own verdict (reports/*/verify.json, written by `ocg report`'s last step)."""
+    found = sorted(outputs.rglob("reports/*/verify.json"))  # a run file's `outputs:` nests
+    if not found:
+        return None
+    verdict = json.loads(found[0].read_text())
+    return {
+        "ok": verdict["ok"],
+        "checked": verdict["checked"],
+        "broken": len(verdict["broken"]),
+        "not_rederived": len(verdict.get("not_rederived", [])),
+    }
+
+
 def time_run(name: str, folder: Path, run_file: Path | None = None) -> dict:
     """`ocg report` on params/runs/NAME.yaml (or `run_file`), its outputs under folder/NAME."""
     outputs = folder / name
@@ -56,6 +71,7 @@ def time_run(name: str, folder: Path, run_file: Path | None = None) -> dict:
     counts = judged(outputs)
     if counts:
         figures["judge"] = counts
+    figures["verify"] = verified(outputs)
     return figures
 
 

@@ -254,6 +254,9 @@ def run_timing(tmp: Path, proc) -> None:
         "03_main_results",
     ]
     assert f["smoke"]["total_s"] >= sum(f["smoke"]["steps_s"].values()) - 1
+    # the report's own verdict, read from where the run file's `outputs:` put it
+    assert f["smoke"]["verify"]["ok"] is True and f["smoke"]["verify"]["broken"] == 0
+    assert f["smoke"]["verify"]["checked"] > 0
 
 
 def score(tmp: Path, proc) -> None:
