@@ -288,6 +288,14 @@ def stacks(tmp: Path, proc) -> None:
         assert f[variant]["ordered_coverage_default"] == f[variant]["ordered_coverage_second"]
 
 
+def tiers(tmp: Path, proc) -> None:
+    f = one_run(tmp / "results" / "test_tiers.json")["figures"]
+    assert f["tests"] == {"fast": 5, "slow": 0}  # the smoke's two files: 3 + 2 tests, none slow
+    assert f["fast"]["passed"] == 5 and f["fast"]["failed"] == 0 and f["fast"]["wall_s"] > 0
+    assert f["fast"]["processes"] == 2 and 1 <= len(f["fast"]["slowest_s"]) <= 5
+    assert all(t.startswith("tests/core/test_") for t in f["fast"]["slowest_s"])
+
+
 RESULTS = ("--results", "results")  # relative: under the run's working folder, tmp_path
 Check = Callable[[Path, subprocess.CompletedProcess], None]
 # script: (its arguments, what it wrote); each arguments list is run as given (a smoke run's
@@ -310,6 +318,7 @@ SMOKES: dict[str, tuple[list[str], Check]] = {
     "run_timing.py": (["--smoke", *RESULTS], run_timing),
     "score.py": (["--smoke", *RESULTS, "--previous", "HEAD"], score),  # any clone has HEAD
     "stacks.py": (["--smoke", *RESULTS, "--other", sys.executable], stacks),
+    "test_tiers.py": (["--smoke", *RESULTS], tiers),
 }
 # Over half a minute on 2 shared cores: the tests marked slow. demo_timing and run_timing run
 # `ocg report` (a notebook kernel per step); stacks and cpu_kernels load the model in two processes.
