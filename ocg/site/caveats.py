@@ -178,6 +178,41 @@ def copy_share(summary: pd.DataFrame) -> CopyShare | None:
     return CopyShare(COPY_SHARE_LEAD, parts) if parts else None
 
 
+@dataclass(frozen=True)
+class NoText:
+    """Answers with no text to score (empty, or none could be extracted), per model and condition
+    of Table 1: coverage counts each as an answer without the concepts, and the measures of a text
+    (perplexity, SLOR, ...) have none, so a row of them reads 0.00 or "–" for want of answers."""
+
+    parts: list[str]  # "m, ordered: 2 of 2 (100.0%: empty 2)"
+
+
+def no_text(
+    summary: pd.DataFrame, conditions: tuple[str, ...] = ("ordered", "original")
+) -> NoText | None:
+    """The answers without text of each model in `conditions` (Table 1's), where there are any."""
+    if not {"n_answers", "n_empty", "n_failed"} <= set(summary) or not len(summary):
+        return None
+    shown = summary[summary["condition"].isin(conditions)]
+    sums = shown.groupby(["model", "condition"], sort=True)[
+        ["n_answers", "n_empty", "n_failed"]
+    ].sum()
+    parts = []
+    for (model, condition), r in sums.iterrows():
+        none = int(r.n_empty) + int(r.n_failed)
+        if none:
+            kinds = ", ".join(
+                f"{what} {int(n)}"
+                for what, n in (("empty", r.n_empty), ("none extracted", r.n_failed))
+                if n
+            )
+            share = 100 * none / int(r.n_answers)
+            parts.append(
+                f"{model}, {condition}: {none} of {int(r.n_answers)} ({share:.1f}%: {kinds})"
+            )
+    return NoText(parts) if parts else None
+
+
 COPY_MARK_SHARE = 25  # % of the answers a coverage value counts: above it, the cell is marked †
 # the answers each coverage metric counts, of which copies are a part (copies are complete and in order)
 _COUNTED = {

@@ -56,6 +56,7 @@ class Headline:
     self_scored: str  # which metrics a compared model scored itself (analysis/skew.py)
     copy_marks: caveats.CopyMarkNote | None
     copy_share: caveats.CopyShare | None
+    no_text: caveats.NoText | None  # answers with no text, per model and condition
     basis: caveats.Table1Basis | None
     paper: pd.DataFrame | None  # the paper's numbers for the models it has
     notebook: Link
@@ -145,6 +146,7 @@ def headline(report_dir: Path, scores: Scores, scorers: dict | None = None) -> H
         ),
         copy_marks=caveats.copy_mark_note(summary, report_dir),
         copy_share=caveats.copy_share(summary),
+        no_text=caveats.no_text(summary),
         basis=caveats.table1_basis(report_dir, summary),
         paper=paper,
         notebook=notebook_link(report_dir, MAIN_RESULTS),

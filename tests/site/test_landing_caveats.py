@@ -9,6 +9,8 @@ from html.parser import HTMLParser
 
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ocg.analysis import paper_tables as tables
 from ocg.analysis import positions, sensitivity, uncertainty
@@ -309,3 +311,80 @@ def test_table1_shows_pooled_medians_and_a_contradicted_mean_delta(report, tmp_p
     assert "+5.00" in html and "median Δ +5.00" in html and "bolds none of them" in html
     assert "median Δ +10.00" not in html  # a's mean and median agree: no median Δ beside it
     assert "Scored by one of the compared models (perplexity by a)" in html
+
+
+def test_no_note_of_answers_without_text_when_every_answer_has_one(report):
+    _, page, scores = report
+    assert (scores.summary[["n_empty", "n_failed"]].to_numpy() == 0).all()
+    assert "Answers with no text" not in section(page, "Table 1")
+
+
+def test_answers_without_text_are_named_under_table1_per_model_and_condition(scored_run):
+    """A model whose answers are empty reads 0.00 and "–" in Table 1: the note under it says why,
+    with the count and share of each model and condition, and what coverage makes of them."""
+    root = scored_run(
+        "no-text",
+        two_models_rows(["", "The boy rides a bike down the street."]),
+        ["coverage"],
+        models=("a", "b"),
+        conditions=("original", "ordered"),
+    )
+    scores = load_scores(root / "scores")
+    out = root / "report"
+    save_table(tables.table1(scores.summary), "table1", out)
+    run = checked_run(
+        models=["a", "b"], conditions=["original", "ordered"], file="r", subset_k=2, n_concepts=4
+    )
+    page = write_index(
+        out, "t", [], run=run, scores_root=root / "scores", generations_root=root / "gen"
+    ).read_text()
+    note = section(page, "Table 1").split("Answers with no text")[1].split("</p>")[0]
+    for model in ("a", "b"):
+        for condition in ("ordered", "original"):  # 24 answers each, every other one empty
+            assert f"{model}, {condition}: 12 of 24 (50.0%: empty 12)" in note
+    assert "Coverage counts each as an answer without the concepts" in note
+
+
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.sampled_from(["a", "b", "ref-x"]),
+            st.sampled_from(["ordered", "original", "ordered_one_shot"]),
+            st.integers(0, 3),  # template
+            st.integers(1, 40),  # answers
+            st.integers(0, 40),  # empty
+            st.integers(0, 40),  # none extracted
+        ),
+        max_size=12,
+    )
+)
+def test_the_no_text_note_counts_exactly_the_answers_without_text(rows):
+    """Over generated summaries: one part per (model, Table 1 condition) with any empty or failed
+    answer, its counts the sums over templates, no part for another condition."""
+    summary = pd.DataFrame(
+        [
+            {
+                "model": m,
+                "condition": c,
+                "template_id": t,
+                "n_answers": n,
+                "n_empty": min(e, n),
+                "n_failed": min(f, n - min(e, n)),
+            }
+            for m, c, t, n, e, f in rows
+        ],
+        columns=["model", "condition", "template_id", "n_answers", "n_empty", "n_failed"],
+    )
+    note = caveats.no_text(summary)
+    shown = summary[summary.condition.isin(["ordered", "original"])]
+    sums = shown.groupby(["model", "condition"])[["n_answers", "n_empty", "n_failed"]].sum()
+    expected = {(m, c): r for (m, c), r in sums.iterrows() if r.n_empty + r.n_failed > 0}
+    parts = note.parts if note else []
+    assert len(parts) == len(expected)
+    for (m, c), r in expected.items():
+        (part,) = [p for p in parts if p.startswith(f"{m}, {c}: ")]
+        none = int(r.n_empty + r.n_failed)
+        assert part.startswith(f"{m}, {c}: {none} of {int(r.n_answers)} (")
+        assert ("empty" in part) == bool(r.n_empty) and ("none extracted" in part) == bool(
+            r.n_failed
+        )
