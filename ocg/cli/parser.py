@@ -12,6 +12,11 @@ from . import commands
 DESCRIPTION = "The `ocg` command line: the same functions the notebooks call."
 
 
+def _flag(p: argparse.ArgumentParser, name: str, help: str) -> None:
+    """An option that is off unless given (`name`: "--redo")."""
+    p.add_argument(name, action="store_true", help=help)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ocg", description=DESCRIPTION)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -93,7 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--generations", type=Path, default=None, help="default outputs/generations")
     p.add_argument("--models", nargs="+", default=None, help="default: every model there")
     p.add_argument("--metrics", nargs="+", default=None, help="default: params/scoring.yaml")
-    p.add_argument("--redo", action="store_true", help="recompute even if up to date")
+    _flag(p, "--redo", "recompute even if up to date")
     p.add_argument(
         "--scoring-file",
         type=Path,
@@ -125,37 +130,31 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("file", type=Path, help="a sweep file, e.g. params/sweeps/paper.yaml")
     p.add_argument("--executor", choices=["local", "slurm"], default="local")
-    p.add_argument("--wait", action="store_true", help="slurm: follow the jobs to the end")
-    p.add_argument(
-        "--status",
-        action="store_true",
-        help="per model: done / running / partial / failed / missing",
-    )
-    p.add_argument(
+    _flag(p, "--wait", "slurm: follow the jobs to the end")
+    _flag(p, "--status", "per model: done / running / partial / failed / missing")
+    _flag(
+        p,
         "--dry-run",
-        action="store_true",
-        help="slurm: print every sbatch line, write the scripts and "
+        "slurm: print every sbatch line, write the scripts and "
         "slurm/manifest.dry-run.json, submit nothing",
     )
-    p.add_argument(
+    _flag(
+        p,
         "--check",
-        action="store_true",
-        help="load the sweep file and check the plan of every model's task and of the analyses; "
+        "load the sweep file and check the plan of every model's task and of the analyses; "
         "print the steps, write nothing",
     )
     p.add_argument(
         "--task", default=None, help=argparse.SUPPRESS
     )  # one model's task (both executors)
-    p.add_argument("--analysis", action="store_true", help=argparse.SUPPRESS)
+    _flag(p, "--analysis", argparse.SUPPRESS)
     p.set_defaults(func=commands.sweep_command)
 
     p = sub.add_parser(
         "prefetch", help="download the hub files a run or sweep file needs (on a login node)"
     )
     p.add_argument("file", type=Path, help="a sweep or run file, e.g. params/sweeps/paper.yaml")
-    p.add_argument(
-        "--list", action="store_true", help="print repositories, files and sizes; download nothing"
-    )
+    _flag(p, "--list", "print repositories, files and sizes; download nothing")
     p.set_defaults(func=commands.prefetch_command)
 
     p = sub.add_parser(
@@ -228,10 +227,10 @@ def build_parser() -> argparse.ArgumentParser:
         "convert",
         help="convert the embedded models to transformers folders now (make install runs it)",
     )
-    p.add_argument(
+    _flag(
+        p,
         "--again",
-        action="store_true",
-        help="convert anew and replace a folder already converted (one changed since, or "
+        "convert anew and replace a folder already converted (one changed since, or "
         "one an earlier ocg converted without recording its files)",
     )
     p.set_defaults(func=commands.convert_command)
@@ -254,10 +253,10 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument(
             "run_file", nargs="?", type=Path, default=None, help="default params/runs/demo.yaml"
         )
-        p.add_argument(
+        _flag(
+            p,
             "--check",
-            action="store_true",
-            help="load the run file and check its plan (every notebook's parameters and requests) "
+            "load the run file and check its plan (every notebook's parameters and requests) "
             "as a report does before any work; print the steps, write nothing",
         )
         p.set_defaults(func=commands.report_command)

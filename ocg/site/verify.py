@@ -345,6 +345,19 @@ def _grid(
     return columns, {r[0][1]: [text for _, text, _ in r[1:]] for r in body}
 
 
+def page_cells(rows: list[list[tuple[str, str, int]]]) -> dict[tuple[str, str, str], str]:
+    """Each body cell of a table pandas wrote (`frame`), as its text by (its row's key, its
+    column's first label, the last label below that: "" where none). An index's name is a header
+    row of its own (pandas), whose cells are empty over the columns: it labels no column."""
+    columns, body = _grid(rows)
+    out = {}
+    for key, cells in body.items():
+        for column, text in zip(columns, cells):
+            subs = [level for level in column[1:] if level]
+            out[(key, column[0], subs[-1] if subs else "")] = text
+    return out
+
+
 def _shown(text: str) -> dict | None:
     if text in ("–", ""):
         return {}
@@ -367,31 +380,25 @@ def _check_page_table(
     rows = page.tables.get(table_id)
     if rows is None:
         return
-    columns, body = _grid(rows)
     inv = f"I1.{csv or table_id}.csv≠index.html"
     by_label = {
         (r["model"], label(r["metric"])): {k: _clean(v) for k, v in r.items()}
         for r in long.to_dict("records")
     }
     first = next(iter(deltas.values()))
-    for model, cells in body.items():
-        for column, text in zip(columns, cells):
-            # the column's last label below its metric's: an index's name is a header row of its
-            # own (pandas), whose cells are empty over the columns
-            subs = [level for level in column[1:] if level]
-            name, sub = column[0], subs[-1] if subs else ""
-            sub = "" if sub == "value" else sub
-            row = by_label.get((model, name))
-            if row is None or (sub and sub not in deltas):
-                continue
-            at = (inv, f"#{table_id} {model} / {name}{' ' + sub if sub else ''}")
-            shown = _cell(text, row.get("value") if not sub else row.get(deltas[sub]), at, c)
-            if not shown:
-                continue
-            if not sub:
-                _value_marks(shown, row, at, c)
-            elif deltas[sub] == first:
-                _delta_marks(shown, row, at, c)
+    for (model, name, sub), text in page_cells(rows).items():
+        sub = "" if sub == "value" else sub
+        row = by_label.get((model, name))
+        if row is None or (sub and sub not in deltas):
+            continue
+        at = (inv, f"#{table_id} {model} / {name}{' ' + sub if sub else ''}")
+        shown = _cell(text, row.get("value") if not sub else row.get(deltas[sub]), at, c)
+        if not shown:
+            continue
+        if not sub:
+            _value_marks(shown, row, at, c)
+        elif deltas[sub] == first:
+            _delta_marks(shown, row, at, c)
 
 
 def _cell(text: str, value, at: tuple[str, str], c: _Check) -> dict | None:

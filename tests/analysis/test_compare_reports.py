@@ -3,8 +3,15 @@ save_table writes for a frame of no rows, as a one-condition report's paired tes
 no rows; a file that is not UTF-8 CSV text is one error naming it. compare-reports finds a
 one-condition report identical to itself."""
 
+import contextlib
+import io
+import tempfile
+from pathlib import Path
+
+import hypothesis.strategies as st
 import pandas as pd
 import pytest
+from hypothesis import given, settings
 
 from ocg.analysis.compare import compare_reports
 from ocg.analysis.report import save_table
@@ -77,3 +84,93 @@ def test_a_column_added_hides_no_value_change_in_the_columns_both_hold(tmp_path)
     ]
     save_table(new.head(1), "table1", tmp_path / "c")
     assert compare_reports(tmp_path / "b", tmp_path / "c") == ["table1.csv: 2 rows vs 1 rows"]
+
+
+_TEXT = st.text("abcxyz", min_size=1, max_size=4).map(lambda s: "w" + s)  # never read as NA
+
+
+@st.composite
+def _table_pairs(draw):
+    """Table A and table B of one name: columns both hold (float or text, each cell kept or
+    changed), columns only A or only B holds, rows added to or dropped from B's end; with what
+    changed: {shared column: rows whose cell changed}, the columns only in A and only in B."""
+    names = draw(st.lists(st.sampled_from("pqrstuvw"), min_size=1, max_size=7, unique=True))
+    n_shared = draw(st.integers(1, len(names)))
+    n_a_only = draw(st.integers(0, len(names) - n_shared))
+    shared, a_only, b_only = (
+        names[:n_shared],
+        names[n_shared : n_shared + n_a_only],
+        names[n_shared + n_a_only :],
+    )
+    n_a = draw(st.integers(0, 4))
+    n_b = draw(st.sampled_from([n_a, n_a, max(n_a - 1, 0), n_a + 1]))
+
+    def column(kind, n):
+        if kind == "float":
+            cells = st.none() | st.floats(-1e3, 1e3, allow_nan=False)
+            return [
+                float("nan") if x is None else x
+                for x in draw(st.lists(cells, min_size=n, max_size=n))
+            ]
+        return draw(st.lists(_TEXT, min_size=n, max_size=n))
+
+    a, b, changed = {}, {}, {}
+    for name in shared:
+        kind = draw(st.sampled_from(["float", "text"]))
+        a[name] = column(kind, n_a)
+        b[name] = a[name][:n_b] + column(kind, max(n_b - n_a, 0))
+        rows = draw(st.sets(st.integers(0, max(min(n_a, n_b) - 1, 0)))) if min(n_a, n_b) else set()
+        for i in rows:  # a changed cell: another value, a value for a missing one, or missing
+            old = b[name][i]
+            if kind == "text":
+                b[name][i] = old + "z"
+            elif old != old:
+                b[name][i] = 1.5
+            else:
+                b[name][i] = draw(st.sampled_from([old + 1, old - 2.5, float("nan")]))
+        changed[name] = sorted(rows)
+    for name in a_only:
+        a[name] = column("float", n_a)
+    for name in b_only:
+        b[name] = column("text", n_b)
+    order_a = draw(st.permutations(shared + a_only))
+    order_b = draw(st.permutations(shared + b_only))
+    ta = pd.DataFrame({c: a[c] for c in order_a})
+    tb = pd.DataFrame({c: b[c] for c in order_b})
+    return ta, tb, changed, [c for c in order_a if c in a_only], [c for c in order_b if c in b_only]
+
+
+@settings(max_examples=60, deadline=None)
+@given(_table_pairs())
+def test_compare_reports_names_exactly_what_changed_between_two_tables(pair):
+    """Over generated pairs of one table: every shared column whose cells changed is named with
+    how many rows and the first (when both hold the same rows: a row added or dropped is said
+    instead), the columns only one holds are named, and the tables are called identical exactly
+    when no shared cell changed and no column or row was added or dropped."""
+    ta, tb, changed, only_a, only_b = pair
+    with tempfile.TemporaryDirectory() as tmp:
+        for side, t in (("a", ta), ("b", tb)):
+            (Path(tmp) / side / "tables").mkdir(parents=True)
+            t.to_csv(Path(tmp) / side / "tables" / "table1.csv", index=False)
+        lines = compare_reports(Path(tmp) / "a", Path(tmp) / "b")
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            code = main(["compare-reports", str(Path(tmp) / "a"), str(Path(tmp) / "b")])
+    want = []
+    if only_a or only_b:
+        want.append(f"table1.csv: columns only in A {only_a}, only in B {only_b}")
+    if len(ta) != len(tb):
+        want.append(f"table1.csv: {len(ta)} rows vs {len(tb)} rows")
+    else:
+        want += [
+            f"table1.csv: column {c!r} differs in {len(rows)} row(s), first row {rows[0]}: "
+            for c in ta.columns
+            if (rows := changed.get(c))
+        ]
+    assert len(lines) == len(want) and all(
+        line.startswith(w) for line, w in zip(lines, want, strict=True)
+    ), (lines, want)
+    nothing = not (only_a or only_b or any(changed.values())) and len(ta) == len(tb)
+    assert (lines == []) == nothing
+    said = out.getvalue()
+    assert (code, "identical: tables of" in said) == ((0, True) if nothing else (1, False))

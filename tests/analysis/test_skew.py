@@ -1,9 +1,14 @@
 """Means beside medians (analysis/skew.py): the pooled median, the median Δ where it contradicts
 the mean Δ, no bold on such a mean in LaTeX, and metrics a compared model scored itself."""
 
+import re
+from types import SimpleNamespace
+
+import hypothesis.strategies as st
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given
 
 from ocg.analysis import latex, skew
 from ocg.records import Signature
@@ -158,6 +163,84 @@ def test_a_quantized_entry_alone_is_named_as_sharing_the_scorer_s_weights():
     sig = Signature(families={"perplexity": {"used": "embedded:x"}})
     scorers = skew.self_scored({"q": sig}, {"q": ("embedded:x", "8bit")})
     assert str(scorers["perplexity"]) == "embedded:x, unquantized (the weights of 8bit in q)"
+
+
+_IDS = ("org/p", "org/q", "embedded:r")  # a few ids, so that entries share one
+
+
+@st.composite
+def _compared(draw):
+    """Compared entries, some sharing an id (quantized or not), as self_scored takes them (an
+    (id, quantization) pair, an id alone, a models-file entry; a model the file does not know
+    named by its id), with {name: (id, quantized or None)}."""
+    entries, truth = {}, {}
+    for i in range(draw(st.integers(1, 6))):
+        model_id = draw(st.sampled_from(_IDS))
+        q = draw(st.sampled_from([None, None, "none", "4bit", "8bit"]))
+        form = draw(st.sampled_from(["pair", "id", "entry", "unknown"]))
+        if form in ("id", "unknown"):
+            q = None
+        name = model_id if form == "unknown" else f"e-{i}"
+        if name in entries:
+            continue
+        entries[name] = {
+            "pair": (model_id, q),
+            "id": model_id,
+            "entry": SimpleNamespace(id=model_id, quantization=q),
+            "unknown": (model_id, "none"),
+        }[form]
+        truth[name] = (model_id, None if q in (None, "none") else q)
+    return entries, truth
+
+
+def _named(text: str, names) -> set[str]:
+    return set(re.findall(r"[\w:/.-]+", text)) & set(names)
+
+
+@given(
+    _compared(),
+    st.sampled_from([*_IDS, "org/other", None]),
+    st.sampled_from([*_IDS, "org/other", None]),
+    st.integers(1, 3),
+)
+def test_the_scorer_note_names_exactly_the_entries_with_the_scorer_s_weights(
+    compared, ppl, slor, n_models
+):
+    """Over generated compared entries sharing ids, and a scorer (perplexity's, SLOR's) that is
+    none, one or several of them: each metric is named iff some entry holds the scorer's weights,
+    the note names as its scorer exactly the unquantized entries of that id and as sharing its
+    weights exactly the quantized ones, and no other entry."""
+    entries, truth = compared
+    families = {}
+    if ppl:
+        families["perplexity"] = {"used": ppl}
+    if slor:
+        families["slor"] = {"perplexity_model": slor}
+    signatures = {f"s{i}": Signature(families=families) for i in range(n_models)}
+    scorers = skew.self_scored(signatures, entries)
+    note = skew.self_scored_note(scorers)
+    parts = dict(
+        part.split(" by ", 1)
+        for part in (re.search(r"models \((.*)\): a model's own", note) or [None, ""])[1].split(
+            "; "
+        )
+        if part
+    )
+    for metric, used in (("perplexity", ppl), ("slor", slor)):
+        exact = sorted(n for n, (i, q) in truth.items() if i == used and q is None)
+        shared = sorted((n, q) for n, (i, q) in truth.items() if i == used and q is not None)
+        assert (metric in scorers) == (metric in parts) == bool(exact or shared)
+        if metric not in scorers:
+            continue
+        assert (scorers[metric].exact, scorers[metric].same_weights) == (
+            tuple(exact),
+            tuple(shared),
+        )
+        head, _, rest = parts[metric].partition("(")
+        assert _named(head, truth) == set(exact)
+        assert _named(rest, truth) == {n for n, _ in shared}
+        assert exact or head == f"{used}, unquantized "
+    assert (note == "") == (not scorers)
 
 
 def _paired_answers(seed: int, n: int = 40):

@@ -6,12 +6,15 @@ the CSV export reads back with every number a number, negative ones included; an
 import csv
 import io
 import json
+import math
 import os
 import subprocess
 import sys
 
+import hypothesis.strategies as st
 import pytest
 import yaml
+from hypothesis import given, settings
 
 from ocg.generation import select_instances
 
@@ -123,3 +126,59 @@ def test_a_compare_the_page_applies_stays_in_the_link(report, browser):
     assert again.get_attribute("#permalink", "href") == href
     page.close()
     again.close()
+
+
+_FORMULA = "=+-@\t\r"  # what a spreadsheet reads as a formula's start (csvCell guards them)
+_NUMBERS = (
+    st.floats(allow_nan=False, allow_infinity=False)
+    | st.floats(-1e4, 1e4).map(lambda x: round(x, 4))  # -5.8453, SLOR's kind
+    | st.integers(-(2**53), 2**53)
+    | st.sampled_from([-0.0, 1e21, -1e-7, 5e-324, float("nan"), float("inf"), float("-inf")])
+)
+_TEXTS = st.tuples(
+    st.sampled_from(["", *_FORMULA]),
+    st.text(st.characters(blacklist_characters="\x00"), max_size=12)
+    | st.floats(allow_nan=False).map(lambda x: f"{x}")  # text that reads as a number
+    | st.floats(-1e4, 1e4).map(lambda x: f"{x:.4f}"),
+).map("".join)
+
+
+@pytest.fixture(scope="module")
+def export_page(report, browser):
+    page = _open(browser, report)
+    yield page
+    page.close()
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(_NUMBERS | _TEXTS | _TEXTS | st.booleans() | st.none(), min_size=40, max_size=120))
+def test_the_csv_export_keeps_every_number_a_number_and_guards_every_formula(export_page, values):
+    """The page's exportCsv over rows of generated cells (each value the answer and the SLOR of
+    an answer shown): a finite number reads back as itself, never behind a ', a missing or
+    infinite one is empty; a text is itself, with a ' before a formula's first character (=, +,
+    -, @, tab, CR), numeric-looking text included."""
+    text = export_page.evaluate(
+        """async (values) => {
+          const it = shown[0];
+          exportCsv(values.map((v) => {
+            const row = [...it.row];
+            row[it.c.ix.answer] = v;
+            row[it.c.ix.slor] = v;
+            return {e: it.e, c: it.c, row};
+          }));
+          return await (await fetch(document.getElementById('csv').href)).text();
+        }""",
+        values,
+    )
+    head, *rows = list(csv.reader(io.StringIO(text, newline="")))
+    assert len(rows) == len(values)
+    for row, value in zip(rows, values, strict=True):
+        for cell in (row[head.index("answer")], row[head.index("slor")]):
+            if value is None or (isinstance(value, float) and not math.isfinite(value)):
+                assert cell == ""
+            elif isinstance(value, bool):
+                assert cell == str(value).lower()
+            elif isinstance(value, (int, float)):
+                assert float(cell) == value, (cell, value)  # a `'-5.8` is no number
+            else:
+                assert cell == ("'" + value if value.startswith(tuple(_FORMULA)) else value)

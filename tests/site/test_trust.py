@@ -5,12 +5,17 @@ under a details element, the table itself in a container that scrolls with its k
 import re
 from dataclasses import replace
 
+import hypothesis.strategies as st
+import pandas as pd
 import pytest
+from hypothesis import given
 
 from ocg.analysis import paper_tables as tables
 from ocg.analysis.report import save_table
-from ocg.results.scores import load_scores
+from ocg.results.scores import Scores, load_scores
+from ocg.site import verify as v
 from ocg.site.landing import write_index
+from ocg.site.render import _environment
 from ocg.site.trust import trust_line
 from tests.helpers import checked_run
 
@@ -112,3 +117,64 @@ def test_the_page_shows_it_above_table1_with_the_notes_open(run):
     )
     assert notes and "What each row stands on" in notes[1] and "What the columns mean" in notes[1]
     assert "<p class='note'>" not in t1.replace(notes[0], "")  # every note is in the notes
+
+
+@st.composite
+def _summaries(draw):
+    """A summary of models and reference entries (replayed sentences) over Table 1's conditions
+    and others, each row's answers and the truncated among them."""
+    models = [f"m{i}" for i in range(draw(st.integers(0, 3)))]
+    refs = [f"ref{i}" for i in range(draw(st.integers(0, 3)))]
+    rows = []
+    for entry in models + refs:
+        for condition in draw(
+            st.sets(st.sampled_from(["ordered", "original", "ordered_one_shot", "forced"]))
+        ):
+            n = draw(st.integers(0, 5000))
+            rows.append(
+                {
+                    "model": entry,
+                    "condition": condition,
+                    "n_answers": n,
+                    "n_truncated": draw(st.integers(0, n)),
+                }
+            )
+    summary = pd.DataFrame(rows, columns=["model", "condition", "n_answers", "n_truncated"])
+    designs = {e: {"sets": draw(st.integers(1, 40))} for e in models + refs}
+    return Scores(summary=summary, designs=designs, references=dict.fromkeys(refs, "commongen"))
+
+
+@given(_summaries())
+def test_the_trust_box_counts_the_models_answers_and_never_a_reference_entry_s(scores):
+    """Over generated answer sets of models and reference entries: the trust box's data-answers
+    and data-truncated (index.html) are the models' answers in Table 1's conditions and the cut
+    ones among them, the reference entries' counted apart as replayed; no box where no model
+    answered there; verify (I5) reads the box as written and breaks a count with the references'."""
+    s = scores.summary
+    table1 = s[s["condition"].isin(["ordered", "original"])]
+    mine = table1[~table1["model"].isin(scores.references)]
+    theirs = table1[table1["model"].isin(scores.references)]
+    line = trust_line(scores)
+    if mine.empty:
+        assert line is None
+        return
+    assert (line.answers, line.truncated, line.replayed) == (
+        mine["n_answers"].sum(),
+        mine["n_truncated"].sum(),
+        theirs["n_answers"].sum(),
+    )
+    page = v._Tables()
+    page.feed(_environment().get_template("sections.html").module.trust(line))
+    page.close()
+    assert page.trust is not None
+    assert (page.trust["answers"], page.trust["truncated"]) == (
+        str(mine["n_answers"].sum()),
+        str(mine["n_truncated"].sum()),
+    )
+    c = v._Check()
+    v._trust_counts(page.trust, s, set(scores.references), c)
+    assert c.broken == [] and c.checked == 2
+    page.trust["answers"] = str(table1["n_answers"].sum())  # the references' counted in
+    c = v._Check()
+    v._trust_counts(page.trust, s, set(scores.references), c)
+    assert bool(c.broken) == bool(theirs["n_answers"].sum())

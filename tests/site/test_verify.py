@@ -447,3 +447,60 @@ def test_a_page_table_whose_index_is_named_is_read_by_its_column_labels(index_na
     edited = shown.copy()
     edited.iloc[0, 1] = -17.0  # w/ order's Δ only
     assert [b.where for b in checked(edited).broken] == ["#table4 m-a / w/ order Δ vs zero-shot"]
+
+
+_WORD = st.text(
+    st.sampled_from("abcXYZ019.-+_/<>&\"'%()ΔΣ‡†é"), min_size=1, max_size=6
+)  # no white space: a label or cell as pandas writes it, never padded
+_PHRASE = st.lists(st.one_of(_WORD, st.just("median Δ")), min_size=1, max_size=4).map(" ".join)
+
+
+@st.composite
+def _page_tables(draw) -> tuple[pd.DataFrame, dict[tuple[str, str, str], str]]:
+    """A wide table as the report prints it (one or two levels of column labels, the first
+    repeated side by side as Table 1's are, a sub label "" or "value" or a Δ's; float columns
+    with missing values, text columns that wrap at their spaces; an index named or not), with
+    the text each cell reads as: {(row key, label, sub label): text}."""
+    keys = draw(st.lists(_PHRASE, min_size=1, max_size=4, unique=True))
+    two_levels = draw(st.booleans())
+    sub = st.one_of(st.sampled_from(["", "value", "Δ", "Δ vs zero-shot"]), _PHRASE)
+    labels = draw(
+        st.lists(
+            st.tuples(st.sampled_from(["Cov", "w/ order", "PPL"]) | _PHRASE, sub)
+            if two_levels
+            else _PHRASE.map(lambda name: (name, "")),
+            min_size=1,
+            max_size=6,
+            unique=True,
+        )
+    )
+    if two_levels:
+        labels.sort(key=lambda pair: pair[0])  # a metric's columns side by side: a colspan
+    columns, cells = {}, {}
+    for label_pair in labels:
+        if draw(st.booleans()):
+            numbers = [draw(st.none() | st.floats(-1e6, 1e6, allow_nan=False)) for _ in keys]
+            columns[label_pair] = [float("nan") if x is None else x for x in numbers]
+            texts = ["–" if x is None else f"{x:.2f}" for x in numbers]
+        else:
+            columns[label_pair] = [draw(_PHRASE) for _ in keys]
+            texts = [t.replace("median Δ", "median\u00a0Δ") for t in columns[label_pair]]
+        cells |= {(k, label_pair[0], label_pair[1]): t for k, t in zip(keys, texts)}
+    table = pd.DataFrame(columns, index=keys)
+    if two_levels:
+        table.columns = pd.MultiIndex.from_tuples(labels)
+    else:
+        table.columns = [name for name, _ in labels]
+    table.index.name = draw(st.none() | st.sampled_from(["model", "condition"]) | _PHRASE)
+    return quality.breakable(table), cells
+
+
+@given(_page_tables())
+def test_a_page_table_reads_back_exactly_its_cells_whether_or_not_its_index_is_named(drawn):
+    """What verify reads a page table as (page_cells) is the table's cells under their labels,
+    every one and no other, with a named index's extra header row (pandas) labelling none."""
+    table, cells = drawn
+    page = v._Tables()
+    page.feed(f"<html><body>{frame(table, table_id='t')}</body></html>")
+    page.close()
+    assert v.page_cells(page.tables["t"]) == cells
