@@ -3,7 +3,7 @@
 
 - I1 views agree: each number of index.html's Table 1 (its quality panel too), Table 4 and
   forced-order tables equals tables/*.csv at the two decimals it is printed with (its median,
-  median Δ and ‡ too), the LaTeX tables' values and Δs do, and results.json holds the CSVs'
+  median Δ and ‡ too, per base where a table has two), the LaTeX tables' values and Δs do, and results.json holds the CSVs'
   values exactly;
 - I2 every exact sign-flip p is attainable: a multiple of 2/2^n over its n units (a sampled one a
   multiple of 1/(m+1));
@@ -42,6 +42,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..analysis.paper_tables import SHORT
 from ..analysis.permutation import holm
 from ..core.errors import OcgError
 from ..core.layout import ReportFolder
@@ -365,18 +366,52 @@ def _shown(text: str) -> dict | None:
     return None if m is None else m.groupdict()
 
 
+@dataclass(frozen=True)
+class Delta:
+    """A Δ column of a page table: the CSV's Δ and the CSV columns its median-Δ mark is read
+    against (skew.with_medians' names: plain for a table of one base, per base for several)."""
+
+    column: str
+    median_delta: str = "median_delta"
+    disagree: str = "mean_median_disagree"
+    dagger_base: str = "dagger_base"
+
+    @classmethod
+    def vs(cls, base: str) -> Delta:
+        """The Δ vs `base` of a table of several bases (the forced order)."""
+        return cls(
+            f"delta_vs_{base}",
+            f"median_delta_vs_{base}",
+            f"mean_median_disagree_vs_{base}",
+            f"dagger_{base}",
+        )
+
+
+def page_deltas(block: Block) -> dict[str, Delta]:
+    """The sub-labels the page prints over the block's Δ columns -> what each is read against:
+    Table 1's "Δ" (sections._labelled), Table 4's and the forced order's as paper_tables.wide
+    names them ("Δ vs zero-shot"; "Δ vs ordered" and "Δ vs original")."""
+    if block.key is None:
+        return {"Δ": Delta(block.delta)}
+    if not block.also:
+        return {SHORT[block.delta]: Delta(block.delta)}
+    return {SHORT[f"delta_vs_{b}"]: Delta.vs(b) for b in (block.base, *block.also)}
+
+
 def _check_page_table(
     page: _Tables,
     table_id: str,
     long: pd.DataFrame,
-    deltas: dict[str, str],
+    deltas: dict[str, Delta],
     c: _Check,
     *,
     csv: str | None = None,
 ) -> None:
     """I1: a wide table of the page (columns (label, sub): sub "" or "value" the value, a Δ's sub
-    from `deltas`: sub -> the CSV's column) against its long CSV (`csv`, named as the table id
-    where not given), each number at two decimals."""
+    from `deltas`) against its long CSV (`csv`, named as the table id where not given), each
+    number at two decimals, each median and median-Δ mark where the CSV puts one. A sub-label
+    over a metric of the CSV that `deltas` does not name is broken, never skipped: a column
+    verify cannot read would otherwise pass unread."""
     rows = page.tables.get(table_id)
     if rows is None:
         return
@@ -385,20 +420,23 @@ def _check_page_table(
         (r["model"], label(r["metric"])): {k: _clean(v) for k, v in r.items()}
         for r in long.to_dict("records")
     }
-    first = next(iter(deltas.values()))
     for (model, name, sub), text in page_cells(rows).items():
         sub = "" if sub == "value" else sub
         row = by_label.get((model, name))
-        if row is None or (sub and sub not in deltas):
+        if row is None:
             continue
         at = (inv, f"#{table_id} {model} / {name}{' ' + sub if sub else ''}")
-        shown = _cell(text, row.get("value") if not sub else row.get(deltas[sub]), at, c)
+        if sub and sub not in deltas:
+            c.checked += 1
+            c.fail(*at, f"a column {sub!r} verify does not read (it reads {sorted(deltas)})")
+            continue
+        shown = _cell(text, row.get("value") if not sub else row.get(deltas[sub].column), at, c)
         if not shown:
             continue
         if not sub:
             _value_marks(shown, row, at, c)
-        elif deltas[sub] == first:
-            _delta_marks(shown, row, at, c)
+        else:
+            _delta_marks(shown, row, deltas[sub], at, c)
 
 
 def _cell(text: str, value, at: tuple[str, str], c: _Check) -> dict | None:
@@ -429,17 +467,27 @@ def _value_marks(shown: dict, row: dict, at: tuple[str, str], c: _Check) -> None
         c.fail(*at, f"‡ {state} on the page, dagger={dagger} in the CSV")
 
 
-def _delta_marks(shown: dict, row: dict, at: tuple[str, str], c: _Check) -> None:
-    """A Δ cell's median Δ: shown exactly where the CSV says the mean and median disagree."""
-    disagree = row.get("mean_median_disagree")
-    if _missing(disagree) or "median_delta" not in row:
+def _delta_marks(shown: dict, row: dict, delta: Delta, at: tuple[str, str], c: _Check) -> None:
+    """A Δ cell's median Δ: shown exactly where the CSV says the mean and median disagree, and
+    equal to its median Δ; its ‡ exactly where either mean is ‡ too (skew.median_text)."""
+    disagree = row.get(delta.disagree)
+    if _missing(disagree) or delta.median_delta not in row:
         return
     c.checked += 1
     if bool(shown["mdelta"]) != bool(disagree):
         state = "shown" if shown["mdelta"] else "absent"
-        c.fail(*at, f"median Δ {state} on the page, mean_median_disagree={disagree} in the CSV")
-    elif shown["mdelta"]:
-        _median_shown(shown, row, ("mdelta", "median_delta"), at, c)
+        c.fail(*at, f"median Δ {state} on the page, {delta.disagree}={disagree} in the CSV")
+        return
+    if not shown["mdelta"]:
+        return
+    _median_shown(shown, row, ("mdelta", delta.median_delta), at, c)
+    either = [row.get(k) for k in ("dagger", delta.dagger_base)]
+    if any(_missing(x) for x in either):
+        return
+    c.checked += 1
+    if bool(shown["dagger"]) != any(bool(x) for x in either):
+        state = "shown" if shown["dagger"] else "absent"
+        c.fail(*at, f"‡ {state} beside the median Δ, dagger and {delta.dagger_base} {either}")
 
 
 def _median_shown(
@@ -739,15 +787,16 @@ def _check_views(report: ReportFolder, page: _Tables, block: Block, c: _Check) -
     long = _read(report, block.table)
     if long is None:
         return
-    subs = (
-        {f"delta_vs_{b}": f"delta_vs_{b}" for b in (block.base, *block.also)}
-        if block.also
-        else {"Δ": block.delta}
-    )
-    table_id = block.table.replace("_", "-")
-    for shown in (table_id, f"{table_id}-quality"):  # Table 1's quality columns: a table apart
-        _check_page_table(page, shown, long, subs, c, csv=table_id)
+    check_page(page, block, long, c)
     _check_tex(report, block.table, long, block.delta, c)
+
+
+def check_page(page: _Tables, block: Block, long: pd.DataFrame, c: _Check) -> None:
+    """I1: the page's table of the block (and Table 1's quality columns: a table apart), read
+    by its <table id> (the CSV's name, '-' for '_')."""
+    table_id = block.table.replace("_", "-")
+    for shown in (table_id, f"{table_id}-quality"):
+        _check_page_table(page, shown, long, page_deltas(block), c, csv=block.table)
 
 
 def _check_comparison_tests(rows: list, where: str, c: _Check) -> None:

@@ -439,7 +439,9 @@ def test_a_page_table_whose_index_is_named_is_read_by_its_column_labels(index_na
         page = v._Tables()
         page.feed(f"<html><body>{frame(table, table_id='table4')}</body></html>")
         c = v._Check()
-        v._check_page_table(page, "table4", long, {"Δ vs zero-shot": "delta_vs_zero_shot"}, c)
+        v._check_page_table(
+            page, "table4", long, {"Δ vs zero-shot": v.Delta("delta_vs_zero_shot")}, c
+        )
         return c
 
     whole = checked(shown)
