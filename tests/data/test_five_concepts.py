@@ -9,7 +9,7 @@ import yaml
 
 from ocg.analysis import difficulty
 from ocg.core.errors import OcgInputError
-from ocg.core.paths import PARAMS_DIR, PROJECT_ROOT
+from ocg.core.paths import PARAMS_DIR
 from ocg.data.instances import PERMUTATION_SEED, sampled_permutations
 from ocg.generation import generate, read_generations
 from ocg.generation.answer_store.completeness import check_model_dir
@@ -171,31 +171,15 @@ def test_designs_and_figure4_count_the_permutations_present():
 def test_five_concepts_report(tmp_path):
     """`ocg report params/runs/five-concepts.yaml` (its outputs in a temp folder): every notebook
     ran, the pages say how many permutations were asked, never the four-concept 24."""
-    import subprocess
-    import sys
-
     from tests.analysis.notebooks import output_text
+    from tests.shipped_runs import report_shipped_run, shipped_run
 
-    run = yaml.safe_load(FIVE.read_text())
+    run = shipped_run("five-concepts")
     refs = [m for m in run["models"] if m.startswith("ref-")]
     assert len(refs) == 12  # the file ships all of CommonGen-Eval's models' sentences
     keep = refs[:2]  # two of them keep the test's time bounded
-    run |= {
-        "outputs": str(tmp_path / "outputs"),
-        "models": [m for m in run["models"] if not m.startswith("ref-")] + keep,
-        "models_file": str((FIVE.parent / run["models_file"]).resolve()),
-    }
-    run_file = tmp_path / "five-concepts.yaml"
-    run_file.write_text(yaml.safe_dump(run))
-    done = subprocess.run(
-        [sys.executable, "-m", "ocg.cli", "report", str(run_file)],
-        cwd=PROJECT_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=1500,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    report = tmp_path / "outputs" / "reports" / "five-concepts"
+    models = [m for m in run["models"] if not m.startswith("ref-")] + keep
+    report = report_shipped_run("five-concepts", tmp_path, models=models)
     status = yaml.safe_load((report / "report.json").read_text())
     assert status["state"] == "done"
     # `ocg report` verified it last (exit 0 above): verify.json and the trust box say so

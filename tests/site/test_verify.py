@@ -372,26 +372,9 @@ def test_the_smoke_report_verifies_and_a_median_delta_changed_everywhere_does_no
     """`ocg report params/runs/smoke.yaml` (its outputs in a temp folder): `ocg report` verified
     it last, re-deriving every table from the report's own pinned scores (I4); a copy whose
     perplexity median Δ is changed in its CSV and results.json alike is caught by I4 alone."""
-    import subprocess
-    import sys
+    from tests.shipped_runs import report_shipped_run
 
-    import yaml
-
-    from ocg.core.paths import PARAMS_DIR, PROJECT_ROOT
-
-    run = yaml.safe_load((PARAMS_DIR / "runs" / "smoke.yaml").read_text())
-    run["outputs"] = str(tmp_path / "outputs")
-    run_file = tmp_path / "smoke.yaml"
-    run_file.write_text(yaml.safe_dump(run))
-    done = subprocess.run(
-        [sys.executable, "-m", "ocg.cli", "report", str(run_file)],
-        cwd=PROJECT_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=1500,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    report = tmp_path / "outputs" / "reports" / run["name"]
+    report = report_shipped_run("smoke", tmp_path)
     saved = json.loads((report / "verify.json").read_text())
     assert saved["ok"] and saved["not_rederived"] == [] and "I4" in saved["invariants"]
     verdict = v.verify(report)
