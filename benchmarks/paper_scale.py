@@ -11,6 +11,8 @@ templates = 82,944 answers per model, 2,985,984 in all, through the real path:
                 distinct-2, Diverse Rate), as notebook 02 calls it
   3. analyses   the analyses (ocg/jobs/plan.py) over all models through papermill, then index.html and the
                 case browser, exactly as `ocg sweep` runs them
+  4. verify     the scores the analyses read linked into the report (as `ocg report` pins them),
+                then `ocg verify` on it: every invariant, I4 re-deriving Tables 1 and 4 from them
 Each stage runs in its own process; printed per stage: wall time and peak memory (the summed
 RSS of the stage's process tree, sampled every 0.2 s), and per model for 1-2. Then the disk: the
 generations (store format 2: each prompt once, gzip'd) and the report (case-browser chunks gzip'd),
@@ -41,7 +43,7 @@ from recording import add_smoke_options, record, smoke_out, use_results
 
 ROOT = Path(__file__).resolve().parents[1]
 CONDITIONS = ["original", "ordered", "ordered_one_shot"]
-STAGES = ("generate", "score", "analyses")
+STAGES = ("generate", "score", "analyses", "verify")
 
 
 def paper_models(n: int) -> dict:
@@ -147,6 +149,40 @@ def stage_analyses(out: Path, models: list[str]) -> dict:
     )
     per_notebook["index.html + case browser"] = round(time.perf_counter() - t, 2)
     return per_notebook
+
+
+def stage_verify(out: Path, models: list[str]) -> dict:
+    """`ocg verify` on the analyses' report, its scores pinned first (hard links, as
+    ocg/scoring/pinned.py links them: I4 re-derives from the report's own sets); the seconds of
+    each, and what verify found."""
+    import os
+
+    from ocg.core.layout import SCORE_TABLES, ModelScores, ReportFolder
+    from ocg.site.verify import verify
+
+    d = dirs(out)
+    t = time.perf_counter()
+    for model in models:
+        source = ModelScores.of(model, d.scores)
+        pinned = ModelScores.of(model, ReportFolder(d.reports).scores)
+        pinned.folder.mkdir(parents=True, exist_ok=True)
+        for path in [*(source.table(name) for name in SCORE_TABLES), source.signature]:
+            if path.exists() and not (pinned.folder / path.name).exists():
+                os.link(path, pinned.folder / path.name)
+    pin_s = round(time.perf_counter() - t, 2)
+    t = time.perf_counter()
+    verdict = verify(d.reports)
+    verify_s = round(time.perf_counter() - t, 2)
+    print(f"  {verdict.summary()}", flush=True)
+    for line in verdict.lines()[:5] if verdict.broken else verdict.not_rederived:
+        print(f"  {line}", flush=True)
+    return {
+        "pin scores": pin_s,
+        "verify": verify_s,
+        "checked": verdict.checked,
+        "broken": len(verdict.broken),
+        "not re-derived": len(verdict.not_rederived),
+    }
 
 
 # --- the driver ----------------------------------------------------------------------------------
@@ -322,6 +358,42 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def print_stages(results: dict, total: float, n_answers: int) -> None:
+    """Each stage's wall time, peak memory and parts, and the targets they are held to."""
+    print(
+        f"\n{'stage':10s} {'wall':>9s} {'peak RSS':>9s}  per model (median / max) or per notebook"
+    )
+    for stage, r in results.items():
+        parts = r["parts_s"]
+        if stage in ("generate", "score"):
+            detail = f"{statistics.median(parts.values()):.1f} s / {max(parts.values()):.1f} s"
+        elif stage == "verify":
+            detail = (
+                f"pin {parts['pin scores']:.0f} s, verify {parts['verify']:.0f} s: "
+                f"{parts['checked']:,} values, {parts['broken']} broken, "
+                f"{parts['not re-derived']} table(s) not re-derived"
+            )
+        else:
+            detail = ", ".join(f"{k} {v:.0f} s" for k, v in parts.items())
+        print(f"{stage:10s} {r['wall_s']:8.1f}s {r['peak_rss_gb']:7.2f}GB  {detail}")
+    print(
+        f"{'whole':10s} {total:8.1f}s {max(r['peak_rss_gb'] for r in results.values()):7.2f}GB  "
+        f"{n_answers:,} answers"
+    )
+    if "analyses" in results:
+        a = results["analyses"]
+        print(
+            f"targets: analyses {a['wall_s'] / 60:.1f} min (< 5), peak memory {a['peak_rss_gb']:.2f} GB (< 8)"
+        )
+    if "verify" in results:
+        r = results["verify"]
+        print(f"verify: {r['wall_s'] / 60:.1f} min, peak memory {r['peak_rss_gb']:.2f} GB")
+    if "score" in results:
+        print(
+            f"target: scoring {results['score']['wall_s'] / 60:.1f} min (< 10 for 36 models x 192 sets)"
+        )
+
+
 def main() -> None:
     args = parse()
     out = Path(args.out)
@@ -331,6 +403,7 @@ def main() -> None:
             "generate": lambda: stage_generate(out, models, args.subset_k),
             "score": lambda: stage_score(out, models),
             "analyses": lambda: stage_analyses(out, models),
+            "verify": lambda: stage_verify(out, models),
         }[args.stage]()
         (out / f"stage-{args.stage}.json").write_text(json.dumps(parts))
         return
@@ -354,29 +427,7 @@ def main() -> None:
         results[stage] = run_stage(stage, args)
     total = time.perf_counter() - t0
     n_answers = args.models * len(CONDITIONS) * (args.subset_k or 192) * 24 * 6
-    print(
-        f"\n{'stage':10s} {'wall':>9s} {'peak RSS':>9s}  per model (median / max) or per notebook"
-    )
-    for stage, r in results.items():
-        parts = r["parts_s"]
-        if stage in ("generate", "score"):
-            detail = f"{statistics.median(parts.values()):.1f} s / {max(parts.values()):.1f} s"
-        else:
-            detail = ", ".join(f"{k} {v:.0f} s" for k, v in parts.items())
-        print(f"{stage:10s} {r['wall_s']:8.1f}s {r['peak_rss_gb']:7.2f}GB  {detail}")
-    print(
-        f"{'whole':10s} {total:8.1f}s {max(r['peak_rss_gb'] for r in results.values()):7.2f}GB  "
-        f"{n_answers:,} answers"
-    )
-    if "analyses" in results:
-        a = results["analyses"]
-        print(
-            f"targets: analyses {a['wall_s'] / 60:.1f} min (< 5), peak memory {a['peak_rss_gb']:.2f} GB (< 8)"
-        )
-    if "score" in results:
-        print(
-            f"target: scoring {results['score']['wall_s'] / 60:.1f} min (< 10 for 36 models x 192 sets)"
-        )
+    print_stages(results, total, n_answers)
     sizes = disk(out)
     for what, target in (
         ("generations", " (target < 1.5 GB at full size)"),

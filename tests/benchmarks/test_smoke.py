@@ -223,8 +223,13 @@ def paper_scale(tmp: Path, proc) -> None:
 
 def paper_scale_analyses(tmp: Path, proc) -> None:
     f = one_run(tmp / "results" / "paper_scale.json")["figures"]
-    assert list(f["stages"]) == ["generate", "score", "analyses"] and f["disk_gb"]["report"] > 0
-    assert (tmp / "paper_scale" / "reports").exists()
+    assert list(f["stages"]) == ["generate", "score", "analyses", "verify"]
+    assert f["disk_gb"]["report"] > 0 and (tmp / "paper_scale" / "reports").exists()
+    # verify on the analyses' report, its scores pinned: every table re-derived, nothing broken
+    verified = json.loads((tmp / "paper_scale" / "paper_scale.json").read_text())["stages"]
+    parts = verified["verify"]["parts_s"]
+    assert parts["checked"] > 0 and parts["broken"] == 0 and parts["not re-derived"] == 0
+    assert f["stages"]["verify"]["wall_s"] > 0 and f["stages"]["verify"]["peak_rss_gb"] > 0
 
 
 def paper_shapes(tmp: Path, proc) -> None:
@@ -323,11 +328,19 @@ SMOKES: dict[str, tuple[list[str], Check]] = {
 # Over half a minute on 2 shared cores: the tests marked slow. demo_timing and run_timing run
 # `ocg report` (a notebook kernel per step); stacks and cpu_kernels load the model in two processes.
 SLOW = {"demo_timing.py", "run_timing.py", "stacks.py", "cpu_kernels.py"}
-# A smoke run of its own: the analyses stage of paper_scale.py (every analysis notebook, ~80 s).
+# A smoke run of its own: the analyses and verify stages of paper_scale.py (every analysis
+# notebook, ~80 s, then `ocg verify` on their report).
 EXTRA = {
     "paper_scale.py+analyses": (
         "paper_scale.py",
-        ["--smoke", "--out", "paper_scale", *RESULTS, "--stages", "generate,score,analyses"],
+        [
+            "--smoke",
+            "--out",
+            "paper_scale",
+            *RESULTS,
+            "--stages",
+            "generate,score,analyses,verify",
+        ],
         paper_scale_analyses,
     )
 }
