@@ -71,21 +71,20 @@ def _page_cell_edited(copy: Path, run: str) -> str:
     `where` as verify names it."""
     _, _, _, table_id, (name, sub) = OWN[run]
     index = copy / "index.html"
-    columns, body = v._grid(v.read_page(index).tables[table_id])
-    # a column's sub-label: its last non-empty one (a named index adds an empty header row)
-    subs = [[level for level in c[1:] if level] or [""] for c in columns]
-    shown = [(c[0], "" if s[-1] == "value" else s[-1]) for c, s in zip(columns, subs)]
-    k = shown.index((name, sub))
-    model, cells = next(iter(body.items()))
-    number = re.match(r"[-+]?\d+\.\d+", cells[k])
-    assert number is not None, cells[k]
+    cells = v.page_cells(v.read_page(index).tables[table_id])
+    model = next(iter(cells))[0]
+    row = [key for key in cells if key[0] == model]  # in the page's order
+    k = next(i for i, (_, n, s) in enumerate(row) if (n, "" if s == "value" else s) == (name, sub))
+    text = cells[row[k]]
+    number = re.match(r"[-+]?\d+\.\d+", text)
+    assert number is not None, text
     html = index.read_text(encoding="utf-8")
-    row = html.index(f"<th>{model}</th>", html.index(f'id="{table_id}"'))
-    found = [m for m in re.finditer(r"<td>([^<]*)</td>", html[row:])][k]
-    assert found[1] == cells[k], (found[1], cells[k])
-    edited = cells[k].replace(number[0], f"{float(number[0]) + 1:.2f}", 1)
-    at = row + found.start(1)
-    index.write_text(html[:at] + edited + html[row + found.end(1) :], encoding="utf-8")
+    start = html.index(f"<th>{model}</th>", html.index(f'id="{table_id}"'))
+    found = [m for m in re.finditer(r"<td>([^<]*)</td>", html[start:])][k]
+    assert found[1] == text, (found[1], text)
+    edited = text.replace(number[0], f"{float(number[0]) + 1:.2f}", 1)
+    at = start + found.start(1)
+    index.write_text(html[:at] + edited + html[start + found.end(1) :], encoding="utf-8")
     return f"#{table_id} {model} / {name}{' ' + sub if sub else ''}"
 
 
