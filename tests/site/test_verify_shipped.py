@@ -1,9 +1,9 @@
-"""`ocg verify` on the reports of the shipped judge and forced-order run files (params/runs/),
-built here into a temp folder as a user builds them, and on tampered copies: each view only that
-run file's report has (the judge's columns of Table 1, the forced order) is re-derived from the
-report's own scores (I4) and read on the page (I1). The smoke report's test is in
-test_verify.py, the five-concepts one's in tests/data/test_five_concepts.py; the demo's is left
-to `benchmarks/run_timing.py demo`, which records its verdict."""
+"""`ocg verify` on the reports of the shipped demo, judge and forced-order run files
+(params/runs/), built here into a temp folder as a user builds them, and on tampered copies: a
+view only that run file's report has (the demo's Table 4, the judge's columns of Table 1, the
+forced order) is re-derived from the report's own scores (I4) and read on the page (I1). The
+smoke report's test is in test_verify.py, the five-concepts one's in
+tests/data/test_five_concepts.py."""
 
 from __future__ import annotations
 
@@ -24,6 +24,10 @@ def _table1_entry(doc: dict, model: str, metric: str) -> dict:
     return doc["models"][model]["metrics"][metric]
 
 
+def _table4_entry(doc: dict, model: str, metric: str) -> dict:
+    return doc["table4"]["models"][model][metric]
+
+
 def _forced_entry(doc: dict, model: str, metric: str) -> dict:
     return doc["forced_order"]["models"][model][metric]
 
@@ -31,6 +35,7 @@ def _forced_entry(doc: dict, model: str, metric: str) -> dict:
 # run file -> (its own table, the metric changed there, where results.json keeps its entry, the
 # page table that shows it, and the column edited there: (metric label, sub-label; "" the value))
 OWN: dict[str, tuple[str, str, Callable[[dict, str, str], dict], str, tuple[str, str]]] = {
+    "demo": ("table4", "coverage_w_order", _table4_entry, "table4", ("w/ order", "")),
     "judge": ("table1", "judge_score", _table1_entry, "table1-quality", ("Judge", "")),
     "constrained": (
         "forced_order",
