@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 
-from ocg.analysis.compare import compare_reports
+from ocg.analysis.compare import compare_reports, row_keys
 from ocg.analysis.report import save_table
 from ocg.cli import main
 from ocg.core.errors import OcgInputError
@@ -82,8 +82,21 @@ def test_a_column_added_hides_no_value_change_in_the_columns_both_hold(tmp_path)
         "table1.csv: columns only in A [], only in B ['n_pairs']",
         "table1.csv: column 'value' differs in 1 row(s), first row 1: np.float64(2.0) vs np.float64(2.5)",
     ]
+    new.loc[0, "value"] = 0.5  # beside the dropped row: still named, by the row's key
     save_table(new.head(1), "table1", tmp_path / "c")
-    assert compare_reports(tmp_path / "b", tmp_path / "c") == ["table1.csv: 2 rows vs 1 rows"]
+    assert compare_reports(tmp_path / "a", tmp_path / "c") == [
+        "table1.csv: columns only in A [], only in B ['n_pairs']",
+        "table1.csv: 2 rows vs 1 rows",
+        "table1.csv: 1 row(s) only in A, first model=n, metric=x",
+        "table1.csv: column 'value' differs in 1 row(s), first row model=m, metric=x: "
+        "np.float64(1.0) vs np.float64(0.5)",
+    ]
+    unnamed = pd.DataFrame({"k": [1, 2], "value": [1.0, 2.0]})  # no text column names the rows
+    save_table(unnamed, "table1", tmp_path / "d")
+    save_table(unnamed.head(1), "table1", tmp_path / "e")
+    assert compare_reports(tmp_path / "d", tmp_path / "e") == [
+        "table1.csv: 2 rows vs 1 rows (no text columns name each row once: cells not compared)"
+    ]
 
 
 _TEXT = st.text("abcxyz", min_size=1, max_size=4).map(lambda s: "w" + s)  # never read as NA
@@ -140,13 +153,53 @@ def _table_pairs(draw):
     return ta, tb, changed, [c for c in order_a if c in a_only], [c for c in order_b if c in b_only]
 
 
+def read_back(table: pd.DataFrame) -> pd.DataFrame:
+    """The table as compare-reports reads it (a column of no rows reads as text)."""
+    buffer = io.StringIO()
+    table.to_csv(buffer, index=False)
+    buffer.seek(0)
+    return pd.read_csv(buffer)
+
+
+def _same(x, y) -> bool:
+    if isinstance(x, float) and isinstance(y, float):
+        return (x != x and y != y) or x == y
+    return str(x) == str(y)
+
+
+def _by_key(ta: pd.DataFrame, tb: pd.DataFrame) -> list[str]:
+    """What compare-reports must say of two tables of different rows, as line beginnings: the row
+    counts; then, where the text columns name each row once (`row_keys`), the rows only one holds
+    and each shared column differing in a row both hold, computed here row by row."""
+    head = f"table1.csv: {len(ta)} rows vs {len(tb)} rows"
+    keys = row_keys(ta, tb)
+    if keys is None:
+        return [head + " (no text columns name each row once: cells not compared)"]
+    rows_a = {tuple(str(v) for v in r): i for i, r in enumerate(ta[keys].values.tolist())}
+    rows_b = {tuple(str(v) for v in r): i for i, r in enumerate(tb[keys].values.tolist())}
+    lines = [head]
+    for side, mine, other in (("A", rows_a, rows_b), ("B", rows_b, rows_a)):
+        only = [k for k in mine if k not in other]
+        if only:
+            lines.append(f"table1.csv: {len(only)} row(s) only in {side}, first ")
+    for c in [c for c in ta.columns if c in tb.columns]:
+        bad = [k for k in rows_a if k in rows_b and not _same(ta[c][rows_a[k]], tb[c][rows_b[k]])]
+        if bad:
+            first = ", ".join(f"{n}={v}" for n, v in zip(keys, bad[0]))
+            lines.append(
+                f"table1.csv: column {c!r} differs in {len(bad)} row(s), first row {first}: "
+            )
+    return lines
+
+
 @settings(max_examples=60, deadline=None)
 @given(_table_pairs())
 def test_compare_reports_names_exactly_what_changed_between_two_tables(pair):
     """Over generated pairs of one table: every shared column whose cells changed is named with
-    how many rows and the first (when both hold the same rows: a row added or dropped is said
-    instead), the columns only one holds are named, and the tables are called identical exactly
-    when no shared cell changed and no column or row was added or dropped."""
+    how many rows and the first (tables of different rows: by the text columns that name each
+    row, with the rows only one holds), the columns only one holds are named, and the tables are
+    called identical exactly when no shared cell changed and no column or row was added or
+    dropped."""
     ta, tb, changed, only_a, only_b = pair
     with tempfile.TemporaryDirectory() as tmp:
         for side, t in (("a", ta), ("b", tb)):
@@ -160,7 +213,7 @@ def test_compare_reports_names_exactly_what_changed_between_two_tables(pair):
     if only_a or only_b:
         want.append(f"table1.csv: columns only in A {only_a}, only in B {only_b}")
     if len(ta) != len(tb):
-        want.append(f"table1.csv: {len(ta)} rows vs {len(tb)} rows")
+        want += _by_key(read_back(ta), read_back(tb))
     else:
         want += [
             f"table1.csv: column {c!r} differs in {len(rows)} row(s), first row {rows[0]}: "
