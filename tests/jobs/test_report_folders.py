@@ -169,8 +169,11 @@ def test_kill_9_during_a_notebook_leaves_the_previous_report_and_a_visibly_unfin
     assert not staging.exists() and not (folder / "tables" / "table7.csv").exists()
 
 
+# Ctrl-C as on a terminal: a shell starts a background job (`cmd &`, nohup, a CI script run so)
+# with SIGINT ignored, which its children inherit; the child restores Python's own handler.
 STOPPED_RUN = """
-import sys
+import signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from tests.jobs.test_report_folders import report_until_killed
 from ocg.cli import main
 report_until_killed({run!r}, {ready!r}, run=lambda run: sys.exit(main(["report", run])))
